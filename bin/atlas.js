@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// The atlas executable: loads the bundled CLI from dist/ (built by `npm run build`).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const entry = new URL('../dist/cli.js', import.meta.url);
+if (!existsSync(fileURLToPath(entry))) {
+  process.stderr.write('atlas: dist/cli.js is missing\nhint: run `npm run build` in the atlas checkout first\n');
+  process.exit(2);
+}
+await import(entry.href);

@@ -1,0 +1,22 @@
+// Bundles the CLI into dist/ with one chunk per command, so each command loads only what it uses
+// (startup time is a product feature: `atlas hook status` must feel instant).
+import { build } from 'esbuild';
+import { readFileSync, rmSync } from 'node:fs';
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+await build({
+  entryPoints: { cli: 'src/cli/main.ts' },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  define: { ATLAS_VERSION: JSON.stringify(pkg.version) },
+  // CommonJS dependencies bundled into ESM need a require().
+  banner: { js: "import { createRequire as __atlasCreateRequire } from 'node:module'; const require = __atlasCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+});

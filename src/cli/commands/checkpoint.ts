@@ -1,0 +1,31 @@
+// atlas checkpoint "desc" [--trigger T] [--task ID]
+import type { CheckpointTrigger } from '../../domain/checkpoint.js';
+import { EXIT } from '../../domain/errors.js';
+import { createCheckpoint } from '../../hook/checkpoint.js';
+import { resolveTask } from '../../hook/resolve-task.js';
+import type { CliContext } from '../context.js';
+
+export default async function checkpoint(
+  ctx: CliContext,
+  description: string,
+  opts: { trigger: CheckpointTrigger; task?: string; quiet?: boolean },
+): Promise<number> {
+  const found = resolveTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home });
+  if (!found) {
+    if (opts.quiet) return EXIT.ok;
+    ctx.out.warn('no running atlas task owns this directory or branch; nothing recorded');
+    ctx.out.line('hint: pass --task ID (see `atlas status`), or run it inside the task\'s working tree');
+    return EXIT.notFound;
+  }
+  const manager = await ctx.hookManager(found.ref, found.task.repo_root);
+  const created = await createCheckpoint(manager, { description, trigger: opts.trigger });
+  if (opts.quiet) return EXIT.ok;
+  ctx.out.result({ task_id: found.ref.id, checkpoint: created }, () =>
+    [
+      `${created.checkpoint_id}  ${found.ref.id}  step ${created.step_name || '-'}  (${created.trigger})`,
+      `  ${created.git_branch}${created.git_commit ? ` @ ${created.git_commit.slice(0, 12)}` : ''}${created.git_dirty ? ', uncommitted changes' : ', clean'}` +
+        `${created.files_snapshot ? `, ${created.files_snapshot.length} file${created.files_snapshot.length === 1 ? '' : 's'} snapshotted` : ''}`,
+    ].join('\n'),
+  );
+  return EXIT.ok;
+}

@@ -1,0 +1,152 @@
+// Effective configuration: flags > env ATLAS_* > repo .atlas/config.yaml > $ATLAS_HOME/config.yaml
+// > defaults. A bad value falls back to the next layer (ultimately the default) with a warning
+// that names the key and where it came from.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import { writeFileAtomic } from '../store/atomic-write.js';
+import { homePaths } from '../store/paths.js';
+import type { Config, Leaf } from './schema.js';
+import { coerce, LEAF_BY_KEY, LEAVES } from './schema.js';
+
+export interface LoadConfigOptions {
+  home: string;
+  /** Repository root whose .atlas/config.yaml applies, if any. */
+  repoRoot?: string;
+  env?: NodeJS.ProcessEnv;
+  /** key → raw value, from command-line flags (highest precedence). */
+  overrides?: Record<string, string>;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  warnings: string[];
+  /** Which layer each key's value came from. */
+  sources: Record<string, string>;
+}
+
+type Layer = { name: string; values: Map<string, unknown> };
+
+function flatten(value: unknown, prefix: string, out: Map<string, unknown>, unknown: string[]): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+  for (const [k, v] of Object.entries(value)) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (LEAF_BY_KEY.has(key)) out.set(key, v);
+    else if (typeof v === 'object' && v !== null && !Array.isArray(v)) flatten(v, key, out, unknown);
+    else unknown.push(key);
+  }
+}
+
+/** Parsed YAML of one file, cached as JSON by (path, size, mtime) so YAML is parsed only on change. */
+async function readYamlFile(path: string, cacheDir: string): Promise<unknown> {
+  const stat = statSync(path);
+  const cachePath = join(cacheDir, `config-${createHash('sha1').update(path).digest('hex').slice(0, 16)}.json`);
+  const stamp = `${stat.size}:${stat.mtimeMs}`;
+  try {
+    const cached = JSON.parse(readFileSync(cachePath, 'utf8')) as { stamp: string; data: unknown };
+    if (cached.stamp === stamp) return cached.data;
+  } catch {
+    // No cache yet, or unreadable: parse the file.
+  }
+  const { parse } = await import('yaml');
+  let data: unknown;
+  try {
+    data = parse(readFileSync(path, 'utf8')) ?? {};
+  } catch (error) {
+    throw new AtlasError(`${path} is not valid YAML: ${(error as Error).message}`, {
+      exitCode: EXIT.input,
+      hint: 'fix the syntax at the line shown (docs/configuration.md lists every key)',
+      cause: error,
+    });
+  }
+  try {
+    mkdirSync(cacheDir, { recursive: true });
+    writeFileAtomic(cachePath, JSON.stringify({ stamp, data }));
+  } catch {
+    // A read-only ATLAS_HOME only costs speed.
+  }
+  return data;
+}
+
+async function fileLayer(path: string, cacheDir: string, warnings: string[]): Promise<Layer | undefined> {
+  if (!existsSync(path)) return undefined;
+  const data = await readYamlFile(path, cacheDir);
+  const values = new Map<string, unknown>();
+  const unknownKeys: string[] = [];
+  flatten(data, '', values, unknownKeys);
+  for (const key of unknownKeys) warnings.push(`${path}: unknown key "${key}" ignored`);
+  return { name: path, values };
+}
+
+function envLayer(env: NodeJS.ProcessEnv): Layer {
+  const values = new Map<string, unknown>();
+  for (const l of LEAVES) {
+    const v = env[l.env];
+    if (v !== undefined && v !== '') values.set(l.key, v);
+  }
+  return { name: 'environment', values };
+}
+
+function setPath(target: Record<string, unknown>, key: string, value: unknown): void {
+  const parts = key.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    node[part] ??= {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1]!] = value;
+}
+
+function resolveLeaf(leaf: Leaf, layers: Layer[], warnings: string[]): { value: unknown; source: string } {
+  for (const layer of layers) {
+    if (!layer.values.has(leaf.key)) continue;
+    const result = coerce(leaf, layer.values.get(leaf.key));
+    if (result.ok) return { value: result.value, source: layer.name };
+    const where = layer.name === 'environment' ? `environment ${leaf.env}` : layer.name;
+    warnings.push(`${where}: invalid ${leaf.key}: ${result.problem}; using the next setting in order instead`);
+  }
+  return { value: leaf.default, source: 'default' };
+}
+
+export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
+  const warnings: string[] = [];
+  const paths = homePaths(options.home);
+  const layers: Layer[] = [];
+  if (options.overrides) {
+    const values = new Map<string, unknown>();
+    for (const [key, raw] of Object.entries(options.overrides)) {
+      if (!LEAF_BY_KEY.has(key)) {
+        throw new AtlasError(`unknown configuration key "${key}"`, {
+          exitCode: EXIT.input,
+          hint: 'run `atlas config list` to see every key',
+        });
+      }
+      values.set(key, raw);
+    }
+    layers.push({ name: 'command line', values });
+  }
+  layers.push(envLayer(options.env ?? process.env));
+  if (options.repoRoot) {
+    const repoLayer = await fileLayer(join(options.repoRoot, '.atlas', 'config.yaml'), paths.cacheDir, warnings);
+    if (repoLayer) layers.push(repoLayer);
+  }
+  const homeLayer = await fileLayer(paths.config, paths.cacheDir, warnings);
+  if (homeLayer) layers.push(homeLayer);
+
+  const config: Record<string, unknown> = {};
+  const sources: Record<string, string> = {};
+  for (const l of LEAVES) {
+    const { value, source } = resolveLeaf(l, layers, warnings);
+    setPath(config, l.key, value);
+    sources[l.key] = source;
+  }
+  return { config: config as unknown as Config, warnings, sources };
+}
+
+/** Defaults only: for code paths (and tests) that run without any files. */
+export function defaultConfig(): Config {
+  const config: Record<string, unknown> = {};
+  for (const l of LEAVES) setPath(config, l.key, structuredClone(l.default));
+  return config as unknown as Config;
+}

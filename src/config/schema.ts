@@ -1,0 +1,121 @@
+// Every configuration key atlas knows, its type, default and environment variable (DESIGN §8).
+// Durations are written as Go-style strings ("5m") and held in milliseconds.
+import { parseDuration } from '../domain/duration.js';
+
+export interface Config {
+  hooks: {
+    max_checkpoints: number;
+    checkpoint_interval: number;
+    stale_threshold: number;
+    heartbeat_interval: number;
+    key_derivation: { purpose: number; coin_type: number; account: number };
+    retention: { completed: number; failed: number; abandoned: number };
+  };
+  templates: { dirs: string[] };
+  ai: { agent: 'claude' | 'command'; command: string; model: string; permission_mode: string; timeout: number };
+  validation: { commands: string[]; timeout: number };
+  git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
+  execution: { mode: 'local' | 'sandbox' };
+  sync: { store: string };
+}
+
+type Kind =
+  | { type: 'int'; min: number; max?: number }
+  | { type: 'duration' }
+  | { type: 'bool' }
+  | { type: 'string' }
+  | { type: 'enum'; values: readonly string[] }
+  | { type: 'strings' };
+
+export interface Leaf {
+  key: string;
+  kind: Kind;
+  default: unknown;
+  env: string;
+  doc: string;
+}
+
+const H = 3_600_000;
+const M = 60_000;
+
+function leaf(key: string, kind: Kind, dflt: unknown, doc: string): Leaf {
+  return { key, kind, default: dflt, env: `ATLAS_${key.replace(/\./g, '_').toUpperCase()}`, doc };
+}
+
+export const LEAVES: readonly Leaf[] = [
+  leaf('hooks.max_checkpoints', { type: 'int', min: 1, max: 10_000 }, 50, 'checkpoints kept per task, oldest pruned'),
+  leaf('hooks.checkpoint_interval', { type: 'duration' }, 5 * M, 'interval checkpoints while a step runs (0 disables)'),
+  leaf('hooks.stale_threshold', { type: 'duration' }, 5 * M, 'a running task whose heartbeat is older has crashed'),
+  leaf('hooks.heartbeat_interval', { type: 'duration' }, 10_000, 'how often a running task proves it is alive'),
+  leaf('hooks.key_derivation.purpose', { type: 'int', min: 0, max: 0x7fffffff }, 44, "BIP44 purpose (hardened)"),
+  leaf('hooks.key_derivation.coin_type', { type: 'int', min: 0, max: 0x7fffffff }, 236, 'coin type (hardened)'),
+  leaf('hooks.key_derivation.account', { type: 'int', min: 0, max: 0x7fffffff }, 0, 'receipt signing account (hardened)'),
+  leaf('hooks.retention.completed', { type: 'duration' }, 720 * H, 'keep completed tasks this long'),
+  leaf('hooks.retention.failed', { type: 'duration' }, 168 * H, 'keep failed tasks this long'),
+  leaf('hooks.retention.abandoned', { type: 'duration' }, 168 * H, 'keep abandoned tasks this long'),
+  leaf('templates.dirs', { type: 'strings' }, [], 'extra template folders, searched first'),
+  leaf('ai.agent', { type: 'enum', values: ['claude', 'command'] }, 'claude', 'agent runner: Claude Code, or any command'),
+  leaf('ai.command', { type: 'string' }, '', 'for agent "command": the command line; the prompt arrives on stdin, in $ATLAS_PROMPT and as {prompt}'),
+  leaf('ai.model', { type: 'string' }, '', 'model passed to the agent (empty: its default)'),
+  leaf('ai.permission_mode', { type: 'string' }, 'acceptEdits', 'Claude Code --permission-mode'),
+  leaf('ai.timeout', { type: 'duration' }, 60 * M, 'longest an agent run may take'),
+  leaf('validation.commands', { type: 'strings' }, [], 'validation commands (empty: detected from the repository)'),
+  leaf('validation.timeout', { type: 'duration' }, 30 * M, 'longest one validation command may take'),
+  leaf('git.worktree', { type: 'bool' }, true, 'run tasks in a new git worktree (false: in the current checkout)'),
+  leaf('git.remote', { type: 'string' }, 'origin', 'remote that git steps push to'),
+  leaf('git.push', { type: 'bool' }, false, 'let git steps push'),
+  leaf('git.pull_request', { type: 'bool' }, false, 'let git steps open pull requests'),
+  leaf('git.pr_command', { type: 'string' }, 'gh pr create --fill --head {branch}', 'command that opens a pull request'),
+  leaf('execution.mode', { type: 'enum', values: ['local', 'sandbox'] }, 'local', 'where commands and agents run'),
+  leaf('sync.store', { type: 'string' }, '', 'workspace sync store: a folder path or s3:// URL (empty: off)'),
+];
+
+export const LEAF_BY_KEY: ReadonlyMap<string, Leaf> = new Map(LEAVES.map((l) => [l.key, l]));
+
+/** Converts a raw value (from YAML, an env var or a flag) or says what is wrong with it. */
+export function coerce(leaf: Leaf, raw: unknown): { ok: true; value: unknown } | { ok: false; problem: string } {
+  const k = leaf.kind;
+  const text = typeof raw === 'string' ? raw.trim() : raw;
+  switch (k.type) {
+    case 'int': {
+      const n = typeof text === 'number' ? text : typeof text === 'string' && /^-?\d+$/.test(text) ? Number(text) : NaN;
+      if (!Number.isInteger(n)) return { ok: false, problem: `expected a whole number, got ${JSON.stringify(raw)}` };
+      if (n < k.min || (k.max !== undefined && n > k.max)) {
+        return { ok: false, problem: `expected ${k.min}..${k.max ?? '∞'}, got ${n}` };
+      }
+      return { ok: true, value: n };
+    }
+    case 'duration': {
+      const ms = typeof text === 'number' && text === 0 ? 0 : typeof text === 'string' ? parseDuration(text) : undefined;
+      if (ms === undefined) return { ok: false, problem: `expected a duration like 30s, 5m or 720h, got ${JSON.stringify(raw)}` };
+      return { ok: true, value: ms };
+    }
+    case 'bool': {
+      if (typeof text === 'boolean') return { ok: true, value: text };
+      if (text === 'true' || text === '1' || text === 'yes') return { ok: true, value: true };
+      if (text === 'false' || text === '0' || text === 'no') return { ok: true, value: false };
+      return { ok: false, problem: `expected true or false, got ${JSON.stringify(raw)}` };
+    }
+    case 'string':
+      if (typeof text === 'string') return { ok: true, value: text };
+      if (typeof text === 'number') return { ok: true, value: String(text) };
+      return { ok: false, problem: `expected text, got ${JSON.stringify(raw)}` };
+    case 'enum':
+      if (typeof text === 'string' && k.values.includes(text)) return { ok: true, value: text };
+      return { ok: false, problem: `expected one of ${k.values.join(', ')}, got ${JSON.stringify(raw)}` };
+    case 'strings': {
+      if (typeof text === 'string') {
+        if (text.startsWith('[')) {
+          try {
+            return coerce(leaf, JSON.parse(text));
+          } catch {
+            return { ok: false, problem: `expected a JSON list of strings, got ${text}` };
+          }
+        }
+        return { ok: true, value: text.length > 0 ? [text] : [] };
+      }
+      if (Array.isArray(text) && text.every((s) => typeof s === 'string')) return { ok: true, value: text };
+      return { ok: false, problem: `expected a list of strings, got ${JSON.stringify(raw)}` };
+    }
+  }
+}

@@ -1,0 +1,34 @@
+// Runs git directly (execFile). Read paths that must stay fast (checkpoints fired from git hooks,
+// status) use this instead of simple-git, whose load alone costs ~35 ms per invocation.
+import { execFile } from 'node:child_process';
+import { AtlasError, EXIT } from '../domain/errors.js';
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+export function runGit(cwd: string, args: string[], options: { allowFailure?: boolean } = {}): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: gitEnv() }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      if (error && (error as NodeJS.ErrnoException).code === 'ENOENT' && typeof error.code === 'string') {
+        reject(new AtlasError('git is not installed or not on PATH', { exitCode: EXIT.failure, hint: 'install git (apt-get install git) and try again' }));
+        return;
+      }
+      if (code !== 0 && !options.allowFailure) {
+        reject(new AtlasError(`git ${args.join(' ')} failed in ${cwd}: ${stderr.trim() || stdout.trim()}`, { exitCode: EXIT.failure }));
+        return;
+      }
+      resolve({ stdout, stderr, code });
+    });
+  });
+}
+
+/** Git run by atlas inside a hook must not inherit the hook's GIT_DIR/GIT_INDEX_FILE. */
+function gitEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of ['GIT_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'GIT_PREFIX']) delete env[key];
+  return env;
+}

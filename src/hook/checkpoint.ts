@@ -1,0 +1,59 @@
+// Creating a checkpoint: git state read in the task's own working tree (never the process's cwd),
+// snapshots of the files the step touched, then one locked append to the hook.
+import type { CheckpointTrigger, StepCheckpoint } from '../domain/checkpoint.js';
+import type { Hook } from '../domain/hook.js';
+import { addCheckpoint } from '../domain/hook.js';
+import { dedupeFiles } from '../domain/step-context.js';
+import { snapshotFiles } from '../git/snapshot.js';
+import type { GitState } from '../git/state.js';
+import { readGitState } from '../git/state.js';
+import { newCheckpointId } from '../store/ids.js';
+import type { HookManager } from './manager.js';
+
+export interface CheckpointInput {
+  description: string;
+  trigger: CheckpointTrigger;
+  artifacts?: string[];
+  /** Git state already read by the caller. */
+  git?: GitState;
+}
+
+/** The step a checkpoint belongs to: the active one, else the last one the history mentions. */
+function checkpointStep(hook: Hook): { index: number; name: string | undefined } {
+  if (hook.current_step) return { index: hook.current_step.step_index, name: hook.current_step.step_name };
+  for (let i = hook.history.length - 1; i >= 0; i--) {
+    const index = hook.history[i]!.details?.['step_index'];
+    if (typeof index === 'number') return { index, name: hook.history[i]!.step_name };
+  }
+  return { index: 0, name: undefined };
+}
+
+export async function createCheckpoint(manager: HookManager, input: CheckpointInput): Promise<StepCheckpoint> {
+  const task = manager.readTask();
+  const before = manager.read();
+  const git = input.git ?? (task ? await readGitState(task.worktree) : undefined);
+  // Snapshots are taken before the lock: hashing files must not hold up other writers.
+  const files = dedupeFiles([...(before.current_step?.files_touched ?? []), ...(git?.changed ?? [])]);
+  const snapshots = task && files.length > 0 ? await snapshotFiles(task.worktree, files) : [];
+
+  let created: StepCheckpoint | undefined;
+  await manager.update((hook) => {
+    const step = checkpointStep(hook);
+    const checkpoint: StepCheckpoint = {
+      checkpoint_id: newCheckpointId(),
+      created_at: manager.timestamp(),
+      step_name: step.name ?? task?.steps[step.index]?.name ?? '',
+      step_index: step.index,
+      description: input.description,
+      trigger: input.trigger,
+      git_branch: git?.branch ?? task?.branch ?? '',
+      git_dirty: git?.dirty ?? false,
+    };
+    if (git?.commit) checkpoint.git_commit = git.commit;
+    if (input.artifacts && input.artifacts.length > 0) checkpoint.artifacts = input.artifacts;
+    if (snapshots.length > 0) checkpoint.files_snapshot = snapshots;
+    created = checkpoint;
+    return addCheckpoint(hook, checkpoint, manager.maxCheckpoints);
+  });
+  return created!;
+}

@@ -1,0 +1,98 @@
+// owner.json: which process runs a task, and its heartbeat (DESIGN §6). Written only by the owner,
+// atomically; read by anyone deciding whether the task crashed.
+import { hostname } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
+import { toTimestamp } from '../domain/time.js';
+import { writeFileAtomic } from '../store/atomic-write.js';
+import { toJson } from '../store/json-file.js';
+import { isPidRunning, processStartIdentity } from './process-identity.js';
+
+export interface OwnerRecord {
+  pid: number;
+  host: string;
+  /** processStartIdentity() of the owner when it claimed the task. */
+  process_start: string;
+  started_at: string;
+  heartbeat_at: string;
+  /** The owner's own settings, so readers judge staleness without loading configuration. */
+  heartbeat_interval_ms: number;
+  stale_threshold_ms: number;
+}
+
+export type Liveness =
+  | { status: 'alive'; owner: OwnerRecord }
+  /** The owning process is gone (or its pid now belongs to another process). */
+  | { status: 'gone'; owner: OwnerRecord; reason: string }
+  /** The owner may exist but has not beaten for longer than its stale threshold. */
+  | { status: 'stale'; owner: OwnerRecord; reason: string }
+  /** Owned from another host: only the heartbeat can tell. */
+  | { status: 'remote'; owner: OwnerRecord }
+  | { status: 'none' };
+
+export function readOwner(path: string): OwnerRecord | undefined {
+  try {
+    const data = JSON.parse(readFileSync(path, 'utf8')) as OwnerRecord;
+    return typeof data.pid === 'number' && typeof data.heartbeat_at === 'string' ? data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function ownerRecordForThisProcess(settings: { heartbeatIntervalMs: number; staleThresholdMs: number }, now = new Date()): OwnerRecord {
+  return {
+    pid: process.pid,
+    host: hostname(),
+    process_start: processStartIdentity(process.pid) ?? 'unknown',
+    started_at: toTimestamp(now),
+    heartbeat_at: toTimestamp(now),
+    heartbeat_interval_ms: settings.heartbeatIntervalMs,
+    stale_threshold_ms: settings.staleThresholdMs,
+  };
+}
+
+export function writeOwner(path: string, owner: OwnerRecord): void {
+  writeFileAtomic(path, toJson(owner));
+}
+
+export function removeOwner(path: string): void {
+  rmSync(path, { force: true });
+}
+
+/** Is the recorded owner still running this task? */
+export function checkLiveness(owner: OwnerRecord | undefined, now = Date.now()): Liveness {
+  if (!owner) return { status: 'none' };
+  const age = now - Date.parse(owner.heartbeat_at);
+  const stale = age > owner.stale_threshold_ms;
+  if (owner.host !== hostname()) {
+    return stale ? { status: 'stale', owner, reason: `no heartbeat from ${owner.host} for ${Math.round(age / 1000)}s` } : { status: 'remote', owner };
+  }
+  if (!isPidRunning(owner.pid)) return { status: 'gone', owner, reason: `process ${owner.pid} is no longer running` };
+  const identity = processStartIdentity(owner.pid);
+  if (identity !== undefined && owner.process_start !== 'unknown' && identity !== owner.process_start) {
+    return { status: 'gone', owner, reason: `pid ${owner.pid} now belongs to another process` };
+  }
+  if (stale) return { status: 'stale', owner, reason: `no heartbeat for ${Math.round(age / 1000)}s (threshold ${Math.round(owner.stale_threshold_ms / 1000)}s)` };
+  return { status: 'alive', owner };
+}
+
+/** Claims the task for this process and beats until stopped. The timer never keeps node alive. */
+export function startHeartbeat(path: string, settings: { heartbeatIntervalMs: number; staleThresholdMs: number }): { stop(): void; owner: OwnerRecord } {
+  const owner = ownerRecordForThisProcess(settings);
+  writeOwner(path, owner);
+  const timer = setInterval(() => {
+    owner.heartbeat_at = toTimestamp(new Date());
+    try {
+      writeOwner(path, owner);
+    } catch {
+      // A missed beat is survivable; the next one retries.
+    }
+  }, Math.max(250, settings.heartbeatIntervalMs));
+  timer.unref();
+  return {
+    owner,
+    stop() {
+      clearInterval(timer);
+      removeOwner(path);
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// Write-then-rename so a reader (or a crash) only ever sees the old file or the new one, whole.
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, basename, join } from 'node:path';
+
+export interface AtomicWriteOptions {
+  mode?: number;
+  /** Test seam: called after the temp file is durable and before the rename. */
+  beforeRename?: (tempPath: string) => void;
+}
+
+function fsyncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, 'r');
+    fsyncSync(fd);
+  } catch {
+    // Some filesystems refuse fsync on directories; the rename is still atomic there.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+export function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(temp, 'wx', options.mode ?? 0o644);
+  try {
+    const buffer = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    let offset = 0;
+    while (offset < buffer.length) offset += writeSync(fd, buffer, offset, buffer.length - offset);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    try { unlinkSync(temp); } catch { /* already gone */ }
+    throw error;
+  }
+  closeSync(fd);
+  try {
+    options.beforeRename?.(temp);
+    renameSync(temp, path);
+  } catch (error) {
+    try { unlinkSync(temp); } catch { /* already gone */ }
+    throw error;
+  }
+  fsyncDir(dir);
+}

@@ -1,0 +1,123 @@
+// Tasks and workspaces on disk (DESIGN §3): creation, listing, lookup by id.
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import type { Task, Workspace } from '../domain/task.js';
+import { TASK_ID_PATTERN, taskIdFor } from '../domain/task.js';
+import { writeFileAtomic } from './atomic-write.js';
+import { readJsonFile, toJson } from './json-file.js';
+import { withLock } from './lock.js';
+import { atlasHome, taskDir, taskFiles, workspaceDir } from './paths.js';
+
+export interface TaskRef {
+  workspace: string;
+  id: string;
+  dir: string;
+}
+
+export function readTask(dir: string): Task {
+  const data = readJsonFile(taskFiles(dir).task) as Task;
+  if (typeof data !== 'object' || data === null || typeof data.id !== 'string' || !Array.isArray(data.steps)) {
+    throw new AtlasError(`${taskFiles(dir).task} is not a valid task file`, { exitCode: EXIT.input });
+  }
+  return data;
+}
+
+export function writeTask(dir: string, task: Task): void {
+  writeFileAtomic(taskFiles(dir).task, toJson(task));
+}
+
+/** Read-modify-write of task.json under its lock. */
+export async function updateTask(dir: string, mutate: (task: Task) => Task): Promise<Task> {
+  return withLock(taskFiles(dir).task, () => {
+    const next = mutate(readTask(dir));
+    writeTask(dir, next);
+    return next;
+  });
+}
+
+/**
+ * Claims a fresh task directory. mkdir without `recursive` fails if the directory exists, so two
+ * atlas processes starting in the same second get different ids (suffix -2, -3, ...).
+ */
+export function claimTaskDir(workspace: string, now: Date, home: string = atlasHome()): TaskRef {
+  mkdirSync(join(workspaceDir(workspace, home), 'tasks'), { recursive: true });
+  for (let attempt = 1; attempt < 1000; attempt++) {
+    const id = taskIdFor(now, attempt);
+    const dir = taskDir(workspace, id, home);
+    if (existsSync(dir) || taskExistsAnywhere(id, home)) continue;
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw error;
+    }
+    mkdirSync(taskFiles(dir).artifacts);
+    return { workspace, id, dir };
+  }
+  throw new AtlasError('could not allocate a task id', { exitCode: EXIT.failure });
+}
+
+function taskExistsAnywhere(id: string, home: string): boolean {
+  return listTaskRefs(home).some((ref) => ref.id === id);
+}
+
+function listDirs(path: string): string[] {
+  try {
+    return readdirSync(path, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+  } catch {
+    return [];
+  }
+}
+
+/** Every task directory under ATLAS_HOME, oldest id first. */
+export function listTaskRefs(home: string = atlasHome()): TaskRef[] {
+  const refs: TaskRef[] = [];
+  const root = join(home, 'workspaces');
+  for (const workspace of listDirs(root)) {
+    for (const id of listDirs(join(root, workspace, 'tasks'))) {
+      if (TASK_ID_PATTERN.test(id)) refs.push({ workspace, id, dir: taskDir(workspace, id, home) });
+    }
+  }
+  return refs.sort((a, b) => compareTaskIds(a.id, b.id));
+}
+
+/** Chronological order of task ids, with collision suffixes after their base id. */
+export function compareTaskIds(a: string, b: string): number {
+  const [as, an] = splitId(a);
+  const [bs, bn] = splitId(b);
+  return as === bs ? an - bn : as < bs ? -1 : 1;
+}
+
+function splitId(id: string): [string, number] {
+  const m = /^(task-\d{8}-\d{6})(?:-(\d+))?$/.exec(id);
+  return m ? [m[1]!, m[2] ? Number(m[2]) : 1] : [id, 0];
+}
+
+export function findTaskRef(id: string, home: string = atlasHome()): TaskRef {
+  const ref = listTaskRefs(home).find((r) => r.id === id);
+  if (!ref) {
+    throw new AtlasError(`no task ${id} under ${home}`, {
+      exitCode: EXIT.notFound,
+      hint: 'run `atlas status` to list tasks (and check ATLAS_HOME)',
+    });
+  }
+  return ref;
+}
+
+export function workspaceFile(workspace: string, home: string = atlasHome()): string {
+  return join(workspaceDir(workspace, home), 'workspace.json');
+}
+
+export function readWorkspace(workspace: string, home: string = atlasHome()): Workspace | undefined {
+  const path = workspaceFile(workspace, home);
+  return existsSync(path) ? (readJsonFile(path) as Workspace) : undefined;
+}
+
+export async function saveWorkspace(ws: Workspace, home: string = atlasHome()): Promise<void> {
+  mkdirSync(workspaceDir(ws.name, home), { recursive: true });
+  const path = workspaceFile(ws.name, home);
+  await withLock(path, () => writeFileAtomic(path, toJson(ws)));
+}
