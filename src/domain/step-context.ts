@@ -13,6 +13,8 @@ export interface StepContext {
   files_touched?: string[];
   last_output?: string;
   current_checkpoint_id?: string;
+  /** Addition: the agent's session id (Claude Code reports one), so a retry can resume it. */
+  agent_session_id?: string;
 }
 
 /** Keeps the last 500 characters: for a resumed session the end of the output is what matters. */
