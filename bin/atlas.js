@@ -8,4 +8,6 @@ if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('atlas: dist/cli.js is missing\nhint: run `npm run build` in the atlas checkout first\n');
   process.exit(2);
 }
+// The bundle is minified; with ATLAS_DEBUG set, stack traces point at the TypeScript sources.
+if (process.env.ATLAS_DEBUG) process.setSourceMapsEnabled(true);
 await import(entry.href);

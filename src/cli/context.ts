@@ -1,10 +1,8 @@
 // What every command receives: where it runs, ATLAS_HOME, output mode, configuration on demand.
-import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { locateWorktree } from '../git/locate.js';
-import { HookManager } from '../hook/manager.js';
-import type { ReceiptStatusFn } from '../hook/manager.js';
+import type { HookManager, ReceiptStatusFn } from '../hook/manager.js';
 import { atlasHome } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import type { Output } from './output.js';
@@ -45,6 +43,8 @@ export class CliContext {
   async config(repoRoot?: string, extra: Record<string, string | undefined> = {}): Promise<Config> {
     if (this.loaded && repoRoot === undefined && Object.keys(extra).length === 0) return this.loaded;
     const root = repoRoot ?? locateWorktree(this.cwd)?.root;
+    // Loaded on demand: commands that need no configuration don't pay for it.
+    const { loadConfig } = await import('../config/load.js');
     const { config, warnings } = await loadConfig({
       home: this.home,
       ...(root ? { repoRoot: root } : {}),
@@ -57,6 +57,7 @@ export class CliContext {
 
   async hookManager(ref: TaskRef, repoRoot?: string): Promise<HookManager> {
     const config = await this.config(repoRoot);
+    const { HookManager } = await import('../hook/manager.js');
     return new HookManager(ref, {
       maxCheckpoints: config.hooks.max_checkpoints,
       ...(this.receiptStatuses ? { receiptStatuses: this.receiptStatuses } : {}),

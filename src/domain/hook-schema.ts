@@ -103,18 +103,24 @@ function checkStepContext(v: unknown, field: string): StepContext {
   return o as unknown as StepContext;
 }
 
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** Hot path (thousands of events per read): inline checks, helpers only to build the error. */
 function checkEvent(v: unknown, field: string): HookEvent {
-  const o = obj(v, field);
-  time(o, 'timestamp', field);
-  for (const key of ['from_state', 'to_state']) {
-    const s = o[key];
-    if (s !== '' && !isHookState(s)) throw new HookFormatError(`${field}.${key}`, `unknown state ${describe(s)}`);
-  }
-  str(o, 'trigger', field);
-  optStr(o, 'step_name', field);
-  if (o['details'] === null) delete o['details'];
-  if (o['details'] !== undefined) obj(o['details'], `${field}.details`);
-  return o as unknown as HookEvent;
+  if (!isObj(v)) return obj(v, field) as never;
+  const ts = v['timestamp'];
+  if (typeof ts !== 'string' || !TIMESTAMP.test(ts)) time(v, 'timestamp', field);
+  const from = v['from_state'];
+  if (from !== '' && !isHookState(from)) throw new HookFormatError(`${field}.from_state`, `unknown state ${describe(from)}`);
+  const to = v['to_state'];
+  if (to !== '' && !isHookState(to)) throw new HookFormatError(`${field}.to_state`, `unknown state ${describe(to)}`);
+  if (typeof v['trigger'] !== 'string') str(v, 'trigger', field);
+  const stepName = v['step_name'];
+  if (stepName !== undefined && typeof stepName !== 'string') optStr(v, 'step_name', field);
+  const details = v['details'];
+  if (details === null) delete v['details'];
+  else if (details !== undefined && !isObj(details)) obj(details, `${field}.details`);
+  return v as unknown as HookEvent;
 }
 
 function checkCheckpoint(v: unknown, field: string): StepCheckpoint {

@@ -19,8 +19,10 @@ export type HookStateOrNone = HookState | '';
 
 export const TERMINAL_STATES: readonly HookState[] = ['completed', 'failed', 'abandoned'];
 
+const STATE_SET: ReadonlySet<string> = new Set(HOOK_STATES);
+
 export function isHookState(value: unknown): value is HookState {
-  return typeof value === 'string' && (HOOK_STATES as readonly string[]).includes(value);
+  return typeof value === 'string' && STATE_SET.has(value);
 }
 
 export function isTerminal(state: HookStateOrNone): boolean {

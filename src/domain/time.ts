@@ -6,6 +6,7 @@ export function toTimestamp(date: Date): string {
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
 
+/** Format check only (no Date.parse): hook.json holds thousands of timestamps, read on every command. */
 export function isTimestamp(value: unknown): value is string {
-  return typeof value === 'string' && RFC3339.test(value) && !Number.isNaN(Date.parse(value));
+  return typeof value === 'string' && RFC3339.test(value);
 }

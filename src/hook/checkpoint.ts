@@ -3,6 +3,7 @@
 import type { CheckpointTrigger, StepCheckpoint } from '../domain/checkpoint.js';
 import type { Hook } from '../domain/hook.js';
 import { addCheckpoint } from '../domain/hook.js';
+import { isTerminal } from '../domain/hook-state.js';
 import { dedupeFiles } from '../domain/step-context.js';
 import { snapshotFiles } from '../git/snapshot.js';
 import type { GitState } from '../git/state.js';
@@ -16,6 +17,12 @@ export interface CheckpointInput {
   artifacts?: string[];
   /** Git state already read by the caller. */
   git?: GitState;
+  /** Refuse (TaskEndedError) when the hook is terminal: for checkpoints aimed at "the running task". */
+  requireLive?: boolean;
+}
+
+export class TaskEndedError extends Error {
+  override name = 'TaskEndedError';
 }
 
 /** The step a checkpoint belongs to: the active one, else the last one the history mentions. */
@@ -30,14 +37,16 @@ function checkpointStep(hook: Hook): { index: number; name: string | undefined }
 
 export async function createCheckpoint(manager: HookManager, input: CheckpointInput): Promise<StepCheckpoint> {
   const task = manager.readTask();
-  const before = manager.read();
-  const git = input.git ?? (task ? await readGitState(task.worktree) : undefined);
-  // Snapshots are taken before the lock: hashing files must not hold up other writers.
-  const files = dedupeFiles([...(before.current_step?.files_touched ?? []), ...(git?.changed ?? [])]);
-  const snapshots = task && files.length > 0 ? await snapshotFiles(task.worktree, files) : [];
-
   let created: StepCheckpoint | undefined;
-  await manager.update((hook) => {
+  // git starts first and runs while the hook is locked and parsed; everything else happens inside
+  // the lock, so the hook (which may hold thousands of events) is read once.
+  const gitState = input.git ? Promise.resolve(input.git) : task ? readGitState(task.worktree) : Promise.resolve(undefined);
+  gitState.catch(() => {}); // awaited below; this only keeps an early abort from leaving it unobserved
+  await manager.update(async (hook) => {
+    if (input.requireLive && isTerminal(hook.state)) throw new TaskEndedError(`task ${hook.task_id} has ended (${hook.state})`);
+    const git = await gitState;
+    const files = dedupeFiles([...(hook.current_step?.files_touched ?? []), ...(git?.changed ?? [])]);
+    const snapshots = task && files.length > 0 ? await snapshotFiles(task.worktree, files) : [];
     const step = checkpointStep(hook);
     const checkpoint: StepCheckpoint = {
       checkpoint_id: newCheckpointId(),

@@ -10,7 +10,7 @@ import { readHookFile, writeHookFile } from '../store/hook-file.js';
 import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
-import { readTask } from '../store/task-store.js';
+import { readTask, updateTask } from '../store/task-store.js';
 import { renderHookMarkdown } from './markdown.js';
 
 /** Verification status of each receipt, for HOOK.md (supplied by the crypto layer). */
@@ -64,6 +64,17 @@ export class HookManager {
   private async persist(hook: Hook): Promise<void> {
     writeHookFile(this.files.hook, hook);
     await this.writeMarkdown(hook);
+    await this.mirrorState(hook);
+  }
+
+  /**
+   * Keeps task.json's `status` equal to the hook's state, so listings and task resolution need
+   * not parse every hook.json. Lock order is always hook.json, then task.json.
+   */
+  private async mirrorState(hook: Hook): Promise<void> {
+    const task = this.readTask();
+    if (!task || task.status === hook.state) return;
+    this.task = await updateTask(this.ref.dir, (current) => ({ ...current, status: hook.state, updated_at: hook.updated_at }));
   }
 
   private async writeMarkdown(hook: Hook): Promise<void> {
@@ -75,7 +86,7 @@ export class HookManager {
       receiptStatuses = undefined;
     }
     const markdown = renderHookMarkdown({ hook, task, now: this.now(), receiptStatuses, maxCheckpoints: this.maxCheckpoints });
-    writeFileAtomic(this.files.hookMarkdown, markdown);
+    writeFileAtomic(this.files.hookMarkdown, markdown, { durable: false });
   }
 
   /** Writes a brand-new hook (the task directory was just claimed, so no one else can see it). */

@@ -1,13 +1,16 @@
 // Which task a command means when no --task is given (docs/commands.md, "Which task"):
-// the non-terminal task whose working tree contains the current directory; failing that, the
-// non-terminal task started from this repository on the branch checked out here. With
-// `includeEnded`, the newest task of this working tree or repository is used as a last resort.
+// 1. the non-terminal task whose working tree contains the current directory (preferring one on
+//    the branch checked out here);
+// 2. else the non-terminal task started from this repository on the branch checked out here;
+// 3. with `includeEnded` (read-only commands), else the newest task of this working tree, else
+//    the newest task started from this repository.
+// Candidates are chosen by task.json alone (small; HookManager keeps its status equal to the
+// hook's state), so resolving never parses a hook. Commands that write re-check the hook's state
+// under its lock.
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { isTerminal } from '../domain/hook-state.js';
 import type { Task } from '../domain/task.js';
 import { locateWorktree, realpath } from '../git/locate.js';
-import { readHookFile } from '../store/hook-file.js';
-import { taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import { findTaskRef, listTaskRefs, readTask } from '../store/task-store.js';
 
@@ -24,21 +27,21 @@ export interface ResolvedTask {
   task: Task;
 }
 
-function load(ref: TaskRef): { ref: TaskRef; task: Task; live: boolean } | undefined {
+interface Candidate extends ResolvedTask {
+  tree: string;
+  repo: string;
+}
+
+function load(ref: TaskRef): Candidate | undefined {
   try {
     const task = readTask(ref.dir);
-    // hook.json is authoritative for the state; task.json's status is only a mirror.
-    let live = !isTerminal(task.status);
-    try {
-      live = !isTerminal(readHookFile(taskFiles(ref.dir).hook).state);
-    } catch {
-      // Unreadable hook: trust the mirror.
-    }
-    return { ref, task, live };
+    return { ref, task, tree: realpath(task.worktree), repo: realpath(task.repo_root) };
   } catch {
     return undefined;
   }
 }
+
+const isLive = (c: Candidate) => !isTerminal(c.task.status);
 
 export function resolveTask(options: ResolveOptions): ResolvedTask | undefined {
   if (options.taskId) {
@@ -47,22 +50,23 @@ export function resolveTask(options: ResolveOptions): ResolvedTask | undefined {
   }
   const here = locateWorktree(options.cwd);
   if (!here) return undefined;
-  const root = here.root;
   const candidates = listTaskRefs(options.home)
     .reverse() // newest first
     .map(load)
-    .filter((c): c is NonNullable<typeof c> => c !== undefined);
+    .filter((c): c is Candidate => c !== undefined && (c.tree === here.root || c.repo === here.root));
 
-  const inTree = candidates.filter((c) => realpath(c.task.worktree) === root);
-  const onBranch = (c: (typeof candidates)[number]) => here.branch !== undefined && c.task.branch === here.branch;
-  const fromRepo = candidates.filter((c) => realpath(c.task.repo_root) === root && onBranch(c));
-
-  const pick =
-    inTree.find((c) => c.live && onBranch(c)) ??
-    inTree.find((c) => c.live) ??
-    fromRepo.find((c) => c.live) ??
-    (options.includeEnded ? (inTree[0] ?? candidates.find((c) => realpath(c.task.repo_root) === root)) : undefined);
-  return pick ? { ref: pick.ref, task: pick.task } : undefined;
+  const onBranch = (c: Candidate) => here.branch !== undefined && c.task.branch === here.branch;
+  const inTree = candidates.filter((c) => c.tree === here.root);
+  const ordered = [
+    ...inTree.filter(onBranch),
+    ...inTree.filter((c) => !onBranch(c)),
+    ...candidates.filter((c) => c.tree !== here.root && onBranch(c)),
+  ];
+  const live = ordered.find(isLive);
+  if (live) return { ref: live.ref, task: live.task };
+  if (!options.includeEnded) return undefined;
+  const ended = inTree[0] ?? candidates[0];
+  return ended ? { ref: ended.ref, task: ended.task } : undefined;
 }
 
 export function requireTask(options: ResolveOptions): ResolvedTask {
@@ -72,7 +76,7 @@ export function requireTask(options: ResolveOptions): ResolvedTask {
     options.includeEnded ? 'no atlas task for this directory' : 'no running atlas task owns this directory or branch',
     {
       exitCode: EXIT.notFound,
-      hint: 'pass --task ID (see `atlas status`), or run the command inside the task\'s working tree',
+      hint: "pass --task ID (see `atlas status`), or run the command inside the task's working tree",
     },
   );
 }

@@ -5,6 +5,11 @@ import { dirname, basename, join } from 'node:path';
 
 export interface AtomicWriteOptions {
   mode?: number;
+  /**
+   * fsync the data and the directory (default). Derived files that can be regenerated (HOOK.md)
+   * skip it: the rename still guarantees readers see a whole file.
+   */
+  durable?: boolean;
   /** Test seam: called after the temp file is durable and before the rename. */
   beforeRename?: (tempPath: string) => void;
 }
@@ -29,7 +34,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
     const buffer = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let offset = 0;
     while (offset < buffer.length) offset += writeSync(fd, buffer, offset, buffer.length - offset);
-    fsyncSync(fd);
+    if (options.durable !== false) fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
     try { unlinkSync(temp); } catch { /* already gone */ }
@@ -43,5 +48,5 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
     try { unlinkSync(temp); } catch { /* already gone */ }
     throw error;
   }
-  fsyncDir(dir);
+  if (options.durable !== false) fsyncDir(dir);
 }

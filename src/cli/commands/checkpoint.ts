@@ -1,7 +1,7 @@
 // atlas checkpoint "desc" [--trigger T] [--task ID]
 import type { CheckpointTrigger } from '../../domain/checkpoint.js';
 import { EXIT } from '../../domain/errors.js';
-import { createCheckpoint } from '../../hook/checkpoint.js';
+import { createCheckpoint, TaskEndedError } from '../../hook/checkpoint.js';
 import { resolveTask } from '../../hook/resolve-task.js';
 import type { CliContext } from '../context.js';
 
@@ -18,7 +18,16 @@ export default async function checkpoint(
     return EXIT.notFound;
   }
   const manager = await ctx.hookManager(found.ref, found.task.repo_root);
-  const created = await createCheckpoint(manager, { description, trigger: opts.trigger });
+  let created;
+  try {
+    // Without --task the checkpoint is for the running task: one that ended since is not it.
+    created = await createCheckpoint(manager, { description, trigger: opts.trigger, requireLive: !opts.task });
+  } catch (error) {
+    if (!(error instanceof TaskEndedError)) throw error;
+    if (opts.quiet) return EXIT.ok;
+    ctx.out.warn(`${error.message}; nothing recorded (pass --task ${found.ref.id} to record it anyway)`);
+    return EXIT.notFound;
+  }
   if (opts.quiet) return EXIT.ok;
   ctx.out.result({ task_id: found.ref.id, checkpoint: created }, () =>
     [
