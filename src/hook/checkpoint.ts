@@ -16,6 +16,8 @@ export interface CheckpointInput {
   artifacts?: string[];
   /** Git state already read by the caller. */
   git?: GitState;
+  /** The commit to record instead of HEAD's (a git hook pins the commit it fired for). */
+  commit?: string;
 }
 
 /** The step a checkpoint belongs to: the active one, else the last one the history mentions. */
@@ -49,7 +51,8 @@ export async function createCheckpoint(manager: HookManager, input: CheckpointIn
       git_branch: git?.branch ?? task?.branch ?? '',
       git_dirty: git?.dirty ?? false,
     };
-    if (git?.commit) checkpoint.git_commit = git.commit;
+    const commit = input.commit ?? git?.commit;
+    if (commit) checkpoint.git_commit = commit;
     if (input.artifacts && input.artifacts.length > 0) checkpoint.artifacts = input.artifacts;
     if (snapshots.length > 0) checkpoint.files_snapshot = snapshots;
     created = checkpoint;
