@@ -82,6 +82,11 @@ hook
   .option('--repo <dir>', 'the repository (default: the current directory)')
   .action(run(() => import('./commands/hook-uninstall.js')));
 
+program
+  .command('cleanup')
+  .description('delete ended tasks older than their retention (hooks.retention.*), with their clean worktrees')
+  .option('--dry-run', 'change nothing; list what would be removed')
+  .action(run(() => import('./commands/cleanup.js')));
 
 try {
   await program.parseAsync(process.argv);

@@ -32,9 +32,13 @@ export function runGit(cwd: string, args: string[], options: { allowFailure?: bo
   });
 }
 
-/** Git run by atlas inside a hook must not inherit the hook's GIT_DIR/GIT_INDEX_FILE. */
+/**
+ * Git run by atlas inside a hook must not inherit the hook's GIT_DIR/GIT_INDEX_FILE. Optional locks
+ * are off: atlas's `git status` (checkpoints, cleanup) must never rewrite the index, nor hold
+ * index.lock while the user or the agent runs git in the same tree.
+ */
 function gitEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_OPTIONAL_LOCKS: '0' };
   for (const key of ['GIT_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'GIT_PREFIX']) delete env[key];
   return env;
 }
