@@ -81,7 +81,7 @@ describe('cleanup report text', () => {
     expect(formatCleanupReport(report)).toBe(
       [
         'Would remove 1 task (1 failed), freeing 2.0 kB:',
-        '  task-20260101-000000  failed     ended 9d ago (kept 7d)    2.0 kB  fix-parser',
+        '  task-20260101-000000  failed     ended 9d ago (kept 7d)      2.0 kB  fix-parser',
         '      worktree would be kept: /w/fix-parser: uncommitted work in 1 file (a.ts)',
         '1 worktree would be kept; save or discard the work there, then run `git worktree remove <path>` yourself.',
         'Workspaces that would be removed (no task left): fix-parser',

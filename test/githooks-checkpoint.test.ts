@@ -66,6 +66,8 @@ describe('post-commit hook', () => {
     const markdown = readFileSync(join(t.ref.dir, 'HOOK.md'), 'utf8');
     expect(markdown).toContain(sha.slice(0, 12));
     expect(markdown).toContain('git_commit');
+    const timeline = atlas(['hook', 'checkpoints'], { cwd: t.worktree, home });
+    expect(timeline.stdout).toMatch(new RegExp(`git_commit\\s+implement\\s+${sha.slice(0, 12)}\\s+Add nil check for config.Server`));
   });
 
   it('records it in the background by default, pinned to the commit that fired it', async () => {

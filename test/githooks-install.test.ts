@@ -2,7 +2,9 @@
 // idempotence, and an exact restore.
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MANAGED_HOOKS, renderHookScript } from '../src/githooks/script.js';
 import { atlas, git, makeRepo, removeTempDirs, requireBuild, tempDir } from './helpers/autockpt-fixtures.js';
 
 beforeAll(requireBuild);
@@ -19,6 +21,21 @@ function snapshot(dir: string): Record<string, [string, number]> {
 }
 
 const USER_HOOK = '#!/bin/sh\n# my own post-commit hook, with odd bytes: \t\u00e9\n echo mine >> "$(git rev-parse --git-dir)/mine.log"\n';
+
+describe('hook scripts', () => {
+  it('are valid POSIX sh and carry atlas paths with spaces and quotes intact', () => {
+    const at = { node: "/opt/it's here/bin/node", cli: '/home/dev/my tools/atlas $HOME `x`/bin/atlas.js' };
+    for (const name of MANAGED_HOOKS) {
+      const script = renderHookScript(name, at);
+      expect(script.startsWith('#!/bin/sh\n')).toBe(true);
+      execFileSync('sh', ['-n', '-c', script]);
+      const assignments = script.split('\n').filter((l) => /^atlas_(node|cli)=/.test(l)).join('\n');
+      const printed = execFileSync('sh', ['-c', `${assignments}\nprintf '%s\\n%s' "$atlas_node" "$atlas_cli"`], { encoding: 'utf8' });
+      expect(printed).toBe(`${at.node}\n${at.cli}`);
+      expect(renderHookScript(name, at)).toBe(script);
+    }
+  });
+});
 
 describe('atlas hook install / uninstall', () => {
   it('chains an existing hook, changes nothing the second time, and uninstall restores byte-identical files', () => {

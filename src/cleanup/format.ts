@@ -40,9 +40,8 @@ export function formatCleanupReport(r: CleanupReport): string {
     );
     const idWidth = Math.max(...r.removed.map((t) => t.task_id.length));
     for (const t of r.removed) {
-      lines.push(
-        `  ${t.task_id.padEnd(idWidth)}  ${t.state.padEnd(9)}  ended ${formatAge(t.age_ms)} ago (kept ${formatAge(t.retention_ms)})  ${formatBytes(t.bytes).padStart(8)}  ${t.workspace}`,
-      );
+      const age = `ended ${formatAge(t.age_ms)} ago (kept ${formatAge(t.retention_ms)})`;
+      lines.push(`  ${t.task_id.padEnd(idWidth)}  ${t.state.padEnd(9)}  ${age.padEnd(24)}  ${formatBytes(t.bytes).padStart(8)}  ${t.workspace}`);
       const wt = t.worktree;
       if (wt?.action === 'removed') lines.push(`      worktree ${dry ? 'would be removed' : 'removed'}: ${wt.path} (${formatBytes(wt.bytes)}; the branch and its commits stay)`);
       else if (wt?.action === 'kept') lines.push(`      worktree ${dry ? 'would be kept' : 'kept'}: ${wt.path}: ${wt.reason}`);

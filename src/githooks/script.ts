@@ -50,6 +50,14 @@ atlas_say() {
   if [ "\${ATLAS_HOOK_VERBOSE:-}" = 1 ]; then printf 'atlas %s: %s\\n' '${name}' "$1" >&2; fi
 }
 
+# Runs the command in a session of its own where setsid exists, so closing the terminal or
+# pressing Ctrl+C right after the git command does not cut the checkpoint short.
+atlas_detach() {
+  GIT_OPTIONAL_LOCKS=0
+  export GIT_OPTIONAL_LOCKS
+  if command -v setsid >/dev/null 2>&1; then exec setsid "$@"; else exec "$@"; fi
+}
+
 # atlas_checkpoint TRIGGER COMMIT DESCRIPTION: runs \`atlas checkpoint\` for the task that owns this
 # working tree (none: it exits 0 quietly). Detached from git unless ATLAS_HOOK_SYNC=1, and never
 # holding git's optional locks, so the user's next git command is not slowed down or refused.
@@ -75,14 +83,14 @@ atlas_checkpoint() {
       GIT_OPTIONAL_LOCKS=0 "$@" </dev/null 1>&2
     else
       atlas_say "recording a $atlas_trigger checkpoint in the background"
-      ( trap '' HUP; GIT_OPTIONAL_LOCKS=0; export GIT_OPTIONAL_LOCKS; exec "$@" ) </dev/null 1>&2 &
+      ( atlas_detach "$@" ) </dev/null 1>&2 &
     fi
   else
     set -- "$@" --quiet -- "$atlas_desc"
     if [ "\${ATLAS_HOOK_SYNC:-}" = 1 ]; then
       GIT_OPTIONAL_LOCKS=0 "$@" </dev/null >/dev/null 2>&1
     else
-      ( trap '' HUP; GIT_OPTIONAL_LOCKS=0; export GIT_OPTIONAL_LOCKS; exec "$@" ) </dev/null >/dev/null 2>&1 &
+      ( atlas_detach "$@" ) </dev/null >/dev/null 2>&1 &
     fi
   fi
   return 0
