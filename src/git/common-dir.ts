@@ -2,7 +2,7 @@
 // and all its linked worktrees share one common git directory.
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { locateWorktree, realpath } from './locate.js';
+import { realpath } from './locate.js';
 
 /** The common git directory (realpath) of the tree whose git directory is `gitDir`. */
 export function commonGitDir(gitDir: string): string {
@@ -15,8 +15,3 @@ export function commonGitDir(gitDir: string): string {
   return realpath(gitDir);
 }
 
-/** The common git directory of the repository around `dir`, if it is in one. */
-export function repositoryOf(dir: string): string | undefined {
-  const tree = locateWorktree(dir);
-  return tree ? commonGitDir(tree.gitDir) : undefined;
-}
