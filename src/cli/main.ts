@@ -47,6 +47,7 @@ program
   .addOption(new Option('--trigger <trigger>', 'what caused it').choices([...CHECKPOINT_TRIGGERS]).default('manual'))
   .option('--task <id>', 'task id (default: the running task of this directory)')
   .option('--quiet', 'print nothing, and exit 0 when no task owns this directory (for git hooks)')
+  .option('--commit <sha>', 'record this commit instead of HEAD\'s (git hooks pin the commit they fired for)')
   .action(run(() => import('./commands/checkpoint.js')));
 
 const hook = program.command('hook').description('inspect and maintain a task\'s hook (hook.json and HOOK.md)');
@@ -70,6 +71,22 @@ hook
   .description('rewrite HOOK.md from hook.json')
   .option('--task <id>', 'task id (default: the task of this directory)')
   .action(run(() => import('./commands/hook-regenerate.js')));
+hook
+  .command('install')
+  .description('install git hooks that record checkpoints on commit and push (your own hooks keep running)')
+  .option('--repo <dir>', 'the repository (default: the current directory)')
+  .action(run(() => import('./commands/hook-install.js')));
+hook
+  .command('uninstall')
+  .description('remove atlas\'s git hooks and put back the hooks that were there before')
+  .option('--repo <dir>', 'the repository (default: the current directory)')
+  .action(run(() => import('./commands/hook-uninstall.js')));
+
+program
+  .command('cleanup')
+  .description('delete ended tasks older than their retention (hooks.retention.*), with their clean worktrees')
+  .option('--dry-run', 'change nothing; list what would be removed')
+  .action(run(() => import('./commands/cleanup.js')));
 
 try {
   await program.parseAsync(process.argv);

@@ -49,7 +49,9 @@ async function readYamlFile(path: string, cacheDir: string): Promise<unknown> {
   } catch {
     // No cache yet, or unreadable: parse the file.
   }
-  const { parse } = await import('yaml');
+  // yaml is CommonJS: bundled, its dynamic import yields only a default export.
+  const yaml = (await import('yaml')) as typeof import('yaml') & { default?: typeof import('yaml') };
+  const parse = yaml.parse ?? yaml.default!.parse;
   let data: unknown;
   try {
     data = parse(readFileSync(path, 'utf8')) ?? {};

@@ -1,6 +1,7 @@
 // Runs git directly (execFile). Read paths that must stay fast (checkpoints fired from git hooks,
 // status) use this instead of simple-git, whose load alone costs ~35 ms per invocation.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
 
 export interface GitResult {
@@ -14,6 +15,11 @@ export function runGit(cwd: string, args: string[], options: { allowFailure?: bo
     execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: gitEnv() }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
       if (error && (error as NodeJS.ErrnoException).code === 'ENOENT' && typeof error.code === 'string') {
+        // spawn reports a missing cwd as ENOENT too: say which one is missing.
+        if (!existsSync(cwd)) {
+          reject(new AtlasError(`${cwd} does not exist (a working tree that was moved or removed?)`, { exitCode: EXIT.notFound }));
+          return;
+        }
         reject(new AtlasError('git is not installed or not on PATH', { exitCode: EXIT.failure, hint: 'install git (apt-get install git) and try again' }));
         return;
       }
@@ -26,9 +32,13 @@ export function runGit(cwd: string, args: string[], options: { allowFailure?: bo
   });
 }
 
-/** Git run by atlas inside a hook must not inherit the hook's GIT_DIR/GIT_INDEX_FILE. */
+/**
+ * Git run by atlas inside a hook must not inherit the hook's GIT_DIR/GIT_INDEX_FILE. Optional locks
+ * are off: atlas's `git status` (checkpoints, cleanup) must never rewrite the index, nor hold
+ * index.lock while the user or the agent runs git in the same tree.
+ */
 function gitEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_OPTIONAL_LOCKS: '0' };
   for (const key of ['GIT_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'GIT_PREFIX']) delete env[key];
   return env;
 }

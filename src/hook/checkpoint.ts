@@ -17,6 +17,8 @@ export interface CheckpointInput {
   artifacts?: string[];
   /** Git state already read by the caller. */
   git?: GitState;
+  /** The commit to record instead of HEAD's (a git hook pins the commit it fired for). */
+  commit?: string;
   /** Refuse (TaskEndedError) when the hook is terminal: for checkpoints aimed at "the running task". */
   requireLive?: boolean;
 }
@@ -58,7 +60,8 @@ export async function createCheckpoint(manager: HookManager, input: CheckpointIn
       git_branch: git?.branch ?? task?.branch ?? '',
       git_dirty: git?.dirty ?? false,
     };
-    if (git?.commit) checkpoint.git_commit = git.commit;
+    const commit = input.commit ?? git?.commit;
+    if (commit) checkpoint.git_commit = commit;
     if (input.artifacts && input.artifacts.length > 0) checkpoint.artifacts = input.artifacts;
     if (snapshots.length > 0) checkpoint.files_snapshot = snapshots;
     created = checkpoint;

@@ -1,6 +1,6 @@
 // atlas checkpoint "desc" [--trigger T] [--task ID]
 import type { CheckpointTrigger } from '../../domain/checkpoint.js';
-import { EXIT } from '../../domain/errors.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
 import { createCheckpoint, TaskEndedError } from '../../hook/checkpoint.js';
 import { resolveTask } from '../../hook/resolve-task.js';
 import type { CliContext } from '../context.js';
@@ -8,8 +8,15 @@ import type { CliContext } from '../context.js';
 export default async function checkpoint(
   ctx: CliContext,
   description: string,
-  opts: { trigger: CheckpointTrigger; task?: string; quiet?: boolean },
+  opts: { trigger: CheckpointTrigger; task?: string; quiet?: boolean; commit?: string },
 ): Promise<number> {
+  const commit = opts.commit?.trim().toLowerCase();
+  if (commit !== undefined && !/^[0-9a-f]{4,64}$/.test(commit)) {
+    throw new AtlasError(`--commit expects a commit sha (hex), got "${opts.commit}"`, {
+      exitCode: EXIT.input,
+      hint: 'pass the full sha, e.g. --commit "$(git rev-parse HEAD)"',
+    });
+  }
   const found = resolveTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home });
   if (!found) {
     if (opts.quiet) return EXIT.ok;
@@ -21,7 +28,7 @@ export default async function checkpoint(
   let created;
   try {
     // Without --task the checkpoint is for the running task: one that ended since is not it.
-    created = await createCheckpoint(manager, { description, trigger: opts.trigger, requireLive: !opts.task });
+    created = await createCheckpoint(manager, { description, trigger: opts.trigger, requireLive: !opts.task, ...(commit ? { commit } : {}) });
   } catch (error) {
     if (!(error instanceof TaskEndedError)) throw error;
     if (opts.quiet) return EXIT.ok;

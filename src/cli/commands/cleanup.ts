@@ -1,0 +1,24 @@
+// atlas cleanup [--dry-run]
+import { loadConfig } from '../../config/load.js';
+import { EXIT } from '../../domain/errors.js';
+import type { RetentionMs } from '../../cleanup/retention.js';
+import { cleanupTasks } from '../../cleanup/cleanup.js';
+import { formatCleanupReport } from '../../cleanup/format.js';
+import type { CliContext } from '../context.js';
+
+export default async function cleanup(ctx: CliContext, opts: { dryRun?: boolean }): Promise<number> {
+  const overrides = ctx.overrides();
+  const warned = new Set<string>();
+  // Each task keeps the retention of the repository it came from (its .atlas/config.yaml).
+  const retentionFor = async (repoRoot: string): Promise<RetentionMs> => {
+    const { config, warnings } = await loadConfig({ home: ctx.home, repoRoot, overrides });
+    for (const w of warnings) {
+      if (!warned.has(w)) ctx.out.warn(w);
+      warned.add(w);
+    }
+    return config.hooks.retention;
+  };
+  const report = await cleanupTasks({ home: ctx.home, dryRun: Boolean(opts.dryRun), retentionFor });
+  ctx.out.result(report, () => formatCleanupReport(report));
+  return EXIT.ok;
+}
