@@ -120,8 +120,16 @@ function aiAdvice(r: NonNullable<Hook['recovery']>, input: MarkdownInput): strin
   switch (r.recommended_action) {
     case 'skip_step':
       return `the evidence says ${step} finished its work; do not redo it. Check ${code('git log -3')} and ${code('git status')} agree, then let a person run ${code(`atlas recover --task ${id} --yes`)}.`;
-    case 'retry_from_checkpoint':
+    case 'retry_from_checkpoint': {
+      const crash = lastEvent(hook, 'crash_detected');
+      const since = crash ? hook.history.slice(hook.history.lastIndexOf(crash) + 1) : [];
+      const restored = since.find((e) => e.trigger === 'checkpoint_restored');
+      const saved = since.find((e) => e.trigger === 'work_saved');
+      if (restored) {
+        return `the tree was reset to checkpoint ${code(String(restored.details?.['checkpoint_id'] ?? '?'))}${saved ? ` and the changes made after it are on branch ${code(String(saved.details?.['branch'] ?? '?'))}` : ''}; redo ${step} from there, reusing saved changes where they are right.`;
+      }
       return `recovery will reset the tree to checkpoint ${code(r.last_checkpoint_id ?? '?')} and save later changes on an ${code('atlas/recovery/...')} branch; redo ${step} from that checkpoint, reusing the saved changes where they are right (${code('git diff HEAD <branch>')}).`;
+    }
     case 'manual':
       return `do not guess: ${step} was cut off and atlas cannot tell how far it got. Compare the step's goal with ${code('git status')} and ${code('git diff')}, report what is done and what is missing, and let a person choose the action.`;
     default:
@@ -192,9 +200,13 @@ function whatToDo(input: MarkdownInput): string[] {
     case 'awaiting_human':
       if (entered?.trigger === 'manual_recovery_required') {
         return [
-          `A crash cut off ${hook.current_step ? `step **${cell(hook.current_step.step_name)}**` : 'the task'} and atlas could not tell how far it got${r ? `: ${cell(r.reason, 600)}` : '.'}`,
+          `A crash cut off ${hook.current_step ? `step **${cell(hook.current_step.step_name)}**` : 'the task'} and a person has to decide how to go on.`,
+          ...(r ? ['', `Diagnosis: ${cell(r.reason, 600)}`] : []),
           '',
-          `- **For a person:** inspect the working tree (${code('git status')}, ${code('git diff')}), then run ${code(`atlas recover --task ${id} --action retry_step`)} (run the step again on this tree), ${code('--action skip_step')} (its work is done) or ${code('--action retry_from_checkpoint')} (reset to the last checkpoint; changes are saved on a branch first).`,
+          `- **For a person:** inspect the working tree (${code('git status')}, ${code('git diff')}), then run ${code(`atlas recover --task ${id} --action retry_step`)} (run the step again on this tree) or ${code('--action skip_step')} (its work is done)` +
+            (hook.checkpoints.some((c) => c.git_commit)
+              ? `, or ${code('--action retry_from_checkpoint')} (reset to the last checkpoint; uncommitted changes are saved on a branch first).`
+              : '.'),
           `- **For an AI session:** do not continue the step on your own. Compare its goal with ${code('git status')} and ${code('git diff')}, report what is done and what is missing, and leave the choice to a person.`,
         ];
       }
@@ -230,7 +242,7 @@ function savedWork(input: MarkdownInput): string[] {
     '',
     ...events.map((e) => {
       const branch = String(e.details!['branch']);
-      return `- ${e.timestamp}: branch ${code(branch)} (${e.details?.['files'] ?? '?'} changed paths). Restore the files: ${code(`${tree} checkout ${branch} -- .`)}; see them: ${code(`${tree} diff HEAD ${branch}`)}.`;
+      return `- ${e.timestamp}: branch ${code(branch)} (${e.details?.['files'] ?? '?'} changed path${e.details?.['files'] === 1 ? '' : 's'}). Restore the files: ${code(`${tree} checkout ${branch} -- .`)}; see them: ${code(`${tree} diff HEAD ${branch}`)}.`;
     }),
     '',
   ];

@@ -37,6 +37,8 @@ export interface Diagnosis {
   recovery: RecoveryContext;
   /** Why the owner was judged gone, e.g. "process 4242 is no longer running". */
   livenessReason: string;
+  /** The task's last sign of life before it stopped: its owner's last heartbeat or its last hook change. */
+  lastSeenAt: string;
   /** The owner.json that was replaced, if any. */
   previousOwner?: OwnerRecord;
   position: StepPosition;
@@ -107,6 +109,35 @@ function requireDeadOwner(hook: Hook, liveness: Liveness, now: number, graceMs: 
   return hook.state === 'recovering'
     ? 'an earlier recovery did not finish (no process owns the task)'
     : `no process owns the task and its hook has not changed for ${ago(hook.updated_at, now).replace(/ ago$/, '')}`;
+}
+
+function later(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Date.parse(a) >= Date.parse(b) ? a : b;
+}
+
+/** The last heartbeat or hook change before the crash (or the pause). */
+function lastSeen(hook: Hook): string {
+  const history = hook.history;
+  for (let i = history.length - 1; i > 0; i--) {
+    const e = history[i]!;
+    if (e.trigger === 'crash_detected') {
+      const owner = e.details?.['previous_owner'] as { heartbeat_at?: unknown } | null | undefined;
+      const beat = typeof owner?.heartbeat_at === 'string' ? owner.heartbeat_at : undefined;
+      return later(beat, history[i - 1]!.timestamp) ?? e.timestamp;
+    }
+  }
+  return enteredStateBy(hook) ? [...history].reverse().find((e) => e.to_state === hook.state)!.timestamp : hook.updated_at;
+}
+
+/** Where retry_from_checkpoint returns: the recommended checkpoint when there is one, so what was shown is what is done. */
+function returnPoint(hook: Hook, steps: Task['steps'], recovery: RecoveryContext): StepCheckpoint | undefined {
+  if (recovery.recommended_action === 'retry_from_checkpoint' && recovery.last_checkpoint_id) {
+    const recommended = hook.checkpoints.find((c) => c.checkpoint_id === recovery.last_checkpoint_id && c.git_commit);
+    if (recommended) return recommended;
+  }
+  return checkpointToReturnTo(hook, steps);
 }
 
 function sameAttempt(a: StepPosition, b: StepPosition): boolean {
@@ -200,8 +231,9 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       fresh,
       recovery: recovery!,
       livenessReason,
+      lastSeenAt: lastSeen(hook),
       position: stepPosition(hook, task.steps),
-      checkpoint: checkpointToReturnTo(hook, task.steps),
+      checkpoint: returnPoint(hook, task.steps, recovery!),
       ownership: ownership!,
     };
     if (pausedBy !== undefined) diagnosis.pausedBy = pausedBy;

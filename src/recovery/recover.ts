@@ -54,6 +54,7 @@ export interface DiagnosisSummary {
   fresh: boolean;
   crash_type: RecoveryContext['crash_type'];
   liveness: string;
+  last_seen_at: string;
   previous_owner: { pid: number; host: string; heartbeat_at: string } | null;
   state_before: HookState;
   step: { name: string; index: number; attempt: number; max_attempts: number; started_at: string } | null;
@@ -90,6 +91,7 @@ export function summarizeDiagnosis(d: Diagnosis): DiagnosisSummary {
     fresh: d.fresh,
     crash_type: d.recovery.crash_type,
     liveness: d.livenessReason,
+    last_seen_at: d.lastSeenAt,
     previous_owner: d.previousOwner ? { pid: d.previousOwner.pid, host: d.previousOwner.host, heartbeat_at: d.previousOwner.heartbeat_at } : null,
     state_before: d.recovery.last_known_state,
     step: step ? { name: step.step_name, index: step.step_index, attempt: step.attempt, max_attempts: step.max_attempts, started_at: step.started_at } : null,
@@ -144,10 +146,10 @@ function skipNote(d: Diagnosis, source: RecoveryResult['action_source']): string
 
 function manualMessage(d: Diagnosis): string {
   const id = d.ref.id;
+  const actions = d.checkpoint?.git_commit ? 'retry_step|skip_step|retry_from_checkpoint' : 'retry_step|skip_step';
   return (
     `Task ${id} needs a person: ${d.recovery.reason} ` +
-    `Inspect the working tree (cd ${d.task.worktree}; git status; git diff), then run ` +
-    `\`atlas recover --task ${id} --action retry_step|skip_step|retry_from_checkpoint\`.`
+    `The working tree is ${d.task.worktree}. Once decided, run \`atlas recover --task ${id} --action ${actions}\`.`
   );
 }
 

@@ -68,7 +68,7 @@ export function renderDiagnosis(d: Diagnosis, now = Date.now()): string {
       ? 'stopped by a signal from the terminal or the system'
       : `${d.livenessReason} (crash type: ${r.crash_type})`;
   lines.push(row('What happened', cause));
-  lines.push(row('When', `detected ${r.detected_at}; hook last updated ${d.hook.updated_at} (${ago(d.hook.updated_at, now)})`));
+  lines.push(row('When', `last sign of life ${d.lastSeenAt} (${ago(d.lastSeenAt, now)}); ${d.kind === 'paused' ? 'diagnosed' : 'crash detected'} ${r.detected_at}`));
   lines.push(row('State', `${r.last_known_state}${r.last_known_state !== d.hook.state ? ` (now ${d.hook.state})` : ''}`));
   const pos = d.position;
   if (pos.kind === 'in_step') {
