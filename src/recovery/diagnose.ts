@@ -197,7 +197,8 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       ownership = takeOwnership(ownerPath, options.heartbeat);
       const at = manager.timestamp();
       const details = { liveness: livenessReason, previous_owner: previousOwner ? ownerSummary(previousOwner) : null };
-      const stepName = current.current_step ? { stepName: current.current_step.step_name } : {};
+      // A current_step left over from a finished step is not the step the crash cut off.
+      const stepName = pos.kind === 'in_step' ? { stepName: pos.step.step_name } : {};
       if (current.state === 'awaiting_human') {
         // Not a crash: the hook is not changed; the diagnosis is shown and the chosen action decides.
         const afterManual = current.recovery !== undefined && enteredStateBy(current)?.trigger === 'manual_recovery_required';

@@ -225,7 +225,7 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
     if (action === 'manual') {
       if (d.hook.state === 'recovering') {
         const hook = await manager.transition(
-          { to: 'awaiting_human', trigger: 'manual_recovery_required', ...(d.hook.current_step ? { stepName: d.hook.current_step.step_name } : {}), details: { reason: d.recovery.reason, recommended_action: d.recovery.recommended_action } },
+          { to: 'awaiting_human', trigger: 'manual_recovery_required', ...(d.position.kind === 'in_step' ? { stepName: d.position.step.step_name } : {}), details: { reason: d.recovery.reason, recommended_action: d.recovery.recommended_action } },
         );
         result.state = hook.state;
       }
