@@ -10,9 +10,15 @@ export interface GitResult {
   code: number;
 }
 
-export function runGit(cwd: string, args: string[], options: { allowFailure?: boolean } = {}): Promise<GitResult> {
+export interface RunGitOptions {
+  allowFailure?: boolean;
+  /** Extra environment, applied after the hook variables are cleared (e.g. a temporary GIT_INDEX_FILE). */
+  env?: Record<string, string>;
+}
+
+export function runGit(cwd: string, args: string[], options: RunGitOptions = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: gitEnv() }, (error, stdout, stderr) => {
+    execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...gitEnv(), ...options.env } }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
       if (error && (error as NodeJS.ErrnoException).code === 'ENOENT' && typeof error.code === 'string') {
         // spawn reports a missing cwd as ENOENT too: say which one is missing.

@@ -1,9 +1,10 @@
 // HOOK.md: the recovery brief a person or a fresh AI session reads to carry on. Pure and total:
 // the same hook, task and clock give the same text, and no content can make it throw.
 import { formatDuration } from '../domain/duration.js';
-import type { Hook } from '../domain/hook.js';
+import type { Hook, HookEvent } from '../domain/hook.js';
 import { nextStepIndex } from '../domain/hook.js';
 import { isTerminal } from '../domain/hook-state.js';
+import { stepPosition } from '../domain/recovery-rules.js';
 import type { Task } from '../domain/task.js';
 
 export interface MarkdownInput {
@@ -96,29 +97,101 @@ function currentStep(input: View): string[] {
   return lines;
 }
 
+/** The most recent event with this trigger, if any. */
+function lastEvent(hook: Hook, trigger: string): HookEvent | undefined {
+  for (let i = hook.history.length - 1; i >= 0; i--) if (hook.history[i]!.trigger === trigger) return hook.history[i];
+  return undefined;
+}
+
+/** How the hook entered its current state. */
+function enteredBy(hook: Hook): HookEvent | undefined {
+  return [...hook.history].reverse().find((e) => e.to_state === hook.state && e.from_state !== e.to_state);
+}
+
+const ACTION_EFFECTS: Record<string, string> = {
+  retry_step: 'run the step again on the working tree as it is (an agent step resumes its session with a note)',
+  retry_from_checkpoint: 'save every uncommitted change on an `atlas/recovery/...` branch, reset the tree to the checkpoint\'s commit, run the step again from there',
+  skip_step: 'record the step complete without running it again and go on',
+  manual: 'leave the task waiting for a person (awaiting_human)',
+};
+
+function aiAdvice(r: NonNullable<Hook['recovery']>, input: MarkdownInput): string {
+  const { hook, task } = input;
+  const id = hook.task_id;
+  const pos = stepPosition(hook, task?.steps ?? []);
+  const nextName = pos.kind === 'between' ? task?.steps[pos.next]?.name : undefined;
+  const step =
+    pos.kind === 'in_step' ? `step **${cell(pos.step.step_name)}**` : nextName !== undefined ? `the next step, **${cell(nextName)}**` : 'the next step';
+  switch (r.recommended_action) {
+    case 'skip_step':
+      return `the evidence says ${step} finished its work; do not redo it. Check ${code('git log -3')} and ${code('git status')} agree, then let a person run ${code(`atlas recover --task ${id} --yes`)}.`;
+    case 'retry_from_checkpoint': {
+      const crash = lastEvent(hook, 'crash_detected');
+      const since = crash ? hook.history.slice(hook.history.lastIndexOf(crash) + 1) : [];
+      const restored = since.find((e) => e.trigger === 'checkpoint_restored');
+      const saved = since.find((e) => e.trigger === 'work_saved');
+      if (restored) {
+        return `the tree was reset to checkpoint ${code(String(restored.details?.['checkpoint_id'] ?? '?'))}${saved ? ` and the changes made after it are on branch ${code(String(saved.details?.['branch'] ?? '?'))}` : ''}; redo ${step} from there, reusing saved changes where they are right.`;
+      }
+      return `recovery will reset the tree to checkpoint ${code(r.last_checkpoint_id ?? '?')} and save later changes on an ${code('atlas/recovery/...')} branch; redo ${step} from that checkpoint, reusing the saved changes where they are right (${code('git diff HEAD <branch>')}).`;
+    }
+    case 'manual':
+      return `do not guess: ${step} was cut off and atlas cannot tell how far it got. Compare the step's goal with ${code('git status')} and ${code('git diff')}, report what is done and what is missing, and let a person choose the action.`;
+    default:
+      return pos.kind === 'in_step'
+        ? `${step} will run again on the current tree. Check ${code('git status')} and ${code('git diff')} first, do not redo what is already there, continue from where the last output stops, and record progress with ${code(`atlas checkpoint "what you did" --task ${id}`)}.`
+        : `no step was cut off; the task continues with ${step}. Do not redo finished steps.`;
+  }
+}
+
+function afterRecovery(hook: Hook): string[] {
+  // The current step is running again after a crash when no step finished since the diagnosis.
+  const crash = lastEvent(hook, 'crash_detected');
+  const r = hook.recovery;
+  if (!crash || !r || !hook.current_step) return [];
+  const since = hook.history.slice(hook.history.lastIndexOf(crash) + 1);
+  if (since.some((e) => e.trigger === 'step_complete' || e.trigger === 'step_skipped')) return [];
+  const restored = [...since].reverse().find((e) => e.trigger === 'checkpoint_restored');
+  const saved = [...since].reverse().find((e) => e.trigger === 'work_saved');
+  const lines = [
+    '',
+    `This step is running again after a crash at ${r.detected_at} (${r.crash_type}).` +
+      (restored
+        ? ` The working tree was reset to checkpoint ${code(String(restored.details?.['checkpoint_id'] ?? '?'))}` +
+          (saved ? `; the changes made after it are on branch ${code(String(saved.details?.['branch'] ?? '?'))}.` : '.')
+        : ' The working tree keeps what the interrupted attempt changed: check `git status` and `git diff` before redoing anything.'),
+  ];
+  return lines;
+}
+
 function whatToDo(input: View): string[] {
   const { hook } = input;
   const id = hook.task_id;
   const r = hook.recovery;
   if (r && hook.state === 'recovering') {
+    const crash = lastEvent(hook, 'crash_detected');
+    const why = typeof crash?.details?.['liveness'] === 'string' ? `: ${cell(crash.details['liveness'], 200)}` : '';
+    const pos = stepPosition(hook, input.task?.steps ?? []);
     const lines = [
-      `A crash was detected at ${r.detected_at} (${r.crash_type}). The task was in **${r.last_known_state}**` +
-        (hook.current_step ? ` during step **${cell(hook.current_step.step_name)}**` : '') + '.',
+      `A crash was detected at ${r.detected_at} (${r.crash_type}${why}). The task was in **${r.last_known_state}**` +
+        (pos.kind === 'in_step'
+          ? ` during step **${cell(pos.step.step_name)}** (attempt ${pos.step.attempt}/${pos.step.max_attempts})`
+          : ', between steps') +
+        '.',
     ];
     if (r.was_validating) lines.push(`It was validating${r.validation_cmd ? `: ${code(r.validation_cmd)}` : ''}.`);
-    lines.push(
-      '',
-      `Recommended action: **${r.recommended_action}** — ${cell(r.reason, 400)}`,
-    );
+    lines.push('', `Recommended action: **${r.recommended_action}** — ${cell(r.reason, 600)}`);
     if (r.last_checkpoint_id) lines.push(`Last checkpoint: ${code(r.last_checkpoint_id)}.`);
     if (r.partial_output) lines.push('', 'Output before the crash:', '', block(r.partial_output));
+    lines.push('', 'Actions:', ...Object.entries(ACTION_EFFECTS).map(([a, e]) => `- ${code(a)}: ${e}`));
     lines.push(
       '',
-      `- **For a person:** run ${code(`atlas recover --task ${id}`)} to see the diagnosis and choose; ${code(`atlas recover --task ${id} --yes`)} takes the recommendation.`,
-      `- **For an AI session:** do not redo finished steps. Read the current step and its last output above, check ${code('git status')} in the working tree, then continue the step from where the output stops; record progress with ${code(`atlas checkpoint "what you did" --task ${id}`)}.`,
+      `- **For a person:** run ${code(`atlas recover --task ${id}`)} to see the diagnosis and choose; ${code(`atlas recover --task ${id} --yes`)} takes the recommendation; ${code(`atlas recover --task ${id} --action <action>`)} takes another.`,
+      `- **For an AI session:** ${aiAdvice(r, input)}`,
     );
     return lines;
   }
+  const entered = enteredBy(hook);
   switch (hook.state) {
     case 'initializing':
     case 'step_pending':
@@ -127,10 +200,29 @@ function whatToDo(input: View): string[] {
       return [
         `The task is in progress. If its process is no longer running, run ${code(`atlas recover --task ${id}`)}.`,
         `An AI session helping here should record progress with ${code(`atlas checkpoint "what you did" --task ${id}`)}.`,
+        ...afterRecovery(hook),
       ];
     case 'awaiting_human':
+      if (entered?.trigger === 'manual_recovery_required') {
+        return [
+          `A crash cut off ${hook.current_step ? `step **${cell(hook.current_step.step_name)}**` : 'the task'} and a person has to decide how to go on.`,
+          ...(r ? ['', `Diagnosis: ${cell(r.reason, 600)}`] : []),
+          '',
+          `- **For a person:** inspect the working tree (${code('git status')}, ${code('git diff')}), then run ${code(`atlas recover --task ${id} --action retry_step`)} (run the step again on this tree) or ${code('--action skip_step')} (its work is done)` +
+            (hook.checkpoints.some((c) => c.git_commit)
+              ? `, or ${code('--action retry_from_checkpoint')} (reset to the last checkpoint; uncommitted changes are saved on a branch first).`
+              : '.'),
+          `- **For an AI session:** do not continue the step on your own. Compare its goal with ${code('git status')} and ${code('git diff')}, report what is done and what is missing, and leave the choice to a person.`,
+        ];
+      }
+      if (entered?.trigger === 'interrupted') {
+        return [
+          `The task was interrupted (Ctrl+C or SIGTERM)${hook.current_step ? ` during step **${cell(hook.current_step.step_name)}**` : ''}${entered.details?.['reason'] ? `: ${cell(entered.details['reason'], 200)}` : ''}.`,
+          `Run ${code(`atlas recover --task ${id}`)} to continue it (it shows what was cut off and asks how to go on), or ${code(`atlas abandon --task ${id}`)} to stop.`,
+        ];
+      }
       return [
-        'The task is waiting for a person' + (r ? ` (after a crash: ${cell(r.reason, 300)})` : '') + '.',
+        'The task is waiting for a person' + (entered?.from_state === 'recovering' && r ? ` (after a crash: ${cell(r.reason, 300)})` : '') + '.',
         `Review the working tree, then run ${code(`atlas resume --task ${id}`)} to continue (or ${code(`atlas recover --task ${id}`)} after a crash), or ${code(`atlas abandon --task ${id}`)} to stop.`,
       ];
     case 'recovering':
@@ -142,6 +234,23 @@ function whatToDo(input: View): string[] {
     case 'abandoned':
       return ['The task was abandoned. Nothing to do.'];
   }
+}
+
+function savedWork(input: MarkdownInput): string[] {
+  const events = input.hook.history.filter((e) => e.trigger === 'work_saved' && typeof e.details?.['branch'] === 'string');
+  if (events.length === 0) return [];
+  const tree = input.task ? `git -C ${input.task.worktree}` : 'git';
+  return [
+    '## Saved work',
+    '',
+    'Uncommitted work that recovery saved before resetting the working tree. Nothing in it was deleted.',
+    '',
+    ...events.map((e) => {
+      const branch = String(e.details!['branch']);
+      return `- ${e.timestamp}: branch ${code(branch)} (${e.details?.['files'] ?? '?'} changed path${e.details?.['files'] === 1 ? '' : 's'}). Restore the files: ${code(`${tree} checkout ${branch} -- .`)}; see them: ${code(`${tree} diff HEAD ${branch}`)}.`;
+    }),
+    '',
+  ];
 }
 
 function doNot(input: View): string[] {
@@ -244,6 +353,7 @@ export function renderHookMarkdown(markdownInput: MarkdownInput): string {
     '',
     ...whatToDo(input),
     '',
+    ...savedWork(input),
     '## Do not',
     '',
     ...doNot(input),

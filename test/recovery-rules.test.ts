@@ -1,0 +1,368 @@
+// Unit tests of the pure recovery rules (seed 003 recovery_test scenarios, issue 3 §1-3).
+import { describe, expect, it } from 'vitest';
+import type { StepCheckpoint } from '../src/domain/checkpoint.js';
+import type { Hook } from '../src/domain/hook.js';
+import { newHook, transition } from '../src/domain/hook.js';
+import { HOOK_STATES } from '../src/domain/hook-state.js';
+import type { HookState } from '../src/domain/hook-state.js';
+import { parseHook } from '../src/domain/hook-schema.js';
+import type { ValidationReceipt } from '../src/domain/receipt.js';
+import {
+  checkpointToReturnTo,
+  diagnoseCrash,
+  finishedWorkInHook,
+  isRecoverablePause,
+  judgeCrash,
+  lastKnownState,
+  mayCrash,
+  NO_OWNER_GRACE_MS,
+  stepPosition,
+} from '../src/domain/recovery-rules.js';
+import type { RecoveryInput, StepPosition } from '../src/domain/recovery-rules.js';
+import type { StepContext } from '../src/domain/step-context.js';
+import type { StepDefinition } from '../src/domain/template.js';
+
+const T0 = Date.parse('2026-01-17T14:30:00Z');
+const at = (min: number) => new Date(T0 + min * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const NOW = at(30);
+
+const base = { max_attempts: 3, on_failure: 'fail' as const };
+const STEPS: StepDefinition[] = [
+  { ...base, name: 'analyze', type: 'ai', prompt: 'a' },
+  { ...base, name: 'plan', type: 'ai', prompt: 'p' },
+  { ...base, name: 'implement', type: 'ai', prompt: 'i' },
+  { ...base, name: 'validate', type: 'validation', commands: ['npm test', 'npm run lint'] },
+  { ...base, name: 'commit', type: 'git', action: 'commit' },
+  { ...base, name: 'build', type: 'command', run: ['make'] },
+  { ...base, name: 'generate', type: 'command', run: ['make gen'], idempotent: true },
+  { ...base, name: 'approve', type: 'human', prompt: 'ok?' },
+];
+const idx = (name: string) => STEPS.findIndex((s) => s.name === name);
+
+/** A hook whose steps before `index` completed at minute 1, with step `index` running since minute 10. */
+function running(name: string, extra: Partial<StepContext> = {}, state: HookState = 'step_running'): Hook {
+  const index = idx(name);
+  let h = transition(newHook('task-20260117-143000', 'demo', at(0)), { to: 'step_pending', trigger: 'setup_complete', at: at(0) });
+  for (let i = 0; i < index; i++) {
+    h = transition(h, { to: 'step_running', trigger: 'step_start', at: at(1), stepName: STEPS[i]!.name, details: { step_index: i } });
+    h = transition(h, { to: 'step_pending', trigger: 'step_complete', at: at(1), stepName: STEPS[i]!.name, details: { step_index: i } });
+  }
+  h = transition(h, { to: 'step_running', trigger: 'step_start', at: at(10), stepName: name, details: { step_index: index } });
+  if (state === 'step_validating') h = transition(h, { to: 'step_validating', trigger: 'validation_start', at: at(12) });
+  return { ...h, current_step: { step_name: name, step_index: index, started_at: at(10), attempt: 1, max_attempts: 3, ...extra } };
+}
+
+function between(completed: number): Hook {
+  const h = running(STEPS[completed - 1]!.name);
+  return transition(h, { to: 'step_pending', trigger: 'step_complete', at: at(11), stepName: STEPS[completed - 1]!.name, details: { step_index: completed - 1 } });
+}
+
+function ckpt(over: Partial<StepCheckpoint> & Pick<StepCheckpoint, 'step_index' | 'created_at'>): StepCheckpoint {
+  return {
+    checkpoint_id: 'ckpt-a1b2c3d4',
+    step_name: STEPS[over.step_index]!.name,
+    description: 'Added nil check for config.Server field',
+    trigger: 'git_commit',
+    git_branch: 'fix/null',
+    git_commit: 'abc123def456abc123def456abc123def456abcd',
+    git_dirty: false,
+    ...over,
+  };
+}
+
+function receipt(over: Partial<ValidationReceipt>): ValidationReceipt {
+  return {
+    receipt_id: 'rcpt-00000001',
+    step_name: 'validate',
+    command: 'npm test',
+    exit_code: 0,
+    started_at: at(13),
+    completed_at: at(14),
+    duration: '12.3s',
+    stdout_hash: 'a'.repeat(64),
+    stderr_hash: 'b'.repeat(64),
+    key_path: "m/44'/236'/0'/0/0",
+    signature: '3045022100',
+    ...over,
+  };
+}
+
+function diagnose(hook: Hook, over: Partial<RecoveryInput> = {}) {
+  return diagnoseCrash({ hook, steps: STEPS, liveness: 'gone', now: NOW, ...over });
+}
+
+function inStep(hook: Hook): Extract<StepPosition, { kind: 'in_step' }> {
+  const pos = stepPosition(hook, STEPS);
+  if (pos.kind !== 'in_step') throw new Error('expected in_step');
+  return pos;
+}
+
+describe('crash detection (judgeCrash)', () => {
+  const now = T0 + 60 * 60_000;
+  const old = at(0);
+  const recent = new Date(now - 2_000).toISOString();
+
+  it('never judges a terminal hook crashed, whatever the owner', () => {
+    for (const state of ['completed', 'failed', 'abandoned'] as const) {
+      for (const liveness of ['gone', 'stale', 'none', 'alive'] as const) {
+        expect(judgeCrash({ state, updatedAt: old, liveness, now })).toEqual({ crashed: false, why: 'ended' });
+      }
+    }
+  });
+
+  it('never judges awaiting_human crashed: it waits for a person', () => {
+    for (const liveness of ['gone', 'stale', 'none'] as const) {
+      expect(judgeCrash({ state: 'awaiting_human', updatedAt: old, liveness, now })).toEqual({ crashed: false, why: 'waiting' });
+    }
+  });
+
+  it('a live owner (or one beating from another host) is running, however old the hook', () => {
+    expect(judgeCrash({ state: 'step_running', updatedAt: old, liveness: 'alive', now })).toEqual({ crashed: false, why: 'running' });
+    expect(judgeCrash({ state: 'step_running', updatedAt: old, liveness: 'remote', now })).toEqual({ crashed: false, why: 'running' });
+  });
+
+  it('owner gone → signal; heartbeat stale → timeout, in every state that can crash', () => {
+    const crashable = HOOK_STATES.filter(mayCrash);
+    expect(crashable).toEqual(['initializing', 'step_pending', 'step_running', 'step_validating', 'recovering']);
+    for (const state of crashable) {
+      expect(judgeCrash({ state, updatedAt: recent, liveness: 'gone', now })).toEqual({ crashed: true, crashType: 'signal', verdict: 'gone' });
+      expect(judgeCrash({ state, updatedAt: recent, liveness: 'stale', now })).toEqual({ crashed: true, crashType: 'timeout', verdict: 'stale' });
+    }
+  });
+
+  it('no owner.json → unknown, but only once the hook is older than the grace period', () => {
+    expect(judgeCrash({ state: 'step_running', updatedAt: old, liveness: 'none', now })).toEqual({ crashed: true, crashType: 'unknown', verdict: 'none' });
+    expect(judgeCrash({ state: 'initializing', updatedAt: recent, liveness: 'none', now })).toEqual({ crashed: false, why: 'starting' });
+    const edge = new Date(now - NO_OWNER_GRACE_MS).toISOString();
+    expect(judgeCrash({ state: 'step_pending', updatedAt: edge, liveness: 'none', now }).crashed).toBe(false);
+    const past = new Date(now - NO_OWNER_GRACE_MS - 1000).toISOString();
+    expect(judgeCrash({ state: 'step_pending', updatedAt: past, liveness: 'none', now }).crashed).toBe(true);
+    expect(judgeCrash({ state: 'step_pending', updatedAt: recent, liveness: 'none', now, graceMs: 1000 }).crashed).toBe(true);
+  });
+
+  it('a recovering hook without an owner is an unfinished recovery, with no grace', () => {
+    expect(judgeCrash({ state: 'recovering', updatedAt: recent, liveness: 'none', now })).toEqual({ crashed: true, crashType: 'unknown', verdict: 'none' });
+  });
+});
+
+describe('recommendation (diagnoseCrash)', () => {
+  it('idempotent steps (analyze, plan, validation, marked) → retry_step', () => {
+    for (const name of ['analyze', 'plan', 'validate', 'generate']) {
+      const r = diagnose(running(name));
+      expect(r.recommended_action, name).toBe('retry_step');
+      expect(r.reason).toContain('idempotent');
+    }
+    expect(diagnose(running('generate')).reason).toContain('template marks it idempotent');
+    expect(diagnose(running('validate')).reason).toContain('validates');
+  });
+
+  it('a step named like analysis but marked idempotent: false is not retried blindly', () => {
+    const steps = STEPS.map((s) => (s.name === 'analyze' ? { ...s, idempotent: false } : s));
+    expect(diagnoseCrash({ hook: running('analyze'), steps, liveness: 'gone', now: NOW }).recommended_action).toBe('manual');
+  });
+
+  it('non-idempotent steps (implement, a command, a commit) cut off with no checkpoint → manual', () => {
+    for (const name of ['implement', 'build', 'commit']) {
+      const r = diagnose(running(name));
+      expect(r.recommended_action, name).toBe('manual');
+      expect(r.reason).toContain('no checkpoint since it started');
+      expect(r.reason).toContain('git status');
+    }
+  });
+
+  it('a recent clean checkpoint of the step with a commit → retry_from_checkpoint, naming it', () => {
+    const c = ckpt({ step_index: idx('implement'), created_at: at(15) });
+    const r = diagnose({ ...running('implement'), checkpoints: [c] });
+    expect(r.recommended_action).toBe('retry_from_checkpoint');
+    expect(r.last_checkpoint_id).toBe(c.checkpoint_id);
+    expect(r.reason).toContain('abc123def456');
+    expect(r.reason).toContain('atlas/recovery/');
+  });
+
+  it('the newest qualifying checkpoint wins', () => {
+    const a = ckpt({ checkpoint_id: 'ckpt-00000001', step_index: idx('implement'), created_at: at(12) });
+    const b = ckpt({ checkpoint_id: 'ckpt-00000002', step_index: idx('implement'), created_at: at(14), git_commit: 'fed'.padEnd(40, '0') });
+    const dirty = ckpt({ checkpoint_id: 'ckpt-00000003', step_index: idx('implement'), created_at: at(16), git_dirty: true });
+    expect(diagnose({ ...running('implement'), checkpoints: [a, b, dirty] }).last_checkpoint_id).toBe('ckpt-00000002');
+  });
+
+  it('checkpoints that cannot bring the step back do not count: before the start, dirty, no commit, another step', () => {
+    const i = idx('implement');
+    const cases: [string, StepCheckpoint][] = [
+      ['before start', ckpt({ step_index: i, created_at: at(5) })],
+      ['dirty', ckpt({ step_index: i, created_at: at(15), git_dirty: true })],
+      ['no commit', (() => { const c = ckpt({ step_index: i, created_at: at(15) }); delete c.git_commit; return c; })()],
+      ['other step', ckpt({ step_index: idx('plan'), created_at: at(15) })],
+    ];
+    for (const [label, c] of cases) {
+      const r = diagnose({ ...running('implement'), checkpoints: [c] });
+      expect(r.recommended_action, label).toBe('manual');
+    }
+    const dirty = diagnose({ ...running('implement'), checkpoints: [cases[1]![1]] });
+    expect(dirty.reason).toContain('uncommitted changes');
+  });
+
+  it('a checkpoint of an earlier attempt does not count for the current attempt', () => {
+    const hook = running('implement', { attempt: 2, started_at: at(20) });
+    const c = ckpt({ step_index: idx('implement'), created_at: at(15) });
+    expect(diagnose({ ...hook, checkpoints: [c] }).recommended_action).toBe('manual');
+  });
+
+  it('idempotent steps prefer retry_step over a checkpoint: they need no reset', () => {
+    const c = ckpt({ step_index: idx('analyze'), created_at: at(15) });
+    const r = diagnose({ ...running('analyze'), checkpoints: [c] });
+    expect(r.recommended_action).toBe('retry_step');
+    expect(r.last_checkpoint_id).toBe(c.checkpoint_id);
+  });
+
+  it('finished work beats everything else → skip_step with the evidence', () => {
+    const c = ckpt({ step_index: idx('implement'), created_at: at(15) });
+    const r = diagnose({ ...running('implement'), checkpoints: [c] }, { finishedWork: { evidence: 'commit 1a2b3c was made at 14:50' } });
+    expect(r.recommended_action).toBe('skip_step');
+    expect(r.reason).toContain('commit 1a2b3c');
+    expect(r.reason).toContain('moves on to "validate"');
+    expect(diagnose(running('approve'), { finishedWork: { evidence: 'x' } }).reason).toContain('finishes the task');
+  });
+
+  it('a step on its last attempt → manual: a retry would fail the task', () => {
+    for (const name of ['analyze', 'implement']) {
+      const r = diagnose({ ...running(name, { attempt: 3, max_attempts: 3 }), checkpoints: [ckpt({ step_index: idx(name), created_at: at(15) })] });
+      expect(r.recommended_action, name).toBe('manual');
+      expect(r.reason).toContain('last attempt (attempt 3/3)');
+    }
+    expect(diagnose(running('implement', { attempt: 3, max_attempts: 3 }), { finishedWork: { evidence: 'e' } }).recommended_action).toBe('skip_step');
+  });
+
+  it('a human approval step → retry_step (asking again is safe)', () => {
+    expect(diagnose(running('approve')).recommended_action).toBe('retry_step');
+  });
+
+  it('between steps → retry_step that continues with the next step (never skip_step)', () => {
+    const r = diagnose(between(2));
+    expect(r.recommended_action).toBe('retry_step');
+    expect(r.reason).toContain('between steps after "plan" completed');
+    expect(r.reason).toContain('next step, "implement"');
+    expect(r.was_validating).toBe(false);
+    expect(r.partial_output).toBeUndefined();
+  });
+
+  it('crashed in initializing → continue with the first step', () => {
+    const hook = newHook('task-20260117-143000', 'demo', at(0));
+    const r = diagnose(hook, { liveness: 'none' });
+    expect(r).toMatchObject({ recommended_action: 'retry_step', last_known_state: 'initializing', crash_type: 'unknown' });
+    expect(r.reason).toContain('"analyze"');
+  });
+
+  it('every step done, crashed before completing → continue completes it', () => {
+    expect(diagnose(between(STEPS.length)).reason).toContain('every step done');
+  });
+
+  it('a current_step already recorded complete is not a running step', () => {
+    const h = running('plan');
+    const done = { ...transition(h, { to: 'step_pending', trigger: 'step_complete', at: at(11), details: { step_index: idx('plan') } }), state: 'step_running' as const };
+    expect(stepPosition(done, STEPS)).toEqual({ kind: 'between', next: idx('plan') + 1 });
+  });
+
+  it('a missing working tree → manual', () => {
+    const r = diagnose(running('analyze'), { worktreePresent: false });
+    expect(r.recommended_action).toBe('manual');
+    expect(r.reason).toContain('working tree is missing');
+  });
+
+  it('each crash type comes from the liveness verdict', () => {
+    expect(diagnose(running('analyze'), { liveness: 'gone' }).crash_type).toBe('signal');
+    expect(diagnose(running('analyze'), { liveness: 'stale' }).crash_type).toBe('timeout');
+    expect(diagnose(running('analyze'), { liveness: 'none' }).crash_type).toBe('unknown');
+  });
+
+  it('fills the whole context on detection (validating, command, partial output ≤ 500, checkpoint)', () => {
+    const long = 'x'.repeat(600) + 'THE END';
+    const c = ckpt({ step_index: idx('analyze'), created_at: at(2) });
+    const hook = { ...running('validate', { working_on: 'npm run lint', last_output: long }, 'step_validating'), checkpoints: [c] };
+    const r = diagnose(hook);
+    expect(r).toMatchObject({
+      detected_at: NOW,
+      crash_type: 'signal',
+      last_known_state: 'step_validating',
+      was_validating: true,
+      validation_cmd: 'npm run lint',
+      recommended_action: 'retry_step',
+      last_checkpoint_id: c.checkpoint_id,
+    });
+    expect(r.partial_output).toHaveLength(500);
+    expect(r.partial_output!.endsWith('THE END')).toBe(true);
+    expect(r.reason.length).toBeGreaterThan(20);
+    // The context is valid hook.json content.
+    const parsed = parseHook(JSON.parse(JSON.stringify({ ...hook, state: 'recovering', recovery: r })));
+    expect(parsed.recovery).toEqual(r);
+  });
+
+  it('validation_cmd is only set while validating', () => {
+    const r = diagnose(running('implement', { working_on: 'adding nil checks', last_output: 'done with Server' }));
+    expect(r.was_validating).toBe(false);
+    expect(r.validation_cmd).toBeUndefined();
+    expect(r.partial_output).toBe('done with Server');
+  });
+});
+
+describe('finished work found in the hook', () => {
+  it('a step_complete checkpoint of this attempt proves the step finished', () => {
+    const hook = { ...running('implement'), checkpoints: [ckpt({ step_index: idx('implement'), created_at: at(20), trigger: 'step_complete', checkpoint_id: 'ckpt-deadbeef' })] };
+    expect(finishedWorkInHook(hook, inStep(hook))?.evidence).toContain('ckpt-deadbeef');
+    const older = { ...running('implement'), checkpoints: [ckpt({ step_index: idx('implement'), created_at: at(5), trigger: 'step_complete' })] };
+    expect(finishedWorkInHook(older, inStep(older))).toBeUndefined();
+  });
+
+  it('a validation step finished when every command has a passing receipt since the step started', () => {
+    const hook = running('validate');
+    const pass = { ...hook, receipts: [receipt({}), receipt({ receipt_id: 'rcpt-00000002', command: 'npm run lint' })] };
+    expect(finishedWorkInHook(pass, inStep(pass))?.evidence).toContain('all 2 validation commands passed');
+    const oneFailed = { ...hook, receipts: [receipt({}), receipt({ receipt_id: 'rcpt-00000002', command: 'npm run lint', exit_code: 1 })] };
+    expect(finishedWorkInHook(oneFailed, inStep(oneFailed))).toBeUndefined();
+    const missing = { ...hook, receipts: [receipt({})] };
+    expect(finishedWorkInHook(missing, inStep(missing))).toBeUndefined();
+    const beforeStart = { ...hook, receipts: [receipt({ started_at: at(5) }), receipt({ receipt_id: 'rcpt-00000002', command: 'npm run lint' })] };
+    expect(finishedWorkInHook(beforeStart, inStep(beforeStart))).toBeUndefined();
+    const failedThenPassed = { ...hook, receipts: [receipt({ exit_code: 2 }), receipt({ receipt_id: 'rcpt-00000003' }), receipt({ receipt_id: 'rcpt-00000002', command: 'npm run lint' })] };
+    expect(finishedWorkInHook(failedThenPassed, inStep(failedThenPassed))).toBeDefined();
+  });
+
+  it('a validation step with no commands of its own uses the configured ones; unknown commands prove nothing', () => {
+    const steps = STEPS.map((s) => (s.type === 'validation' ? { ...s, commands: [] } : s));
+    const hook = { ...running('validate'), receipts: [receipt({ command: 'make check' })] };
+    const pos = stepPosition(hook, steps) as Extract<StepPosition, { kind: 'in_step' }>;
+    expect(finishedWorkInHook(hook, pos)).toBeUndefined();
+    expect(finishedWorkInHook(hook, pos, ['make check'])?.evidence).toContain('rcpt-00000001');
+  });
+});
+
+describe('paused hooks and checkpoints to return to', () => {
+  it('an interrupted hook is a recoverable pause whose last known state is the step it left', () => {
+    const h = transition(running('implement'), { to: 'awaiting_human', trigger: 'interrupted', at: at(20), details: { reason: 'SIGINT' } });
+    expect(isRecoverablePause(h)).toBe(true);
+    expect(lastKnownState(h)).toBe('step_running');
+    expect(stepPosition(h, STEPS).kind).toBe('in_step');
+    const approval = transition(running('approve'), { to: 'awaiting_human', trigger: 'approval_requested', at: at(20) });
+    expect(isRecoverablePause(approval)).toBe(false);
+  });
+
+  it('after a manual recovery the last known state is the one before the crash', () => {
+    let h: Hook = transition(running('implement'), { to: 'recovering', trigger: 'crash_detected', at: at(20) });
+    h = { ...h, recovery: diagnose(running('implement')) };
+    h = transition(h, { to: 'awaiting_human', trigger: 'manual_recovery_required', at: at(21) });
+    expect(isRecoverablePause(h)).toBe(true);
+    expect(lastKnownState(h)).toBe('step_running');
+  });
+
+  it('an explicit retry_from_checkpoint returns to the step\'s checkpoint, else the newest clean one, else any with a commit', () => {
+    const own = ckpt({ checkpoint_id: 'ckpt-00000001', step_index: idx('implement'), created_at: at(15) });
+    const earlier = ckpt({ checkpoint_id: 'ckpt-00000002', step_index: idx('plan'), created_at: at(2) });
+    const dirty = ckpt({ checkpoint_id: 'ckpt-00000003', step_index: idx('implement'), created_at: at(16), git_dirty: true });
+    const hook = running('implement');
+    expect(checkpointToReturnTo({ ...hook, checkpoints: [earlier, own, dirty] }, STEPS)?.checkpoint_id).toBe('ckpt-00000001');
+    expect(checkpointToReturnTo({ ...hook, checkpoints: [earlier, dirty] }, STEPS)?.checkpoint_id).toBe('ckpt-00000002');
+    expect(checkpointToReturnTo({ ...hook, checkpoints: [dirty] }, STEPS)?.checkpoint_id).toBe('ckpt-00000003');
+    expect(checkpointToReturnTo({ ...hook, checkpoints: [earlier, dirty] }, STEPS, 'ckpt-00000003')?.checkpoint_id).toBe('ckpt-00000003');
+    expect(checkpointToReturnTo({ ...hook, checkpoints: [] }, STEPS)).toBeUndefined();
+  });
+});
