@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
+import { yamlLib } from './yaml-lib.js';
 import { homePaths } from '../store/paths.js';
 import type { Config, Leaf } from './schema.js';
 import { coerce, LEAF_BY_KEY, LEAVES } from './schema.js';
@@ -49,7 +50,7 @@ async function readYamlFile(path: string, cacheDir: string): Promise<unknown> {
   } catch {
     // No cache yet, or unreadable: parse the file.
   }
-  const { parse } = await import('yaml');
+  const { parse } = await yamlLib();
   let data: unknown;
   try {
     data = parse(readFileSync(path, 'utf8')) ?? {};
