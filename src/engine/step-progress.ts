@@ -25,11 +25,20 @@ export class StepProgress {
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
-  setWorkingOn(text: string): void {
+  /**
+   * `now`: write at once rather than within the interval (e.g. the validation command about to
+   * run, which recovery reads to tell what was validating when a crash came).
+   */
+  setWorkingOn(text: string, options: { now?: boolean } = {}): void {
     const line = text.replace(/\s+/g, ' ').trim().slice(0, 200);
     if (line.length === 0 || line === this.workingOn) return;
     this.workingOn = line;
-    this.changed();
+    if (options.now) {
+      this.dirty = true;
+      void this.flush();
+    } else {
+      this.changed();
+    }
   }
 
   addFiles(paths: readonly string[]): void {

@@ -10,6 +10,11 @@ const TICK_MS = 100;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]/g;
 
+/** Whole seconds while it ticks: steadier to read than milliseconds. */
+function elapsed(ms: number): string {
+  return ms < 60_000 ? `${Math.floor(ms / 1000)}s` : formatDuration(ms);
+}
+
 interface Styles {
   dim(text: string): string;
   green(text: string): string;
@@ -45,9 +50,9 @@ export class TtyReporter implements Reporter {
   private statusLine(): { head: string; tail: string } {
     if (!this.step) return { head: '', tail: '' };
     const { index, name, attempt, maxAttempts, started } = this.step;
-    const width = Math.max(20, (this.stream.columns ?? 80) - 1);
+    const width = Math.max(20, (this.stream.columns || 80) - 1);
     let head = `${SPINNER[this.frame % SPINNER.length]} [${index + 1}/${this.total}] ${name}`;
-    const info = [...(maxAttempts > 1 || attempt > 1 ? [`attempt ${attempt}/${maxAttempts}`] : []), formatDuration(Date.now() - started)];
+    const info = [...(maxAttempts > 1 || attempt > 1 ? [`attempt ${attempt}/${maxAttempts}`] : []), elapsed(Date.now() - started)];
     if (head.length > width) head = head.slice(0, width);
     let tail = ` · ${info.join(' · ')}`;
     const latest = this.latest.replace(CONTROL, '').trim();

@@ -46,7 +46,7 @@ export async function runCommandStep(ctx: StepRunContext<CommandStep>): Promise<
   const deadline = ctx.step.timeout_ms !== undefined ? Date.now() + ctx.step.timeout_ms : undefined;
   for (const [i, raw] of ctx.step.run.entries()) {
     const command = raw;
-    ctx.progress.setWorkingOn(`running ${command}`);
+    ctx.progress.setWorkingOn(`running ${command}`, { now: true });
     ctx.reporter.note(`$ ${command}`);
     const timeoutMs = deadline !== undefined ? Math.max(1, deadline - Date.now()) : undefined;
     const result = await runStreamed(ctx, command, { timeoutMs });

@@ -26,7 +26,7 @@ export async function runValidationStep(ctx: StepRunContext<ValidationStep>): Pr
   const artifacts: string[] = [];
   for (const [i, command] of commands.entries()) {
     const n = i + 1;
-    ctx.progress.setWorkingOn(`validating: ${command}`);
+    ctx.progress.setWorkingOn(command, { now: true });
     ctx.reporter.note(`$ ${command}`);
     const startedAt = new Date();
     const result = await runStreamed(ctx, command, { timeoutMs, capture: true });
