@@ -107,3 +107,34 @@ describe('atlas start check', () => {
     expect(text.stdout).toMatch(/second check/);
   });
 });
+
+describe('setup and inspection commands', () => {
+  it('init sets up ATLAS_HOME once; config list shows values and sources; templates list and show', async () => {
+    sb = sandbox({ '.atlas/config.yaml': 'ai:\n  model: repo-model\n' });
+    const first = await atlas(sb, ['init']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`created ${join(sb.home, 'config.yaml')}`);
+    const again = await atlas(sb, ['init', '--json']);
+    expect(JSON.parse(again.stdout)).toEqual({ home: sb.home, created: [] });
+
+    const config = await atlas(sb, ['config', 'list', '--json', '-c', 'git.push=true'], { env: { ATLAS_HOOKS_STALE_THRESHOLD: '10m' } });
+    const settings = Object.fromEntries(JSON.parse(config.stdout).settings.map((s: any) => [s.key, s]));
+    expect(settings['ai.model']).toMatchObject({ value: 'repo-model', source: join(sb.repo, '.atlas', 'config.yaml') });
+    expect(settings['git.push']).toMatchObject({ value: true, source: 'command line' });
+    expect(settings['hooks.stale_threshold']).toMatchObject({ value: 600_000, source: 'environment', env: 'ATLAS_HOOKS_STALE_THRESHOLD' });
+    expect(settings['hooks.max_checkpoints']).toMatchObject({ value: 50, source: 'default' });
+
+    writeFiles(sb.repo, { '.atlas/templates/bugfix.yaml': 'steps:\n  - name: x\n    type: command\n    run: "true"\n' });
+    const list = await atlas(sb, ['templates', 'list', '--json']);
+    expect(list.code).toBe(0);
+    const templates = JSON.parse(list.stdout).templates.map((t: any) => `${t.name}:${t.origin}:${t.shadowed}`);
+    expect(templates).toEqual(['bugfix:repo:false', 'bugfix:builtin:true', 'check:builtin:false', 'feature:builtin:false']);
+    const show = await atlas(sb, ['templates', 'show', 'feature']);
+    expect(show.stdout).toContain('4. review (human)');
+
+    writeFiles(sb.repo, { '.atlas/templates/broken.yaml': 'steps:\n  - name: x\n    type: ai\n' });
+    const broken = await atlas(sb, ['start', 'broken', 'x']);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain(`${join(sb.repo, '.atlas', 'templates', 'broken.yaml')}: step 1 "x": field "prompt": is required`);
+  });
+});

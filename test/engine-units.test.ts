@@ -60,6 +60,9 @@ describe('Claude Code stream-json', () => {
     const ai = { agent: 'claude' as const, command: '', model: 'opus', permission_mode: 'acceptEdits', timeout: 1 };
     expect(claudeArgs({ prompt: 'do it', ai })).toEqual(['-p', 'do it', '--output-format', 'stream-json', '--verbose', '--model', 'opus', '--permission-mode', 'acceptEdits']);
     expect(claudeArgs({ prompt: 'go on', resumeSessionId: 's1', ai: { ...ai, model: '', permission_mode: '' } })).toEqual(['--resume', 's1', '-p', 'go on', '--output-format', 'stream-json', '--verbose']);
+    // a leading dash would read as an option; a long prompt goes on stdin
+    expect(claudeArgs({ prompt: '--approve this', ai })[1]).toBe(' --approve this');
+    expect(claudeArgs({ prompt: 'x', ai }, { promptOnStdin: true }).slice(0, 2)).toEqual(['-p', '--output-format']);
   });
 
   it('shell-quotes the prompt for {prompt}', () => {

@@ -10,8 +10,17 @@ import { assertAgentConfigured } from './configured.js';
 import { findExecutable } from './find-executable.js';
 import type { AgentRunInput, AgentRunResult } from './types.js';
 
-export function claudeArgs(input: Pick<AgentRunInput, 'prompt' | 'resumeSessionId' | 'ai'>): string[] {
-  const args = input.resumeSessionId ? ['--resume', input.resumeSessionId, '-p', input.prompt] : ['-p', input.prompt];
+/** Prompts longer than this go to claude on stdin: one argument may not exceed 128 KiB on Linux. */
+export const MAX_PROMPT_ARG_BYTES = 100_000;
+
+/** The prompt as an argument: a leading "-" would be read as an option, so it gets a space. */
+function promptArg(prompt: string): string {
+  return prompt.startsWith('-') ? ` ${prompt}` : prompt;
+}
+
+export function claudeArgs(input: Pick<AgentRunInput, 'prompt' | 'resumeSessionId' | 'ai'>, options: { promptOnStdin?: boolean } = {}): string[] {
+  const print = options.promptOnStdin ? ['-p'] : ['-p', promptArg(input.prompt)];
+  const args = input.resumeSessionId ? ['--resume', input.resumeSessionId, ...print] : print;
   args.push('--output-format', 'stream-json', '--verbose');
   if (input.ai.model) args.push('--model', input.ai.model);
   if (input.ai.permission_mode) args.push('--permission-mode', input.ai.permission_mode);
@@ -55,9 +64,11 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
     }
   };
 
+  const promptOnStdin = Buffer.byteLength(input.prompt) > MAX_PROMPT_ARG_BYTES;
   const run = await runProcess({
     command: claude,
-    args: claudeArgs(input),
+    args: claudeArgs(input, { promptOnStdin }),
+    ...(promptOnStdin ? { input: input.prompt } : {}),
     cwd: input.cwd,
     env: input.env,
     timeoutMs: input.timeoutMs,

@@ -2,6 +2,7 @@
 // steps in order and returns the outcome. Start, resume and recover all enter here.
 // While it runs the task has a live owner (owner.json + heartbeat), Ctrl+C/SIGTERM stop the
 // step's processes and park the hook in awaiting_human, and every state change is in history.
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
@@ -128,6 +129,12 @@ class TaskRun implements RunState {
   async run(entry: EntryDirective): Promise<TaskOutcome> {
     const hook = this.manager.read();
     assertEntry(entry, hook, this.task);
+    if (entry.kind !== 'reject' && !existsSync(this.task.worktree)) {
+      throw new AtlasError(`the working tree of task ${this.task.id} is missing: ${this.task.worktree}`, {
+        exitCode: EXIT.failure,
+        hint: `restore it (git -C ${this.task.repo_root} worktree add ${this.task.worktree} ${this.task.branch}), or run atlas abandon --task ${this.task.id}`,
+      });
+    }
     const index = targetStep(hook);
     switch (entry.kind) {
       case 'start':

@@ -46,7 +46,7 @@ export default async function resume(
   }
   const config = await ctx.config(task.repo_root);
   const reporter = createReporter({ json: ctx.out.json });
-  reporter.note(`resuming ${task.id}: ${plan.what}`);
+  process.stderr.write(`atlas: resuming ${task.id}: ${plan.what}\n`);
   const outcome = await runTask({ ref, config, reporter, interactive, entry: plan.entry, ...(await runSeams(ctx, config)) });
   reporter.close();
   if (ctx.out.json) {
