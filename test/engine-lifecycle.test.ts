@@ -148,3 +148,20 @@ setInterval(() => {}, 1000);
     expect(after.history.at(-5).details).toEqual({ step_index: 0, attempt: 2 });
   });
 });
+
+describe('task worktrees', () => {
+  it('link the main checkout\'s ignored node_modules, so commands can use installed dependencies, and never commit it', async () => {
+    sb = sandbox({
+      '.gitignore': 'node_modules/\n',
+      '.atlas/templates/deps.yaml': 'steps:\n  - name: use\n    type: command\n    run: node -e "console.log(require(\'dep\'))"\n  - name: commit\n    type: git\n    action: commit\n',
+    });
+    writeFiles(sb.repo, { 'node_modules/dep/index.js': "module.exports = 'dependency found';\n" });
+    const result = await atlas(sb, ['start', 'deps', 'use deps']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('dependency found');
+    expect(result.stderr).toContain("linked node_modules from");
+    const { task, hook } = onlyTask(sb);
+    expect(hook.history.find((e: any) => e.step_name === 'commit' && e.trigger === 'step_complete').details.committed).toBe(false);
+    expect(git(task.worktree, 'status', '--porcelain')).toBe('');
+  });
+});

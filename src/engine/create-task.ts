@@ -20,6 +20,7 @@ import { allocateTaskIndex } from '../store/task-index.js';
 import type { TaskRef } from '../store/task-store.js';
 import { claimTaskDir, saveWorkspace, updateTask, writeTask } from '../store/task-store.js';
 import { resolveValidationCommands } from '../templates/detect-validation.js';
+import { linkDependencyFolders } from './link-dependencies.js';
 
 export interface CreateTaskOptions {
   home: string;
@@ -33,6 +34,7 @@ export interface CreateTaskOptions {
   inPlace?: boolean | undefined;
   now?: Date;
   warn?: (text: string) => void;
+  note?: (text: string) => void;
 }
 
 export interface CreatedTask {
@@ -163,6 +165,8 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
         cause: error,
       });
     }
+    const linked = await linkDependencyFolders(repoRoot, worktree);
+    if (linked.length > 0) options.note?.(`linked ${linked.join(', ')} from ${repoRoot} into the task's worktree`);
   }
   return { ref, task, workspace };
 }

@@ -12,6 +12,7 @@ import { InvalidTransitionError, isTerminal } from '../domain/hook-state.js';
 import type { Task } from '../domain/task.js';
 import { HookManager } from '../hook/manager.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
+import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import { readTask, updateTask } from '../store/task-store.js';
 import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
@@ -179,10 +180,13 @@ class TaskRun implements RunState {
 export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
   const files = taskFiles(options.ref.dir);
   const task = readTask(options.ref.dir);
-  assertNotRunningElsewhere(files.owner, task);
-  const heartbeat = startHeartbeat(files.owner, {
-    heartbeatIntervalMs: options.config.hooks.heartbeat_interval,
-    staleThresholdMs: options.config.hooks.stale_threshold,
+  // Check and claim under one lock: two `atlas resume` racing cannot both run the task.
+  const heartbeat = await withLock(files.owner, () => {
+    assertNotRunningElsewhere(files.owner, task);
+    return startHeartbeat(files.owner, {
+      heartbeatIntervalMs: options.config.hooks.heartbeat_interval,
+      staleThresholdMs: options.config.hooks.stale_threshold,
+    });
   });
   const run = new TaskRun(options, task, () => {
     // Second Ctrl+C: leave now. The hook may still say step_running; `atlas recover` sorts it out.

@@ -36,6 +36,7 @@ export default async function start(ctx: CliContext, templateName: string, descr
     workspace: opts.workspace,
     inPlace: opts.inPlace,
     warn: (text) => ctx.out.warn(text),
+    note: (text) => process.stderr.write(`atlas: ${text}\n`),
   });
   const reporter = createReporter({ json: ctx.out.json });
   const outcome = await runTask({
