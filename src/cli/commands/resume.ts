@@ -8,9 +8,9 @@ import { checkLiveness, readOwner } from '../../liveness/owner.js';
 import { readHookFile } from '../../store/hook-file.js';
 import { taskFiles } from '../../store/paths.js';
 import type { CliContext } from '../context.js';
+import { canPrompt } from '../interactive.js';
 import { createReporter } from '../progress/create-reporter.js';
 import { runSeams } from '../run-seams.js';
-import { canPrompt } from './start.js';
 
 export default async function resume(
   ctx: CliContext,

@@ -6,6 +6,7 @@ import { locateWorktree } from '../../git/locate.js';
 import { taskFiles } from '../../store/paths.js';
 import { loadTemplate } from '../../templates/search.js';
 import type { CliContext } from '../context.js';
+import { canPrompt } from '../interactive.js';
 import { createReporter } from '../progress/create-reporter.js';
 import { runSeams } from '../run-seams.js';
 
@@ -15,10 +16,6 @@ export interface StartOptions {
   interactive?: boolean;
   agent?: string;
   model?: string;
-}
-
-export function canPrompt(flag: boolean | undefined): boolean {
-  return flag !== false && Boolean(process.stdin.isTTY) && Boolean(process.stderr.isTTY);
 }
 
 export default async function start(ctx: CliContext, templateName: string, description: string | undefined, opts: StartOptions): Promise<number> {
