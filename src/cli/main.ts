@@ -41,6 +41,64 @@ function run(load: () => Promise<{ default: Handler }>) {
 }
 
 program
+  .command('init')
+  .description('set up ATLAS_HOME: folders and a commented config.yaml (safe to run again)')
+  .action(run(() => import('./commands/init.js')));
+
+program
+  .command('start')
+  .description('start a task: a new branch in a git worktree, then the template\'s steps with live progress')
+  .argument('<template>', 'template name (atlas templates list)')
+  .argument('[description]', 'what to do, e.g. "fix the null pointer in parseConfig"')
+  .option('--in-place', 'run in the current checkout on its current branch instead of a new worktree')
+  .option('--workspace <name>', 'workspace name (default: from the description)')
+  .option('--no-interactive', 'never prompt: human steps wait in awaiting_human for atlas resume')
+  .addOption(new Option('--agent <agent>', 'AI agent for this task (sets ai.agent)').choices(['claude', 'command']))
+  .option('--model <model>', 'model passed to the agent (sets ai.model)')
+  .action(run(() => import('./commands/start.js')));
+
+program
+  .command('resume')
+  .description('continue a task that waits for a person (approval, a failed step, an interrupt)')
+  .option('--task <id>', 'task id (default: the task of this directory)')
+  .option('--approve', 'approve the waiting step (or accept a failed or interrupted step as done)')
+  .option('--reject', 'reject the waiting step: the task fails')
+  .option('--note <text>', 'tell the agent (or the history) why, e.g. what you fixed')
+  .option('--no-interactive', 'never prompt')
+  .action(run(() => import('./commands/resume.js')));
+
+program
+  .command('status')
+  .description('list tasks, newest first: active ones and the last few that ended')
+  .option('--all', 'include every ended task')
+  .action(run(() => import('./commands/status.js')));
+
+program
+  .command('abandon')
+  .description('stop a task for good (its working tree is kept)')
+  .option('--task <id>', 'task id (default: the task of this directory)')
+  .option('--yes', 'do not ask for confirmation')
+  .option('--note <text>', 'why, recorded in the history')
+  .action(run(() => import('./commands/abandon.js')));
+
+const templates = program.command('templates').description('task templates: built-in, $ATLAS_HOME/templates, .atlas/templates');
+templates
+  .command('list')
+  .description('every template on the search path, in search order')
+  .action(run(() => import('./commands/templates-list.js')));
+templates
+  .command('show')
+  .description('a template\'s steps and settings')
+  .argument('<name>', 'template name')
+  .action(run(() => import('./commands/templates-show.js')));
+
+const configCommand = program.command('config').description('configuration (config.yaml, .atlas/config.yaml, ATLAS_* env, -c flags)');
+configCommand
+  .command('list')
+  .description('every key with its effective value and where it comes from')
+  .action(run(() => import('./commands/config-list.js')));
+
+program
   .command('checkpoint')
   .description('record a checkpoint of the current task (git state and touched files)')
   .argument('<description>', 'what was accomplished')

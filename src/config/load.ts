@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
+import { yamlLib } from './yaml-lib.js';
 import { homePaths } from '../store/paths.js';
 import type { Config, Leaf } from './schema.js';
 import { coerce, LEAF_BY_KEY, LEAVES } from './schema.js';
@@ -49,9 +50,7 @@ async function readYamlFile(path: string, cacheDir: string): Promise<unknown> {
   } catch {
     // No cache yet, or unreadable: parse the file.
   }
-  // yaml is CommonJS: bundled, its dynamic import yields only a default export.
-  const yaml = (await import('yaml')) as typeof import('yaml') & { default?: typeof import('yaml') };
-  const parse = yaml.parse ?? yaml.default!.parse;
+  const { parse } = await yamlLib();
   let data: unknown;
   try {
     data = parse(readFileSync(path, 'utf8')) ?? {};

@@ -53,7 +53,7 @@ export const LEAVES: readonly Leaf[] = [
   leaf('hooks.retention.completed', { type: 'duration' }, 720 * H, 'keep completed tasks this long'),
   leaf('hooks.retention.failed', { type: 'duration' }, 168 * H, 'keep failed tasks this long'),
   leaf('hooks.retention.abandoned', { type: 'duration' }, 168 * H, 'keep abandoned tasks this long'),
-  leaf('templates.dirs', { type: 'strings' }, [], 'extra template folders, searched first'),
+  leaf('templates.dirs', { type: 'strings' }, [], 'extra template folders, searched after the repository\'s .atlas/templates'),
   leaf('ai.agent', { type: 'enum', values: ['claude', 'command'] }, 'claude', 'agent runner: Claude Code, or any command'),
   leaf('ai.command', { type: 'string' }, '', 'for agent "command": the command line; the prompt arrives on stdin, in $ATLAS_PROMPT and as {prompt}'),
   leaf('ai.model', { type: 'string' }, '', 'model passed to the agent (empty: its default)'),

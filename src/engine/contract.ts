@@ -3,6 +3,7 @@
 import type { Config } from '../config/schema.js';
 import type { ExitCode } from '../domain/errors.js';
 import type { HookState } from '../domain/hook-state.js';
+import type { ReceiptStatusFn } from '../hook/manager.js';
 import type { TaskRef } from '../store/task-store.js';
 import type { ValidationRecorder } from './validation-recorder.js';
 
@@ -53,4 +54,6 @@ export interface RunTaskOptions {
   entry: EntryDirective;
   /** Records proof of each validation command (signed receipts); absent: artifacts only. */
   validationRecorder?: ValidationRecorder;
+  /** Verification status of receipts for HOOK.md while the task runs (crypto layer); absent: not shown. */
+  receiptStatuses?: ReceiptStatusFn;
 }

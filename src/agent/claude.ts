@@ -1,0 +1,106 @@
+// Runs Claude Code headless: `claude -p <prompt> --output-format stream-json --verbose`
+// (`claude --resume <session> -p <note> ...` to continue a session), parsing its event stream.
+import { StringDecoder } from 'node:string_decoder';
+import { formatDuration } from '../domain/duration.js';
+import { realpath } from '../git/locate.js';
+import { runProcess } from '../engine/processes.js';
+import { ClaudeStreamParser } from './claude-stream.js';
+import type { AgentUpdate, TokenUsage } from './claude-stream.js';
+import { assertAgentConfigured } from './configured.js';
+import { findExecutable } from './find-executable.js';
+import type { AgentRunInput, AgentRunResult } from './types.js';
+
+/** Prompts longer than this go to claude on stdin: one argument may not exceed 128 KiB on Linux. */
+export const MAX_PROMPT_ARG_BYTES = 100_000;
+
+/** The prompt as an argument: a leading "-" would be read as an option, so it gets a space. */
+function promptArg(prompt: string): string {
+  return prompt.startsWith('-') ? ` ${prompt}` : prompt;
+}
+
+export function claudeArgs(input: Pick<AgentRunInput, 'prompt' | 'resumeSessionId' | 'ai'>, options: { promptOnStdin?: boolean } = {}): string[] {
+  const print = options.promptOnStdin ? ['-p'] : ['-p', promptArg(input.prompt)];
+  const args = input.resumeSessionId ? ['--resume', input.resumeSessionId, ...print] : print;
+  args.push('--output-format', 'stream-json', '--verbose');
+  if (input.ai.model) args.push('--model', input.ai.model);
+  if (input.ai.permission_mode) args.push('--permission-mode', input.ai.permission_mode);
+  return args;
+}
+
+export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
+  assertAgentConfigured(input.ai, input.env);
+  const claude = findExecutable('claude', input.env) ?? 'claude';
+  const parser = new ClaudeStreamParser(input.cwd, realpath(input.cwd));
+  const decoder = new StringDecoder('utf8');
+  const files: string[] = [];
+  let sessionId: string | undefined;
+  let lastText = '';
+  let result: Extract<AgentUpdate, { kind: 'result' }> | undefined;
+  let stderrTail = '';
+
+  const handle = (updates: AgentUpdate[]) => {
+    for (const u of updates) {
+      switch (u.kind) {
+        case 'session':
+          sessionId = u.sessionId;
+          break;
+        case 'text':
+          lastText = u.text;
+          input.onOutput(u.text.endsWith('\n') ? u.text : `${u.text}\n`, 'stdout');
+          break;
+        case 'tool':
+          if (u.file) files.push(u.file);
+          input.onOutput(`→ ${u.summary}\n`, 'stdout');
+          break;
+        case 'result':
+          result = u;
+          if (u.sessionId) sessionId = u.sessionId;
+          break;
+        case 'raw':
+          input.onOutput(`${u.text}\n`, 'stdout');
+          break;
+      }
+      input.onUpdate(u);
+    }
+  };
+
+  const promptOnStdin = Buffer.byteLength(input.prompt) > MAX_PROMPT_ARG_BYTES;
+  const run = await runProcess({
+    command: claude,
+    args: claudeArgs(input, { promptOnStdin }),
+    ...(promptOnStdin ? { input: input.prompt } : {}),
+    cwd: input.cwd,
+    env: input.env,
+    timeoutMs: input.timeoutMs,
+    groups: input.groups,
+    onStdout: (chunk) => handle(parser.push(decoder.write(chunk))),
+    onStderr: (chunk) => {
+      const text = chunk.toString('utf8');
+      stderrTail = (stderrTail + text).slice(-2000);
+      input.onOutput(text, 'stderr');
+    },
+  });
+  handle(parser.push(decoder.end()));
+  handle(parser.end());
+
+  const finished = result as Extract<AgentUpdate, { kind: 'result' }> | undefined;
+  const output = finished?.text && !finished.isError ? finished.text : lastText;
+  const usage: TokenUsage | undefined = finished?.usage;
+  const base: AgentRunResult = {
+    ok: false,
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    output,
+    files,
+    ...(sessionId ? { sessionId } : {}),
+    ...(usage ? { usage } : {}),
+    ...(finished?.costUsd !== undefined ? { costUsd: finished.costUsd } : {}),
+  };
+  if (run.timedOut) return { ...base, error: `Claude Code did not finish within ${formatDuration(input.timeoutMs)} (ai.timeout, or the step's timeout)` };
+  if (finished?.isError) return { ...base, error: `Claude Code reported an error: ${finished.text || 'unknown'}` };
+  if (run.exitCode !== 0) {
+    const lastLine = stderrTail.trim().split('\n').pop() ?? '';
+    return { ...base, error: `claude exited with code ${run.exitCode}${lastLine ? `: ${lastLine}` : ''}` };
+  }
+  return { ...base, ok: true };
+}

@@ -1,0 +1,35 @@
+// What an agent runner gets and returns. Claude Code (claude.ts) and any command-line agent
+// (command-agent.ts) implement it.
+import type { Config } from '../config/schema.js';
+import type { ProcessGroups } from '../engine/processes.js';
+import type { AgentUpdate, TokenUsage } from './claude-stream.js';
+
+export interface AgentRunInput {
+  prompt: string;
+  /** Continue this agent session (Claude Code --resume) with `prompt` as the next message. */
+  resumeSessionId?: string | undefined;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  ai: Config['ai'];
+  groups: ProcessGroups;
+  /** Text to show the user as it comes. */
+  onOutput(text: string, stream: 'stdout' | 'stderr'): void;
+  /** Structured progress: session id, tool use (files), assistant text. */
+  onUpdate(update: AgentUpdate): void;
+}
+
+export interface AgentRunResult {
+  ok: boolean;
+  exitCode: number;
+  timedOut: boolean;
+  /** Why it failed, for the hook and the user. */
+  error?: string;
+  sessionId?: string;
+  /** The agent's final answer (Claude's result text, or a command agent's stdout). */
+  output: string;
+  /** Files the agent said it changed, relative to the working tree. */
+  files: string[];
+  usage?: TokenUsage;
+  costUsd?: number;
+}

@@ -1,0 +1,87 @@
+// `git` steps in the task's working tree: commit (stage everything, commit if there is anything
+// to commit), push (only with git.push), pr (only with git.pull_request, via git.pr_command).
+import type { GitStep } from '../../domain/template.js';
+import { createCheckpoint } from '../../hook/checkpoint.js';
+import { shellQuote } from '../processes.js';
+import { describeExit, runStreamed } from './command.js';
+import type { StepResult, StepRunContext } from './types.js';
+
+const DEFAULT_MESSAGE = 'atlas: {{description}} ({{task_id}})';
+
+async function git(ctx: StepRunContext<GitStep>) {
+  const { simpleGit } = await import('simple-git');
+  // No .env(): simple-git refuses environments with EDITOR, PAGER, GIT_SSH_COMMAND and the like,
+  // which many users have set; git inherits this process's environment instead.
+  return simpleGit({ baseDir: ctx.task.worktree });
+}
+
+function errorText(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).trim().split('\n').slice(0, 6).join(' ');
+}
+
+async function commit(ctx: StepRunContext<GitStep>): Promise<StepResult> {
+  const repo = await git(ctx);
+  ctx.progress.setWorkingOn('committing');
+  await repo.add(['-A']);
+  const status = await repo.status();
+  if (status.staged.length === 0 && status.files.length === 0) {
+    ctx.reporter.note('nothing to commit: the working tree is clean');
+    return { status: 'ok', summary: 'nothing to commit', details: { committed: false } };
+  }
+  const message = ctx.fill(ctx.step.message ?? DEFAULT_MESSAGE);
+  try {
+    const result = await repo.commit(message);
+    const sha = (await repo.revparse(['HEAD'])).trim();
+    ctx.progress.addFiles(status.files.map((f) => f.path));
+    ctx.reporter.note(`committed ${sha.slice(0, 12)} on ${result.branch || ctx.task.branch}: ${message.split('\n')[0]}`);
+    return { status: 'ok', summary: `committed ${sha.slice(0, 12)}`, details: { committed: true, commit: sha, files: status.files.length } };
+  } catch (error) {
+    return { status: 'failed', error: `git commit failed: ${errorText(error)}` };
+  }
+}
+
+async function push(ctx: StepRunContext<GitStep>): Promise<StepResult> {
+  if (!ctx.config.git.push) {
+    ctx.reporter.note('push skipped: git.push is false (set git.push: true in .atlas/config.yaml to let atlas push)');
+    return { status: 'ok', summary: 'skipped (git.push is false)', details: { pushed: false } };
+  }
+  const repo = await git(ctx);
+  const remote = ctx.config.git.remote;
+  ctx.progress.setWorkingOn(`pushing ${ctx.task.branch} to ${remote}`);
+  try {
+    await repo.push(remote, ctx.task.branch, ['--set-upstream']);
+  } catch (error) {
+    return { status: 'failed', error: `git push ${remote} ${ctx.task.branch} failed: ${errorText(error)}` };
+  }
+  const checkpoint = await createCheckpoint(ctx.manager, { description: `pushed ${ctx.task.branch} to ${remote}`, trigger: 'git_push' });
+  ctx.reporter.note(`pushed ${ctx.task.branch} to ${remote}; checkpoint ${checkpoint.checkpoint_id}`);
+  return { status: 'ok', summary: `pushed to ${remote}`, details: { pushed: true, remote } };
+}
+
+async function pullRequest(ctx: StepRunContext<GitStep>): Promise<StepResult> {
+  if (!ctx.config.git.pull_request) {
+    ctx.reporter.note('pull request skipped: git.pull_request is false (set git.pull_request: true, and git.push, to open one)');
+    return { status: 'ok', summary: 'skipped (git.pull_request is false)', details: { pull_request: false } };
+  }
+  const command = ctx.config.git.pr_command.split('{branch}').join(shellQuote(ctx.task.branch));
+  ctx.progress.setWorkingOn(`opening a pull request: ${command}`);
+  ctx.reporter.note(`$ ${command}`);
+  const result = await runStreamed(ctx, command, { capture: true, timeoutMs: ctx.step.timeout_ms });
+  if (ctx.interrupts.signal) return { status: 'failed', error: 'interrupted while opening the pull request' };
+  if (result.exitCode !== 0) return { status: 'failed', error: `${describeExit(command, result, ctx.step.timeout_ms)} (git.pr_command)` };
+  const url = /https?:\/\/\S+/.exec(result.stdout.toString('utf8'))?.[0];
+  const checkpoint = await createCheckpoint(ctx.manager, { description: url ? `pull request opened: ${url}` : 'pull request opened', trigger: 'pr_created' });
+  ctx.reporter.note(`pull request opened${url ? `: ${url}` : ''}; checkpoint ${checkpoint.checkpoint_id}`);
+  return { status: 'ok', summary: url ? `pull request ${url}` : 'pull request opened', details: { pull_request: true, ...(url ? { url } : {}) } };
+}
+
+export async function runGitStep(ctx: StepRunContext<GitStep>): Promise<StepResult> {
+  switch (ctx.step.action) {
+    case 'commit':
+      return commit(ctx);
+    case 'push':
+      return push(ctx);
+    case 'pr':
+      return pullRequest(ctx);
+  }
+}

@@ -1,0 +1,77 @@
+// `validation` steps: every command runs (even after one fails) through the shell in the task's
+// working tree; the exact stdout and stderr bytes are kept under artifacts/<step>/ and handed to
+// the validation recorder (signed receipts). The step passes when every command exits 0.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatDuration } from '../../domain/duration.js';
+import type { ValidationStep } from '../../domain/template.js';
+import { createCheckpoint } from '../../hook/checkpoint.js';
+import { writeFileAtomic } from '../../store/atomic-write.js';
+import { resolveValidationCommands } from '../../templates/detect-validation.js';
+import type { ValidationRun } from '../validation-recorder.js';
+import { describeExit, runStreamed } from './command.js';
+import type { StepResult, StepRunContext } from './types.js';
+
+export function artifactPaths(stepName: string, attempt: number, n: number) {
+  const dir = join('artifacts', stepName);
+  return { dir, stdout: join(dir, `${attempt}-${n}-stdout.log`), stderr: join(dir, `${attempt}-${n}-stderr.log`) };
+}
+
+export async function runValidationStep(ctx: StepRunContext<ValidationStep>): Promise<StepResult> {
+  const { commands, source } = resolveValidationCommands(ctx.step.commands, ctx.config.validation.commands, ctx.task.worktree);
+  await ctx.enterValidating({ commands: commands.length, source });
+  ctx.reporter.note(`validating with ${commands.length} command${commands.length === 1 ? '' : 's'} from ${source}`);
+  const timeoutMs = ctx.step.timeout_ms ?? ctx.config.validation.timeout;
+  const failures: string[] = [];
+  const artifacts: string[] = [];
+  for (const [i, command] of commands.entries()) {
+    const n = i + 1;
+    ctx.progress.setWorkingOn(command, { now: true });
+    ctx.reporter.note(`$ ${command}`);
+    const startedAt = new Date();
+    const result = await runStreamed(ctx, command, { timeoutMs, capture: true });
+    const completedAt = new Date();
+    // A run cut short by Ctrl+C proves nothing: no artifacts, no receipt, no further commands.
+    if (ctx.interrupts.signal) return { status: 'failed', error: `interrupted while validating with \`${command}\`` };
+
+    const paths = artifactPaths(ctx.step.name, ctx.attempt, n);
+    mkdirSync(join(ctx.taskDir, paths.dir), { recursive: true });
+    writeFileAtomic(join(ctx.taskDir, paths.stdout), result.stdout);
+    writeFileAtomic(join(ctx.taskDir, paths.stderr), result.stderr);
+    artifacts.push(paths.stdout, paths.stderr);
+
+    const run: ValidationRun = {
+      stepName: ctx.step.name,
+      stepIndex: ctx.index,
+      command,
+      exitCode: result.exitCode,
+      startedAt,
+      completedAt,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      stdoutArtifact: paths.stdout,
+      stderrArtifact: paths.stderr,
+    };
+    if (ctx.validationRecorder) {
+      const receipt = await ctx.validationRecorder.record(ctx.manager, ctx.task, run);
+      ctx.reporter.note(`receipt ${receipt.receipt_id} (exit ${receipt.exit_code})`);
+    }
+    const took = formatDuration(result.durationMs);
+    if (result.exitCode === 0) {
+      ctx.reporter.note(`✓ ${command} (${took})`);
+    } else {
+      failures.push(describeExit(command, result, timeoutMs));
+      ctx.reporter.note(`✗ ${command} exited with ${result.exitCode} (${took}); output kept in ${paths.stdout}, ${paths.stderr}`);
+    }
+  }
+  if (failures.length > 0) {
+    return { status: 'failed', error: `${failures.length} of ${commands.length} validation command${commands.length === 1 ? '' : 's'} failed: ${failures.join('; ')}` };
+  }
+  const checkpoint = await createCheckpoint(ctx.manager, {
+    description: `validation passed: ${commands.join(', ')}`,
+    trigger: 'validation',
+    artifacts,
+  });
+  ctx.reporter.note(`checkpoint ${checkpoint.checkpoint_id} (validation)`);
+  return { status: 'ok', summary: `${commands.length} command${commands.length === 1 ? '' : 's'} passed`, details: { commands } };
+}

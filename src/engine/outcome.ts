@@ -1,0 +1,66 @@
+// What a run ends with: the hook state, the exit code (docs/exit-codes.md) and one line for the
+// user saying what happened and what to do next.
+import { EXIT } from '../domain/errors.js';
+import type { Task } from '../domain/task.js';
+import type { TaskOutcome } from './contract.js';
+
+function stepLabel(task: Task, index: number): string {
+  return `step ${index + 1}/${task.steps.length} "${task.steps[index]?.name ?? '?'}"`;
+}
+
+export function completedOutcome(task: Task): TaskOutcome {
+  const where = task.in_place ? `in ${task.worktree}` : `on branch ${task.branch} in ${task.worktree}`;
+  return {
+    state: 'completed',
+    exitCode: EXIT.ok,
+    message: `task ${task.id} completed: ${task.steps.length} step${task.steps.length === 1 ? '' : 's'} done ${where}`,
+  };
+}
+
+export function failedOutcome(task: Task, index: number, error: string, hint?: string): TaskOutcome {
+  return {
+    state: 'failed',
+    exitCode: EXIT.failure,
+    message: `task ${task.id} failed at ${stepLabel(task, index)}: ${error}${hint ? ` (${hint})` : ''}. Details: atlas hook status --task ${task.id}`,
+  };
+}
+
+export function rejectedOutcome(task: Task, index: number): TaskOutcome {
+  return { state: 'failed', exitCode: EXIT.failure, message: `task ${task.id} was rejected at ${stepLabel(task, index)} and has failed` };
+}
+
+export function approvalOutcome(task: Task, index: number): TaskOutcome {
+  return {
+    state: 'awaiting_human',
+    exitCode: EXIT.waiting,
+    message: `task ${task.id} is waiting for approval at ${stepLabel(task, index)}: run atlas resume --task ${task.id} --approve (or --reject)`,
+  };
+}
+
+export function pausedOutcome(task: Task, index: number): TaskOutcome {
+  return {
+    state: 'awaiting_human',
+    exitCode: EXIT.waiting,
+    message: `task ${task.id} is paused at ${stepLabel(task, index)}: continue with atlas resume --task ${task.id}`,
+  };
+}
+
+export function askOutcome(task: Task, index: number, error: string, hint?: string): TaskOutcome {
+  return {
+    state: 'awaiting_human',
+    exitCode: EXIT.waiting,
+    message:
+      `task ${task.id} stopped at ${stepLabel(task, index)}: ${error}${hint ? ` (${hint})` : ''}. ` +
+      `Fix the cause, then run atlas resume --task ${task.id} to retry the step (--approve to accept it as is, --reject to fail the task)`,
+  };
+}
+
+export function interruptedOutcome(task: Task, index: number, signal: string): TaskOutcome {
+  return {
+    state: 'awaiting_human',
+    exitCode: EXIT.interrupted,
+    message:
+      `task ${task.id} was interrupted (${signal}) during ${stepLabel(task, index)}; its processes were stopped and the hook is waiting. ` +
+      `Continue with atlas recover --task ${task.id} (or atlas resume --task ${task.id})`,
+  };
+}

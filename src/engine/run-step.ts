@@ -1,0 +1,230 @@
+// One attempt at one step: the hook walks step_pending → step_running (→ step_validating) and
+// then to step_pending (done, or retry), awaiting_human (approval, ask, interrupt) or failed.
+// current_step is kept up to date while it runs and cleared when the step completes.
+import type { Config } from '../config/schema.js';
+import { AtlasError } from '../domain/errors.js';
+import type { Hook } from '../domain/hook.js';
+import type { HookState } from '../domain/hook-state.js';
+import type { StepContext } from '../domain/step-context.js';
+import type { StepDefinition } from '../domain/template.js';
+import type { Task } from '../domain/task.js';
+import { readGitState } from '../git/state.js';
+import { createCheckpoint } from '../hook/checkpoint.js';
+import { startIntervalCheckpoints } from '../hook/interval-checkpointer.js';
+import type { HookManager } from '../hook/manager.js';
+import type { Reporter, TaskOutcome } from './contract.js';
+import { runAiStep } from './executors/ai.js';
+import { runCommandStep } from './executors/command.js';
+import { runGitStep } from './executors/git.js';
+import { runHumanStep } from './executors/human.js';
+import type { StepResult, StepRunContext } from './executors/types.js';
+import { runValidationStep } from './executors/validation.js';
+import type { InterruptWatch } from './interrupts.js';
+import {
+  approvalOutcome,
+  askOutcome,
+  failedOutcome,
+  interruptedOutcome,
+  pausedOutcome,
+  rejectedOutcome,
+} from './outcome.js';
+import type { ProcessGroups } from './processes.js';
+import { fillPlaceholders } from './prompt.js';
+import { countStepStarts, defaultRetryNote } from './retry-note.js';
+import { StepProgress } from './step-progress.js';
+import type { ValidationRecorder } from './validation-recorder.js';
+
+/** What the runner shares with each step attempt. */
+export interface RunState {
+  manager: HookManager;
+  task: Task;
+  home: string;
+  config: Config;
+  reporter: Reporter;
+  groups: ProcessGroups;
+  interrupts: InterruptWatch;
+  interactive: boolean;
+  validationRecorder?: ValidationRecorder | undefined;
+  /** A state transition with its history event; task.json's status mirror follows. */
+  move(to: HookState, trigger: string, stepName: string | undefined, details?: Record<string, unknown>, change?: (hook: Hook) => Hook): Promise<Hook>;
+}
+
+export type AttemptResult = { kind: 'completed' } | { kind: 'retry' } | { kind: 'stop'; outcome: TaskOutcome };
+
+export function withoutCurrentStep(hook: Hook): Hook {
+  const { current_step: _dropped, ...rest } = hook;
+  return rest;
+}
+
+function errorDetails(error: unknown): { message: string; hint?: string } {
+  if (error instanceof AtlasError) return { message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+  return { message: error instanceof Error ? error.message : String(error) };
+}
+
+async function execute(ctx: StepRunContext): Promise<StepResult> {
+  const step = ctx.step;
+  switch (step.type) {
+    case 'ai':
+      return runAiStep({ ...ctx, step });
+    case 'command':
+      return runCommandStep({ ...ctx, step });
+    case 'validation':
+      return runValidationStep({ ...ctx, step });
+    case 'git':
+      return runGitStep({ ...ctx, step });
+    case 'human':
+      return runHumanStep({ ...ctx, step });
+  }
+}
+
+async function changedPaths(worktree: string): Promise<Set<string> | undefined> {
+  try {
+    return new Set((await readGitState(worktree)).changed);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Records a step as done: a step_complete checkpoint, then step_complete with current_step cleared. */
+export async function completeStep(run: RunState, index: number, details: Record<string, unknown>, summary?: string): Promise<void> {
+  const step = run.task.steps[index]!;
+  try {
+    const checkpoint = await createCheckpoint(run.manager, {
+      description: `step ${step.name} complete${summary ? `: ${summary}` : ''}`,
+      trigger: 'step_complete',
+    });
+    run.reporter.note(`checkpoint ${checkpoint.checkpoint_id} (step_complete)`);
+  } catch (error) {
+    run.reporter.note(`could not record the step_complete checkpoint: ${errorDetails(error).message}`);
+  }
+  await run.move('step_pending', 'step_complete', step.name, { step_index: index, ...details }, withoutCurrentStep);
+}
+
+export async function runStepAttempt(run: RunState, index: number, options: { note?: string | undefined; fromCheckpoint?: string | undefined } = {}): Promise<AttemptResult> {
+  const { task, manager, reporter } = run;
+  const step: StepDefinition = task.steps[index]!;
+  const before = manager.read();
+  const attempt = countStepStarts(before, index) + 1;
+  const maxAttempts = Math.max(step.max_attempts, attempt);
+  const previous = before.current_step?.step_index === index ? before.current_step : undefined;
+  const startedAt = manager.timestamp();
+
+  const context: StepContext = {
+    step_name: step.name,
+    step_index: index,
+    started_at: startedAt,
+    attempt,
+    max_attempts: maxAttempts,
+    working_on: step.description ?? `${step.type} step ${step.name}`,
+    ...(previous?.files_touched?.length ? { files_touched: previous.files_touched } : {}),
+    ...(previous?.agent_session_id ? { agent_session_id: previous.agent_session_id } : {}),
+  };
+  const retry = attempt > 1 ? { ...(previous?.agent_session_id ? { sessionId: previous.agent_session_id } : {}), note: options.note ?? defaultRetryNote(before, step, index, attempt) } : undefined;
+  await run.move(
+    'step_running',
+    'step_start',
+    step.name,
+    { step_index: index, attempt, ...(options.fromCheckpoint ? { from_checkpoint: options.fromCheckpoint } : {}) },
+    (hook) => ({ ...hook, current_step: context }),
+  );
+  reporter.stepStarted({ index, name: step.name, type: step.type, attempt, maxAttempts });
+  const started = Date.now();
+
+  const progress = new StepProgress(manager, index, 2000, (error) => reporter.note(`could not update the hook: ${errorDetails(error).message}`));
+  const interval = startIntervalCheckpoints(
+    manager,
+    run.config.hooks.checkpoint_interval,
+    () => `${step.name} in progress (attempt ${attempt}/${maxAttempts})${progress.currentWork ? `: ${progress.currentWork}` : ''}`,
+    (error) => reporter.note(`interval checkpoint failed: ${errorDetails(error).message}`),
+  );
+  const tracksFiles = step.type === 'ai' || step.type === 'command';
+  const changedBefore = tracksFiles ? await changedPaths(task.worktree) : undefined;
+  const ctx: StepRunContext = {
+    task,
+    taskDir: manager.ref.dir,
+    step,
+    index,
+    attempt,
+    maxAttempts,
+    manager,
+    config: run.config,
+    reporter,
+    progress,
+    groups: run.groups,
+    interrupts: run.interrupts,
+    interactive: run.interactive,
+    env: {
+      ...process.env,
+      ATLAS_HOME: run.home,
+      ATLAS_TASK_ID: task.id,
+      ATLAS_STEP: step.name,
+      ATLAS_WORKTREE: task.worktree,
+      ATLAS_BRANCH: task.branch,
+      ATLAS_DESCRIPTION: task.description,
+    },
+    ...(retry ? { retry } : {}),
+    ...(run.validationRecorder ? { validationRecorder: run.validationRecorder } : {}),
+    enterValidating: async (details) => {
+      await run.move('step_validating', 'validation_start', step.name, { step_index: index, attempt, ...details });
+    },
+    fill: (text) => fillPlaceholders(text, task, manager.ref.dir),
+  };
+
+  let result: StepResult;
+  try {
+    // A signal that came between two steps stops the run before this one does anything.
+    result = run.interrupts.signal ? { status: 'failed', error: 'interrupted before it started' } : await execute(ctx);
+  } catch (error) {
+    const { message, hint } = errorDetails(error);
+    result = { status: 'failed', error: message, permanent: true, ...(hint ? { hint } : {}) };
+  }
+  await interval.stop();
+  if (tracksFiles) {
+    const after = await changedPaths(task.worktree);
+    if (after) progress.addFiles([...after].filter((p) => !changedBefore?.has(p)));
+  }
+  await progress.stop();
+  const durationMs = Date.now() - started;
+
+  const signal = run.interrupts.signal;
+  if (signal) {
+    await run.move('awaiting_human', 'interrupted', step.name, { signal, step_index: index, attempt });
+    reporter.stepFinished({ index, name: step.name, ok: false, durationMs, summary: `interrupted (${signal})` });
+    return { kind: 'stop', outcome: interruptedOutcome(task, index, signal) };
+  }
+
+  switch (result.status) {
+    case 'ok':
+      reporter.stepFinished({ index, name: step.name, ok: true, durationMs, ...(result.summary ? { summary: result.summary } : {}) });
+      await completeStep(run, index, { attempt, ...result.details }, result.summary);
+      return { kind: 'completed' };
+    case 'waiting': {
+      const trigger = result.reason === 'approval' ? 'human_approval_required' : 'human_paused';
+      await run.move('awaiting_human', trigger, step.name, { step_index: index });
+      reporter.stepFinished({ index, name: step.name, ok: false, durationMs, summary: result.reason === 'approval' ? 'waiting for approval' : 'stopped for now' });
+      return { kind: 'stop', outcome: result.reason === 'approval' ? approvalOutcome(task, index) : pausedOutcome(task, index) };
+    }
+    case 'rejected':
+      await run.move('failed', 'human_rejected', step.name, { step_index: index, ...(result.note ? { note: result.note } : {}) });
+      reporter.stepFinished({ index, name: step.name, ok: false, durationMs, summary: 'rejected' });
+      return { kind: 'stop', outcome: rejectedOutcome(task, index) };
+    case 'failed': {
+      const error = result.error;
+      if (!result.permanent && attempt < maxAttempts) {
+        await run.move('step_pending', 'step_retry', step.name, { step_index: index, attempt, error });
+        reporter.stepFinished({ index, name: step.name, ok: false, durationMs, summary: `${error} — retrying (attempt ${attempt + 1}/${maxAttempts})` });
+        return { kind: 'retry' };
+      }
+      const ask = step.on_failure === 'ask';
+      await run.move(ask ? 'awaiting_human' : 'failed', 'step_failed', step.name, {
+        step_index: index,
+        attempt,
+        error,
+        on_failure: step.on_failure,
+        ...(result.hint ? { hint: result.hint } : {}),
+      });
+      reporter.stepFinished({ index, name: step.name, ok: false, durationMs, summary: error });
+      return { kind: 'stop', outcome: ask ? askOutcome(task, index, error, result.hint) : failedOutcome(task, index, error, result.hint) };
+    }
+  }
+}

@@ -1,0 +1,219 @@
+// The task runner: takes a task's hook from where the entry directive says, runs the remaining
+// steps in order and returns the outcome. Start, resume and recover all enter here.
+// While it runs the task has a live owner (owner.json + heartbeat), Ctrl+C/SIGTERM stop the
+// step's processes and park the hook in awaiting_human, and every state change is in history.
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import type { Hook } from '../domain/hook.js';
+import { nextStepIndex } from '../domain/hook.js';
+import type { HookState } from '../domain/hook-state.js';
+import { InvalidTransitionError, isTerminal } from '../domain/hook-state.js';
+import type { Task } from '../domain/task.js';
+import { HookManager } from '../hook/manager.js';
+import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
+import { withLock } from '../store/lock.js';
+import { taskFiles } from '../store/paths.js';
+import { readTask, updateTask } from '../store/task-store.js';
+import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
+import { InterruptWatch } from './interrupts.js';
+import { completedOutcome, failedOutcome, rejectedOutcome } from './outcome.js';
+import { ProcessGroups } from './processes.js';
+import type { RunState } from './run-step.js';
+import { completeStep, runStepAttempt, withoutCurrentStep } from './run-step.js';
+
+const ENTRY_STATES: Record<EntryDirective['kind'], readonly HookState[]> = {
+  start: ['initializing'],
+  continue: ['step_pending', 'awaiting_human', 'recovering'],
+  retry_step: ['step_pending', 'awaiting_human', 'recovering'],
+  skip_step: ['step_pending', 'awaiting_human', 'recovering'],
+  approve: ['awaiting_human'],
+  reject: ['awaiting_human'],
+};
+
+/** The step a directive acts on: the active one if it has not completed, else the next one. */
+function targetStep(hook: Hook): number {
+  const next = nextStepIndex(hook);
+  const current = hook.current_step?.step_index;
+  return current !== undefined && current >= next ? current : next;
+}
+
+function assertEntry(entry: EntryDirective, hook: Hook, task: Task): void {
+  const allowed = ENTRY_STATES[entry.kind];
+  if (allowed.includes(hook.state)) return;
+  const ended = isTerminal(hook.state);
+  throw new AtlasError(`task ${task.id} is ${hook.state}; "${entry.kind.replace('_', ' ')}" needs it to be ${allowed.join(' or ')}`, {
+    exitCode: ended ? EXIT.failure : EXIT.input,
+    hint: ended ? 'the task has ended; start a new one with `atlas start`' : `run \`atlas hook status --task ${task.id}\` to see where it is`,
+  });
+}
+
+function assertNotRunningElsewhere(ownerPath: string, task: Task): void {
+  const liveness = checkLiveness(readOwner(ownerPath));
+  if (liveness.status === 'alive' || liveness.status === 'remote') {
+    if (liveness.owner.pid === process.pid && liveness.status === 'alive') return;
+    throw new AtlasError(`task ${task.id} is already being run by process ${liveness.owner.pid} on ${liveness.owner.host}`, {
+      exitCode: EXIT.failure,
+      hint: 'wait for it to finish or stop it (Ctrl+C in its terminal); `atlas status` shows what it is doing',
+    });
+  }
+}
+
+class TaskRun implements RunState {
+  readonly manager: HookManager;
+  readonly task: Task;
+  readonly home: string;
+  readonly config: RunTaskOptions['config'];
+  readonly reporter: RunTaskOptions['reporter'];
+  readonly groups = new ProcessGroups();
+  readonly interrupts: InterruptWatch;
+  readonly interactive: boolean;
+  readonly validationRecorder: RunTaskOptions['validationRecorder'];
+
+  constructor(options: RunTaskOptions, task: Task, onForce: () => void) {
+    this.task = task;
+    this.config = options.config;
+    this.reporter = options.reporter;
+    this.interactive = options.interactive;
+    this.validationRecorder = options.validationRecorder;
+    // <home>/workspaces/<workspace>/tasks/<id>
+    this.home = dirname(dirname(dirname(dirname(options.ref.dir))));
+    this.manager = new HookManager(options.ref, {
+      maxCheckpoints: options.config.hooks.max_checkpoints,
+      ...(options.receiptStatuses ? { receiptStatuses: options.receiptStatuses } : {}),
+    });
+    this.interrupts = new InterruptWatch(this.groups, {
+      first: (signal) => this.reporter.note(`${signal} received: stopping the step (press Ctrl+C again to force)`),
+      force: onForce,
+    });
+  }
+
+  async move(to: HookState, trigger: string, stepName: string | undefined, details?: Record<string, unknown>, change?: (hook: Hook) => Hook): Promise<Hook> {
+    const hook = await this.manager.transition(
+      { to, trigger, ...(stepName !== undefined ? { stepName } : {}), ...(details ? { details } : {}) },
+      change,
+    );
+    try {
+      await updateTask(this.manager.ref.dir, (t) => ({ ...t, status: hook.state, updated_at: hook.updated_at }));
+    } catch {
+      // task.json's status is only a mirror for listings; hook.json holds the truth.
+    }
+    return hook;
+  }
+
+  /** Runs the step at `index` until it completes (undefined) or the run must stop (outcome). */
+  private async runStep(index: number, note?: string, fromCheckpoint?: string): Promise<TaskOutcome | undefined> {
+    let first = true;
+    for (;;) {
+      const result = await runStepAttempt(this, index, first ? { note, fromCheckpoint } : {});
+      first = false;
+      if (result.kind === 'completed') return undefined;
+      if (result.kind === 'stop') return result.outcome;
+    }
+  }
+
+  /** Runs every remaining step, then completes the task. */
+  private async runRemaining(): Promise<TaskOutcome> {
+    for (;;) {
+      const hook = this.manager.read();
+      const index = nextStepIndex(hook);
+      if (index >= this.task.steps.length) {
+        if (hook.state !== 'step_pending') await this.move('step_pending', 'resumed', undefined, { step_index: index });
+        await this.move('completed', 'all_steps_complete', undefined, { steps: this.task.steps.length }, withoutCurrentStep);
+        return completedOutcome(this.task);
+      }
+      const stopped = await this.runStep(index);
+      if (stopped) return stopped;
+    }
+  }
+
+  async run(entry: EntryDirective): Promise<TaskOutcome> {
+    const hook = this.manager.read();
+    assertEntry(entry, hook, this.task);
+    if (entry.kind !== 'reject' && !existsSync(this.task.worktree)) {
+      throw new AtlasError(`the working tree of task ${this.task.id} is missing: ${this.task.worktree}`, {
+        exitCode: EXIT.failure,
+        hint: `restore it (git -C ${this.task.repo_root} worktree add ${this.task.worktree} ${this.task.branch}), or run atlas abandon --task ${this.task.id}`,
+      });
+    }
+    const index = targetStep(hook);
+    switch (entry.kind) {
+      case 'start':
+        await this.move('step_pending', 'setup_complete', undefined, { steps: this.task.steps.length });
+        return this.runRemaining();
+      case 'continue':
+        return this.runRemaining();
+      case 'retry_step': {
+        if (index >= this.task.steps.length) return this.runRemaining();
+        const stopped = await this.runStep(index, entry.note, entry.fromCheckpoint);
+        return stopped ?? this.runRemaining();
+      }
+      case 'skip_step': {
+        if (index >= this.task.steps.length) return this.runRemaining();
+        const step = this.task.steps[index]!;
+        const details = { step_index: index, ...(entry.note ? { note: entry.note } : {}) };
+        if (hook.state === 'step_pending') {
+          // Already between steps: record the skip without a state change.
+          await this.manager.event({ trigger: 'step_skipped', stepName: step.name, details }, withoutCurrentStep);
+        } else {
+          await this.move('step_pending', 'step_skipped', step.name, details, withoutCurrentStep);
+        }
+        this.reporter.note(`skipped step ${index + 1} "${step.name}"`);
+        return this.runRemaining();
+      }
+      case 'approve': {
+        if (index >= this.task.steps.length) return this.runRemaining();
+        const step = this.task.steps[index]!;
+        this.reporter.note(`step ${index + 1} "${step.name}" approved`);
+        await completeStep(this, index, { decision: 'approved', ...(entry.note ? { note: entry.note } : {}) }, 'approved');
+        return this.runRemaining();
+      }
+      case 'reject': {
+        const step = this.task.steps[Math.min(index, this.task.steps.length - 1)];
+        await this.move('failed', 'human_rejected', step?.name, { step_index: index, ...(entry.note ? { note: entry.note } : {}) });
+        return rejectedOutcome(this.task, index);
+      }
+    }
+  }
+}
+
+export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
+  const files = taskFiles(options.ref.dir);
+  const task = readTask(options.ref.dir);
+  // Check and claim under one lock: two `atlas resume` racing cannot both run the task.
+  const heartbeat = await withLock(files.owner, () => {
+    assertNotRunningElsewhere(files.owner, task);
+    return startHeartbeat(files.owner, {
+      heartbeatIntervalMs: options.config.hooks.heartbeat_interval,
+      staleThresholdMs: options.config.hooks.stale_threshold,
+    });
+  });
+  const run = new TaskRun(options, task, () => {
+    // Second Ctrl+C: leave now. The hook may still say step_running; `atlas recover` sorts it out.
+    heartbeat.stop();
+    options.reporter.close();
+    process.stderr.write(`\natlas: forced exit; the task can be continued with atlas recover --task ${task.id}\n`);
+    process.exit(EXIT.interrupted);
+  });
+  run.interrupts.install();
+  try {
+    options.reporter.taskStarted({ taskId: task.id, description: task.description, worktree: task.worktree, branch: task.branch, steps: task.steps.length });
+    let outcome: TaskOutcome;
+    try {
+      outcome = await run.run(options.entry);
+    } catch (error) {
+      if (!(error instanceof InvalidTransitionError)) throw error;
+      // Someone else moved the hook (e.g. `atlas abandon` from another terminal): stop here.
+      run.groups.terminateAll();
+      const state = run.manager.read().state;
+      const index = targetStep(run.manager.read());
+      outcome = { ...failedOutcome(task, index, `the hook was moved to ${state} by another process (${error.message})`), state };
+    }
+    options.reporter.taskFinished(outcome);
+    return outcome;
+  } finally {
+    run.interrupts.uninstall();
+    run.groups.terminateAll();
+    heartbeat.stop();
+  }
+}

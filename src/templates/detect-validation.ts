@@ -1,0 +1,96 @@
+// The repository's own validation commands, for validation steps without commands when config
+// `validation.commands` is empty (docs/templates.md, "Detection"). The first source that yields
+// commands wins, in this order: package.json scripts, Makefile, go.mod, Cargo.toml, pyproject.toml.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AtlasError, EXIT } from '../domain/errors.js';
+
+export interface DetectedCommands {
+  commands: string[];
+  /** Where they came from, for messages: "package.json scripts", "Makefile", ... */
+  source: string;
+}
+
+// npm init writes this placeholder test script; running it only fails.
+const NPM_DEFAULT_TEST = /no test specified/;
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function fromPackageJson(dir: string): string[] {
+  const text = readText(join(dir, 'package.json'));
+  if (text === undefined) return [];
+  let scripts: Record<string, unknown> = {};
+  try {
+    const pkg = JSON.parse(text) as { scripts?: Record<string, unknown> };
+    if (pkg && typeof pkg.scripts === 'object' && pkg.scripts !== null) scripts = pkg.scripts;
+  } catch {
+    return [];
+  }
+  const has = (name: string) => typeof scripts[name] === 'string' && (scripts[name] as string).trim().length > 0;
+  const commands: string[] = [];
+  if (has('lint')) commands.push('npm run lint');
+  if (has('typecheck')) commands.push('npm run typecheck');
+  else if (has('type-check')) commands.push('npm run type-check');
+  if (has('test') && !NPM_DEFAULT_TEST.test(scripts['test'] as string)) commands.push('npm test');
+  return commands;
+}
+
+/** Explicit targets of a Makefile (rules "name:", not variable assignments "name := x"). */
+export function makefileTargets(text: string): Set<string> {
+  const targets = new Set<string>();
+  for (const line of text.split(/\r?\n/)) {
+    const match = /^([A-Za-z0-9_.\- ]+?)\s*::?(.*)$/.exec(line);
+    if (!match || match[2]!.startsWith('=')) continue;
+    for (const name of match[1]!.trim().split(/\s+/)) targets.add(name);
+  }
+  return targets;
+}
+
+function fromMakefile(dir: string): string[] {
+  for (const file of ['GNUmakefile', 'makefile', 'Makefile']) {
+    const text = readText(join(dir, file));
+    if (text === undefined) continue;
+    const targets = makefileTargets(text);
+    return ['lint', 'test', 'check'].filter((t) => targets.has(t)).map((t) => `make ${t}`);
+  }
+  return [];
+}
+
+export function detectValidationCommands(dir: string): DetectedCommands | undefined {
+  const sources: [string, () => string[]][] = [
+    ['package.json scripts', () => fromPackageJson(dir)],
+    ['Makefile', () => fromMakefile(dir)],
+    ['go.mod', () => (existsSync(join(dir, 'go.mod')) ? ['go vet ./...', 'go test ./...'] : [])],
+    ['Cargo.toml', () => (existsSync(join(dir, 'Cargo.toml')) ? ['cargo test'] : [])],
+    ['pyproject.toml', () => (existsSync(join(dir, 'pyproject.toml')) ? ['python3 -m pytest'] : [])],
+  ];
+  for (const [source, find] of sources) {
+    const commands = find();
+    if (commands.length > 0) return { commands, source };
+  }
+  return undefined;
+}
+
+/** The commands a validation step runs: its own, else config, else detected; or a clear error. */
+export function resolveValidationCommands(
+  stepCommands: readonly string[],
+  configCommands: readonly string[],
+  dir: string,
+): DetectedCommands {
+  if (stepCommands.length > 0) return { commands: [...stepCommands], source: 'the template' };
+  if (configCommands.length > 0) return { commands: [...configCommands], source: 'config validation.commands' };
+  const detected = detectValidationCommands(dir);
+  if (detected) return detected;
+  throw new AtlasError(`no validation commands found for ${dir}`, {
+    exitCode: EXIT.input,
+    hint:
+      'atlas looks for package.json scripts (lint, typecheck, test), Makefile targets (lint, test, check), go.mod, Cargo.toml or pyproject.toml; ' +
+      'otherwise set validation.commands in .atlas/config.yaml, e.g.\n  validation:\n    commands: ["./run-tests.sh"]',
+  });
+}
