@@ -2,8 +2,12 @@
 // 1. the non-terminal task whose working tree contains the current directory (preferring one on
 //    the branch checked out here);
 // 2. else the non-terminal task started from this repository on the branch checked out here;
-// 3. with `includeEnded` (read-only commands), else the newest task of this working tree, else
+// 3. unless `strict`, else the only non-terminal task started from this repository (so `atlas
+//    resume` in the main checkout finds the task running in its own worktree);
+// 4. with `includeEnded` (read-only commands), else the newest task of this working tree, else
 //    the newest task started from this repository.
+// Checkpoints resolve strictly: a commit in the main checkout must never land on a task whose
+// work happens in another tree.
 // Candidates are chosen by task.json alone (small; HookManager keeps its status equal to the
 // hook's state), so resolving never parses a hook. Commands that write re-check the hook's state
 // under its lock.
@@ -20,6 +24,8 @@ export interface ResolveOptions {
   home: string;
   /** Fall back to ended tasks (for read-only commands like `hook status`). */
   includeEnded?: boolean;
+  /** Only this working tree or branch (rules 1-2): for checkpoints. */
+  strict?: boolean;
 }
 
 export interface ResolvedTask {
@@ -64,6 +70,10 @@ export function resolveTask(options: ResolveOptions): ResolvedTask | undefined {
   ];
   const live = ordered.find(isLive);
   if (live) return { ref: live.ref, task: live.task };
+  if (!options.strict) {
+    const liveFromRepo = candidates.filter((c) => c.repo === here.root && isLive(c));
+    if (liveFromRepo.length === 1) return { ref: liveFromRepo[0]!.ref, task: liveFromRepo[0]!.task };
+  }
   if (!options.includeEnded) return undefined;
   const ended = inTree[0] ?? candidates[0];
   return ended ? { ref: ended.ref, task: ended.task } : undefined;

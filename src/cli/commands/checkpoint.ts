@@ -17,7 +17,7 @@ export default async function checkpoint(
       hint: 'pass the full sha, e.g. --commit "$(git rev-parse HEAD)"',
     });
   }
-  const found = resolveTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home });
+  const found = resolveTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home, strict: true });
   if (!found) {
     if (opts.quiet) return EXIT.ok;
     ctx.out.warn('no running atlas task owns this directory or branch; nothing recorded');
