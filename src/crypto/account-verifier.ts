@@ -18,17 +18,32 @@ import type { ReceiptPosition, ReceiptVerifier } from './signer.js';
 
 const Point = secp256k1.Point;
 const Fn = Point.Fn;
-type AffinePoint = InstanceType<typeof Point>;
+const Fp = Point.Fp;
+type CurvePoint = InstanceType<typeof Point>;
 
-/** After this many receipts of one task, a multiplication table for its node pays for itself. */
-const PRECOMPUTE_AFTER = 4;
-const PRECOMPUTE_WINDOW = 4;
+// Table sizes measured on the bench (bench/verify.mjs): a width-4 table for a task node pays off
+// from about 8 receipts of that task, and widening the generator's table from noble's 6 to 8
+// from a few hundred receipts; wider tables cost more to build than they save.
+const TASK_TABLE_FROM = 8;
+const TASK_TABLE_WINDOW = 4;
+const GENERATOR_TABLE_FROM = 500;
+const GENERATOR_TABLE_WINDOW = 8;
+let generatorWindow = 6;
+
+/** Widens the generator's table when a large batch of receipts is about to be checked. */
+export function prepareGenerator(receipts: number): void {
+  if (receipts >= GENERATOR_TABLE_FROM && generatorWindow < GENERATOR_TABLE_WINDOW) {
+    Point.BASE.precompute(GENERATOR_TABLE_WINDOW, false);
+    generatorWindow = GENERATOR_TABLE_WINDOW;
+  }
+}
 
 interface TaskNode {
-  point: AffinePoint;
+  point: CurvePoint;
   compressed: Buffer;
   chainCode: Buffer;
   uses: number;
+  tabled: boolean;
 }
 
 function toBigInt(bytes: Uint8Array): bigint {
@@ -53,6 +68,14 @@ export function parseSignature(hex: string): { r: bigint; s: bigint } | string {
   return { r: sig.r, s: sig.s };
 }
 
+/** R.x mod n == r, in projective coordinates (x = X/Z), so no field inversion is needed. */
+function xMatches(R: CurvePoint, r: bigint): boolean {
+  if (Fp.eql(R.X, Fp.mul(r, R.Z))) return true;
+  // x in [n, p) reduces to r too: x = r + n.
+  const rn = r + Fn.ORDER;
+  return rn < Fp.ORDER && Fp.eql(R.X, Fp.mul(rn, R.Z));
+}
+
 export class AccountVerifier implements ReceiptVerifier {
   readonly fingerprint: string;
   private readonly tasks = new Map<number, TaskNode>();
@@ -68,6 +91,7 @@ export class AccountVerifier implements ReceiptVerifier {
     return receiptKeyPath(this.derivation, position.taskIndex, position.receiptIndex);
   }
 
+  /** The task's public node, derived once from the xpub and cached by task index. */
   private taskNode(taskIndex: number): TaskNode {
     let node = this.tasks.get(taskIndex);
     if (!node) {
@@ -77,11 +101,25 @@ export class AccountVerifier implements ReceiptVerifier {
         compressed: Buffer.from(child.publicKey!),
         chainCode: Buffer.from(child.chainCode!),
         uses: 0,
+        tabled: false,
       };
       this.tasks.set(taskIndex, node);
     }
-    if (++node.uses === PRECOMPUTE_AFTER) node.point.precompute(PRECOMPUTE_WINDOW, false);
+    if (++node.uses === TASK_TABLE_FROM) this.tabulate(node, TASK_TABLE_FROM);
     return node;
+  }
+
+  private tabulate(node: TaskNode, uses: number): void {
+    if (node.tabled || uses < TASK_TABLE_FROM) return;
+    node.tabled = true;
+    node.point.precompute(TASK_TABLE_WINDOW, false);
+  }
+
+  /** Announces how many receipts of a task are about to be checked, so its table fits the work. */
+  expectReceipts(taskIndex: number, count: number): void {
+    const node = this.taskNode(taskIndex);
+    node.uses--;
+    this.tabulate(node, count);
   }
 
   /** The BIP32 tweak of child `index` (scure's rule: an out-of-range IL moves on to the next index). */
@@ -108,8 +146,7 @@ export class AccountVerifier implements ReceiptVerifier {
     const u1 = Fn.create(Fn.create(e + r * t) * w);
     const u2 = Fn.create(r * w);
     const R = Point.BASE.multiplyUnsafe(u1).add(node.point.multiplyUnsafe(u2));
-    if (R.is0()) return 'signature does not match the key at its key_path';
-    return Fn.create(R.toAffine().x) === r ? true : 'signature does not match the key at its key_path';
+    return !R.is0() && xMatches(R, r) ? true : 'signature does not match the key at its key_path';
   }
 
   verify(receipt: ValidationReceipt, position: ReceiptPosition): ReceiptProblem[] {

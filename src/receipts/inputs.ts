@@ -7,6 +7,7 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
 import { HookFormatError, parseHook } from '../domain/hook-schema.js';
 import type { KeyDerivation, ValidationReceipt } from '../domain/receipt.js';
+import { isChildIndex } from '../domain/receipt.js';
 import { TASK_ID_PATTERN } from '../domain/task.js';
 import type { Task } from '../domain/task.js';
 import { resolveTask } from '../hook/resolve-task.js';
@@ -70,6 +71,9 @@ function readTaskBeside(hookPath: string): Task | undefined {
 
 function hookSet(hook: Hook, hookPath: string, source: string, kind: InputKind, derivation: KeyDerivation): ReceiptSet {
   const taskIndex = hook.task_index ?? readTaskBeside(hookPath)?.task_index;
+  if (taskIndex !== undefined && !isChildIndex(taskIndex)) {
+    throw inputError(`${source}: task_index ${taskIndex} is not a key derivation index (0..2147483647)`);
+  }
   if (taskIndex === undefined && hook.receipts.length > 0) {
     throw inputError(`${source}: task ${hook.task_id} has receipts but no task_index, so their key paths cannot be checked`, 'export a bundle on the machine that ran the task (`atlas receipts export`)');
   }

@@ -4,11 +4,11 @@ import type { PolicyResult, VerifyPolicies } from '../domain/receipt-policy.js';
 import { evaluatePolicies } from '../domain/receipt-policy.js';
 import type { KeyDerivation } from '../domain/receipt.js';
 import { accountPath } from '../domain/receipt.js';
-import { AccountVerifier } from '../crypto/account-verifier.js';
 import type { HDKey } from '../crypto/hd.js';
 import { accountIndexOf, fingerprintHex } from '../crypto/hd.js';
 import type { ReceiptResult } from './check.js';
-import { ArtifactHasher, checkReceipt } from './check.js';
+import type { CheckJob } from './check-sets.js';
+import { checkJobs } from './check-sets.js';
 import type { InputKind, ReceiptSet } from './inputs.js';
 
 export interface SetReport {
@@ -37,18 +37,12 @@ export interface TrustedKey {
   source: string;
 }
 
-export function verifyReceiptSets(sets: ReceiptSet[], key: TrustedKey, policies: VerifyPolicies): VerifyReport {
+export async function verifyReceiptSets(sets: ReceiptSet[], key: TrustedKey, policies: VerifyPolicies): Promise<VerifyReport> {
   const fingerprint = fingerprintHex(key.node);
   const account = accountIndexOf(key.node);
-  const verifiers = new Map<string, AccountVerifier>();
-  const verifierFor = (d: KeyDerivation) => {
-    const id = accountPath(d);
-    let v = verifiers.get(id);
-    if (!v) verifiers.set(id, (v = new AccountVerifier(key.node, d)));
-    return v;
-  };
-  const hasher = new ArtifactHasher();
   const owners = new Map<number, string>();
+  const jobs: CheckJob[] = [];
+  const jobOf = new Map<SetReport, number>();
 
   const reports: SetReport[] = sets.map((set) => {
     const report: SetReport = {
@@ -74,11 +68,18 @@ export function verifyReceiptSets(sets: ReceiptSet[], key: TrustedKey, policies:
     } else {
       owners.set(set.taskIndex, set.taskId);
     }
-    const verifier = verifierFor(set.derivation);
-    const ref = { taskId: set.taskId, taskIndex: set.taskIndex, artifactsBase: set.artifactsBase };
-    report.results = set.receipts.map((receipt, index) => checkReceipt(verifier, ref, receipt, index, hasher));
+    jobOf.set(report, jobs.length);
+    jobs.push({ taskId: set.taskId, taskIndex: set.taskIndex, derivation: set.derivation, receipts: set.receipts, artifactsBase: set.artifactsBase });
     return report;
   });
+
+  const outcomes = await checkJobs(jobs, key.node);
+  for (const report of reports) {
+    const j = jobOf.get(report);
+    if (j === undefined) continue;
+    const receipts = jobs[j]!.receipts;
+    report.results = outcomes[j]!.map((outcome, i): ReceiptResult => ({ ...outcome, receipt: receipts[i]! }));
+  }
 
   const policyResults = evaluatePolicies(
     reports.map((r) => ({ taskId: r.taskId, receipts: r.results.map((x) => ({ receipt: x.receipt, valid: x.valid && r.problems.length === 0 })) })),

@@ -36,7 +36,7 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
     derivation: config.hooks.key_derivation,
     ...(opts.artifacts ? { artifactsDir: resolve(ctx.cwd, opts.artifacts) } : {}),
   });
-  const report = verifyReceiptSets(sets, { node, source: xpub.source }, {
+  const report = await verifyReceiptSets(sets, { node, source: xpub.source }, {
     requireSteps: opts.requireStep,
     requirePass: Boolean(opts.requirePass),
     ...(commit !== undefined ? { commit } : {}),
