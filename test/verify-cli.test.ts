@@ -51,6 +51,39 @@ describe('atlas receipts export + atlas verify', () => {
     expect(moved.stdout).toContain('receipts made on other commits');
   });
 
+  it('accepts a bundle committed after the commit it proves, as long as nothing else changed', async () => {
+    const { home, xpub } = await homeWithKey();
+    const dir = repo();
+    const fx = await createTask(home, dir);
+    await recordRun(fx, { step: 'validate' });
+    const validated = git(dir, 'rev-parse', 'HEAD');
+    const bundlePath = join(dir, '.atlas', 'receipts.json');
+    const out = await atlas(['receipts', 'export', '--out', bundlePath], { home, cwd: dir });
+    expect(out.code, out.stderr).toBe(0);
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-q', '-m', 'receipts');
+    const args = ['verify', '.atlas/receipts.json', '--xpub', xpub, '--require-step', 'validate', '--commit', 'HEAD'];
+    const ok = await atlas(args, { home: tempDir(), cwd: dir });
+    expect(ok.code, ok.stdout).toBe(0);
+    expect(ok.stdout).toContain(`made on ${validated.slice(0, 12)}, whose tree differs only in .atlas/receipts.json`);
+
+    // A shallow clone without the validated commit cannot compare: it says how to fix that.
+    const shallow = tempDir('atlas-clone-');
+    git(shallow, 'clone', '-q', '--depth', '1', `file://${dir}`, 'c');
+    const cut = await atlas(args, { home: tempDir(), cwd: join(shallow, 'c') });
+    expect(cut.code).toBe(1);
+    expect(cut.stdout).toContain('fetch-depth');
+
+    // Code changed along with the bundle: the receipts no longer prove this commit.
+    writeFileSync(join(dir, 'README.md'), 'changed after validation\n');
+    writeFileSync(bundlePath, readFileSync(bundlePath, 'utf8').replace('"version": 1', '"version":  1'));
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-q', '-m', 'sneak a change in');
+    const sneaky = await atlas(args, { home: tempDir(), cwd: dir });
+    expect(sneaky.code).toBe(1);
+    expect(sneaky.stdout).toContain('receipts made on other commits');
+  });
+
   it('does not count receipts made on a dirty tree for --commit', async () => {
     const { home, xpub } = await homeWithKey();
     const dir = repo();

@@ -9,6 +9,14 @@ export interface VerifyPolicies {
   requireSteps: string[];
   /** Full commit id: only version-2 receipts made on it with a clean tree count. */
   commit?: string;
+  /**
+   * Commits whose tree is `commit`'s except for the receipt bundles themselves (the commit that
+   * adds a bundle comes after the one it proves): receipts made on them count as made on `commit`.
+   * Maps each to the bundle files that differ.
+   */
+  equivalentCommits?: ReadonlyMap<string, string[]>;
+  /** Commits receipts were made on that the repository does not have (shallow clone). */
+  unknownCommits?: string[];
   /** The last receipt of each distinct command (per task) passed. */
   requirePass: boolean;
 }
@@ -37,12 +45,14 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function onCommit(receipt: ValidationReceipt, commit: string): boolean {
-  return messageVersionOf(receipt) === 2 && receipt.git_commit === commit && receipt.git_dirty === false;
+function onCommit(receipt: ValidationReceipt, policies: VerifyPolicies): boolean {
+  if (messageVersionOf(receipt) !== 2 || receipt.git_dirty !== false || receipt.git_commit === undefined) return false;
+  return receipt.git_commit === policies.commit || (policies.equivalentCommits?.has(receipt.git_commit) ?? false);
 }
 
 /** Why the valid receipts that are not on `commit` (clean, version 2) don't count. */
-function commitMisses(valid: ValidationReceipt[], commit: string): string[] {
+function commitMisses(valid: ValidationReceipt[], policies: VerifyPolicies): string[] {
+  const commit = policies.commit!;
   let v1 = 0;
   let dirty = 0;
   let none = 0;
@@ -50,7 +60,7 @@ function commitMisses(valid: ValidationReceipt[], commit: string): string[] {
   for (const r of valid) {
     if (messageVersionOf(r) !== 2) v1++;
     else if (r.git_commit === undefined) none++;
-    else if (r.git_commit !== commit) others.add(r.git_commit.slice(0, 12));
+    else if (r.git_commit !== commit && !policies.equivalentCommits?.has(r.git_commit)) others.add(r.git_commit.slice(0, 12));
     else if (r.git_dirty !== false) dirty++;
   }
   const parts: string[] = [];
@@ -58,6 +68,8 @@ function commitMisses(valid: ValidationReceipt[], commit: string): string[] {
   if (dirty > 0) parts.push(`${plural(dirty, 'receipt')} on this commit with uncommitted changes`);
   if (none > 0) parts.push(`${plural(none, 'receipt')} made before the first commit`);
   if (v1 > 0) parts.push(`${plural(v1, 'version-1 receipt')} (no commit signed)`);
+  const unknown = policies.unknownCommits ?? [];
+  if (unknown.length > 0) parts.push(`${unknown.map((c) => c.slice(0, 12)).join(', ')} not in this clone, so not compared (fetch more history, e.g. fetch-depth: 2)`);
   return parts;
 }
 
@@ -67,19 +79,23 @@ export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies)
   const valid = all.filter((c) => c.valid).map((c) => c.receipt);
   const invalid = all.length - valid.length;
   const commit = policies.commit;
-  const inScope = (r: ValidationReceipt) => commit === undefined || onCommit(r, commit);
+  const inScope = (r: ValidationReceipt) => commit === undefined || onCommit(r, policies);
   const scoped = valid.filter(inScope);
   const scopeText = commit ? ` on ${commit.slice(0, 12)}` : '';
 
   if (commit !== undefined) {
-    const misses = commitMisses(valid, commit);
+    const misses = commitMisses(valid, policies);
+    const via = [...new Set(scoped.map((r) => r.git_commit!).filter((c) => c !== commit))];
+    const viaText = via.length > 0
+      ? ` (made on ${via.map((c) => c.slice(0, 12)).join(', ')}, whose tree differs only in ${[...new Set(via.flatMap((c) => policies.equivalentCommits!.get(c)!))].join(', ')})`
+      : '';
     results.push({
       policy: 'commit',
       name: `--commit ${commit.slice(0, 12)}`,
       ok: scoped.length > 0,
       detail:
         scoped.length > 0
-          ? `${plural(scoped.length, 'valid receipt')} made on ${commit} with a clean tree`
+          ? `${plural(scoped.length, 'valid receipt')} made on ${commit} with a clean tree${viaText}`
           : `no valid receipt was made on ${commit} with a clean tree${misses.length > 0 ? `: ${misses.join('; ')}` : ''}${invalid > 0 ? ` (${plural(invalid, 'invalid receipt')} not counted)` : ''}`,
     });
   }

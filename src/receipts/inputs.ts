@@ -30,6 +30,8 @@ export interface ReceiptSet {
   artifactsBase: string | undefined;
   /** For bundles: the xpub fingerprint the exporter recorded. */
   claimedFingerprint?: string;
+  /** For bundles: the file's absolute path. */
+  file?: string;
 }
 
 export interface LoadInputsOptions {
@@ -116,6 +118,7 @@ function loadFile(path: string, source: string, options: LoadInputsOptions): Rec
       receipts: t.receipts,
       artifactsBase: bundleArtifactsBase(options.artifactsDir, t.task_id),
       claimedFingerprint: bundle.xpub_fingerprint,
+      file: path,
     }));
   }
   if (typeof data === 'object' && data !== null && 'receipts' in data && 'task_id' in data) {

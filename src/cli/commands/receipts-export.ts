@@ -1,5 +1,6 @@
 // atlas receipts export [--task ID]... [--out FILE]: a JSON bundle of receipts for CI.
-import { resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { EXIT } from '../../domain/errors.js';
 import { requireTask } from '../../hook/resolve-task.js';
 import { exportBundle } from '../../receipts/export.js';
@@ -23,6 +24,7 @@ export default async function receiptsExport(ctx: CliContext, opts: { task: stri
     return EXIT.ok;
   }
   const out = resolve(ctx.cwd, opts.out);
+  mkdirSync(dirname(out), { recursive: true });
   writeFileAtomic(out, toJson(bundle));
   const summary = { out, tasks: bundle.tasks.map((t) => t.task_id), receipts, xpub_fingerprint: bundle.xpub_fingerprint };
   ctx.out.result(summary, () =>

@@ -1,7 +1,10 @@
 // atlas verify [PATH...]: check receipts with a public key alone (docs/keys-and-verification.md).
 // Exit 0 all good, 1 a receipt invalid or a policy unmet, 2 unreadable or malformed input, 3 key problem.
-import { resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { EXIT } from '../../domain/errors.js';
+import type { VerifyPolicies } from '../../domain/receipt-policy.js';
+import { equivalentCommits } from '../../receipts/commit-equivalence.js';
 import { resolveCommit } from '../../receipts/commit-ref.js';
 import { loadReceiptSets } from '../../receipts/inputs.js';
 import { renderVerifyText, verifyJson } from '../../receipts/report-text.js';
@@ -36,12 +39,23 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
     derivation: config.hooks.key_derivation,
     ...(opts.artifacts ? { artifactsDir: resolve(ctx.cwd, opts.artifacts) } : {}),
   });
-  const report = await verifyReceiptSets(sets, { node, source: xpub.source }, {
-    requireSteps: opts.requireStep,
-    requirePass: Boolean(opts.requirePass),
-    ...(commit !== undefined ? { commit } : {}),
-  });
-  if (opts.junit) writeFileAtomic(resolve(ctx.cwd, opts.junit), renderJunit(report));
+  const policies: VerifyPolicies = { requireSteps: opts.requireStep, requirePass: Boolean(opts.requirePass) };
+  if (commit !== undefined) {
+    policies.commit = commit;
+    const bundles = sets.flatMap((s) => (s.file ? [s.file] : []));
+    const candidates = [...new Set(sets.flatMap((s) => s.receipts.filter((r) => r.message_version === 2 && r.git_dirty === false && typeof r.git_commit === 'string').map((r) => r.git_commit!)))];
+    if (bundles.length > 0 && candidates.some((c) => c !== commit)) {
+      const found = await equivalentCommits(commit, candidates, [...new Set(bundles)], ctx.cwd);
+      policies.equivalentCommits = found.equivalent;
+      policies.unknownCommits = found.unknown;
+    }
+  }
+  const report = await verifyReceiptSets(sets, { node, source: xpub.source }, policies);
+  if (opts.junit) {
+    const junit = resolve(ctx.cwd, opts.junit);
+    mkdirSync(dirname(junit), { recursive: true });
+    writeFileAtomic(junit, renderJunit(report));
+  }
   ctx.out.result(verifyJson(report), () => renderVerifyText(report));
   return report.ok ? EXIT.ok : EXIT.failure;
 }
