@@ -5,7 +5,7 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readMasterSeed } from '../src/crypto/key-files.js';
-import { ensureMasterKey, FileKeyManager } from '../src/crypto/key-manager.js';
+import { ensureMasterKey, FileKeyManager, masterKeySummary } from '../src/crypto/key-manager.js';
 import { DEFAULT_KEY_DERIVATION } from '../src/domain/receipt.js';
 import { atlas, CONFIG, homeWithKey, tempDir } from './helpers/receipt-fixtures.js';
 
@@ -32,6 +32,10 @@ describe('master key files', () => {
     expect(info.xpub).toMatch(/^xpub/);
     expect(info.accountPath).toBe("m/44'/236'/0'");
     expect(info.fingerprint).toMatch(/^[0-9a-f]{8}$/);
+    const summary = masterKeySummary(info).join('\n');
+    expect(summary).toContain(info.fingerprint);
+    expect(summary).toContain('atlas key export');
+    expect(summary).not.toContain(file.seed);
   });
 
   it('is idempotent and never replaces an existing key, even when raced', async () => {

@@ -57,7 +57,7 @@ function workerEntry(): URL | undefined {
 /** Splits jobs into `n` groups of similar receipt counts (largest first, into the lightest group). */
 function balance(jobs: CheckJob[], n: number): number[][] {
   const groups = Array.from({ length: n }, () => ({ load: 0, jobs: [] as number[] }));
-  const order = jobs.map((j, i) => i).sort((a, b) => jobs[b]!.receipts.length - jobs[a]!.receipts.length);
+  const order = jobs.map((_, i) => i).sort((a, b) => jobs[b]!.receipts.length - jobs[a]!.receipts.length);
   for (const i of order) {
     const lightest = groups.reduce((min, g) => (g.load < min.load ? g : min));
     lightest.jobs.push(i);

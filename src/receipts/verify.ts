@@ -2,7 +2,6 @@
 // account key, then the policies. Imports the crypto libraries (load it dynamically).
 import type { PolicyResult, VerifyPolicies } from '../domain/receipt-policy.js';
 import { evaluatePolicies } from '../domain/receipt-policy.js';
-import type { KeyDerivation } from '../domain/receipt.js';
 import { accountPath } from '../domain/receipt.js';
 import type { HDKey } from '../crypto/hd.js';
 import { accountIndexOf, fingerprintHex } from '../crypto/hd.js';
