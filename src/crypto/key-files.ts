@@ -96,7 +96,12 @@ export function readMasterSeed(home: string): Uint8Array {
 export function ensureKeysDir(home: string): void {
   const { dir } = keyFilePaths(home);
   mkdirSync(home, { recursive: true });
-  if (!existsSync(dir)) mkdirSync(dir, { mode: 0o700 });
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    // Another atlas process may have just created it; its permissions are checked either way.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
   assertPrivate(dir, 'dir');
 }
 

@@ -97,7 +97,13 @@ export async function checkJobs(jobs: CheckJob[], account: HDKey): Promise<Check
   const entry = workers > 1 ? workerEntry() : undefined;
   if (!entry) return checkJobsHere(jobs, account);
   const groups = balance(jobs, workers);
-  const parts = await Promise.all(groups.map((group) => runWorker(entry, account.publicExtendedKey, group.map((i) => jobs[i]!))));
+  let parts: CheckOutcome[][][];
+  try {
+    parts = await Promise.all(groups.map((group) => runWorker(entry, account.publicExtendedKey, group.map((i) => jobs[i]!))));
+  } catch {
+    // Threads unavailable (resource limits, a broken install): same checks, one core.
+    return checkJobsHere(jobs, account);
+  }
   const outcomes: CheckOutcome[][] = new Array(jobs.length);
   groups.forEach((group, g) => group.forEach((jobIndex, k) => (outcomes[jobIndex] = parts[g]![k]!)));
   return outcomes;
