@@ -6,7 +6,8 @@ import { readFileSync, rmSync } from 'node:fs';
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 await build({
-  entryPoints: { cli: 'src/cli/main.ts' },
+  // verify-worker: worker threads of `atlas verify` for large inputs (src/receipts/check-sets.ts).
+  entryPoints: { cli: 'src/cli/main.ts', 'verify-worker': 'src/receipts/verify-worker.ts' },
   outdir: 'dist',
   bundle: true,
   splitting: true,

@@ -146,6 +146,46 @@ program
   .option('--dry-run', 'change nothing; list what would be removed')
   .action(run(() => import('./commands/cleanup.js')));
 
+const key = program.command('key').description('the signing key: show it, export public keys for CI and other tools');
+key
+  .command('show')
+  .description('key files, permissions, fingerprints and derivation (never the private key)')
+  .action(run(() => import('./commands/key-show.js')));
+key
+  .command('export')
+  .description('print the account xpub that `atlas verify` needs (or the public key at --path)')
+  .option('--path <path>', "a key path, e.g. m/44'/236'/0'/5/0 (hardened levels need the master key)")
+  .option('--pem', 'print the public key as PEM (SubjectPublicKeyInfo, secp256k1) for openssl')
+  .action(run(() => import('./commands/key-export.js')));
+
+const receipts = program.command('receipts').description('signed validation receipts');
+receipts
+  .command('export')
+  .description('write a JSON bundle of a task\'s receipts for CI (`atlas verify BUNDLE`)')
+  .option('--task <id>', 'task id, repeatable (default: the task of this directory)', collect, [])
+  .option('--out <file>', 'write the bundle to a file instead of stdout')
+  .action(run(() => import('./commands/receipts-export.js')));
+receipts
+  .command('message')
+  .description('print the exact message a receipt signs (for checking it with other tools)')
+  .argument('<receipt-id>', 'e.g. rcpt-1a2b3c4d')
+  .option('--task <id>', 'task id (default: the task of this directory)')
+  .option('--signature <file>', 'also write the receipt\'s signature to a file, as DER bytes')
+  .action(run(() => import('./commands/receipts-message.js')));
+
+program
+  .command('verify')
+  .description('check signed receipts with a public key alone (exit 0 ok, 1 invalid or policy unmet, 2 bad input, 3 key problem)')
+  .argument('[paths...]', 'receipt bundles, hook.json files or task ids (default: the task of this directory)')
+  .option('--xpub <xpub>', 'account xpub to verify with (default: --xpub-file, $ATLAS_XPUB, then $ATLAS_HOME/keys/account.xpub)')
+  .option('--xpub-file <file>', 'read the account xpub from a file')
+  .option('--require-step <name>', 'require a valid passing receipt of this step (repeatable)', collect, [])
+  .option('--commit <sha>', 'count only receipts made on this commit (id or ref, e.g. HEAD) with a clean tree; require one')
+  .option('--require-pass', 'require that the last run of each command passed')
+  .option('--junit <file>', 'also write a JUnit XML report')
+  .option('--artifacts <dir>', 'for bundles: folder holding the tasks\' artifacts/ to check output hashes against')
+  .action(run(() => import('./commands/verify.js')));
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

@@ -1,0 +1,61 @@
+// atlas verify [PATH...]: check receipts with a public key alone (docs/keys-and-verification.md).
+// Exit 0 all good, 1 a receipt invalid or a policy unmet, 2 unreadable or malformed input, 3 key problem.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { EXIT } from '../../domain/errors.js';
+import type { VerifyPolicies } from '../../domain/receipt-policy.js';
+import { equivalentCommits } from '../../receipts/commit-equivalence.js';
+import { resolveCommit } from '../../receipts/commit-ref.js';
+import { loadReceiptSets } from '../../receipts/inputs.js';
+import { renderVerifyText, verifyJson } from '../../receipts/report-text.js';
+import { resolveXpubText } from '../../receipts/trusted-key.js';
+import { writeFileAtomic } from '../../store/atomic-write.js';
+import type { CliContext } from '../context.js';
+
+interface VerifyOptions {
+  xpub?: string;
+  xpubFile?: string;
+  requireStep: string[];
+  commit?: string;
+  requirePass?: boolean;
+  junit?: string;
+  artifacts?: string;
+}
+
+export default async function verify(ctx: CliContext, paths: string[], opts: VerifyOptions): Promise<number> {
+  // The key first: without a trustworthy key nothing else can be said (exit 3).
+  const xpub = resolveXpubText(opts, ctx.home);
+  const [{ parseAccountXpub }, { verifyReceiptSets }, { renderJunit }] = await Promise.all([
+    import('../../crypto/hd.js'),
+    import('../../receipts/verify.js'),
+    import('../../receipts/junit.js'),
+  ]);
+  const node = parseAccountXpub(xpub.text, xpub.source);
+  const config = await ctx.config();
+  const commit = opts.commit !== undefined ? await resolveCommit(opts.commit, ctx.cwd) : undefined;
+  const sets = loadReceiptSets(paths, {
+    cwd: ctx.cwd,
+    home: ctx.home,
+    derivation: config.hooks.key_derivation,
+    ...(opts.artifacts ? { artifactsDir: resolve(ctx.cwd, opts.artifacts) } : {}),
+  });
+  const policies: VerifyPolicies = { requireSteps: opts.requireStep, requirePass: Boolean(opts.requirePass) };
+  if (commit !== undefined) {
+    policies.commit = commit;
+    const bundles = sets.flatMap((s) => (s.file ? [s.file] : []));
+    const candidates = [...new Set(sets.flatMap((s) => s.receipts.filter((r) => r.message_version === 2 && r.git_dirty === false && typeof r.git_commit === 'string').map((r) => r.git_commit!)))];
+    if (bundles.length > 0 && candidates.some((c) => c !== commit)) {
+      const found = await equivalentCommits(commit, candidates, [...new Set(bundles)], ctx.cwd);
+      policies.equivalentCommits = found.equivalent;
+      policies.unknownCommits = found.unknown;
+    }
+  }
+  const report = await verifyReceiptSets(sets, { node, source: xpub.source }, policies);
+  if (opts.junit) {
+    const junit = resolve(ctx.cwd, opts.junit);
+    mkdirSync(dirname(junit), { recursive: true });
+    writeFileAtomic(junit, renderJunit(report));
+  }
+  ctx.out.result(verifyJson(report), () => renderVerifyText(report));
+  return report.ok ? EXIT.ok : EXIT.failure;
+}

@@ -1,0 +1,145 @@
+// What `atlas verify` requires beyond valid receipts (docs/keys-and-verification.md, "Policies").
+// Pure: works on receipts already checked. Only valid receipts count toward a policy, and only
+// version-2 receipts for anything their version-1 message does not sign (step name, commit).
+import type { ValidationReceipt } from './receipt.js';
+import { messageVersionOf } from './receipt.js';
+
+export interface VerifyPolicies {
+  /** Each needs a passing, valid, version-2 receipt of that step. */
+  requireSteps: string[];
+  /** Full commit id: only version-2 receipts made on it with a clean tree count. */
+  commit?: string;
+  /**
+   * Commits whose tree is `commit`'s except for the receipt bundles themselves (the commit that
+   * adds a bundle comes after the one it proves): receipts made on them count as made on `commit`.
+   * Maps each to the bundle files that differ.
+   */
+  equivalentCommits?: ReadonlyMap<string, string[]>;
+  /** Commits receipts were made on that the repository does not have (shallow clone). */
+  unknownCommits?: string[];
+  /** The last receipt of each distinct command (per task) passed. */
+  requirePass: boolean;
+}
+
+export interface CheckedReceipt {
+  receipt: ValidationReceipt;
+  valid: boolean;
+}
+
+export interface CheckedTask {
+  taskId: string;
+  receipts: CheckedReceipt[];
+}
+
+export type PolicyName = 'commit' | 'require-step' | 'require-pass';
+
+export interface PolicyResult {
+  policy: PolicyName;
+  /** e.g. "--require-step validate". */
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function onCommit(receipt: ValidationReceipt, policies: VerifyPolicies): boolean {
+  if (messageVersionOf(receipt) !== 2 || receipt.git_dirty !== false || receipt.git_commit === undefined) return false;
+  return receipt.git_commit === policies.commit || (policies.equivalentCommits?.has(receipt.git_commit) ?? false);
+}
+
+/** Why the valid receipts that are not on `commit` (clean, version 2) don't count. */
+function commitMisses(valid: ValidationReceipt[], policies: VerifyPolicies): string[] {
+  const commit = policies.commit!;
+  let v1 = 0;
+  let dirty = 0;
+  let none = 0;
+  const others = new Set<string>();
+  for (const r of valid) {
+    if (messageVersionOf(r) !== 2) v1++;
+    else if (r.git_commit === undefined) none++;
+    else if (r.git_commit !== commit && !policies.equivalentCommits?.has(r.git_commit)) others.add(r.git_commit.slice(0, 12));
+    else if (r.git_dirty !== false) dirty++;
+  }
+  const parts: string[] = [];
+  if (others.size > 0) parts.push(`receipts made on other commits (${[...others].slice(0, 3).join(', ')}${others.size > 3 ? ', …' : ''})`);
+  if (dirty > 0) parts.push(`${plural(dirty, 'receipt')} on this commit with uncommitted changes`);
+  if (none > 0) parts.push(`${plural(none, 'receipt')} made before the first commit`);
+  if (v1 > 0) parts.push(`${plural(v1, 'version-1 receipt')} (no commit signed)`);
+  const unknown = policies.unknownCommits ?? [];
+  if (unknown.length > 0) parts.push(`${unknown.map((c) => c.slice(0, 12)).join(', ')} not in this clone, so not compared (fetch more history, e.g. fetch-depth: 2)`);
+  return parts;
+}
+
+export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies): PolicyResult[] {
+  const results: PolicyResult[] = [];
+  const all = tasks.flatMap((t) => t.receipts);
+  const valid = all.filter((c) => c.valid).map((c) => c.receipt);
+  const invalid = all.length - valid.length;
+  const commit = policies.commit;
+  const inScope = (r: ValidationReceipt) => commit === undefined || onCommit(r, policies);
+  const scoped = valid.filter(inScope);
+  const scopeText = commit ? ` on ${commit.slice(0, 12)}` : '';
+
+  if (commit !== undefined) {
+    const misses = commitMisses(valid, policies);
+    const via = [...new Set(scoped.map((r) => r.git_commit!).filter((c) => c !== commit))];
+    const viaText = via.length > 0
+      ? ` (made on ${via.map((c) => c.slice(0, 12)).join(', ')}, whose tree differs only in ${[...new Set(via.flatMap((c) => policies.equivalentCommits!.get(c)!))].join(', ')})`
+      : '';
+    results.push({
+      policy: 'commit',
+      name: `--commit ${commit.slice(0, 12)}`,
+      ok: scoped.length > 0,
+      detail:
+        scoped.length > 0
+          ? `${plural(scoped.length, 'valid receipt')} made on ${commit} with a clean tree${viaText}`
+          : `no valid receipt was made on ${commit} with a clean tree${misses.length > 0 ? `: ${misses.join('; ')}` : ''}${invalid > 0 ? ` (${plural(invalid, 'invalid receipt')} not counted)` : ''}`,
+    });
+  }
+
+  for (const step of policies.requireSteps) {
+    const ofStep = scoped.filter((r) => r.step_name === step);
+    const signed = ofStep.filter((r) => messageVersionOf(r) === 2);
+    const passing = signed.filter((r) => r.exit_code === 0);
+    let detail: string;
+    if (passing.length > 0) {
+      detail = `${plural(passing.length, 'passing receipt')} for step ${step}${scopeText}`;
+    } else {
+      const notes: string[] = [];
+      if (signed.length > 0) notes.push(`${plural(signed.length, 'receipt')} failed (last exit code ${signed[signed.length - 1]!.exit_code})`);
+      if (ofStep.length > signed.length) notes.push(`${plural(ofStep.length - signed.length, 'version-1 receipt')} not counted: their step name is not signed`);
+      if (ofStep.length === 0) notes.push(`no valid receipt of step ${step}${scopeText}`);
+      detail = `no passing receipt for step ${step}${scopeText}: ${notes.join('; ')}`;
+    }
+    results.push({ policy: 'require-step', name: `--require-step ${step}`, ok: passing.length > 0, detail });
+  }
+
+  if (policies.requirePass) {
+    const failing: string[] = [];
+    let commands = 0;
+    for (const task of tasks) {
+      const last = new Map<string, ValidationReceipt>();
+      for (const c of task.receipts) if (c.valid && inScope(c.receipt)) last.set(c.receipt.command, c.receipt);
+      commands += last.size;
+      for (const r of last.values()) {
+        if (r.exit_code !== 0) failing.push(`\`${r.command}\` exited ${r.exit_code} (${r.receipt_id}${tasks.length > 1 ? ` in ${task.taskId}` : ''})`);
+      }
+    }
+    const ok = commands > 0 && failing.length === 0;
+    results.push({
+      policy: 'require-pass',
+      name: '--require-pass',
+      ok,
+      detail:
+        commands === 0
+          ? `no valid receipts${scopeText} to check`
+          : failing.length === 0
+            ? `the last run of each of ${plural(commands, 'command')}${scopeText} passed`
+            : `last run failed: ${failing.join('; ')}`,
+    });
+  }
+  return results;
+}

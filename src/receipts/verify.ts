@@ -1,0 +1,98 @@
+// `atlas verify`'s engine: every receipt of every input checked at its position with the trusted
+// account key, then the policies. Imports the crypto libraries (load it dynamically).
+import type { PolicyResult, VerifyPolicies } from '../domain/receipt-policy.js';
+import { evaluatePolicies } from '../domain/receipt-policy.js';
+import { accountPath } from '../domain/receipt.js';
+import type { HDKey } from '../crypto/hd.js';
+import { accountIndexOf, fingerprintHex } from '../crypto/hd.js';
+import type { ReceiptResult } from './check.js';
+import type { CheckJob } from './check-sets.js';
+import { checkJobs } from './check-sets.js';
+import type { InputKind, ReceiptSet } from './inputs.js';
+
+export interface SetReport {
+  source: string;
+  kind: InputKind;
+  taskId: string;
+  taskIndex: number | undefined;
+  keyPathPrefix: string;
+  results: ReceiptResult[];
+  /** Problems of the set as a whole (they fail verification). */
+  problems: string[];
+  /** Worth knowing, not failures. */
+  notes: string[];
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  key: { fingerprint: string; source: string };
+  sets: SetReport[];
+  policies: PolicyResult[];
+  summary: { tasks: number; receipts: number; valid: number; invalid: number; policies: number; unmet: number };
+}
+
+export interface TrustedKey {
+  node: HDKey;
+  source: string;
+}
+
+export async function verifyReceiptSets(sets: ReceiptSet[], key: TrustedKey, policies: VerifyPolicies): Promise<VerifyReport> {
+  const fingerprint = fingerprintHex(key.node);
+  const account = accountIndexOf(key.node);
+  const owners = new Map<number, string>();
+  const jobs: CheckJob[] = [];
+  const jobOf = new Map<SetReport, number>();
+
+  const reports: SetReport[] = sets.map((set) => {
+    const report: SetReport = {
+      source: set.source,
+      kind: set.kind,
+      taskId: set.taskId,
+      taskIndex: set.taskIndex,
+      keyPathPrefix: accountPath(set.derivation),
+      results: [],
+      problems: [],
+      notes: [],
+    };
+    if (set.claimedFingerprint !== undefined && set.claimedFingerprint !== fingerprint) {
+      report.notes.push(`exported with key ${set.claimedFingerprint}, verified with ${fingerprint} (${key.source})`);
+    }
+    if (set.derivation.account !== account) {
+      report.notes.push(`key paths use account ${set.derivation.account}', the xpub is account ${account}'`);
+    }
+    if (set.taskIndex === undefined) return report; // no receipts (the loader ensures it)
+    const owner = owners.get(set.taskIndex);
+    if (owner !== undefined && owner !== set.taskId) {
+      report.problems.push(`task index ${set.taskIndex} is also claimed by ${owner}: task indexes are never shared`);
+    } else {
+      owners.set(set.taskIndex, set.taskId);
+    }
+    jobOf.set(report, jobs.length);
+    jobs.push({ taskId: set.taskId, taskIndex: set.taskIndex, derivation: set.derivation, receipts: set.receipts, artifactsBase: set.artifactsBase });
+    return report;
+  });
+
+  const outcomes = await checkJobs(jobs, key.node);
+  for (const report of reports) {
+    const j = jobOf.get(report);
+    if (j === undefined) continue;
+    const receipts = jobs[j]!.receipts;
+    report.results = outcomes[j]!.map((outcome, i): ReceiptResult => ({ ...outcome, receipt: receipts[i]! }));
+  }
+
+  const policyResults = evaluatePolicies(
+    reports.map((r) => ({ taskId: r.taskId, receipts: r.results.map((x) => ({ receipt: x.receipt, valid: x.valid && r.problems.length === 0 })) })),
+    policies,
+  );
+  const all = reports.flatMap((r) => r.results);
+  const valid = all.filter((r) => r.valid).length;
+  const unmet = policyResults.filter((p) => !p.ok).length;
+  const setProblems = reports.some((r) => r.problems.length > 0);
+  return {
+    ok: valid === all.length && unmet === 0 && !setProblems,
+    key: { fingerprint, source: key.source },
+    sets: reports,
+    policies: policyResults,
+    summary: { tasks: reports.length, receipts: all.length, valid, invalid: all.length - valid, policies: policyResults.length, unmet },
+  };
+}
