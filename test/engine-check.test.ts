@@ -15,7 +15,10 @@ describe('atlas start check', () => {
       'package.json': JSON.stringify({ name: 'fixture', scripts: { lint: 'node -e "console.log(\'lint ok\')"', test: 'node -e "console.log(\'tests ok\')"' } }),
     });
     const result = await atlas(sb, ['start', 'check']);
-    expect(result.stderr).toBe('atlas: set up ' + sb.home + ' (settings: ' + sb.home + '/config.yaml)\n');
+    // The first run sets up ATLAS_HOME and the signing key, and says so on stderr.
+    expect(result.stderr).toContain('atlas: set up ' + sb.home + ' (settings: ' + sb.home + '/config.yaml)\n');
+    expect(result.stderr).toContain(`atlas: created the signing key ${sb.home}/keys/master.key`);
+    expect(result.stderr).not.toMatch(/warning|error/i);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('lint ok');
     expect(result.stdout).toContain('tests ok');
@@ -50,6 +53,15 @@ describe('atlas start check', () => {
     expect(existsSync(join(dir, 'owner.json'))).toBe(false);
     // the first run set up ATLAS_HOME, with a commented config
     expect(readFileSync(join(sb.home, 'config.yaml'), 'utf8')).toContain('#   max_checkpoints: 50');
+
+    // every validation command left a signed receipt on this commit, verified for real
+    expect(hook.receipts.map((r: any) => [r.command, r.exit_code, r.message_version, r.git_commit, r.git_dirty])).toEqual([
+      ['npm run lint', 0, 2, done.git_commit, false],
+      ['npm test', 0, 2, done.git_commit, false],
+    ]);
+    expect(readFileSync(join(dir, 'HOOK.md'), 'utf8')).toContain('✓ verified');
+    const verify = await atlas(sb, ['verify', task.id, '--require-step', 'validate', '--commit', 'HEAD']);
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   });
 
   it('fails with exit 1 when a validation command fails, after running every command, keeping the exact output', async () => {
@@ -114,8 +126,9 @@ describe('setup and inspection commands', () => {
     const first = await atlas(sb, ['init']);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain(`created ${join(sb.home, 'config.yaml')}`);
+    expect(first.stdout).toContain(`created the signing key ${join(sb.home, 'keys', 'master.key')}`);
     const again = await atlas(sb, ['init', '--json']);
-    expect(JSON.parse(again.stdout)).toEqual({ home: sb.home, created: [] });
+    expect(JSON.parse(again.stdout)).toEqual({ home: sb.home, created: [], key: [], git_hooks: null });
 
     const config = await atlas(sb, ['config', 'list', '--json', '-c', 'git.push=true'], { env: { ATLAS_HOOKS_STALE_THRESHOLD: '10m' } });
     const settings = Object.fromEntries(JSON.parse(config.stdout).settings.map((s: any) => [s.key, s]));

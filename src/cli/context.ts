@@ -18,8 +18,6 @@ export class CliContext {
   readonly home = atlasHome();
   readonly out: Output;
   private loaded: Config | undefined;
-  /** Set by the crypto layer when it is loaded, so HOOK.md can show verification status. */
-  receiptStatuses: ReceiptStatusFn | undefined;
 
   constructor(readonly flags: GlobalFlags) {
     this.out = createOutput(Boolean(flags.json));
@@ -60,7 +58,23 @@ export class CliContext {
     const { HookManager } = await import('../hook/manager.js');
     return new HookManager(ref, {
       maxCheckpoints: config.hooks.max_checkpoints,
-      ...(this.receiptStatuses ? { receiptStatuses: this.receiptStatuses } : {}),
+      receiptStatuses: await this.receiptStatuses(config),
     });
+  }
+
+  /** HOOK.md's receipt column, verified for real against the local account xpub and artifacts. */
+  async receiptStatuses(config: Config): Promise<ReceiptStatusFn> {
+    const { createReceiptStatuses } = await import('../receipts/status.js');
+    return createReceiptStatuses(this.home, config.hooks.key_derivation);
+  }
+
+  /**
+   * Makes sure the signing key exists (the first run creates it) and tells the person when
+   * something was created; `print` is stdout for `atlas init`, stderr for commands that run tasks.
+   */
+  async ensureSigningKey(config: Config, print: (line: string) => void): Promise<void> {
+    const { ensureMasterKey, masterKeySummary } = await import('../crypto/key-manager.js');
+    const info = await ensureMasterKey(this.home, config);
+    for (const line of masterKeySummary(info)) print(line);
   }
 }

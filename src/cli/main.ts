@@ -42,7 +42,10 @@ function run(load: () => Promise<{ default: Handler }>) {
 
 program
   .command('init')
-  .description('set up ATLAS_HOME: folders and a commented config.yaml (safe to run again)')
+  .description('set up ATLAS_HOME (folders, config.yaml, the signing key); in a repository, offer the git hooks (safe to run again)')
+  .option('--hooks', 'install the git hooks for automatic checkpoints without asking')
+  .option('--no-hooks', 'do not install or offer the git hooks')
+  .option('--no-interactive', 'never prompt')
   .action(run(() => import('./commands/init.js')));
 
 program

@@ -6,10 +6,11 @@ import type { CliContext } from './context.js';
 
 export type RunSeams = Pick<RunTaskOptions, 'validationRecorder' | 'receiptStatuses'>;
 
-/**
- * Without a recorder, validation keeps its exact output under artifacts/ and no receipt is made.
- * The crypto layer plugs its ValidationRecorder in here.
- */
-export async function runSeams(ctx: CliContext, _config: Config): Promise<RunSeams> {
-  return ctx.receiptStatuses ? { receiptStatuses: ctx.receiptStatuses } : {};
+/** Every validation command yields a signed receipt; HOOK.md shows each receipt verified. */
+export async function runSeams(ctx: CliContext, config: Config): Promise<RunSeams> {
+  const { createSigningRecorder } = await import('../receipts/signing-recorder.js');
+  return {
+    validationRecorder: createSigningRecorder(ctx.home, config),
+    receiptStatuses: await ctx.receiptStatuses(config),
+  };
 }

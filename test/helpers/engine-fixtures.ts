@@ -136,8 +136,11 @@ export function onlyTask(sb: Sandbox): TaskOnDisk {
 }
 
 /** [from → to (trigger)] of every history event, for exact comparisons. */
+/** State changes only: events that record something within a state (receipts) are left out. */
 export function transitions(hook: any): string[] {
-  return hook.history.map((e: any) => `${e.from_state || '∅'} → ${e.to_state} (${e.trigger})`);
+  return hook.history
+    .filter((e: any) => e.from_state !== e.to_state)
+    .map((e: any) => `${e.from_state || '∅'} → ${e.to_state} (${e.trigger})`);
 }
 
 /**

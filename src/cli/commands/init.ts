@@ -1,14 +1,53 @@
-// atlas init: set up ATLAS_HOME (folders and a commented config.yaml). Safe to run again.
+// atlas init: set up ATLAS_HOME (folders, a commented config.yaml, the signing key) and, inside a
+// git repository, offer the git hooks that record checkpoints. Safe to run again.
 import { EXIT } from '../../domain/errors.js';
 import { initializeHome } from '../../engine/init-home.js';
+import { locateWorktree } from '../../git/locate.js';
 import type { CliContext } from '../context.js';
+import { canPrompt } from '../interactive.js';
 
-export default async function init(ctx: CliContext): Promise<number> {
-  const result = await initializeHome(ctx.home);
-  ctx.out.result({ home: result.home, created: result.created }, () =>
-    result.created.length === 0
-      ? `atlas is already set up in ${result.home}; nothing to do`
-      : [`set up atlas in ${result.home}:`, ...result.created.map((p) => `  created ${p}`), '', `settings: ${result.home}/config.yaml (every key listed, commented out)`].join('\n'),
+export interface InitOptions {
+  /** true: install the git hooks; false: don't ask; undefined: ask on a terminal. */
+  hooks?: boolean;
+  interactive?: boolean;
+}
+
+async function wantHooks(opts: InitOptions, repo: string): Promise<boolean> {
+  if (opts.hooks !== undefined) return opts.hooks;
+  if (!canPrompt(opts.interactive)) return false;
+  const { confirm } = await import('@inquirer/prompts');
+  return confirm(
+    { message: `Install git hooks in ${repo} so commits and pushes record checkpoints automatically?`, default: true },
+    { output: process.stderr },
   );
+}
+
+export default async function init(ctx: CliContext, opts: InitOptions): Promise<number> {
+  const home = await initializeHome(ctx.home);
+  const repo = locateWorktree(ctx.cwd)?.root;
+  const config = await ctx.config(repo);
+  const keyLines: string[] = [];
+  await ctx.ensureSigningKey(config, (line) => keyLines.push(line));
+
+  let hooks: Awaited<ReturnType<typeof import('../../githooks/install.js').installGitHooks>> | undefined;
+  if (repo && (await wantHooks(opts, repo))) {
+    const { installGitHooks } = await import('../../githooks/install.js');
+    hooks = await installGitHooks({ repo });
+  }
+
+  ctx.out.result({ home: home.home, created: home.created, key: keyLines, git_hooks: hooks ?? null }, () => {
+    const lines =
+      home.created.length === 0 && keyLines.length === 0
+        ? [`atlas is already set up in ${home.home}`]
+        : [`set up atlas in ${home.home}:`, ...home.created.map((p) => `  created ${p}`), ...keyLines.map((l) => `  ${l}`)];
+    lines.push(`settings: ${home.home}/config.yaml (every key listed, commented out)`);
+    if (hooks) {
+      for (const h of hooks.hooks) lines.push(`git hook ${h.name}: ${h.action}${h.chained ? ' (your existing hook still runs first)' : ''} in ${hooks.hooks_dir}`);
+      for (const w of hooks.warnings) lines.push(`warning: ${w}`);
+    } else if (repo) {
+      lines.push(`git hooks not installed; \`atlas hook install\` adds automatic checkpoints on commit and push`);
+    }
+    return lines.join('\n');
+  });
   return EXIT.ok;
 }

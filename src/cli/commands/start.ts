@@ -23,6 +23,7 @@ export default async function start(ctx: CliContext, templateName: string, descr
   if (init.created.length > 0) process.stderr.write(`atlas: set up ${ctx.home} (settings: ${ctx.home}/config.yaml)\n`);
   const repoRoot = locateWorktree(ctx.cwd)?.root;
   const config = await ctx.config(repoRoot, { 'ai.agent': opts.agent, 'ai.model': opts.model });
+  await ctx.ensureSigningKey(config, (line) => process.stderr.write(`atlas: ${line}\n`));
   const { template } = await loadTemplate(templateName, { repoRoot, home: ctx.home, dirs: config.templates.dirs, cwd: ctx.cwd });
   const { ref, task } = await createTask({
     home: ctx.home,
