@@ -1,0 +1,26 @@
+// `npm run bench`: every speed and memory figure atlas promises, one bench after another (run
+// sequentially so they don't compete for the two cores). Each prints its own figures and targets.
+import { spawnSync } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+
+const benches = [
+  ['core: hook status and checkpoint (issue 2)', 'core.mjs'],
+  ['receipt verification rate (issue 4)', 'verify.mjs'],
+  ['git hook overhead on git commit (issue 5)', 'git-hook.mjs'],
+  ['recovery hot paths (issue 3)', 'recovery.mjs'],
+];
+
+console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+let failed = 0;
+for (const [title, file] of benches) {
+  console.log(`== ${title}`);
+  const result = spawnSync(process.execPath, [join(import.meta.dirname, file)], { stdio: 'inherit' });
+  if (result.status !== 0) {
+    failed++;
+    console.log(`   (${file} exited ${result.status ?? result.signal})`);
+  }
+  console.log('');
+}
+console.log('The crash soak (200 random SIGKILLs with recovery) runs separately: npm run soak');
+process.exit(failed > 0 ? 1 : 0);
