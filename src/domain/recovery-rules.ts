@@ -8,8 +8,9 @@
 //     recovering → step_pending and the runner runs the next step from its start. (`skip_step`
 //     would skip a step that never ran; there is nothing to retry from a checkpoint.)
 //  1. the step's work evidently finished but the transition was not recorded: `skip_step`;
-//  2. the step used its last attempt: `manual` (a retry would go past max_attempts and fail the
-//     task, so the recommendation never fails a task by itself; a person may still retry);
+//  2. the step used its last attempt: `manual` (a retry would go past max_attempts: the runner
+//     grants it one extra attempt and fails the task if that fails too, so crash after crash
+//     never loops on its own; a person may still retry);
 //  3. the step asks a person (human) or is idempotent (analysis, planning, validation, or marked):
 //     `retry_step`. Idempotent steps never need a reset, so a checkpoint does not change this;
 //  4. a clean checkpoint of this step with a commit, made after the step (attempt) started:
@@ -289,8 +290,9 @@ function recommend(input: RecoveryInput, pos: StepPosition): { rec: Recommendati
       rec: {
         action: 'manual',
         reason:
-          `Step ${name} (${kind}) was cut off on its last attempt (${attempt}); a retry would go past max_attempts and fail the task. ` +
-          'Inspect the working tree (git status, git diff): skip_step if its work is done, otherwise fix it by hand and skip, or let a retry fail the task.',
+          `Step ${name} (${kind}) was cut off on its last attempt (${attempt}); a retry would go past max_attempts ` +
+          '(one extra attempt: if it fails, the task fails). ' +
+          'Inspect the working tree (git status, git diff): skip_step if its work is done, otherwise fix it by hand and skip, or retry it once more.',
       },
     };
   }

@@ -48,6 +48,16 @@ function ageText(ts: string, now: number): string {
   return Number.isFinite(ms) ? formatDuration(Math.max(0, ms)) : 'an unknown time';
 }
 
+function pauseReason(hook: Hook): string {
+  const entered = [...hook.history].reverse().find((e) => e.to_state === 'awaiting_human' && e.from_state !== 'awaiting_human');
+  const step = entered?.step_name !== undefined ? ` during step ${entered.step_name}` : '';
+  if (entered?.trigger === 'interrupted') {
+    const signal = entered.details?.['signal'];
+    return `interrupted${typeof signal === 'string' ? ` by ${signal}` : ''}${step}`;
+  }
+  return `waits for a recovery decision (a crash cut off ${step ? step.replace(' during ', '') : 'the task'})`;
+}
+
 /** The condition of one task right now. Never throws. */
 export function inspectTask(ref: TaskRef, options: Omit<DetectOptions, 'home' | 'repoRoot'> = {}): TaskHealth {
   const now = options.now ?? Date.now();
@@ -88,7 +98,7 @@ export function inspectTask(ref: TaskRef, options: Omit<DetectOptions, 'home' | 
       return { condition: 'ended', ref, task, hook, liveness, reason: `the task is ${hook.state}` };
     case 'waiting':
       return isRecoverablePause(hook)
-        ? { condition: 'paused', ref, task, hook, liveness, reason: 'stopped by an interrupt or waiting for a manual recovery decision' }
+        ? { condition: 'paused', ref, task, hook, liveness, reason: pauseReason(hook) }
         : { condition: 'waiting', ref, task, hook, liveness, reason: 'waiting for a person' };
     case 'starting':
       return { condition: 'running', ref, task, hook, liveness, reason: `started ${ageText(hook.updated_at, now)} ago; its owner has not registered yet` };

@@ -11,7 +11,7 @@ import type { Hook } from '../domain/hook.js';
 import { recordEvent, transition } from '../domain/hook.js';
 import type { RecoveryContext } from '../domain/recovery-context.js';
 import type { FinishedWork, StepPosition } from '../domain/recovery-rules.js';
-import { checkpointToReturnTo, diagnoseCrash, enteredStateBy, judgeCrash, stepPosition } from '../domain/recovery-rules.js';
+import { checkpointToReturnTo, diagnoseCrash, enteredStateBy, isRecoverablePause, judgeCrash, stepPosition } from '../domain/recovery-rules.js';
 import type { Task } from '../domain/task.js';
 import { formatDuration } from '../domain/duration.js';
 import type { HookManager } from '../hook/manager.js';
@@ -21,6 +21,7 @@ import type { TaskRef } from '../store/task-store.js';
 import type { EvidenceOptions } from './evidence.js';
 import { findFinishedWork } from './evidence.js';
 import type { HeartbeatSettings, Ownership } from './ownership.js';
+import { stopLeftoverProcesses } from './leftovers.js';
 import { takeOwnership } from './ownership.js';
 
 export interface Diagnosis {
@@ -46,6 +47,8 @@ export interface Diagnosis {
   checkpoint: StepCheckpoint | undefined;
   /** This process owns the task until release() (or handOver() to the runner). */
   ownership: Ownership;
+  /** Process groups the crashed run left running, stopped before diagnosing (leader pids). */
+  stoppedProcesses: number[];
 }
 
 export interface DiagnoseOptions {
@@ -161,10 +164,22 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       hint: 'ended tasks never resume; start a new task (atlas start) to continue the work',
     });
   }
+  if (before.state === 'awaiting_human' && !isRecoverablePause(before)) {
+    // An approval, "stop for now" or a failed step with on_failure: ask: not a crash, and the
+    // answer a person gives belongs to `atlas resume`.
+    const why = enteredStateBy(before)?.trigger === 'step_failed' ? 'a step failed and on_failure is ask' : 'a step waits for approval';
+    throw new AtlasError(`task ${ref.id} is waiting for a person (${why}), not stopped by a crash or an interrupt: there is nothing to recover`, {
+      exitCode: EXIT.notFound,
+      hint: `continue it with \`atlas resume --task ${ref.id}\` (--approve or --reject to answer)`,
+    });
+  }
   const ownerPath = manager.files.owner;
   const nowMs = () => manager.now().getTime();
   // Checked before the (slow) evidence is gathered, so a running task is refused at once.
-  requireDeadOwner(before, checkLiveness(readOwner(ownerPath), nowMs()), nowMs(), options.graceMs);
+  const prior = checkLiveness(readOwner(ownerPath), nowMs());
+  requireDeadOwner(before, prior, nowMs(), options.graceMs);
+  // Before anything looks at the tree: whatever the dead run left running must stop changing it.
+  const stoppedProcesses = prior.status === 'gone' ? await stopLeftoverProcesses(prior.owner) : [];
 
   const worktreePresent = existsSync(task.worktree);
   const beforePos = stepPosition(before, task.steps);
@@ -196,7 +211,11 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
         });
       ownership = takeOwnership(ownerPath, options.heartbeat);
       const at = manager.timestamp();
-      const details = { liveness: livenessReason, previous_owner: previousOwner ? ownerSummary(previousOwner) : null };
+      const details = {
+        liveness: livenessReason,
+        previous_owner: previousOwner ? ownerSummary(previousOwner) : null,
+        ...(stoppedProcesses.length > 0 ? { stopped_processes: stoppedProcesses } : {}),
+      };
       // A current_step left over from a finished step is not the step the crash cut off.
       const stepName = pos.kind === 'in_step' ? { stepName: pos.step.step_name } : {};
       if (current.state === 'awaiting_human') {
@@ -210,6 +229,10 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
         // An earlier recovery stopped half-way: keep its diagnosis, note the takeover.
         fresh = current.recovery === undefined;
         recovery = current.recovery ?? compute();
+        // Say why the task crashed in the first place, not only that the last recovery stopped.
+        const crash = [...current.history].reverse().find((e) => e.trigger === 'crash_detected');
+        const original = crash?.details?.['liveness'];
+        if (!fresh && typeof original === 'string') livenessReason = original;
         return { ...recordEvent(current, { trigger: 'recovery_resumed', at, details, ...stepName }), recovery };
       }
       fresh = true;
@@ -236,6 +259,7 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       position: stepPosition(hook, task.steps),
       checkpoint: returnPoint(hook, task.steps, recovery!),
       ownership: ownership!,
+      stoppedProcesses,
     };
     if (pausedBy !== undefined) diagnosis.pausedBy = pausedBy;
     if (previousOwner) diagnosis.previousOwner = previousOwner;

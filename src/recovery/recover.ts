@@ -56,6 +56,8 @@ export interface DiagnosisSummary {
   liveness: string;
   last_seen_at: string;
   previous_owner: { pid: number; host: string; heartbeat_at: string } | null;
+  /** Process groups the crashed run left running, which recovery stopped (leader pids). */
+  stopped_processes: number[];
   state_before: HookState;
   step: { name: string; index: number; attempt: number; max_attempts: number; started_at: string } | null;
   next_step: { name: string; index: number } | null;
@@ -93,6 +95,7 @@ export function summarizeDiagnosis(d: Diagnosis): DiagnosisSummary {
     liveness: d.livenessReason,
     last_seen_at: d.lastSeenAt,
     previous_owner: d.previousOwner ? { pid: d.previousOwner.pid, host: d.previousOwner.host, heartbeat_at: d.previousOwner.heartbeat_at } : null,
+    stopped_processes: d.stoppedProcesses,
     state_before: d.recovery.last_known_state,
     step: step ? { name: step.step_name, index: step.step_index, attempt: step.attempt, max_attempts: step.max_attempts, started_at: step.started_at } : null,
     next_step: next,
