@@ -3,7 +3,9 @@
 // task. After every kill hook.json parses, history lost nothing and no file of the working tree
 // (committed or not) is gone, unless saved where recovery said.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
@@ -352,6 +354,67 @@ steps:
     const rec = await recover(r, ['--task', readTaskJson(taskDirs(r)[0]!).id, '--yes']);
     expect(rec.code).toBe(4);
     expect(rec.stderr).toContain('atlas resume --task');
+  });
+});
+
+describe('SIGKILL during setup', () => {
+  it('killed while the worktree was being created: recovery creates it and runs the task from its first step', async () => {
+    r = crashRepo({ slow: SLOW });
+    // A git that hangs on the first `worktree add` (the moment to kill), then behaves.
+    const bin = join(r.scratch, 'bin');
+    mkdirSync(bin);
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    writeFileSync(
+      join(bin, 'git'),
+      `#!/bin/sh\nif [ "$1" = worktree ] && [ "$2" = add ] && [ ! -e "$CRASH_SCRATCH/git-hung" ]; then\n  echo $$ > "$CRASH_SCRATCH/git-hung"; exec sleep 30\nfi\nexec ${realGit} "$@"\n`,
+      { mode: 0o755 },
+    );
+    r.env['PATH'] = `${bin}:${process.env['PATH']}`;
+    const started = startTask(r, 'slow');
+    const { dir, hook: seen } = await waitForHook(r, (h) => h.state === 'initializing' && existsSync(join(r.scratch, 'git-hung')), 'worktree add hanging');
+    await sigkill(started.child, dir);
+    const afterKill = expectIntactAfterKill(dir, seen);
+    const task = readTaskJson(dir);
+    expect(existsSync(task.worktree)).toBe(false);
+    try {
+      const listed = JSON.parse((await run(r, ['status', '--json'])).stdout).tasks[0];
+      expect(listed).toMatchObject({ activity: 'crashed', crash_type: 'signal', state: 'initializing' });
+
+      const rec = await recover(r, ['--yes']);
+      expect(rec.code, rec.stderr).toBe(0);
+      expect(rec.result).toMatchObject({ action: 'retry_step', entry: { kind: 'continue' }, state: 'completed' });
+      expect(rec.result.diagnosis.recovery.reason).toContain('while it was being set up');
+      const final = readHook(dir);
+      expectHistoryKept(afterKill.history, final.history);
+      expect(final.history.map((e) => e.trigger)).toContain('worktree_created');
+      expect(git(task.worktree, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe(task.branch);
+      expect(readFileSync(join(task.worktree, 'prepare.txt'), 'utf8')).toBe('prepared\n');
+    } finally {
+      process.kill(Number(readFileSync(join(r.scratch, 'git-hung'), 'utf8')), 'SIGKILL');
+    }
+  });
+
+  it('killed after task.json and before hook.json: recovery writes the hook atlas start would have written', async () => {
+    r = crashRepo({ slow: SLOW });
+    // A task that ran, then turned into the state a cut-off setup leaves: task.json, no hook, no tree.
+    const done = await run(r, ['start', 'slow', 'cut short', '--no-interactive']);
+    expect(done.code, done.stderr).toBe(0);
+    const dir = taskDirs(r)[0]!;
+    const task = JSON.parse(readFileSync(join(dir, 'task.json'), 'utf8'));
+    git(r.repo, 'worktree', 'remove', '--force', task.worktree);
+    git(r.repo, 'branch', '-D', task.branch);
+    for (const f of ['hook.json', 'HOOK.md']) rmSync(join(dir, f));
+    writeFileSync(join(dir, 'task.json'), JSON.stringify({ ...task, status: 'initializing', created_at: '2026-01-01T00:00:00Z' }));
+    writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: 2 ** 22 - 1, host: hostname(), process_start: 'x', started_at: '2026-01-01T00:00:00Z', heartbeat_at: '2026-01-01T00:00:00Z', heartbeat_interval_ms: 10_000, stale_threshold_ms: 300_000 }));
+
+    const listed = JSON.parse((await run(r, ['status', '--json'])).stdout).tasks[0];
+    expect(listed).toMatchObject({ activity: 'crashed', state: 'initializing' });
+    const rec = await recover(r, ['--yes']);
+    expect(rec.code, rec.stderr).toBe(0);
+    expect(rec.result.state).toBe('completed');
+    const hook = readHook(dir);
+    expect(hook.history.slice(0, 3).map((e) => e.trigger)).toEqual(['task_start', 'hook_restored', 'crash_detected']);
+    expect(hook.task_index).toBe(task.task_index);
   });
 });
 

@@ -2,7 +2,8 @@
 // every fact that needs I/O (liveness of the owner, git state) is computed by the caller.
 //
 // The recommendation, first rule that applies wins:
-//  -. the task's working tree is missing: `manual` (nothing can run);
+//  -. the task's working tree is missing: if no step ever started (setup was cut off), `retry_step`,
+//     which creates it and continues; otherwise `manual` (nothing can run, work may be gone);
 //  0. no step was running (state initializing/step_pending, or no current step): `retry_step`,
 //     which for a step that never started means "continue": recovery moves the hook
 //     recovering → step_pending and the runner runs the next step from its start. (`skip_step`
@@ -247,6 +248,17 @@ function idempotentWhy(def: StepDefinition): string {
 
 function recommend(input: RecoveryInput, pos: StepPosition): { rec: Recommendation; checkpoint?: StepCheckpoint } {
   const { hook, steps } = input;
+  if (input.worktreePresent === false && !hook.history.some((e) => e.trigger === 'step_start')) {
+    // Killed while `atlas start` set the task up: nothing ran, so the setup can simply be finished.
+    return {
+      rec: {
+        action: 'retry_step',
+        reason:
+          'The task stopped while it was being set up, before its working tree was ready; no step ran. ' +
+          'Recovery creates the working tree (its branch, from the commit the task started from) and runs the task from its first step.',
+      },
+    };
+  }
   if (input.worktreePresent === false) {
     return {
       rec: {

@@ -3,6 +3,7 @@
 // hook.json is authoritative for the state; owner.json says who runs the task and when it last
 // beat; checkLiveness tells a dead or reused pid from the owner (process start identity) and
 // judges the heartbeat with the owner's own recorded stale threshold.
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Hook } from '../domain/hook.js';
 import type { CrashType } from '../domain/recovery-context.js';
@@ -16,6 +17,7 @@ import { readHookFile } from '../store/hook-file.js';
 import { atlasHome, taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import { listTaskRefs, readTask } from '../store/task-store.js';
+import { initialHook } from './initial-hook.js';
 
 export type DeadLiveness = Extract<Liveness, { status: 'gone' | 'stale' | 'none' }>;
 
@@ -70,7 +72,8 @@ export function inspectTask(ref: TaskRef, options: Omit<DetectOptions, 'home' | 
   }
   let hook: Hook;
   try {
-    hook = readHookFile(files.hook);
+    // A start killed after task.json and before hook.json: judged by the hook it would have written.
+    hook = task && !existsSync(files.hook) ? initialHook(task) : readHookFile(files.hook);
   } catch (error) {
     return { condition: 'unreadable', ref, task, reason: (error as Error).message };
   }

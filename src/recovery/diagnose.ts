@@ -21,6 +21,7 @@ import type { TaskRef } from '../store/task-store.js';
 import type { EvidenceOptions } from './evidence.js';
 import { findFinishedWork } from './evidence.js';
 import type { HeartbeatSettings, Ownership } from './ownership.js';
+import { initialHook } from './initial-hook.js';
 import { stopLeftoverProcesses } from './leftovers.js';
 import { takeOwnership } from './ownership.js';
 
@@ -147,6 +148,33 @@ function sameAttempt(a: StepPosition, b: StepPosition): boolean {
   return a.kind === 'in_step' && b.kind === 'in_step' && a.step.step_index === b.step.step_index && a.startedAt === b.startedAt;
 }
 
+/**
+ * `atlas start` was killed after writing task.json and before hook.json: writes the hook it would
+ * have written (in initializing), unless the start is still alive (or too young to tell).
+ */
+async function restoreInitialHook(manager: HookManager, task: Task, graceMs: number | undefined): Promise<void> {
+  const hook = initialHook(task);
+  const liveness = checkLiveness(readOwner(manager.files.owner), manager.now().getTime());
+  if (liveness.status === 'alive' || liveness.status === 'remote') {
+    throw new AtlasError(`task ${task.id} is being created by process ${liveness.owner.pid}: nothing to recover`, {
+      exitCode: EXIT.failure,
+      hint: 'wait for `atlas start` to set it up',
+    });
+  }
+  const judged = judgeCrash({ state: hook.state, updatedAt: hook.updated_at, liveness: liveness.status, now: manager.now().getTime(), ...(graceMs !== undefined ? { graceMs } : {}) });
+  if (!judged.crashed) {
+    throw new AtlasError(`task ${task.id} was created moments ago and has no hook yet: it is probably starting`, {
+      exitCode: EXIT.failure,
+      hint: 'if no atlas process is running it, wait a few seconds and run `atlas recover` again',
+    });
+  }
+  // Two recoveries racing here write the same hook; the hook lock then lets one of them diagnose.
+  if (existsSync(manager.files.hook)) return;
+  await manager.create(
+    recordEvent(hook, { trigger: 'hook_restored', at: manager.timestamp(), details: { reason: 'atlas start stopped before it wrote hook.json; this is the hook it would have written' } }),
+  );
+}
+
 /** Diagnoses the task and takes it over for this process. Throws AtlasError when there is nothing to recover. */
 export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis> {
   const { ref, manager } = options;
@@ -157,6 +185,7 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       hint: 'restore task.json from a backup; without it atlas does not know the task\'s steps or working tree',
     });
   }
+  if (!existsSync(manager.files.hook)) await restoreInitialHook(manager, task, options.graceMs);
   const before = manager.read();
   if (before.state === 'completed' || before.state === 'failed' || before.state === 'abandoned') {
     throw new AtlasError(`task ${ref.id} is ${before.state}: there is nothing to recover`, {
