@@ -253,14 +253,10 @@ async function soakTask(lane, repo, n) {
 
   const start = await runMaybeKilled(['start', 'soak', `soak task ${n}`, '--workspace', workspace, '--no-interactive'], repo, dir, takeKill(), 'start');
   let taskDir = dir();
-  if (start.killed && (!taskDir || !existsSync(join(taskDir, 'hook.json')))) {
-    // Killed before the task had a hook: nothing to recover, and nothing may be left half-made.
+  if (start.killed && (!taskDir || !existsSync(join(taskDir, 'task.json')))) {
+    // Killed before task.json was written: there is no task to recover (nothing ran).
     stats.kills++;
     stats.killedBeforeTask++;
-    if (taskDir && existsSync(join(taskDir, 'task.json'))) {
-      stats.notCompleted++;
-      stats.problems.push(`${label}: killed during setup; task.json exists without hook.json`);
-    }
     stats.tasks--;
     return;
   }
@@ -269,7 +265,11 @@ async function soakTask(lane, repo, n) {
     stats.problems.push(`${label}: atlas start made no task (exit ${start.result.code}): ${start.result.stderr.trim().split('\n').slice(-2).join(' | ')}`);
     return;
   }
-  if (start.killed) checkAfterKill(state, start.before, taskDir, label);
+  if (start.killed && !existsSync(join(taskDir, 'hook.json'))) {
+    // Killed between task.json and hook.json: recovery writes the hook `atlas start` would have.
+    stats.kills++;
+    stats.killedAt['before hook.json'] = (stats.killedAt['before hook.json'] ?? 0) + 1;
+  } else if (start.killed) checkAfterKill(state, start.before, taskDir, label);
   else if (start.result.code !== 0) stats.problems.push(`${label}: atlas start exited ${start.result.code}: ${start.result.stderr.trim().split('\n').slice(-2).join(' | ')}`);
 
   const taskId = JSON.parse(readFileSync(join(taskDir, 'task.json'), 'utf8')).id;
@@ -351,7 +351,7 @@ clearInterval(progress);
 const wall = (Date.now() - started) / 1000;
 
 console.log(`soak (seed ${SEED}, ${JOBS} jobs)`);
-console.log(`  kills                 ${stats.kills} (${stats.killsOfRecovery} of a running recovery, ${stats.killedBeforeTask} before the task had a hook)`);
+console.log(`  kills                 ${stats.kills} (${stats.killsOfRecovery} of a running recovery, ${stats.killedBeforeTask} before atlas start wrote the task)`);
 console.log(`  killed in state       ${Object.entries(stats.killedAt).map(([k, v]) => `${k} ${v}`).join(', ')}`);
 console.log(`  recoveries            ${stats.recoveries} (${Object.entries(stats.actions).map(([k, v]) => `${k} ${v}`).join(', ')})`);
 console.log(`  tasks                 ${stats.tasks}, completed ${stats.completed}`);
