@@ -24,6 +24,7 @@ import {
   run,
   runningCommand,
   sigkill,
+  installHangingClaude,
   spawnAtlas,
   startTask,
   taskDirs,
@@ -354,6 +355,42 @@ steps:
     const rec = await recover(r, ['--task', readTaskJson(taskDirs(r)[0]!).id, '--yes']);
     expect(rec.code).toBe(4);
     expect(rec.stderr).toContain('atlas resume --task');
+  });
+});
+
+describe('SIGKILL during an agent step', () => {
+  it('the retry resumes the agent\'s session with a note of what happened', async () => {
+    r = crashRepo({
+      agent: `name: agent
+steps:
+  - name: analyze
+    type: ai
+    prompt: "Analyze {{description}}"
+`,
+    });
+    const log = join(r.scratch, 'claude-argv.log');
+    // A stand-in for Claude Code: reports its session, then hangs on a fresh run; a resumed run finishes.
+    r.env['PATH'] = `${installHangingClaude(r.scratch)}:${process.env['PATH']}`;
+    r.env['FAKE_CLAUDE_LOG'] = log;
+    const started = startTask(r, 'agent', 'why parseConfig crashes');
+    const { dir, hook: seen } = await waitForHook(
+      r,
+      (h) => h.state === 'step_running' && h.current_step?.agent_session_id === 'sess-crash-1' && (h.current_step.last_output ?? '').includes('Reading'),
+      'the agent session and its first output',
+    );
+    await sigkill(started.child, dir);
+    expectIntactAfterKill(dir, seen);
+
+    const rec = await recover(r, ['--yes']);
+    expect(rec.code, rec.stderr).toBe(0);
+    expect(rec.result).toMatchObject({ action: 'retry_step', state: 'completed' });
+    const runs = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    expect(runs).toHaveLength(2);
+    const resumed = runs[1]!;
+    expect(resumed.slice(0, 3)).toEqual(['--resume', 'sess-crash-1', '-p']);
+    expect(resumed[3]).toContain('Note from atlas recover: this step ("analyze", attempt 1/3) stopped when atlas crashed');
+    expect(resumed[3]).toContain('Reading the code.');
+    expect(readHook(dir).history.find((e) => e.trigger === 'step_start' && e.details?.['attempt'] === 2)).toBeDefined();
   });
 });
 

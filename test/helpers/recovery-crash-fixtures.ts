@@ -260,6 +260,34 @@ export function expectNoFileLost(worktree: string, afterKill: Map<string, string
   expect(lost, 'files lost after recovery').toEqual([]);
 }
 
+/**
+ * A stand-in for Claude Code in `<dir>/bin` (returned): logs its argv to $FAKE_CLAUDE_LOG, reports
+ * session sess-crash-1 and a first message, then hangs on a fresh run (the moment to kill); a run
+ * with --resume writes analysis.md and finishes.
+ */
+export function installHangingClaude(dir: string): string {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const script = `#!/usr/bin/env node
+const fs = require('node:fs');
+const argv = process.argv.slice(2);
+fs.appendFileSync(process.env.FAKE_CLAUDE_LOG, JSON.stringify(argv) + '\\n');
+const at = argv.indexOf('--resume');
+const session = at >= 0 ? argv[at + 1] : 'sess-crash-1';
+const emit = (e) => process.stdout.write(JSON.stringify(e) + '\\n');
+emit({ type: 'system', subtype: 'init', session_id: session, cwd: process.cwd(), model: 'fake', tools: ['Write'] });
+emit({ type: 'assistant', message: { content: [{ type: 'text', text: 'Reading the code.' }] }, session_id: session });
+if (at < 0) {
+  setTimeout(() => {}, 30000);
+} else {
+  fs.writeFileSync('analysis.md', 'the cause\\n');
+  emit({ type: 'result', subtype: 'success', is_error: false, result: 'Found the cause.', session_id: session });
+}
+`;
+  writeFileSync(join(bin, 'claude'), script, { mode: 0o755 });
+  return bin;
+}
+
 /** The process exists and is not a zombie (an orphan's new parent may be slow to reap it). */
 export function isAlive(pid: number): boolean {
   try {
