@@ -329,6 +329,33 @@ describe('Ctrl+C', () => {
     expectNoFileLost(task.worktree, files);
   });
 
+  it('a second Ctrl+C exits at once; the task is then a crash that `atlas recover` continues at once', async () => {
+    r = crashRepo({
+      stubborn: `name: stubborn
+steps:
+  - name: wait
+    type: command
+    idempotent: true
+    max_attempts: 3
+    run: "if [ -e \\"$CRASH_SCRATCH/once\\" ]; then echo done > done.txt; else touch \\"$CRASH_SCRATCH/once\\"; trap '' TERM; sleep 20; fi"
+`,
+    });
+    const started = startTask(r, 'stubborn');
+    const { dir } = await waitForHook(r, (h) => runningCommand('wait')(h) && existsSync(join(r.scratch, 'once')), 'the stubborn command');
+    started.child.kill('SIGINT');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    started.child.kill('SIGINT');
+    const result = await started.done;
+    expect(result.code).toBe(130);
+    const task = readTaskJson(dir);
+    expect(result.stderr).toContain(`forced exit; the task can be continued with atlas recover --task ${task.id}`);
+    const listed = JSON.parse((await run(r, ['status', '--json'])).stdout).tasks[0];
+    expect(listed).toMatchObject({ activity: 'crashed', crash_type: 'signal', state: 'step_running' });
+    const rec = await recover(r, ['--yes']);
+    expect(rec.code, rec.stderr).toBe(0);
+    expect(rec.result.state).toBe('completed');
+  });
+
   it('`atlas resume` also continues an interrupted task', async () => {
     r = crashRepo({ slow: SLOW });
     const started = startTask(r, 'slow');
