@@ -254,8 +254,9 @@ async function soakTask(lane, repo, n) {
   const start = await runMaybeKilled(['start', 'soak', `soak task ${n}`, '--workspace', workspace, '--no-interactive'], repo, dir, takeKill(), 'start');
   let taskDir = dir();
   if (start.killed && (!taskDir || !existsSync(join(taskDir, 'task.json')))) {
-    // Killed before task.json was written: there is no task to recover (nothing ran).
-    stats.kills++;
+    // Killed before task.json was written: there is no task to recover (nothing ran). Reported,
+    // but not counted among the N kills, which are all kills of a task.
+    killsLeft++;
     stats.killedBeforeTask++;
     stats.tasks--;
     return;
@@ -351,7 +352,7 @@ clearInterval(progress);
 const wall = (Date.now() - started) / 1000;
 
 console.log(`soak (seed ${SEED}, ${JOBS} jobs)`);
-console.log(`  kills                 ${stats.kills} (${stats.killsOfRecovery} of a running recovery, ${stats.killedBeforeTask} before atlas start wrote the task)`);
+console.log(`  kills                 ${stats.kills} (${stats.killsOfRecovery} of a running recovery); ${stats.killedBeforeTask} more before atlas start wrote any task (nothing to recover)`);
 console.log(`  killed in state       ${Object.entries(stats.killedAt).map(([k, v]) => `${k} ${v}`).join(', ')}`);
 console.log(`  recoveries            ${stats.recoveries} (${Object.entries(stats.actions).map(([k, v]) => `${k} ${v}`).join(', ')})`);
 console.log(`  tasks                 ${stats.tasks}, completed ${stats.completed}`);
