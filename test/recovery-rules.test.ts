@@ -263,10 +263,26 @@ describe('recommendation (diagnoseCrash)', () => {
     expect(stepPosition(done, STEPS)).toEqual({ kind: 'between', next: idx('plan') + 1 });
   });
 
-  it('a missing working tree → manual', () => {
+  it('a missing working tree → manual once a step has run', () => {
     const r = diagnose(running('analyze'), { worktreePresent: false });
     expect(r.recommended_action).toBe('manual');
     expect(r.reason).toContain('working tree is missing');
+  });
+
+  it('a missing working tree before any step ran (setup cut off) → retry_step, which creates it', () => {
+    const setup = newHook('task-20260117-143000', 'demo', at(0));
+    const r = diagnose(setup, { worktreePresent: false });
+    expect(r.recommended_action).toBe('retry_step');
+    expect(r.reason).toContain('while it was being set up');
+    expect(r.last_known_state).toBe('initializing');
+    const pending = transition(setup, { to: 'step_pending', trigger: 'setup_complete', at: at(0) });
+    expect(diagnose(pending, { worktreePresent: false }).recommended_action).toBe('retry_step');
+  });
+
+  it('the last attempt: the reason says a retry gets one extra attempt', () => {
+    const r = diagnose(running('implement', { attempt: 3, max_attempts: 3 }));
+    expect(r.recommended_action).toBe('manual');
+    expect(r.reason).toContain('one extra attempt: if it fails, the task fails');
   });
 
   it('each crash type comes from the liveness verdict', () => {

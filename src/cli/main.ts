@@ -3,6 +3,7 @@
 import { Command, Option } from 'commander';
 import { CHECKPOINT_TRIGGERS } from '../domain/checkpoint.js';
 import { EXIT } from '../domain/errors.js';
+import { RECOVERY_ACTIONS } from '../domain/recovery-context.js';
 import { CliContext } from './context.js';
 import type { GlobalFlags } from './context.js';
 import { reportError } from './output.js';
@@ -69,6 +70,16 @@ program
   .option('--note <text>', 'tell the agent (or the history) why, e.g. what you fixed')
   .option('--no-interactive', 'never prompt')
   .action(run(() => import('./commands/resume.js')));
+
+program
+  .command('recover')
+  .description('diagnose a crashed or interrupted task, choose how to go on, and run it to the end')
+  .option('--task <id>', 'task id (default: the one crashed or interrupted task, this repository\'s first)')
+  .addOption(
+    new Option('--action <action>', 'take this action instead of asking').choices([...RECOVERY_ACTIONS]),
+  )
+  .option('--yes', 'take the recommended action without asking')
+  .action(run(() => import('./commands/recover.js')));
 
 program
   .command('status')

@@ -2,14 +2,16 @@
 // every fact that needs I/O (liveness of the owner, git state) is computed by the caller.
 //
 // The recommendation, first rule that applies wins:
-//  -. the task's working tree is missing: `manual` (nothing can run);
+//  -. the task's working tree is missing: if no step ever started (setup was cut off), `retry_step`,
+//     which creates it and continues; otherwise `manual` (nothing can run, work may be gone);
 //  0. no step was running (state initializing/step_pending, or no current step): `retry_step`,
 //     which for a step that never started means "continue": recovery moves the hook
 //     recovering → step_pending and the runner runs the next step from its start. (`skip_step`
 //     would skip a step that never ran; there is nothing to retry from a checkpoint.)
 //  1. the step's work evidently finished but the transition was not recorded: `skip_step`;
-//  2. the step used its last attempt: `manual` (a retry would go past max_attempts and fail the
-//     task, so the recommendation never fails a task by itself; a person may still retry);
+//  2. the step used its last attempt: `manual` (a retry would go past max_attempts: the runner
+//     grants it one extra attempt and fails the task if that fails too, so crash after crash
+//     never loops on its own; a person may still retry);
 //  3. the step asks a person (human) or is idempotent (analysis, planning, validation, or marked):
 //     `retry_step`. Idempotent steps never need a reset, so a checkpoint does not change this;
 //  4. a clean checkpoint of this step with a commit, made after the step (attempt) started:
@@ -246,6 +248,17 @@ function idempotentWhy(def: StepDefinition): string {
 
 function recommend(input: RecoveryInput, pos: StepPosition): { rec: Recommendation; checkpoint?: StepCheckpoint } {
   const { hook, steps } = input;
+  if (input.worktreePresent === false && !hook.history.some((e) => e.trigger === 'step_start')) {
+    // Killed while `atlas start` set the task up: nothing ran, so the setup can simply be finished.
+    return {
+      rec: {
+        action: 'retry_step',
+        reason:
+          'The task stopped while it was being set up, before its working tree was ready; no step ran. ' +
+          'Recovery creates the working tree (its branch, from the commit the task started from) and runs the task from its first step.',
+      },
+    };
+  }
   if (input.worktreePresent === false) {
     return {
       rec: {
@@ -289,8 +302,9 @@ function recommend(input: RecoveryInput, pos: StepPosition): { rec: Recommendati
       rec: {
         action: 'manual',
         reason:
-          `Step ${name} (${kind}) was cut off on its last attempt (${attempt}); a retry would go past max_attempts and fail the task. ` +
-          'Inspect the working tree (git status, git diff): skip_step if its work is done, otherwise fix it by hand and skip, or let a retry fail the task.',
+          `Step ${name} (${kind}) was cut off on its last attempt (${attempt}); a retry would go past max_attempts ` +
+          '(one extra attempt: if it fails, the task fails). ' +
+          'Inspect the working tree (git status, git diff): skip_step if its work is done, otherwise fix it by hand and skip, or retry it once more.',
       },
     };
   }

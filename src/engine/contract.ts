@@ -11,7 +11,8 @@ import type { ValidationRecorder } from './validation-recorder.js';
  * Where the runner picks the task up:
  * - start: a new hook in `initializing`;
  * - continue: the hook is in step_pending (or awaiting_human after a pause): run the next step;
- * - retry_step: run the hook's current step again with attempt + 1 (failed past max_attempts);
+ * - retry_step: run the hook's current step again with attempt + 1; past max_attempts it gets that
+ *   one attempt (the limit is raised to it) and no automatic retries: if it fails, the task fails;
  *   `note` tells the agent what happened (for an AI step that resumes its session);
  * - skip_step: record the current step as complete (trigger step_skipped) and continue;
  * - approve / reject: answer a human step that is waiting.

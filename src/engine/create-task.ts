@@ -15,7 +15,8 @@ import { addWorktree, branchExists, headCommit, isValidBranchName } from '../git
 import { locateWorktree } from '../git/locate.js';
 import { readGitState } from '../git/state.js';
 import { HookManager } from '../hook/manager.js';
-import { workspaceDir } from '../store/paths.js';
+import { ownerRecordForThisProcess, removeOwner, writeOwner } from '../liveness/owner.js';
+import { taskFiles, workspaceDir } from '../store/paths.js';
 import { allocateTaskIndex } from '../store/task-index.js';
 import type { TaskRef } from '../store/task-store.js';
 import { claimTaskDir, saveWorkspace, updateTask, writeTask } from '../store/task-store.js';
@@ -107,6 +108,10 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
   const now = options.now ?? new Date();
   const at = toTimestamp(now);
   const ref = claimTaskDir(name, now, home);
+  // Owned from the first moment: a start killed during setup is judged crashed at once (its pid is
+  // gone) rather than looking like a task that is still starting. The runner takes the record over.
+  const ownerPath = taskFiles(ref.dir).owner;
+  writeOwner(ownerPath, ownerRecordForThisProcess({ heartbeatIntervalMs: config.hooks.heartbeat_interval, staleThresholdMs: config.hooks.stale_threshold }));
   const taskIndex = await allocateTaskIndex(home);
   const worktree = inPlace ? repoRoot : join(workspaceDir(name, home), 'worktree');
   const branch = inPlace ? (here.branch ?? 'HEAD') : `${template.branch_prefix}${name}`;
@@ -159,6 +164,7 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
       const message = error instanceof Error ? error.message : String(error);
       await manager.transition({ to: 'failed', trigger: 'setup_failed', details: { error: message } });
       await updateTask(ref.dir, (t) => ({ ...t, status: 'failed' }));
+      removeOwner(ownerPath);
       throw new AtlasError(`could not create the task's worktree at ${worktree}: ${message}`, {
         exitCode: EXIT.failure,
         hint: 'check `git worktree list` in the repository; or run the task in this checkout with --in-place',

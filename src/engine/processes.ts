@@ -19,15 +19,21 @@ export class ProcessGroups {
   /** pid → pending SIGKILL timer, if the group was asked to stop. */
   private readonly live = new Map<number, NodeJS.Timeout | undefined>();
 
+  /** Told the live groups whenever one starts or ends (the runner records them in owner.json). */
+  onChange: ((pids: number[]) => void) | undefined;
+
   add(pid: number): void {
     this.live.set(pid, undefined);
+    this.onChange?.([...this.live.keys()]);
   }
 
   /** The group has ended: forget it (and any SIGKILL still pending for it). */
   delete(pid: number): void {
+    if (!this.live.has(pid)) return;
     const timer = this.live.get(pid);
     if (timer) clearTimeout(timer);
     this.live.delete(pid);
+    this.onChange?.([...this.live.keys()]);
   }
 
   get size(): number {

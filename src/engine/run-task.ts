@@ -190,11 +190,15 @@ export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
   });
   const run = new TaskRun(options, task, () => {
     // Second Ctrl+C: leave now. The hook may still say step_running; `atlas recover` sorts it out.
-    heartbeat.stop();
+    // owner.json stays: it names this process, which is about to be gone, so the task is judged
+    // crashed at once (without it, recovery would wait out the grace for an ownerless hook).
     options.reporter.close();
     process.stderr.write(`\natlas: forced exit; the task can be continued with atlas recover --task ${task.id}\n`);
     process.exit(EXIT.interrupted);
   });
+  // A SIGKILL of this process leaves the step's process groups running: owner.json names them so
+  // that recovery can stop them before it runs the step again.
+  run.groups.onChange = (pids) => heartbeat.setProcessGroups(pids);
   run.interrupts.install();
   try {
     options.reporter.taskStarted({ taskId: task.id, description: task.description, worktree: task.worktree, branch: task.branch, steps: task.steps.length });

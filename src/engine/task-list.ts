@@ -1,15 +1,22 @@
 // Tasks for `atlas status`: newest first, with where each one is and whether its process is
-// still there. Reads files only (no git, no heavy modules): status must stay instant.
+// still there. Reads files only (no git, no heavy modules): status must stay instant. Whether a
+// task crashed is decided by recovery's one rule (recovery/detect.ts inspectTask), so status,
+// `atlas start`'s warning and `atlas recover` always agree.
 import { nextStepIndex } from '../domain/hook.js';
 import type { HookState } from '../domain/hook-state.js';
-import { isTerminal } from '../domain/hook-state.js';
-import { checkLiveness, readOwner } from '../liveness/owner.js';
-import { readHookFile } from '../store/hook-file.js';
+import type { CrashType } from '../domain/recovery-context.js';
+import { existsSync } from 'node:fs';
+import { inspectTask } from '../recovery/detect.js';
 import { taskFiles } from '../store/paths.js';
-import { listTaskRefs, readTask } from '../store/task-store.js';
+import type { TaskRef } from '../store/task-store.js';
+import { listTaskRefs } from '../store/task-store.js';
 
-/** running: its process is alive; waiting: it waits for a person; stopped: no live process (crashed?); ended. */
-export type TaskActivity = 'running' | 'waiting' | 'stopped' | 'ended';
+/**
+ * running: its process is alive (or it is starting); waiting: it waits for a person (approval, a
+ * failed step with on_failure: ask); paused: interrupted (Ctrl+C/SIGTERM) or waiting for a
+ * recovery decision, `atlas recover` continues it; crashed: its process is gone or hung; ended.
+ */
+export type TaskActivity = 'running' | 'waiting' | 'paused' | 'crashed' | 'ended';
 
 export interface TaskSummary {
   id: string;
@@ -27,7 +34,9 @@ export interface TaskSummary {
   updated_at: string;
   worktree: string;
   branch: string;
-  /** Why it is "stopped", from its owner record. */
+  /** crashed only: signal (owner gone), timeout (heartbeat stale) or unknown (no owner record). */
+  crash_type?: CrashType;
+  /** crashed and paused: why, e.g. "process 4242 is no longer running". */
   note?: string;
 }
 
@@ -40,30 +49,27 @@ export interface TaskListing {
 
 export const RECENT_ENDED = 5;
 
-export function summarizeTask(dir: string, workspace: string, id: string, now = Date.now()): TaskSummary {
-  const task = readTask(dir);
-  const files = taskFiles(dir);
-  const hook = readHookFile(files.hook);
+/** One task for the listing; throws (with the reason) when its task.json or hook.json cannot be read. */
+export function summarizeTask(ref: TaskRef, now = Date.now()): TaskSummary {
+  const health = inspectTask(ref, { now });
+  if (health.condition === 'unreadable' && !health.task && !existsSync(taskFiles(ref.dir).task) && !existsSync(taskFiles(ref.dir).hook)) {
+    throw new Error(`atlas start stopped before it wrote this task (no task.json, no hook.json; nothing ran): remove ${ref.dir}`);
+  }
+  if (health.condition === 'unreadable') throw new Error(health.reason);
+  const { task, hook } = health;
+  if (!task) throw new Error(`${ref.dir}/task.json is missing or unreadable`);
   const done = Math.min(nextStepIndex(hook), task.steps.length);
   const index = hook.current_step?.step_index ?? Math.min(done, Math.max(0, task.steps.length - 1));
-  let activity: TaskActivity = 'ended';
-  let note: string | undefined;
-  if (!isTerminal(hook.state)) {
-    const live = checkLiveness(readOwner(files.owner), now);
-    if (live.status === 'alive' || live.status === 'remote') activity = 'running';
-    else if (hook.state === 'awaiting_human') activity = 'waiting';
-    else {
-      activity = 'stopped';
-      note = live.status === 'none' ? 'no process owns it' : live.reason;
-    }
-  }
+  let extra: Pick<TaskSummary, 'crash_type' | 'note'> = {};
+  if (health.condition === 'crashed') extra = { crash_type: health.crashType, note: health.reason };
+  else if (health.condition === 'paused') extra = { note: health.reason };
   return {
-    id,
-    workspace,
+    id: ref.id,
+    workspace: ref.workspace,
     template: task.template,
     description: task.description,
     state: hook.state,
-    activity,
+    activity: health.condition,
     step: hook.state === 'completed' ? task.steps.length : index + 1,
     steps: task.steps.length,
     step_name: task.steps[index]?.name ?? null,
@@ -72,7 +78,7 @@ export function summarizeTask(dir: string, workspace: string, id: string, now = 
     updated_at: hook.updated_at,
     worktree: task.worktree,
     branch: task.branch,
-    ...(note ? { note } : {}),
+    ...extra,
   };
 }
 
@@ -86,7 +92,7 @@ export function listTasks(home: string, options: { all?: boolean; recentEnded?: 
   for (const ref of listTaskRefs(home).reverse()) {
     let summary: TaskSummary;
     try {
-      summary = summarizeTask(ref.dir, ref.workspace, ref.id, now);
+      summary = summarizeTask(ref, now);
     } catch (error) {
       unreadable.push({ id: ref.id, error: error instanceof Error ? error.message : String(error) });
       continue;

@@ -218,7 +218,8 @@ function whatToDo(input: View): string[] {
       if (entered?.trigger === 'interrupted') {
         return [
           `The task was interrupted (Ctrl+C or SIGTERM)${hook.current_step ? ` during step **${cell(hook.current_step.step_name)}**` : ''}${entered.details?.['reason'] ? `: ${cell(entered.details['reason'], 200)}` : ''}.`,
-          `Run ${code(`atlas recover --task ${id}`)} to continue it (it shows what was cut off and asks how to go on), or ${code(`atlas abandon --task ${id}`)} to stop.`,
+          `Run ${code(`atlas recover --task ${id}`)} to continue it (it shows what was cut off, recommends how to go on and asks), ` +
+            `or ${code(`atlas resume --task ${id}`)} to run the interrupted step again at once (${code('--approve')} accepts it as done), or ${code(`atlas abandon --task ${id}`)} to stop.`,
         ];
       }
       return [
@@ -230,7 +231,7 @@ function whatToDo(input: View): string[] {
     case 'completed':
       return ['The task completed. Nothing to do.'];
     case 'failed':
-      return [`The task failed. Read the recent history below, fix the cause, and start a new task (or ${code(`atlas recover --task ${id} --action retry_step`)} where allowed).`];
+      return ['The task failed for good (a failed task is never resumed). Read the recent history below, fix the cause, and start a new task.'];
     case 'abandoned':
       return ['The task was abandoned. Nothing to do.'];
   }

@@ -17,6 +17,17 @@ export interface OwnerRecord {
   /** The owner's own settings, so readers judge staleness without loading configuration. */
   heartbeat_interval_ms: number;
   stale_threshold_ms: number;
+  /**
+   * Process groups the owner's step started and that still run (leader pid and its start
+   * identity). Children live in groups of their own, so a SIGKILL of the owner leaves them
+   * running: recovery stops them before it runs the step again.
+   */
+  process_groups?: ProcessGroupRecord[];
+}
+
+export interface ProcessGroupRecord {
+  pid: number;
+  process_start: string;
 }
 
 export type Liveness =
@@ -75,22 +86,43 @@ export function checkLiveness(owner: OwnerRecord | undefined, now = Date.now()):
   return { status: 'alive', owner };
 }
 
+export interface Heartbeat {
+  owner: OwnerRecord;
+  /** Records the step's live process groups (pids of their leaders) at once. */
+  setProcessGroups(pids: readonly number[]): void;
+  /** Stops beating and removes owner.json. */
+  stop(): void;
+}
+
 /** Claims the task for this process and beats until stopped. The timer never keeps node alive. */
-export function startHeartbeat(path: string, settings: { heartbeatIntervalMs: number; staleThresholdMs: number }): { stop(): void; owner: OwnerRecord } {
+export function startHeartbeat(path: string, settings: { heartbeatIntervalMs: number; staleThresholdMs: number }): Heartbeat {
   const owner = ownerRecordForThisProcess(settings);
   writeOwner(path, owner);
-  const timer = setInterval(() => {
+  let stopped = false;
+  const identities = new Map<number, string>();
+  const beat = () => {
+    if (stopped) return;
     owner.heartbeat_at = toTimestamp(new Date());
     try {
       writeOwner(path, owner);
     } catch {
       // A missed beat is survivable; the next one retries.
     }
-  }, Math.max(250, settings.heartbeatIntervalMs));
+  };
+  const timer = setInterval(beat, Math.max(250, settings.heartbeatIntervalMs));
   timer.unref();
   return {
     owner,
+    setProcessGroups(pids) {
+      if (stopped) return;
+      for (const pid of pids) if (!identities.has(pid)) identities.set(pid, processStartIdentity(pid) ?? 'unknown');
+      for (const pid of [...identities.keys()]) if (!pids.includes(pid)) identities.delete(pid);
+      if (pids.length > 0) owner.process_groups = pids.map((pid) => ({ pid, process_start: identities.get(pid)! }));
+      else delete owner.process_groups;
+      beat();
+    },
     stop() {
+      stopped = true;
       clearInterval(timer);
       removeOwner(path);
     },

@@ -44,7 +44,8 @@ export function actionOptions(facts: ActionFacts): ActionOption[] {
   const name = q(position.step.step_name);
   const after = facts.stepNames[position.step.step_index + 1];
   const attempt = position.step.attempt + 1;
-  const past = attempt > position.step.max_attempts ? ` — past max_attempts (${position.step.max_attempts}), so the task fails` : '';
+  // The runner grants an explicit retry past max_attempts exactly one attempt (no automatic ones).
+  const past = attempt > position.step.max_attempts ? ` — past max_attempts (${position.step.max_attempts}): one extra attempt, and if it fails the task fails` : '';
   return [
     {
       action: 'retry_step',

@@ -72,7 +72,7 @@ export function actionFromFlags(policy: ActionPolicy): { action?: RecoveryAction
   if (policy.interactive) return { choose: (d) => chooseAction(d, policy.select) };
   return {
     choose: async (d) => {
-      throw new AtlasError(`task ${d.ref.id} needs a recovery decision and there is no terminal to ask on`, {
+      throw new AtlasError(`task ${d.ref.id} needs a recovery decision and atlas cannot ask (no terminal, or --json)`, {
         exitCode: EXIT.input,
         hint: `pass --yes to take the recommendation (${d.recovery.recommended_action}) or --action ${RECOVERY_ACTIONS.join('|')}`,
       });

@@ -3,6 +3,7 @@
 // hook.json is authoritative for the state; owner.json says who runs the task and when it last
 // beat; checkLiveness tells a dead or reused pid from the owner (process start identity) and
 // judges the heartbeat with the owner's own recorded stale threshold.
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Hook } from '../domain/hook.js';
 import type { CrashType } from '../domain/recovery-context.js';
@@ -16,6 +17,7 @@ import { readHookFile } from '../store/hook-file.js';
 import { atlasHome, taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import { listTaskRefs, readTask } from '../store/task-store.js';
+import { initialHook } from './initial-hook.js';
 
 export type DeadLiveness = Extract<Liveness, { status: 'gone' | 'stale' | 'none' }>;
 
@@ -48,6 +50,16 @@ function ageText(ts: string, now: number): string {
   return Number.isFinite(ms) ? formatDuration(Math.max(0, ms)) : 'an unknown time';
 }
 
+function pauseReason(hook: Hook): string {
+  const entered = [...hook.history].reverse().find((e) => e.to_state === 'awaiting_human' && e.from_state !== 'awaiting_human');
+  const step = entered?.step_name !== undefined ? ` during step ${entered.step_name}` : '';
+  if (entered?.trigger === 'interrupted') {
+    const signal = entered.details?.['signal'];
+    return `interrupted${typeof signal === 'string' ? ` by ${signal}` : ''}${step}`;
+  }
+  return `waits for a recovery decision (a crash cut off ${step ? step.replace(' during ', '') : 'the task'})`;
+}
+
 /** The condition of one task right now. Never throws. */
 export function inspectTask(ref: TaskRef, options: Omit<DetectOptions, 'home' | 'repoRoot'> = {}): TaskHealth {
   const now = options.now ?? Date.now();
@@ -60,7 +72,8 @@ export function inspectTask(ref: TaskRef, options: Omit<DetectOptions, 'home' | 
   }
   let hook: Hook;
   try {
-    hook = readHookFile(files.hook);
+    // A start killed after task.json and before hook.json: judged by the hook it would have written.
+    hook = task && !existsSync(files.hook) ? initialHook(task) : readHookFile(files.hook);
   } catch (error) {
     return { condition: 'unreadable', ref, task, reason: (error as Error).message };
   }
@@ -88,7 +101,7 @@ export function inspectTask(ref: TaskRef, options: Omit<DetectOptions, 'home' | 
       return { condition: 'ended', ref, task, hook, liveness, reason: `the task is ${hook.state}` };
     case 'waiting':
       return isRecoverablePause(hook)
-        ? { condition: 'paused', ref, task, hook, liveness, reason: 'stopped by an interrupt or waiting for a manual recovery decision' }
+        ? { condition: 'paused', ref, task, hook, liveness, reason: pauseReason(hook) }
         : { condition: 'waiting', ref, task, hook, liveness, reason: 'waiting for a person' };
     case 'starting':
       return { condition: 'running', ref, task, hook, liveness, reason: `started ${ageText(hook.updated_at, now)} ago; its owner has not registered yet` };

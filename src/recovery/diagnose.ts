@@ -11,7 +11,7 @@ import type { Hook } from '../domain/hook.js';
 import { recordEvent, transition } from '../domain/hook.js';
 import type { RecoveryContext } from '../domain/recovery-context.js';
 import type { FinishedWork, StepPosition } from '../domain/recovery-rules.js';
-import { checkpointToReturnTo, diagnoseCrash, enteredStateBy, judgeCrash, stepPosition } from '../domain/recovery-rules.js';
+import { checkpointToReturnTo, diagnoseCrash, enteredStateBy, isRecoverablePause, judgeCrash, stepPosition } from '../domain/recovery-rules.js';
 import type { Task } from '../domain/task.js';
 import { formatDuration } from '../domain/duration.js';
 import type { HookManager } from '../hook/manager.js';
@@ -21,6 +21,8 @@ import type { TaskRef } from '../store/task-store.js';
 import type { EvidenceOptions } from './evidence.js';
 import { findFinishedWork } from './evidence.js';
 import type { HeartbeatSettings, Ownership } from './ownership.js';
+import { initialHook } from './initial-hook.js';
+import { stopLeftoverProcesses } from './leftovers.js';
 import { takeOwnership } from './ownership.js';
 
 export interface Diagnosis {
@@ -46,6 +48,8 @@ export interface Diagnosis {
   checkpoint: StepCheckpoint | undefined;
   /** This process owns the task until release() (or handOver() to the runner). */
   ownership: Ownership;
+  /** Process groups the crashed run left running, stopped before diagnosing (leader pids). */
+  stoppedProcesses: number[];
 }
 
 export interface DiagnoseOptions {
@@ -144,6 +148,33 @@ function sameAttempt(a: StepPosition, b: StepPosition): boolean {
   return a.kind === 'in_step' && b.kind === 'in_step' && a.step.step_index === b.step.step_index && a.startedAt === b.startedAt;
 }
 
+/**
+ * `atlas start` was killed after writing task.json and before hook.json: writes the hook it would
+ * have written (in initializing), unless the start is still alive (or too young to tell).
+ */
+async function restoreInitialHook(manager: HookManager, task: Task, graceMs: number | undefined): Promise<void> {
+  const hook = initialHook(task);
+  const liveness = checkLiveness(readOwner(manager.files.owner), manager.now().getTime());
+  if (liveness.status === 'alive' || liveness.status === 'remote') {
+    throw new AtlasError(`task ${task.id} is being created by process ${liveness.owner.pid}: nothing to recover`, {
+      exitCode: EXIT.failure,
+      hint: 'wait for `atlas start` to set it up',
+    });
+  }
+  const judged = judgeCrash({ state: hook.state, updatedAt: hook.updated_at, liveness: liveness.status, now: manager.now().getTime(), ...(graceMs !== undefined ? { graceMs } : {}) });
+  if (!judged.crashed) {
+    throw new AtlasError(`task ${task.id} was created moments ago and has no hook yet: it is probably starting`, {
+      exitCode: EXIT.failure,
+      hint: 'if no atlas process is running it, wait a few seconds and run `atlas recover` again',
+    });
+  }
+  // Two recoveries racing here write the same hook; the hook lock then lets one of them diagnose.
+  if (existsSync(manager.files.hook)) return;
+  await manager.create(
+    recordEvent(hook, { trigger: 'hook_restored', at: manager.timestamp(), details: { reason: 'atlas start stopped before it wrote hook.json; this is the hook it would have written' } }),
+  );
+}
+
 /** Diagnoses the task and takes it over for this process. Throws AtlasError when there is nothing to recover. */
 export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis> {
   const { ref, manager } = options;
@@ -154,6 +185,7 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       hint: 'restore task.json from a backup; without it atlas does not know the task\'s steps or working tree',
     });
   }
+  if (!existsSync(manager.files.hook)) await restoreInitialHook(manager, task, options.graceMs);
   const before = manager.read();
   if (before.state === 'completed' || before.state === 'failed' || before.state === 'abandoned') {
     throw new AtlasError(`task ${ref.id} is ${before.state}: there is nothing to recover`, {
@@ -161,10 +193,22 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       hint: 'ended tasks never resume; start a new task (atlas start) to continue the work',
     });
   }
+  if (before.state === 'awaiting_human' && !isRecoverablePause(before)) {
+    // An approval, "stop for now" or a failed step with on_failure: ask: not a crash, and the
+    // answer a person gives belongs to `atlas resume`.
+    const why = enteredStateBy(before)?.trigger === 'step_failed' ? 'a step failed and on_failure is ask' : 'a step waits for approval';
+    throw new AtlasError(`task ${ref.id} is waiting for a person (${why}), not stopped by a crash or an interrupt: there is nothing to recover`, {
+      exitCode: EXIT.notFound,
+      hint: `continue it with \`atlas resume --task ${ref.id}\` (--approve or --reject to answer)`,
+    });
+  }
   const ownerPath = manager.files.owner;
   const nowMs = () => manager.now().getTime();
   // Checked before the (slow) evidence is gathered, so a running task is refused at once.
-  requireDeadOwner(before, checkLiveness(readOwner(ownerPath), nowMs()), nowMs(), options.graceMs);
+  const prior = checkLiveness(readOwner(ownerPath), nowMs());
+  requireDeadOwner(before, prior, nowMs(), options.graceMs);
+  // Before anything looks at the tree: whatever the dead run left running must stop changing it.
+  const stoppedProcesses = prior.status === 'gone' ? await stopLeftoverProcesses(prior.owner) : [];
 
   const worktreePresent = existsSync(task.worktree);
   const beforePos = stepPosition(before, task.steps);
@@ -196,7 +240,11 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
         });
       ownership = takeOwnership(ownerPath, options.heartbeat);
       const at = manager.timestamp();
-      const details = { liveness: livenessReason, previous_owner: previousOwner ? ownerSummary(previousOwner) : null };
+      const details = {
+        liveness: livenessReason,
+        previous_owner: previousOwner ? ownerSummary(previousOwner) : null,
+        ...(stoppedProcesses.length > 0 ? { stopped_processes: stoppedProcesses } : {}),
+      };
       // A current_step left over from a finished step is not the step the crash cut off.
       const stepName = pos.kind === 'in_step' ? { stepName: pos.step.step_name } : {};
       if (current.state === 'awaiting_human') {
@@ -210,6 +258,10 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
         // An earlier recovery stopped half-way: keep its diagnosis, note the takeover.
         fresh = current.recovery === undefined;
         recovery = current.recovery ?? compute();
+        // Say why the task crashed in the first place, not only that the last recovery stopped.
+        const crash = [...current.history].reverse().find((e) => e.trigger === 'crash_detected');
+        const original = crash?.details?.['liveness'];
+        if (!fresh && typeof original === 'string') livenessReason = original;
         return { ...recordEvent(current, { trigger: 'recovery_resumed', at, details, ...stepName }), recovery };
       }
       fresh = true;
@@ -236,6 +288,7 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       position: stepPosition(hook, task.steps),
       checkpoint: returnPoint(hook, task.steps, recovery!),
       ownership: ownership!,
+      stoppedProcesses,
     };
     if (pausedBy !== undefined) diagnosis.pausedBy = pausedBy;
     if (previousOwner) diagnosis.previousOwner = previousOwner;

@@ -10,6 +10,7 @@
 //                                          to the checkpoint's commit, resume({kind: 'retry_step', fromCheckpoint, note})
 //  - skip_step                           → resume({kind: 'skip_step', note})
 //  - manual                              → hook recovering → awaiting_human (manual_recovery_required), exit 5
+import { existsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { StepCheckpoint } from '../domain/checkpoint.js';
 import type { ExitCode } from '../domain/errors.js';
@@ -23,6 +24,7 @@ import { HookManager } from '../hook/manager.js';
 import type { TaskRef } from '../store/task-store.js';
 import { actionOptions } from './actions.js';
 import type { Diagnosis } from './diagnose.js';
+import { createMissingWorktree } from './finish-setup.js';
 import { diagnoseTask } from './diagnose.js';
 import type { SavedWork } from './save-work.js';
 import { resetToCheckpoint, saveWork } from './save-work.js';
@@ -56,6 +58,8 @@ export interface DiagnosisSummary {
   liveness: string;
   last_seen_at: string;
   previous_owner: { pid: number; host: string; heartbeat_at: string } | null;
+  /** Process groups the crashed run left running, which recovery stopped (leader pids). */
+  stopped_processes: number[];
   state_before: HookState;
   step: { name: string; index: number; attempt: number; max_attempts: number; started_at: string } | null;
   next_step: { name: string; index: number } | null;
@@ -93,6 +97,7 @@ export function summarizeDiagnosis(d: Diagnosis): DiagnosisSummary {
     liveness: d.livenessReason,
     last_seen_at: d.lastSeenAt,
     previous_owner: d.previousOwner ? { pid: d.previousOwner.pid, host: d.previousOwner.host, heartbeat_at: d.previousOwner.heartbeat_at } : null,
+    stopped_processes: d.stoppedProcesses,
     state_before: d.recovery.last_known_state,
     step: step ? { name: step.step_name, index: step.step_index, attempt: step.attempt, max_attempts: step.max_attempts, started_at: step.started_at } : null,
     next_step: next,
@@ -236,6 +241,11 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
 
     let entry: EntryDirective;
     if (action === 'retry_step' && d.position.kind === 'between') {
+      if (!existsSync(d.task.worktree)) {
+        // Only recommended when no step ever ran (setup was cut off); otherwise a person chose it.
+        log(await createMissingWorktree(d.task));
+        await manager.event({ trigger: 'worktree_created', details: { worktree: d.task.worktree, branch: d.task.branch } });
+      }
       // Nothing was cut off: the hook goes back to step_pending and the run continues.
       await manager.transition({ to: 'step_pending', trigger: 'recovery_continue', details: { action, next_step_index: d.position.next } });
       entry = { kind: 'continue' };

@@ -69,6 +69,10 @@ export function renderDiagnosis(d: Diagnosis, now = Date.now()): string {
       : `${d.livenessReason} (crash type: ${r.crash_type})`;
   lines.push(row('What happened', cause));
   lines.push(row('When', `last sign of life ${d.lastSeenAt} (${ago(d.lastSeenAt, now)}); ${d.kind === 'paused' ? 'diagnosed' : 'crash detected'} ${r.detected_at}`));
+  if (d.stoppedProcesses.length > 0) {
+    const n = d.stoppedProcesses.length;
+    lines.push(row('Left running', `stopped ${n} process group${n === 1 ? '' : 's'} the crashed run had started (pid ${d.stoppedProcesses.join(', ')}), so nothing else changes the tree`));
+  }
   lines.push(row('State', `${r.last_known_state}${r.last_known_state !== d.hook.state ? ` (now ${d.hook.state})` : ''}`));
   const pos = d.position;
   if (pos.kind === 'in_step') {

@@ -3,6 +3,8 @@ import { createTask } from '../../engine/create-task.js';
 import { initializeHome } from '../../engine/init-home.js';
 import { runTask } from '../../engine/run-task.js';
 import { locateWorktree } from '../../git/locate.js';
+import { findCrashedTasks } from '../../recovery/detect.js';
+import { crashedTasksWarning } from '../../recovery/render.js';
 import { taskFiles } from '../../store/paths.js';
 import { loadTemplate } from '../../templates/search.js';
 import type { CliContext } from '../context.js';
@@ -22,6 +24,9 @@ export default async function start(ctx: CliContext, templateName: string, descr
   const init = await initializeHome(ctx.home);
   if (init.created.length > 0) process.stderr.write(`atlas: set up ${ctx.home} (settings: ${ctx.home}/config.yaml)\n`);
   const repoRoot = locateWorktree(ctx.cwd)?.root;
+  // A crashed task here is easy to forget once a new one starts: say so, and how to recover it.
+  const crashed = repoRoot ? crashedTasksWarning(findCrashedTasks({ home: ctx.home, repoRoot })) : undefined;
+  if (crashed) ctx.out.warn(crashed);
   const config = await ctx.config(repoRoot, { 'ai.agent': opts.agent, 'ai.model': opts.model });
   await ctx.ensureSigningKey(config, (line) => process.stderr.write(`atlas: ${line}\n`));
   const { template } = await loadTemplate(templateName, { repoRoot, home: ctx.home, dirs: config.templates.dirs, cwd: ctx.cwd });

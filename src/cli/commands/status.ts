@@ -11,7 +11,7 @@ function ago(ts: string, now: number): string {
 }
 
 function stateText(t: TaskSummary): string {
-  return t.activity === 'stopped' ? `${t.state}!` : t.state;
+  return t.activity === 'crashed' ? `${t.state}!` : t.state;
 }
 
 function table(rows: string[][]): string[] {
@@ -33,13 +33,12 @@ export default async function status(ctx: CliContext, opts: { all?: boolean }): 
       rows.push([t.id, stateText(t), t.template, step, ago(t.updated_at, now), description]);
     }
     const lines = table(rows);
-    const stopped = listing.tasks.filter((t) => t.activity === 'stopped');
-    if (stopped.length > 0) {
-      lines.push('');
-      for (const t of stopped) lines.push(`! ${t.id} is not running (${t.note ?? 'no live process'}): atlas recover --task ${t.id}`);
-    }
+    const crashed = listing.tasks.filter((t) => t.activity === 'crashed');
+    const paused = listing.tasks.filter((t) => t.activity === 'paused');
     const waiting = listing.tasks.filter((t) => t.activity === 'waiting');
-    if (waiting.length > 0 && stopped.length === 0) lines.push('');
+    if (crashed.length + paused.length + waiting.length > 0) lines.push('');
+    for (const t of crashed) lines.push(`! ${t.id} crashed (${t.crash_type}: ${t.note ?? 'no live process'}): atlas recover --task ${t.id}`);
+    for (const t of paused) lines.push(`  ${t.id} ${t.note ?? 'was interrupted'}: atlas recover --task ${t.id}`);
     for (const t of waiting) lines.push(`  ${t.id} waits for you: atlas resume --task ${t.id}`);
     for (const u of listing.unreadable) lines.push(`? ${u.id}: ${u.error}`);
     if (listing.hidden > 0) lines.push(`(${listing.hidden} older ended task${listing.hidden === 1 ? '' : 's'} not shown: atlas status --all)`);
