@@ -62,10 +62,17 @@ export class CliContext {
     });
   }
 
-  /** HOOK.md's receipt column, verified for real against the local account xpub and artifacts. */
+  /**
+   * HOOK.md's receipt column, verified for real against the local account xpub and artifacts.
+   * The verifier loads on first use, so writes to hooks without receipts never pay for it.
+   */
   async receiptStatuses(config: Config): Promise<ReceiptStatusFn> {
-    const { createReceiptStatuses } = await import('../receipts/status.js');
-    return createReceiptStatuses(this.home, config.hooks.key_derivation);
+    const home = this.home;
+    let statuses: ReceiptStatusFn | undefined;
+    return async (hook, task) => {
+      statuses ??= (await import('../receipts/status.js')).createReceiptStatuses(home, config.hooks.key_derivation);
+      return statuses(hook, task);
+    };
   }
 
   /**

@@ -1,7 +1,6 @@
 // Effective configuration: flags > env ATLAS_* > repo .atlas/config.yaml > $ATLAS_HOME/config.yaml
 // > defaults. A bad value falls back to the next layer (ultimately the default) with a warning
 // that names the key and where it came from.
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -39,11 +38,22 @@ function flatten(value: unknown, prefix: string, out: Map<string, unknown>, unkn
   }
 }
 
+/** A short stable name for a path (not a security hash: node:crypto costs startup time). */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
+}
+
 /** Parsed YAML of one file, cached as JSON by (path, size, mtime) so YAML is parsed only on change. */
 async function readYamlFile(path: string, cacheDir: string): Promise<unknown> {
   const stat = statSync(path);
-  const cachePath = join(cacheDir, `config-${createHash('sha1').update(path).digest('hex').slice(0, 16)}.json`);
-  const stamp = `${stat.size}:${stat.mtimeMs}`;
+  const cachePath = join(cacheDir, `config-${fnv1a(path)}.json`);
+  // The path is part of the stamp, so two paths sharing a cache name never share a cache.
+  const stamp = `${path}:${stat.size}:${stat.mtimeMs}`;
   try {
     const cached = JSON.parse(readFileSync(cachePath, 'utf8')) as { stamp: string; data: unknown };
     if (cached.stamp === stamp) return cached.data;

@@ -3,12 +3,49 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
 import { HookFormatError, parseHook } from '../domain/hook-schema.js';
 import { writeFileAtomic } from './atomic-write.js';
-import { readJsonFile } from './json-file.js';
+import { parseJsonText, readTextFile } from './json-file.js';
+
+/**
+ * The exact text of each list item as it was read, keyed by the parsed object. History is
+ * append-only and atlas never mutates a parsed item, so writing a hook back reuses these lines
+ * and serialises only what is new: on a 10,000-event hook that is most of a checkpoint's cost.
+ */
+const itemText = new WeakMap<object, string>();
+
+const ITEM_INDENT = '    ';
+
+/**
+ * Remembers the line of each item of the list `key`, when the file has exactly the layout
+ * formatHookJson writes (one item per line). Any other layout (a hand-edited or foreign file)
+ * is simply not remembered, and the next write serialises everything.
+ */
+function rememberItemLines(text: string, key: string, items: unknown[]): void {
+  if (items.length === 0) return;
+  const open = `\n  ${JSON.stringify(key)}: [\n`;
+  const start = text.indexOf(open);
+  if (start < 0) return;
+  const end = text.indexOf('\n  ]', start + open.length - 1);
+  if (end < 0) return;
+  const lines = text.slice(start + open.length, end).split('\n');
+  if (lines.length !== items.length) return;
+  const texts: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const body = i < lines.length - 1 ? line.slice(ITEM_INDENT.length, -1) : line.slice(ITEM_INDENT.length);
+    if (!line.startsWith(`${ITEM_INDENT}{`) || !body.endsWith('}') || (i < lines.length - 1 && !line.endsWith(','))) return;
+    // parseHook drops null optionals; such an item no longer matches its text, so re-serialise it.
+    texts.push(body.includes('null') ? '' : body);
+  }
+  items.forEach((item, i) => {
+    if (texts[i] && typeof item === 'object' && item !== null) itemText.set(item, texts[i]!);
+  });
+}
 
 export function readHookFile(path: string): Hook {
-  const data = readJsonFile(path);
+  const text = readTextFile(path);
+  let hook: Hook;
   try {
-    return parseHook(data);
+    hook = parseHook(parseJsonText(path, text));
   } catch (error) {
     if (error instanceof HookFormatError) {
       throw new AtlasError(`${path} is not a valid hook: ${error.message}`, {
@@ -19,6 +56,8 @@ export function readHookFile(path: string): Hook {
     }
     throw error;
   }
+  rememberItemLines(text, 'history', hook.history);
+  return hook;
 }
 
 /**
@@ -34,7 +73,7 @@ export function formatHookJson(hook: Hook): string {
     if (Array.isArray(value) && value.length > 0) {
       lines.push(`  ${JSON.stringify(key)}: [`);
       const last = value.length - 1;
-      value.forEach((item, j) => lines.push(`    ${JSON.stringify(item)}${j < last ? ',' : ''}`));
+      value.forEach((item, j) => lines.push(`${ITEM_INDENT}${itemText.get(item) ?? JSON.stringify(item)}${j < last ? ',' : ''}`));
       lines.push(`  ]${comma}`);
     } else {
       lines.push(`  ${JSON.stringify(key)}: ${JSON.stringify(value, null, 2).replace(/\n/g, '\n  ')}${comma}`);

@@ -1,12 +1,13 @@
 // Inter-process locks around every read-modify-write (proper-lockfile: a lock directory whose
 // mtime is refreshed while held, so a lock left by a killed process goes stale and is taken over).
-import lockfile from 'proper-lockfile';
 import { AtlasError, EXIT } from '../domain/errors.js';
 
 const STALE_MS = 5_000;
 
 export async function withLock<T>(path: string, fn: () => Promise<T> | T): Promise<T> {
   let release: () => Promise<void>;
+  // Loaded when a lock is first taken: read-only commands never pay for it (nor for graceful-fs).
+  const { default: lockfile } = await import('proper-lockfile');
   try {
     release = await lockfile.lock(path, {
       realpath: false,
