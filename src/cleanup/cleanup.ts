@@ -18,7 +18,7 @@ import { readJsonFile, toJson } from '../store/json-file.js';
 import { withLock } from '../store/lock.js';
 import { taskFiles, workspaceDir } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
-import { listTaskRefs, readTask, workspaceFile } from '../store/task-store.js';
+import { listTaskRefs, tryReadTask, workspaceFile } from '../store/task-store.js';
 import { directorySize, fileSize } from './dir-size.js';
 import type { RetentionDecision, RetentionMs, TerminalState } from './retention.js';
 import { retentionDecision } from './retention.js';
@@ -87,12 +87,7 @@ type Loaded =
   | { kind: 'unreadable'; ref: TaskRef; reason: string; task: Task | undefined };
 
 function load(ref: TaskRef): Loaded {
-  let task: Task | undefined;
-  try {
-    task = readTask(ref.dir);
-  } catch {
-    task = undefined;
-  }
+  const task = tryReadTask(ref.dir);
   let hook: Hook;
   try {
     hook = readHookFile(taskFiles(ref.dir).hook);

@@ -90,7 +90,9 @@ export interface Heartbeat {
   owner: OwnerRecord;
   /** Records the step's live process groups (pids of their leaders) at once. */
   setProcessGroups(pids: readonly number[]): void;
-  /** Stops beating and removes owner.json. */
+  /** Stops beating but keeps owner.json, for another owner in this same process to take over. */
+  handOver(): void;
+  /** Stops beating and removes owner.json, unless another process has taken the task over. */
   stop(): void;
 }
 
@@ -121,10 +123,17 @@ export function startHeartbeat(path: string, settings: { heartbeatIntervalMs: nu
       else delete owner.process_groups;
       beat();
     },
+    handOver() {
+      stopped = true;
+      clearInterval(timer);
+    },
     stop() {
       stopped = true;
       clearInterval(timer);
-      removeOwner(path);
+      const current = readOwner(path);
+      if (!current || (current.pid === owner.pid && current.host === owner.host && current.process_start === owner.process_start)) {
+        removeOwner(path);
+      }
     },
   };
 }

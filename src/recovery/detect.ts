@@ -16,7 +16,7 @@ import { checkLiveness, readOwner } from '../liveness/owner.js';
 import { readHookFile } from '../store/hook-file.js';
 import { atlasHome, taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
-import { listTaskRefs, readTask } from '../store/task-store.js';
+import { listTaskRefs, tryReadTask } from '../store/task-store.js';
 import { initialHook } from './initial-hook.js';
 
 export type DeadLiveness = Extract<Liveness, { status: 'gone' | 'stale' | 'none' }>;
@@ -64,12 +64,7 @@ function pauseReason(hook: Hook): string {
 export function inspectTask(ref: TaskRef, options: Omit<DetectOptions, 'home' | 'repoRoot'> = {}): TaskHealth {
   const now = options.now ?? Date.now();
   const files = taskFiles(ref.dir);
-  let task: Task | undefined;
-  try {
-    task = readTask(ref.dir);
-  } catch {
-    task = undefined;
-  }
+  const task = tryReadTask(ref.dir);
   let hook: Hook;
   try {
     // A start killed after task.json and before hook.json: judged by the hook it would have written.

@@ -23,6 +23,15 @@ export function readTask(dir: string): Task {
   return data;
 }
 
+/** task.json, or undefined when it is missing or invalid (for scans that report such tasks). */
+export function tryReadTask(dir: string): Task | undefined {
+  try {
+    return readTask(dir);
+  } catch {
+    return undefined;
+  }
+}
+
 export function writeTask(dir: string, task: Task): void {
   writeFileAtomic(taskFiles(dir).task, toJson(task));
 }
