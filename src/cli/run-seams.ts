@@ -6,8 +6,13 @@ import type { CliContext } from './context.js';
 
 export type RunSeams = Pick<RunTaskOptions, 'validationRecorder' | 'receiptStatuses'>;
 
-/** Every validation command yields a signed receipt; HOOK.md shows each receipt verified. */
+/**
+ * Every validation command yields a signed receipt; HOOK.md shows each receipt verified. The
+ * signing key is created here if it is missing (first run, or a home restored without keys), so
+ * start, resume and recover never reach a validation step unable to sign.
+ */
 export async function runSeams(ctx: CliContext, config: Config): Promise<RunSeams> {
+  await ctx.ensureSigningKey(config, (line) => process.stderr.write(`atlas: ${line}\n`));
   const { createSigningRecorder } = await import('../receipts/signing-recorder.js');
   return {
     validationRecorder: createSigningRecorder(ctx.home, config),

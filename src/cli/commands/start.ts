@@ -28,6 +28,7 @@ export default async function start(ctx: CliContext, templateName: string, descr
   const crashed = repoRoot ? crashedTasksWarning(findCrashedTasks({ home: ctx.home, repoRoot })) : undefined;
   if (crashed) ctx.out.warn(crashed);
   const config = await ctx.config(repoRoot, { 'ai.agent': opts.agent, 'ai.model': opts.model });
+  // Before anything is created: a key atlas must refuse (wrong permissions) stops the start here.
   await ctx.ensureSigningKey(config, (line) => process.stderr.write(`atlas: ${line}\n`));
   const { template } = await loadTemplate(templateName, { repoRoot, home: ctx.home, dirs: config.templates.dirs, cwd: ctx.cwd });
   const { ref, task } = await createTask({
