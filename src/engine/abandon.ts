@@ -5,7 +5,6 @@ import type { Hook } from '../domain/hook.js';
 import { isTerminal } from '../domain/hook-state.js';
 import type { HookManager } from '../hook/manager.js';
 import { checkLiveness, readOwner } from '../liveness/owner.js';
-import { updateTask } from '../store/task-store.js';
 
 /** Throws when the task cannot be abandoned (ended, or running in a live process). */
 export function assertAbandonable(manager: HookManager): Hook {
@@ -25,16 +24,10 @@ export function assertAbandonable(manager: HookManager): Hook {
 
 export async function abandonTask(manager: HookManager, note?: string): Promise<Hook> {
   const before = assertAbandonable(manager);
-  const hook = await manager.transition({
+  return manager.transition({
     to: 'abandoned',
     trigger: 'abandoned',
     ...(before.current_step ? { stepName: before.current_step.step_name } : {}),
     details: { by: 'user', ...(note ? { note } : {}) },
   });
-  try {
-    await updateTask(manager.ref.dir, (t) => ({ ...t, status: hook.state, updated_at: hook.updated_at }));
-  } catch {
-    // task.json's status is only a mirror.
-  }
-  return hook;
 }

@@ -19,7 +19,7 @@ import { ownerRecordForThisProcess, removeOwner, writeOwner } from '../liveness/
 import { taskFiles, workspaceDir } from '../store/paths.js';
 import { allocateTaskIndex } from '../store/task-index.js';
 import type { TaskRef } from '../store/task-store.js';
-import { claimTaskDir, saveWorkspace, updateTask, writeTask } from '../store/task-store.js';
+import { claimTaskDir, saveWorkspace, writeTask } from '../store/task-store.js';
 import { resolveValidationCommands } from '../templates/detect-validation.js';
 import { linkDependencyFolders } from './link-dependencies.js';
 
@@ -163,7 +163,6 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       await manager.transition({ to: 'failed', trigger: 'setup_failed', details: { error: message } });
-      await updateTask(ref.dir, (t) => ({ ...t, status: 'failed' }));
       removeOwner(ownerPath);
       throw new AtlasError(`could not create the task's worktree at ${worktree}: ${message}`, {
         exitCode: EXIT.failure,

@@ -14,7 +14,7 @@ import { HookManager } from '../hook/manager.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
 import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
-import { readTask, updateTask } from '../store/task-store.js';
+import { readTask } from '../store/task-store.js';
 import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
 import { InterruptWatch } from './interrupts.js';
 import { completedOutcome, failedOutcome, rejectedOutcome } from './outcome.js';
@@ -88,17 +88,9 @@ class TaskRun implements RunState {
     });
   }
 
+  /** A state change with its history event (HookManager also mirrors the state into task.json). */
   async move(to: HookState, trigger: string, stepName: string | undefined, details?: Record<string, unknown>, change?: (hook: Hook) => Hook): Promise<Hook> {
-    const hook = await this.manager.transition(
-      { to, trigger, ...(stepName !== undefined ? { stepName } : {}), ...(details ? { details } : {}) },
-      change,
-    );
-    try {
-      await updateTask(this.manager.ref.dir, (t) => ({ ...t, status: hook.state, updated_at: hook.updated_at }));
-    } catch {
-      // task.json's status is only a mirror for listings; hook.json holds the truth.
-    }
-    return hook;
+    return this.manager.transition({ to, trigger, ...(stepName !== undefined ? { stepName } : {}), ...(details ? { details } : {}) }, change);
   }
 
   /** Runs the step at `index` until it completes (undefined) or the run must stop (outcome). */
