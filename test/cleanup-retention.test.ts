@@ -77,6 +77,9 @@ describe('cleanup report text', () => {
       workspaces_removed: ['fix-parser'],
       skipped: [{ task_id: 'task-20250101-000000', workspace: 'old', dir: '/h/x', reason: 'hook.json cannot be read: bad' }],
       kept: { active: 1, within_retention: 0 },
+      half_created_removed: [],
+      half_created_kept: [],
+      temp_files_removed: [],
     };
     expect(formatCleanupReport(report)).toBe(
       [

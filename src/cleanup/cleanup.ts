@@ -5,8 +5,11 @@
 // Safety: hook.json decides (never a non-terminal task, never one whose hook cannot be read);
 // each task is removed while holding its hook's lock, after reading the hook again under it; the
 // task folder is first renamed out of the tree (atomic) and only then deleted.
+//
+// It also sweeps what killed atlas processes leave (debris.ts): task folders `atlas start` never
+// finished, temp files of interrupted writes, empty workspace folders.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Hook } from '../domain/hook.js';
 import type { Task, Workspace } from '../domain/task.js';
@@ -16,12 +19,18 @@ import { writeFileAtomic } from '../store/atomic-write.js';
 import { readHookFile } from '../store/hook-file.js';
 import { readJsonFile, toJson } from '../store/json-file.js';
 import { withLock } from '../store/lock.js';
-import { taskFiles, workspaceDir } from '../store/paths.js';
+import { taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import { listTaskRefs, tryReadTask, workspaceFile } from '../store/task-store.js';
+import type { HalfCreatedKept, HalfCreatedRemoved } from './debris.js';
+import { sweepDebris } from './debris.js';
 import { directorySize, fileSize } from './dir-size.js';
+import { DEBRIS_GRACE_MS } from './grace.js';
+import { isHalfCreated } from './half-created.js';
 import type { RetentionDecision, RetentionMs, TerminalState } from './retention.js';
 import { retentionDecision } from './retention.js';
+import type { StaleTempFile } from './stale-temp-files.js';
+import { removeWorkspace, workspaceRemovable } from './workspace-folder.js';
 import type { WorktreeAssessment } from './worktree.js';
 import { assessWorktree, pruneWorktrees, removeWorktree, separateWorktree } from './worktree.js';
 
@@ -31,6 +40,8 @@ export interface CleanupOptions {
   /** Retention for a task, by the repository it was started from (its .atlas/config.yaml applies). */
   retentionFor: (repoRoot: string) => Promise<RetentionMs>;
   now?: () => Date;
+  /** How old debris of a killed process must be to go (default DEBRIS_GRACE_MS). */
+  graceMs?: number;
 }
 
 export type WorktreeOutcome =
@@ -64,7 +75,7 @@ export interface CleanupReport {
   /** Removed (or, in a dry run, would be removed). */
   removed: CleanedTask[];
   by_state: Record<TerminalState, number>;
-  /** Task folders, removed worktrees and emptied workspaces, summed before deleting. */
+  /** Task folders, removed worktrees, emptied workspaces and swept debris, summed before deleting. */
   bytes_freed: number;
   worktrees_removed: string[];
   worktrees_kept: { path: string; task_id: string; reason: string }[];
@@ -72,6 +83,12 @@ export interface CleanupReport {
   /** Tasks left alone because they cannot be judged safely. */
   skipped: SkippedTask[];
   kept: { active: number; within_retention: number };
+  /** Task folders `atlas start` claimed and never finished, removed (dry: that would be). */
+  half_created_removed: HalfCreatedRemoved[];
+  /** Half-created task folders left alone, with the reason (too recent, owned, or holding other files). */
+  half_created_kept: HalfCreatedKept[];
+  /** Temp files of interrupted atomic writes, removed (dry: that would be). */
+  temp_files_removed: StaleTempFile[];
 }
 
 type Expired = Extract<RetentionDecision, { expired: true }>;
@@ -114,12 +131,16 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
     workspaces_removed: [],
     skipped: [],
     kept: { active: 0, within_retention: 0 },
+    half_created_removed: [],
+    half_created_kept: [],
+    temp_files_removed: [],
   };
   if (!options.dryRun) sweepTrash(options.home);
 
   // 1. Decide from hook.json, task by task.
   const refs = listTaskRefs(options.home);
   const expired: Candidate[] = [];
+  const halfCreated: TaskRef[] = [];
   const staying: { ref: TaskRef; task: Task | undefined }[] = [];
   const retentionCache = new Map<string, Promise<RetentionMs>>();
   const retentionOf = (repoRoot: string) => {
@@ -127,6 +148,11 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
     return retentionCache.get(repoRoot)!;
   };
   for (const ref of refs) {
+    // Nothing ran in it and nothing uses it: the debris sweep below decides for it.
+    if (isHalfCreated(ref.dir)) {
+      halfCreated.push(ref);
+      continue;
+    }
     const loaded = load(ref);
     if (loaded.kind === 'unreadable') {
       report.skipped.push({ task_id: ref.id, workspace: ref.workspace, dir: ref.dir, reason: loaded.reason });
@@ -189,12 +215,33 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
     }
   }
 
-  // 4. Workspaces whose last task went are removed; the others list only the tasks that remain.
+  // 4. Debris of killed processes, in the tasks and workspaces that stay and in $ATLAS_HOME.
   const touched = new Set(expired.filter((c) => removedIds.has(c.ref.id)).map((c) => c.ref.workspace));
+  const half = new Set(halfCreated.map((r) => r.id));
+  const debris = sweepDebris({
+    home: options.home,
+    dryRun: options.dryRun,
+    now: now().getTime(),
+    graceMs: options.graceMs ?? DEBRIS_GRACE_MS,
+    halfCreated,
+    taskDirs: refs.filter((r) => !removedIds.has(r.id) && !half.has(r.id)).map((r) => r.dir),
+    busyWorkspaces: new Set(refs.map((r) => r.workspace)),
+  });
+  report.half_created_removed = debris.halfCreatedRemoved;
+  report.half_created_kept = debris.halfCreatedKept;
+  report.temp_files_removed = debris.tempFilesRemoved;
+  report.workspaces_removed.push(...debris.emptyWorkspaces);
+  report.bytes_freed += debris.bytes;
+  for (const h of debris.halfCreatedRemoved) {
+    removedIds.add(h.task_id);
+    touched.add(h.workspace);
+  }
+
+  // 5. Workspaces whose last task went are removed; the others list only the tasks that remain.
   for (const workspace of touched) {
     const remaining = refs.filter((r) => r.workspace === workspace && !removedIds.has(r.id));
     if (options.dryRun) {
-      if (remaining.length === 0 && workspaceRemovable(workspace, options.home, removedIds)) {
+      if (remaining.length === 0 && workspaceRemovable(workspace, options.home, removedIds, debris.goingFiles)) {
         report.workspaces_removed.push(workspace);
         report.bytes_freed += fileSize(workspaceFile(workspace, options.home));
       }
@@ -301,36 +348,6 @@ function sweepTrash(home: string): void {
   const dir = trashDir(home);
   if (!existsSync(dir)) return;
   for (const name of readdirSync(dir)) rmSync(join(dir, name), { recursive: true, force: true });
-}
-
-const WORKSPACE_FILES = new Set(['workspace.json', 'tasks']);
-
-/**
- * Only workspace.json and a tasks folder holding nothing but `going` (the tasks being removed):
- * nothing else of the user's or of atlas's would be lost with the folder.
- */
-function workspaceRemovable(workspace: string, home: string, going: ReadonlySet<string> = new Set()): boolean {
-  const dir = workspaceDir(workspace, home);
-  try {
-    if (!readdirSync(dir).every((name) => WORKSPACE_FILES.has(name))) return false;
-    return !existsSync(join(dir, 'tasks')) || readdirSync(join(dir, 'tasks')).every((name) => going.has(name));
-  } catch {
-    return false;
-  }
-}
-
-function removeWorkspace(workspace: string, home: string): boolean {
-  const dir = workspaceDir(workspace, home);
-  if (!workspaceRemovable(workspace, home)) return false;
-  try {
-    // rmdir fails on a non-empty folder: a task claimed meanwhile by `atlas start` survives.
-    if (existsSync(join(dir, 'tasks'))) rmdirSync(join(dir, 'tasks'));
-    rmSync(workspaceFile(workspace, home), { force: true });
-    rmdirSync(dir);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function dropFromWorkspace(workspace: string, removed: ReadonlySet<string>, home: string, now: Date): Promise<void> {

@@ -26,17 +26,25 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+function sum(items: readonly { bytes: number }[]): number {
+  return items.reduce((total, item) => total + item.bytes, 0);
+}
+
 export function formatCleanupReport(r: CleanupReport): string {
   const lines: string[] = [];
   const dry = r.dry_run;
+  const debrisBytes = sum(r.half_created_removed) + sum(r.temp_files_removed);
+  const debris = r.half_created_removed.length + r.temp_files_removed.length;
+  const changes = r.removed.length + debris + r.workspaces_removed.length;
   if (r.removed.length === 0) {
-    lines.push('Nothing to clean up: no ended task is older than its retention (hooks.retention.*).');
+    lines.push(`${changes === 0 ? 'Nothing to clean up: no' : 'No'} ended task is older than its retention (hooks.retention.*).`);
   } else {
     const states = (['completed', 'failed', 'abandoned'] as const).filter((s) => r.by_state[s] > 0).map((s) => `${r.by_state[s]} ${s}`);
+    const bytes = formatBytes(r.bytes_freed - debrisBytes);
     lines.push(
       dry
-        ? `Would remove ${plural(r.removed.length, 'task')} (${states.join(', ')}), freeing ${formatBytes(r.bytes_freed)}:`
-        : `Removed ${plural(r.removed.length, 'task')} (${states.join(', ')}), freed ${formatBytes(r.bytes_freed)}:`,
+        ? `Would remove ${plural(r.removed.length, 'task')} (${states.join(', ')}), freeing ${bytes}:`
+        : `Removed ${plural(r.removed.length, 'task')} (${states.join(', ')}), freed ${bytes}:`,
     );
     const idWidth = Math.max(...r.removed.map((t) => t.task_id.length));
     for (const t of r.removed) {
@@ -53,6 +61,7 @@ export function formatCleanupReport(r: CleanupReport): string {
       `${plural(r.worktrees_kept.length, 'worktree')} ${dry ? 'would be' : 'were'} kept; save or discard the work there, then run \`git worktree remove <path>\` yourself.`,
     );
   }
+  lines.push(...formatDebris(r));
   if (r.workspaces_removed.length > 0) {
     lines.push(`${dry ? 'Workspaces that would be removed' : 'Workspaces removed'} (no task left): ${r.workspaces_removed.join(', ')}`);
   }
@@ -69,6 +78,34 @@ export function formatCleanupReport(r: CleanupReport): string {
     ].filter(Boolean);
     lines.push(`Kept ${plural(kept, 'task')}: ${parts.join(', ')}.`);
   }
-  if (dry && r.removed.length > 0) lines.push('Nothing was changed (dry run). Run `atlas cleanup` to remove them.');
+  if (r.removed.length > 0 && debris > 0) lines.push(`In all, ${dry ? 'would free' : 'freed'} ${formatBytes(r.bytes_freed)}.`);
+  if (dry && changes > 0) lines.push('Nothing was changed (dry run). Run `atlas cleanup` to remove them.');
   return lines.join('\n');
+}
+
+/** What killed atlas processes left: unfinished task folders and temp files of interrupted writes. */
+function formatDebris(r: CleanupReport): string[] {
+  const lines: string[] = [];
+  const dry = r.dry_run;
+  const head = (n: number, what: string, which: string, bytes: number) =>
+    `${dry ? 'Would remove' : 'Removed'} ${plural(n, what)} ${which}, ${dry ? 'freeing' : 'freed'} ${formatBytes(bytes)}:`;
+  const halves = r.half_created_removed;
+  if (halves.length > 0) {
+    lines.push(head(halves.length, 'task folder', '`atlas start` left unfinished (no task.json; nothing ran)', sum(halves)));
+    const idWidth = Math.max(...halves.map((h) => h.task_id.length));
+    for (const h of halves) {
+      lines.push(`  ${h.task_id.padEnd(idWidth)}  ${`unchanged for ${formatAge(h.age_ms)}`.padEnd(18)}  ${formatBytes(h.bytes).padStart(8)}  ${h.workspace}`);
+    }
+  }
+  const temps = r.temp_files_removed;
+  if (temps.length > 0) {
+    lines.push(head(temps.length, 'temp file', 'of interrupted writes', sum(temps)));
+    for (const t of temps) lines.push(`  ${t.path}  (process ${t.pid}, ${formatAge(t.age_ms)} old, ${formatBytes(t.bytes)})`);
+  }
+  const kept = r.half_created_kept;
+  if (kept.length > 0) {
+    lines.push(`Kept ${plural(kept.length, 'task folder')} that \`atlas start\` left unfinished:`);
+    for (const k of kept) lines.push(`  ${k.dir}: ${k.reason}`);
+  }
+  return lines;
 }

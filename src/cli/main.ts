@@ -156,7 +156,7 @@ hook
 
 program
   .command('cleanup')
-  .description('delete ended tasks older than their retention (hooks.retention.*), with their clean worktrees')
+  .description('delete ended tasks older than their retention (hooks.retention.*), with their clean worktrees, and what killed atlas runs left behind')
   .option('--dry-run', 'change nothing; list what would be removed')
   .action(run(() => import('./commands/cleanup.js')));
 

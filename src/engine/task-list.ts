@@ -5,9 +5,8 @@
 import { nextStepIndex } from '../domain/hook.js';
 import type { HookState } from '../domain/hook-state.js';
 import type { CrashType } from '../domain/recovery-context.js';
-import { existsSync } from 'node:fs';
+import { halfCreatedNote, isHalfCreated } from '../cleanup/half-created.js';
 import { inspectTask } from '../recovery/detect.js';
-import { taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import { listTaskRefs } from '../store/task-store.js';
 
@@ -52,9 +51,8 @@ export const RECENT_ENDED = 5;
 /** One task for the listing; throws (with the reason) when its task.json or hook.json cannot be read. */
 export function summarizeTask(ref: TaskRef, now = Date.now()): TaskSummary {
   const health = inspectTask(ref, { now });
-  if (health.condition === 'unreadable' && !health.task && !existsSync(taskFiles(ref.dir).task) && !existsSync(taskFiles(ref.dir).hook)) {
-    throw new Error(`atlas start stopped before it wrote this task (no task.json, no hook.json; nothing ran): remove ${ref.dir}`);
-  }
+  // The rule `atlas cleanup` removes such folders by, so the two always agree.
+  if (health.condition === 'unreadable' && !health.task && isHalfCreated(ref.dir)) throw new Error(halfCreatedNote(ref.dir, now));
   if (health.condition === 'unreadable') throw new Error(health.reason);
   const { task, hook } = health;
   if (!task) throw new Error(`${ref.dir}/task.json is missing or unreadable`);
