@@ -84,6 +84,14 @@ steps:
     run: "echo written > written.txt && if [ -e \\"$CRASH_SCRATCH/hung\\" ]; then true; else touch \\"$CRASH_SCRATCH/hung\\"; echo $$ > \\"$CRASH_SCRATCH/orphan.pid\\"; sleep 30; fi"
 `;
 
+// Like the built-in check: one validation step with the default max_attempts (1).
+const CHECK_LIKE = `name: checklike
+steps:
+  - name: validate
+    type: validation
+    commands: ["sleep 0.4 && echo checked"]
+`;
+
 const QUICK = `name: quick
 steps:
   - name: touch
@@ -183,6 +191,19 @@ describe('SIGKILL during a command step', () => {
 });
 
 describe('SIGKILL during validation', () => {
+  it('a validation killed on its only attempt is run again by `atlas recover --yes` (a crash is not a failure)', async () => {
+    r = crashRepo({ checklike: CHECK_LIKE });
+    const started = startTask(r, 'checklike');
+    const { dir, hook: seen } = await waitForHook(r, validating('validate'), 'validation running');
+    await sigkill(started.child, dir);
+    expect(expectIntactAfterKill(dir, seen).state).toBe('step_validating');
+    const rec = await recover(r, ['--yes']);
+    expect(rec.code, rec.stdout + rec.stderr).toBe(0);
+    const hook = readHook(dir);
+    expect(hook.state).toBe('completed');
+    expect(hook.recovery.recommended_action).toBe('retry_step');
+  });
+
   it('the validation is run again and the task completes', async () => {
     r = crashRepo({ slow: SLOW });
     const started = startTask(r, 'slow');

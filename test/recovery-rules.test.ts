@@ -224,13 +224,19 @@ describe('recommendation (diagnoseCrash)', () => {
     expect(diagnose(running('approve'), { finishedWork: { evidence: 'x' } }).reason).toContain('finishes the task');
   });
 
-  it('a step on its last attempt → manual: a retry would fail the task', () => {
-    for (const name of ['analyze', 'implement']) {
-      const r = diagnose({ ...running(name, { attempt: 3, max_attempts: 3 }), checkpoints: [ckpt({ step_index: idx(name), created_at: at(15) })] });
-      expect(r.recommended_action, name).toBe('manual');
-      expect(r.reason).toContain('last attempt (attempt 3/3)');
-    }
+  it('a step that changes things on its last attempt → manual: a retry would fail the task', () => {
+    const r = diagnose({ ...running('implement', { attempt: 3, max_attempts: 3 }), checkpoints: [ckpt({ step_index: idx('implement'), created_at: at(15) })] });
+    expect(r.recommended_action).toBe('manual');
+    expect(r.reason).toContain('last attempt (attempt 3/3)');
     expect(diagnose(running('implement', { attempt: 3, max_attempts: 3 }), { finishedWork: { evidence: 'e' } }).recommended_action).toBe('skip_step');
+  });
+
+  it('an idempotent step cut off on its last attempt → retry_step: a crash is not a failure, rerunning is safe', () => {
+    for (const [name, attempt] of [['analyze', 3], ['validate', 1]] as const) {
+      const r = diagnose(running(name, { attempt, max_attempts: attempt }));
+      expect(r.recommended_action, name).toBe('retry_step');
+      expect(r.reason, name).toContain('idempotent');
+    }
   });
 
   it('a human approval step → retry_step (asking again is safe)', () => {

@@ -9,11 +9,12 @@
 //     recovering → step_pending and the runner runs the next step from its start. (`skip_step`
 //     would skip a step that never ran; there is nothing to retry from a checkpoint.)
 //  1. the step's work evidently finished but the transition was not recorded: `skip_step`;
-//  2. the step used its last attempt: `manual` (a retry would go past max_attempts: the runner
-//     grants it one extra attempt and fails the task if that fails too, so crash after crash
-//     never loops on its own; a person may still retry);
-//  3. the step asks a person (human) or is idempotent (analysis, planning, validation, or marked):
-//     `retry_step`. Idempotent steps never need a reset, so a checkpoint does not change this;
+//  2. the step asks a person (human) or is idempotent (analysis, planning, validation, or marked):
+//     `retry_step`, even on its last attempt: a crash is not a failure of the step, and running
+//     it again is safe (the runner grants the retry one extra attempt). Idempotent steps never
+//     need a reset, so a checkpoint does not change this;
+//  3. a step that changes things used its last attempt: `manual` (a retry would go past
+//     max_attempts: the runner grants one extra attempt and fails the task if that fails too);
 //  4. a clean checkpoint of this step with a commit, made after the step (attempt) started:
 //     `retry_from_checkpoint`;
 //  5. otherwise a step that changes things was cut off: `manual`.
@@ -297,17 +298,6 @@ function recommend(input: RecoveryInput, pos: StepPosition): { rec: Recommendati
     };
   }
   const kind = definition ? `${definition.type} step` : 'step';
-  if (step.attempt >= step.max_attempts) {
-    return {
-      rec: {
-        action: 'manual',
-        reason:
-          `Step ${name} (${kind}) was cut off on its last attempt (${attempt}); a retry would go past max_attempts ` +
-          '(one extra attempt: if it fails, the task fails). ' +
-          'Inspect the working tree (git status, git diff): skip_step if its work is done, otherwise fix it by hand and skip, or retry it once more.',
-      },
-    };
-  }
   if (definition?.type === 'human') {
     return { rec: { action: 'retry_step', reason: `Step ${name} asks a person for approval; asking again is safe.` } };
   }
@@ -316,6 +306,17 @@ function recommend(input: RecoveryInput, pos: StepPosition): { rec: Recommendati
       rec: {
         action: 'retry_step',
         reason: `Step ${name} is idempotent (${idempotentWhy(definition)}): running it again from the start on the current tree is safe (${attempt} was cut off).`,
+      },
+    };
+  }
+  if (step.attempt >= step.max_attempts) {
+    return {
+      rec: {
+        action: 'manual',
+        reason:
+          `Step ${name} (${kind}) was cut off on its last attempt (${attempt}); a retry would go past max_attempts ` +
+          '(one extra attempt: if it fails, the task fails). ' +
+          'Inspect the working tree (git status, git diff): skip_step if its work is done, otherwise fix it by hand and skip, or retry it once more.',
       },
     };
   }
