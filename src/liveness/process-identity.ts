@@ -37,11 +37,25 @@ export function processStartIdentity(pid: number): string | undefined {
   }
 }
 
+/**
+ * A zombie (killed, not yet reaped by its parent) still answers kill(pid, 0) but runs nothing:
+ * on Linux its state in /proc/<pid>/stat is Z (or X), and it counts as gone.
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false;
+  }
+}
+
 export function isPidRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  return !isZombie(pid);
 }
