@@ -16,6 +16,7 @@ import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import { readTask } from '../store/task-store.js';
 import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
+import { assertExecutionMode } from './execution-mode.js';
 import { InterruptWatch } from './interrupts.js';
 import { completedOutcome, failedOutcome, rejectedOutcome } from './outcome.js';
 import { ProcessGroups } from './processes.js';
@@ -170,6 +171,7 @@ class TaskRun implements RunState {
 }
 
 export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
+  assertExecutionMode(options.config);
   const files = taskFiles(options.ref.dir);
   const task = readTask(options.ref.dir);
   // Check and claim under one lock: two `atlas resume` racing cannot both run the task.

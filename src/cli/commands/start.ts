@@ -1,5 +1,6 @@
 // atlas start <template> [description] [--in-place] [--workspace NAME] [--no-interactive] [--agent A] [--model M]
 import { createTask } from '../../engine/create-task.js';
+import { assertExecutionMode } from '../../engine/execution-mode.js';
 import { initializeHome } from '../../engine/init-home.js';
 import { runTask } from '../../engine/run-task.js';
 import { locateWorktree } from '../../git/locate.js';
@@ -28,7 +29,9 @@ export default async function start(ctx: CliContext, templateName: string, descr
   const crashed = repoRoot ? crashedTasksWarning(findCrashedTasks({ home: ctx.home, repoRoot })) : undefined;
   if (crashed) ctx.out.warn(crashed);
   const config = await ctx.config(repoRoot, { 'ai.agent': opts.agent, 'ai.model': opts.model });
-  // Before anything is created: a key atlas must refuse (wrong permissions) stops the start here.
+  // Before anything is created: a setting atlas cannot honour, or a key it must refuse (wrong
+  // permissions), stops the start here.
+  assertExecutionMode(config);
   await ctx.ensureSigningKey(config, (line) => process.stderr.write(`atlas: ${line}\n`));
   const { template } = await loadTemplate(templateName, { repoRoot, home: ctx.home, dirs: config.templates.dirs, cwd: ctx.cwd });
   const { ref, task } = await createTask({
