@@ -29,6 +29,11 @@ async function commit(ctx: StepRunContext<GitStep>): Promise<StepResult> {
     return { status: 'ok', summary: 'nothing to commit', details: { committed: false } };
   }
   const message = ctx.fill(ctx.step.message ?? DEFAULT_MESSAGE);
+  // atlas's own post-commit hook (atlas hook install) stays out of this commit: the step's
+  // step_complete checkpoint records it under the right step, where the hook's background
+  // checkpoint would land after the step ended (under the next step, or not at all at the end).
+  const skipBefore = process.env['ATLAS_HOOK_SKIP'];
+  process.env['ATLAS_HOOK_SKIP'] = '1';
   try {
     const result = await repo.commit(message);
     const sha = (await repo.revparse(['HEAD'])).trim();
@@ -37,6 +42,9 @@ async function commit(ctx: StepRunContext<GitStep>): Promise<StepResult> {
     return { status: 'ok', summary: `committed ${sha.slice(0, 12)}`, details: { committed: true, commit: sha, files: status.files.length } };
   } catch (error) {
     return { status: 'failed', error: `git commit failed: ${errorText(error)}` };
+  } finally {
+    if (skipBefore === undefined) delete process.env['ATLAS_HOOK_SKIP'];
+    else process.env['ATLAS_HOOK_SKIP'] = skipBefore;
   }
 }
 
