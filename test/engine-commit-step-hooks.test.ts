@@ -37,6 +37,5 @@ describe('a template commit step with atlas git hooks installed', () => {
     const done = hook.checkpoints.filter((c: any) => c.trigger === 'step_complete' && c.step_name === 'commit');
     expect(done).toHaveLength(1);
     expect(done[0].git_commit).toBe(head);
-
   });
 });
