@@ -128,7 +128,7 @@ describe('setup and inspection commands', () => {
     expect(first.stdout).toContain(`created ${join(sb.home, 'config.yaml')}`);
     expect(first.stdout).toContain(`created the signing key ${join(sb.home, 'keys', 'master.key')}`);
     const again = await atlas(sb, ['init', '--json']);
-    expect(JSON.parse(again.stdout)).toEqual({ home: sb.home, created: [], key: [], git_hooks: null });
+    expect(JSON.parse(again.stdout)).toMatchObject({ home: sb.home, created: [], key: [], git_hooks: null, git_hooks_status: { hooks: [{ installed: false }, { installed: false }] } });
 
     const config = await atlas(sb, ['config', 'list', '--json', '-c', 'git.push=true'], { env: { ATLAS_HOOKS_STALE_THRESHOLD: '10m' } });
     const settings = Object.fromEntries(JSON.parse(config.stdout).settings.map((s: any) => [s.key, s]));

@@ -30,7 +30,7 @@ describe('human steps', () => {
     const first = await atlas(sb, ['start', 'review', 'ship it', '--no-interactive']);
     expect(first.code).toBe(5);
     const { task, hook } = onlyTask(sb);
-    expect(first.stdout).toContain(`atlas resume --task ${task.id} --approve (or --reject)`);
+    expect(first.stdout).toContain(`approve: atlas resume --task ${task.id} --approve`);
     expect(hook.state).toBe('awaiting_human');
     expect(transitions(hook).at(-1)).toBe('step_running → awaiting_human (human_approval_required)');
     expect(hook.current_step).toMatchObject({ step_name: 'approve', step_index: 1, attempt: 1 });

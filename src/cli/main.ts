@@ -12,15 +12,15 @@ declare const ATLAS_VERSION: string;
 
 type Handler = (ctx: CliContext, ...args: any[]) => Promise<number | void>;
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 const program = new Command('atlas')
   .description('Task runner for AI-assisted development with crash recovery and signed validation receipts')
   .version(typeof ATLAS_VERSION === 'string' ? ATLAS_VERSION : '0.0.0-dev', '-V, --version')
   .option('--json', 'print machine-readable JSON on stdout')
-  .option('-c, --config <key=value>', 'override a configuration key for this run (repeatable)', collect, [])
+  .option('-c, --config <key=value>', 'override a configuration key for this run (repeatable)', collect)
   .showHelpAfterError('(run `atlas help` for usage)')
   .configureOutput({ outputError: (text, write) => write(`atlas: ${text.replace(/^error: /, '')}`) })
   .exitOverride();
@@ -95,7 +95,7 @@ program
   .option('--note <text>', 'why, recorded in the history')
   .action(run(() => import('./commands/abandon.js')));
 
-const templates = program.command('templates').description('task templates: built-in, $ATLAS_HOME/templates, .atlas/templates');
+const templates = program.command('templates').description('task templates, first found wins: .atlas/templates, templates.dirs, $ATLAS_HOME/templates, built-in');
 templates
   .command('list')
   .description('every template on the search path, in search order')
@@ -176,7 +176,7 @@ const receipts = program.command('receipts').description('signed validation rece
 receipts
   .command('export')
   .description('write a JSON bundle of a task\'s receipts for CI (`atlas verify BUNDLE`)')
-  .option('--task <id>', 'task id, repeatable (default: the task of this directory)', collect, [])
+  .option('--task <id>', 'task id, repeatable (default: the task of this directory)', collect)
   .option('--out <file>', 'write the bundle to a file instead of stdout')
   .action(run(() => import('./commands/receipts-export.js')));
 receipts
@@ -193,7 +193,7 @@ program
   .argument('[paths...]', 'receipt bundles, hook.json files or task ids (default: the task of this directory)')
   .option('--xpub <xpub>', 'account xpub to verify with (default: --xpub-file, $ATLAS_XPUB, then $ATLAS_HOME/keys/account.xpub)')
   .option('--xpub-file <file>', 'read the account xpub from a file')
-  .option('--require-step <name>', 'require a valid passing receipt of this step (repeatable)', collect, [])
+  .option('--require-step <name>', 'require a valid passing receipt of this step (repeatable)', collect)
   .option('--commit <sha>', 'count only receipts made on this commit (id or ref, e.g. HEAD) with a clean tree; require one')
   .option('--require-pass', 'require that the last run of each command passed')
   .option('--junit <file>', 'also write a JUnit XML report')

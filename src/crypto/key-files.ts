@@ -31,11 +31,23 @@ function modeText(mode: number): string {
   return `0${(mode & 0o777).toString(8).padStart(3, '0')}`;
 }
 
-/** Why a key file or its folder is unsafe, or undefined when it is private to its owner. */
-export function permissionProblem(path: string, kind: 'file' | 'dir'): { message: string; fix: string } | undefined {
+/**
+ * Why a key file or its folder is unsafe, or undefined when it is private to its owner.
+ * `publicOnly`: the folder holds no master.key (a CI machine with account.xpub alone), so only
+ * others replacing its files matters; reading them is fine.
+ */
+export function permissionProblem(path: string, kind: 'file' | 'dir', options: { publicOnly?: boolean } = {}): { message: string; fix: string } | undefined {
   // Windows has no POSIX mode bits to check.
   if (process.platform === 'win32') return undefined;
   const mode = statSync(path).mode;
+  if (options.publicOnly) {
+    if ((mode & 0o022) === 0) return undefined;
+    const who = mode & 0o020 && mode & 0o002 ? 'group and others' : mode & 0o020 ? 'its group' : 'others';
+    return {
+      message: `${path} is writable by ${who} (mode ${modeText(mode)}); they could replace the public key receipts are checked with`,
+      fix: `chmod go-w ${shellQuote(path)}`,
+    };
+  }
   if ((mode & 0o077) === 0) return undefined;
   const who = mode & 0o070 && mode & 0o007 ? 'group and others' : mode & 0o070 ? 'its group' : 'others';
   return {

@@ -31,18 +31,21 @@ export interface KeyInfo {
   next_task_index?: number;
 }
 
-function permissionState(path: string, kind: 'file' | 'dir'): PermissionState {
+function permissionState(path: string, kind: 'file' | 'dir', publicOnly = false): PermissionState {
   if (!existsSync(path)) return { path, exists: false, ok: false };
-  const problem = permissionProblem(path, kind);
+  const problem = permissionProblem(path, kind, { publicOnly });
   return problem ? { path, exists: true, ok: false, problem: problem.message, fix: problem.fix } : { path, exists: true, ok: true };
 }
 
 export async function inspectKeys(home: string, derivation: KeyDerivation): Promise<KeyInfo> {
   const paths = keyFilePaths(home);
   const hd = await import('./hd.js');
+  const masterKey = permissionState(paths.masterKey, 'file');
   const info: KeyInfo = {
-    keys_dir: permissionState(paths.dir, 'dir'),
-    master_key: permissionState(paths.masterKey, 'file'),
+    // The folder must be private only when it holds the secret; with account.xpub alone (CI) it
+    // may be readable by anyone, as long as nobody else can replace the xpub.
+    keys_dir: permissionState(paths.dir, 'dir', !masterKey.exists),
+    master_key: masterKey,
     account: { path: accountPath(derivation), file: paths.accountXpub, file_matches_master: null },
     derivation,
     receipt_key_path: `${accountPath(derivation)}/{task_index}/{receipt_index}`,

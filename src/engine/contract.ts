@@ -28,8 +28,10 @@ export type EntryDirective =
 export interface TaskOutcome {
   state: HookState;
   exitCode: ExitCode;
-  /** One line for the user: what happened and, if not completed, what to do next. */
+  /** For the user: what happened and, if not completed, what to do next (one line, or a few when a person must read something). */
   message: string;
+  /** A human step waits: what the person is asked to approve. */
+  prompt?: string;
 }
 
 /** Live progress. The runner reports; the CLI renders (TTY: live line; otherwise plain lines). */

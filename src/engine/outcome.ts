@@ -29,11 +29,26 @@ export function rejectedOutcome(task: Task, index: number): TaskOutcome {
   return { state: 'failed', exitCode: EXIT.failure, message: `task ${task.id} was rejected at ${stepLabel(task, index)} and has failed` };
 }
 
-export function approvalOutcome(task: Task, index: number): TaskOutcome {
+/** Without a terminal nobody saw the step's prompt: the message carries it, then the two answers. */
+export function approvalOutcome(task: Task, index: number, prompt?: string): TaskOutcome {
+  const asked = prompt?.trim();
+  if (!asked) {
+    return {
+      state: 'awaiting_human',
+      exitCode: EXIT.waiting,
+      message: `task ${task.id} is waiting for approval at ${stepLabel(task, index)}: run atlas resume --task ${task.id} --approve (or --reject)`,
+    };
+  }
   return {
     state: 'awaiting_human',
     exitCode: EXIT.waiting,
-    message: `task ${task.id} is waiting for approval at ${stepLabel(task, index)}: run atlas resume --task ${task.id} --approve (or --reject)`,
+    message: [
+      `task ${task.id} is waiting for approval at ${stepLabel(task, index)}:`,
+      ...asked.split('\n').map((l) => `  ${l}`.trimEnd()),
+      `approve: atlas resume --task ${task.id} --approve`,
+      `reject:  atlas resume --task ${task.id} --reject`,
+    ].join('\n'),
+    prompt: asked,
   };
 }
 

@@ -1,5 +1,6 @@
 // Validating parser from YAML data to Template (docs/templates.md). Every problem names the file,
 // the step (index and name) and the field, and says what is allowed.
+import { extname } from 'node:path';
 import { yamlLib } from '../config/yaml-lib.js';
 import { parseDuration } from '../domain/duration.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -66,8 +67,20 @@ function commandList(p: Problems, where: string, field: string, value: unknown, 
     if (required) p.fail(`${where}: field "${field}"`, 'is required', `give a command, or a list of commands, e.g. ${field}: npm test`);
     return [];
   }
-  if (!Array.isArray(list) || list.some((c) => typeof c !== 'string')) {
-    p.fail(`${where}: field "${field}"`, `expected a command or a list of commands, got ${describe(value)}`, `for example: ${field}: [npm run lint, npm test]`);
+  // YAML reads an unquoted `word: rest` as a mapping, so a command containing ": " arrives as one.
+  const quoteHint = `quote the command so YAML keeps it as text, e.g. ${field}: ['echo "step: done"']`;
+  if (!Array.isArray(list)) {
+    p.fail(`${where}: field "${field}"`, `expected a command or a list of commands, got ${describe(value)}`, isObj(value) ? quoteHint : `for example: ${field}: [npm run lint, npm test]`);
+  }
+  const bad = list.findIndex((c) => typeof c !== 'string');
+  if (bad >= 0) {
+    const item: unknown = list[bad];
+    const mapping = isObj(item) ? ` (${Object.entries(item).map(([k, v]) => `${k}:${v === null ? '' : ` ${typeof v === 'string' ? v : JSON.stringify(v)}`}`).join(', ')})` : '';
+    p.fail(
+      `${where}: field "${field}"`,
+      `command ${bad + 1} is ${describe(item)}${mapping}, not text`,
+      isObj(item) ? quoteHint : `write each command as text, e.g. ${field}: [npm run lint, npm test]`,
+    );
   }
   const commands = (list as string[]).map((c) => c.trim());
   const empty = commands.findIndex((c) => c.length === 0);
@@ -169,17 +182,25 @@ function parseStep(p: Problems, raw: unknown, index: number, seen: Set<string>):
 
 /**
  * Checks parsed YAML against the template format. `file` names the source in every error;
- * `fallbackName` (the file's base name) is used when the template has no `name`.
+ * `fileName` (the file's base name) is the template's name: `name`, if given, must equal it,
+ * since `atlas start <name>` finds templates by file name.
  */
-export function parseTemplateData(data: unknown, file: string, fallbackName: string): Template {
+export function parseTemplateData(data: unknown, file: string, fileName: string): Template {
   const p: Problems = new Problems(file);
   if (!isObj(data)) p.fail('template', `expected a mapping with steps, got ${describe(data)}`, 'see docs/templates.md for the template format');
   for (const key of Object.keys(data)) {
     if (!(TEMPLATE_FIELDS as readonly string[]).includes(key)) p.fail(`field "${key}"`, 'is not a template field', `template fields: ${TEMPLATE_FIELDS.join(', ')}`);
   }
-  const name = data['name'] ?? fallbackName;
+  const name = data['name'] ?? fileName;
   if (typeof name !== 'string' || !TEMPLATE_NAME_PATTERN.test(name)) {
     p.fail('field "name"', `expected a name of letters, digits, "-" and "_", got ${describe(name)}`);
+  }
+  if (name !== fileName) {
+    p.fail(
+      'field "name"',
+      `"${name}" differs from the file name "${fileName}"; atlas finds templates by file name (atlas start ${fileName})`,
+      `write name: ${fileName}, or leave name out; to call the template "${name}", rename the file to ${name}${extname(file) || '.yaml'}`,
+    );
   }
   const description = data['description'] ?? '';
   if (typeof description !== 'string') p.fail('field "description"', `expected text, got ${describe(description)}`);
@@ -199,7 +220,7 @@ export function parseTemplateData(data: unknown, file: string, fallbackName: str
 }
 
 /** Parses YAML text (loads the yaml library on demand). */
-export async function parseTemplateText(text: string, file: string, fallbackName: string): Promise<Template> {
+export async function parseTemplateText(text: string, file: string, fileName: string): Promise<Template> {
   const { parse } = await yamlLib();
   let data: unknown;
   try {
@@ -211,5 +232,5 @@ export async function parseTemplateText(text: string, file: string, fallbackName
       cause: error,
     });
   }
-  return parseTemplateData(data, file, fallbackName);
+  return parseTemplateData(data, file, fileName);
 }

@@ -20,9 +20,10 @@ export default async function checkpoint(
   const found = resolveTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home, strict: true });
   if (!found) {
     if (opts.quiet) return EXIT.ok;
-    ctx.out.warn('no running atlas task owns this directory or branch; nothing recorded');
-    ctx.out.line('hint: pass --task ID (see `atlas status`), or run it inside the task\'s working tree');
-    return EXIT.notFound;
+    throw new AtlasError('no running atlas task owns this directory or branch; nothing recorded', {
+      exitCode: EXIT.notFound,
+      hint: 'pass --task ID (see `atlas status`), or run it inside the task\'s working tree',
+    });
   }
   const manager = await ctx.hookManager(found.ref, found.task.repo_root);
   let created;
@@ -32,8 +33,10 @@ export default async function checkpoint(
   } catch (error) {
     if (!(error instanceof TaskEndedError)) throw error;
     if (opts.quiet) return EXIT.ok;
-    ctx.out.warn(`${error.message}; nothing recorded (pass --task ${found.ref.id} to record it anyway)`);
-    return EXIT.notFound;
+    throw new AtlasError(`${error.message}; nothing recorded`, {
+      exitCode: EXIT.notFound,
+      hint: `pass --task ${found.ref.id} to record it anyway`,
+    });
   }
   if (opts.quiet) return EXIT.ok;
   ctx.out.result({ task_id: found.ref.id, checkpoint: created }, () =>

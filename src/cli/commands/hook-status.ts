@@ -1,6 +1,7 @@
 // atlas hook status [--task ID]
 import { formatDuration } from '../../domain/duration.js';
 import { EXIT } from '../../domain/errors.js';
+import type { Hook } from '../../domain/hook.js';
 import { nextStepIndex } from '../../domain/hook.js';
 import { requireTask } from '../../hook/resolve-task.js';
 import { readHookFile } from '../../store/hook-file.js';
@@ -9,6 +10,19 @@ import type { CliContext } from '../context.js';
 
 function ago(ts: string, now: number): string {
   return `${formatDuration(Math.max(0, now - Date.parse(ts)))} ago`;
+}
+
+/**
+ * hook.recovery stays in hook.json after recovery is over. Its advice matters only while the task
+ * is being recovered or waits for a person's recovery decision (awaiting_human entered through
+ * manual_recovery_required); otherwise it is history.
+ */
+function recoveryPending(hook: Hook): boolean {
+  if (!hook.recovery) return false;
+  if (hook.state === 'recovering') return true;
+  if (hook.state !== 'awaiting_human') return false;
+  const entered = [...hook.history].reverse().find((e) => e.to_state === 'awaiting_human' && e.from_state !== 'awaiting_human');
+  return entered?.trigger === 'manual_recovery_required';
 }
 
 export default async function hookStatus(ctx: CliContext, opts: { task?: string }): Promise<number> {
@@ -33,6 +47,8 @@ export default async function hookStatus(ctx: CliContext, opts: { task?: string 
     last_checkpoint: last ?? null,
     receipts: { total: hook.receipts.length, passed, failed: hook.receipts.length - passed },
     recovery: hook.recovery ?? null,
+    /** Whether hook.recovery's advice applies now (false: it records an earlier crash). */
+    recovery_pending: recoveryPending(hook),
     worktree: task.worktree,
     branch: task.branch,
     files: { hook: files.hook, markdown: files.hookMarkdown },
@@ -54,7 +70,12 @@ export default async function hookStatus(ctx: CliContext, opts: { task?: string 
       `  checkpoints  ${hook.checkpoints.length}${last ? ` (latest ${last.checkpoint_id}, ${last.trigger}, ${ago(last.created_at, now)})` : ''}`,
       `  receipts     ${hook.receipts.length}${hook.receipts.length ? ` (${passed} passed, ${hook.receipts.length - passed} failed)` : ''}`,
     );
-    if (hook.recovery) lines.push(`  recovery     ${hook.recovery.crash_type} crash; recommended ${hook.recovery.recommended_action}: ${hook.recovery.reason}`);
+    if (hook.recovery && data.recovery_pending) {
+      lines.push(`  recovery     ${hook.recovery.crash_type} crash; recommended ${hook.recovery.recommended_action}: ${hook.recovery.reason}`);
+      if (hook.state === 'awaiting_human') lines.push(`               continue with atlas recover --task ${hook.task_id}`);
+    } else if (hook.recovery) {
+      lines.push(`  last crash   ${hook.recovery.crash_type}, detected ${ago(hook.recovery.detected_at, now)} (recovery is over)`);
+    }
     lines.push(`  worktree     ${task.worktree} (${task.branch})`, `  brief        ${files.hookMarkdown}`);
     return lines.join('\n');
   });

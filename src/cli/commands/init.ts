@@ -6,6 +6,22 @@ import { locateWorktree } from '../../git/locate.js';
 import type { CliContext } from '../context.js';
 import { canPrompt } from '../interactive.js';
 
+type GitHooksStatus = import('../../githooks/install.js').GitHooksStatus;
+
+/** What `init` says about hooks it did not install this run: their real state in the repository. */
+function hooksStateLine(status: GitHooksStatus | undefined, error: string | undefined): string {
+  const add = '`atlas hook install` adds automatic checkpoints on commit and push';
+  if (!status) return `git hooks: cannot tell whether they are installed (${error ?? 'unknown error'}); ${add}`;
+  const missing = status.hooks.filter((h) => !h.installed).map((h) => h.name);
+  if (missing.length === status.hooks.length) return `git hooks not installed; ${add}`;
+  if (missing.length > 0) return `git hooks partly installed in ${status.hooks_dir} (missing: ${missing.join(', ')}); ${add}`;
+  const names = status.hooks.map((h) => h.name).join(', ');
+  if (status.hooks.some((h) => !h.current)) {
+    return `git hooks installed in ${status.hooks_dir} (${names}), but not by this atlas or by an older one; \`atlas hook install\` updates them`;
+  }
+  return `git hooks installed in ${status.hooks_dir} (${names}): commits and pushes record checkpoints`;
+}
+
 export interface InitOptions {
   /** true: install the git hooks; false: don't ask; undefined: ask on a terminal. */
   hooks?: boolean;
@@ -30,12 +46,22 @@ export default async function init(ctx: CliContext, opts: InitOptions): Promise<
   await ctx.ensureSigningKey(config, (line) => keyLines.push(line));
 
   let hooks: Awaited<ReturnType<typeof import('../../githooks/install.js').installGitHooks>> | undefined;
-  if (repo && (await wantHooks(opts, repo))) {
-    const { installGitHooks } = await import('../../githooks/install.js');
-    hooks = await installGitHooks({ repo });
+  let status: GitHooksStatus | undefined;
+  let statusError: string | undefined;
+  if (repo) {
+    const { gitHooksStatus, installGitHooks } = await import('../../githooks/install.js');
+    if (await wantHooks(opts, repo)) hooks = await installGitHooks({ repo });
+    try {
+      status = await gitHooksStatus({ repo });
+    } catch (error) {
+      statusError = error instanceof Error ? error.message : String(error);
+    }
   }
 
-  ctx.out.result({ home: home.home, created: home.created, key: keyLines, git_hooks: hooks ?? null }, () => {
+  const hooksState = status
+    ? { hooks_dir: status.hooks_dir, hooks: status.hooks.map(({ name, installed, current, chained }) => ({ name, installed, current, chained })) }
+    : null;
+  ctx.out.result({ home: home.home, created: home.created, key: keyLines, git_hooks: hooks ?? null, git_hooks_status: hooksState }, () => {
     const lines =
       home.created.length === 0 && keyLines.length === 0
         ? [`atlas is already set up in ${home.home}`]
@@ -45,7 +71,7 @@ export default async function init(ctx: CliContext, opts: InitOptions): Promise<
       for (const h of hooks.hooks) lines.push(`git hook ${h.name}: ${h.action}${h.chained ? ' (your existing hook still runs first)' : ''} in ${hooks.hooks_dir}`);
       for (const w of hooks.warnings) lines.push(`warning: ${w}`);
     } else if (repo) {
-      lines.push(`git hooks not installed; \`atlas hook install\` adds automatic checkpoints on commit and push`);
+      lines.push(hooksStateLine(status, statusError));
     }
     return lines.join('\n');
   });

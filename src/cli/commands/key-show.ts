@@ -17,7 +17,7 @@ function render(info: KeyInfo): string {
     if (m.fingerprint) lines.push(`  fingerprint    ${m.fingerprint}`);
     if (m.created_at) lines.push(`  created        ${m.created_at}`);
   }
-  lines.push(`keys folder      ${info.keys_dir.path} (${!info.keys_dir.exists ? 'missing' : info.keys_dir.ok ? 'ok, owner only' : `NOT SAFE: ${info.keys_dir.problem}`})`);
+  lines.push(`keys folder      ${info.keys_dir.path} (${!info.keys_dir.exists ? 'missing' : info.keys_dir.ok ? (m.exists ? 'ok, owner only' : 'ok: no master key here, so only writes by others would matter') : `NOT SAFE: ${info.keys_dir.problem}`})`);
   if (info.keys_dir.fix) lines.push(`  fix            ${info.keys_dir.fix}`);
   lines.push(
     `derivation       purpose ${d.purpose}, coin_type ${d.coin_type}, account ${d.account} (config hooks.key_derivation)`,

@@ -11,9 +11,10 @@ import type { CliContext } from '../context.js';
 
 declare const ATLAS_VERSION: string;
 
-export default async function receiptsExport(ctx: CliContext, opts: { task: string[]; out?: string }): Promise<number> {
-  const refs = opts.task.length > 0
-    ? opts.task.map((id) => findTaskRef(id, ctx.home))
+export default async function receiptsExport(ctx: CliContext, opts: { task?: string[]; out?: string }): Promise<number> {
+  const ids = opts.task ?? [];
+  const refs = ids.length > 0
+    ? ids.map((id) => findTaskRef(id, ctx.home))
     : [requireTask({ cwd: ctx.cwd, home: ctx.home, includeEnded: true }).ref];
   const config = await ctx.config();
   const version = typeof ATLAS_VERSION === 'string' ? ATLAS_VERSION : undefined;

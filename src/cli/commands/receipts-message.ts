@@ -14,7 +14,7 @@ export default async function receiptsMessage(ctx: CliContext, receiptId: string
   const hook = readHookFile(taskFiles(ref.dir).hook);
   const index = hook.receipts.findIndex((r) => r.receipt_id === receiptId);
   if (index < 0) {
-    throw new AtlasError(`task ${ref.id} has no receipt ${receiptId}`, { exitCode: EXIT.notFound, hint: `list them with \`atlas hook status --task ${ref.id}\` or \`atlas verify ${ref.id}\`` });
+    throw new AtlasError(`task ${ref.id} has no receipt ${receiptId}`, { exitCode: EXIT.notFound, hint: `\`atlas verify ${ref.id}\` lists its receipts, each line starting with the receipt id (\`atlas hook export --task ${ref.id}\` shows them in full)` });
   }
   const receipt = hook.receipts[index]!;
   let message: string;

@@ -64,6 +64,7 @@ export default async function start(ctx: CliContext, templateName: string, descr
         state: outcome.state,
         exit_code: outcome.exitCode,
         message: outcome.message,
+        ...(outcome.prompt ? { prompt: outcome.prompt } : {}),
         worktree: task.worktree,
         branch: task.branch,
         hook: taskFiles(ref.dir).hook,

@@ -15,7 +15,7 @@ import type { CliContext } from '../context.js';
 interface VerifyOptions {
   xpub?: string;
   xpubFile?: string;
-  requireStep: string[];
+  requireStep?: string[];
   commit?: string;
   requirePass?: boolean;
   junit?: string;
@@ -39,7 +39,7 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
     derivation: config.hooks.key_derivation,
     ...(opts.artifacts ? { artifactsDir: resolve(ctx.cwd, opts.artifacts) } : {}),
   });
-  const policies: VerifyPolicies = { requireSteps: opts.requireStep, requirePass: Boolean(opts.requirePass) };
+  const policies: VerifyPolicies = { requireSteps: opts.requireStep ?? [], requirePass: Boolean(opts.requirePass) };
   if (commit !== undefined) {
     policies.commit = commit;
     const bundles = sets.flatMap((s) => (s.file ? [s.file] : []));

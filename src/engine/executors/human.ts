@@ -13,7 +13,7 @@ function isPromptExit(error: unknown): boolean {
 export async function runHumanStep(ctx: StepRunContext<HumanStep>): Promise<StepResult> {
   const prompt = ctx.fill(ctx.step.prompt).trim();
   ctx.progress.setWorkingOn(`waiting for a person: ${prompt.split('\n')[0]}`);
-  if (!ctx.interactive) return { status: 'waiting', reason: 'approval' };
+  if (!ctx.interactive) return { status: 'waiting', reason: 'approval', prompt };
 
   ctx.reporter.close();
   const { select } = await import('@inquirer/prompts');
@@ -45,6 +45,6 @@ export async function runHumanStep(ctx: StepRunContext<HumanStep>): Promise<Step
     case 'reject':
       return { status: 'rejected', note: 'rejected at the prompt' };
     case 'stop':
-      return { status: 'waiting', reason: 'paused' };
+      return { status: 'waiting', reason: 'paused', prompt };
   }
 }

@@ -41,7 +41,7 @@ export type StepResult =
   /** `permanent`: retrying cannot help (configuration problem); no further attempts. */
   | { status: 'failed'; error: string; permanent?: boolean; hint?: string }
   /** The step waits for a person: approval required, or the person chose to stop for now. */
-  | { status: 'waiting'; reason: 'approval' | 'paused' }
+  | { status: 'waiting'; reason: 'approval' | 'paused'; /** What the person is asked (human steps). */ prompt?: string }
   | { status: 'rejected'; note?: string };
 
 export type StepExecutor<S extends StepDefinition = StepDefinition> = (ctx: StepRunContext<S>) => Promise<StepResult>;
