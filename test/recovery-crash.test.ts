@@ -201,7 +201,7 @@ describe('SIGKILL during validation', () => {
     expect(rec.code, rec.stdout + rec.stderr).toBe(0);
     const hook = readHook(dir);
     expect(hook.state).toBe('completed');
-    expect(hook.recovery.recommended_action).toBe('retry_step');
+    expect(hook.recovery?.recommended_action).toBe('retry_step');
   });
 
   it('the validation is run again and the task completes', async () => {
