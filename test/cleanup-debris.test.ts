@@ -1,9 +1,10 @@
 // `atlas cleanup` sweeps what SIGKILLed atlas processes leave: task folders `atlas start` claimed and
 // never finished, and temp files of interrupted atomic writes. Only what is provably dead and old
 // goes; a dry run lists exactly that and changes nothing; `atlas status` points at cleanup.
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { treeListing } from './helpers/core-fixtures.js';
 import { assessHalfCreated, isHalfCreated } from '../src/cleanup/half-created.js';
 import { parseTempName } from '../src/cleanup/temp-name.js';
 import { writeFileAtomic } from '../src/store/atomic-write.js';
@@ -19,22 +20,6 @@ afterAll(removeTempDirs);
 const HOUR = 3_600_000;
 const OLD = 2 * HOUR;
 
-/** Every path under a folder with its size and mtime, to prove nothing changed. */
-function tree(root: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const path = join(dir, name);
-      const st = statSync(path);
-      if (st.isDirectory()) {
-        out.push(`${path}/ ${st.mtimeMs}`);
-        walk(path);
-      } else out.push(`${path} ${st.size} ${st.mtimeMs}`);
-    }
-  };
-  walk(root);
-  return out;
-}
 
 interface Scene {
   home: string;
@@ -135,11 +120,11 @@ function expectations(s: Scene, report: ReturnType<typeof cleanup>) {
 describe('atlas cleanup: debris of killed processes', () => {
   it('a dry run lists exactly what would go, with the figures of the real run, and changes nothing', async () => {
     const s = await scene();
-    const before = tree(s.home);
+    const before = treeListing(s.home);
     const dry = cleanup(s, ['--dry-run']);
     expect(dry.dry_run).toBe(true);
     expectations(s, dry);
-    expect(tree(s.home)).toEqual(before);
+    expect(treeListing(s.home)).toEqual(before);
 
     const text = atlas(['cleanup', '--dry-run'], { cwd: s.home, home: s.home });
     expect(text.stdout).toContain('No ended task is older than its retention');
@@ -151,7 +136,7 @@ describe('atlas cleanup: debris of killed processes', () => {
     expect(text.stdout).toContain(`  ${s.userHalf.dir}: it holds files atlas did not put there (notes.txt)`);
     expect(text.stdout).toContain('Workspaces that would be removed (no task left): empty-old, old-half');
     expect(text.stdout).toContain('Nothing was changed (dry run)');
-    expect(tree(s.home)).toEqual(before);
+    expect(treeListing(s.home)).toEqual(before);
 
     const real = cleanup(s);
     expect(real.dry_run).toBe(false);

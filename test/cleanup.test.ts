@@ -2,9 +2,10 @@
 // worktrees); running, fresh and unreadable ones stay; a dirty worktree is kept and named; a dry
 // run lists the same tasks and figures and changes nothing.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { treeListing } from './helpers/core-fixtures.js';
 import type { Workspace } from '../src/domain/task.js';
 import { toTimestamp } from '../src/domain/time.js';
 import { readHookFile, writeHookFile } from '../src/store/hook-file.js';
@@ -19,22 +20,6 @@ afterAll(removeTempDirs);
 const DAY = 24 * 3_600_000;
 const daysAgo = (n: number) => new Date(Date.now() - n * DAY);
 
-/** Every path under a folder with its size (directories marked), to prove nothing changed. */
-function tree(root: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const path = join(dir, name);
-      const st = statSync(path);
-      if (st.isDirectory()) {
-        out.push(`${path}/`);
-        walk(path);
-      } else out.push(`${path} ${st.size} ${st.mtimeMs}`);
-    }
-  };
-  walk(root);
-  return out;
-}
 
 interface Scene {
   home: string;
@@ -73,7 +58,7 @@ describe('atlas cleanup', () => {
   it('dry run lists exactly the expired tasks with the same figures as the real run, and changes nothing', async () => {
     const s = await scene();
     const expired = [s.oldCompleted, s.dirtyFailed, s.oldAbandonedInPlace].map((t) => t.ref.id).sort();
-    const before = [...tree(s.home), ...tree(s.repo)];
+    const before = [...treeListing(s.home), ...treeListing(s.repo)];
     const worktreesBefore = git(s.repo, ['worktree', 'list', '--porcelain']);
 
     const dry = cleanup(s, ['--dry-run']);
@@ -87,7 +72,7 @@ describe('atlas cleanup', () => {
     expect(dry.worktrees_kept).toEqual([{ path: s.dirtyFailed.worktree, task_id: s.dirtyFailed.ref.id, reason: 'uncommitted work in 1 file (wip.txt)' }]);
     expect(dry.workspaces_removed.sort()).toEqual(['dirty', 'inplace']);
     expect(dry.bytes_freed).toBeGreaterThan(0);
-    expect([...tree(s.home), ...tree(s.repo)]).toEqual(before);
+    expect([...treeListing(s.home), ...treeListing(s.repo)]).toEqual(before);
     expect(git(s.repo, ['worktree', 'list', '--porcelain'])).toBe(worktreesBefore);
 
     const text = atlas(['cleanup', '--dry-run'], { cwd: s.home, home: s.home });

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { isCheckpointId, pruneCheckpoints } from '../src/domain/checkpoint.js';
 import type { StepCheckpoint } from '../src/domain/checkpoint.js';
@@ -8,18 +7,12 @@ import { InvalidTransitionError } from '../src/domain/hook-state.js';
 import { addFilesTouched, assertValidStepContext, dedupeFiles, truncateOutput, withLastOutput } from '../src/domain/step-context.js';
 import type { StepContext } from '../src/domain/step-context.js';
 import { newCheckpointId } from '../src/store/ids.js';
+import { seedExampleText } from './helpers/core-fixtures.js';
 
-/** The JSON example of seed 003, taken from the seed itself so the test can't drift from it. */
-function seedExample(): string {
-  const seed = readFileSync(new URL('../../shared/seeds/003_7a4069004acf5b97.txt', import.meta.url), 'utf8');
-  const match = /## JSON Schema Example\s+```json\n([\s\S]*?)```/.exec(seed);
-  if (!match) throw new Error('seed 003 JSON example not found');
-  return match[1]!;
-}
 
 describe('seed 003 JSON example', () => {
   it('loads', () => {
-    const hook = parseHook(JSON.parse(seedExample()));
+    const hook = parseHook(JSON.parse(seedExampleText()));
     expect(hook.state).toBe('step_running');
     expect(hook.current_step?.attempt).toBe(2);
     expect(hook.checkpoints[0]?.files_snapshot?.[0]?.sha256).toBe('e3b0c44298fc1c14');
@@ -27,19 +20,19 @@ describe('seed 003 JSON example', () => {
   });
 
   it('round-trips to the same shape, field for field', () => {
-    const original = JSON.parse(seedExample());
-    const hook = parseHook(JSON.parse(seedExample()));
+    const original = JSON.parse(seedExampleText());
+    const hook = parseHook(JSON.parse(seedExampleText()));
     expect(JSON.parse(JSON.stringify(hook))).toEqual(original);
   });
 
   it('keeps fields it does not know (a newer writer\'s additions survive)', () => {
-    const data = JSON.parse(seedExample());
+    const data = JSON.parse(seedExampleText());
     data.future_field = { a: 1 };
     expect(JSON.parse(JSON.stringify(parseHook(data))).future_field).toEqual({ a: 1 });
   });
 
   it('reads Go\'s null lists as empty lists', () => {
-    const data = JSON.parse(seedExample());
+    const data = JSON.parse(seedExampleText());
     data.checkpoints = null;
     data.receipts = null;
     data.current_step = null;
@@ -50,7 +43,7 @@ describe('seed 003 JSON example', () => {
   });
 
   it('refuses a newer schema version with advice', () => {
-    const data = JSON.parse(seedExample());
+    const data = JSON.parse(seedExampleText());
     data.schema_version = '2.0';
     expect(() => parseHook(data)).toThrow(/newer than this atlas understands.*upgrade atlas/);
   });
@@ -66,7 +59,7 @@ describe('seed 003 JSON example', () => {
       [(d) => (d.created_at = 'yesterday'), /hook\.created_at: expected an RFC 3339 time/],
     ];
     for (const [mutate, message] of cases) {
-      const data = JSON.parse(seedExample());
+      const data = JSON.parse(seedExampleText());
       mutate(data);
       expect(() => parseHook(data)).toThrow(HookFormatError);
       expect(() => parseHook(data)).toThrow(message);

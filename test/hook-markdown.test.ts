@@ -1,15 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseHook } from '../src/domain/hook-schema.js';
 import type { Hook } from '../src/domain/hook.js';
 import { newHook } from '../src/domain/hook.js';
 import type { Task } from '../src/domain/task.js';
 import { renderHookMarkdown } from '../src/hook/markdown.js';
+import { seedExampleHook } from './helpers/core-fixtures.js';
 
-function seedHook(): Hook {
-  const seed = readFileSync(new URL('../../shared/seeds/003_7a4069004acf5b97.txt', import.meta.url), 'utf8');
-  return parseHook(JSON.parse(/## JSON Schema Example\s+```json\n([\s\S]*?)```/.exec(seed)![1]!));
-}
 
 const task: Task = {
   schema_version: '1.0',
@@ -36,7 +31,7 @@ const now = new Date('2026-01-17T14:46:00Z');
 
 describe('HOOK.md', () => {
   it('briefs a reader on state, step, checkpoints, receipts and history', () => {
-    const md = renderHookMarkdown({ hook: seedHook(), task, now, maxCheckpoints: 50 });
+    const md = renderHookMarkdown({ hook: seedExampleHook(), task, now, maxCheckpoints: 50 });
     for (const heading of ['## Current step', '## What to do now', '## Do not', '## Steps', '## Validation receipts', '## Checkpoints', '## Recent history', '## Troubleshooting']) {
       expect(md).toContain(heading);
     }
@@ -50,8 +45,8 @@ describe('HOOK.md', () => {
   });
 
   it('is deterministic for a given hook and clock', () => {
-    const a = renderHookMarkdown({ hook: seedHook(), task, now });
-    const b = renderHookMarkdown({ hook: seedHook(), task, now });
+    const a = renderHookMarkdown({ hook: seedExampleHook(), task, now });
+    const b = renderHookMarkdown({ hook: seedExampleHook(), task, now });
     expect(a).toBe(b);
   });
 
@@ -64,7 +59,7 @@ describe('HOOK.md', () => {
 
   it('explains a crash for a person and for a fresh AI session', () => {
     const hook: Hook = {
-      ...seedHook(),
+      ...seedExampleHook(),
       state: 'recovering',
       recovery: {
         detected_at: '2026-01-17T14:50:00Z',
@@ -87,10 +82,10 @@ describe('HOOK.md', () => {
   it('survives hostile content: pipes, backticks, fences, newlines, control characters', () => {
     const odd = 'a|b `c` ``` ~~~ \n\r\t\u0000 <script> **x** [y](z) 😀';
     const hook: Hook = {
-      ...seedHook(),
+      ...seedExampleHook(),
       task_id: odd,
-      current_step: { ...seedHook().current_step!, step_name: odd, working_on: odd, last_output: odd, files_touched: [odd, '`'] },
-      history: [...seedHook().history, { timestamp: '2026-01-17T14:31:00Z', from_state: 'step_pending', to_state: 'step_running', trigger: odd, step_name: odd }],
+      current_step: { ...seedExampleHook().current_step!, step_name: odd, working_on: odd, last_output: odd, files_touched: [odd, '`'] },
+      history: [...seedExampleHook().history, { timestamp: '2026-01-17T14:31:00Z', from_state: 'step_pending', to_state: 'step_running', trigger: odd, step_name: odd }],
     };
     hook.checkpoints[0]!.description = odd;
     hook.receipts[0]!.command = odd;
@@ -102,7 +97,7 @@ describe('HOOK.md', () => {
   });
 
   it('shows verification statuses the caller computed', () => {
-    const md = renderHookMarkdown({ hook: seedHook(), task, now, receiptStatuses: ['✗ signature invalid'] });
+    const md = renderHookMarkdown({ hook: seedExampleHook(), task, now, receiptStatuses: ['✗ signature invalid'] });
     expect(md).toContain('✗ signature invalid');
   });
 });

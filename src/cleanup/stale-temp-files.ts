@@ -3,11 +3,12 @@
 // in that folder, it is a plain file older than the grace period, and the process named in it no
 // longer runs: a write in progress is never touched. (A pid reused by another process keeps the
 // file: cleanup cannot tell, so it errs on keeping.)
-import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
+import { lstatSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isPidRunning } from '../liveness/process-identity.js';
 import type { TempPlace } from './temp-places.js';
 import { parseTempName } from './temp-name.js';
+import { entriesUnder } from './walk.js';
 
 export interface StaleTempFile {
   path: string;
@@ -43,23 +44,9 @@ export function judgeTempFile(dir: string, name: string, accepts: (target: strin
 export function findStaleTempFiles(places: readonly TempPlace[], now: number, graceMs: number): StaleTempFile[] {
   const found: StaleTempFile[] = [];
   for (const place of places) {
-    const stack = [place.dir];
-    while (stack.length > 0) {
-      const dir = stack.pop()!;
-      let entries;
-      try {
-        entries = readdirSync(dir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const entry of entries) {
-        if (entry.isDirectory()) {
-          if (place.recurse) stack.push(join(dir, entry.name));
-          continue;
-        }
-        const verdict = judgeTempFile(dir, entry.name, place.accepts, now, graceMs);
-        if (verdict.stale) found.push(verdict.file);
-      }
+    for (const { dir, name } of entriesUnder(place.dir, place.recurse)) {
+      const verdict = judgeTempFile(dir, name, place.accepts, now, graceMs);
+      if (verdict.stale) found.push(verdict.file);
     }
   }
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -1,10 +1,12 @@
 // Shared test fixtures: temp ATLAS_HOME, real git repositories, tasks built with the store API,
 // and the built CLI run as a real child process.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Hook } from '../../src/domain/hook.js';
 import { newHook } from '../../src/domain/hook.js';
+import { parseHook } from '../../src/domain/hook-schema.js';
 import type { StepDefinition } from '../../src/domain/template.js';
 import type { Task } from '../../src/domain/task.js';
 import { toTimestamp } from '../../src/domain/time.js';
@@ -110,4 +112,33 @@ export function atlas(args: string[], options: { cwd?: string; env?: NodeJS.Proc
     child.stderr.on('data', (d) => (stderr += d));
     child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
   });
+}
+
+/** The JSON example of seed 003, read from the seed itself so tests can't drift from it. */
+export function seedExampleText(): string {
+  const seed = readFileSync(join(REPO_ROOT, '..', 'shared', 'seeds', '003_7a4069004acf5b97.txt'), 'utf8');
+  const match = /## JSON Schema Example\s+```json\n([\s\S]*?)```/.exec(seed);
+  if (!match) throw new Error('seed 003 JSON example not found');
+  return match[1]!;
+}
+
+export function seedExampleHook(): Hook {
+  return parseHook(JSON.parse(seedExampleText()));
+}
+
+/** Every path under a folder with its size and mtime (folders too), to prove nothing changed. */
+export function treeListing(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      const st = statSync(path);
+      if (st.isDirectory()) {
+        out.push(`${path}/ ${st.mtimeMs}`);
+        walk(path);
+      } else out.push(`${path} ${st.size} ${st.mtimeMs}`);
+    }
+  };
+  walk(root);
+  return out;
 }
