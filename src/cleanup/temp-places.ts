@@ -1,6 +1,7 @@
 // Where atlas writes files atomically, and for which targets: the folders cleanup searches for the
 // temp files of interrupted writes. A temp file counts only in its own place and for a file atlas
 // writes there, so a user's look-alike elsewhere is never touched.
+import { HOOK_FILE_NAME, HOOK_MARKDOWN_FILE_NAME } from '../domain/hook.js';
 import { homePaths, taskFiles, workspaceDir } from '../store/paths.js';
 
 export interface TempPlace {
@@ -11,7 +12,7 @@ export interface TempPlace {
   recurse: boolean;
 }
 
-const TASK_TARGETS = new Set(['task.json', 'hook.json', 'HOOK.md', 'owner.json']);
+const TASK_TARGETS = new Set(['task.json', HOOK_FILE_NAME, HOOK_MARKDOWN_FILE_NAME, 'owner.json']);
 const KEY_TARGETS = new Set(['task-index.json', 'master.key', 'account.xpub']);
 const CACHE_TARGET = /^config-[0-9a-f]{8}\.json$/;
 

@@ -1,5 +1,6 @@
 // Every configuration key atlas knows, its type, default and environment variable (DESIGN §8).
 // Durations are written as Go-style strings ("5m") and held in milliseconds.
+import { DEFAULT_MAX_CHECKPOINTS } from '../domain/checkpoint.js';
 import { parseDuration } from '../domain/duration.js';
 
 export interface Config {
@@ -43,7 +44,7 @@ function leaf(key: string, kind: Kind, dflt: unknown, doc: string): Leaf {
 }
 
 export const LEAVES: readonly Leaf[] = [
-  leaf('hooks.max_checkpoints', { type: 'int', min: 1, max: 10_000 }, 50, 'checkpoints kept per task, oldest pruned'),
+  leaf('hooks.max_checkpoints', { type: 'int', min: 1, max: 10_000 }, DEFAULT_MAX_CHECKPOINTS, 'checkpoints kept per task, oldest pruned'),
   leaf('hooks.checkpoint_interval', { type: 'duration' }, 5 * M, 'interval checkpoints while a step runs (0 disables)'),
   leaf('hooks.stale_threshold', { type: 'duration' }, 5 * M, 'a running task whose heartbeat is older has crashed'),
   leaf('hooks.heartbeat_interval', { type: 'duration' }, 10_000, 'how often a running task proves it is alive'),

@@ -99,10 +99,6 @@ export function addCheckpoint(hook: Hook, checkpoint: StepCheckpoint, maxCheckpo
   return next;
 }
 
-export function lastCheckpoint(hook: Hook): StepCheckpoint | undefined {
-  return hook.checkpoints[hook.checkpoints.length - 1];
-}
-
 const STEP_DONE_TRIGGERS = new Set(['step_complete', 'step_skipped']);
 
 /**

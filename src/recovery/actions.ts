@@ -66,9 +66,3 @@ export function actionOptions(facts: ActionFacts): ActionOption[] {
     { action: 'manual', effect: `leave the task waiting for a person (awaiting_human); inspect the tree, then ${later}` },
   ];
 }
-
-export function availableActions(facts: ActionFacts): RecoveryAction[] {
-  return actionOptions(facts)
-    .filter((o) => o.unavailable === undefined)
-    .map((o) => o.action);
-}

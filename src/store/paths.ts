@@ -1,6 +1,7 @@
 // Where atlas keeps things (DESIGN §3). ATLAS_HOME overrides ~/.atlas.
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { HOOK_FILE_NAME, HOOK_MARKDOWN_FILE_NAME } from '../domain/hook.js';
 
 export function atlasHome(env: NodeJS.ProcessEnv = process.env): string {
   const fromEnv = env['ATLAS_HOME'];
@@ -33,8 +34,8 @@ export function taskFiles(dir: string) {
   return {
     dir,
     task: join(dir, 'task.json'),
-    hook: join(dir, 'hook.json'),
-    hookMarkdown: join(dir, 'HOOK.md'),
+    hook: join(dir, HOOK_FILE_NAME),
+    hookMarkdown: join(dir, HOOK_MARKDOWN_FILE_NAME),
     artifacts: join(dir, 'artifacts'),
     owner: join(dir, 'owner.json'),
   };
