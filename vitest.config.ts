@@ -8,5 +8,13 @@ export default defineConfig({
     // Two cores: integration tests spawn real processes, so keep parallelism modest.
     maxWorkers: 2,
     pool: 'forks',
+    // `npm run coverage`: v8 coverage of the sources (code run in child processes of the built
+    // CLI is not counted, so the figure is a floor).
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: 'coverage',
+    },
   },
 });
