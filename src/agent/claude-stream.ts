@@ -16,7 +16,9 @@ export interface TokenUsage {
 export type AgentUpdate =
   | { kind: 'session'; sessionId: string }
   | { kind: 'text'; text: string }
-  | { kind: 'tool'; name: string; summary: string; workingOn: string; file?: string }
+  | { kind: 'tool'; name: string; summary: string; workingOn: string; file?: string; id?: string; input?: Record<string, unknown> }
+  /** A tool's result coming back to the agent (stream-json `user` events). */
+  | { kind: 'tool_result'; id: string; text: string; isError: boolean }
   | { kind: 'result'; isError: boolean; text: string; usage?: TokenUsage; costUsd?: number; sessionId?: string }
   /** A line that is not a stream-json event (printed as is). */
   | { kind: 'raw'; text: string };
@@ -56,6 +58,13 @@ export function parseUsage(v: unknown): TokenUsage | undefined {
     cache_creation_input_tokens: num(v['cache_creation_input_tokens']),
     cache_read_input_tokens: num(v['cache_read_input_tokens']),
   };
+}
+
+/** A tool_result's content: a string, or text blocks. */
+function toolResultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((b) => (isObj(b) && typeof b['text'] === 'string' ? b['text'] : '')).join('');
 }
 
 export class ClaudeStreamParser {
@@ -119,7 +128,9 @@ export class ClaudeStreamParser {
             const text = str(block['text']);
             if (text && text.trim().length > 0) updates.push({ kind: 'text', text });
           } else if (block['type'] === 'tool_use') {
-            updates.push(this.toolUpdate(str(block['name']) ?? 'tool', isObj(block['input']) ? block['input'] : {}));
+            const input = isObj(block['input']) ? block['input'] : {};
+            const id = str(block['id']);
+            updates.push({ ...this.toolUpdate(str(block['name']) ?? 'tool', input), ...(id ? { id } : {}), input } as AgentUpdate);
           }
         }
         break;
@@ -137,8 +148,17 @@ export class ClaudeStreamParser {
         });
         break;
       }
+      case 'user': {
+        const message = event['message'];
+        const content = isObj(message) && Array.isArray(message['content']) ? message['content'] : [];
+        for (const block of content) {
+          if (!isObj(block) || block['type'] !== 'tool_result') continue;
+          updates.push({ kind: 'tool_result', id: str(block['tool_use_id']) ?? '', text: toolResultText(block['content']), isError: block['is_error'] === true });
+        }
+        break;
+      }
       default:
-        // user (tool results) and other events carry nothing the hook records.
+        // Other events carry nothing the hook records.
         break;
     }
     return updates;
