@@ -2,7 +2,8 @@
 // has a sandbox (a new workspace runs OnColdStart, and a failure removes what was created), run
 // one turn at a time with the server as the conversation's live owner, and detect turns whose
 // server died so they can be recovered.
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { emptyStats, MESSAGE_ROLE } from '../domain/conversation.js';
 import { toTimestamp } from '../domain/time.js';
 import { ProcessGroups } from '../engine/processes.js';
@@ -11,7 +12,7 @@ import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
 import { runTurn } from './agent-turn.js';
 import type { ServerContext } from './context.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
-import { conversationFiles, listAccounts, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
+import { conversationFiles, conversationsDir, listAccounts, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
 import type { EventLog } from './event-log.js';
 import { HttpError } from './http.js';
 import { readMessages } from './lifecycle-adapter.js';
@@ -205,8 +206,15 @@ export class Conversations {
     const c = this.detect(account, id);
     if (!c) throw new HttpError(404, 'not_found', `no conversation ${id}`);
     if (this.running.has(key(account, id))) throw new HttpError(409, 'turn_running', `conversation ${id} is answering a prompt; delete it after its usage event`);
+    const files = conversationFiles(this.ctx.home, account, id);
     if (terminate && c.sandbox_id) await this.ctx.bus.terminate({ ...this.base(c), point: 'on_terminate', reason: 'workspace_removed' });
-    this.ctx.logs.forget(conversationFiles(this.ctx.home, account, id).events);
+    else if (c.sandbox_id && existsSync(files.workspace)) {
+      // Not terminated: the sandbox's workspace is kept, out of the deleted conversation's folder.
+      const kept = join(conversationsDir(this.ctx.home, account), '..', 'sandboxes', `${c.sandbox_id}-${Date.now()}`);
+      mkdirSync(dirname(kept), { recursive: true });
+      renameSync(files.workspace, kept);
+    }
+    this.ctx.logs.forget(files.events);
     this.warm.delete(key(account, id));
     removeConversation(this.ctx.home, account, id);
   }

@@ -197,6 +197,13 @@ export class Tasks {
       }
       default: {
         if (busy) throw new HttpError(409, 'task_running', `task ${id} is running; wait for its finished event`);
+        const summary = this.summary(r);
+        if (action === 'recover' && summary.activity !== 'crashed' && summary.activity !== 'paused') {
+          throw new HttpError(409, 'nothing_to_recover', `task ${id} is ${summary.state} (${summary.activity}); only a crashed or interrupted task can be recovered`);
+        }
+        if (action !== 'recover' && summary.activity !== 'waiting' && summary.activity !== 'paused') {
+          throw new HttpError(409, 'not_waiting', `task ${id} is ${summary.state}; ${action} answers a task that waits for a person`);
+        }
         const args =
           action === 'recover' ? ['recover', '--task', id, '--yes'] : ['resume', '--task', id, action === 'approve' ? '--approve' : '--reject', '--no-interactive', ...noteArgs];
         this.spawnFor(r, action, args);
