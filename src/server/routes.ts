@@ -43,7 +43,10 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   const stream = (r: RequestInfo, release: () => void, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean) => {
     const client = new SseClient(r.res, sseOptions);
     client.open({ 'x-request-id': r.requestId });
-    client.onClose(release);
+    client.onClose(() => {
+      release();
+      if (client.endReason !== 'done') ctx.log({ msg: 'stream closed', request_id: r.requestId, account: r.account, reason: client.endReason });
+    });
     pipeLog(client, log, afterId, isLast, idle);
   };
 

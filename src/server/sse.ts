@@ -17,6 +17,7 @@ export class SseClient {
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly closers: (() => void)[] = [];
+  private replayBacklog = 0;
   /** Why the stream ended: "done", "client_gone", "dropped_slow_client" or "server_stopping". */
   endReason = '';
 
@@ -55,7 +56,7 @@ export class SseClient {
 
   private write(text: string): void {
     if (this.closed) return;
-    if (this.res.writableLength > this.options.bufferLimit) {
+    if (this.res.writableLength > this.options.bufferLimit + this.replayBacklog) {
       this.finish('dropped_slow_client');
       this.res.destroy();
       return;
@@ -65,6 +66,19 @@ export class SseClient {
 
   send(e: StoredEvent): void {
     this.write(formatEvent(e));
+  }
+
+  /**
+   * A replay is written at once (it is on disk already, so it is bounded by the log): the buffer
+   * limit applies on top of it until the socket has drained it.
+   */
+  replay(events: StoredEvent[]): void {
+    if (this.closed || events.length === 0) return;
+    let ok = true;
+    for (const e of events) ok = this.res.write(formatEvent(e));
+    this.replayBacklog = this.res.writableLength;
+    if (!ok) this.res.once('drain', () => (this.replayBacklog = 0));
+    else this.replayBacklog = 0;
   }
 
   /** Ends the stream after what was written. */
@@ -88,15 +102,18 @@ export class SseClient {
  * event ends the stream, or at once after the replay when `idle()` says nothing more will come.
  */
 export function pipeLog(client: SseClient, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean): void {
-  let ended = false;
-  const unsubscribe = log.follow(afterId, (e) => {
-    if (ended) return;
+  const past = log.since(afterId);
+  const lastIndex = past.findIndex(isLast);
+  client.replay(lastIndex >= 0 ? past.slice(0, lastIndex + 1) : past);
+  if (lastIndex >= 0 || idle()) {
+    client.end();
+    return;
+  }
+  // Same tick as the replay: no event can fall between the two.
+  const unsubscribe = log.follow(log.lastId, (e) => {
+    if (client.isClosed) return;
     client.send(e);
-    if (isLast(e)) {
-      ended = true;
-      queueMicrotask(() => client.end());
-    }
+    if (isLast(e)) queueMicrotask(() => client.end());
   });
   client.onClose(unsubscribe);
-  if (!ended && idle()) client.end();
 }
