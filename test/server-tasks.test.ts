@@ -2,45 +2,13 @@
 // server.repos_root, streamed as events, seen by `atlas status` and `atlas verify`, approved and
 // recovered over the API, invisible to other accounts.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { atlas, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
-import { AGENT_FLAGS, auth, createToken, getJson, readSse, startServe } from './helpers/server-fixtures.js';
-
-const TEMPLATE = `name: quick
-branch_prefix: quick/
-steps:
-  - name: build
-    type: command
-    run: node -e "console.log('hello-from-task')"
-  - name: validate
-    type: validation
-    commands: ['node -e "process.exit(0)"']
-  - name: approve
-    type: human
-    prompt: "Ship it?"
-  - name: finish
-    type: command
-    run: node -e "console.log('after approval')"
-`;
-
-function repoIn(root: string, name: string): string {
-  const dir = join(root, name);
-  mkdirSync(join(dir, '.atlas', 'templates'), { recursive: true });
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.email', 'dev@example.com');
-  git('config', 'user.name', 'Dev');
-  git('config', 'commit.gpgsign', 'false');
-  writeFileSync(join(dir, '.atlas', 'templates', 'quick.yaml'), TEMPLATE);
-  writeFileSync(join(dir, 'README.md'), '# demo\n');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'initial');
-  return dir;
-}
+import { AGENT_FLAGS, auth, createToken, getJson, readSse, repoIn, startServe } from './helpers/server-fixtures.js';
 
 const servers: ServeProcess[] = [];
 beforeAll(() => ensureBuilt());

@@ -14,7 +14,7 @@ import { writeFileAtomic } from '../store/atomic-write.js';
 import { toJson } from '../store/json-file.js';
 import { EVENTS_FILE_NAME } from './event-log.js';
 import { PATH_ID } from './http.js';
-import { serverDir } from './tokens.js';
+import { ACCOUNT_PATTERN, serverDir } from './tokens.js';
 
 export const PROVIDERS = ['claude', 'command'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -92,7 +92,7 @@ export function listConversations(home: string, account: string): ServerConversa
 /** Accounts that have a folder (for start-up recovery). */
 export function listAccounts(home: string): string[] {
   try {
-    return readdirSync(join(serverDir(home), 'accounts')).filter((n) => PATH_ID.test(n) || /^[a-z0-9][a-z0-9._-]{0,63}$/i.test(n));
+    return readdirSync(join(serverDir(home), 'accounts')).filter((n) => ACCOUNT_PATTERN.test(n));
   } catch {
     return [];
   }

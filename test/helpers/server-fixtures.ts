@@ -1,7 +1,8 @@
 // Server tests: `atlas serve` started as a real child process on 127.0.0.1 (port 0: the bound port
 // is read from its "listening" log line), or in-process with startServer for coverage; tokens made
 // with the real CLI; SSE read with fetch and eventsource-parser.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createParser } from 'eventsource-parser';
@@ -125,3 +126,38 @@ export async function waitUntil<T>(check: () => T | undefined | Promise<T | unde
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** A template with a command, a validation, a human approval and a last command. */
+export const TEMPLATE = `name: quick
+branch_prefix: quick/
+steps:
+  - name: build
+    type: command
+    run: node -e "console.log('hello-from-task')"
+  - name: validate
+    type: validation
+    commands: ['node -e "process.exit(0)"']
+  - name: approve
+    type: human
+    prompt: "Ship it?"
+  - name: finish
+    type: command
+    run: node -e "console.log('after approval')"
+`;
+
+/** A git repository `name` inside `root` with the template as .atlas/templates/quick.yaml. */
+export function repoIn(root: string, name: string): string {
+  const dir = join(root, name);
+  mkdirSync(join(dir, '.atlas', 'templates'), { recursive: true });
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.email', 'dev@example.com');
+  git('config', 'user.name', 'Dev');
+  git('config', 'commit.gpgsign', 'false');
+  writeFileSync(join(dir, '.atlas', 'templates', 'quick.yaml'), TEMPLATE);
+  writeFileSync(join(dir, 'README.md'), '# demo\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'initial');
+  return dir;
+}
+
