@@ -138,6 +138,8 @@ export class Conversations {
     const { home, config } = this.ctx;
     const files = conversationFiles(home, conversation.account, conversation.id);
     const k = key(conversation.account, conversation.id);
+    // The caller opens the stream first: its headers reach the client before this work starts.
+    await new Promise((resolve) => setImmediate(resolve));
     const heartbeat = startHeartbeat(files.owner, { heartbeatIntervalMs: config.hooks.heartbeat_interval, staleThresholdMs: config.hooks.stale_threshold });
     slot.groups.onChange = (pids) => heartbeat.setProcessGroups(pids);
     const started = Date.now();
