@@ -2,7 +2,6 @@
 // children): a task started, streamed, approved, abandoned; a stop whose grace runs out
 // interrupts a conversation, and the next server finds it and recovers it, on request or at
 // start-up.
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import { startServer } from '../src/server/server.js';
 import { createToken } from '../src/server/tokens.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
-import { auth, getJson, prompt, readSse, repoIn, STREAM_AGENT, waitUntil } from './helpers/server-fixtures.js';
+import { addSlowTemplate, auth, getJson, prompt, readSse, repoIn, STREAM_AGENT, waitUntil } from './helpers/server-fixtures.js';
 
 const running: RunningServer[] = [];
 beforeAll(() => ensureBuilt());
@@ -80,12 +79,7 @@ describe('tasks, in process', () => {
     const home = tempDir();
     const root = tempDir('atlas-repos-');
     const repo = repoIn(root, 'demo');
-    writeFileSync(
-      join(repo, '.atlas', 'templates', 'slow.yaml'),
-      `name: slow\nbranch_prefix: slow/\nsteps:\n  - name: wait\n    type: command\n    idempotent: true\n    run: node -e "const f=require('fs'); if (!f.existsSync('${root}/ran')) { f.writeFileSync('${root}/ran', '1'); setTimeout(() => {}, 30000) }"\n`,
-    );
-    execFileSync('git', ['add', '-A'], { cwd: repo });
-    execFileSync('git', ['commit', '-q', '-m', 'slow'], { cwd: repo });
+    addSlowTemplate(repo, root);
     const { token } = await createToken(home, 'alice');
     const first = await serve(home, (c) => {
       c.server.repos_root = root;

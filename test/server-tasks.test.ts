@@ -1,14 +1,11 @@
 // Tasks over HTTP are ordinary atlas tasks: started by `atlas serve` in a repository inside
 // server.repos_root, streamed as events, seen by `atlas status` and `atlas verify`, approved and
 // recovered over the API, invisible to other accounts.
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { atlas, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
-import { AGENT_FLAGS, auth, createToken, getJson, readSse, repoIn, startServe } from './helpers/server-fixtures.js';
+import { addSlowTemplate, AGENT_FLAGS, auth, createToken, getJson, readSse, repoIn, startServe } from './helpers/server-fixtures.js';
 
 const servers: ServeProcess[] = [];
 beforeAll(() => ensureBuilt());
@@ -38,7 +35,7 @@ describe('tasks over HTTP', () => {
     const s = await startServe(home, [], { flags: [...AGENT_FLAGS, '-c', `server.repos_root=${root}`] });
     servers.push(s);
 
-    const created = await post(s.url, alice, '/tasks', { repo: 'demo', template: 'quick', description: 'ship the demo' });
+    const created = await post(s.url, alice, '/tasks', { repo: 'demo', template: 'quick', description: '--ship the demo' });
     expect(created.status, JSON.stringify(created.json)).toBe(202);
     const id = created.json.task.id as string;
     expect(created.json.events).toBe(`/tasks/${id}/events`);
@@ -82,13 +79,7 @@ describe('tasks over HTTP', () => {
     const home = tempDir();
     const root = tempDir('atlas-repos-');
     const repo = repoIn(root, 'slow');
-    // The step waits the first time only, and is safe to run again.
-    writeFileSync(
-      join(repo, '.atlas', 'templates', 'slow.yaml'),
-      `name: slow\nbranch_prefix: slow/\nsteps:\n  - name: wait\n    type: command\n    idempotent: true\n    run: node -e "const f=require('fs'); if (!f.existsSync('${root}/ran')) { f.writeFileSync('${root}/ran', '1'); setTimeout(() => {}, 30000) }"\n`,
-    );
-    execFileSync('git', ['add', '-A'], { cwd: repo });
-    execFileSync('git', ['commit', '-q', '-m', 'slow'], { cwd: repo });
+    addSlowTemplate(repo, root);
     const alice = createToken(home, 'alice');
     const flags = [...AGENT_FLAGS, '-c', `server.repos_root=${root}`, '-c', 'server.grace_period=200ms'];
     const s = await startServe(home, [], { flags });

@@ -100,7 +100,8 @@ export class Tasks {
     if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping');
     const cwd = this.repoInsideRoot(repo);
     const workspace = `srv-${randomBytes(5).toString('hex')}`;
-    const child = runAtlasChild(this.ctx, ['start', template, description, '--workspace', workspace, '--no-interactive'], cwd);
+    // After `--`, a description starting with "-" is text, not an option.
+    const child = runAtlasChild(this.ctx, ['start', '--workspace', workspace, '--no-interactive', '--', template, description], cwd);
     const wsTasks = join(this.ctx.home, 'workspaces', workspace, 'tasks');
     let exited: ChildResult | undefined;
     void child.done.then((r) => (exited = r));
@@ -157,17 +158,21 @@ export class Tasks {
     return summarizeTask({ id: record.task_id, workspace: record.workspace, dir: record.dir } as TaskRef);
   }
 
-  list(account: string): TaskSummary[] {
+  /** Every task the server started. */
+  private records(): ServerTaskRecord[] {
     let names: string[] = [];
     try {
       names = readdirSync(recordsDir(this.ctx.home));
     } catch {
       return [];
     }
+    return names.map((n) => (n.endsWith('.json') ? this.record(n.slice(0, -5)) : undefined)).filter((r): r is ServerTaskRecord => r !== undefined);
+  }
+
+  list(account: string): TaskSummary[] {
     const out: TaskSummary[] = [];
-    for (const n of names) {
-      const r = n.endsWith('.json') ? this.record(n.slice(0, -5)) : undefined;
-      if (!r || r.account !== account) continue;
+    for (const r of this.records()) {
+      if (r.account !== account) continue;
       try {
         out.push(this.summary(r));
       } catch {
@@ -214,16 +219,9 @@ export class Tasks {
 
   /** Tasks of this server that crashed (their process died), for start-up `--recover`. */
   findCrashed(): ServerTaskRecord[] {
-    let names: string[] = [];
-    try {
-      names = readdirSync(recordsDir(this.ctx.home));
-    } catch {
-      return [];
-    }
     const out: ServerTaskRecord[] = [];
-    for (const n of names) {
-      const r = n.endsWith('.json') ? this.record(n.slice(0, -5)) : undefined;
-      if (!r || this.running.has(r.task_id)) continue;
+    for (const r of this.records()) {
+      if (this.running.has(r.task_id)) continue;
       try {
         const s = this.summary(r);
         if (s.activity === 'crashed' || s.activity === 'paused') out.push(r);

@@ -161,3 +161,13 @@ export function repoIn(root: string, name: string): string {
   return dir;
 }
 
+
+/** A template `slow` whose one step waits 30 s the first time only, and is safe to run again. */
+export function addSlowTemplate(repo: string, root: string): void {
+  writeFileSync(
+    join(repo, '.atlas', 'templates', 'slow.yaml'),
+    `name: slow\nbranch_prefix: slow/\nsteps:\n  - name: wait\n    type: command\n    idempotent: true\n    run: node -e "const f=require('fs'); if (!f.existsSync('${root}/ran')) { f.writeFileSync('${root}/ran', '1'); setTimeout(() => {}, 30000) }"\n`,
+  );
+  execFileSync('git', ['add', '-A'], { cwd: repo });
+  execFileSync('git', ['commit', '-q', '-m', 'slow'], { cwd: repo });
+}
