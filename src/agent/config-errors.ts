@@ -25,7 +25,7 @@ const KNOWN: ReadonlyArray<{ pattern: RegExp; error: string; hint: string }> = [
     hint: 'run `claude` once to log in, or set ANTHROPIC_API_KEY in the environment atlas runs in',
   },
   {
-    pattern: /model[^\n]*(not_found_error|not found|does not exist|invalid model)/i,
+    pattern: /issue with the selected model[^\n]*|not_found_error[^\n]*model[^\n]*/i,
     error: 'Claude Code cannot use the configured model',
     hint: 'check ai.model (empty uses Claude Code\'s default), e.g. -c ai.model=sonnet',
   },

@@ -31,6 +31,8 @@ export class ConversationRecorder {
   private record: ConversationRecord;
   private readonly ledger = new RunningLedger();
   private readonly written = new Set<string>();
+  /** Tool calls whose results are in a written message: a result seen again is not written again. */
+  private readonly settledCalls = new Set<string>();
   /** Assistant messages waiting for tool results, by tool_use id. */
   private readonly held = new Map<string, Message>();
   private fd: number | undefined;
@@ -93,6 +95,7 @@ export class ConversationRecorder {
   recordMessage(message: Message): void {
     if (this.ended || this.written.has(message.key)) return;
     if (message.role === 3) {
+      if (message.tool_calls.length > 0 && message.tool_calls.every((c) => this.settledCalls.has(c.id))) return;
       let joinedAny = false;
       for (const call of message.tool_calls) {
         const owner = this.held.get(call.id);
@@ -167,6 +170,7 @@ export class ConversationRecorder {
   private append(message: Message): void {
     if (this.written.has(message.key) || this.fd === undefined) return;
     this.written.add(message.key);
+    for (const call of message.tool_calls) if (call.status !== 'pending') this.settledCalls.add(call.id);
     const line = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
     let offset = 0;
     while (offset < line.length) offset += writeSync(this.fd, line, offset, line.length - offset);
