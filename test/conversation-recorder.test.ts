@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ClaudeStreamParser } from '../src/agent/claude-stream.js';
 import { configurationError } from '../src/agent/config-errors.js';
 import { allowedToolsFor } from '../src/agent/allowed-tools.js';
-import { describeDenial } from '../src/agent/claude-result.js';
+import { describeDenial, parseModelUsage, parsePermissionDenials } from '../src/agent/claude-result.js';
 import { AgentConversation } from '../src/conversation/agent-conversation.js';
 import { builtinLifecycleBus, closeConversation, openConversation, recordingDefaults } from '../src/conversation/bus.js';
 import { ClaudeEventReader, MAX_TOOL_OUTPUT } from '../src/conversation/claude-events.js';
@@ -18,7 +18,7 @@ import { conversationOfSession, listConversations, readConversationRecord, readM
 import { ConversationRecorder } from '../src/conversation/recorder.js';
 import type { Message } from '../src/domain/conversation.js';
 import type { Hook } from '../src/domain/hook.js';
-import { attemptLedger, formatLedger, previousAttemptError } from '../src/engine/executors/ai-outcome.js';
+import { attemptLedger, denialSummary, formatLedger, previousAttemptError } from '../src/engine/executors/ai-outcome.js';
 import type { LifecycleBus, LifecycleEvent } from '../src/lifecycle/types.js';
 import { git } from './helpers/engine-fixtures.js';
 import { watchChangedFiles } from '../src/engine/files-watch.js';
@@ -292,6 +292,17 @@ describe('what the ai step tells', () => {
     expect(formatLedger(cut)).toBe('26 in / output unknown, cost unknown');
     expect(formatLedger(attemptLedger([row({ total_input_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, total_output_tokens: 0, cost_usd: null })]))).toBe('');
     expect(formatLedger(attemptLedger([row({ cost_usd: 0.0012 })]))).toBe('13 in / 5 out tokens, $0.0012');
+  });
+
+  it('reads odd result fields defensively and sums up denials', () => {
+    expect(parseModelUsage(null)).toEqual([]);
+    expect(parseModelUsage({ a: 1, m: { inputTokens: -3, outputTokens: 'x', costUSD: Infinity } })).toEqual([
+      { model: 'm', input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: null },
+    ]);
+    expect(parsePermissionDenials('nope')).toEqual([]);
+    expect(parsePermissionDenials([null, {}])).toEqual([{ tool_name: 'tool', tool_use_id: '', tool_input: {} }]);
+    const many = Array.from({ length: 7 }, (_, i) => ({ tool_name: 'Bash', tool_use_id: `t${i}`, tool_input: { command: `c${i}` } }));
+    expect(denialSummary(many)).toBe('the agent was refused 7 tool calls: Bash(c0), Bash(c1), Bash(c2), Bash(c3), Bash(c4), … (2 more)');
   });
 
   it('finds the error of the previous attempt of the same step', () => {

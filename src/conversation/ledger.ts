@@ -39,10 +39,6 @@ export class RunningLedger {
     this.result = figures;
   }
 
-  get final(): boolean {
-    return this.result !== undefined;
-  }
-
   stats(messagesExchanged: number): ConversationStats {
     if (this.result) {
       const r = this.result;

@@ -71,10 +71,6 @@ export class ConversationRecorder {
     return this.record;
   }
 
-  get messageCount(): number {
-    return this.written.size;
-  }
-
   get ended(): boolean {
     return this.record.status !== 'running';
   }
