@@ -10,17 +10,11 @@ import { closeConversation, markInterrupted, openConversation } from './bus.js';
 import { ClaudeEventReader } from './claude-events.js';
 import { streamUsageOf } from './ledger.js';
 import { conversationOfSession } from './read.js';
+import type { ConversationStart } from './recorder.js';
 import { ConversationRecorder } from './recorder.js';
 
-export interface AgentConversationStart {
+export interface AgentConversationStart extends Omit<ConversationStart, 'sessionId' | 'continues' | 'now' | 'id'> {
   lifecycle: LifecycleBus;
-  taskDir: string;
-  taskId: string;
-  stepName: string;
-  attempt: number;
-  /** "claude" or "command". */
-  agent: string;
-  model: string;
   workspace: string;
   prompt: string;
   /** The agent session this run resumes: the conversation that had it is the one this continues. */

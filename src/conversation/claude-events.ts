@@ -6,6 +6,7 @@
 import type { Message, ModelUsageRow, PermissionDenial, ToolCall } from '../domain/conversation.js';
 import { MESSAGE_ROLE } from '../domain/conversation.js';
 import { parseModelUsage, parsePermissionDenials } from '../agent/claude-result.js';
+import { parseUsage } from '../agent/claude-stream.js';
 import type { CallUsage, ResultFigures } from './ledger.js';
 
 type Obj = Record<string, unknown>;
@@ -48,24 +49,19 @@ function toolOutput(content: unknown): string {
 }
 
 export function callUsage(usage: unknown): CallUsage | undefined {
-  if (!isObj(usage)) return undefined;
-  return {
-    input_tokens: count(usage['input_tokens']),
-    cache_read_tokens: count(usage['cache_read_input_tokens']),
-    cache_creation_tokens: count(usage['cache_creation_input_tokens']),
-  };
+  const u = parseUsage(usage);
+  if (!u) return undefined;
+  return { input_tokens: count(u.input_tokens), cache_read_tokens: count(u.cache_read_input_tokens), cache_creation_tokens: count(u.cache_creation_input_tokens) };
 }
 
 export function resultFigures(event: Obj): ResultFigures | undefined {
-  const usage = event['usage'];
-  if (!isObj(usage)) return undefined;
+  const input = callUsage(event['usage']);
+  if (!input) return undefined;
   const cost = event['total_cost_usd'] ?? event['cost_usd'];
   const models: ModelUsageRow[] = parseModelUsage(event['modelUsage']);
   return {
-    input_tokens: count(usage['input_tokens']),
-    output_tokens: count(usage['output_tokens']),
-    cache_read_tokens: count(usage['cache_read_input_tokens']),
-    cache_creation_tokens: count(usage['cache_creation_input_tokens']),
+    ...input,
+    output_tokens: count(parseUsage(event['usage'])?.output_tokens),
     cost_usd: typeof cost === 'number' && Number.isFinite(cost) ? cost : null,
     models,
   };

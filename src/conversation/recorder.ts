@@ -16,6 +16,7 @@ export interface ConversationStart {
   taskId: string;
   stepName: string;
   attempt: number;
+  /** "claude" or "command". */
   agent: string;
   model: string;
   sessionId?: string;
