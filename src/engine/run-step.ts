@@ -1,6 +1,7 @@
 // One attempt at one step: the hook walks step_pending → step_running (→ step_validating) and
 // then to step_pending (done, or retry), awaiting_human (approval, ask, interrupt) or failed.
 // current_step is kept up to date while it runs and cleared when the step completes.
+import { readFileSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { AtlasError } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
@@ -14,7 +15,6 @@ import type { HookManager } from '../hook/manager.js';
 import { builtinLifecycleBus } from '../conversation/bus.js';
 import { isIdempotentStep } from '../domain/template.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
-import { readFileSync } from 'node:fs';
 import { changedPaths, watchChangedFiles } from './files-watch.js';
 import type { Reporter, TaskOutcome } from './contract.js';
 import { runAiStep } from './executors/ai.js';
