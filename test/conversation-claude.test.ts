@@ -178,4 +178,28 @@ describe('conversations with the real Claude Code', () => {
     expect(second!.messages.at(-1)!.body).toBe('Finished after the crash.');
     expect(onlyTask(sb).hook.state).toBe('completed');
   }, 120_000);
+
+  it('Ctrl+C mid-stream closes the conversation as interrupted and keeps the attempt\'s tokens in the hook', async () => {
+    fake = await startFakeAnthropic([{ text: 'Working on it', hang: true, usage: { input_tokens: 77, output_tokens: 5, cache_read_input_tokens: 9 } }]);
+    sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    const child = startAtlas(sb, ['start', 'fix', 'stop me'], { env: claudeEnv(fake, sb.env) });
+    const done = finished(child);
+    await waitFor(() => {
+      try {
+        const dir = join(onlyTask(sb!).dir, 'conversations');
+        return readdirSync(dir).some((id) => JSON.parse(readFileSync(join(dir, id, 'conversation.json'), 'utf8')).stats.total_input_tokens === 77);
+      } catch {
+        return false;
+      }
+    }, 60_000, 'the first API call in the ledger');
+    child.kill('SIGINT');
+    const result = await done;
+    expect(result.code).not.toBe(0);
+    const { hook, dir } = onlyTask(sb);
+    const [conv] = conversations(dir);
+    expect(conv!.record.status).toBe('interrupted');
+    expect(conv!.record.stats).toMatchObject({ partial: true, total_input_tokens: 77, cache_read_tokens: 9, total_output_tokens: null, cost_usd: null });
+    const interrupted = hook.history.find((e: any) => e.trigger === 'interrupted');
+    expect(interrupted.details).toMatchObject({ signal: 'SIGINT', conversations: [conv!.record.id], tokens: { input: 77, output: null, partial: true } });
+  }, 90_000);
 });
