@@ -145,6 +145,24 @@ describe('recording a real Claude Code stream', () => {
     expect(messages[3]!.tool_calls[0]).toMatchObject({ id: 't1', status: 'pending' });
   });
 
+  it('a message continued after one of its tools ran is a second part, its tokens counted once', () => {
+    const rec = recorder(taskDir());
+    const usage = { input_tokens: 50, output_tokens: 1, cache_read_input_tokens: 5 };
+    const lines = [
+      { type: 'assistant', message: { id: 'msg_a', content: [{ type: 'tool_use', id: 'ta', name: 'Read', input: {} }], usage } },
+      { type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'ta', content: 'A' }] } },
+      { type: 'assistant', message: { id: 'msg_a', content: [{ type: 'tool_use', id: 'tb', name: 'Bash', input: { command: 'ls' } }], usage } },
+      { type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'tb', content: 'B' }] } },
+    ];
+    replay(rec, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const record = rec.finish('failed');
+    expect(readMessages(rec.files.messages).map((m) => [m.key, m.tokens, m.tool_calls.map((c) => `${c.id}:${c.status}:${c.output}`)])).toEqual([
+      ['msg_a', 55, ['ta:success:A']],
+      ['msg_a.2', 0, ['tb:success:B']],
+    ]);
+    expect(record.stats).toMatchObject({ total_input_tokens: 50, cache_read_tokens: 5, partial: true });
+  });
+
   it('a half-written last line (a crash inside a write) is ignored by readers; damaged lines are skipped', () => {
     const rec = recorder(taskDir());
     rec.recordMessage({ key: 'prompt', conversation_id: rec.id, body: 'hi', role: 1, timestamp: 1, tokens: 0, tool_calls: [] });

@@ -69,6 +69,11 @@ export function resultFigures(event: Obj): ResultFigures | undefined {
 
 export class ClaudeEventReader {
   private open: Message | undefined;
+  /** The API message id of `open`. */
+  private openId = '';
+  /** API message ids already written, with how many parts: Claude Code may run a tool before it
+   * prints the message's next block, whose events then continue a message already closed. */
+  private readonly closedParts = new Map<string, number>();
   private readonly toolNames = new Map<string, string>();
   private userCount = 0;
 
@@ -110,23 +115,27 @@ export class ClaudeEventReader {
     if (!this.open) return;
     const message = this.open;
     this.open = undefined;
+    this.closedParts.set(this.openId, (this.closedParts.get(this.openId) ?? 0) + 1);
     this.sink.message(message);
   }
 
   private assistant(event: Obj): void {
     const m = isObj(event['message']) ? event['message'] : {};
-    const key = str(m['id']) || str(event['uuid']) || `assistant-${Date.now()}`;
-    if (this.open && this.open.key !== key) this.close();
+    const id = str(m['id']) || str(event['uuid']) || `assistant-${Date.now()}`;
+    if (this.open && this.openId !== id) this.close();
     if (!this.open) {
       const usage = callUsage(m['usage']);
-      if (usage) this.sink.call(key, usage, str(m['model']));
+      // The ledger counts each API call once, however many events or parts repeat it.
+      if (usage) this.sink.call(id, usage, str(m['model']));
+      const parts = this.closedParts.get(id) ?? 0;
+      this.openId = id;
       this.open = {
-        key,
+        key: parts === 0 ? id : `${id}.${parts + 1}`,
         conversation_id: this.conversationId,
         body: '',
         role: MESSAGE_ROLE.assistant,
         timestamp: this.clock(),
-        tokens: usage ? usage.input_tokens + usage.cache_read_tokens + usage.cache_creation_tokens : 0,
+        tokens: usage && parts === 0 ? usage.input_tokens + usage.cache_read_tokens + usage.cache_creation_tokens : 0,
         tool_calls: [],
       };
     }
