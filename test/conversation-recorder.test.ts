@@ -192,6 +192,19 @@ describe('finalizing conversations a dead run left running', () => {
     expect(conversationOfSession(dir, '16e63922-97e0-457a-b623-9316b68a1ae7')?.id).toBe(rec.id);
   });
 
+  it('a run that died before any message ends now; one with messages ends at its last one, never before its start', () => {
+    const dir = taskDir();
+    const empty = recorder(dir, { now: () => new Date('2026-01-01T00:00:00.000Z') });
+    rmSync(empty.files.messages);
+    const talked = recorder(dir, { now: () => new Date('2026-01-01T00:00:10.500Z') });
+    talked.recordMessage({ key: 'prompt', conversation_id: talked.id, body: 'p', role: 1, timestamp: Date.parse('2026-01-01T00:00:10Z') / 1000, tokens: 0, tool_calls: [] });
+    const closed = finalizeRunningConversations(dir, new Date('2026-01-01T01:00:00.000Z'));
+    expect(closed.map((c) => [c.id, c.ended_at, c.stats.messages_exchanged])).toEqual([
+      [empty.id, '2026-01-01T01:00:00.000Z', 0],
+      [talked.id, '2026-01-01T00:00:10.500Z', 1],
+    ]);
+  });
+
   it('keeps final figures a run counted before it died, and skips what is not a conversation', () => {
     const dir = taskDir();
     const rec = recorder(dir);

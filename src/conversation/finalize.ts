@@ -21,7 +21,8 @@ export function finalizeRunningConversations(taskDir: string, now: Date = new Da
     const done: ConversationRecord = {
       ...record,
       status: 'interrupted',
-      ended_at: last > 0 ? new Date(Math.min(now.getTime(), last * 1000)).toISOString() : now.toISOString(),
+      // Its last sign of life: the last message (seconds, so never before the start), else now.
+      ended_at: last > 0 ? new Date(Math.max(Date.parse(record.started_at), Math.min(now.getTime(), last * 1000))).toISOString() : now.toISOString(),
       stats,
     };
     writeFileAtomic(files.record, `${JSON.stringify(done, null, 2)}\n`);
