@@ -1,14 +1,14 @@
 // Conversations with the REAL Claude Code CLI against the fake Messages API, through the built
 // atlas CLI: files on disk, ledger totals equal to the agent's own result, tool calls joined with
 // their outputs, permission denials recorded and shown, and a SIGKILL mid-stream recovered.
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationRecord, Message } from '../src/domain/conversation.js';
 import type { FakeAnthropic } from './helpers/fake-anthropic.js';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import type { Sandbox } from './helpers/engine-fixtures.js';
-import { atlas, ensureBuilt, finished, onlyTask, sandbox, startAtlas, waitFor } from './helpers/engine-fixtures.js';
+import { atlas, ensureBuilt, finished, onlyTask, ROOT, sandbox, startAtlas, waitFor } from './helpers/engine-fixtures.js';
 
 const TEMPLATE = `name: fix
 steps:
@@ -202,4 +202,34 @@ describe('conversations with the real Claude Code', () => {
     const interrupted = hook.history.find((e: any) => e.trigger === 'interrupted');
     expect(interrupted.details).toMatchObject({ signal: 'SIGINT', conversations: [conv!.record.id], tokens: { input: 77, output: null, partial: true } });
   }, 90_000);
+
+  it('the built-in bugfix template runs its tests and checkpoints under acceptEdits, refused nothing', async () => {
+    fake = await startFakeAnthropic([
+      { text: 'The cause is in index.js.' },
+      {
+        text: 'Fixing, testing, checkpointing.',
+        toolUses: [
+          { id: 'toolu_fix', name: 'Write', input: { file_path: 'index.js', content: 'module.exports = 2;\n' } },
+          { id: 'toolu_test', name: 'Bash', input: { command: 'npm test' } },
+          { id: 'toolu_ckpt', name: 'Bash', input: { command: 'atlas checkpoint "fixed index.js"' } },
+        ],
+      },
+      { text: 'Fixed.' },
+    ]);
+    sb = sandbox({ 'package.json': JSON.stringify({ name: 'fixture', scripts: { test: 'node -e "process.exit(0)"' } }), 'index.js': 'module.exports = 1;\n' });
+    // `atlas` on the agent's PATH is this build
+    writeFileSync(join(sb.bin, 'atlas'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin', 'atlas.js')}" "$@"\n`);
+    chmodSync(join(sb.bin, 'atlas'), 0o755);
+    const run = await atlas(sb, ['start', 'bugfix', 'index returns 1'], { env: claudeEnv(fake, sb.env) });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).not.toContain('refused');
+    const { hook, dir } = onlyTask(sb);
+    const [analyze, implement] = conversations(dir);
+    expect(analyze!.record.step_name).toBe('analyze');
+    expect(implement!.record.permission_denials).toBeUndefined();
+    const calls = Object.fromEntries(implement!.messages[1]!.tool_calls.map((c) => [c.id, c]));
+    expect(calls['toolu_test']!.status).toBe('success');
+    expect(calls['toolu_ckpt']!.status).toBe('success');
+    expect(hook.checkpoints.map((c: any) => c.description)).toContain('fixed index.js');
+  }, 120_000);
 });
