@@ -57,12 +57,12 @@ describe('conversations over HTTP', () => {
     const first = await prompt(s.url, token, 'conv-1', { prompt: 'write the notes', agent_id: 'helper' });
     expect(first.status).toBe(200);
     const types = first.events.map((e) => e.event);
-    expect(types).toEqual(['turn_started', 'message', 'message', 'tool_use', 'tool_result', 'message', 'usage']);
-    expect(first.events.map((e) => Number(e.id))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(types).toEqual(['turn_started', 'message', 'message', 'message', 'tool_use', 'message', 'tool_result', 'usage']);
+    expect(first.events.map((e) => Number(e.id))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(first.events[1]!.data.message).toMatchObject({ role: 1, body: 'write the notes' });
-    expect(first.events[4]!.data).toMatchObject({ id: 'toolu_1', name: 'Write', status: 'success', output: 'written' });
+    expect(first.events[6]!.data).toMatchObject({ id: 'toolu_1', name: 'Write', status: 'success', output: 'written' });
     const usage1 = first.events.at(-1)!.data;
-    expect(usage1).toMatchObject({ ok: true, turn: 1, usage: { input_tokens: 100, output_tokens: 20, cache_read_tokens: 5, cache_creation_tokens: 3 } });
+    expect(usage1).toMatchObject({ ok: true, turn: 1, usage: { total_input_tokens: 100, total_output_tokens: 20, cache_read_tokens: 5, cache_creation_tokens: 3, cost_usd: 0.001 } });
     expect(usage1.conversation).toMatchObject({ total_input_tokens: 100, total_output_tokens: 20, total_cache_tokens: 8 });
 
     const second = await prompt(s.url, token, 'conv-1', { prompt: 'and more' });
@@ -76,7 +76,9 @@ describe('conversations over HTTP', () => {
     expect(got.json.conversation).toMatchObject({ id: 'conv-1', account: 'alice', agent_id: 'helper', sandbox_id: 'sb1', status: 'completed', turns: 2 });
     expect(got.json.conversation.stats).toMatchObject({ messages_exchanged: 6, total_input_tokens: 200 });
     const messages = await getJson(s.url, token, '/conversations/conv-1/messages');
-    expect(messages.json.messages.map((m: any) => m.role)).toEqual([1, 2, 3, 1, 2, 3]);
+    // Each tool result is joined into the assistant message that called the tool.
+    expect(messages.json.messages.map((m: any) => m.role)).toEqual([1, 2, 2, 1, 2, 2]);
+    expect(messages.json.messages[2].tool_calls[0]).toMatchObject({ id: 'toolu_1', status: 'success', output: 'written' });
     // The agent worked in the conversation's own workspace.
     expect(readFileSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'conv-1', 'workspace', 'notes.txt'), 'utf8')).toBe('write the notes\nand more\n');
     expect((await getJson(s.url, token, '/conversations')).json.conversations.map((c: any) => c.id)).toEqual(['conv-1']);
@@ -110,7 +112,7 @@ describe('conversations over HTTP', () => {
     expect(rest.at(-1)!.data.ok).toBe(true);
     // A replay of an idle conversation ends after its last event.
     const replay = await readSse(await fetch(`${s.url}/conversations/c2/events?last_event_id=5`, { headers: auth(token) }));
-    expect(replay.map((e) => Number(e.id))).toEqual([6, 7]);
+    expect(replay.map((e) => Number(e.id))).toEqual([6, 7, 8]);
     const bad = await fetch(`${s.url}/conversations/c2/events`, { headers: auth(token, { 'last-event-id': 'x' }) });
     expect(bad.status).toBe(400);
   });
@@ -224,8 +226,13 @@ describe('start-up and stop', () => {
     const token = createToken(home, 'alice');
     const s = await serve(home, [], [...AGENT_FLAGS, '-c', 'server.grace_period=300ms']);
     const res = await fetch(`${s.url}/conversations/long/sandbox/x`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:20000 long job' }) });
-    const reading = readSse(res);
-    await waitUntil(() => s.lines.some((l) => l.includes('"msg":"lifecycle"') && l.includes('on_message')), 10_000, 'the turn to start');
+    let started: () => void = () => undefined;
+    const turnStarted = new Promise<void>((r) => (started = r));
+    const reading = readSse(res, (e) => {
+      if (e.event === 'message') started();
+      return false;
+    });
+    await turnStarted;
     s.child.kill('SIGTERM');
     const events = await reading;
     expect(events.at(-1)!.data).toMatchObject({ ok: false });
@@ -249,8 +256,8 @@ describe('start-up and stop', () => {
     const token = createToken(home, 'alice');
     const s = await serve(home);
     const res = await fetch(`${s.url}/conversations/crash/sandbox/x`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:1500 crashing job' }) });
-    void readSse(res).catch(() => undefined);
-    await waitUntil(() => s.lines.some((l) => l.includes('on_message')), 10_000, 'the turn to start');
+    // Once the prompt is recorded, the turn runs: then the server dies.
+    await readSse(res, (e) => e.event === 'message');
     s.child.kill('SIGKILL');
     await s.exited;
     // The agent of the dead server may still be finishing; its owner (the server) is gone either way.

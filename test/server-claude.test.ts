@@ -48,7 +48,7 @@ describe('atlas serve with Claude Code', () => {
     const toolResult = first.events.find((e) => e.event === 'tool_result')!;
     expect(toolResult.data).toMatchObject({ id: 'toolu_srv1', name: 'Write', status: 'success' });
     const usage = first.events.at(-1)!.data;
-    expect(usage).toMatchObject({ ok: true, usage: { input_tokens: 250, output_tokens: 30, cache_read_tokens: 7, cache_creation_tokens: 3 } });
+    expect(usage).toMatchObject({ ok: true, usage: { total_input_tokens: 250, total_output_tokens: 30, cache_read_tokens: 7, cache_creation_tokens: 3 } });
     expect(usage.session_id).toMatch(/\S/);
     const workspace = join(home, 'server', 'accounts', 'alice', 'conversations', 'claude-1', 'workspace');
     expect(readFileSync(join(workspace, 'NOTES.md'), 'utf8')).toBe('from the server\n');
@@ -63,6 +63,6 @@ describe('atlas serve with Claude Code', () => {
     expect(text).toContain('write the notes');
     expect(text).toContain('is it there?');
     const messages = (await getJson(server.url, token, '/conversations/claude-1/messages')).json.messages;
-    expect(messages.some((m: any) => m.role === 3 && m.tool_calls[0].id === 'toolu_srv1')).toBe(true);
+    expect(messages.some((m: any) => m.role === 2 && m.tool_calls[0]?.id === 'toolu_srv1' && m.tool_calls[0].status === 'success')).toBe(true);
   });
 });

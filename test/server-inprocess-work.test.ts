@@ -112,8 +112,13 @@ describe('conversations cut off, in process', () => {
     const { token } = await createToken(home, 'alice');
     const first = await serve(home, (c) => (c.server.grace_period = 100));
     const res = await fetch(`${first.url}/conversations/cut/sandbox/x`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 big job' }) });
-    const reading = readSse(res);
-    await waitUntil(() => first.lines.some((l) => l.includes('on_message')) || undefined, 10_000, 'the turn');
+    let started: () => void = () => undefined;
+    const turnStarted = new Promise<void>((r) => (started = r));
+    const reading = readSse(res, (e) => {
+      if (e.event === 'message') started();
+      return false;
+    });
+    await turnStarted;
     expect((await prompt(first.url, token, 'other', { prompt: 'hi' })).status).toBe(200);
     running.splice(running.indexOf(first.server), 1);
     const stopping = first.server.stop('SIGTERM');

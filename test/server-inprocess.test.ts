@@ -86,16 +86,17 @@ describe('lifecycle points around a conversation', () => {
     expect(r.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
   });
 
-  it('the adapter records messages, logs a failing point instead of throwing, and OnTerminate removes the workspace', async () => {
+  it('the adapter: OnColdStart and OnTerminate are logged, OnTerminate removes the workspace, a message outside a run is ignored', async () => {
     const dir = tempDir();
     const logged: Record<string, unknown>[] = [];
     const bus = createServerLifecycle((e) => logged.push(e));
     const base = { task_id: '', step_name: null, conversation_id: 'c', workspace: join(dir, 'ws'), task_dir: join(dir, 'missing', 'dir') };
     await bus.message({ ...base, point: 'on_message', message: { key: 'k', conversation_id: 'c', body: 'b', role: 1, timestamp: 0, tokens: 0, tool_calls: [] } });
-    expect(logged.at(-1)).toMatchObject({ level: 'error', point: 'on_message' });
+    expect(existsSync(join(dir, 'missing'))).toBe(false);
     mkdirSync(join(dir, 'ws'));
     await bus.terminate({ ...base, point: 'on_terminate', reason: 'workspace_removed' });
     expect(existsSync(join(dir, 'ws'))).toBe(false);
+    expect(logged.at(-1)).toMatchObject({ point: 'on_terminate' });
     await bus.streamFinish({ ...base, point: 'on_stream_finish', ok: true, usage: null, error: null });
     await bus.coldStart({ ...base, point: 'on_cold_start', reason: 'resumed' });
     expect(logged.at(-1)).toMatchObject({ point: 'on_cold_start', reason: 'resumed' });

@@ -5,6 +5,8 @@
 //   {"type":"result","subtype":"success","is_error":false,"result":...,"session_id":...,"usage":{...},"total_cost_usd":...}
 // The parser turns lines into updates the runner records (session id, files, text, usage).
 import { isAbsolute, relative, sep } from 'node:path';
+import type { PermissionDenial } from '../domain/conversation.js';
+import { parsePermissionDenials } from './claude-result.js';
 
 export interface TokenUsage {
   input_tokens: number;
@@ -16,10 +18,10 @@ export interface TokenUsage {
 export type AgentUpdate =
   | { kind: 'session'; sessionId: string }
   | { kind: 'text'; text: string }
-  | { kind: 'tool'; name: string; summary: string; workingOn: string; file?: string; id?: string; input?: Record<string, unknown> }
-  /** A tool's result coming back to the agent (stream-json `user` events). */
-  | { kind: 'tool_result'; id: string; text: string; isError: boolean }
-  | { kind: 'result'; isError: boolean; text: string; usage?: TokenUsage; costUsd?: number; sessionId?: string }
+  | { kind: 'tool'; name: string; summary: string; workingOn: string; file?: string }
+  | { kind: 'result'; isError: boolean; text: string; usage?: TokenUsage; costUsd?: number; sessionId?: string; permissionDenials: PermissionDenial[] }
+  /** Every stream-json event as parsed, before the updates drawn from it (the conversation recorder reads these). */
+  | { kind: 'event'; event: Record<string, unknown> }
   /** A line that is not a stream-json event (printed as is). */
   | { kind: 'raw'; text: string };
 
@@ -58,13 +60,6 @@ export function parseUsage(v: unknown): TokenUsage | undefined {
     cache_creation_input_tokens: num(v['cache_creation_input_tokens']),
     cache_read_input_tokens: num(v['cache_read_input_tokens']),
   };
-}
-
-/** A tool_result's content: a string, or text blocks. */
-function toolResultText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((b) => (isObj(b) && typeof b['text'] === 'string' ? b['text'] : '')).join('');
 }
 
 export class ClaudeStreamParser {
@@ -113,7 +108,7 @@ export class ClaudeStreamParser {
       return [{ kind: 'raw', text: line }];
     }
     if (!isObj(event)) return [{ kind: 'raw', text: line }];
-    const updates: AgentUpdate[] = [];
+    const updates: AgentUpdate[] = [{ kind: 'event', event }];
     const sessionId = str(event['session_id']);
     switch (event['type']) {
       case 'system':
@@ -128,9 +123,7 @@ export class ClaudeStreamParser {
             const text = str(block['text']);
             if (text && text.trim().length > 0) updates.push({ kind: 'text', text });
           } else if (block['type'] === 'tool_use') {
-            const input = isObj(block['input']) ? block['input'] : {};
-            const id = str(block['id']);
-            updates.push({ ...this.toolUpdate(str(block['name']) ?? 'tool', input), ...(id ? { id } : {}), input } as AgentUpdate);
+            updates.push(this.toolUpdate(str(block['name']) ?? 'tool', isObj(block['input']) ? block['input'] : {}));
           }
         }
         break;
@@ -145,20 +138,12 @@ export class ClaudeStreamParser {
           ...(usage ? { usage } : {}),
           ...(typeof cost === 'number' ? { costUsd: cost } : {}),
           ...(sessionId ? { sessionId } : {}),
+          permissionDenials: parsePermissionDenials(event['permission_denials']),
         });
         break;
       }
-      case 'user': {
-        const message = event['message'];
-        const content = isObj(message) && Array.isArray(message['content']) ? message['content'] : [];
-        for (const block of content) {
-          if (!isObj(block) || block['type'] !== 'tool_result') continue;
-          updates.push({ kind: 'tool_result', id: str(block['tool_use_id']) ?? '', text: toolResultText(block['content']), isError: block['is_error'] === true });
-        }
-        break;
-      }
       default:
-        // Other events carry nothing the hook records.
+        // user (tool results) and other events reach the conversation through the 'event' update.
         break;
     }
     return updates;

@@ -1,17 +1,18 @@
-// One prompt of a conversation: the agent (Claude Code headless, resuming the conversation's
-// session; or the command agent, whose stream-json output is read the same way) works in the
-// conversation's workspace. Every assistant message, tool use and tool result becomes a message
-// (OnMessage) and an event; the turn ends with OnStreamFinish and a `usage` event carrying this
-// turn's tokens and the conversation's totals (seed 001 5.8).
-import type { AgentUpdate, TokenUsage } from '../agent/claude-stream.js';
-import { ClaudeStreamParser } from '../agent/claude-stream.js';
-import type { AgentRunInput, AgentRunResult } from '../agent/types.js';
+// One prompt of a server conversation: one agent run, recorded as a conversation of its own
+// (src/conversation/, issue 9) under the server conversation's folder, each run continuing the
+// last one's agent session. Claude Code runs headless with --resume from the second prompt on; the
+// command agent's stream-json is read the same way. Every message goes through the lifecycle bus
+// (OnMessage records it) and out as SSE events; the run ends with OnStreamFinish, and the server
+// conversation's totals grow by the run's ledger row.
+import type { AgentUpdate } from '../agent/claude-stream.js';
+import type { AgentRunResult } from '../agent/types.js';
 import type { Config } from '../config/schema.js';
-import type { ConversationStats, Message, ToolCall } from '../domain/conversation.js';
+import { AgentConversation } from '../conversation/agent-conversation.js';
+import type { ConversationStats, Message } from '../domain/conversation.js';
 import { MESSAGE_ROLE } from '../domain/conversation.js';
 import { toTimestamp } from '../domain/time.js';
 import type { ProcessGroups } from '../engine/processes.js';
-import type { LifecycleBase, LifecycleBus, StreamUsage } from '../lifecycle/types.js';
+import type { LifecycleBus } from '../lifecycle/types.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, writeConversation } from './conversation-store.js';
 import type { EventLog } from './event-log.js';
@@ -32,39 +33,88 @@ export interface TurnOutcome {
   ok: boolean;
   error: string | null;
   interrupted: boolean;
-  usage: StreamUsage;
+  /** This run's ledger row. */
+  usage: ConversationStats;
   conversation: ServerConversation;
 }
 
-function addStats(stats: ConversationStats, usage: StreamUsage, messages: number): ConversationStats {
-  const cache = usage.cache_read_tokens + usage.cache_creation_tokens;
+/** Totals of two ledger rows: unknown (null) stays unknown, partial stays partial. */
+export function addStats(a: ConversationStats, b: ConversationStats): ConversationStats {
+  const models = new Map(a.models.map((m) => [m.model, { ...m }]));
+  for (const m of b.models) {
+    const had = models.get(m.model);
+    models.set(
+      m.model,
+      had
+        ? {
+            model: m.model,
+            input_tokens: had.input_tokens + m.input_tokens,
+            output_tokens: had.output_tokens + m.output_tokens,
+            cache_read_tokens: had.cache_read_tokens + m.cache_read_tokens,
+            cache_creation_tokens: had.cache_creation_tokens + m.cache_creation_tokens,
+            cost_usd: had.cost_usd === null || m.cost_usd === null ? null : had.cost_usd + m.cost_usd,
+          }
+        : { ...m },
+    );
+  }
   return {
-    ...stats,
-    messages_exchanged: stats.messages_exchanged + messages,
-    total_input_tokens: stats.total_input_tokens + usage.input_tokens,
-    total_output_tokens: stats.total_output_tokens === null || usage.output_tokens === null ? null : stats.total_output_tokens + usage.output_tokens,
-    total_cache_tokens: stats.total_cache_tokens + cache,
-    cache_read_tokens: stats.cache_read_tokens + usage.cache_read_tokens,
-    cache_creation_tokens: stats.cache_creation_tokens + usage.cache_creation_tokens,
-    cost_usd: stats.cost_usd === null || usage.cost_usd === null ? null : stats.cost_usd + usage.cost_usd,
-    partial: stats.partial || usage.partial,
+    messages_exchanged: a.messages_exchanged + b.messages_exchanged,
+    total_input_tokens: a.total_input_tokens + b.total_input_tokens,
+    total_output_tokens: a.total_output_tokens === null || b.total_output_tokens === null ? null : a.total_output_tokens + b.total_output_tokens,
+    total_cache_tokens: a.total_cache_tokens + b.total_cache_tokens,
+    cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
+    cache_creation_tokens: a.cache_creation_tokens + b.cache_creation_tokens,
+    cost_usd: a.cost_usd === null || b.cost_usd === null ? null : a.cost_usd + b.cost_usd,
+    partial: a.partial || b.partial,
+    models: [...models.values()],
   };
 }
 
-function streamUsage(usage: TokenUsage | undefined, cost: number | undefined): StreamUsage {
-  if (!usage) return { input_tokens: 0, output_tokens: null, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: null, partial: true };
+/** The bus the run records through, also sending each message (and its tool calls) as events. */
+function streamingBus(bus: LifecycleBus, log: EventLog): LifecycleBus {
   return {
-    input_tokens: usage.input_tokens,
-    output_tokens: usage.output_tokens,
-    cache_read_tokens: usage.cache_read_input_tokens,
-    cache_creation_tokens: usage.cache_creation_input_tokens,
-    cost_usd: cost ?? null,
-    partial: false,
+    ...bus,
+    message: (event) => {
+      const m: Message = event.message;
+      log.append('message', { message: m, run: event.conversation_id });
+      if (m.role === MESSAGE_ROLE.assistant) {
+        for (const c of m.tool_calls) log.append('tool_use', { id: c.id, name: c.name, input: c.input });
+      } else if (m.role === MESSAGE_ROLE.tool) {
+        for (const c of m.tool_calls) log.append('tool_result', { id: c.id, name: c.name, status: c.status, output: c.output });
+      }
+      return bus.message(event);
+    },
+  };
+}
+
+/** Lines of a command agent's output that are not stream-json events, for `output` events. */
+function plainLines(log: EventLog): { push(text: string): void; end(): void } {
+  let partial = '';
+  const emit = (line: string) => {
+    if (line.trim().length === 0) return;
+    try {
+      const v: unknown = JSON.parse(line);
+      if (typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>)['type'] === 'string') return;
+    } catch {
+      // plain text
+    }
+    log.append('output', { text: line });
+  };
+  return {
+    push(text) {
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      for (const l of lines) emit(l);
+    },
+    end() {
+      emit(partial);
+      partial = '';
+    },
   };
 }
 
 export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
-  const { home, config, log, bus, prompt } = input;
+  const { home, config, log, prompt } = input;
   const files = conversationFiles(home, input.conversation.account, input.conversation.id);
   const turn = input.conversation.turns + 1;
   const startedAt = toTimestamp(new Date());
@@ -76,126 +126,68 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null },
   };
   writeConversation(home, conversation);
-  const base: LifecycleBase = { task_id: '', step_name: null, conversation_id: conversation.id, workspace: files.workspace, task_dir: files.dir };
-  let seq = 0;
-  let messages = 0;
-  const message = (role: Message['role'], body: string, toolCalls: ToolCall[] = [], key?: string): Message => ({
-    key: key ?? `t${turn}-${++seq}`,
-    conversation_id: conversation.id,
-    body,
-    role,
-    timestamp: Math.floor(Date.now() / 1000),
-    tokens: 0,
-    tool_calls: toolCalls,
-  });
-  // Messages are recorded in order, without holding the stream up.
-  let recording: Promise<void> = Promise.resolve();
-  const record = (m: Message) => {
-    messages++;
-    log.append('message', { message: m });
-    recording = recording.then(() => bus.message({ ...base, point: 'on_message', message: m }));
-  };
-
-  log.append('turn_started', { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: conversation.session_id || null });
-  record(message(MESSAGE_ROLE.user, prompt));
-
-  const tools = new Map<string, ToolCall>();
-  let rawOutput = '';
-  let assistantTexts = 0;
-  let sessionId = conversation.session_id;
-  let result: Extract<AgentUpdate, { kind: 'result' }> | undefined;
-  const onUpdate = (u: AgentUpdate) => {
-    switch (u.kind) {
-      case 'session':
-        sessionId = u.sessionId;
-        break;
-      case 'text':
-        assistantTexts++;
-        record(message(MESSAGE_ROLE.assistant, u.text));
-        break;
-      case 'tool': {
-        const call: ToolCall = { id: u.id ?? `t${turn}-tool-${tools.size + 1}`, type: 'tool_use', name: u.name, input: u.input ?? {}, output: '', status: 'pending', error: '' };
-        tools.set(call.id, call);
-        log.append('tool_use', { id: call.id, name: call.name, summary: u.summary, input: call.input });
-        break;
-      }
-      case 'tool_result': {
-        const call = tools.get(u.id) ?? { id: u.id, type: 'tool_use', name: '', input: {}, output: '', status: 'pending' as const, error: '' };
-        const done: ToolCall = { ...call, output: u.text, status: u.isError ? 'error' : 'success', error: u.isError ? u.text : '' };
-        tools.set(u.id, done);
-        log.append('tool_result', { id: u.id, name: done.name, status: done.status, output: u.text });
-        record(message(MESSAGE_ROLE.tool, '', [done]));
-        break;
-      }
-      case 'result':
-        result = u;
-        if (u.sessionId) sessionId = u.sessionId;
-        break;
-      case 'raw':
-        rawOutput += `${u.text}\n`;
-        log.append('output', { text: u.text });
-        break;
-    }
-  };
+  const resumeSessionId = conversation.session_id || undefined;
+  log.append('turn_started', { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: resumeSessionId ?? null });
 
   const ai = { ...config.ai, agent: conversation.provider };
+  const run = new AgentConversation({
+    taskDir: files.dir,
+    taskId: '',
+    stepName: `turn-${turn}`,
+    attempt: turn,
+    agent: ai.agent,
+    model: ai.model,
+    lifecycle: streamingBus(input.bus, log),
+    workspace: files.workspace,
+    prompt,
+    resumeSessionId,
+  });
+  let sessionId = conversation.session_id;
+  const plain = plainLines(log);
+  const onUpdate = (u: AgentUpdate) => {
+    if (u.kind === 'session') sessionId = u.sessionId;
+    else if (u.kind === 'result' && u.sessionId) sessionId = u.sessionId;
+    else if (u.kind === 'raw' && ai.agent === 'command') plain.push(`${u.text}`);
+    run.update(u);
+  };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ATLAS_CONVERSATION_ID: conversation.id,
     ATLAS_TURN: String(turn),
-    ...(sessionId ? { ATLAS_SESSION_ID: sessionId } : {}),
+    ...(resumeSessionId ? { ATLAS_SESSION_ID: resumeSessionId } : {}),
   };
-  let run: AgentRunResult;
+  let result: AgentRunResult;
   try {
-    if (ai.agent === 'claude') {
-      const { runClaude } = await import('../agent/claude.js');
-      run = await runClaude(agentInput(input, ai, env, sessionId, onUpdate));
-    } else {
-      // The command agent's stdout is read as Claude Code's stream-json when it is; other lines are plain output.
-      const parser = new ClaudeStreamParser(files.workspace);
-      const { runCommandAgent } = await import('../agent/command-agent.js');
-      run = await runCommandAgent(
-        agentInput(input, ai, env, sessionId, (u) => {
-          if (u.kind !== 'raw') return onUpdate(u);
-          for (const p of parser.push(u.text)) onUpdate(p);
-        }),
-      );
-      for (const p of parser.end()) onUpdate(p);
-    }
+    const runAgent = ai.agent === 'claude' ? (await import('../agent/claude.js')).runClaude : (await import('../agent/command-agent.js')).runCommandAgent;
+    result = await runAgent({
+      prompt,
+      ...(resumeSessionId && ai.agent === 'claude' ? { resumeSessionId } : {}),
+      cwd: files.workspace,
+      env,
+      timeoutMs: config.ai.timeout,
+      ai,
+      groups: input.groups,
+      onOutput: () => undefined,
+      onUpdate,
+    });
   } catch (error) {
-    run = { ok: false, exitCode: -1, timedOut: false, output: '', files: [], error: (error as Error).message };
+    result = { ok: false, exitCode: -1, timedOut: false, output: '', files: [], error: (error as Error).message };
   }
-  if (assistantTexts === 0 && rawOutput.trim().length > 0) record(message(MESSAGE_ROLE.assistant, rawOutput.trimEnd()));
-
+  plain.end();
+  if (result.sessionId) sessionId = result.sessionId;
   const stopped = input.stopReason();
-  const usage = streamUsage(run.usage ?? (result as Extract<AgentUpdate, { kind: 'result' }> | undefined)?.usage, run.costUsd ?? result?.costUsd);
-  const error = stopped ? `stopped: ${stopped}` : run.ok ? null : (run.error ?? `the agent exited with code ${run.exitCode}`);
-  await recording;
-  await bus.streamFinish({ ...base, point: 'on_stream_finish', ok: error === null, usage, error });
+  const error = stopped ? `stopped: ${stopped}` : result.ok ? null : (result.error ?? `the agent exited with code ${result.exitCode}`);
+  const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
   const endedAt = toTimestamp(new Date());
   conversation = {
     ...conversation,
-    session_id: sessionId,
+    session_id: sessionId || record.session_id,
     status: stopped ? 'interrupted' : error ? 'failed' : 'completed',
     updated_at: endedAt,
     last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
-    stats: addStats(conversation.stats, usage, messages),
+    stats: addStats(conversation.stats, record.stats),
   };
   writeConversation(home, conversation);
   if (error) log.append('error', { message: error, interrupted: Boolean(stopped) });
-  return { ok: error === null, error, interrupted: Boolean(stopped), usage, conversation };
-}
-
-function agentInput(input: TurnInput, ai: Config['ai'], env: NodeJS.ProcessEnv, sessionId: string, onUpdate: (u: AgentUpdate) => void): AgentRunInput {
-  return {
-    prompt: input.prompt,
-    ...(sessionId && ai.agent === 'claude' ? { resumeSessionId: sessionId } : {}),
-    cwd: conversationFiles(input.home, input.conversation.account, input.conversation.id).workspace,
-    env,
-    timeoutMs: input.config.ai.timeout,
-    ai,
-    groups: input.groups,
-    onOutput: () => undefined,
-    onUpdate,
-  };
+  return { ok: error === null, error, interrupted: Boolean(stopped), usage: record.stats, conversation };
 }

@@ -1,7 +1,7 @@
 // Server conversations on disk, one folder each under the account that owns it:
 //   $ATLAS_HOME/server/accounts/<account>/conversations/<id>/
-//     conversation.json   the record below (stats per seed 001 1.5)
-//     messages.jsonl      seed 000 Messages, appended as they come
+//     conversation.json   the record below (stats per seed 001 1.5: the totals of its turns)
+//     conversations/      one recorded agent run per turn (issue 9: conversation.json, messages.jsonl)
 //     events.jsonl        the SSE event log
 //     owner.json          the server process running a turn (liveness, as for tasks)
 //     workspace/          the conversation's sandbox workspace
@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConversationStats, ConversationStatus } from '../domain/conversation.js';
-import { CONVERSATION_FILE_NAME, MESSAGES_FILE_NAME } from '../domain/conversation.js';
+import { CONVERSATION_FILE_NAME } from '../domain/conversation.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { toJson } from '../store/json-file.js';
 import { EVENTS_FILE_NAME } from './event-log.js';
@@ -53,7 +53,6 @@ export function conversationFiles(home: string, account: string, id: string) {
   return {
     dir,
     record: join(dir, CONVERSATION_FILE_NAME),
-    messages: join(dir, MESSAGES_FILE_NAME),
     events: join(dir, EVENTS_FILE_NAME),
     owner: join(dir, 'owner.json'),
     workspace: join(dir, 'workspace'),

@@ -1,51 +1,34 @@
-// The server's LifecycleBus until the lifecycle runner (src/lifecycle/) lands: OnMessage records the
-// message in the conversation's messages.jsonl (seed 000's default OnMessage), OnTerminate removes
-// the sandbox workspace; OnColdStart and OnStreamFinish have no store to restore from or push to
-// yet. Failures of the non-critical points are logged, never thrown (seed 001 9.2, 9.3).
-import { appendFileSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+// The server's LifecycleBus until the lifecycle runner (src/lifecycle/) lands: issue 9's recording
+// defaults (OnMessage records the message, OnStreamFinish the run's ledger row), OnColdStart with
+// no store to restore from yet, OnTerminate removing the sandbox workspace. Failures of the
+// non-critical points are logged, never thrown (seed 001 9.2, 9.3).
+import { rmSync } from 'node:fs';
+import { builtinLifecycleBus } from '../conversation/bus.js';
+import { conversationFiles as runFiles } from '../conversation/paths.js';
+import { listConversations, readMessages as readRunMessages } from '../conversation/read.js';
 import type { Message } from '../domain/conversation.js';
-import { MESSAGES_FILE_NAME } from '../domain/conversation.js';
-import type { LifecycleBus, LifecycleEvent } from '../lifecycle/types.js';
+import type { LifecycleBus } from '../lifecycle/types.js';
 import type { LogFn } from './context.js';
 
-
 export function createServerLifecycle(log: LogFn): LifecycleBus {
-  const guarded = async (point: string, event: LifecycleEvent, fn: () => void) => {
-    const started = Date.now();
-    try {
-      fn();
-      log({ msg: 'lifecycle', point, conversation_id: event.conversation_id, ok: true, duration_ms: Date.now() - started });
-    } catch (error) {
-      log({ level: 'error', msg: 'lifecycle hook failed', point, conversation_id: event.conversation_id, error: (error as Error).message });
-    }
-  };
+  const recording = builtinLifecycleBus((point, error) => log({ level: 'error', msg: 'lifecycle hook failed', point, error: (error as Error).message }));
   return {
+    ...recording,
     async coldStart(event) {
-      log({ msg: 'lifecycle', point: 'on_cold_start', conversation_id: event.conversation_id, reason: event.reason, ok: true });
+      log({ msg: 'lifecycle', point: 'on_cold_start', conversation_id: event.conversation_id, reason: event.reason });
     },
-    message: (event) => guarded('on_message', event, () => appendFileSync(join(event.task_dir, MESSAGES_FILE_NAME), `${JSON.stringify(event.message)}\n`)),
-    streamFinish: (event) => guarded('on_stream_finish', event, () => undefined),
-    terminate: (event) => guarded('on_terminate', event, () => rmSync(event.workspace, { recursive: true, force: true })),
+    async terminate(event) {
+      try {
+        rmSync(event.workspace, { recursive: true, force: true });
+        log({ msg: 'lifecycle', point: 'on_terminate', conversation_id: event.conversation_id });
+      } catch (error) {
+        log({ level: 'error', msg: 'lifecycle hook failed', point: 'on_terminate', conversation_id: event.conversation_id, error: (error as Error).message });
+      }
+    },
   };
 }
 
-/** The conversation's messages, oldest first (a torn last line is skipped). */
+/** A server conversation's messages, oldest first: each turn's run, in the order they started. */
 export function readMessages(dir: string): Message[] {
-  let text = '';
-  try {
-    text = readFileSync(join(dir, MESSAGES_FILE_NAME), 'utf8');
-  } catch {
-    return [];
-  }
-  const out: Message[] = [];
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    try {
-      out.push(JSON.parse(line) as Message);
-    } catch {
-      // torn line
-    }
-  }
-  return out;
+  return listConversations(dir).flatMap((run) => readRunMessages(runFiles(dir, run.id).messages));
 }
