@@ -22,6 +22,8 @@ export interface RequestInfo {
   account: string;
   params: Record<string, string>;
   requestId: string;
+  /** Marks the moment the response started (an SSE stream's headers): the log's ttfb_ms. */
+  started: () => void;
 }
 
 export type Handler = (r: RequestInfo) => Promise<void>;
@@ -43,6 +45,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   const stream = (r: RequestInfo, release: () => void, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean) => {
     const client = new SseClient(r.res, sseOptions);
     client.open({ 'x-request-id': r.requestId });
+    r.started();
     client.onClose(() => {
       release();
       if (client.endReason !== 'done') ctx.log({ msg: 'stream closed', request_id: r.requestId, account: r.account, reason: client.endReason });

@@ -6,6 +6,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
@@ -96,6 +97,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const tasks = new Tasks(ctx);
   const router = buildRoutes(ctx, conversations, tasks);
   const started = Date.now();
+  // How long the event loop was held up (sync file writes, spawns): what every stream waits on.
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
 
   const health = (res: ServerResponse) => {
     const store = storeHealth(options.config.sync.store);
@@ -106,11 +110,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       sandbox,
       store,
       running: { conversations: conversations.runningCount, tasks: tasks.runningCount, streams: ctx.streams.total() },
+      event_loop_delay_ms: { p50: Math.round(loopDelay.percentile(50) / 1e4) / 100, p99: Math.round(loopDelay.percentile(99) / 1e4) / 100, max: Math.round(loopDelay.max / 1e4) / 100 },
       uptime_s: Math.round((Date.now() - started) / 1000),
     });
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string, info: { account: string; route: string }) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string, info: { account: string; route: string; ttfb: number | undefined }, t0: number) => {
     const url = new URL(req.url ?? '/', 'http://atlas.invalid');
     if (url.pathname === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
       info.route = '/health';
@@ -123,18 +128,18 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     info.account = account;
     const match = router.match(req.method ?? 'GET', url.pathname);
     info.route = `${match.route.method} ${match.route.pattern}`;
-    await match.route.handler({ req, res, url, account, params: match.params, requestId });
+    await match.route.handler({ req, res, url, account, params: match.params, requestId, started: () => (info.ttfb = performance.now() - t0) });
   };
 
   const server = createServer((req, res) => {
     const requestId = req.headers['x-request-id'] && /^[\w.-]{1,64}$/.test(String(req.headers['x-request-id'])) ? String(req.headers['x-request-id']) : randomBytes(8).toString('hex');
     const t0 = performance.now();
-    const info = { account: '', route: '' };
+    const info: { account: string; route: string; ttfb: number | undefined } = { account: '', route: '', ttfb: undefined };
     res.setHeader('x-request-id', requestId);
     res.on('close', () => {
-      log({ msg: 'request', request_id: requestId, account: info.account || null, method: req.method, route: info.route || null, status: res.statusCode, duration_ms: Math.round((performance.now() - t0) * 10) / 10 });
+      log({ msg: 'request', request_id: requestId, account: info.account || null, method: req.method, route: info.route || null, status: res.statusCode, duration_ms: Math.round((performance.now() - t0) * 10) / 10, ...(info.ttfb !== undefined ? { ttfb_ms: Math.round(info.ttfb * 10) / 10 } : {}) });
     });
-    handle(req, res, requestId, info).catch((error: unknown) => {
+    handle(req, res, requestId, info, t0).catch((error: unknown) => {
       if (error instanceof HttpError) return sendError(res, error, requestId);
       log({ level: 'error', msg: 'request failed', request_id: requestId, error: (error as Error).message });
       sendError(res, new HttpError(500, 'internal_error', 'the server could not complete the request; see its log for this request id'), requestId);
@@ -189,6 +194,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       // Streams have their last events; give them a moment to flush, then close what is left.
       await new Promise((r) => setTimeout(r, 50));
       server.closeAllConnections();
+      loopDelay.disable();
       log({ msg: 'stopped', reason });
     })();
     return stopping;
