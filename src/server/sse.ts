@@ -18,7 +18,7 @@ export class SseClient {
   private timer: NodeJS.Timeout | undefined;
   private readonly closers: (() => void)[] = [];
   private replayBacklog = 0;
-  /** Why the stream ended: "done", "client_gone", "dropped_slow_client" or "server_stopping". */
+  /** Why the stream ended: "done", "client_gone" or "dropped_slow_client". */
   endReason = '';
 
   constructor(
