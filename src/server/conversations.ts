@@ -41,6 +41,8 @@ interface Running {
 
 const key = (account: string, id: string) => `${account}/${id}`;
 
+const RECOVERY_HEADER = 'The previous turn of this conversation was interrupted before it finished (the server running it stopped).';
+
 export class Conversations {
   private readonly running = new Map<string, Running>();
   /** Conversations whose sandbox this process has already started (OnColdStart ran). */
@@ -165,13 +167,9 @@ export class Conversations {
     if (conversation.status !== 'interrupted') {
       throw new HttpError(409, 'nothing_to_recover', `conversation ${id} is ${conversation.status}; only an interrupted turn can be recovered`);
     }
-    const lastPrompt = [...readMessages(conversationFiles(this.ctx.home, account, id).dir)].reverse().find((m) => m.role === MESSAGE_ROLE.user)?.body ?? '';
-    const prompt = [
-      'The previous turn of this conversation was interrupted before it finished (the server running it stopped).',
-      'Check the workspace for what was already done, then finish that request. It was:',
-      '',
-      lastPrompt,
-    ].join('\n');
+    // The person's own last request (a recovery that was cut off too quotes it, not itself).
+    const lastPrompt = [...readMessages(conversationFiles(this.ctx.home, account, id).dir)].reverse().find((m) => m.role === MESSAGE_ROLE.user && !m.body.startsWith(RECOVERY_HEADER))?.body ?? '';
+    const prompt = [RECOVERY_HEADER, 'Check the workspace for what was already done, then finish that request. It was:', '', lastPrompt].join('\n');
     return this.startTurn({ account, conversationId: id, sandboxId: conversation.sandbox_id ?? id, prompt });
   }
 
