@@ -21,6 +21,7 @@ const program = new Command('atlas')
   .version(typeof ATLAS_VERSION === 'string' ? ATLAS_VERSION : '0.0.0-dev', '-V, --version')
   .option('--json', 'print machine-readable JSON on stdout')
   .option('-c, --config <key=value>', 'override a configuration key for this run (repeatable)', collect)
+  .option('--verbose', 'show every lifecycle hook run (docs/lifecycle-hooks.md)')
   .showHelpAfterError('(run `atlas help` for usage)')
   .configureOutput({ outputError: (text, write) => write(`atlas: ${text.replace(/^error: /, '')}`) })
   .exitOverride();

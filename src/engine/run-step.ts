@@ -12,6 +12,8 @@ import { readGitState } from '../git/state.js';
 import { createCheckpoint } from '../hook/checkpoint.js';
 import { startIntervalCheckpoints } from '../hook/interval-checkpointer.js';
 import type { HookManager } from '../hook/manager.js';
+import { coldStartReason, runColdStart } from '../lifecycle/cold-start.js';
+import type { LifecycleBus } from '../lifecycle/types.js';
 import type { Reporter, TaskOutcome } from './contract.js';
 import { runAiStep } from './executors/ai.js';
 import { runCommandStep } from './executors/command.js';
@@ -23,6 +25,7 @@ import type { InterruptWatch } from './interrupts.js';
 import {
   approvalOutcome,
   askOutcome,
+  coldStartFailedOutcome,
   failedOutcome,
   interruptedOutcome,
   pausedOutcome,
@@ -45,6 +48,9 @@ export interface RunState {
   interrupts: InterruptWatch;
   interactive: boolean;
   validationRecorder?: ValidationRecorder | undefined;
+  lifecycle: LifecycleBus;
+  /** OnColdStart has run in this process (it runs before the first agent step a process runs). */
+  coldStarted: boolean;
   /** A state transition with its history event; task.json's status mirror follows. */
   move(to: HookState, trigger: string, stepName: string | undefined, details?: Record<string, unknown>, change?: (hook: Hook) => Hook): Promise<Hook>;
 }
@@ -130,6 +136,23 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
   reporter.stepStarted({ index, name: step.name, type: step.type, attempt, maxAttempts });
   const started = Date.now();
 
+  if (step.type === 'ai' && !run.coldStarted && !run.interrupts.signal) {
+    const failure = await runColdStart(run.lifecycle, { task, taskDir: manager.ref.dir, stepName: step.name, attempt, reason: coldStartReason(before, task) });
+    if (failure) {
+      // The agent never started: the step waits (recoverable), and says which hook failed and why.
+      const error = failure.error.message;
+      await run.move('awaiting_human', 'cold_start_failed', step.name, {
+        step_index: index,
+        attempt,
+        error,
+        ...(failure.movedTo ? { moved_aside: failure.moved, moved_to: failure.movedTo } : {}),
+      });
+      reporter.stepFinished({ index, name: step.name, ok: false, durationMs: Date.now() - started, summary: 'OnColdStart failed; the agent did not start' });
+      return { kind: 'stop', outcome: coldStartFailedOutcome(task, index, error, failure.movedTo ? { paths: failure.moved, to: failure.movedTo } : undefined) };
+    }
+    run.coldStarted = true;
+  }
+
   const progress = new StepProgress(manager, index, 2000, (error) => reporter.note(`could not update the hook: ${errorDetails(error).message}`));
   const interval = startIntervalCheckpoints(
     manager,
@@ -153,6 +176,7 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     groups: run.groups,
     interrupts: run.interrupts,
     interactive: run.interactive,
+    lifecycle: run.lifecycle,
     env: {
       ...process.env,
       ATLAS_HOME: run.home,

@@ -4,6 +4,7 @@ import type { Config } from '../../config/schema.js';
 import type { StepDefinition } from '../../domain/template.js';
 import type { Task } from '../../domain/task.js';
 import type { HookManager } from '../../hook/manager.js';
+import type { LifecycleBus } from '../../lifecycle/types.js';
 import type { Reporter } from '../contract.js';
 import type { InterruptWatch } from '../interrupts.js';
 import type { ProcessGroups } from '../processes.js';
@@ -25,6 +26,8 @@ export interface StepRunContext<S extends StepDefinition = StepDefinition> {
   groups: ProcessGroups;
   interrupts: InterruptWatch;
   interactive: boolean;
+  /** Lifecycle hooks of the task: the ai step emits OnMessage and OnStreamFinish through it. */
+  lifecycle: LifecycleBus;
   /** Environment for the step's processes (process env plus ATLAS_TASK_ID, ATLAS_STEP, ...). */
   env: NodeJS.ProcessEnv;
   /** Set when this attempt continues an earlier one (retry, resume after interrupt or crash). */
