@@ -81,6 +81,27 @@ describe('lifecycle bus', () => {
     expect(readLifecycleLog(taskDir).entries.map((e) => e.point)).toEqual(['on_message', 'on_stream_finish', 'on_terminate']);
   });
 
+  it('recording (builtins) never waits behind a slow user command of an earlier message', async () => {
+    const recorded: number[] = [];
+    const started = Date.now();
+    const bus = createLifecycleBus({
+      builtins: { on_message: async (e) => void recorded.push(Date.now() - started), on_stream_finish: async () => void recorded.push(-1) },
+      config: { ...NO_COMMANDS, on_message: ['cat > /dev/null; sleep 0.5'] },
+      groups,
+    });
+    const done = [1, 2, 3].map(() => bus.message({ ...base(), point: 'on_message', message }));
+    const finish = bus.streamFinish({ ...base(), point: 'on_stream_finish', ok: true, usage, error: null });
+    await done[0];
+    // all three messages recorded long before the three slow commands are through
+    expect(recorded.slice(0, 3).every((ms) => ms < 400)).toBe(true);
+    await finish;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    const entries = readLifecycleLog(taskDir).entries;
+    // per source, the order of points holds
+    expect(entries.filter((e) => e.source === 'builtin').map((e) => e.point)).toEqual(['on_message', 'on_message', 'on_message', 'on_stream_finish']);
+    expect(entries.filter((e) => e.source === 'config').map((e) => e.point)).toEqual(['on_message', 'on_message', 'on_message']);
+  });
+
   it('OnColdStart: a failing command throws an AtlasError naming it with its stderr, and later hooks do not run', async () => {
     const out = join(dir, 'later.txt');
     const bus = createLifecycleBus({

@@ -53,8 +53,19 @@ function setup(lifecycle: (recorder: HookRecorder) => string): { sb: Sandbox; en
   return { sb: made, env: claudeEnv(fake!, made.env), recorder };
 }
 
-/** Indexes in lifecycle.log prove the order: every OnMessage before OnStreamFinish before OnTerminate. */
-function assertOrder(points: string[]): void {
+/**
+ * lifecycle.log proves the order: per source (builtins; user commands), every OnMessage before
+ * OnStreamFinish before OnTerminate.
+ */
+function assertOrder(entries: any[]): void {
+  for (const builtin of [true, false]) {
+    const points = entries.filter((e) => (e.source === 'builtin') === builtin).map((e) => e.point);
+    if (builtin && points.length === 0) continue;
+    assertPointOrder(points);
+  }
+}
+
+function assertPointOrder(points: string[]): void {
   const last = (p: string) => points.lastIndexOf(p);
   const first = (p: string) => points.indexOf(p);
   expect(first('on_message')).toBeGreaterThanOrEqual(0);
@@ -112,7 +123,7 @@ describe('lifecycle hooks with the real Claude Code', () => {
       expect(finish.event).toMatchObject({ point: 'on_stream_finish', ok: true, task_id: task.id, step_name: 'write' });
       expect(finish.event.usage).toMatchObject({ input_tokens: 250, output_tokens: 30, partial: false });
       expect(runs.filter((r) => r.label === 'msg').every((r) => typeof r.event.message.body === 'string' && r.event.conversation_id === finish.event.conversation_id)).toBe(true);
-      assertOrder(lifecycleLog(dir).map((e) => e.point));
+      assertOrder(lifecycleLog(dir));
       expect(lifecycleLog(dir).find((e) => e.hook === 'exit 4')).toMatchObject({ outcome: 'failed', exit_code: 4 });
     });
   });

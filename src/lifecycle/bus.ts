@@ -2,8 +2,8 @@
 // then the configuration's, in that order. Every run is a line in the task's lifecycle.log.
 // Criticality (seeds 000/001): OnColdStart failing throws (the agent must not start on a workspace
 // that is not ready); OnMessage, OnStreamFinish and OnTerminate failures are logged and reported,
-// never thrown. Emissions are queued, so hooks run one at a time in the order they were emitted
-// (OnMessage → OnStreamFinish → OnTerminate) even when a caller does not await them.
+// never thrown. Emissions are queued, so the hooks of a source run in the order their points were
+// reached (OnMessage → OnStreamFinish → OnTerminate) even when a caller does not await them.
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { LifecycleCommands } from '../domain/template.js';
 import type { Reporter } from '../engine/contract.js';
@@ -54,7 +54,9 @@ function errorText(error: unknown): string {
 }
 
 export class LifecycleRunner implements LifecycleBus {
-  private tail: Promise<unknown> = Promise.resolve();
+  /** Builtins and user commands are two queues: recording never waits behind a slow user hook. */
+  private builtinTail: Promise<unknown> = Promise.resolve();
+  private commandTail: Promise<unknown> = Promise.resolve();
   private readonly reported = new Set<string>();
 
   constructor(private readonly options: LifecycleBusOptions) {}
@@ -69,45 +71,52 @@ export class LifecycleRunner implements LifecycleBus {
   }
 
   coldStart(event: Extract<LifecycleEvent, { point: 'on_cold_start' }>): Promise<void> {
-    return this.enqueue(() => this.emit(event, true));
+    return this.emit(event, true);
   }
 
   message(event: Extract<LifecycleEvent, { point: 'on_message' }>): Promise<void> {
-    return this.enqueue(() => this.emit(event, false));
+    return this.emit(event, false);
   }
 
   streamFinish(event: Extract<LifecycleEvent, { point: 'on_stream_finish' }>): Promise<void> {
-    return this.enqueue(() => this.emit(event, false));
+    return this.emit(event, false);
   }
 
   terminate(event: Extract<LifecycleEvent, { point: 'on_terminate' }>): Promise<void> {
-    return this.enqueue(() => this.emit(event, false));
+    return this.emit(event, false);
   }
 
   /** Resolves when every emitted hook has run. */
-  idle(): Promise<void> {
-    return this.tail.then(
-      () => undefined,
-      () => undefined,
-    );
+  async idle(): Promise<void> {
+    await Promise.all([this.builtinTail, this.commandTail]);
   }
 
-  private enqueue(work: () => Promise<void>): Promise<void> {
-    const next = this.tail.then(work, work);
-    // A critical failure rejects its own promise only; later emissions still run.
-    this.tail = next.catch(() => undefined);
-    return next;
+  /**
+   * For each event: its builtin, then its commands (template's, then config's). Builtins run in
+   * emission order among themselves, commands too; a builtin never waits for the commands of an
+   * earlier event. A critical failure rejects its own emission only: later ones still run.
+   */
+  private emit(event: LifecycleEvent, critical: boolean): Promise<void> {
+    const hooks = this.hooksOf(event.point);
+    const builtin = hooks.find((h) => h.source === 'builtin');
+    const commands = hooks.filter((h) => h.source !== 'builtin');
+    const builtinDone = this.builtinTail.then(async () => (builtin ? this.runOne(event, builtin, critical) : undefined));
+    this.builtinTail = builtinDone.catch(() => undefined);
+    const all = Promise.all([builtinDone, this.commandTail]).then(async () => {
+      for (const hook of commands) await this.runOne(event, hook, critical);
+    });
+    // Commands of the next event wait for these (a failed builtin here skips them: `all` rejects).
+    this.commandTail = all.catch(() => undefined);
+    return all;
   }
 
-  private async emit(event: LifecycleEvent, critical: boolean): Promise<void> {
-    for (const { hook, source } of this.hooksOf(event.point)) {
-      const at = (this.options.now ?? (() => new Date()))();
-      const run = source === 'builtin' ? await this.runBuiltin(event) : await this.runCommand(hook, event);
-      const full: Run = { ...run, hook, source };
-      this.log(event, full, at);
-      this.show(event, full);
-      if (full.outcome !== 'ok' && critical) throw this.criticalError(event, full);
-    }
+  private async runOne(event: LifecycleEvent, { hook, source }: { hook: string; source: HookSource }, critical: boolean): Promise<void> {
+    const at = (this.options.now ?? (() => new Date()))();
+    const run = source === 'builtin' ? await this.runBuiltin(event) : await this.runCommand(hook, event);
+    const full: Run = { ...run, hook, source };
+    this.log(event, full, at);
+    this.show(event, full);
+    if (full.outcome !== 'ok' && critical) throw this.criticalError(event, full);
   }
 
   private async runBuiltin(event: LifecycleEvent): Promise<Omit<Run, 'hook' | 'source'>> {
