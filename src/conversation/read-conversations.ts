@@ -44,11 +44,15 @@ export function listConversations(taskDir: string, warn: Warn): ConversationReco
   return found.sort((a, b) => (a.started_at === b.started_at ? (a.id < b.id ? -1 : 1) : a.started_at < b.started_at ? -1 : 1));
 }
 
-function parseLines(text: string, path: string, warn: Warn, firstIsPartial: boolean): Message[] {
+/** Valid messages of `text` in order; with `fromEnd`, only the last `fromEnd` (parsed backwards). */
+function parseLines(text: string, path: string, warn: Warn, firstIsPartial: boolean, fromEnd?: number): Message[] {
   const messages: Message[] = [];
   let bad = 0;
   const lines = text.split('\n');
-  for (const [i, line] of lines.entries()) {
+  const order = fromEnd === undefined ? lines.keys() : [...lines.keys()].reverse();
+  for (const i of order) {
+    if (fromEnd !== undefined && messages.length >= fromEnd) break;
+    const line = lines[i]!;
     if (line.trim() === '' || (i === 0 && firstIsPartial)) continue;
     let data: unknown;
     try {
@@ -62,7 +66,7 @@ function parseLines(text: string, path: string, warn: Warn, firstIsPartial: bool
     else bad++;
   }
   if (bad > 0) warn(`${path}: ${bad} line${bad === 1 ? '' : 's'} not a valid message; skipped`);
-  return messages;
+  return fromEnd === undefined ? messages : messages.reverse();
 }
 
 export function messagesPath(taskDir: string, conversationId: string): string {
@@ -77,7 +81,7 @@ export function readMessages(taskDir: string, conversationId: string, warn: Warn
   return parseLines(readFileSync(path, 'utf8'), path, warn, false);
 }
 
-const TAIL_BYTES = 256 * 1024;
+const TAIL_BYTES = 128 * 1024;
 
 /** The last `count` valid messages, reading only the end of the file (HOOK.md is rendered often). */
 export function readLastMessages(taskDir: string, conversationId: string, count: number, warn: Warn): Message[] {
@@ -90,7 +94,7 @@ export function readLastMessages(taskDir: string, conversationId: string, count:
     const start = Math.max(0, size - TAIL_BYTES);
     const buffer = Buffer.alloc(size - start);
     readSync(fd, buffer, 0, buffer.length, start);
-    return parseLines(buffer.toString('utf8'), path, warn, start > 0).slice(-count);
+    return parseLines(buffer.toString('utf8'), path, warn, start > 0, count);
   } finally {
     closeSync(fd);
   }
