@@ -6,6 +6,7 @@
 // reached (OnMessage → OnStreamFinish → OnTerminate) even when a caller does not await them.
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { LifecycleCommands } from '../domain/template.js';
+import { toTimestamp } from '../domain/time.js';
 import type { Reporter } from '../engine/contract.js';
 import type { ProcessGroups } from '../engine/processes.js';
 import type { HookRunOutcome, HookSource, LifecycleLogEntry } from './log.js';
@@ -147,7 +148,7 @@ export class LifecycleRunner implements LifecycleBus {
 
   private log(event: LifecycleEvent, run: Run, at: Date): void {
     const entry: LifecycleLogEntry = {
-      at: at.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      at: toTimestamp(at),
       point: event.point,
       hook: run.hook,
       source: run.source,

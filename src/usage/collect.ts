@@ -3,6 +3,7 @@
 // nothing is counted twice, and a row that died before its result stays partial.
 import type { ConversationRecord } from '../domain/conversation.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { toTimestamp } from '../domain/time.js';
 import type { UsageFigures, UsageTotals } from '../conversation/totals.js';
 import { addFigures, emptyTotals, figuresOf } from '../conversation/totals.js';
 import type { Warn } from '../conversation/read-conversations.js';
@@ -82,7 +83,7 @@ export function collectUsage(options: UsageOptions): UsageReport {
   const rows = [...groups.entries()].map(([key, totals]) => ({ key, totals })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return {
     by: options.by,
-    since: options.sinceMs !== undefined ? new Date(options.sinceMs).toISOString().replace(/\.\d{3}Z$/, 'Z') : null,
+    since: options.sinceMs !== undefined ? toTimestamp(new Date(options.sinceMs)) : null,
     task: options.taskId ?? null,
     rows,
     total,
