@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { conversationView } from '../src/conversation/hook-view.js';
-import { listConversations, readLastMessages, readMessages } from '../src/conversation/read-conversations.js';
+import { conversationFiles } from '../src/conversation/paths.js';
+import { listConversations, readConversationRecord, readLastMessages, readMessages } from '../src/conversation/read.js';
 import { addFigures, costText, emptyTotals, formatCost, outputText, totalsJson, totalsLine, totalsOf } from '../src/conversation/totals.js';
 import { toolInputLine, transcript } from '../src/conversation/transcript.js';
 import { checkConversationRecord, checkMessage, checkStats } from '../src/conversation/validate-record.js';
@@ -100,20 +101,21 @@ describe('reading conversations', () => {
     expect(w.list).toEqual([expect.stringContaining(`its id conv-aaaaaaaaaaaa is not its folder's name; skipped`)]);
   });
 
-  it('reads messages line by line, skipping torn or invalid lines, and the tail of a long file', () => {
+  it('reads whole messages line by line, skipping invalid lines with a warning and the line in flight silently, and the tail of a long file', () => {
     const w = warnings();
     const r = record('t');
     const many = Array.from({ length: 3000 }, (_, i) => message(r.id, { body: `message ${i} ${'x'.repeat(100)}` }));
     writeConversation(dir, r, many);
-    writeFileSync(join(dir, 'conversations', r.id, 'messages.jsonl'), `${many.map((m) => JSON.stringify(m)).join('\n')}\n{"role":9}\n{"torn`, { flag: 'w' });
-    expect(readMessages(dir, r.id, w.warn)).toHaveLength(3000);
+    const path = conversationFiles(dir, r.id).messages;
+    writeFileSync(path, `${many.map((m) => JSON.stringify(m)).join('\n')}\n{"role":9}\nnot json\n{"torn`, { flag: 'w' });
+    expect(readMessages(path, w.warn)).toHaveLength(3000);
     expect(w.list).toEqual([expect.stringContaining('2 lines not a valid message; skipped')]);
-    const last = readLastMessages(dir, r.id, 3, () => undefined);
+    const last = readLastMessages(path, 3);
     expect(last.map((m) => m.body.split(' ').slice(0, 2).join(' '))).toEqual(['message 2997', 'message 2998', 'message 2999']);
-    expect(readMessages(dir, '../../etc', w.warn)).toEqual([]);
-    expect(readLastMessages(dir, '../../etc', 3, w.warn)).toEqual([]);
-    expect(readMessages(dir, 'conv-000000000000', w.warn)).toEqual([]);
-    expect(readLastMessages(dir, 'conv-000000000000', 3, w.warn)).toEqual([]);
+    expect(readMessages(join(dir, 'missing.jsonl'))).toEqual([]);
+    expect(readLastMessages(join(dir, 'missing.jsonl'), 3)).toEqual([]);
+    expect(readConversationRecord(dir, '../../etc')).toBeUndefined();
+    expect(readConversationRecord(dir, r.id)?.id).toBe(r.id);
   });
 });
 

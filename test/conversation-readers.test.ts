@@ -47,7 +47,8 @@ beforeAll(async () => {
     message(cut.id, { role: 1, body: 'Implement the fix' }),
     message(cut.id, { body: 'Writing the fix now.', tool_calls: [toolCall(), toolCall({ id: 'toolu_2', name: 'Bash', input: { command: 'npm test', description: 'run the tests' }, status: 'error', error: 'permission denied' })] }),
   ]);
-  appendRaw(first.ref.dir, cut.id, '{"key":"torn","conversation_id"');
+  // a hand-damaged line, then the line a kill cut in flight (no newline yet)
+  appendRaw(first.ref.dir, cut.id, 'garbage\n{"key":"torn","conversation_id"');
   const resumed = record(first.task.id, { attempt: 2, started_at: '2026-01-10T10:00:00Z', continues: cut.id, stats: stats({ total_input_tokens: 120, total_output_tokens: 30, cost_usd: 0.02 }) });
   ids['resumed'] = resumed.id;
   writeConversation(first.ref.dir, resumed, [message(resumed.id, { role: 1, body: 'Continue' }), message(resumed.id, { body: 'Done.' })]);
@@ -134,7 +135,7 @@ describe('atlas conversation', () => {
   it('prints the transcript: prompts, answers, each tool call with a one-line input and status', async () => {
     const result = await run(['conversation', first.task.id, '--step', 'implement']);
     expect(result.code).toBe(0);
-    // the torn last line of the cut-off run is skipped with a warning, never a crash
+    // a damaged line is skipped with a warning (the torn last one silently), never a crash
     expect(result.stderr).toContain(`${ids['cut']}/messages.jsonl: 1 line not a valid message; skipped`);
     const out = result.stdout;
     expect(out).toContain(`conversation ${ids['cut']} · step implement, attempt 1 · claude (claude-sonnet-test) · interrupted (partial)`);

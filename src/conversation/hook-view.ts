@@ -5,8 +5,9 @@ import type { ConversationRecord, Message } from '../domain/conversation.js';
 import type { Hook } from '../domain/hook.js';
 import { isTerminal } from '../domain/hook-state.js';
 import type { Task } from '../domain/task.js';
-import type { Warn } from './read-conversations.js';
-import { listConversations, readLastMessages } from './read-conversations.js';
+import { conversationFiles } from './paths.js';
+import type { Warn } from './read.js';
+import { listConversations, readLastMessages } from './read.js';
 import type { UsageTotals } from './totals.js';
 import { totalsOf } from './totals.js';
 
@@ -30,7 +31,7 @@ export function conversationView(taskDir: string, hook: Hook, task: Task | undef
   const step = hook.current_step;
   if (step && !isTerminal(hook.state) && task?.steps[step.step_index]?.type === 'ai') {
     const latest = byStep.get(step.step_name)?.at(-1);
-    if (latest) view.last = { conversation: latest, messages: readLastMessages(taskDir, latest.id, LAST_MESSAGES, warn) };
+    if (latest) view.last = { conversation: latest, messages: readLastMessages(conversationFiles(taskDir, latest.id).messages, LAST_MESSAGES, warn) };
   }
   return view;
 }

@@ -60,6 +60,9 @@ export interface RunTaskOptions {
   validationRecorder?: ValidationRecorder;
   /** Verification status of receipts for HOOK.md while the task runs (crypto layer); absent: not shown. */
   receiptStatuses?: ReceiptStatusFn;
-  /** Lifecycle hooks (docs/lifecycle-hooks.md): atlas's builtin defaults, and `--verbose` (show every hook run). */
+  /**
+   * Lifecycle hooks (docs/lifecycle-hooks.md): builtins other layers add (run after the recording
+   * defaults, e.g. workspace sync's restore and push), and `--verbose` (show every hook run).
+   */
   lifecycle?: { builtins?: LifecycleBuiltins; verbose?: boolean };
 }

@@ -12,6 +12,7 @@ import { InvalidTransitionError, isTerminal } from '../domain/hook-state.js';
 import type { Task } from '../domain/task.js';
 import { HookManager } from '../hook/manager.js';
 import type { LifecycleRunner } from '../lifecycle/bus.js';
+import { composeBuiltins, recordingBuiltins } from '../lifecycle/defaults.js';
 import { baseEvent, lifecycleBusForTask } from '../lifecycle/for-task.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
 import { withLock } from '../store/lock.js';
@@ -92,7 +93,7 @@ class TaskRun implements RunState {
       config: options.config,
       groups: this.groups,
       reporter: options.reporter,
-      ...(options.lifecycle?.builtins ? { builtins: options.lifecycle.builtins } : {}),
+      builtins: composeBuiltins(recordingBuiltins(), options.lifecycle?.builtins),
       verbose: Boolean(options.lifecycle?.verbose),
     });
     this.interrupts = new InterruptWatch(this.groups, {

@@ -55,8 +55,8 @@ function errorText(error: unknown): string {
 }
 
 export class LifecycleRunner implements LifecycleBus {
-  /** Builtins and user commands are two queues: recording never waits behind a slow user hook. */
-  private builtinTail: Promise<unknown> = Promise.resolve();
+  /** Builtins still running; user commands queue behind each other: recording never waits for them. */
+  private readonly builtins = new Set<Promise<void>>();
   private commandTail: Promise<unknown> = Promise.resolve();
   private readonly reported = new Set<string>();
 
@@ -89,20 +89,23 @@ export class LifecycleRunner implements LifecycleBus {
 
   /** Resolves when every emitted hook has run. */
   async idle(): Promise<void> {
-    await Promise.all([this.builtinTail, this.commandTail]);
+    await Promise.allSettled([...this.builtins, this.commandTail]);
   }
 
   /**
-   * For each event: its builtin, then its commands (template's, then config's). Builtins run in
-   * emission order among themselves, commands too; a builtin never waits for the commands of an
-   * earlier event. A critical failure rejects its own emission only: later ones still run.
+   * For each event: its builtin, then its commands (template's, then config's). A builtin is
+   * called at once, synchronously up to its first await, so the recording defaults write each
+   * message the moment it is emitted and never wait behind a user's hook; builtins are therefore
+   * called in emission order. Commands run one at a time, in emission order, each event's after its
+   * builtin. A critical failure rejects its own emission only: later ones still run.
    */
   private emit(event: LifecycleEvent, critical: boolean): Promise<void> {
     const hooks = this.hooksOf(event.point);
     const builtin = hooks.find((h) => h.source === 'builtin');
     const commands = hooks.filter((h) => h.source !== 'builtin');
-    const builtinDone = this.builtinTail.then(async () => (builtin ? this.runOne(event, builtin, critical) : undefined));
-    this.builtinTail = builtinDone.catch(() => undefined);
+    const builtinDone = builtin ? this.runOne(event, builtin, critical) : Promise.resolve();
+    this.builtins.add(builtinDone);
+    void builtinDone.catch(() => undefined).finally(() => this.builtins.delete(builtinDone));
     const all = Promise.all([builtinDone, this.commandTail]).then(async () => {
       for (const hook of commands) await this.runOne(event, hook, critical);
     });

@@ -6,8 +6,8 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import { toTimestamp } from '../domain/time.js';
 import type { UsageFigures, UsageTotals } from '../conversation/totals.js';
 import { addFigures, emptyTotals, figuresOf } from '../conversation/totals.js';
-import type { Warn } from '../conversation/read-conversations.js';
-import { listConversations } from '../conversation/read-conversations.js';
+import type { Warn } from '../conversation/read.js';
+import { listConversations } from '../conversation/read.js';
 import { listTaskRefs, tryReadTask } from '../store/task-store.js';
 
 export const USAGE_GROUPS = ['task', 'step', 'template', 'day', 'model'] as const;

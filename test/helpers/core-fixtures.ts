@@ -114,7 +114,10 @@ export function atlas(args: string[], options: { cwd?: string; env?: NodeJS.Proc
   });
 }
 
-/** The JSON example of seed 003, copied verbatim into test/fixtures (a clone has no seeds folder). */
+/**
+ * The JSON example of seed 003, copied verbatim into test/fixtures (a clone has no seeds folder
+ * beside it). Tests parse it as it stands, so the example and the parser cannot drift apart.
+ */
 export function seedExampleText(): string {
   return readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'seed-003-hook-example.json'), 'utf8');
 }

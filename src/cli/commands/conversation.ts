@@ -1,6 +1,7 @@
 // atlas conversation [TASK] [--step NAME] [--attempt N] [--json]: a task's agent transcripts.
 import { AtlasError, EXIT } from '../../domain/errors.js';
-import { listConversations, readMessages } from '../../conversation/read-conversations.js';
+import { conversationFiles } from '../../conversation/paths.js';
+import { listConversations, readMessages } from '../../conversation/read.js';
 import { transcript } from '../../conversation/transcript.js';
 import { requireTask } from '../../hook/resolve-task.js';
 import type { CliContext } from '../context.js';
@@ -23,7 +24,7 @@ export default async function conversation(ctx: CliContext, taskId: string | und
       hint: steps.length > 0 ? `its conversations belong to: ${steps.join(', ')}` : 'conversations are recorded when an ai step runs',
     });
   }
-  const withMessages = chosen.map((c) => ({ ...c, messages: readMessages(ref.dir, c.id, warn) }));
+  const withMessages = chosen.map((c) => ({ ...c, messages: readMessages(conversationFiles(ref.dir, c.id).messages, warn) }));
   ctx.out.result({ task_id: task.id, conversations: withMessages }, () =>
     withMessages.map(({ messages, ...c }) => transcript(c, messages)).join('\n\n'),
   );
