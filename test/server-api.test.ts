@@ -1,6 +1,6 @@
 // `atlas serve` as users run it: a real child process on 127.0.0.1, real tokens from the CLI, a
 // real HTTP client (fetch) and SSE parser, the command agent printing stream-json.
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
@@ -168,6 +168,18 @@ describe('conversations over HTTP', () => {
     const mismatch = await prompt(s.url, alice, 'mine', { prompt: 'again' }, 'other-sandbox');
     expect(mismatch.json.error).toMatchObject({ code: 'sandbox_mismatch', sandbox_id: 'sb1' });
     await readSse(slow);
+  });
+
+  it('a failing OnColdStart hook answers 502 with a JSON error and leaves nothing behind', async () => {
+    const home = tempDir();
+    const token = createToken(home, 'alice');
+    const s = await serve(home, [], [...AGENT_FLAGS, '-c', 'lifecycle.on_cold_start=echo cannot restore the workspace >&2; exit 7']);
+    const r = await prompt(s.url, token, 'cold', { prompt: 'hi' });
+    expect(r.status).toBe(502);
+    expect(r.json.error).toMatchObject({ code: 'cold_start_failed', removed: true });
+    expect(r.json.error.message).toContain('cannot restore the workspace');
+    expect(existsSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'cold'))).toBe(false);
+    expect((await getJson(s.url, token, '/conversations')).json.conversations).toEqual([]);
   });
 
   it('limits concurrent streams per account (429) but not across accounts', async () => {

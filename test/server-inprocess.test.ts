@@ -3,7 +3,7 @@
 // slow SSE client is dropped while the agent goes on, DELETE keeps or terminates the sandbox,
 // health reports an unreachable store; and the event log, router, body and token edges.
 import { request } from 'node:http';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -13,7 +13,6 @@ import type { Config } from '../src/config/schema.js';
 import type { LifecycleBus } from '../src/lifecycle/types.js';
 import { EventLog } from '../src/server/event-log.js';
 import { HttpError, pathId } from '../src/server/http.js';
-import { createServerLifecycle } from '../src/server/lifecycle-adapter.js';
 import { Router } from '../src/server/router.js';
 import type { RunningServer } from '../src/server/server.js';
 import { isLoopback, startServer } from '../src/server/server.js';
@@ -34,7 +33,7 @@ function config(change: (c: Config) => void = () => undefined): Config {
   return c;
 }
 
-async function serve(home: string, options: { bus?: LifecycleBus; config?: Config; host?: string } = {}) {
+async function serve(home: string, options: { lifecycle?: () => LifecycleBus; config?: Config; host?: string } = {}) {
   const lines: string[] = [];
   const warnings: string[] = [];
   const server = await startServer({
@@ -48,19 +47,17 @@ async function serve(home: string, options: { bus?: LifecycleBus; config?: Confi
     atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
     write: (l) => lines.push(l),
     warn: (w) => warnings.push(w),
-    ...(options.bus ? { bus: options.bus } : {}),
+    ...(options.lifecycle ? { lifecycle: options.lifecycle } : {}),
   });
   running.push(server);
   return { server, lines, warnings, url: server.url };
 }
 
 describe('lifecycle points around a conversation', () => {
-  it('a failing OnColdStart answers 502 JSON and removes the conversation and its workspace', async () => {
+  it('a failing OnColdStart hook answers 502 JSON and removes the conversation and its workspace', async () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
-    const base = createServerLifecycle(() => undefined);
-    const bus: LifecycleBus = { ...base, coldStart: async () => Promise.reject(new Error('store unreachable: s3://nope')) };
-    const { url } = await serve(home, { bus });
+    const { url } = await serve(home, { config: config((c) => (c.lifecycle.on_cold_start = ['echo store unreachable >&2; exit 3'])) });
     const r = await prompt(url, token, 'cold', { prompt: 'hi' });
     expect(r.status).toBe(502);
     expect(r.json.error).toMatchObject({ code: 'cold_start_failed', removed: true });
@@ -69,37 +66,49 @@ describe('lifecycle points around a conversation', () => {
     expect((await getJson(url, token, '/conversations/cold')).status).toBe(404);
   });
 
-  it('failing OnMessage and OnStreamFinish are logged, and the stream still ends with usage', async () => {
+  it('a bus whose OnColdStart throws for a resumed sandbox answers 502 and keeps the conversation', async () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
-    const logged: Record<string, unknown>[] = [];
-    const base = createServerLifecycle((e) => logged.push(e));
-    const bus: LifecycleBus = {
-      ...base,
-      message: async () => Promise.reject(new Error('ledger down')),
-      streamFinish: async () => Promise.reject(new Error('push failed')),
-    };
-    // The bus contract says these never throw; the server survives one that does.
-    const safe: LifecycleBus = { ...bus, message: (e) => bus.message(e).catch(() => undefined), streamFinish: (e) => bus.streamFinish(e).catch(() => undefined) };
-    const { url } = await serve(home, { bus: safe });
-    const r = await prompt(url, token, 'c', { prompt: 'hi' });
-    expect(r.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
+    const first = await serve(home);
+    expect((await prompt(first.url, token, 'kept', { prompt: 'hi' })).status).toBe(200);
+    const failing = (): LifecycleBus => ({
+      coldStart: async () => Promise.reject(new Error('restore failed')),
+      message: async () => undefined,
+      streamFinish: async () => undefined,
+      terminate: async () => undefined,
+    });
+    const second = await serve(home, { lifecycle: failing });
+    const r = await prompt(second.url, token, 'kept', { prompt: 'again' });
+    expect(r.json.error).toMatchObject({ code: 'cold_start_failed', removed: false });
+    expect(existsSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'kept', 'workspace', 'notes.txt'))).toBe(true);
   });
 
-  it('the adapter: OnColdStart and OnTerminate are logged, OnTerminate removes the workspace, a message outside a run is ignored', async () => {
-    const dir = tempDir();
-    const logged: Record<string, unknown>[] = [];
-    const bus = createServerLifecycle((e) => logged.push(e));
-    const base = { task_id: '', step_name: null, conversation_id: 'c', workspace: join(dir, 'ws'), task_dir: join(dir, 'missing', 'dir') };
-    await bus.message({ ...base, point: 'on_message', message: { key: 'k', conversation_id: 'c', body: 'b', role: 1, timestamp: 0, tokens: 0, tool_calls: [] } });
-    expect(existsSync(join(dir, 'missing'))).toBe(false);
-    mkdirSync(join(dir, 'ws'));
-    await bus.terminate({ ...base, point: 'on_terminate', reason: 'workspace_removed' });
-    expect(existsSync(join(dir, 'ws'))).toBe(false);
-    expect(logged.at(-1)).toMatchObject({ point: 'on_terminate' });
-    await bus.streamFinish({ ...base, point: 'on_stream_finish', ok: true, usage: null, error: null });
-    await bus.coldStart({ ...base, point: 'on_cold_start', reason: 'resumed' });
-    expect(logged.at(-1)).toMatchObject({ point: 'on_cold_start', reason: 'resumed' });
+  it('failing OnMessage and OnStreamFinish hooks are logged in lifecycle.log, and the stream still ends with usage', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home, {
+      config: config((c) => {
+        c.lifecycle.on_message = ['exit 1'];
+        c.lifecycle.on_stream_finish = ['exit 2'];
+      }),
+    });
+    const r = await prompt(url, token, 'c', { prompt: 'hi' });
+    expect(r.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
+    const lifecycleLog = readFileSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'c', 'lifecycle.log'), 'utf8');
+    expect(lifecycleLog).toContain('on_stream_finish');
+    expect(lifecycleLog).toContain('failed');
+    expect((await getJson(url, token, '/conversations/c/messages')).json.messages.length).toBeGreaterThan(1);
+  });
+
+  it('OnTerminate hooks see the workspace before DELETE removes it', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const seen = join(home, 'seen.txt');
+    const { url } = await serve(home, { config: config((c) => (c.lifecycle.on_terminate = [`cat "$ATLAS_WORKSPACE/notes.txt" > ${seen}`])) });
+    await prompt(url, token, 'bye', { prompt: 'last words' });
+    expect((await fetch(`${url}/conversations/bye`, { method: 'DELETE', headers: auth(token) })).status).toBe(200);
+    expect(readFileSync(seen, 'utf8')).toBe('last words\n');
+    expect(existsSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'bye'))).toBe(false);
   });
 });
 

@@ -72,8 +72,11 @@ export function addStats(a: ConversationStats, b: ConversationStats): Conversati
 
 /** The bus the run records through, also sending each message (and its tool calls) as events. */
 function streamingBus(bus: LifecycleBus, log: EventLog): LifecycleBus {
+  // Delegates method by method: the bus may be a class instance, whose methods a spread would lose.
   return {
-    ...bus,
+    coldStart: (event) => bus.coldStart(event),
+    streamFinish: (event) => bus.streamFinish(event),
+    terminate: (event) => bus.terminate(event),
     message: (event) => {
       const m: Message = event.message;
       log.append('message', { message: m, run: event.conversation_id });

@@ -11,7 +11,8 @@ export interface ServerContext {
   home: string;
   config: Config;
   version: string;
-  bus: LifecycleBus;
+  /** A new lifecycle bus (one per turn, so conversations never wait on each other's hooks). */
+  lifecycle: () => LifecycleBus;
   logs: EventLogs;
   log: LogFn;
   streams: StreamLimiter;

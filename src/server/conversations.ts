@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { emptyStats, MESSAGE_ROLE } from '../domain/conversation.js';
 import { toTimestamp } from '../domain/time.js';
 import { ProcessGroups } from '../engine/processes.js';
-import type { LifecycleBase } from '../lifecycle/types.js';
+import type { LifecycleBase, LifecycleBus } from '../lifecycle/types.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
 import { runTurn } from './agent-turn.js';
 import type { ServerContext } from './context.js';
@@ -35,6 +35,7 @@ export interface StartedTurn {
 
 interface Running {
   groups: ProcessGroups;
+  bus: LifecycleBus;
   stopReason: string | undefined;
   done: Promise<void>;
 }
@@ -82,7 +83,7 @@ export class Conversations {
       throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by process ${owner.owner.pid} on ${owner.owner.host}`);
     }
     // Claimed before the first await: a second request for the same conversation gets 409.
-    const slot: Running = { groups: new ProcessGroups(), stopReason: undefined, done: Promise.resolve() };
+    const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(), stopReason: undefined, done: Promise.resolve() };
     this.running.set(k, slot);
     try {
       const now = toTimestamp(new Date());
@@ -101,7 +102,7 @@ export class Conversations {
         stats: emptyStats(),
       };
       if (request.provider && existing && request.provider !== existing.provider) conversation = { ...conversation, provider: request.provider, session_id: '' };
-      conversation = await this.ensureSandbox(conversation, request.sandboxId, existing === undefined);
+      conversation = await this.ensureSandbox(conversation, request.sandboxId, existing === undefined, slot.bus);
       const log = this.logOf(request.account, request.conversationId);
       const fromId = log.lastId;
       slot.done = this.run(conversation, request.prompt, slot, log);
@@ -113,8 +114,8 @@ export class Conversations {
   }
 
   /** A new sandbox runs OnColdStart; if it fails, what was created is removed and the request fails. */
-  private async ensureSandbox(conversation: ServerConversation, sandboxId: string, created: boolean): Promise<ServerConversation> {
-    const { home, bus } = this.ctx;
+  private async ensureSandbox(conversation: ServerConversation, sandboxId: string, created: boolean, bus: LifecycleBus): Promise<ServerConversation> {
+    const { home } = this.ctx;
     const k = key(conversation.account, conversation.id);
     const files = conversationFiles(home, conversation.account, conversation.id);
     const fresh = !conversation.sandbox_id || !workspaceExists(home, conversation.account, conversation.id);
@@ -146,7 +147,7 @@ export class Conversations {
     slot.groups.onChange = (pids) => heartbeat.setProcessGroups(pids);
     const started = Date.now();
     try {
-      const outcome = await runTurn({ home, config, conversation, prompt, log, bus: this.ctx.bus, groups: slot.groups, stopReason: () => slot.stopReason });
+      const outcome = await runTurn({ home, config, conversation, prompt, log, bus: slot.bus, groups: slot.groups, stopReason: () => slot.stopReason });
       this.running.delete(k);
       this.ctx.log({ msg: 'turn finished', account: conversation.account, conversation_id: conversation.id, turn: outcome.conversation.turns, ok: outcome.ok, interrupted: outcome.interrupted, duration_ms: Date.now() - started });
       log.append('usage', { turn: outcome.conversation.turns, ok: outcome.ok, error: outcome.error, usage: outcome.usage, conversation: outcome.conversation.stats, session_id: outcome.conversation.session_id || null });
@@ -207,8 +208,11 @@ export class Conversations {
     if (!c) throw new HttpError(404, 'not_found', `no conversation ${id}`);
     if (this.running.has(key(account, id))) throw new HttpError(409, 'turn_running', `conversation ${id} is answering a prompt; delete it after its usage event`);
     const files = conversationFiles(this.ctx.home, account, id);
-    if (terminate && c.sandbox_id) await this.ctx.bus.terminate({ ...this.base(c), point: 'on_terminate', reason: 'workspace_removed' });
-    else if (c.sandbox_id && existsSync(files.workspace)) {
+    if (terminate && c.sandbox_id) {
+      // OnTerminate's hooks see the workspace one last time; then it goes.
+      await this.ctx.lifecycle().terminate({ ...this.base(c), point: 'on_terminate', reason: 'workspace_removed' });
+      rmSync(files.workspace, { recursive: true, force: true });
+    } else if (c.sandbox_id && existsSync(files.workspace)) {
       // Not terminated: the sandbox's workspace is kept, out of the deleted conversation's folder.
       const kept = join(conversationsDir(this.ctx.home, account), '..', 'sandboxes', `${c.sandbox_id}-${Date.now()}`);
       mkdirSync(dirname(kept), { recursive: true });

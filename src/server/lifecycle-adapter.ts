@@ -1,31 +1,27 @@
-// The server's LifecycleBus until the lifecycle runner (src/lifecycle/) lands: issue 9's recording
-// defaults (OnMessage records the message, OnStreamFinish the run's ledger row), OnColdStart with
-// no store to restore from yet, OnTerminate removing the sandbox workspace. Failures of the
-// non-critical points are logged, never thrown (seed 001 9.2, 9.3).
-import { rmSync } from 'node:fs';
-import { builtinLifecycleBus } from '../conversation/bus.js';
-import { conversationFiles as runFiles } from '../conversation/paths.js';
+// The server's lifecycle buses (src/lifecycle/, issue 9): one per conversation turn (and one for a
+// delete), so one conversation's slow hook never holds up another's. The builtins are the
+// recording defaults (OnMessage records the message, OnStreamFinish the run's ledger row); the
+// configuration's `lifecycle.*` commands follow them, each run a line in the conversation
+// folder's lifecycle.log. OnColdStart failing throws (the request answers 502); the other points
+// log and go on (seed 001 9.2, 9.3).
+import type { Config } from '../config/schema.js';
 import { listConversations, readMessages as readRunMessages } from '../conversation/read.js';
+import { conversationFiles as runFiles } from '../conversation/paths.js';
 import type { Message } from '../domain/conversation.js';
+import { ProcessGroups } from '../engine/processes.js';
+import { createLifecycleBus } from '../lifecycle/bus.js';
+import { recordingBuiltins } from '../lifecycle/defaults.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { LogFn } from './context.js';
 
-export function createServerLifecycle(log: LogFn): LifecycleBus {
-  const recording = builtinLifecycleBus((point, error) => log({ level: 'error', msg: 'lifecycle hook failed', point, error: (error as Error).message }));
-  return {
-    ...recording,
-    async coldStart(event) {
-      log({ msg: 'lifecycle', point: 'on_cold_start', conversation_id: event.conversation_id, reason: event.reason });
-    },
-    async terminate(event) {
-      try {
-        rmSync(event.workspace, { recursive: true, force: true });
-        log({ msg: 'lifecycle', point: 'on_terminate', conversation_id: event.conversation_id });
-      } catch (error) {
-        log({ level: 'error', msg: 'lifecycle hook failed', point: 'on_terminate', conversation_id: event.conversation_id, error: (error as Error).message });
-      }
-    },
-  };
+export function serverLifecycle(config: Config, log: LogFn): () => LifecycleBus {
+  return () =>
+    createLifecycleBus({
+      builtins: recordingBuiltins(),
+      config: config.lifecycle,
+      groups: new ProcessGroups(),
+      reporter: { note: (text) => log({ msg: 'lifecycle', note: text }) },
+    });
 }
 
 /** A server conversation's messages, oldest first: each turn's run, in the order they started. */

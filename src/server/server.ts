@@ -15,7 +15,7 @@ import { StreamLimiter } from './context.js';
 import { Conversations } from './conversations.js';
 import { EventLogs } from './event-log.js';
 import { HttpError, sendError, sendJson } from './http.js';
-import { createServerLifecycle } from './lifecycle-adapter.js';
+import { serverLifecycle } from './lifecycle-adapter.js';
 import { buildRoutes } from './routes.js';
 import { Tasks } from './tasks.js';
 import { TokenVerifier } from './tokens.js';
@@ -33,7 +33,8 @@ export interface ServeOptions {
   write?: (line: string) => void;
   /** Loud notes for the person starting it (default: stderr). */
   warn?: (text: string) => void;
-  bus?: LifecycleBus;
+  /** Lifecycle buses (default: the configuration's, see lifecycle-adapter.ts). */
+  lifecycle?: () => LifecycleBus;
 }
 
 export interface RunningServer {
@@ -83,7 +84,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     home: options.home,
     config: options.config,
     version: options.version,
-    bus: options.bus ?? createServerLifecycle((e) => log(e)),
+    lifecycle: options.lifecycle ?? serverLifecycle(options.config, (e) => log(e)),
     logs: new EventLogs(),
     log,
     streams: new StreamLimiter(options.config.server.max_streams_per_account),
