@@ -1,7 +1,9 @@
 // Tasks and workspaces on disk (DESIGN §3): creation, listing, lookup by id.
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import type { HookState } from '../domain/hook-state.js';
+import { isHookState } from '../domain/hook-state.js';
 import type { Task, Workspace } from '../domain/task.js';
 import { TASK_ID_PATTERN, taskIdFor } from '../domain/task.js';
 import { writeFileAtomic } from './atomic-write.js';
@@ -31,6 +33,30 @@ export function tryReadTask(dir: string): Task | undefined {
     return undefined;
   }
 }
+
+/**
+ * Only task.json's `status` (the hook's state, mirrored), for listings that skip ended tasks
+ * without reading their hooks. Undefined when the file is missing or has no valid status.
+ */
+export function readTaskStatus(dir: string): HookState | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, 'task.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  // toJson writes top-level keys at two spaces: the line is found without parsing the whole file.
+  const line = TOP_LEVEL_STATUS.exec(text)?.[1];
+  if (line !== undefined) return isHookState(line) ? line : undefined;
+  try {
+    const status = (JSON.parse(text) as { status?: unknown } | null)?.status;
+    return isHookState(status) ? status : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const TOP_LEVEL_STATUS = /\n {2}"status": "([a-z_]+)"/;
 
 export function writeTask(dir: string, task: Task): void {
   writeFileAtomic(taskFiles(dir).task, toJson(task));
@@ -71,7 +97,28 @@ function taskExistsAnywhere(id: string, home: string): boolean {
   return listTaskRefs(home).some((ref) => ref.id === id);
 }
 
-function listDirs(path: string): string[] {
+/** Every task directory under ATLAS_HOME, oldest id first. */
+export function listTaskRefs(home: string = atlasHome()): TaskRef[] {
+  const root = join(home, 'workspaces');
+  return sortTaskRefs(listDirs(root).flatMap((workspace) => workspaceTaskRefs(root, workspace)));
+}
+
+/** The task folders of one workspace (`root` is $ATLAS_HOME/workspaces), unsorted. */
+export function workspaceTaskRefs(root: string, workspace: string, ids: string[] = listDirs(join(root, workspace, 'tasks'))): TaskRef[] {
+  // Names from readdir hold no separator, so plain concatenation is exact (and, over thousands
+  // of tasks, much cheaper than path.join's normalisation).
+  const tasks = `${root}${sep}${workspace}${sep}tasks${sep}`;
+  return ids.filter((id) => TASK_ID_PATTERN.test(id)).map((id) => ({ workspace, id, dir: `${tasks}${id}` }));
+}
+
+/** Oldest id first; keys computed once, so thousands of tasks sort without a regex per comparison. */
+export function sortTaskRefs(refs: TaskRef[]): TaskRef[] {
+  const keyed = refs.map((ref) => ({ ref, key: splitId(ref.id) }));
+  keyed.sort((a, b) => compareKeys(a.key, b.key));
+  return keyed.map((k) => k.ref);
+}
+
+export function listDirs(path: string): string[] {
   try {
     return readdirSync(path, { withFileTypes: true })
       .filter((d) => d.isDirectory())
@@ -81,22 +128,12 @@ function listDirs(path: string): string[] {
   }
 }
 
-/** Every task directory under ATLAS_HOME, oldest id first. */
-export function listTaskRefs(home: string = atlasHome()): TaskRef[] {
-  const refs: TaskRef[] = [];
-  const root = join(home, 'workspaces');
-  for (const workspace of listDirs(root)) {
-    for (const id of listDirs(join(root, workspace, 'tasks'))) {
-      if (TASK_ID_PATTERN.test(id)) refs.push({ workspace, id, dir: taskDir(workspace, id, home) });
-    }
-  }
-  return refs.sort((a, b) => compareTaskIds(a.id, b.id));
-}
-
 /** Chronological order of task ids, with collision suffixes after their base id. */
 export function compareTaskIds(a: string, b: string): number {
-  const [as, an] = splitId(a);
-  const [bs, bn] = splitId(b);
+  return compareKeys(splitId(a), splitId(b));
+}
+
+function compareKeys([as, an]: [string, number], [bs, bn]: [string, number]): number {
   return as === bs ? an - bn : as < bs ? -1 : 1;
 }
 
