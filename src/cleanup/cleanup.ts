@@ -15,7 +15,7 @@ import type { Hook } from '../domain/hook.js';
 import type { Task, Workspace } from '../domain/task.js';
 import { toTimestamp } from '../domain/time.js';
 import { realpath } from '../git/locate.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
+import { PRIVATE_DIR_MODE, writeFileAtomic } from '../store/atomic-write.js';
 import { readHookFile } from '../store/hook-file.js';
 import { readJsonFile, toJson } from '../store/json-file.js';
 import { withLock } from '../store/lock.js';
@@ -339,7 +339,7 @@ function trashDir(home: string): string {
 
 function trashPath(home: string, ref: TaskRef): string {
   const dir = trashDir(home);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   return join(dir, `${ref.workspace}--${ref.id}--${randomBytes(4).toString('hex')}`);
 }
 

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
+import { PRIVATE_DIR_MODE, writeFileAtomic } from '../store/atomic-write.js';
 import { yamlLib } from './yaml-lib.js';
 import { homePaths } from '../store/paths.js';
 import type { Config, Leaf } from './schema.js';
@@ -72,7 +72,7 @@ async function readYamlFile(path: string, cacheDir: string): Promise<unknown> {
     });
   }
   try {
-    mkdirSync(cacheDir, { recursive: true });
+    mkdirSync(cacheDir, { recursive: true, mode: PRIVATE_DIR_MODE });
     writeFileAtomic(cachePath, JSON.stringify({ stamp, data }));
   } catch {
     // A read-only ATLAS_HOME only costs speed.

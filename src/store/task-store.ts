@@ -6,7 +6,7 @@ import type { HookState } from '../domain/hook-state.js';
 import { isHookState } from '../domain/hook-state.js';
 import type { Task, Workspace } from '../domain/task.js';
 import { TASK_ID_PATTERN, taskIdFor } from '../domain/task.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { PRIVATE_DIR_MODE, writeFileAtomic } from './atomic-write.js';
 import { readJsonFile, toJson } from './json-file.js';
 import { withLock } from './lock.js';
 import { atlasHome, taskDir, taskFiles, workspaceDir } from './paths.js';
@@ -76,18 +76,18 @@ export async function updateTask(dir: string, mutate: (task: Task) => Task): Pro
  * atlas processes starting in the same second get different ids (suffix -2, -3, ...).
  */
 export function claimTaskDir(workspace: string, now: Date, home: string = atlasHome()): TaskRef {
-  mkdirSync(join(workspaceDir(workspace, home), 'tasks'), { recursive: true });
+  mkdirSync(join(workspaceDir(workspace, home), 'tasks'), { recursive: true, mode: PRIVATE_DIR_MODE });
   for (let attempt = 1; attempt < 1000; attempt++) {
     const id = taskIdFor(now, attempt);
     const dir = taskDir(workspace, id, home);
     if (existsSync(dir) || taskExistsAnywhere(id, home)) continue;
     try {
-      mkdirSync(dir);
+      mkdirSync(dir, { mode: PRIVATE_DIR_MODE });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
       throw error;
     }
-    mkdirSync(taskFiles(dir).artifacts);
+    mkdirSync(taskFiles(dir).artifacts, { mode: PRIVATE_DIR_MODE });
     return { workspace, id, dir };
   }
   throw new AtlasError('could not allocate a task id', { exitCode: EXIT.failure });
@@ -163,7 +163,7 @@ export function readWorkspace(workspace: string, home: string = atlasHome()): Wo
 }
 
 export async function saveWorkspace(ws: Workspace, home: string = atlasHome()): Promise<void> {
-  mkdirSync(workspaceDir(ws.name, home), { recursive: true });
+  mkdirSync(workspaceDir(ws.name, home), { recursive: true, mode: PRIVATE_DIR_MODE });
   const path = workspaceFile(ws.name, home);
   await withLock(path, () => writeFileAtomic(path, toJson(ws)));
 }

@@ -9,7 +9,7 @@ import { resolveCommit } from '../../receipts/commit-ref.js';
 import { loadReceiptSets } from '../../receipts/inputs.js';
 import { renderVerifyText, verifyJson } from '../../receipts/report-text.js';
 import { resolveXpubText } from '../../receipts/trusted-key.js';
-import { writeFileAtomic } from '../../store/atomic-write.js';
+import { SHARED_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import type { CliContext } from '../context.js';
 
 interface VerifyOptions {
@@ -54,7 +54,7 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
   if (opts.junit) {
     const junit = resolve(ctx.cwd, opts.junit);
     mkdirSync(dirname(junit), { recursive: true });
-    writeFileAtomic(junit, renderJunit(report));
+    writeFileAtomic(junit, renderJunit(report), { mode: SHARED_FILE_MODE });
   }
   ctx.out.result(verifyJson(report), () => renderVerifyText(report));
   return report.ok ? EXIT.ok : EXIT.failure;

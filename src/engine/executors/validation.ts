@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { formatDuration } from '../../domain/duration.js';
 import type { ValidationStep } from '../../domain/template.js';
 import { createCheckpoint } from '../../hook/checkpoint.js';
-import { writeFileAtomic } from '../../store/atomic-write.js';
+import { PRIVATE_DIR_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import { resolveValidationCommands } from '../../templates/detect-validation.js';
 import type { ValidationRun } from '../validation-recorder.js';
 import { describeExit, runStreamed } from './command.js';
@@ -35,7 +35,7 @@ export async function runValidationStep(ctx: StepRunContext<ValidationStep>): Pr
     if (ctx.interrupts.signal) return { status: 'failed', error: `interrupted while validating with \`${command}\`` };
 
     const paths = artifactPaths(ctx.step.name, ctx.attempt, n);
-    mkdirSync(join(ctx.taskDir, paths.dir), { recursive: true });
+    mkdirSync(join(ctx.taskDir, paths.dir), { recursive: true, mode: PRIVATE_DIR_MODE });
     writeFileAtomic(join(ctx.taskDir, paths.stdout), result.stdout);
     writeFileAtomic(join(ctx.taskDir, paths.stderr), result.stderr);
     artifacts.push(paths.stdout, paths.stderr);
