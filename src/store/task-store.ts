@@ -5,6 +5,7 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import type { HookState } from '../domain/hook-state.js';
 import { isHookState } from '../domain/hook-state.js';
 import type { Task, Workspace } from '../domain/task.js';
+import { parseTask, TaskFormatError } from '../domain/task-schema.js';
 import { TASK_ID_PATTERN, taskIdFor } from '../domain/task.js';
 import { PRIVATE_DIR_MODE, writeFileAtomic } from './atomic-write.js';
 import { readJsonFile, toJson } from './json-file.js';
@@ -17,12 +18,19 @@ export interface TaskRef {
   dir: string;
 }
 
+/** task.json, validated (exit 2 naming the file and the field when it is not a task). */
 export function readTask(dir: string): Task {
-  const data = readJsonFile(taskFiles(dir).task) as Task;
-  if (typeof data !== 'object' || data === null || typeof data.id !== 'string' || !Array.isArray(data.steps)) {
-    throw new AtlasError(`${taskFiles(dir).task} is not a valid task file`, { exitCode: EXIT.input });
+  const path = taskFiles(dir).task;
+  try {
+    return parseTask(readJsonFile(path));
+  } catch (error) {
+    if (!(error instanceof TaskFormatError)) throw error;
+    throw new AtlasError(`${path} is not a valid task file: ${error.message}`, {
+      exitCode: EXIT.input,
+      hint: 'fix the named field (docs/hook-format.md describes task.json), or restore the file from a backup; nothing was changed',
+      cause: error,
+    });
   }
-  return data;
 }
 
 /** task.json, or undefined when it is missing or invalid (for scans that report such tasks). */

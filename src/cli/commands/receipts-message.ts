@@ -5,13 +5,12 @@ import { AtlasError, EXIT } from '../../domain/errors.js';
 import { messageVersionOf, ReceiptFormatError, receiptMessage } from '../../domain/receipt.js';
 import { requireTask } from '../../hook/resolve-task.js';
 import { SHARED_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
-import { readHookFile } from '../../store/hook-file.js';
-import { taskFiles } from '../../store/paths.js';
+import { readHookOfTask } from '../../store/hook-file.js';
 import type { CliContext } from '../context.js';
 
 export default async function receiptsMessage(ctx: CliContext, receiptId: string, opts: { task?: string; signature?: string }): Promise<number> {
   const { ref } = requireTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home, includeEnded: true });
-  const hook = readHookFile(taskFiles(ref.dir).hook);
+  const hook = readHookOfTask(ref);
   const index = hook.receipts.findIndex((r) => r.receipt_id === receiptId);
   if (index < 0) {
     throw new AtlasError(`task ${ref.id} has no receipt ${receiptId}`, { exitCode: EXIT.notFound, hint: `\`atlas verify ${ref.id}\` lists its receipts, each line starting with the receipt id (\`atlas hook export --task ${ref.id}\` shows them in full)` });
