@@ -196,6 +196,9 @@ program
   .option('--require-step <name>', 'require a valid passing receipt of this step (repeatable)', collect)
   .option('--commit <sha>', 'count only receipts made on this commit (id or ref, e.g. HEAD) with a clean tree; require one')
   .option('--require-pass', 'require that the last run of each command passed')
+  .option('--require-command <command>', 'require a valid receipt of exactly this command whose last run passed (repeatable)', collect)
+  .option('--no-repo-policy', 'do not require the validation.commands committed in .atlas/config.yaml at the verified commit')
+  .option('--allow-empty', 'accept input with no receipts (otherwise exit 1: nothing to verify)')
   .option('--junit <file>', 'also write a JUnit XML report')
   .option('--artifacts <dir>', 'for bundles: folder holding the tasks\' artifacts/ to check output hashes against')
   .action(run(() => import('./commands/verify.js')));

@@ -134,6 +134,7 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
     ...(baseCommit ? { base_commit: baseCommit } : {}),
     steps: template.steps,
     task_index: taskIndex,
+    ...(config.validation.commands.length > 0 ? { validation_commands: [...config.validation.commands] } : {}),
   };
   writeTask(ref.dir, task);
   const workspace: Workspace = {
