@@ -42,10 +42,12 @@ export interface CleanupOptions {
   now?: () => Date;
   /** How old debris of a killed process must be to go (default DEBRIS_GRACE_MS). */
   graceMs?: number;
+  /** Remove worktrees that hold ignored files (a .env, build output) too, deleting those files. */
+  includeIgnored?: boolean;
 }
 
 export type WorktreeOutcome =
-  | { path: string; action: 'removed'; bytes: number }
+  | { path: string; action: 'removed'; bytes: number; ignored: string[] }
   | { path: string; action: 'kept'; reason: string }
   | { path: string; action: 'missing' };
 
@@ -184,7 +186,7 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
   const assessments = new Map<string, WorktreeAssessment>();
   for (const c of expired) {
     const path = separateWorktree(c.task);
-    if (path && lastUser.get(path) === c.ref.id) assessments.set(c.ref.id, await assessWorktree(c.task, stayingUsers.get(path) ?? []));
+    if (path && lastUser.get(path) === c.ref.id) assessments.set(c.ref.id, await assessWorktree(c.task, stayingUsers.get(path) ?? [], { includeIgnored: Boolean(options.includeIgnored) }));
   }
 
   // 3. Act (or, dry, only account).
@@ -284,7 +286,7 @@ function outcomeOf(assessment: WorktreeAssessment | undefined): WorktreeOutcome 
     case 'keep':
       return { path: assessment.path, action: 'kept', reason: assessment.reason };
     case 'remove':
-      return { path: assessment.path, action: 'removed', bytes: assessment.bytes };
+      return { path: assessment.path, action: 'removed', bytes: assessment.bytes, ignored: assessment.ignored };
   }
 }
 

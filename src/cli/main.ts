@@ -147,6 +147,7 @@ hook
   .command('install')
   .description('install git hooks that record checkpoints on commit and push (your own hooks keep running)')
   .option('--repo <dir>', 'the repository (default: the current directory)')
+  .option('--shared', 'install even when core.hooksPath comes from global or system git config (every repository uses that folder)')
   .action(run(() => import('./commands/hook-install.js')));
 hook
   .command('uninstall')
@@ -157,7 +158,8 @@ hook
 program
   .command('cleanup')
   .description('delete ended tasks older than their retention (hooks.retention.*), with their clean worktrees, and what killed atlas runs left behind')
-  .option('--dry-run', 'change nothing; list what would be removed')
+  .option('--dry-run', 'change nothing; list what would be removed (ignored files included)')
+  .option('--include-ignored', 'also remove worktrees holding ignored files (a .env, build output), deleting those files')
   .action(run(() => import('./commands/cleanup.js')));
 
 const key = program.command('key').description('the signing key: show it, export public keys for CI and other tools');

@@ -1,4 +1,4 @@
-// atlas cleanup [--dry-run]
+// atlas cleanup [--dry-run] [--include-ignored]
 import { loadConfig } from '../../config/load.js';
 import { EXIT } from '../../domain/errors.js';
 import type { RetentionMs } from '../../cleanup/retention.js';
@@ -6,7 +6,7 @@ import { cleanupTasks } from '../../cleanup/cleanup.js';
 import { formatCleanupReport } from '../../cleanup/format.js';
 import type { CliContext } from '../context.js';
 
-export default async function cleanup(ctx: CliContext, opts: { dryRun?: boolean }): Promise<number> {
+export default async function cleanup(ctx: CliContext, opts: { dryRun?: boolean; includeIgnored?: boolean }): Promise<number> {
   const overrides = ctx.overrides();
   const warned = new Set<string>();
   // Each task keeps the retention of the repository it came from (its .atlas/config.yaml).
@@ -18,7 +18,7 @@ export default async function cleanup(ctx: CliContext, opts: { dryRun?: boolean 
     }
     return config.hooks.retention;
   };
-  const report = await cleanupTasks({ home: ctx.home, dryRun: Boolean(opts.dryRun), retentionFor });
+  const report = await cleanupTasks({ home: ctx.home, dryRun: Boolean(opts.dryRun), includeIgnored: Boolean(opts.includeIgnored), retentionFor });
   ctx.out.result(report, () => formatCleanupReport(report));
   return EXIT.ok;
 }

@@ -1,6 +1,6 @@
 // atlas init: set up ATLAS_HOME (folders, a commented config.yaml, the signing key) and, inside a
 // git repository, offer the git hooks that record checkpoints. Safe to run again.
-import { EXIT } from '../../domain/errors.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
 import { initializeHome } from '../../engine/init-home.js';
 import { tightenHome } from '../../engine/private-home.js';
 import { locateWorktree } from '../../git/locate.js';
@@ -54,7 +54,15 @@ export default async function init(ctx: CliContext, opts: InitOptions): Promise<
   let statusError: string | undefined;
   if (repo) {
     const { gitHooksStatus, installGitHooks } = await import('../../githooks/install.js');
-    if (await wantHooks(opts, repo)) hooks = await installGitHooks({ repo });
+    if (await wantHooks(opts, repo)) {
+      try {
+        hooks = await installGitHooks({ repo });
+      } catch (error) {
+        // A shared (global) hooks folder is refused; the rest of init still counts.
+        if (!(error instanceof AtlasError)) throw error;
+        ctx.out.warn(`git hooks not installed: ${error.message}${error.hint ? ` (${error.hint})` : ''}`);
+      }
+    }
     try {
       status = await gitHooksStatus({ repo });
     } catch (error) {
