@@ -50,6 +50,13 @@ program
   .action(run(() => import('./commands/init.js')));
 
 program
+  .command('demo')
+  .description('see atlas work in a few seconds: a sample repository, a task, a crash, recover, verify (its own ATLAS_HOME unless --home)')
+  .option('--dir <dir>', 'an empty or new folder for the demo (default: a new temporary folder)')
+  .option('--home <dir>', 'ATLAS_HOME to use (default: a fresh one inside the demo folder; ~/.atlas is not touched)')
+  .action(run(() => import('./commands/demo.js')));
+
+program
   .command('start')
   .description('start a task: a new branch in a git worktree, then the template\'s steps with live progress')
   .argument('<template>', 'template name (atlas templates list)')
