@@ -116,3 +116,33 @@ describe('hookTaskMismatch', () => {
     expect(hookTaskMismatch({ ...hook, current_step: { ...at, step_index: 1 } }, id, [{ name: 'x' }])?.problem).toContain('has 1 step (0..0)');
   });
 });
+
+describe('evaluatePolicies: required commands and nothing to verify', () => {
+  const receipt = (id: string, command: string, exit: number, completed: string) =>
+    ({ receipt_id: id, command, exit_code: exit, completed_at: completed, step_name: 'validate', message_version: 3, git_dirty: false, task_id: 't' }) as never;
+  const tasks = (...receipts: unknown[]) => [{ taskId: 't', receipts: receipts.map((r) => ({ receipt: r as never, valid: true })) }];
+
+  it('the last run of the exact command must pass; another command never counts', async () => {
+    const { evaluatePolicies } = await import('../src/domain/receipt-policy.js');
+    const base = { requireSteps: [], requirePass: false };
+    const fixed = tasks(receipt('rcpt-1', 'npm test', 1, '2026-01-17T14:00:00Z'), receipt('rcpt-2', ' npm test ', 0, '2026-01-17T14:05:00Z'));
+    const ok = evaluatePolicies(fixed, { ...base, requireCommands: [{ command: 'npm test', source: '--require-command' }] });
+    expect(ok).toEqual([{ policy: 'require-command', name: '--require-command "npm test"', ok: true, detail: '`npm test` passed (rcpt-2, the last of 2 runs)' }]);
+    const broke = tasks(receipt('rcpt-1', 'npm test', 0, '2026-01-17T14:00:00Z'), receipt('rcpt-2', 'npm test', 2, '2026-01-17T14:05:00Z'));
+    expect(evaluatePolicies(broke, { ...base, requireCommands: [{ command: 'npm test', source: '.atlas/config.yaml at abc' }] })[0]).toMatchObject({
+      name: '"npm test" (.atlas/config.yaml at abc)', ok: false, detail: 'the last run of `npm test` exited 2 (rcpt-2)',
+    });
+    const others = tasks(...['a', 'b', 'c', 'd', 'e'].map((c, i) => receipt(`rcpt-${i}`, c, 0, '2026-01-17T14:00:00Z')));
+    expect(evaluatePolicies(others, { ...base, requireCommands: [{ command: 'npm test', source: '--require-command' }] })[0]!.detail).toBe(
+      'no valid receipt of `npm test`; receipts are for `a`, `b`, `c`, `d`, …',
+    );
+  });
+
+  it('no receipts fail as nothing to verify unless allowed', async () => {
+    const { evaluatePolicies } = await import('../src/domain/receipt-policy.js');
+    const base = { requireSteps: [], requirePass: false };
+    expect(evaluatePolicies([], base)).toEqual([{ policy: 'receipts', name: 'receipts to verify', ok: false, detail: 'nothing to verify: no tasks (--allow-empty accepts this)' }]);
+    expect(evaluatePolicies(tasks(), base)[0]!.detail).toBe('nothing to verify: 1 task without receipts (--allow-empty accepts this)');
+    expect(evaluatePolicies(tasks(), { ...base, allowEmpty: true })).toEqual([]);
+  });
+});
