@@ -2,6 +2,7 @@
 // (command-agent.ts) implement it.
 import type { Config } from '../config/schema.js';
 import type { ProcessGroups } from '../engine/processes.js';
+import type { ProcessExecutor } from '../exec/types.js';
 import type { AgentUpdate, TokenUsage } from './claude-stream.js';
 
 export interface AgentRunInput {
@@ -13,6 +14,8 @@ export interface AgentRunInput {
   timeoutMs: number;
   ai: Config['ai'];
   groups: ProcessGroups;
+  /** How the agent's process starts (local or the task's sandbox). */
+  executor: ProcessExecutor;
   /** Text to show the user as it comes. */
   onOutput(text: string, stream: 'stdout' | 'stderr'): void;
   /** Structured progress: session id, tool use (files), assistant text. */

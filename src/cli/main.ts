@@ -59,6 +59,8 @@ program
   .option('--no-interactive', 'never prompt: human steps wait in awaiting_human for atlas resume')
   .addOption(new Option('--agent <agent>', 'AI agent for this task (sets ai.agent)').choices(['claude', 'command']))
   .option('--model <model>', 'model passed to the agent (sets ai.model)')
+  .option('--sandbox', 'run the steps\' processes in the OS sandbox (sets execution.mode)')
+  .addOption(new Option('--local', 'run the steps\' processes on this machine, unsandboxed (sets execution.mode)').conflicts('sandbox'))
   .action(run(() => import('./commands/start.js')));
 
 program
@@ -69,6 +71,8 @@ program
   .option('--reject', 'reject the waiting step: the task fails')
   .option('--note <text>', 'tell the agent (or the history) why, e.g. what you fixed')
   .option('--no-interactive', 'never prompt')
+  .option('--sandbox', 'run the steps\' processes in the OS sandbox (sets execution.mode)')
+  .addOption(new Option('--local', 'run the steps\' processes on this machine, unsandboxed (sets execution.mode)').conflicts('sandbox'))
   .action(run(() => import('./commands/resume.js')));
 
 program
@@ -79,6 +83,8 @@ program
     new Option('--action <action>', 'take this action instead of asking').choices([...RECOVERY_ACTIONS]),
   )
   .option('--yes', 'take the recommended action without asking')
+  .option('--sandbox', 'run the steps\' processes in the OS sandbox (sets execution.mode)')
+  .addOption(new Option('--local', 'run the steps\' processes on this machine, unsandboxed (sets execution.mode)').conflicts('sandbox'))
   .action(run(() => import('./commands/recover.js')));
 
 program
@@ -153,6 +159,12 @@ hook
   .description('remove atlas\'s git hooks and put back the hooks that were there before')
   .option('--repo <dir>', 'the repository (default: the current directory)')
   .action(run(() => import('./commands/hook-uninstall.js')));
+
+program
+  .command('doctor')
+  .description('can steps run here: execution mode, sandbox readiness (bubblewrap, socat, ripgrep, a trial run) and the effective sandbox policy')
+  .option('--task <id>', 'show the policy of this task (default: the task of this directory)')
+  .action(run(() => import('./commands/doctor.js')));
 
 program
   .command('cleanup')

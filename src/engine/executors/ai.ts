@@ -56,6 +56,7 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
       timeoutMs,
       ai,
       groups: ctx.groups,
+      executor: ctx.executor,
       onOutput: (text, stream) => ctx.reporter.output(text, stream),
       onUpdate: (u: AgentUpdate) => {
         switch (u.kind) {

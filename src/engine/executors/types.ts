@@ -6,6 +6,7 @@ import type { Task } from '../../domain/task.js';
 import type { HookManager } from '../../hook/manager.js';
 import type { Reporter } from '../contract.js';
 import type { InterruptWatch } from '../interrupts.js';
+import type { ProcessExecutor } from '../../exec/types.js';
 import type { ProcessGroups } from '../processes.js';
 import type { StepProgress } from '../step-progress.js';
 import type { ValidationRecorder } from '../validation-recorder.js';
@@ -23,6 +24,8 @@ export interface StepRunContext<S extends StepDefinition = StepDefinition> {
   reporter: Reporter;
   progress: StepProgress;
   groups: ProcessGroups;
+  /** Starts the step's processes (local or sandboxed): pass it to every runProcess. */
+  executor: ProcessExecutor;
   interrupts: InterruptWatch;
   interactive: boolean;
   /** Environment for the step's processes (process env plus ATLAS_TASK_ID, ATLAS_STEP, ...). */

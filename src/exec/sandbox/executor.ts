@@ -1,0 +1,75 @@
+// The sandboxed executor: each process of a step runs inside the OS sandbox with the task's
+// policy. The command is the same as in local mode (shell commands still run under /bin/sh, in
+// the worktree, with the step's environment); only TMPDIR points at the task's own temp folder.
+import { mkdirSync } from 'node:fs';
+import { shellQuote } from '../run-process.js';
+import type { Launch, LaunchSpec, ProcessExecutor } from '../types.js';
+import { absentStubPaths, emptyMountDirs, pruneLitter, recordLitter } from './litter.js';
+import type { SandboxPolicy } from './policy.js';
+import { bridgeSockets, commandFinished, wrapCommand } from './runtime.js';
+
+const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/;
+/** The library's NO_PROXY without loopback, for tasks that allow a service on this host's loopback. */
+const NO_PROXY_WITHOUT_LOOPBACK = '169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16';
+
+/** The command line run inside the sandbox. */
+export function innerCommand(spec: Pick<LaunchSpec, 'command' | 'args' | 'shell'>, policy: SandboxPolicy): string {
+  const tmp = shellQuote(policy.tmpdir);
+  const lines = [`export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`];
+  // Inside the sandbox loopback is the sandbox's own: an allowed loopback host (a local model API,
+  // a test server) is this machine's, reachable only through the proxy.
+  if (policy.allowed_domains.some((d) => LOOPBACK.test(d))) lines.push(`export NO_PROXY=${NO_PROXY_WITHOUT_LOOPBACK} no_proxy=${NO_PROXY_WITHOUT_LOOPBACK}`);
+  lines.push(spec.shell ? `exec /bin/sh -c ${shellQuote(spec.command)}` : `exec ${[spec.command, ...spec.args].map(shellQuote).join(' ')}`);
+  return lines.join('\n');
+}
+
+const WRITE_DENIED = /Read-only file system|Operation not permitted|EROFS|EPERM/;
+const NETWORK_DENIED = /blocked-by-sandbox-runtime|not allowed by ruleset|Could not resolve host|name resolution|EAI_AGAIN|ENOTFOUND|403 Forbidden|Connection refused|ECONNREFUSED/;
+
+/** A failure's stderr read against the policy: which rule refused it, and where to change it. */
+export function explainDenial(stderr: string, policy: SandboxPolicy): string | undefined {
+  const notes: string[] = [];
+  const readPath = policy.deny_read.find((p) => stderr.includes(p));
+  if (readPath) notes.push(`${readPath} is unreadable in the sandbox (execution.sandbox.deny_read and atlas's built-in list)`);
+  if (WRITE_DENIED.test(stderr)) {
+    notes.push(`writes are allowed only in ${policy.allow_write.join(', ')} (add a path with execution.sandbox.allow_write)`);
+  }
+  if (NETWORK_DENIED.test(stderr)) {
+    const allowed = policy.allowed_domains.length ? policy.allowed_domains.join(', ') : 'no host';
+    notes.push(`network access is limited to ${allowed} (execution.sandbox.allowed_domains)`);
+  }
+  if (notes.length === 0) return undefined;
+  return `sandbox policy: ${notes.join('; ')}; see \`atlas doctor\` and docs/execution-modes.md`;
+}
+
+export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): ProcessExecutor {
+  let counter = 0;
+  return {
+    mode: 'sandbox',
+    async prepare(spec: LaunchSpec): Promise<Launch> {
+      mkdirSync(policy.tmpdir, { recursive: true, mode: 0o700 });
+      // Recorded before anything starts: a SIGKILL from here on leaves only what this names.
+      const stubs = await absentStubPaths(policy.worktree);
+      const tempBefore = new Set(emptyMountDirs());
+      recordLitter(taskDir, { worktree: policy.worktree, stubs, sockets: bridgeSockets(), temp_dirs: [] });
+      const wrapped = await wrapCommand(policy, innerCommand(spec, policy), `atlas-${process.pid}-${++counter}`);
+      const newTemp = emptyMountDirs().filter((d) => !tempBefore.has(d));
+      recordLitter(taskDir, { worktree: policy.worktree, stubs: [], sockets: bridgeSockets(), temp_dirs: newTemp });
+      let done = false;
+      return {
+        command: '/bin/sh',
+        args: ['-c', wrapped],
+        shell: false,
+        env: spec.env,
+        finished: () => {
+          if (done) return;
+          done = true;
+          commandFinished();
+          // The library removed its stubs: the record keeps only what is still there.
+          pruneLitter(taskDir);
+        },
+        explain: (stderr) => explainDenial(stderr, policy),
+      };
+    },
+  };
+}
