@@ -19,6 +19,12 @@ export function innerCommand(spec: Pick<LaunchSpec, 'command' | 'args' | 'shell'
   // Inside the sandbox loopback is the sandbox's own: an allowed loopback host (a local model API,
   // a test server) is this machine's, reachable only through the proxy.
   if (policy.allowed_domains.some((d) => LOOPBACK.test(d))) lines.push(`export NO_PROXY=${NO_PROXY_WITHOUT_LOOPBACK} no_proxy=${NO_PROXY_WITHOUT_LOOPBACK}`);
+  // The library starts the in-sandbox end of the proxy bridge in the background, just before the
+  // command: a client that connects at once can find nothing listening yet. Wait for it (bash,
+  // which the library runs this with; at most about a second).
+  if (policy.allowed_domains.length > 0 && process.platform === 'linux') {
+    lines.push('if [ -n "$BASH_VERSION" ]; then i=0; while [ $i -lt 100 ] && ! (: </dev/tcp/127.0.0.1/3128) 2>/dev/null; do sleep 0.01; i=$((i+1)); done; fi');
+  }
   lines.push(spec.shell ? `exec /bin/sh -c ${shellQuote(spec.command)}` : `exec ${[spec.command, ...spec.args].map(shellQuote).join(' ')}`);
   return lines.join('\n');
 }

@@ -94,6 +94,20 @@ function modelApiHost(env: NodeJS.ProcessEnv): string | undefined {
   }
 }
 
+/**
+ * Claude Code keeps its sessions, todos and settings in its config folder ($CLAUDE_CONFIG_DIR or
+ * ~/.claude, and ~/.claude.json): an `ai` step with agent claude cannot run without writing there.
+ * Its settings files stay read-only (hooks there would run outside the sandbox later).
+ */
+export function agentStatePaths(config: Config, env: NodeJS.ProcessEnv, userHome: string): { write: string[]; denyWrite: string[] } {
+  if (config.ai.agent !== 'claude') return { write: [], denyWrite: [] };
+  const configDir = env['CLAUDE_CONFIG_DIR'] ? resolve(env['CLAUDE_CONFIG_DIR']) : join(userHome, '.claude');
+  const write = [configDir, ...(env['CLAUDE_CONFIG_DIR'] ? [] : [join(userHome, '.claude.json')])];
+  // Only existing ones: the sandbox would create a stub for an absent path.
+  const denyWrite = ['settings.json', 'settings.local.json'].map((f) => join(configDir, f)).filter((p) => existsSync(p));
+  return { write: write.filter((p) => existsSync(p)), denyWrite };
+}
+
 function unique(items: string[]): string[] {
   return [...new Set(items)];
 }
@@ -104,7 +118,8 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
   const sandbox = input.config.execution.sandbox;
   const worktree = realpath(input.task.worktree);
   const tmpdir = join(input.taskDir, 'tmp');
-  const allowWrite = unique([worktree, ...gitWritePaths(worktree), tmpdir, ...sandbox.allow_write.map((p) => expandHome(p, userHome))]);
+  const agent = agentStatePaths(input.config, env, userHome);
+  const allowWrite = unique([worktree, ...gitWritePaths(worktree), tmpdir, ...agent.write, ...sandbox.allow_write.map((p) => expandHome(p, userHome))]);
   // What this task needs is never denied, even when it lies inside another task's folder (an
   // in-place task in the repository whose .git this task's commits write to).
   const needed = [worktree, ...allowWrite];
@@ -123,7 +138,7 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
     worktree,
     tmpdir,
     allow_write: allowWrite,
-    deny_write: [],
+    deny_write: agent.denyWrite,
     deny_read: denyRead,
     allowed_domains: unique([...sandbox.allowed_domains, ...(api ? [api] : [])]),
   };
