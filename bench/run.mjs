@@ -9,6 +9,7 @@ const benches = [
   ['receipt verification rate (issue 4)', 'verify.mjs'],
   ['git hook overhead on git commit (issue 5)', 'git-hook.mjs'],
   ['recovery hot paths (issue 3)', 'recovery.mjs'],
+  ['sandbox overhead, local vs sandboxed (issue 12)', 'sandbox.mjs'],
 ];
 
 console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);

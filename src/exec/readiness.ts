@@ -94,6 +94,7 @@ export async function trialRun(): Promise<Trial> {
       dir,
     );
     const result = await runProcess({ command: 'true', cwd: dir, groups: new ProcessGroups(), executor, timeoutMs: 30_000, capture: true });
+    await executor.close?.();
     const ms = Date.now() - started;
     if (result.exitCode === 0) return { ok: true, ms };
     const stderr = result.stderr.toString('utf8').trim().split('\n').slice(-3).join(' ');

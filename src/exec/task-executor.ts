@@ -69,11 +69,13 @@ export async function createTaskExecutor(input: TaskExecutorInput): Promise<Task
   const record: ExecutionRecord = { mode: 'sandbox', ...base, policy };
   writeFileAtomic(join(input.taskDir, EXECUTION_FILE), `${JSON.stringify(record, null, 2)}\n`);
   const { finishLitter } = await import('./sandbox/litter.js');
+  const executor = createSandboxExecutor(policy, input.taskDir);
   const release = async () => {
+    await executor.close?.();
     await releaseSandbox();
     finishLitter(input.taskDir);
   };
-  return { executor: createSandboxExecutor(policy, input.taskDir), record, release };
+  return { executor, record, release };
 }
 
 /** The execution record of a task's last run, if it has one. */

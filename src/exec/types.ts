@@ -32,4 +32,6 @@ export interface Launch {
 export interface ProcessExecutor {
   readonly mode: ExecutionMode;
   prepare(spec: LaunchSpec): Promise<Launch>;
+  /** The run has ended: release what the executor holds. */
+  close?(): Promise<void>;
 }

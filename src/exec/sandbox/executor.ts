@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { shellQuote } from '../run-process.js';
 import type { Launch, LaunchSpec, ProcessExecutor } from '../types.js';
-import { absentStubPaths, emptyMountDirs, pruneLitter, recordLitter } from './litter.js';
+import { absentStubPaths, emptyMountDirs, recordLitter, removeStubs } from './litter.js';
 import type { SandboxPolicy } from './policy.js';
 import { bridgeSockets, commandFinished, wrapCommand } from './runtime.js';
 
@@ -15,7 +15,7 @@ const NO_PROXY_WITHOUT_LOOPBACK = '169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.1
 /** The command line run inside the sandbox. */
 export function innerCommand(spec: Pick<LaunchSpec, 'command' | 'args' | 'shell'>, policy: SandboxPolicy): string {
   const tmp = shellQuote(policy.tmpdir);
-  const lines = [`export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`];
+  const lines = ['unset ATLAS_SANDBOX_COMMAND', `export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`];
   // Inside the sandbox loopback is the sandbox's own: an allowed loopback host (a local model API,
   // a test server) is this machine's, reachable only through the proxy.
   if (policy.allowed_domains.some((d) => LOOPBACK.test(d))) lines.push(`export NO_PROXY=${NO_PROXY_WITHOUT_LOOPBACK} no_proxy=${NO_PROXY_WITHOUT_LOOPBACK}`);
@@ -48,34 +48,67 @@ export function explainDenial(stderr: string, policy: SandboxPolicy): string | u
   return `sandbox policy: ${notes.join('; ')}; see \`atlas doctor\` and docs/execution-modes.md`;
 }
 
+/**
+ * How long one wrap is reused. Wrapping scans the worktree (ripgrep) for files the sandbox must
+ * protect and costs more than running the command, so a run's commands share one wrapped runner
+ * that takes the command from the environment; it is redone when the worktree's protected paths
+ * change (one appeared or went) and at least this often, so later files are protected too.
+ */
+export const REWRAP_MS = 30_000;
+
+interface Wrap {
+  runner: string;
+  /** Protected paths absent at wrap time: bubblewrap creates a stub at each while a command runs. */
+  stubs: string[];
+  key: string;
+  at: number;
+}
+
 export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): ProcessExecutor {
   let counter = 0;
+  let running = 0;
+  let wrap: Wrap | undefined;
+
+  async function currentWrap(): Promise<Wrap> {
+    // While a command runs its stubs exist: the absent set is only known between commands.
+    if (wrap && running > 0) return wrap;
+    const stubs = await absentStubPaths(policy.worktree);
+    const key = stubs.join('\0');
+    if (wrap && wrap.key === key && Date.now() - wrap.at < REWRAP_MS) return wrap;
+    if (wrap) commandFinished();
+    const tempBefore = new Set(emptyMountDirs());
+    const runner = await wrapCommand(policy, 'eval "$ATLAS_SANDBOX_COMMAND"', `atlas-${process.pid}-${++counter}`);
+    // Recorded before any command starts: a SIGKILL from here on leaves only what this names.
+    recordLitter(taskDir, { worktree: policy.worktree, stubs, sockets: bridgeSockets(), temp_dirs: emptyMountDirs().filter((d) => !tempBefore.has(d)) });
+    wrap = { runner, stubs, key, at: Date.now() };
+    return wrap;
+  }
+
   return {
     mode: 'sandbox',
     async prepare(spec: LaunchSpec): Promise<Launch> {
       mkdirSync(policy.tmpdir, { recursive: true, mode: 0o700 });
-      // Recorded before anything starts: a SIGKILL from here on leaves only what this names.
-      const stubs = await absentStubPaths(policy.worktree);
-      const tempBefore = new Set(emptyMountDirs());
-      recordLitter(taskDir, { worktree: policy.worktree, stubs, sockets: bridgeSockets(), temp_dirs: [] });
-      const wrapped = await wrapCommand(policy, innerCommand(spec, policy), `atlas-${process.pid}-${++counter}`);
-      const newTemp = emptyMountDirs().filter((d) => !tempBefore.has(d));
-      recordLitter(taskDir, { worktree: policy.worktree, stubs: [], sockets: bridgeSockets(), temp_dirs: newTemp });
+      const current = await currentWrap();
+      running++;
       let done = false;
       return {
         command: '/bin/sh',
-        args: ['-c', wrapped],
+        args: ['-c', current.runner],
         shell: false,
-        env: spec.env,
+        env: { ...spec.env, ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
         finished: () => {
           if (done) return;
           done = true;
-          commandFinished();
-          // The library removed its stubs: the record keeps only what is still there.
-          pruneLitter(taskDir);
+          running--;
+          // Removing a stub while another sandbox still uses it would lift its mount there.
+          if (running === 0) removeStubs(current.stubs);
         },
         explain: (stderr) => explainDenial(stderr, policy),
       };
+    },
+    async close(): Promise<void> {
+      if (wrap) commandFinished();
+      wrap = undefined;
     },
   };
 }

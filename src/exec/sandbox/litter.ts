@@ -105,16 +105,21 @@ export function recordLitter(taskDir: string, add: { worktree: string; stubs: st
     sockets: merge(mine?.sockets ?? before?.sockets, add.sockets),
     temp_dirs: merge(mine?.temp_dirs ?? before?.temp_dirs, add.temp_dirs),
   };
-  writeFileAtomic(join(taskDir, LITTER_FILE), `${JSON.stringify(record, null, 2)}\n`);
+  // Not fsynced: it must survive a killed process, not a power cut (then only stubs would stay).
+  writeFileAtomic(join(taskDir, LITTER_FILE), `${JSON.stringify(record, null, 2)}\n`, { durable: false });
 }
 
-/** After a command ended normally: stubs the library has removed are no longer this run's to sweep. */
-export function pruneLitter(taskDir: string): void {
-  const record = readLitter(taskDir);
-  if (!record || record.pid !== process.pid) return;
-  const stubs = record.stubs.filter((p) => exists(p));
-  if (stubs.length === record.stubs.length) return;
-  writeFileAtomic(join(taskDir, LITTER_FILE), `${JSON.stringify({ ...record, stubs }, null, 2)}\n`);
+/** After the sandboxed commands ended: the stubs bubblewrap made at paths that were absent go. */
+export function removeStubs(paths: readonly string[]): void {
+  for (const path of [...paths].sort((a, b) => b.split('/').length - a.split('/').length)) {
+    if (!isStub(path)) continue;
+    try {
+      if (lstatSync(path).isDirectory()) rmdirSync(path);
+      else unlinkSync(path);
+    } catch {
+      // Gone, or not ours to remove.
+    }
+  }
 }
 
 /** The run has ended normally: the library removed its stubs, so the record has nothing left to say. */
