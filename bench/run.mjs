@@ -10,6 +10,7 @@ const benches = [
   ['git hook overhead on git commit (issue 5)', 'git-hook.mjs'],
   ['recovery hot paths (issue 3)', 'recovery.mjs'],
   ['sandbox overhead, local vs sandboxed (issue 12)', 'sandbox.mjs'],
+  ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
 ];
 
 console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);

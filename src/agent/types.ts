@@ -13,6 +13,8 @@ export interface AgentRunInput {
   env: NodeJS.ProcessEnv;
   timeoutMs: number;
   ai: Config['ai'];
+  /** Claude Code --allowedTools patterns (e.g. "Bash(npm test)"), on top of its permission mode. */
+  allowedTools?: readonly string[];
   groups: ProcessGroups;
   /** How the agent's process starts (local or the task's sandbox). */
   executor: ProcessExecutor;
@@ -35,4 +37,6 @@ export interface AgentRunResult {
   files: string[];
   usage?: TokenUsage;
   costUsd?: number;
+  /** A configuration error no retry can fix, with its fix. */
+  permanent?: { hint: string };
 }

@@ -21,6 +21,8 @@ import type { TaskRef } from '../store/task-store.js';
 import type { EvidenceOptions } from './evidence.js';
 import { findFinishedWork } from './evidence.js';
 import type { HeartbeatSettings, Ownership } from './ownership.js';
+import { finalizeRunningConversations } from '../conversation/finalize.js';
+import type { ConversationRecord } from '../domain/conversation.js';
 import { initialHook } from './initial-hook.js';
 import { stopLeftoverProcesses } from './leftovers.js';
 import { sweepLitter } from '../exec/sandbox/litter.js';
@@ -54,6 +56,8 @@ export interface Diagnosis {
   stoppedProcesses: number[];
   /** What a killed sandboxed run left (stubs in the worktree, bridge sockets, socat), removed before diagnosing. */
   sandboxLitter?: LitterSweep;
+  /** Agent conversations the dead run left `running`, now closed as interrupted with a partial ledger row. */
+  finalizedConversations: ConversationRecord[];
 }
 
 export interface DiagnoseOptions {
@@ -283,6 +287,13 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       return { ...moved, recovery };
     });
     const pausedBy = hook.state === 'awaiting_human' ? enteredStateBy(hook)?.trigger : undefined;
+    // The dead run cannot finish its conversations any more (its owner is gone, checked above).
+    let finalizedConversations: ConversationRecord[] = [];
+    try {
+      finalizedConversations = finalizeRunningConversations(ref.dir, manager.now());
+    } catch {
+      // A conversation that cannot be closed stays `running`; recovery itself goes on.
+    }
     const diagnosis: Diagnosis = {
       ref,
       task,
@@ -296,6 +307,7 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       checkpoint: returnPoint(hook, task.steps, recovery!),
       ownership: ownership!,
       stoppedProcesses,
+      finalizedConversations,
     };
     if (pausedBy !== undefined) diagnosis.pausedBy = pausedBy;
     if (previousOwner) diagnosis.previousOwner = previousOwner;
