@@ -5,8 +5,6 @@
 
 export type ExecutionMode = 'local' | 'sandbox';
 
-export const EXECUTION_MODES: readonly ExecutionMode[] = ['local', 'sandbox'];
-
 /** A process as a step asks for it. */
 export interface LaunchSpec {
   /** The program, or with `shell` the whole command line for /bin/sh -c. */
