@@ -6,7 +6,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/load.js';
 import { localExecutor } from '../src/exec/local.js';
+import { checkReadiness, trialRun } from '../src/exec/readiness.js';
+import { createTaskExecutor, readExecutionRecord } from '../src/exec/task-executor.js';
 import { ProcessGroups } from '../src/exec/process-groups.js';
 import { runProcess } from '../src/exec/run-process.js';
 import { createSandboxExecutor, explainDenial, innerCommand } from '../src/exec/sandbox/executor.js';
@@ -123,6 +126,25 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     expect(existsSync(join(worktree, '.claude'))).toBe(false);
     expect(readLitter(taskDir)?.pid).toBe(process.pid);
     await executor.close?.();
+  });
+
+  it('a task run in sandbox mode: readiness, the trial run, the executor with its recorded policy', async () => {
+    const home = join(base, 'atlas-home');
+    const taskDir = join(home, 'workspaces', 'ws', 'tasks', 't1');
+    mkdirSync(taskDir, { recursive: true });
+    const { config } = await loadConfig({ home, env: {}, overrides: { 'execution.mode': 'sandbox', 'ai.agent': 'command' } });
+    expect((await checkReadiness()).ready).toBe(true);
+    const trial = await trialRun();
+    expect(trial.ok).toBe(true);
+    const run = await createTaskExecutor({ task: { id: 't1', worktree, workspace_id: 'ws' }, taskDir, home, config });
+    expect(run.executor.mode).toBe('sandbox');
+    expect(readExecutionRecord(taskDir)?.policy?.deny_read).toContain(join(home, 'keys'));
+    const result = await runProcess({ command: 'echo "$TMPDIR"', shell: true, cwd: worktree, capture: true, groups: new ProcessGroups(), executor: run.executor });
+    expect(result.stdout.toString().trim()).toBe(join(taskDir, 'tmp'));
+    await run.release();
+    expect(existsSync(join(taskDir, 'sandbox-litter.json'))).toBe(false);
+    // A program that does not exist is an error of the start, as in local mode.
+    await expect(runProcess({ command: join(base, 'no-such-program'), cwd: worktree, groups: new ProcessGroups() })).rejects.toThrow(/ENOENT/);
   });
 
   it('explains network and write denials in policy terms, and stays quiet otherwise', () => {
