@@ -78,6 +78,14 @@ export async function createTaskExecutor(input: TaskExecutorInput): Promise<Task
   return { executor, record, release };
 }
 
+/** One line for the run's output: the steps run sandboxed, and what that means. */
+export function describeExecution(record: ExecutionRecord): string | undefined {
+  const p = record.policy;
+  if (record.mode !== 'sandbox' || !p) return undefined;
+  const hosts = p.allowed_domains.length ? p.allowed_domains.join(', ') : 'none';
+  return `steps run in the sandbox: writes only in the worktree, its git folders and ${p.tmpdir}; ${p.deny_read.length} paths unreadable (keys, secrets, other tasks); network: ${hosts} (\`atlas doctor\` shows the policy)`;
+}
+
 /** The execution record of a task's last run, if it has one. */
 export function readExecutionRecord(taskDir: string): ExecutionRecord | undefined {
   try {
