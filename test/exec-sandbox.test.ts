@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
 import { localExecutor } from '../src/exec/local.js';
 import { checkReadiness, trialRun } from '../src/exec/readiness.js';
-import { createTaskExecutor, readExecutionRecord } from '../src/exec/task-executor.js';
+import { createTaskExecutor, describeExecution, readExecutionRecord } from '../src/exec/task-executor.js';
 import { ProcessGroups } from '../src/exec/process-groups.js';
 import { runProcess } from '../src/exec/run-process.js';
 import { createSandboxExecutor, explainDenial, innerCommand } from '../src/exec/sandbox/executor.js';
@@ -138,6 +138,7 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     expect(trial.ok).toBe(true);
     const run = await createTaskExecutor({ task: { id: 't1', worktree, workspace_id: 'ws' }, taskDir, home, config });
     expect(run.executor.mode).toBe('sandbox');
+    expect(describeExecution(run.record)).toContain('steps run in the sandbox: writes only in the worktree');
     expect(readExecutionRecord(taskDir)?.policy?.deny_read).toContain(join(home, 'keys'));
     const result = await runProcess({ command: 'echo "$TMPDIR"', shell: true, cwd: worktree, capture: true, groups: new ProcessGroups(), executor: run.executor });
     expect(result.stdout.toString().trim()).toBe(join(taskDir, 'tmp'));

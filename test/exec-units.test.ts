@@ -16,7 +16,7 @@ import { describeSweep } from '../src/exec/sandbox/litter-text.js';
 import { absentStubPaths, finishLitter, LITTER_FILE, readLitter, recordLitter, removeStubs, sweepLitter } from '../src/exec/sandbox/litter.js';
 import { agentStatePaths, buildPolicy, gitWritePaths, isInside, SECRET_PATHS } from '../src/exec/sandbox/policy.js';
 import { findBridgeProcesses } from '../src/exec/sandbox/socat.js';
-import { createTaskExecutor, otherTaskWorktrees, readExecutionRecord } from '../src/exec/task-executor.js';
+import { createTaskExecutor, describeExecution, describeModeChange, otherTaskWorktrees, readExecutionRecord } from '../src/exec/task-executor.js';
 import { git, makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 
 async function defaults(home: string, overrides: Record<string, string> = {}): Promise<Config> {
@@ -141,6 +141,9 @@ describe('execution record', () => {
     expect(run.executor).toBe(localExecutor);
     expect(readExecutionRecord(taskDir)?.mode).toBe('local');
     await run.release();
+    expect(describeExecution(run.record)).toBeUndefined();
+    expect(describeModeChange({ record: run.record, previous: { ...run.record, mode: 'sandbox' } })).toContain('this one runs locally');
+    expect(describeModeChange(run)).toBeUndefined();
     writeFileSync(join(taskDir, 'execution.json'), '{"mode":"elsewhere"}');
     expect(readExecutionRecord(taskDir)).toBeUndefined();
     expect(readExecutionRecord(tempDir())).toBeUndefined();

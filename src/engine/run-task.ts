@@ -16,7 +16,7 @@ import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import { readTask } from '../store/task-store.js';
 import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
-import { createTaskExecutor, describeExecution } from '../exec/task-executor.js';
+import { createTaskExecutor, describeExecution, describeModeChange } from '../exec/task-executor.js';
 import type { TaskExecution } from '../exec/task-executor.js';
 import type { ProcessExecutor } from '../exec/types.js';
 import { assertExecutionReady } from './execution-mode.js';
@@ -213,7 +213,7 @@ export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
   run.interrupts.install();
   try {
     options.reporter.taskStarted({ taskId: task.id, description: task.description, worktree: task.worktree, branch: task.branch, steps: task.steps.length });
-    const sandboxed = describeExecution(execution.record);
+    const sandboxed = describeExecution(execution.record) ?? describeModeChange(execution);
     if (sandboxed) options.reporter.note(sandboxed);
     let outcome: TaskOutcome;
     try {

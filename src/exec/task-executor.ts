@@ -48,16 +48,20 @@ export async function taskPolicy(input: TaskExecutorInput): Promise<SandboxPolic
 export interface TaskExecution {
   executor: ProcessExecutor;
   record: ExecutionRecord;
+  /** How the task's previous run was started, if it had one. */
+  previous?: ExecutionRecord;
   /** The run has ended: the sandbox's proxies stop when no other run uses them. */
   release(): Promise<void>;
 }
 
 export async function createTaskExecutor(input: TaskExecutorInput): Promise<TaskExecution> {
   const base = { recorded_at: new Date().toISOString(), pid: process.pid };
+  const previous = readExecutionRecord(input.taskDir);
+  const before = previous ? { previous } : {};
   if (input.config.execution.mode === 'local') {
     const record: ExecutionRecord = { mode: 'local', ...base };
     writeFileAtomic(join(input.taskDir, EXECUTION_FILE), `${JSON.stringify(record, null, 2)}\n`);
-    return { executor: localExecutor, record, release: () => Promise.resolve() };
+    return { executor: localExecutor, record, ...before, release: () => Promise.resolve() };
   }
   const { assertSandboxReady } = await import('./readiness.js');
   await assertSandboxReady(input.env);
@@ -75,7 +79,7 @@ export async function createTaskExecutor(input: TaskExecutorInput): Promise<Task
     await releaseSandbox();
     finishLitter(input.taskDir);
   };
-  return { executor, record, release };
+  return { executor, record, ...before, release };
 }
 
 /** One line for the run's output: the steps run sandboxed, and what that means. */
@@ -84,6 +88,12 @@ export function describeExecution(record: ExecutionRecord): string | undefined {
   if (record.mode !== 'sandbox' || !p) return undefined;
   const hosts = p.allowed_domains.length ? p.allowed_domains.join(', ') : 'none';
   return `steps run in the sandbox: writes only in the worktree, its git folders and ${p.tmpdir}; ${p.deny_read.length} paths unreadable (keys, secrets, other tasks); network: ${hosts} (\`atlas doctor\` shows the policy)`;
+}
+
+/** A run that is less isolated than the task's previous one says so. */
+export function describeModeChange(execution: Pick<TaskExecution, 'record' | 'previous'>): string | undefined {
+  if (execution.previous?.mode !== 'sandbox' || execution.record.mode !== 'local') return undefined;
+  return 'the previous run of this task was sandboxed; this one runs locally, unsandboxed (--sandbox to keep it isolated)';
 }
 
 /** The execution record of a task's last run, if it has one. */
