@@ -128,6 +128,19 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     await executor.close?.();
   });
 
+  it('re-wraps when a protected path appears between commands, and keeps it read-only', async () => {
+    const tree = join(base, 'rewrap');
+    mkdirSync(tree);
+    const executor = createSandboxExecutor(policyFor(tree, taskDir), taskDir);
+    expect((await run(executor, tree, 'true')).exitCode).toBe(0);
+    mkdirSync(join(tree, '.vscode'));
+    writeFileSync(join(tree, '.vscode', 'settings.json'), '{}');
+    const second = await run(executor, tree, 'cat .vscode/settings.json; echo x > .vscode/settings.json || echo PROTECTED');
+    expect(second.stdout.toString()).toBe('{}PROTECTED\n');
+    expect(readFileSync(join(tree, '.vscode', 'settings.json'), 'utf8')).toBe('{}');
+    await executor.close?.();
+  });
+
   it('a task run in sandbox mode: readiness, the trial run, the executor with its recorded policy', async () => {
     const home = join(base, 'atlas-home');
     const taskDir = join(home, 'workspaces', 'ws', 'tasks', 't1');
