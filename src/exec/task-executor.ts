@@ -57,6 +57,10 @@ export interface TaskExecution {
 export async function createTaskExecutor(input: TaskExecutorInput): Promise<TaskExecution> {
   const base = { recorded_at: new Date().toISOString(), pid: process.pid };
   const previous = readExecutionRecord(input.taskDir);
+  // What a killed sandboxed run of this task left goes before anything runs (a no-op while the
+  // run that recorded it is alive; `atlas recover` has usually swept it already).
+  const { finishLitter, sweepLitter } = await import('./sandbox/litter.js');
+  await sweepLitter(input.taskDir);
   const before = previous ? { previous } : {};
   if (input.config.execution.mode === 'local') {
     const record: ExecutionRecord = { mode: 'local', ...base };
@@ -72,7 +76,6 @@ export async function createTaskExecutor(input: TaskExecutorInput): Promise<Task
   await acquireSandbox(policy.allowed_domains);
   const record: ExecutionRecord = { mode: 'sandbox', ...base, policy };
   writeFileAtomic(join(input.taskDir, EXECUTION_FILE), `${JSON.stringify(record, null, 2)}\n`);
-  const { finishLitter } = await import('./sandbox/litter.js');
   const executor = createSandboxExecutor(policy, input.taskDir);
   const release = async () => {
     await executor.close?.();
