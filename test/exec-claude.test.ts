@@ -12,7 +12,7 @@ import { repoWithTemplate, skipSandbox } from './helpers/sandbox-fixtures.js';
 
 beforeAll(() => ensureBuilt());
 
-describe.skipIf(skipSandbox)('Claude Code in the sandbox', () => {
+describe.skipIf(skipSandbox)('Claude Code in the sandbox', { timeout: 120_000 }, () => {
   let fake: FakeAnthropic | undefined;
   afterAll(async () => fake?.close());
 

@@ -12,7 +12,7 @@ import { repoWithTemplate, skipSandbox } from './helpers/sandbox-fixtures.js';
 
 beforeAll(() => ensureBuilt());
 
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+async function until(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -28,9 +28,13 @@ describe.skipIf(skipSandbox)('sandbox litter after SIGKILL', () => {
     const env = { ...process.env, ATLAS_HOME: home };
     const child = spawn(process.execPath, [ATLAS_BIN, 'start', 't', 'litter', '--no-interactive', '--sandbox', '--workspace', 'lit'], { cwd: repo, env, stdio: 'ignore' });
     const tree = join(home, 'workspaces', 'lit', 'worktree');
-    await until(() => existsSync(join(tree, 'first-done')) && existsSync(join(tree, '.bashrc')), 'the sandboxed step to start');
-    child.kill('SIGKILL');
-    await new Promise((r) => child.on('close', r));
+    const closed = new Promise((r) => child.on('close', r));
+    try {
+      await until(() => existsSync(join(tree, 'first-done')) && existsSync(join(tree, '.bashrc')), 'the sandboxed step to start');
+    } finally {
+      child.kill('SIGKILL');
+      await closed;
+    }
 
     const tasks = join(home, 'workspaces', 'lit', 'tasks');
     const record = JSON.parse(readFileSync(join(tasks, readdirSync(tasks)[0]!, 'sandbox-litter.json'), 'utf8'));
@@ -63,5 +67,5 @@ describe.skipIf(skipSandbox)('sandbox litter after SIGKILL', () => {
     expect(findBridgeProcesses(record.sockets)).toEqual([]);
     for (const socket of record.sockets) expect(existsSync(socket)).toBe(false);
     expect(readFileSync(join(tree, 'result.txt'), 'utf8')).toBe('second\n');
-  });
+  }, 180_000);
 });

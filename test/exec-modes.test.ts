@@ -52,7 +52,7 @@ describe('sandbox mode fails fast', () => {
   });
 });
 
-describe.skipIf(skipSandbox)('sandbox mode', () => {
+describe.skipIf(skipSandbox)('sandbox mode', { timeout: 120_000 }, () => {
   it('doctor reports readiness, a trial run and the effective policy', async () => {
     const home = tempDir('atlas-home-');
     const repo = repoWithTemplate('  - name: work\n    type: command\n    run: ["true"]\n');
