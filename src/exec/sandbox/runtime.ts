@@ -28,7 +28,11 @@ function runtimeConfig(allowedDomains: readonly string[]): SandboxRuntimeConfig 
   };
 }
 
-/** Starts the manager (once per process); a later task with other domains updates the proxy's list. */
+/**
+ * Starts the manager (once per process). The proxy holds one allow list per process: a later task
+ * with other domains replaces it (the CLI runs one task per process; a server running several
+ * would pass their union).
+ */
 export async function initializeSandbox(allowedDomains: readonly string[]): Promise<Manager> {
   const m = await load();
   const key = JSON.stringify(allowedDomains);
