@@ -11,6 +11,7 @@ const benches = [
   ['recovery hot paths (issue 3)', 'recovery.mjs'],
   ['sandbox overhead, local vs sandboxed (issue 12)', 'sandbox.mjs'],
   ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
+  ['lifecycle hooks and conversation readers (issue 9)', 'lifecycle.mjs'],
 ];
 
 console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);

@@ -9,7 +9,7 @@ export function executionModeFlag(opts: { sandbox?: boolean; local?: boolean }):
   return opts.sandbox ? 'sandbox' : opts.local ? 'local' : undefined;
 }
 
-export type RunSeams = Pick<RunTaskOptions, 'validationRecorder' | 'receiptStatuses'>;
+export type RunSeams = Pick<RunTaskOptions, 'validationRecorder' | 'receiptStatuses' | 'lifecycle'>;
 
 /**
  * Every validation command yields a signed receipt; HOOK.md shows each receipt verified. The
@@ -22,5 +22,6 @@ export async function runSeams(ctx: CliContext, config: Config): Promise<RunSeam
   return {
     validationRecorder: createSigningRecorder(ctx.home, config),
     receiptStatuses: await ctx.receiptStatuses(config),
+    lifecycle: { verbose: Boolean(ctx.flags.verbose) },
   };
 }

@@ -27,6 +27,7 @@ export interface Config {
   git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
   execution: { mode: 'local' | 'sandbox'; sandbox: { allowed_domains: string[]; allow_write: string[]; deny_read: string[] } };
   sync: { store: string };
+  lifecycle: { on_cold_start: string[]; on_message: string[]; on_stream_finish: string[]; on_terminate: string[]; timeout: number };
 }
 
 type Kind =
@@ -85,6 +86,12 @@ export const LEAVES: readonly Leaf[] = [
   leaf('execution.sandbox.allow_write', { type: 'strings' }, [], 'extra paths sandboxed steps may write (besides the worktree, its git folders, the task temp folder)'),
   leaf('execution.sandbox.deny_read', { type: 'strings' }, [], 'extra paths sandboxed steps may not read (besides keys, ~/.ssh, ~/.aws, ... and other tasks)'),
   leaf('sync.store', { type: 'string' }, '', 'workspace sync store: a folder path or s3:// URL (empty: off)'),
+  // Lifecycle hooks (docs/lifecycle-hooks.md): run after the builtins and the template's commands.
+  leaf('lifecycle.on_cold_start', { type: 'strings' }, [], 'commands run before an agent starts in a workspace (a failure stops the step)'),
+  leaf('lifecycle.on_message', { type: 'strings' }, [], 'commands run for each message of an agent run (failures are logged)'),
+  leaf('lifecycle.on_stream_finish', { type: 'strings' }, [], 'commands run when an agent run ends, with its token usage (failures are logged)'),
+  leaf('lifecycle.on_terminate', { type: 'strings' }, [], 'commands run when a task ends or its worktree is removed (failures are logged)'),
+  leaf('lifecycle.timeout', { type: 'duration' }, 60_000, 'longest one lifecycle hook command may take'),
 ];
 
 export const LEAF_BY_KEY: ReadonlyMap<string, Leaf> = new Map(LEAVES.map((l) => [l.key, l]));
