@@ -15,8 +15,9 @@ import { runProcess } from '../src/exec/run-process.js';
 import { createSandboxExecutor, explainDenial, innerCommand } from '../src/exec/sandbox/executor.js';
 import { readLitter } from '../src/exec/sandbox/litter.js';
 import type { SandboxPolicy } from '../src/exec/sandbox/policy.js';
+import { atlasProtectedPaths } from '../src/exec/sandbox/policy.js';
 import { resetSandbox } from '../src/exec/sandbox/runtime.js';
-import { tempDir } from './helpers/core-fixtures.js';
+import { makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 
 function policyFor(worktree: string, taskDir: string, extra: Partial<SandboxPolicy> = {}): SandboxPolicy {
@@ -138,6 +139,15 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     const second = await run(executor, tree, 'cat .vscode/settings.json; echo x > .vscode/settings.json || echo PROTECTED');
     expect(second.stdout.toString()).toBe('{}PROTECTED\n');
     expect(readFileSync(join(tree, '.vscode', 'settings.json'), 'utf8')).toBe('{}');
+    await executor.close?.();
+  });
+
+  it('keeps .atlas/ (atlas\'s configuration) read-only in a task that runs in the repository itself', async () => {
+    const repo = makeGitRepo();
+    const executor = createSandboxExecutor(policyFor(repo, taskDir, { deny_write: atlasProtectedPaths(repo) }), taskDir);
+    const result = await run(executor, repo, 'mkdir -p .atlas && echo "lifecycle: evil" > .atlas/config.yaml || echo PROTECTED; git status --porcelain');
+    expect(result.stdout.toString()).toContain('PROTECTED');
+    expect(existsSync(join(repo, '.atlas'))).toBe(false);
     await executor.close?.();
   });
 

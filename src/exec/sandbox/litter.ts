@@ -12,7 +12,7 @@ import { runGit } from '../../git/run-git.js';
 import { isPidRunning, processStartIdentity } from '../../liveness/process-identity.js';
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { readJsonFile } from '../../store/json-file.js';
-import { isInside } from './policy.js';
+import { atlasProtectedPaths, isInside } from './policy.js';
 import { findBridgeProcesses } from './socat.js';
 
 export const LITTER_FILE = 'sandbox-litter.json';
@@ -30,16 +30,20 @@ export interface LitterRecord {
   temp_dirs: string[];
 }
 
-/** Worktree-relative paths the library protects with a mount (v0.0.78: its dangerous files and folders). */
-async function protectedPaths(): Promise<string[]> {
+/**
+ * Worktree-relative paths protected with a mount: the library's dangerous files and folders
+ * (v0.0.78), and `.atlas` where atlas keeps it read-only (an in-place task).
+ */
+async function protectedPaths(worktree: string): Promise<string[]> {
   const utils = await import('@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-utils.js');
-  return [...utils.DANGEROUS_FILES, ...utils.getDangerousDirectories(), '.git/hooks', '.git/config'];
+  const own = atlasProtectedPaths(worktree).map((p) => relative(worktree, p));
+  return [...utils.DANGEROUS_FILES, ...utils.getDangerousDirectories(), '.git/hooks', '.git/config', ...own];
 }
 
 /** The first missing component of each protected path: what bubblewrap would create. */
 export async function absentStubPaths(worktree: string): Promise<string[]> {
   const found = new Set<string>();
-  for (const rel of await protectedPaths()) {
+  for (const rel of await protectedPaths(worktree)) {
     let path = worktree;
     for (const part of rel.split('/')) {
       path = join(path, part);

@@ -76,6 +76,19 @@ function expandHome(path: string, userHome: string): string {
   return path.startsWith('~/') ? join(userHome, path.slice(2)) : resolve(path);
 }
 
+/**
+ * Paths in the worktree atlas itself keeps read-only: in a task that runs in the repository itself
+ * (in place), `.atlas/` holds the configuration atlas reads for later runs (lifecycle hook
+ * commands, git.pr_command run outside the sandbox): a sandboxed step must not rewrite it.
+ */
+export function atlasProtectedPaths(worktree: string): string[] {
+  try {
+    return statSync(join(worktree, '.git')).isDirectory() ? [join(worktree, '.atlas')] : [];
+  } catch {
+    return [];
+  }
+}
+
 /** `inner` is `outer` or lies inside it. */
 export function isInside(inner: string, outer: string): boolean {
   const rel = relative(outer, inner);
@@ -138,7 +151,7 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
     worktree,
     tmpdir,
     allow_write: allowWrite,
-    deny_write: agent.denyWrite,
+    deny_write: [...atlasProtectedPaths(worktree), ...agent.denyWrite],
     deny_read: denyRead,
     allowed_domains: unique([...sandbox.allowed_domains, ...(api ? [api] : [])]),
   };
