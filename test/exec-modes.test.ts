@@ -98,6 +98,11 @@ describe.skipIf(skipSandbox)('sandbox mode', { timeout: 120_000 }, () => {
     expect(sandboxHook.receipts.map(shape)).toEqual(localHook.receipts.map(shape));
     expect(sandboxHook.receipts.map((r: { exit_code: number }) => r.exit_code)).toEqual([0, 0]);
     expect(sandboxHook.receipts[0].stdout_hash).toBe(localHook.receipts[0].stdout_hash);
+    // The mode is signed (message version 3): sandbox here, local there; all else alike.
+    expect(sandboxHook.receipts.map((r: { execution_mode: string }) => r.execution_mode)).toEqual(['sandbox', 'sandbox']);
+    expect(localHook.receipts.map((r: { execution_mode: string }) => r.execution_mode)).toEqual(['local', 'local']);
+    expect(sandboxHook.receipts.map((r: { message_version: number }) => r.message_version)).toEqual([3, 3]);
+    expect(sandboxHook.receipts.map((r: { executable: string }) => r.executable)).toEqual(localHook.receipts.map((r: { executable: string }) => r.executable));
     expect(json(join(sandboxDir!, 'execution.json')).mode).toBe('sandbox');
     expect(json(join(sandboxDir!, 'execution.json')).policy.deny_read).toContain(join(home, 'keys'));
     // The key stayed out of reach and hook.json untouched; every receipt verifies.
@@ -105,8 +110,18 @@ describe.skipIf(skipSandbox)('sandbox mode', { timeout: 120_000 }, () => {
     const sandboxTree = json(join(sandboxDir!, 'task.json')).worktree;
     expect(readFileSync(join(sandboxTree, 'stolen.txt'), 'utf8')).toBe('');
     expect(readFileSync(join(sandboxDir!, 'hook.json'), 'utf8')).not.toContain('tampered');
-    const verify = await atlas(['verify', join(sandboxDir!, 'hook.json'), '--require-pass'], { cwd: repo, env });
-    expect(verify.code).toBe(0);
+    const verify = await atlas(['verify', join(sandboxDir!, 'hook.json'), '--require-pass', '--require-sandbox'], { cwd: repo, env });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    const localVerify = await atlas(['verify', join(localDir!, 'hook.json'), '--require-sandbox', '--json'], { cwd: repo, env });
+    expect(localVerify.code).toBe(1);
+    expect(localVerify.stdout).toContain('not made in the sandbox');
+    // Editing the mode of a local receipt breaks its signature.
+    const forged = json(join(localDir!, 'hook.json'));
+    for (const r of forged.receipts) r.execution_mode = 'sandbox';
+    const forgedPath = join(tempDir('atlas-forged-'), 'hook.json');
+    writeFileSync(forgedPath, JSON.stringify(forged));
+    const forgedVerify = await atlas(['verify', forgedPath, '--require-sandbox'], { cwd: repo, env });
+    expect(forgedVerify.code).toBe(1);
     // In local mode the same command could read the key: the reason for sandbox mode.
     const localTree = json(join(localDir!, 'task.json')).worktree;
     expect(readFileSync(join(localTree, 'stolen.txt'), 'utf8')).toBe(key);

@@ -9,6 +9,9 @@ import { findExecutable } from '../src/agent/find-executable.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { AtlasError } from '../src/domain/errors.js';
+import type { CheckedTask } from '../src/domain/receipt-policy.js';
+import { evaluatePolicies } from '../src/domain/receipt-policy.js';
+import type { ValidationReceipt } from '../src/domain/receipt.js';
 import { runDoctor } from '../src/exec/doctor.js';
 import { localExecutor } from '../src/exec/local.js';
 import { assertSandboxReady, checkReadiness, installHint } from '../src/exec/readiness.js';
@@ -239,3 +242,20 @@ describe('litter', () => {
   });
 });
 
+
+describe('verify --require-sandbox', () => {
+  const receipt = (id: string, extra: Record<string, unknown>) =>
+    ({ receipt_id: id, step_name: 'v', command: 'npm test', exit_code: 0, completed_at: '2026-01-01T00:00:00Z', ...extra }) as unknown as ValidationReceipt;
+  const tasks = (...rs: ValidationReceipt[]) => [{ taskId: 't', receipts: rs.map((r) => ({ receipt: r, valid: true })) }] as unknown as CheckedTask[];
+  const policy = (t: CheckedTask[]) => evaluatePolicies(t, { requireSteps: [], requirePass: false, requireSandbox: true, allowEmpty: true }).find((p) => p.policy === 'require-sandbox')!;
+
+  it('counts only receipts that sign execution_mode sandbox', () => {
+    expect(policy(tasks(receipt('rcpt-1', { message_version: 3, execution_mode: 'sandbox' }))).ok).toBe(true);
+    const mixed = policy(tasks(receipt('rcpt-1', { message_version: 3, execution_mode: 'sandbox' }), receipt('rcpt-2', { message_version: 3, execution_mode: 'local' }), receipt('rcpt-3', { message_version: 2, execution_mode: 'sandbox' })));
+    expect(mixed.ok).toBe(false);
+    expect(mixed.detail).toBe('2 receipts not made in the sandbox: rcpt-2 (local), rcpt-3 (version 2: no mode signed)');
+    const none = policy(tasks());
+    expect(none.ok).toBe(false);
+    expect(none.detail).toBe('no valid receipts to check');
+  });
+});

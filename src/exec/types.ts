@@ -3,7 +3,10 @@
 // and agent runners hand their processes to runProcess with the step's executor and never ask
 // which one it is.
 
-export type ExecutionMode = 'local' | 'sandbox';
+// The mode is signed into receipts (message version 3): one definition, in the domain.
+import type { ExecutionMode } from '../domain/receipt.js';
+
+export type { ExecutionMode };
 
 /** A process as a step asks for it. */
 export interface LaunchSpec {
