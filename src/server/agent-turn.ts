@@ -12,6 +12,7 @@ import type { ConversationStats, Message } from '../domain/conversation.js';
 import { MESSAGE_ROLE } from '../domain/conversation.js';
 import { toTimestamp } from '../domain/time.js';
 import type { ProcessGroups } from '../engine/processes.js';
+import { localExecutor } from '../exec/local.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, writeConversation } from './conversation-store.js';
@@ -170,6 +171,8 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       timeoutMs: config.ai.timeout,
       ai,
       groups: input.groups,
+      // `atlas serve --local` (the only mode this release serves in): on this machine.
+      executor: localExecutor,
       onOutput: () => undefined,
       onUpdate,
     });

@@ -62,7 +62,7 @@ function storeHealth(store: string): { configured: boolean; reachable: boolean |
 /** Fails fast (seed 002 F6): a server that would run steps unsandboxed must be told so with --local. */
 export function sandboxReadiness(local: boolean): { ready: boolean; mode: 'local' | 'sandbox'; detail: string } {
   if (local) return { ready: true, mode: 'local', detail: 'steps run UNSANDBOXED on this machine (--local)' };
-  return { ready: false, mode: 'sandbox', detail: 'sandboxed execution is not available in this atlas build' };
+  return { ready: false, mode: 'sandbox', detail: 'this release of atlas serve cannot run conversation agents in the sandbox yet' };
 }
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
