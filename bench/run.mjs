@@ -13,6 +13,7 @@ const benches = [
   ['status with 1,000 ended tasks vs 10 (issue 8)', 'status-ended.mjs'],
   ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
   ['lifecycle hooks and conversation readers (issue 9)', 'lifecycle.mjs'],
+  ['atlas serve: start-up, first byte, 10 and 50 concurrent conversations (issue 13)', 'server.mjs'],
 ];
 
 console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);

@@ -242,6 +242,31 @@ program
   .option('--artifacts <dir>', 'for bundles: folder holding the tasks\' artifacts/ to check output hashes against')
   .action(run(() => import('./commands/verify.js')));
 
+// atlas serve: the HTTP API (src/server/, loaded only by these commands). docs/server.md
+const serve = program
+  .command('serve')
+  .description('serve conversations and tasks over HTTP with SSE streams, for many accounts (docs/server.md)')
+  .option('--host <host>', 'address to listen on (anything but loopback needs a TLS proxy in front)', '127.0.0.1')
+  .option('--port <port>', 'port to listen on (0: any free port; the log says which)', '7420')
+  .option('--local', 'run agents and commands UNSANDBOXED on this machine')
+  .option('--recover', 'at start-up, continue conversations and tasks a stopped server cut off')
+  .action(run(() => import('./commands/serve.js')));
+const serveToken = serve.command('token').description('API tokens: each belongs to an account, stored as a SHA-256 hash');
+serveToken
+  .command('create')
+  .description('create a token for an account and print it once')
+  .requiredOption('--account <name>', 'the account the token acts as')
+  .action(run(() => import('./commands/serve-token-create.js')));
+serveToken
+  .command('list')
+  .description('list token ids and their accounts (never the tokens)')
+  .action(run(() => import('./commands/serve-token-list.js')));
+serveToken
+  .command('revoke')
+  .description('revoke a token by id (a running server refuses it at once)')
+  .argument('<id>', 'token id, e.g. tok-1a2b3c4d (atlas serve token list)')
+  .action(run(() => import('./commands/serve-token-revoke.js')));
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

@@ -28,6 +28,15 @@ export interface Config {
   execution: { mode: 'local' | 'sandbox'; sandbox: { allowed_domains: string[]; allow_write: string[]; deny_read: string[] } };
   sync: { store: string };
   lifecycle: { on_cold_start: string[]; on_message: string[]; on_stream_finish: string[]; on_terminate: string[]; timeout: number };
+  server: {
+    repos_root: string;
+    max_body: number;
+    max_streams_per_account: number;
+    grace_period: number;
+    sse_heartbeat: number;
+    client_buffer: number;
+    terminate_on_delete: boolean;
+  };
 }
 
 type Kind =
@@ -93,6 +102,14 @@ export const LEAVES: readonly Leaf[] = [
   leaf('lifecycle.on_stream_finish', { type: 'strings' }, [], 'commands run when an agent run ends, with its token usage (failures are logged)'),
   leaf('lifecycle.on_terminate', { type: 'strings' }, [], 'commands run when a task ends or its worktree is removed (failures are logged)'),
   leaf('lifecycle.timeout', { type: 'duration' }, 60_000, 'longest one lifecycle hook command may take'),
+  // atlas serve (docs/server.md)
+  leaf('server.repos_root', { type: 'string' }, '', 'POST /tasks may only name repositories inside this folder (empty: tasks over HTTP are off)'),
+  leaf('server.max_body', { type: 'int', min: 1024, max: 64 * 1024 * 1024 }, 1024 * 1024, 'largest request body in bytes (413 above)'),
+  leaf('server.max_streams_per_account', { type: 'int', min: 1, max: 10_000 }, 16, 'concurrent SSE streams one account may hold (429 above)'),
+  leaf('server.grace_period', { type: 'duration' }, 30_000, 'on SIGTERM, how long running streams get to finish before they are checkpointed and stopped'),
+  leaf('server.sse_heartbeat', { type: 'duration' }, 15_000, 'comment line sent on idle SSE streams so proxies keep them open'),
+  leaf('server.client_buffer', { type: 'int', min: 4096, max: 256 * 1024 * 1024 }, 1024 * 1024, 'bytes an SSE client may fall behind before it is dropped (it reconnects with Last-Event-ID)'),
+  leaf('server.terminate_on_delete', { type: 'bool' }, true, 'DELETE /conversations/{id} also removes the conversation\'s sandbox workspace'),
 ];
 
 export const LEAF_BY_KEY: ReadonlyMap<string, Leaf> = new Map(LEAVES.map((l) => [l.key, l]));

@@ -1,0 +1,13 @@
+// atlas serve token list
+import { readTokens, tokensPath } from '../../server/tokens.js';
+import type { CliContext } from '../context.js';
+
+export default async function serveTokenList(ctx: CliContext): Promise<number> {
+  const tokens = readTokens(ctx.home).map(({ id, account, created_at }) => ({ id, account, created_at }));
+  ctx.out.result({ tokens }, () =>
+    tokens.length === 0
+      ? `no tokens in ${tokensPath(ctx.home)}; create one with \`atlas serve token create --account NAME\``
+      : tokens.map((t) => `${t.id}  ${t.account.padEnd(20)}  ${t.created_at}`).join('\n'),
+  );
+  return 0;
+}

@@ -1,0 +1,9 @@
+// atlas serve token revoke <id>
+import { revokeToken } from '../../server/tokens.js';
+import type { CliContext } from '../context.js';
+
+export default async function serveTokenRevoke(ctx: CliContext, id: string): Promise<number> {
+  const removed = await revokeToken(ctx.home, id);
+  ctx.out.result({ revoked: removed.id, account: removed.account }, () => `revoked ${removed.id} (account ${removed.account})`);
+  return 0;
+}

@@ -1,0 +1,237 @@
+// Conversations of the server (seed 000 Phases 6-7): get or create the conversation, make sure it
+// has a sandbox (a new workspace runs OnColdStart, and a failure removes what was created), run
+// one turn at a time with the server as the conversation's live owner, and detect turns whose
+// server died so they can be recovered.
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { emptyStats, MESSAGE_ROLE } from '../domain/conversation.js';
+import { toTimestamp } from '../domain/time.js';
+import { ProcessGroups } from '../engine/processes.js';
+import type { LifecycleBase, LifecycleBus } from '../lifecycle/types.js';
+import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
+import { runTurn } from './agent-turn.js';
+import type { ServerContext } from './context.js';
+import type { Provider, ServerConversation } from './conversation-store.js';
+import { conversationFiles, conversationsDir, listAccounts, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
+import type { EventLog } from './event-log.js';
+import { HttpError } from './http.js';
+import { readMessages } from './lifecycle-adapter.js';
+
+export interface TurnRequest {
+  account: string;
+  conversationId: string;
+  sandboxId: string;
+  prompt: string;
+  provider?: Provider | undefined;
+  agentId?: string | undefined;
+}
+
+export interface StartedTurn {
+  log: EventLog;
+  /** The log's last id before the turn: the turn's events come after it. */
+  fromId: number;
+  done: Promise<void>;
+}
+
+interface Running {
+  groups: ProcessGroups;
+  bus: LifecycleBus;
+  stopReason: string | undefined;
+  done: Promise<void>;
+}
+
+const key = (account: string, id: string) => `${account}/${id}`;
+
+const RECOVERY_HEADER = 'The previous turn of this conversation was interrupted before it finished (the server running it stopped).';
+
+export class Conversations {
+  private readonly running = new Map<string, Running>();
+  /** Conversations whose sandbox this process has already started (OnColdStart ran). */
+  private readonly warm = new Set<string>();
+
+  constructor(private readonly ctx: ServerContext) {}
+
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  isRunning(account: string, id: string): boolean {
+    return this.running.has(key(account, id));
+  }
+
+  logOf(account: string, id: string): EventLog {
+    return this.ctx.logs.get(conversationFiles(this.ctx.home, account, id).events);
+  }
+
+  private base(c: ServerConversation): LifecycleBase {
+    const files = conversationFiles(this.ctx.home, c.account, c.id);
+    return { task_id: '', step_name: null, conversation_id: c.id, workspace: files.workspace, task_dir: files.dir };
+  }
+
+  async startTurn(request: TurnRequest): Promise<StartedTurn> {
+    const { home } = this.ctx;
+    const k = key(request.account, request.conversationId);
+    if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping; retry on another server or after the restart');
+    if (this.running.has(k)) throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is already answering a prompt; wait for its usage event`);
+    const existing = readConversation(home, request.account, request.conversationId);
+    if (existing?.sandbox_id && existing.sandbox_id !== request.sandboxId) {
+      throw new HttpError(409, 'sandbox_mismatch', `conversation ${request.conversationId} runs in sandbox ${existing.sandbox_id}, not ${request.sandboxId}`, { sandbox_id: existing.sandbox_id });
+    }
+    const files = conversationFiles(home, request.account, request.conversationId);
+    const owner = checkLiveness(readOwner(files.owner));
+    if (owner.status === 'alive' || owner.status === 'remote') {
+      throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by process ${owner.owner.pid} on ${owner.owner.host}`);
+    }
+    // Claimed before the first await: a second request for the same conversation gets 409.
+    const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(), stopReason: undefined, done: Promise.resolve() };
+    this.running.set(k, slot);
+    try {
+      const now = toTimestamp(new Date());
+      let conversation: ServerConversation = existing ?? {
+        id: request.conversationId,
+        account: request.account,
+        agent_id: request.agentId ?? null,
+        provider: request.provider ?? this.ctx.config.ai.agent,
+        sandbox_id: null,
+        session_id: '',
+        created_at: now,
+        updated_at: now,
+        status: 'idle',
+        turns: 0,
+        last_turn: null,
+        stats: emptyStats(),
+      };
+      if (request.provider && existing && request.provider !== existing.provider) conversation = { ...conversation, provider: request.provider, session_id: '' };
+      conversation = await this.ensureSandbox(conversation, request.sandboxId, existing === undefined, slot.bus);
+      const log = this.logOf(request.account, request.conversationId);
+      const fromId = log.lastId;
+      slot.done = this.run(conversation, request.prompt, slot, log);
+      return { log, fromId, done: slot.done };
+    } catch (error) {
+      this.running.delete(k);
+      throw error;
+    }
+  }
+
+  /** A new sandbox runs OnColdStart; if it fails, what was created is removed and the request fails. */
+  private async ensureSandbox(conversation: ServerConversation, sandboxId: string, created: boolean, bus: LifecycleBus): Promise<ServerConversation> {
+    const { home } = this.ctx;
+    const k = key(conversation.account, conversation.id);
+    const files = conversationFiles(home, conversation.account, conversation.id);
+    const fresh = !conversation.sandbox_id || !workspaceExists(home, conversation.account, conversation.id);
+    if (!fresh && this.warm.has(k)) return conversation;
+    if (fresh) {
+      mkdirSync(files.workspace, { recursive: true });
+      conversation = { ...conversation, sandbox_id: sandboxId };
+    }
+    try {
+      await bus.coldStart({ ...this.base(conversation), point: 'on_cold_start', reason: fresh ? 'new_workspace' : 'resumed' });
+    } catch (error) {
+      if (fresh) rmSync(files.workspace, { recursive: true, force: true });
+      if (created) removeConversation(home, conversation.account, conversation.id);
+      this.ctx.log({ level: 'error', msg: 'cold start failed', conversation_id: conversation.id, account: conversation.account, error: (error as Error).message });
+      throw new HttpError(502, 'cold_start_failed', `the sandbox could not be prepared: ${(error as Error).message}`, { removed: fresh });
+    }
+    writeConversation(home, conversation);
+    this.warm.add(k);
+    return conversation;
+  }
+
+  private async run(conversation: ServerConversation, prompt: string, slot: Running, log: EventLog): Promise<void> {
+    const { home, config } = this.ctx;
+    const files = conversationFiles(home, conversation.account, conversation.id);
+    const k = key(conversation.account, conversation.id);
+    // The caller opens the stream first: its headers reach the client before this work starts.
+    await new Promise((resolve) => setImmediate(resolve));
+    const heartbeat = startHeartbeat(files.owner, { heartbeatIntervalMs: config.hooks.heartbeat_interval, staleThresholdMs: config.hooks.stale_threshold });
+    slot.groups.onChange = (pids) => heartbeat.setProcessGroups(pids);
+    const started = Date.now();
+    try {
+      const outcome = await runTurn({ home, config, conversation, prompt, log, bus: slot.bus, groups: slot.groups, stopReason: () => slot.stopReason });
+      this.running.delete(k);
+      this.ctx.log({ msg: 'turn finished', account: conversation.account, conversation_id: conversation.id, turn: outcome.conversation.turns, ok: outcome.ok, interrupted: outcome.interrupted, duration_ms: Date.now() - started });
+      log.append('usage', { turn: outcome.conversation.turns, ok: outcome.ok, error: outcome.error, usage: outcome.usage, conversation: outcome.conversation.stats, session_id: outcome.conversation.session_id || null });
+    } catch (error) {
+      this.running.delete(k);
+      this.ctx.log({ level: 'error', msg: 'turn crashed', conversation_id: conversation.id, error: (error as Error).message });
+      log.append('usage', { ok: false, error: (error as Error).message, usage: null, conversation: readConversation(home, conversation.account, conversation.id)?.stats ?? null });
+    } finally {
+      this.running.delete(k);
+      heartbeat.stop();
+    }
+  }
+
+  /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */
+  async recover(account: string, id: string): Promise<StartedTurn> {
+    const conversation = this.detect(account, id);
+    if (!conversation) throw new HttpError(404, 'not_found', `no conversation ${id}`);
+    if (conversation.status !== 'interrupted') {
+      throw new HttpError(409, 'nothing_to_recover', `conversation ${id} is ${conversation.status}; only an interrupted turn can be recovered`);
+    }
+    // The person's own last request (a recovery that was cut off too quotes it, not itself).
+    const lastPrompt = [...readMessages(conversationFiles(this.ctx.home, account, id).dir)].reverse().find((m) => m.role === MESSAGE_ROLE.user && !m.body.startsWith(RECOVERY_HEADER))?.body ?? '';
+    const prompt = [RECOVERY_HEADER, 'Check the workspace for what was already done, then finish that request. It was:', '', lastPrompt].join('\n');
+    return this.startTurn({ account, conversationId: id, sandboxId: conversation.sandbox_id ?? id, prompt });
+  }
+
+  /** The conversation, with a turn whose server died marked interrupted. */
+  detect(account: string, id: string): ServerConversation | undefined {
+    const c = readConversation(this.ctx.home, account, id);
+    if (!c || c.status !== 'running' || this.running.has(key(account, id))) return c;
+    const owner = checkLiveness(readOwner(conversationFiles(this.ctx.home, account, id).owner));
+    if (owner.status === 'alive' || owner.status === 'remote') return c;
+    const marked: ServerConversation = { ...c, status: 'interrupted' };
+    writeConversation(this.ctx.home, marked);
+    rmSync(conversationFiles(this.ctx.home, account, id).owner, { force: true });
+    this.logOf(account, id).append('interrupted', { turn: c.turns, reason: owner.status === 'none' ? 'no owner' : owner.reason });
+    return marked;
+  }
+
+  /** Every conversation of every account whose turn was cut off (start-up). */
+  findInterrupted(): ServerConversation[] {
+    const out: ServerConversation[] = [];
+    for (const account of listAccounts(this.ctx.home)) {
+      for (const c of listConversations(this.ctx.home, account)) {
+        const d = this.detect(account, c.id);
+        if (d?.status === 'interrupted') out.push(d);
+      }
+    }
+    return out;
+  }
+
+  list(account: string): ServerConversation[] {
+    return listConversations(this.ctx.home, account).map((c) => this.detect(account, c.id) ?? c);
+  }
+
+  async remove(account: string, id: string, terminate: boolean): Promise<void> {
+    const c = this.detect(account, id);
+    if (!c) throw new HttpError(404, 'not_found', `no conversation ${id}`);
+    if (this.running.has(key(account, id))) throw new HttpError(409, 'turn_running', `conversation ${id} is answering a prompt; delete it after its usage event`);
+    const files = conversationFiles(this.ctx.home, account, id);
+    if (terminate && c.sandbox_id) {
+      // OnTerminate's hooks see the workspace one last time; then it goes.
+      await this.ctx.lifecycle().terminate({ ...this.base(c), point: 'on_terminate', reason: 'workspace_removed' });
+      rmSync(files.workspace, { recursive: true, force: true });
+    } else if (c.sandbox_id && existsSync(files.workspace)) {
+      // Not terminated: the sandbox's workspace is kept, out of the deleted conversation's folder.
+      const kept = join(conversationsDir(this.ctx.home, account), '..', 'sandboxes', `${c.sandbox_id}-${Date.now()}`);
+      mkdirSync(dirname(kept), { recursive: true });
+      renameSync(files.workspace, kept);
+    }
+    this.ctx.logs.forget(files.events);
+    this.warm.delete(key(account, id));
+    removeConversation(this.ctx.home, account, id);
+  }
+
+  /** Stops every running turn (grace period over): recorded as interrupted, recoverable. */
+  stopAll(reason: string): void {
+    for (const slot of this.running.values()) {
+      slot.stopReason = reason;
+      slot.groups.terminateAll();
+    }
+  }
+
+  async settled(): Promise<void> {
+    await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+}

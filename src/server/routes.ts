@@ -1,0 +1,169 @@
+// Every route of the API (docs/server.md). Handlers get the authenticated account; everything they
+// read is looked up under that account, so another account's ids answer 404.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readHookFile } from '../store/hook-file.js';
+import { taskFiles } from '../store/paths.js';
+import type { ServerContext } from './context.js';
+import type { Conversations, StartedTurn } from './conversations.js';
+import { conversationFiles } from './conversation-store.js';
+import { PROVIDERS } from './conversation-store.js';
+import type { EventLog, StoredEvent } from './event-log.js';
+import { HttpError, optionalBoolean, optionalEnum, optionalString, PATH_ID, readJsonObject, requiredString, sendJson } from './http.js';
+import { readMessages } from './lifecycle-adapter.js';
+import { Router } from './router.js';
+import { pipeLog, SseClient } from './sse.js';
+import type { Tasks } from './tasks.js';
+import { TASK_ACTIONS } from './tasks.js';
+
+export interface RequestInfo {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  account: string;
+  params: Record<string, string>;
+  requestId: string;
+  /** Marks the moment the response started (an SSE stream's headers): the log's ttfb_ms. */
+  started: () => void;
+}
+
+export type Handler = (r: RequestInfo) => Promise<void>;
+
+const MAX_PROMPT = 500_000;
+
+function lastEventId(r: RequestInfo): number {
+  const raw = r.req.headers['last-event-id'] ?? r.url.searchParams.get('last_event_id') ?? '0';
+  const text = Array.isArray(raw) ? raw[0]! : raw;
+  if (!/^\d{1,15}$/.test(text)) throw new HttpError(400, 'invalid_field', 'Last-Event-ID: must be a whole number', { field: 'Last-Event-ID' });
+  return Number(text);
+}
+
+export function buildRoutes(ctx: ServerContext, conversations: Conversations, tasks: Tasks): Router<Handler> {
+  const limit = ctx.config.server.max_body;
+  const sseOptions = { bufferLimit: ctx.config.server.client_buffer, heartbeatMs: ctx.config.server.sse_heartbeat };
+
+  /** Opens an SSE stream counted against the account's limit. */
+  const stream = (r: RequestInfo, release: () => void, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean) => {
+    const client = new SseClient(r.res, sseOptions);
+    client.open({ 'x-request-id': r.requestId });
+    r.started();
+    client.onClose(() => {
+      release();
+      if (client.endReason !== 'done') ctx.log({ msg: 'stream closed', request_id: r.requestId, account: r.account, reason: client.endReason });
+    });
+    pipeLog(client, log, afterId, isLast, idle);
+  };
+
+  const streamTurn = (r: RequestInfo, release: () => void, turn: StartedTurn) =>
+    stream(r, release, turn.log, turn.fromId, (e) => e.type === 'usage' && e.id > turn.fromId, () => false);
+
+  const router = new Router<Handler>();
+
+  router.add('POST', '/conversations/:conversationId/sandbox/:sandboxId', async (r) => {
+    const body = await readJsonObject(r.req, limit);
+    const prompt = requiredString(body, 'prompt', MAX_PROMPT);
+    const provider = optionalEnum(body, 'provider', PROVIDERS);
+    const agentId = optionalString(body, 'agent_id', 200);
+    const release = ctx.streams.acquire(r.account);
+    let turn: StartedTurn;
+    try {
+      turn = await conversations.startTurn({ account: r.account, conversationId: r.params['conversationId']!, sandboxId: r.params['sandboxId']!, prompt, provider, agentId });
+    } catch (error) {
+      release();
+      throw error;
+    }
+    streamTurn(r, release, turn);
+  });
+
+  router.add('POST', '/conversations/:conversationId/recover', async (r) => {
+    await readJsonObject(r.req, limit);
+    const release = ctx.streams.acquire(r.account);
+    let turn: StartedTurn;
+    try {
+      turn = await conversations.recover(r.account, r.params['conversationId']!);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    streamTurn(r, release, turn);
+  });
+
+  router.add('GET', '/conversations', async (r) => {
+    sendJson(r.res, 200, { conversations: conversations.list(r.account) });
+  });
+
+  const conversation = (r: RequestInfo) => {
+    const c = conversations.detect(r.account, r.params['id']!);
+    if (!c) throw new HttpError(404, 'not_found', `no conversation ${r.params['id']}`);
+    return c;
+  };
+
+  router.add('GET', '/conversations/:id', async (r) => {
+    sendJson(r.res, 200, { conversation: conversation(r), running: conversations.isRunning(r.account, r.params['id']!) });
+  });
+
+  router.add('GET', '/conversations/:id/messages', async (r) => {
+    const c = conversation(r);
+    sendJson(r.res, 200, { conversation_id: c.id, messages: readMessages(conversationFiles(ctx.home, r.account, c.id).dir) });
+  });
+
+  router.add('GET', '/conversations/:id/events', async (r) => {
+    const c = conversation(r);
+    const after = lastEventId(r);
+    const release = ctx.streams.acquire(r.account);
+    const log = conversations.logOf(r.account, c.id);
+    const idle = () => !conversations.isRunning(r.account, c.id);
+    // Ends with the running turn's usage event, or after the replay when no turn runs.
+    stream(r, release, log, after, (e) => e.type === 'usage' && idle() && e.id >= log.lastId, idle);
+  });
+
+  router.add('DELETE', '/conversations/:id', async (r) => {
+    const terminateParam = r.url.searchParams.get('terminate');
+    const body = await readJsonObject(r.req, limit);
+    const fromBody = optionalBoolean(body, 'terminate');
+    if (terminateParam !== null && terminateParam !== 'true' && terminateParam !== 'false') {
+      throw new HttpError(400, 'invalid_field', 'terminate: must be true or false', { field: 'terminate' });
+    }
+    const terminate = fromBody ?? (terminateParam === null ? ctx.config.server.terminate_on_delete : terminateParam === 'true');
+    await conversations.remove(r.account, r.params['id']!, terminate);
+    sendJson(r.res, 200, { deleted: r.params['id'], terminated: terminate });
+  });
+
+  router.add('POST', '/tasks', async (r) => {
+    const body = await readJsonObject(r.req, limit);
+    const repo = requiredString(body, 'repo', 4096);
+    const template = requiredString(body, 'template', 200);
+    if (!PATH_ID.test(template)) throw new HttpError(400, 'invalid_field', 'template: letters, digits, "-" and "_" only', { field: 'template' });
+    const description = optionalString(body, 'description', 10_000) ?? '';
+    const { record, summary } = await tasks.create(r.account, repo, template, description);
+    sendJson(r.res, 202, { task: summary, events: `/tasks/${record.task_id}/events` });
+  });
+
+  router.add('GET', '/tasks', async (r) => {
+    sendJson(r.res, 200, { tasks: tasks.list(r.account) });
+  });
+
+  router.add('GET', '/tasks/:id', async (r) => {
+    const record = tasks.owned(r.account, r.params['id']!);
+    sendJson(r.res, 200, { task: tasks.summary(record), running: tasks.isRunning(record.task_id), hook: readHookFile(taskFiles(record.dir).hook) });
+  });
+
+  router.add('GET', '/tasks/:id/events', async (r) => {
+    const record = tasks.owned(r.account, r.params['id']!);
+    const after = lastEventId(r);
+    const release = ctx.streams.acquire(r.account);
+    const idle = () => !tasks.isRunning(record.task_id);
+    const log = tasks.logOf(record);
+    stream(r, release, log, after, (e) => e.type === 'finished' && idle() && e.id >= log.lastId, idle);
+  });
+
+  for (const action of TASK_ACTIONS) {
+    router.add('POST', `/tasks/:id/${action}`, async (r) => {
+      const body = await readJsonObject(r.req, limit);
+      const note = optionalString(body, action === 'checkpoint' ? 'description' : 'note', 2000);
+      const { status, body: out } = await tasks.action(r.account, r.params['id']!, action, note);
+      sendJson(r.res, status, out);
+    });
+  }
+
+  return router;
+}

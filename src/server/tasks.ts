@@ -1,0 +1,261 @@
+// Tasks of the server: POST /tasks starts `atlas start` in a repository inside server.repos_root;
+// the task is an ordinary atlas task, and the server keeps only which account owns it
+// ($ATLAS_HOME/server/tasks/<task-id>.json) and its event log (events.jsonl in the task's folder).
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { join, sep } from 'node:path';
+import { toTimestamp } from '../domain/time.js';
+import type { TaskSummary } from '../engine/task-list.js';
+import { summarizeTask } from '../engine/task-list.js';
+import { readHookFile } from '../store/hook-file.js';
+import { taskFiles } from '../store/paths.js';
+import type { TaskRef } from '../store/task-store.js';
+import { writeFileAtomic } from '../store/atomic-write.js';
+import { toJson } from '../store/json-file.js';
+import type { ServerContext } from './context.js';
+import type { EventLog } from './event-log.js';
+import { EVENTS_FILE_NAME } from './event-log.js';
+import { HttpError } from './http.js';
+import type { ChildResult, TaskChild } from './task-children.js';
+import { HookWatcher, runAtlasChild } from './task-children.js';
+import { serverDir } from './tokens.js';
+
+export interface ServerTaskRecord {
+  task_id: string;
+  account: string;
+  workspace: string;
+  dir: string;
+  repo: string;
+  template: string;
+  created_at: string;
+}
+
+export const TASK_ACTIONS = ['checkpoint', 'recover', 'approve', 'reject', 'abandon'] as const;
+export type TaskAction = (typeof TASK_ACTIONS)[number];
+
+const TASK_ID = /^task-[0-9]{8}-[0-9]{6}(?:-[0-9a-z]+)?$/;
+const START_WAIT_MS = 60_000;
+
+function recordsDir(home: string): string {
+  return join(serverDir(home), 'tasks');
+}
+
+export class Tasks {
+  private readonly running = new Map<string, TaskChild>();
+
+  constructor(private readonly ctx: ServerContext) {}
+
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  isRunning(id: string): boolean {
+    return this.running.has(id);
+  }
+
+  private record(id: string): ServerTaskRecord | undefined {
+    if (!TASK_ID.test(id)) return undefined;
+    try {
+      return JSON.parse(readFileSync(join(recordsDir(this.ctx.home), `${id}.json`), 'utf8')) as ServerTaskRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The account's task, or 404 (also for another account's: never their data). */
+  owned(account: string, id: string): ServerTaskRecord {
+    const r = this.record(id);
+    if (!r || r.account !== account || !existsSync(r.dir)) throw new HttpError(404, 'not_found', `no task ${id}`);
+    return r;
+  }
+
+  logOf(r: ServerTaskRecord): EventLog {
+    return this.ctx.logs.get(join(r.dir, EVENTS_FILE_NAME));
+  }
+
+  /** The repository, resolved, if it lies inside server.repos_root. */
+  private repoInsideRoot(repo: string): string {
+    const root = this.ctx.config.server.repos_root;
+    if (!root) throw new HttpError(403, 'tasks_disabled', 'tasks over HTTP are off: the server has no server.repos_root configured');
+    let realRoot: string;
+    let real: string;
+    try {
+      realRoot = realpathSync(root);
+    } catch {
+      throw new HttpError(500, 'repos_root_missing', 'server.repos_root does not exist on the server');
+    }
+    const candidate = repo.startsWith('/') ? repo : join(realRoot, repo);
+    try {
+      real = realpathSync(candidate);
+    } catch {
+      throw new HttpError(400, 'invalid_field', `repo: no repository "${repo}" under server.repos_root`, { field: 'repo' });
+    }
+    if (real !== realRoot && !real.startsWith(realRoot + sep)) {
+      throw new HttpError(400, 'invalid_field', 'repo: must be inside server.repos_root', { field: 'repo' });
+    }
+    return real;
+  }
+
+  async create(account: string, repo: string, template: string, description: string): Promise<{ record: ServerTaskRecord; summary: TaskSummary }> {
+    if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping');
+    const cwd = this.repoInsideRoot(repo);
+    const workspace = `srv-${randomBytes(5).toString('hex')}`;
+    // After `--`, a description starting with "-" is text, not an option.
+    const child = runAtlasChild(this.ctx, ['start', '--workspace', workspace, '--no-interactive', '--', template, description], cwd);
+    const wsTasks = join(this.ctx.home, 'workspaces', workspace, 'tasks');
+    let exited: ChildResult | undefined;
+    void child.done.then((r) => (exited = r));
+    const started = Date.now();
+    let taskId: string | undefined;
+    while (!taskId) {
+      try {
+        taskId = readdirSync(wsTasks).find((n) => TASK_ID.test(n) && existsSync(join(wsTasks, n, 'hook.json')));
+      } catch {
+        // Not created yet.
+      }
+      if (taskId) break;
+      if (exited) {
+        const err = (exited.json?.['error'] as { message?: string; hint?: string } | undefined) ?? {};
+        throw new HttpError(exited.exitCode === 4 ? 404 : 422, 'task_not_started', err.message ?? `atlas start exited with code ${exited.exitCode}: ${exited.stderrTail.trim().split('\n').pop() ?? ''}`, err.hint ? { hint: err.hint } : {});
+      }
+      if (Date.now() - started > START_WAIT_MS) throw new HttpError(504, 'task_not_started', 'atlas start did not create the task in time');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const dir = join(wsTasks, taskId);
+    const record: ServerTaskRecord = { task_id: taskId, account, workspace, dir, repo: cwd, template, created_at: toTimestamp(new Date()) };
+    mkdirSync(recordsDir(this.ctx.home), { recursive: true });
+    writeFileAtomic(join(recordsDir(this.ctx.home), `${taskId}.json`), toJson(record));
+    this.supervise(record, 'start', child);
+    return { record, summary: this.summary(record) };
+  }
+
+  /** Follows a child of the task: output and hook changes to the log, `finished` at the end. */
+  private supervise(record: ServerTaskRecord, command: string, child: TaskChild): void {
+    const log = this.logOf(record);
+    // `atlas start` reports its first state changes before it is attached: they are events too.
+    child.attach(log, new HookWatcher(record.dir, log, command !== 'start'));
+    log.append('started', { command, task_id: record.task_id });
+    this.running.set(record.task_id, child);
+    void child.done.then((r) => {
+      this.running.delete(record.task_id);
+      let state: string | null = null;
+      try {
+        state = readHookFile(taskFiles(record.dir).hook).state;
+      } catch {
+        // unreadable: reported as null
+      }
+      const err = r.json?.['error'] as { message?: string } | undefined;
+      log.append('finished', { command, state, exit_code: r.exitCode, message: (r.json?.['message'] as string | undefined) ?? err?.message ?? null });
+      this.ctx.log({ msg: 'task child finished', task_id: record.task_id, command, exit_code: r.exitCode, state });
+    });
+  }
+
+  private spawnFor(record: ServerTaskRecord, command: string, args: string[]): void {
+    this.supervise(record, command, runAtlasChild(this.ctx, args, record.repo));
+  }
+
+  summary(record: ServerTaskRecord): TaskSummary {
+    return summarizeTask({ id: record.task_id, workspace: record.workspace, dir: record.dir } as TaskRef);
+  }
+
+  /** Every task the server started. */
+  private records(): ServerTaskRecord[] {
+    let names: string[] = [];
+    try {
+      names = readdirSync(recordsDir(this.ctx.home));
+    } catch {
+      return [];
+    }
+    return names.map((n) => (n.endsWith('.json') ? this.record(n.slice(0, -5)) : undefined)).filter((r): r is ServerTaskRecord => r !== undefined);
+  }
+
+  list(account: string): TaskSummary[] {
+    const out: TaskSummary[] = [];
+    for (const r of this.records()) {
+      if (r.account !== account) continue;
+      try {
+        out.push(this.summary(r));
+      } catch {
+        // A task removed by `atlas cleanup`, or unreadable: not listed.
+      }
+    }
+    return out.sort((a, b) => b.created_at.localeCompare(a.created_at));
+  }
+
+  /** Runs an action; checkpoint and abandon answer when done, the others run the task on. */
+  async action(account: string, id: string, action: TaskAction, note: string | undefined): Promise<{ status: number; body: Record<string, unknown> }> {
+    const r = this.owned(account, id);
+    if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping');
+    const busy = this.running.has(id);
+    const noteArgs = note ? ['--note', note] : [];
+    switch (action) {
+      case 'checkpoint':
+      case 'abandon': {
+        const args = action === 'checkpoint' ? ['checkpoint', note ?? 'checkpoint requested over the API', '--task', id] : ['abandon', '--task', id, '--yes', ...noteArgs];
+        const result = await runAtlasChild(this.ctx, args, r.repo).done;
+        if (result.exitCode !== 0) {
+          const err = (result.json?.['error'] as { message?: string; hint?: string } | undefined) ?? {};
+          throw new HttpError(result.exitCode === 4 ? 404 : 409, `${action}_failed`, err.message ?? `atlas ${action} exited with code ${result.exitCode}`, err.hint ? { hint: err.hint } : {});
+        }
+        this.logOf(r).append(action === 'checkpoint' ? 'checkpoint_requested' : 'abandoned', { result: result.json ?? null });
+        return { status: 200, body: { task_id: id, action, result: result.json ?? null } };
+      }
+      default: {
+        if (busy) throw new HttpError(409, 'task_running', `task ${id} is running; wait for its finished event`);
+        const summary = this.summary(r);
+        if (action === 'recover' && summary.activity !== 'crashed' && summary.activity !== 'paused') {
+          throw new HttpError(409, 'nothing_to_recover', `task ${id} is ${summary.state} (${summary.activity}); only a crashed or interrupted task can be recovered`);
+        }
+        if (action !== 'recover' && summary.activity !== 'waiting' && summary.activity !== 'paused') {
+          throw new HttpError(409, 'not_waiting', `task ${id} is ${summary.state}; ${action} answers a task that waits for a person`);
+        }
+        const args =
+          action === 'recover' ? ['recover', '--task', id, '--yes'] : ['resume', '--task', id, action === 'approve' ? '--approve' : '--reject', '--no-interactive', ...noteArgs];
+        this.spawnFor(r, action, args);
+        return { status: 202, body: { task_id: id, action, events: `/tasks/${id}/events` } };
+      }
+    }
+  }
+
+  /** Tasks of this server that crashed (their process died), for start-up `--recover`. */
+  findCrashed(): ServerTaskRecord[] {
+    const out: ServerTaskRecord[] = [];
+    for (const r of this.records()) {
+      if (this.running.has(r.task_id)) continue;
+      try {
+        const s = this.summary(r);
+        if (s.activity === 'crashed' || s.activity === 'paused') out.push(r);
+      } catch {
+        // unreadable: not recoverable from here
+      }
+    }
+    return out;
+  }
+
+  recoverInBackground(r: ServerTaskRecord): void {
+    this.spawnFor(r, 'recover', ['recover', '--task', r.task_id, '--yes']);
+  }
+
+  /** Grace period over: each running child is checkpointed, then interrupted (it parks the task). */
+  async stopAll(): Promise<void> {
+    const ids = [...this.running.keys()];
+    await Promise.all(
+      ids.map(async (id) => {
+        const r = this.record(id);
+        if (r) await runAtlasChild(this.ctx, ['checkpoint', 'server stopping', '--task', id, '--trigger', 'manual'], r.repo).done;
+        const child = this.running.get(id)?.child;
+        if (child?.pid) {
+          try {
+            process.kill(-child.pid, 'SIGTERM');
+          } catch {
+            // already gone
+          }
+        }
+      }),
+    );
+  }
+
+  async settled(): Promise<void> {
+    await Promise.all([...this.running.values()].map((c) => c.done));
+  }
+}

@@ -1,0 +1,259 @@
+// The server's parts, in this process (so coverage sees them): a failing OnColdStart removes what
+// it created and answers 5xx JSON, failing OnMessage and OnStreamFinish never fail the stream, a
+// slow SSE client is dropped while the agent goes on, DELETE keeps or terminates the sandbox,
+// health reports an unreachable store; and the event log, router, body and token edges.
+import { request } from 'node:http';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defaultConfig } from '../src/config/load.js';
+import type { Config } from '../src/config/schema.js';
+import type { LifecycleBus } from '../src/lifecycle/types.js';
+import { EventLog } from '../src/server/event-log.js';
+import { HttpError, pathId } from '../src/server/http.js';
+import { Router } from '../src/server/router.js';
+import type { RunningServer } from '../src/server/server.js';
+import { isLoopback, startServer } from '../src/server/server.js';
+import { createToken, readTokens, revokeToken, TokenVerifier, tokensPath } from '../src/server/tokens.js';
+import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
+import { auth, getJson, prompt, readSse, STREAM_AGENT, waitUntil } from './helpers/server-fixtures.js';
+
+const running: RunningServer[] = [];
+afterEach(async () => {
+  for (const s of running.splice(0)) await s.stop('test over');
+});
+
+function config(change: (c: Config) => void = () => undefined): Config {
+  const c = defaultConfig();
+  c.ai.agent = 'command';
+  c.ai.command = `${process.execPath} ${STREAM_AGENT}`;
+  change(c);
+  return c;
+}
+
+async function serve(home: string, options: { lifecycle?: () => LifecycleBus; config?: Config; host?: string } = {}) {
+  const lines: string[] = [];
+  const warnings: string[] = [];
+  const server = await startServer({
+    home,
+    config: options.config ?? config(),
+    host: options.host ?? '127.0.0.1',
+    port: 0,
+    local: true,
+    recover: false,
+    version: 'test',
+    atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+    write: (l) => lines.push(l),
+    warn: (w) => warnings.push(w),
+    ...(options.lifecycle ? { lifecycle: options.lifecycle } : {}),
+  });
+  running.push(server);
+  return { server, lines, warnings, url: server.url };
+}
+
+describe('lifecycle points around a conversation', () => {
+  it('a failing OnColdStart hook answers 502 JSON and removes the conversation and its workspace', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home, { config: config((c) => (c.lifecycle.on_cold_start = ['echo store unreachable >&2; exit 3'])) });
+    const r = await prompt(url, token, 'cold', { prompt: 'hi' });
+    expect(r.status).toBe(502);
+    expect(r.json.error).toMatchObject({ code: 'cold_start_failed', removed: true });
+    expect(r.json.error.message).toContain('store unreachable');
+    expect(existsSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'cold'))).toBe(false);
+    expect((await getJson(url, token, '/conversations/cold')).status).toBe(404);
+  });
+
+  it('a bus whose OnColdStart throws for a resumed sandbox answers 502 and keeps the conversation', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const first = await serve(home);
+    expect((await prompt(first.url, token, 'kept', { prompt: 'hi' })).status).toBe(200);
+    const failing = (): LifecycleBus => ({
+      coldStart: async () => Promise.reject(new Error('restore failed')),
+      message: async () => undefined,
+      streamFinish: async () => undefined,
+      terminate: async () => undefined,
+    });
+    const second = await serve(home, { lifecycle: failing });
+    const r = await prompt(second.url, token, 'kept', { prompt: 'again' });
+    expect(r.json.error).toMatchObject({ code: 'cold_start_failed', removed: false });
+    expect(existsSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'kept', 'workspace', 'notes.txt'))).toBe(true);
+  });
+
+  it('failing OnMessage and OnStreamFinish hooks are logged in lifecycle.log, and the stream still ends with usage', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home, {
+      config: config((c) => {
+        c.lifecycle.on_message = ['exit 1'];
+        c.lifecycle.on_stream_finish = ['exit 2'];
+      }),
+    });
+    const r = await prompt(url, token, 'c', { prompt: 'hi' });
+    expect(r.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
+    const lifecycleLog = readFileSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'c', 'lifecycle.log'), 'utf8');
+    expect(lifecycleLog).toContain('on_stream_finish');
+    expect(lifecycleLog).toContain('failed');
+    expect((await getJson(url, token, '/conversations/c/messages')).json.messages.length).toBeGreaterThan(1);
+  });
+
+  it('OnTerminate hooks see the workspace before DELETE removes it', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const seen = join(home, 'seen.txt');
+    const { url } = await serve(home, { config: config((c) => (c.lifecycle.on_terminate = [`cat "$ATLAS_WORKSPACE/notes.txt" > ${seen}`])) });
+    await prompt(url, token, 'bye', { prompt: 'last words' });
+    expect((await fetch(`${url}/conversations/bye`, { method: 'DELETE', headers: auth(token) })).status).toBe(200);
+    expect(readFileSync(seen, 'utf8')).toBe('last words\n');
+    expect(existsSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'bye'))).toBe(false);
+  });
+});
+
+describe('streams and limits', () => {
+  it('drops an SSE client that stops reading, while the agent finishes its turn', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url, lines } = await serve(home, { config: config((c) => (c.server.client_buffer = 4096)) });
+    const { port } = new URL(url);
+    await new Promise<void>((resolve) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/conversations/slow/sandbox/x', headers: auth(token) }, (res) => {
+        res.pause(); // never read: the server's buffer for this client fills up
+        resolve();
+      });
+      req.end(JSON.stringify({ prompt: 'lines:3000 flood' }));
+    });
+    await waitUntil(async () => ((await getJson(url, token, '/conversations/slow')).json.conversation.status === 'completed') || undefined, 20_000, 'the turn to complete');
+    expect(lines.some((l) => l.includes('dropped_slow_client'))).toBe(true);
+    const events = await readSse(await fetch(`${url}/conversations/slow/events`, { headers: auth(token, { 'last-event-id': '0' }) }));
+    expect(events.at(-1)!.event).toBe('usage');
+    expect(events.length).toBeGreaterThan(3000);
+  });
+
+  it('sends heartbeat comments on idle streams', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home, { config: config((c) => (c.server.sse_heartbeat = 100)) });
+    const res = await fetch(`${url}/conversations/hb/sandbox/x`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:450 wait' }) });
+    const text = await res.text();
+    expect(text).toContain(': heartbeat');
+    expect(text).toContain('event: usage');
+  });
+
+  it('DELETE with terminate=false keeps the sandbox workspace; bad terminate values are 400', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home);
+    await prompt(url, token, 'keep', { prompt: 'hi' });
+    expect((await fetch(`${url}/conversations/keep?terminate=maybe`, { method: 'DELETE', headers: auth(token) })).status).toBe(400);
+    const del = await fetch(`${url}/conversations/keep?terminate=false`, { method: 'DELETE', headers: auth(token) });
+    expect(await del.json()).toMatchObject({ deleted: 'keep', terminated: false });
+    const kept = readdirSync(join(home, 'server', 'accounts', 'alice', 'sandboxes'));
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(join(home, 'server', 'accounts', 'alice', 'sandboxes', kept[0]!, 'notes.txt'), 'utf8')).toBe('hi\n');
+    expect((await fetch(`${url}/conversations/keep`, { method: 'DELETE', headers: auth(token) })).status).toBe(404);
+  });
+
+  it('health: degraded when the store is unreachable; stopping refuses new work with 503', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url, server, warnings } = await serve(home, { config: config((c) => (c.sync.store = join(home, 'no', 'such', 'store'))), host: '127.0.0.2' });
+    expect(isLoopback('127.0.0.2')).toBe(true);
+    expect(warnings.some((w) => w.includes('UNSANDBOXED'))).toBe(true);
+    const h = await fetch(`${url}/health`);
+    expect(h.status).toBe(503);
+    expect(await h.json()).toMatchObject({ status: 'degraded', store: { configured: true, reachable: false } });
+    const stopping = server.stop('test');
+    running.splice(running.indexOf(server), 1);
+    await stopping;
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+    void token;
+  });
+
+  it('warns when bound beyond loopback, says when there are no tokens, and fails clearly on a taken port', async () => {
+    const home = tempDir();
+    const { warnings, server } = await serve(home, { host: '0.0.0.0' });
+    expect(warnings.some((w) => w.includes('TLS proxy'))).toBe(true);
+    expect(warnings.some((w) => w.includes('no API tokens'))).toBe(true);
+    expect(isLoopback('0.0.0.0')).toBe(false);
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as AddressInfo).port;
+    await expect(
+      startServer({ home, config: config(), host: '127.0.0.1', port, local: true, recover: false, version: 't', atlasCommand: { command: 'x', args: [] }, write: () => undefined, warn: () => undefined }),
+    ).rejects.toThrow(/EADDRINUSE/);
+    blocker.close();
+    await expect(
+      startServer({ home, config: config(), host: '127.0.0.1', port: 0, local: false, recover: false, version: 't', atlasCommand: { command: 'x', args: [] }, write: () => undefined, warn: () => undefined }),
+    ).rejects.toThrow(/sandboxed/);
+    void server;
+  });
+});
+
+describe('edges', () => {
+  it('the event log numbers events from 1 across reopenings and skips a torn last line', () => {
+    const dir = tempDir();
+    const path = join(dir, 'events.jsonl');
+    const log = new EventLog(path);
+    log.append('a', {});
+    log.append('b', { x: 1 });
+    writeFileSync(path, `${readFileSync(path, 'utf8')}{"id":3,"ty`);
+    const again = new EventLog(path);
+    expect(again.lastId).toBe(2);
+    expect(again.append('c', {}).id).toBe(3);
+    expect(new EventLog(path).since(0).map((e) => e.type)).toEqual(['a', 'b', 'c']);
+    expect(again.since(3)).toEqual([]);
+    const seen: number[] = [];
+    const stop = again.follow(1, (e) => seen.push(e.id));
+    again.append('d', {});
+    stop();
+    again.append('e', {});
+    expect(seen).toEqual([2, 3, 4]);
+  });
+
+  it('routes: 404, 405 with Allow, ids validated', () => {
+    const router = new Router<string>().add('GET', '/a/:id', 'get').add('DELETE', '/a/:id', 'del');
+    expect(router.match('GET', '/a/x1').route.handler).toBe('get');
+    expect(router.match('HEAD', '/a/x1').route.handler).toBe('get');
+    expect(() => router.match('POST', '/a/x1')).toThrow(expect.objectContaining({ status: 405, extra: { allow: 'GET, DELETE' } }));
+    expect(() => router.match('GET', '/b')).toThrow(expect.objectContaining({ status: 404 }));
+    expect(() => router.match('GET', '/a/..%2f')).toThrow(HttpError);
+    expect(() => pathId('%E0%A4%A', 'id')).toThrow(HttpError);
+  });
+
+  it('tokens: constant-time lookup, a revoked token stops working, a damaged file authorises no one', async () => {
+    const home = tempDir();
+    const a = await createToken(home, 'alice');
+    const b = await createToken(home, 'bob');
+    const verifier = new TokenVerifier(home);
+    expect(verifier.account(a.token)).toBe('alice');
+    expect(verifier.account(b.token)).toBe('bob');
+    expect(verifier.account('atlas_wrong')).toBeUndefined();
+    await revokeToken(home, a.record.id);
+    expect(verifier.account(a.token)).toBeUndefined();
+    expect(readTokens(home).map((t) => t.account)).toEqual(['bob']);
+    writeFileSync(tokensPath(home), '{"tokens": [{"id": 1}]}');
+    expect(() => readTokens(home)).toThrow(/not a valid token file/);
+    expect(verifier.account(b.token)).toBeUndefined();
+    await expect(createToken(home, 'bob')).rejects.toThrow(/not a valid token file/);
+    await expect(revokeToken(tempDir(), 'tok-1')).rejects.toThrow(/no token/);
+    chmodSync(tokensPath(home), 0o000);
+    if (process.getuid?.() !== 0) expect(() => readTokens(home)).toThrow(/cannot read/);
+  });
+
+  it('bodies: wrong media type 415, non-object 400, empty is {}', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home);
+    const post = (body: string, type = 'application/json') => fetch(`${url}/conversations/x/sandbox/y`, { method: 'POST', headers: { ...auth(token), 'content-type': type }, body });
+    expect((await post('hi', 'text/plain')).status).toBe(415);
+    expect(((await (await post('[1]')).json()) as any).error.code).toBe('invalid_body');
+    expect(((await (await post('')).json()) as any).error.field).toBe('prompt');
+    expect(((await (await post('{"prompt": 5}')).json()) as any).error.message).toContain('must be a string');
+    expect(((await (await post('{"prompt": "  "}')).json()) as any).error.message).toContain('must not be empty');
+    expect(((await (await post('{"prompt": "hi", "agent_id": 3}')).json()) as any).error.field).toBe('agent_id');
+    expect(((await (await fetch(`${url}/conversations/x`, { method: 'DELETE', headers: auth(token), body: '{"terminate": "yes"}' })).json()) as any).error.field).toBe('terminate');
+  });
+});
