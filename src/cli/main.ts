@@ -187,6 +187,23 @@ receipts
   .option('--signature <file>', 'also write the receipt\'s signature to a file, as DER bytes')
   .action(run(() => import('./commands/receipts-message.js')));
 
+const sync = program.command('sync').description('workspace sync through a store (sync.store: a folder, by default $ATLAS_HOME/store, or s3://bucket/prefix)');
+const syncTarget = (c: Command) =>
+  c
+    .option('--task <id>', 'the task whose working tree to sync (default: the task of this directory)')
+    .option('--dir <path>', 'sync this folder instead of a task\'s working tree')
+    .option('--workspace <name>', 'with --dir: its name in the store (default: the folder\'s name)');
+syncTarget(sync.command('push').description('store the folder as a new version, sending only what changed (a task\'s own folder goes too)'))
+  .action(run(() => import('./commands/sync-push.js')));
+syncTarget(sync.command('pull').description('make the folder equal to a stored version (the newest unless --version), by checksum'))
+  .option('--version <ts>', 'pull this version (atlas sync versions)')
+  .option('--force', 'pull even when fresh, past sync.max_delete, and over files changed here')
+  .action(run(() => import('./commands/sync-pull.js')));
+syncTarget(sync.command('status').description('what push and pull would do now (changes nothing)'))
+  .action(run(() => import('./commands/sync-status.js')));
+syncTarget(sync.command('versions').description('the stored versions of the workspace, oldest first'))
+  .action(run(() => import('./commands/sync-versions.js')));
+
 program
   .command('verify')
   .description('check signed receipts with a public key alone (exit 0 ok, 1 invalid or policy unmet, 2 bad input, 3 key problem)')

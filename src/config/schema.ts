@@ -17,7 +17,14 @@ export interface Config {
   validation: { commands: string[]; timeout: number };
   git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
   execution: { mode: 'local' | 'sandbox' };
-  sync: { store: string };
+  sync: {
+    store: string;
+    exclude: string[];
+    stale_threshold: number;
+    max_delete: string;
+    init_from_store: boolean;
+    s3: { endpoint: string; force_path_style: boolean; region: string };
+  };
 }
 
 type Kind =
@@ -68,7 +75,14 @@ export const LEAVES: readonly Leaf[] = [
   leaf('git.pull_request', { type: 'bool' }, false, 'let git steps open pull requests'),
   leaf('git.pr_command', { type: 'string' }, 'gh pr create --fill --head {branch}', 'command that opens a pull request'),
   leaf('execution.mode', { type: 'enum', values: ['local', 'sandbox'] }, 'local', 'where commands and agents run'),
-  leaf('sync.store', { type: 'string' }, '', 'workspace sync store: a folder path or s3:// URL (empty: off)'),
+  leaf('sync.store', { type: 'string' }, '', 'workspace sync store: a folder, file:// URL or s3://bucket/prefix (empty: the sync commands use $ATLAS_HOME/store, the lifecycle hooks do not sync)'),
+  leaf('sync.exclude', { type: 'strings' }, [], 'patterns never synced (gitignore-like: name, dir/, path/**/*.log); .git and .sandbox-state never are'),
+  leaf('sync.stale_threshold', { type: 'duration' }, 1 * H, 'a pull runs when the last sync is older than this (fresher: nothing to do unless --force)'),
+  leaf('sync.max_delete', { type: 'string' }, '50%', 'a pull that would delete more tracked files than this (a count, or a % of them) stops unless --force'),
+  leaf('sync.init_from_store', { type: 'bool' }, false, 'restore the workspace from sync.store before each agent run (OnColdStart)'),
+  leaf('sync.s3.endpoint', { type: 'string' }, '', 'S3-compatible endpoint URL (empty: AWS)'),
+  leaf('sync.s3.force_path_style', { type: 'bool' }, false, 'address buckets as endpoint/bucket (most S3-compatible servers need it)'),
+  leaf('sync.s3.region', { type: 'string' }, '', 'S3 region (empty: AWS_REGION, AWS_DEFAULT_REGION, then us-east-1)'),
 ];
 
 export const LEAF_BY_KEY: ReadonlyMap<string, Leaf> = new Map(LEAVES.map((l) => [l.key, l]));
