@@ -79,6 +79,7 @@ program
     new Option('--action <action>', 'take this action instead of asking').choices([...RECOVERY_ACTIONS]),
   )
   .option('--yes', 'take the recommended action without asking')
+  .option('--from-store [task]', 'first fetch the task and its workspace from sync.store into this ATLAS_HOME and repository')
   .action(run(() => import('./commands/recover.js')));
 
 program
