@@ -48,7 +48,7 @@ export async function planPullOf(options: PullTreeOptions, deps: SyncDeps, previ
   }
   const stored = options.version !== undefined
     ? await namedVersion(store, options.tree, options.version)
-    : await latestVersion(store, options.tree, await store.listVersionNames(options.tree), warn);
+    : await latestVersion(store, options.tree, await store.listVersionNames(options.tree), warn, true);
   if (!stored) return { skipReason: `${store.location} has no version of ${options.tree} yet: nothing to pull` };
   const tracked = new Map((previous?.files ?? []).map((f) => [f.path, f]));
   const paths = new Set([...stored.state.files.map((f) => f.path), ...tracked.keys()]);

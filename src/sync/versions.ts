@@ -31,12 +31,25 @@ async function load(store: SyncStore, tree: string, version: string): Promise<Lo
   return { ok: true, stored: { version, state: parsed.state } };
 }
 
-/** The newest version whose state is whole and safe, or undefined when the tree has none. */
-export async function latestVersion(store: SyncStore, tree: string, names: readonly string[], warn: (text: string) => void): Promise<StoredVersion | undefined> {
+/**
+ * The newest complete version (unfinished pushes are passed over), or undefined when the tree has
+ * none. A damaged or hostile one stops a pull (`strict`): the store was changed outside atlas, and
+ * quietly restoring an older version would hide it. A push only needs a base to reuse files from,
+ * so it passes over such a version with a warning (its new version supersedes it).
+ */
+export async function latestVersion(store: SyncStore, tree: string, names: readonly string[], warn: (text: string) => void, strict = false): Promise<StoredVersion | undefined> {
   for (let i = names.length - 1; i >= 0; i--) {
     const loaded = await load(store, tree, names[i]!);
     if (loaded.ok) return loaded.stored;
-    if (!loaded.missing) warn(`skipping version ${names[i]} of ${tree} in ${store.location}: it ${loaded.problem}`);
+    if (loaded.missing) continue;
+    const problem = `version ${names[i]} of ${tree} in ${store.location} ${loaded.problem}`;
+    if (strict) {
+      throw new AtlasError(`${problem}; refused, nothing was changed`, {
+        exitCode: EXIT.failure,
+        hint: 'pull an older version (atlas sync versions, then --version TS), or push a good copy to supersede it',
+      });
+    }
+    warn(`passing over ${problem}`);
   }
   return undefined;
 }
