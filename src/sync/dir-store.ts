@@ -100,9 +100,11 @@ export class DirectoryStore implements SyncStore {
           await link(source, target);
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT') return false;
           if (code !== 'EPERM' && code !== 'EXDEV' && code !== 'EMLINK' && code !== 'ENOTSUP') throw storeError(error, `cannot link ${source}`);
           await copyFile(source, target);
         }
+        return true;
       },
       upload: async (path, localFile) => {
         const target = await parentOf(path);

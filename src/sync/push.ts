@@ -49,10 +49,13 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const writer = await store.beginVersion(tree, version);
     const files = new Map(scan.files.map((f) => [f.path, f]));
     try {
-      await mapPool(plan.reuse, store.kind === 's3' ? 32 : 8, async ({ entry, from }) => writer.reuse(latest!.version, from, entry.path));
-      stats.files_reused = plan.reuse.length;
-      progress.start(`push ${tree}`, plan.upload.length, plan.upload.reduce((n, f) => n + f.size, 0));
-      await mapPool(plan.upload, 8, async (entry) => {
+      const upload = [...plan.upload];
+      await mapPool(plan.reuse, store.kind === 's3' ? 32 : 8, async ({ entry, from }) => {
+        if (await writer.reuse(latest!.version, from, entry.path)) stats.files_reused++;
+        else upload.push(entry); // the stored copy vanished: send it
+      });
+      progress.start(`push ${tree}`, upload.length, upload.reduce((n, f) => n + f.size, 0));
+      await mapPool(upload, 8, async (entry) => {
         const sent = await writer.upload(entry.path, join(root, ...entry.path.split('/')));
         // The state records what was stored: a file that changed since the scan is stored as sent
         // (its newer mtime makes the next scan hash it again).
@@ -60,7 +63,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
         stats.bytes_transferred += sent.bytes;
         progress.advance(sent.bytes);
       });
-      stats.files_uploaded = plan.upload.length;
+      stats.files_uploaded = upload.length;
       const state = finish([...files.values()]);
       await writer.commit(serializeState(state));
       writeLocalState(root, state);

@@ -126,10 +126,17 @@ export class S3Store implements SyncStore {
       reuse: async (fromVersion, from, to) => {
         const source = this.key(tree, fromVersion, from);
         const key = keyOf(to);
-        await this.send(`a copy of ${source}`, () =>
-          this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: `${this.bucket}/${source.split('/').map(encodeURIComponent).join('/')}` })),
-        );
+        try {
+          // encodeURI keeps "+" literal (servers decode the header as a path, not a form); "?" and
+          // "#" would start a query or a fragment.
+          const copySource = encodeURI(`${this.bucket}/${source}`).replace(/\?/g, '%3F').replace(/#/g, '%23');
+          await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: copySource }));
+        } catch (error) {
+          if ((error as { name?: string }).name === 'NoSuchKey') return false;
+          throw s3Error(error, `a copy of ${source}`, this.location);
+        }
         written.push(key);
+        return true;
       },
       upload: async (path, localFile) => {
         const key = keyOf(path);

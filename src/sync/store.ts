@@ -9,8 +9,11 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Received } from './safe-fs.js';
 
 export interface VersionWriter {
-  /** Makes `to` in the new version the same object as `from` in version `fromVersion`, sending no content. */
-  reuse(fromVersion: string, from: string, to: string): Promise<void>;
+  /**
+   * Makes `to` in the new version the same object as `from` in version `fromVersion`, sending no
+   * content; false when the store no longer has the source (the caller sends the file instead).
+   */
+  reuse(fromVersion: string, from: string, to: string): Promise<boolean>;
   /** Sends a local file; reports what was sent (its MD5 is computed from the bytes sent). */
   upload(path: string, localFile: string): Promise<Received>;
   /** Writes the version's `.sandbox-state`, which makes the version visible. */
