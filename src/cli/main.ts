@@ -198,6 +198,7 @@ syncTarget(sync.command('push').description('store the folder as a new version, 
   .action(run(() => import('./commands/sync-push.js')));
 syncTarget(sync.command('pull').description('make the folder equal to a stored version (the newest unless --version), by checksum'))
   .option('--version <ts>', 'pull this version (atlas sync versions)')
+  .addOption(new Option('--stored-version <ts>').hideHelp())
   .option('--force', 'pull even when fresh, past sync.max_delete, and over files changed here')
   .action(run(() => import('./commands/sync-pull.js')));
 syncTarget(sync.command('status').description('what push and pull would do now (changes nothing)'))
@@ -218,8 +219,13 @@ program
   .option('--artifacts <dir>', 'for bundles: folder holding the tasks\' artifacts/ to check output hashes against')
   .action(run(() => import('./commands/verify.js')));
 
+// Program options are recognized anywhere on the line, so atlas's own --version would swallow
+// `atlas sync pull --version TS`: after `sync`, --version names a stored version.
+const argv = process.argv.map((arg, i) =>
+  process.argv.slice(2, i).includes('sync') && (arg === '--version' || arg.startsWith('--version=')) ? arg.replace('--version', '--stored-version') : arg,
+);
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(argv);
 } catch (error) {
   // commander's exitOverride: --help and --version exit 0, usage errors exit 2.
   const code = (error as { exitCode?: number }).exitCode;

@@ -9,7 +9,8 @@ import { sortVersions } from '../domain/sync-plan.js';
 import { STATE_FILE_NAME } from '../domain/sync-state.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import type { Received } from './safe-fs.js';
-import type { SyncStore, VersionWriter } from './store.js';
+import type { StoredTask, SyncStore, VersionWriter } from './store.js';
+import { parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 import { streamToNewFile } from './stream-file.js';
 
 function storeError(error: unknown, what: string): AtlasError {
@@ -42,7 +43,26 @@ export class DirectoryStore implements SyncStore {
     }
   }
 
-  async listChildren(path: string): Promise<string[]> {
+  async putTaskIndex(taskId: string, workspace: string): Promise<void> {
+    try {
+      await mkdir(this.dir(TASK_INDEX), { recursive: true });
+      writeFileAtomic(this.dir(TASK_INDEX, taskIndexName(taskId, workspace)), '');
+    } catch (error) {
+      throw storeError(error, `cannot write to the store folder ${this.location}`);
+    }
+  }
+
+  async listTaskIndex(): Promise<StoredTask[]> {
+    try {
+      const names = await readdir(this.dir(TASK_INDEX));
+      return names.map(parseTaskIndexName).filter((t): t is StoredTask => t !== undefined);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw storeError(error, `cannot list ${this.dir(TASK_INDEX)}`);
+    }
+  }
+
+  private async listChildren(path: string): Promise<string[]> {
     try {
       const entries = await readdir(this.dir(path), { withFileTypes: true });
       return entries.filter((e) => e.isDirectory()).map((e) => e.name);

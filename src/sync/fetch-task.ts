@@ -13,7 +13,7 @@ import { runGit } from '../git/run-git.js';
 import { taskDir, taskFiles, workspaceDir } from '../store/paths.js';
 import { listTaskRefs, readTask, readWorkspace, saveWorkspace, updateTask } from '../store/task-store.js';
 import { pullTree } from './pull.js';
-import type { SyncStore } from './store.js';
+import type { StoredTask, SyncStore } from './store.js';
 import { taskTree } from './store.js';
 import { checkTreeName } from './target.js';
 
@@ -35,25 +35,11 @@ export interface FetchedTask {
   workspace_stats: SyncStats;
 }
 
-interface StoredTask {
-  workspace: string;
-  id: string;
-}
-
-async function storedTasks(store: SyncStore): Promise<StoredTask[]> {
-  const found: StoredTask[] = [];
-  for (const workspace of await store.listChildren('')) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(workspace)) continue;
-    for (const id of await store.listChildren(`${workspace}/.tasks`)) if (TASK_ID_PATTERN.test(id)) found.push({ workspace, id });
-  }
-  return found.sort((a, b) => (a.id < b.id ? 1 : -1));
-}
-
 async function chooseTask(store: SyncStore, taskId: string | undefined): Promise<StoredTask> {
   if (taskId !== undefined && !TASK_ID_PATTERN.test(taskId)) {
     throw new AtlasError(`"${taskId}" is not a task id (task-YYYYMMDD-HHMMSS)`, { exitCode: EXIT.input });
   }
-  const all = await storedTasks(store);
+  const all = (await store.listTaskIndex()).sort((a, b) => (a.id < b.id ? 1 : -1));
   const matches = taskId === undefined ? all : all.filter((t) => t.id === taskId);
   if (matches.length === 1) return matches[0]!;
   if (matches.length === 0) {

@@ -28,6 +28,7 @@ export async function syncPush(target: SyncTarget, deps: SyncDeps): Promise<Push
   const result: PushResult = { location: deps.store.location, workspace: target.workspace, root: target.root, stats };
   if (target.task) {
     const taskStats = await pushTree({ root: target.task.dir, tree: taskTree(target.workspace, target.task.id), rules: excludeRules({ ...deps.config, sync: { ...deps.config.sync, exclude: [] } }, TASK_FOLDER_EXCLUDES) }, { ...deps, progress: undefined });
+    await deps.store.putTaskIndex(target.task.id, target.workspace);
     result.task = { id: target.task.id, stats: taskStats };
   }
   return result;

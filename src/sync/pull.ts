@@ -12,7 +12,7 @@ import { emptyState, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
 import { mapPool } from './pool.js';
 import { silentProgress } from './progress.js';
-import { deleteFiles, observePaths, writeVerified } from './safe-fs.js';
+import { deleteFiles, observePaths, removeStaleTemps, writeVerified } from './safe-fs.js';
 import type { SyncDeps } from './target.js';
 import type { StoredVersion } from './versions.js';
 import { latestVersion, namedVersion } from './versions.js';
@@ -99,6 +99,7 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       });
     }
     for (const k of plan.keep) stats.notes.push(`kept ${k.path}: ${k.problem}`);
+    await removeStaleTemps(root, stored.state.files.map((f) => f.path));
     if (download.length > 0 || deletions.length > 0) {
       // Until this pull ends, the folder is not "fresh": a pull cut off here runs again in full.
       writeLocalState(root, { ...(previous ?? emptyState()), last_synced_at: 0 });

@@ -22,7 +22,8 @@ import { sortVersions } from '../domain/sync-plan.js';
 import { STATE_FILE_NAME } from '../domain/sync-state.js';
 import type { Received } from './safe-fs.js';
 import { s3Error } from './s3-errors.js';
-import type { SyncStore, VersionWriter } from './store.js';
+import type { StoredTask, SyncStore, VersionWriter } from './store.js';
+import { parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 import { streamToNewFile } from './stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
@@ -44,6 +45,9 @@ export class S3Store implements SyncStore {
     settings: Config['sync']['s3'],
   ) {
     this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
+    // The SDK warns on every run under Node 20 about its own future releases; atlas supports
+    // Node >= 20.19 and pins the SDK, so the warning tells a user nothing they can act on.
+    process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
     this.client = new S3Client({
       region: regionFrom(settings),
       ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
@@ -77,26 +81,38 @@ export class S3Store implements SyncStore {
     );
   }
 
-  async listChildren(path: string): Promise<string[]> {
-    const base = this.key(path);
-    const prefix = base === '' ? '' : `${base}/`;
-    const names: string[] = [];
+  /** One delimiter listing of `path`: the folders and the objects directly under it. */
+  private async listLevel(path: string): Promise<{ folders: string[]; objects: string[] }> {
+    const prefix = `${this.key(path)}/`.replace(/^\//, '');
+    const folders: string[] = [];
+    const objects: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.send(`a listing of ${prefix || '/'}`, () =>
+      const page = await this.send(`a listing of ${prefix}`, () =>
         this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ...(token ? { ContinuationToken: token } : {}) })),
       );
       for (const p of page.CommonPrefixes ?? []) {
         const name = p.Prefix?.slice(prefix.length).replace(/\/$/, '');
-        if (name) names.push(name);
+        if (name) folders.push(name);
       }
+      for (const o of page.Contents ?? []) if (o.Key) objects.push(o.Key.slice(prefix.length));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    return names;
+    return { folders, objects };
   }
 
   async listVersionNames(tree: string): Promise<string[]> {
-    return sortVersions(await this.listChildren(tree));
+    // Each complete version has its .sandbox-state directly inside: its folder is listed.
+    return sortVersions((await this.listLevel(tree)).folders);
+  }
+
+  async putTaskIndex(taskId: string, workspace: string): Promise<void> {
+    const key = this.key(TASK_INDEX, taskIndexName(taskId, workspace));
+    await this.send(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '' })));
+  }
+
+  async listTaskIndex(): Promise<StoredTask[]> {
+    return (await this.listLevel(TASK_INDEX)).objects.map(parseTaskIndexName).filter((t): t is StoredTask => t !== undefined);
   }
 
   async readState(tree: string, version: string): Promise<string | undefined> {

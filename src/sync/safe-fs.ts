@@ -2,7 +2,7 @@
 // workspace: parents are checked one by one (a symlink or a file on the way refuses the path),
 // content goes to a temp file beside the target, is checked against its MD5, then renamed over
 // it (a rename replaces a symlink, it never writes through one).
-import { lstat, mkdir, rename, rmdir, unlink, utimes } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rmdir, unlink, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Observation } from '../domain/sync-plan.js';
@@ -141,4 +141,18 @@ export async function deleteFiles(root: string, paths: readonly string[]): Promi
 async function ensureNoLinkOnTheWay(root: string, rel: string): Promise<void> {
   const check = await checkParents(root, rel, new Map());
   if (!check.ok) throw new AtlasError(`refused to delete ${rel}: ${check.problem}`, { exitCode: EXIT.failure });
+}
+
+/**
+ * Removes temp files a killed pull left in the folders this pull writes to (only ours, by name;
+ * the caller holds the workspace lock, so no other pull is writing them now).
+ */
+export async function removeStaleTemps(root: string, paths: readonly string[]): Promise<void> {
+  const dirs = new Set<string>(['']);
+  for (const p of paths) for (let d = dirname(p); d !== '.' && d !== ''; d = dirname(d)) dirs.add(d);
+  await mapPool([...dirs], 16, async (d) => {
+    if (d !== '' && !(await checkParents(root, `${d}/x`, new Map())).ok) return;
+    const names = await readdir(join(root, d)).catch(() => [] as string[]);
+    for (const name of names) if (/^\.atlas-sync-\d+-\d+\.tmp$/.test(name)) await unlink(join(root, d, name)).catch(() => undefined);
+  });
 }

@@ -30,13 +30,35 @@ export interface SyncStore {
   checkAccess(): Promise<void>;
   /** Every version name under a tree, complete or not, oldest first. */
   listVersionNames(tree: string): Promise<string[]>;
-  /** Names of the folders directly under `path` ('' for the top). */
-  listChildren(path: string): Promise<string[]>;
+  /** Records that a task's folder is stored under `workspace` (`<prefix>/.tasks/<task-id>.<workspace>`). */
+  putTaskIndex(taskId: string, workspace: string): Promise<void>;
+  /** Every task the store holds, from that index. */
+  listTaskIndex(): Promise<StoredTask[]>;
   /** The version's `.sandbox-state` text, or undefined when the version is incomplete or absent. */
   readState(tree: string, version: string): Promise<string | undefined>;
   /** Writes one stored file to `dest` (a new file), reporting bytes and MD5 of what arrived. */
   download(tree: string, version: string, path: string, dest: string): Promise<Received>;
   beginVersion(tree: string, version: string): Promise<VersionWriter>;
+}
+
+export interface StoredTask {
+  id: string;
+  workspace: string;
+}
+
+export const TASK_INDEX = '.tasks';
+
+/**
+ * Index entries are names, not folders to walk: finding a task costs one listing, and servers
+ * whose delimiter listings only see objects one level down (s3rver) find them too.
+ */
+export function taskIndexName(taskId: string, workspace: string): string {
+  return `${taskId}.${workspace}`;
+}
+
+export function parseTaskIndexName(name: string): StoredTask | undefined {
+  const m = /^(task-\d{8}-\d{6}(?:-\d+)?)\.([A-Za-z0-9][A-Za-z0-9._-]{0,99})$/.exec(name);
+  return m ? { id: m[1]!, workspace: m[2]! } : undefined;
 }
 
 export type StoreAddress = { kind: 'dir'; path: string } | { kind: 's3'; bucket: string; prefix: string };

@@ -44,6 +44,7 @@ export default async function recover(ctx: CliContext, opts: RecoverOptions): Pr
       config: (repoRoot) => ctx.config(repoRoot),
       hookManager: (ref, repoRoot) => ctx.hookManager(ref, repoRoot),
       resume,
+      ...(opts.fromStore !== undefined ? { graceMs: 0 } : {}),
     },
     opts,
   );

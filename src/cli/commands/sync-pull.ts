@@ -7,7 +7,9 @@ import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';
 
-export default async function syncPullCommand(ctx: CliContext, flags: SyncFlags & { version?: string; force?: boolean }): Promise<number> {
+export default async function syncPullCommand(ctx: CliContext, given: SyncFlags & { version?: string; storedVersion?: string; force?: boolean }): Promise<number> {
+  // main.ts hands `--version` after `sync` over as --stored-version (see there).
+  const flags = { ...given, version: given.storedVersion ?? given.version };
   if (flags.version !== undefined && !VERSION_PATTERN.test(flags.version)) {
     throw new AtlasError(`--version ${flags.version}: a version is the unix time atlas sync versions lists`, { exitCode: EXIT.input });
   }
