@@ -3,18 +3,17 @@
 // machine, pushed, then fetched and recovered under another ATLAS_HOME and clone, where its
 // receipts still verify with the first machine's xpub.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseStateFile } from '../src/domain/sync-state.js';
 import { ensureBuilt, ROOT } from './helpers/engine-fixtures.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
-import { readTree, tempDir, writeTree } from './helpers/sync-fixtures.js';
+import { readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 const CLI = join(ROOT, 'bin', 'atlas.js');
 let server: S3Server;
-const made: string[] = [];
 
 beforeAll(async () => {
   ensureBuilt();
@@ -22,14 +21,10 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await server?.stop();
-  for (const d of made) rmSync(d, { recursive: true, force: true });
+  removeScratch();
 });
 
-function dir(prefix?: string): string {
-  const d = tempDir(prefix);
-  made.push(d);
-  return d;
-}
+const dir = scratch;
 
 interface Run {
   code: number;

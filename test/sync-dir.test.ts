@@ -7,16 +7,11 @@ import { AtlasError } from '../src/domain/errors.js';
 import { parseStateFile } from '../src/domain/sync-state.js';
 import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/target.js';
-import { configWith, depsFor, readTree, tempDir, writeTree } from './helpers/sync-fixtures.js';
+import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
-const made: string[] = [];
-function dir(prefix?: string): string {
-  const d = tempDir(prefix);
-  made.push(d);
-  return d;
-}
+const dir = scratch;
 afterAll(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
+  removeScratch();
 });
 
 function setup(sync: Parameters<typeof configWith>[0] = {}) {

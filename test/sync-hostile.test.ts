@@ -2,15 +2,14 @@
 // symlinks and files in the way, tampered objects. Every case checks the whole folder around the
 // workspace, byte for byte and mtime for mtime: 0 writes outside.
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncPull } from '../src/sync/operations.js';
-import { configWith, depsFor, readTree, tempDir, writeTree } from './helpers/sync-fixtures.js';
+import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
-const made: string[] = [];
 afterAll(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
+  removeScratch();
 });
 
 /** Every entry under `root` except `skip`, with type, content or link target, and mtime. */
@@ -35,8 +34,7 @@ function snapshot(root: string, skip: string): Record<string, string> {
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
 function world() {
-  const parent = tempDir('atlas-hostile-');
-  made.push(parent);
+  const parent = scratch('atlas-hostile-');
   const ws = join(parent, 'ws');
   const store = join(parent, 'store');
   writeTree(parent, { 'outside/keep.txt': 'precious', 'ws/existing.txt': 'existing' });

@@ -2,7 +2,7 @@
 // copies for unchanged files, multipart uploads, listings past 1,000 keys, credentials checked
 // before any transfer, permission and network errors with their fix, hostile objects refused.
 import { createHash } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,10 +10,9 @@ import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operat
 import type { SyncTarget } from '../src/sync/target.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
-import { configWith, depsFor, readTree, tempDir, writeTree } from './helpers/sync-fixtures.js';
+import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 let server: S3Server;
-const made: string[] = [];
 const savedEnv = { ...process.env };
 
 beforeAll(async () => {
@@ -23,14 +22,10 @@ beforeAll(async () => {
 afterAll(async () => {
   process.env = savedEnv;
   await server?.stop();
-  for (const d of made) rmSync(d, { recursive: true, force: true });
+  removeScratch();
 });
 
-function dir(): string {
-  const d = tempDir();
-  made.push(d);
-  return d;
-}
+const dir = scratch;
 
 let prefixes = 0;
 function setup() {

@@ -15,16 +15,11 @@ import { renderStats } from '../src/sync/render.js';
 import { openStore, parseStoreAddress } from '../src/sync/store.js';
 import { resolveTarget, targetOfTask } from '../src/sync/target.js';
 import { cleanupRecoveryFixtures, git, makeRepo, makeTask } from './helpers/recovery-fixtures.js';
-import { configWith, readTree, tempDir, writeTree } from './helpers/sync-fixtures.js';
+import { configWith, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
-const made: string[] = [];
-function dir(prefix?: string): string {
-  const d = tempDir(prefix);
-  made.push(d);
-  return d;
-}
+const dir = scratch;
 afterAll(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
+  removeScratch();
   cleanupRecoveryFixtures();
 });
 
@@ -62,6 +57,11 @@ describe('recover --from-store: fetching a task', () => {
     expect(existsSync(join(dirB, 'owner.json'))).toBe(false);
     expect(readWorkspace('moved', homeB)).toMatchObject({ repo_root: repoB, worktree: worktreeB, tasks: [a.id] });
     expect(warnings).toEqual([]);
+    // git steps stage everything: the state file is excluded in the repository's info/exclude.
+    expect(existsSync(join(worktreeB, '.sandbox-state'))).toBe(true);
+    expect(git(worktreeB, 'status', '--porcelain')).not.toMatch(/sandbox-state/);
+    expect(git(a.worktree, 'status', '--porcelain')).not.toMatch(/sandbox-state/);
+    expect(readFileSync(join(repoB, '.git', 'info', 'exclude'), 'utf8').match(/\/\.sandbox-state\*/g)).toHaveLength(1);
     const again = fetchTaskFromStore({ home: homeB, cwd: repoB, config: a.config, store: await openStore(a.config, homeB), warn: () => undefined, taskId: a.id });
     await expect(again).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/already in/) });
   });

@@ -8,6 +8,7 @@ import type { StateFile } from '../domain/sync-state.js';
 import { parseStateFile, serializeState, STATE_FILE_NAME } from '../domain/sync-state.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { withLock } from '../store/lock.js';
+import { excludeStateFromGit } from './git-exclude.js';
 
 export function statePath(root: string): string {
   return join(root, STATE_FILE_NAME);
@@ -33,6 +34,7 @@ export function readLocalState(root: string, warn: (text: string) => void): Stat
 }
 
 export function writeLocalState(root: string, state: StateFile): void {
+  excludeStateFromGit(root);
   writeFileAtomic(statePath(root), serializeState(state));
 }
 

@@ -1,5 +1,5 @@
 // Fixtures for the sync tests: folders of files, their listing, and deps pointing at a store.
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { defaultConfig } from '../../src/config/load.js';
@@ -9,6 +9,19 @@ import type { SyncDeps } from '../../src/sync/target.js';
 
 export function tempDir(prefix = 'atlas-sync-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+const made: string[] = [];
+
+/** A temp folder removed by removeScratch() (call it in afterAll). */
+export function scratch(prefix?: string): string {
+  const d = tempDir(prefix);
+  made.push(d);
+  return d;
+}
+
+export function removeScratch(): void {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
 }
 
 export function writeTree(root: string, files: Record<string, string | Buffer>): void {
