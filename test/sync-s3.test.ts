@@ -129,3 +129,28 @@ describe('S3 store (s3rver)', () => {
     expect(readTree(parent)).toEqual({});
   });
 });
+
+describe('S3 store errors (s3rver)', () => {
+  it('says when the bucket does not exist, before any transfer', async () => {
+    const config = configWith({ store: 's3://no-such-bucket/x', s3: { endpoint: server.endpoint, force_path_style: true } });
+    const src = dir();
+    writeTree(src, { 'a.txt': 'a' });
+    await expect(syncPush({ root: src, tree: 'ws', workspace: 'ws' }, await depsFor(config, dir()))).rejects.toMatchObject({ exitCode: 4, message: expect.stringMatching(/bucket of s3:\/\/no-such-bucket\/x does not exist/) });
+  });
+
+  it('a version whose objects vanished: pull names the object; push sends the file again', async () => {
+    const s = setup();
+    const src = dir();
+    writeTree(src, { 'a.txt': 'alpha', 'b.txt': 'beta' });
+    const first = await syncPush(s.target(src), await s.deps());
+    const { DeleteObjectCommand } = await import('@aws-sdk/client-s3');
+    await client().send(new DeleteObjectCommand({ Bucket: server.bucket, Key: `${s.prefix}/ws/${first.stats.version}/a.txt` }));
+    await expect(syncPull(s.target(dir()), await s.deps(), {})).rejects.toThrow(new RegExp(`S3 error on ${s.prefix}/ws/${first.stats.version}/a.txt .*NoSuchKey`));
+    writeTree(src, { 'c.txt': 'new' });
+    const second = await syncPush(s.target(src), await s.deps());
+    expect(second.stats).toMatchObject({ files_uploaded: 2, files_reused: 1 });
+    const dest = dir();
+    await syncPull(s.target(dest), await s.deps(), {});
+    expect(readTree(dest)).toEqual(readTree(src));
+  });
+});

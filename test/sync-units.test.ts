@@ -172,3 +172,41 @@ describe('targets, store addresses, output', () => {
     expect(renderStats(emptyStats('push'), '/s')).toMatch(/^push: nothing to do/);
   });
 });
+
+describe('store errors say what to do', () => {
+  it('maps S3 failures to messages with their fix', async () => {
+    const { s3Error } = await import('../src/sync/s3-errors.js');
+    const at = 's3://b/p';
+    expect(s3Error({ name: 'CredentialsProviderError', message: 'Could not load credentials from any providers' }, 'x', at)).toMatchObject({ exitCode: 3, hint: expect.stringMatching(/AWS_ACCESS_KEY_ID/) });
+    expect(s3Error({ name: 'ExpiredToken', message: 'expired' }, 'x', at)).toMatchObject({ exitCode: 3, message: expect.stringMatching(/refused by s3:\/\/b\/p \(ExpiredToken\)/) });
+    expect(s3Error({ name: 'AccessDenied', message: 'Access Denied', $metadata: { httpStatusCode: 403 } }, 'p/ws/1/a.txt', at)).toMatchObject({ exitCode: 1, message: 'access denied to p/ws/1/a.txt (s3://b/p)', hint: expect.stringMatching(/s3:GetObject/) });
+    expect(s3Error({ name: 'NoSuchBucket', message: 'no' }, 'x', at)).toMatchObject({ exitCode: 4, hint: expect.stringMatching(/create it/) });
+    expect(s3Error(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), 'p/ws/1/a.txt', at)).toMatchObject({ message: expect.stringMatching(/^network error on p\/ws\/1\/a.txt .*ECONNRESET/) });
+    expect(s3Error({ name: 'TimeoutError', message: 'timed out' }, 'k', at).message).toMatch(/^network error on k/);
+    expect(s3Error({ name: 'InternalError', message: 'boom', $metadata: { httpStatusCode: 500 } }, 'k', at)).toMatchObject({ message: 'S3 error on k (s3://b/p): InternalError (HTTP 500): boom', hint: expect.stringMatching(/run the command again/) });
+    const own = new (await import('../src/domain/errors.js')).AtlasError('mine');
+    expect(s3Error(own, 'k', at)).toBe(own);
+  });
+
+  it('a store folder that is not a folder, or damaged, is reported with the path', async () => {
+    const base = dir();
+    writeTree(base, { 'not-a-folder': 'file' });
+    const { DirectoryStore } = await import('../src/sync/dir-store.js');
+    const store = new DirectoryStore(join(base, 'not-a-folder'));
+    await expect(store.checkAccess()).rejects.toMatchObject({ message: expect.stringMatching(/cannot use the store folder .*not-a-folder/), hint: expect.stringMatching(/check sync.store/) });
+    await expect(store.listVersionNames('ws')).rejects.toThrow(/cannot list/);
+    await expect(store.listTaskIndex()).rejects.toThrow(/cannot list/);
+    await expect(store.putTaskIndex('task-20260101-000000', 'ws')).rejects.toThrow(/cannot write to the store folder/);
+    await expect(store.beginVersion('ws', '1')).rejects.toThrow(/cannot write to the store folder/);
+    const good = new DirectoryStore(join(base, 'store'));
+    writeTree(join(base, 'store'), { 'ws/5/.sandbox-state/oops': 'a folder where the state goes' });
+    await expect(good.readState('ws', '5')).rejects.toThrow(/cannot read .*\.sandbox-state/);
+    await expect(good.download('ws', '5', 'missing.txt', join(base, 'dest.tmp'))).rejects.toThrow(/cannot read .*missing.txt from the store/);
+    expect(await good.listTaskIndex()).toEqual([]);
+    const writer = await good.beginVersion('ws', '6');
+    expect(await writer.reuse('5', 'gone.txt', 'gone.txt')).toBe(false);
+    await expect(writer.upload('a.txt', join(base, 'no-such-file'))).rejects.toThrow(/cannot copy .*no-such-file into the store/);
+    await writer.abort();
+    expect(await good.listVersionNames('ws')).toEqual(['5']);
+  });
+});
