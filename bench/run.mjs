@@ -9,6 +9,7 @@ const benches = [
   ['receipt verification rate (issue 4)', 'verify.mjs'],
   ['git hook overhead on git commit (issue 5)', 'git-hook.mjs'],
   ['recovery hot paths (issue 3)', 'recovery.mjs'],
+  ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
   ['workspace sync against a local S3 server, with rclone and aws s3 sync (issue 10)', 'sync.mjs'],
 ];
 
