@@ -221,8 +221,9 @@ program
 
 // Program options are recognized anywhere on the line, so atlas's own --version would swallow
 // `atlas sync pull --version TS`: after `sync`, --version names a stored version.
+const commandAt = process.argv.findIndex((arg, i) => i >= 2 && !arg.startsWith('-') && !['-c', '--config'].includes(process.argv[i - 1]!));
 const argv = process.argv.map((arg, i) =>
-  process.argv.slice(2, i).includes('sync') && (arg === '--version' || arg.startsWith('--version=')) ? arg.replace('--version', '--stored-version') : arg,
+  process.argv[commandAt] === 'sync' && i > commandAt && /^--version(=|$)/.test(arg) ? arg.replace('--version', '--stored-version') : arg,
 );
 try {
   await program.parseAsync(argv);

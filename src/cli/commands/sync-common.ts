@@ -8,7 +8,7 @@ import type { SyncDeps, SyncTarget, TargetFlags } from '../../sync/target.js';
 import { resolveTarget } from '../../sync/target.js';
 import type { CliContext } from '../context.js';
 
-export interface SyncFlags extends TargetFlags {}
+export type SyncFlags = TargetFlags;
 
 export async function syncSetup(ctx: CliContext, flags: SyncFlags): Promise<{ target: SyncTarget; deps: SyncDeps; config: Config }> {
   const target = resolveTarget(flags, ctx.cwd, ctx.home);
