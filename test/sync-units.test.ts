@@ -210,3 +210,25 @@ describe('store errors say what to do', () => {
     expect(await good.listVersionNames('ws')).toEqual(['5']);
   });
 });
+
+describe('sync as lifecycle builtins', () => {
+  it('are off without sync.store; restore on cold start only with init_from_store; push throws its failure for the bus to log', async () => {
+    const { syncBuiltins } = await import('../src/sync/lifecycle-builtins.js');
+    const store = join(dir(), 'store');
+    const a = await taskOnA(store);
+    const base = { task_id: a.id, step_name: 'implement', conversation_id: null, workspace: a.worktree, task_dir: taskDir('moved', a.id, a.homeA) };
+    expect(syncBuiltins(a.homeA, configWith())).toEqual({});
+    expect(Object.keys(syncBuiltins(a.homeA, configWith({ store })))).toEqual(['on_stream_finish']);
+    const both = syncBuiltins(a.homeA, configWith({ store, init_from_store: true }));
+    rmSync(join(a.worktree, 'new.txt'));
+    rmSync(join(a.worktree, '.sandbox-state'));
+    await both.on_cold_start!({ ...base, point: 'on_cold_start', reason: 'resumed' });
+    expect(readFileSync(join(a.worktree, 'new.txt'), 'utf8')).toBe('made on A\n');
+    writeTree(a.worktree, { 'agent-wrote.txt': 'x' });
+    await both.on_stream_finish!({ ...base, point: 'on_stream_finish', ok: true, usage: null, error: null });
+    const versions = (await import('node:fs')).readdirSync(join(store, 'moved')).filter((n) => /^\d+$/.test(n));
+    expect(versions).toHaveLength(2);
+    await expect(both.on_stream_finish!({ ...base, task_id: 'task-20990101-000000', point: 'on_stream_finish', ok: true, usage: null, error: null })).rejects.toThrow(/^OnStreamFinish: pushing the workspace of task-20990101-000000/);
+    await expect(both.on_cold_start!({ ...base, task_id: 'task-20990101-000000', point: 'on_cold_start', reason: 'new_workspace' })).rejects.toThrow(/^OnColdStart: restoring/);
+  });
+});
