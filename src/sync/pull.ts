@@ -85,7 +85,8 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
         hint: 'push them first (atlas sync push), move them aside, or pull with --force to overwrite them',
       });
     }
-    const download = options.force ? [...plan.download, ...stored.state.files.filter((f) => plan.conflicts.some((c) => c.path === f.path))] : plan.download;
+    const conflicting = new Set(plan.conflicts.map((c) => c.path));
+    const download = options.force ? [...plan.download, ...stored.state.files.filter((f) => conflicting.has(f.path))] : plan.download;
     let deletions = plan.delete;
     if (deletions.length > 0 && stored.state.files.length === 0) {
       stats.notes.push(`${where} is empty: nothing was deleted (an empty version never deletes)`);
