@@ -6,12 +6,14 @@ import type { Hook, TransitionInput } from '../domain/hook.js';
 import { addCheckpoint, recordEvent, transition } from '../domain/hook.js';
 import type { Task } from '../domain/task.js';
 import { toTimestamp } from '../domain/time.js';
-import { readHookFile, writeHookFile } from '../store/hook-file.js';
+import { assertHookOfTask, readHookFile, writeHookFile } from '../store/hook-file.js';
 import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import { readTask, updateTask } from '../store/task-store.js';
 import { renderHookMarkdown } from './markdown.js';
+import type { ConversationView } from '../conversation/hook-view.js';
+import { conversationView } from '../conversation/hook-view.js';
 
 /** Verification status of each receipt, for HOOK.md (supplied by the crypto layer). */
 export type ReceiptStatusFn = (hook: Hook, task: Task | undefined) => Promise<string[] | undefined>;
@@ -45,8 +47,11 @@ export class HookManager {
     return this.options.maxCheckpoints;
   }
 
+  /** hook.json, refused (exit 2) when it is not this task's: checked before anything acts on it. */
   read(): Hook {
-    return readHookFile(this.files.hook);
+    const hook = readHookFile(this.files.hook);
+    assertHookOfTask(this.files.hook, hook, this.ref.id, this.readTask()?.steps);
+    return hook;
   }
 
   /** task.json (static for a task's life, so read once). */
@@ -85,7 +90,13 @@ export class HookManager {
     } catch {
       receiptStatuses = undefined;
     }
-    const markdown = renderHookMarkdown({ hook, task, now: this.now(), receiptStatuses, maxCheckpoints: this.maxCheckpoints });
+    let conversations: ConversationView | undefined;
+    try {
+      conversations = conversationView(this.ref.dir, hook, task);
+    } catch {
+      conversations = undefined;
+    }
+    const markdown = renderHookMarkdown({ hook, task, now: this.now(), receiptStatuses, maxCheckpoints: this.maxCheckpoints, ...(conversations ? { conversations } : {}) });
     writeFileAtomic(this.files.hookMarkdown, markdown, { durable: false });
   }
 

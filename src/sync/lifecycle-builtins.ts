@@ -5,7 +5,6 @@
 import type { Config } from '../config/schema.js';
 import { AtlasError } from '../domain/errors.js';
 import type { LifecycleEvent, LifecyclePoint } from '../lifecycle/types.js';
-import { pushWorkspaceOnStreamFinish, restoreWorkspaceOnColdStart } from './lifecycle.js';
 
 export type SyncBuiltins = Partial<Record<LifecyclePoint, (event: LifecycleEvent) => Promise<void>>>;
 
@@ -14,12 +13,15 @@ export function syncBuiltins(home: string, config: Config, warn: (text: string) 
   if (config.sync.store.trim() === '') return {};
   const builtins: SyncBuiltins = {
     on_stream_finish: async (event) => {
+      // Loaded on first use: a task run without sync never loads the sync code.
+      const { pushWorkspaceOnStreamFinish } = await import('./lifecycle.js');
       const pushed = await pushWorkspaceOnStreamFinish({ home, config, taskId: event.task_id, warn });
       if (pushed.status === 'failed') throw new AtlasError(pushed.error, pushed.hint ? { hint: pushed.hint } : {});
     },
   };
   if (config.sync.init_from_store) {
     builtins.on_cold_start = async (event) => {
+      const { restoreWorkspaceOnColdStart } = await import('./lifecycle.js');
       await restoreWorkspaceOnColdStart({ home, config, taskId: event.task_id, warn });
     };
   }
