@@ -25,7 +25,7 @@ export interface Config {
   };
   validation: { commands: string[]; timeout: number };
   git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
-  execution: { mode: 'local' | 'sandbox' };
+  execution: { mode: 'local' | 'sandbox'; sandbox: { allowed_domains: string[]; allow_write: string[]; deny_read: string[] } };
   sync: {
     store: string;
     exclude: string[];
@@ -89,7 +89,10 @@ export const LEAVES: readonly Leaf[] = [
   leaf('git.push', { type: 'bool' }, false, 'let git steps push'),
   leaf('git.pull_request', { type: 'bool' }, false, 'let git steps open pull requests'),
   leaf('git.pr_command', { type: 'string' }, 'gh pr create --fill --head {branch}', 'command that opens a pull request'),
-  leaf('execution.mode', { type: 'enum', values: ['local', 'sandbox'] }, 'local', 'where commands and agents run'),
+  leaf('execution.mode', { type: 'enum', values: ['local', 'sandbox'] }, 'local', 'where commands and agents run: on this machine, or in an OS sandbox (docs/execution-modes.md)'),
+  leaf('execution.sandbox.allowed_domains', { type: 'strings' }, ['api.anthropic.com', 'registry.npmjs.org'], 'hosts sandboxed steps may reach (plus the host of $ANTHROPIC_BASE_URL)'),
+  leaf('execution.sandbox.allow_write', { type: 'strings' }, [], 'extra paths sandboxed steps may write (besides the worktree, its git folders, the task temp folder)'),
+  leaf('execution.sandbox.deny_read', { type: 'strings' }, [], 'extra paths sandboxed steps may not read (besides keys, ~/.ssh, ~/.aws, ... and other tasks)'),
   leaf('sync.store', { type: 'string' }, '', 'workspace sync store: a folder, file:// URL or s3://bucket/prefix (empty: the sync commands use $ATLAS_HOME/store, the lifecycle hooks do not sync)'),
   leaf('sync.exclude', { type: 'strings' }, [], 'patterns never synced (gitignore-like: name, dir/, path/**/*.log); .git and .sandbox-state never are'),
   leaf('sync.stale_threshold', { type: 'duration' }, 1 * H, 'a pull runs when the last sync is older than this (fresher: nothing to do unless --force)'),
