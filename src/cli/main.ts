@@ -93,6 +93,7 @@ program
   .option('--yes', 'take the recommended action without asking')
   .option('--sandbox', 'run the steps\' processes in the OS sandbox (sets execution.mode)')
   .addOption(new Option('--local', 'run the steps\' processes on this machine, unsandboxed (sets execution.mode)').conflicts('sandbox'))
+  .option('--from-store [task]', 'first fetch the task and its workspace from sync.store into this ATLAS_HOME and repository')
   .action(run(() => import('./commands/recover.js')));
 
 program
@@ -225,6 +226,24 @@ receipts
   .option('--signature <file>', 'also write the receipt\'s signature to a file, as DER bytes')
   .action(run(() => import('./commands/receipts-message.js')));
 
+const sync = program.command('sync').description('workspace sync through a store (sync.store: a folder, by default $ATLAS_HOME/store, or s3://bucket/prefix)');
+const syncTarget = (c: Command) =>
+  c
+    .option('--task <id>', 'the task whose working tree to sync (default: the task of this directory)')
+    .option('--dir <path>', 'sync this folder instead of a task\'s working tree')
+    .option('--workspace <name>', 'with --dir: its name in the store (default: the folder\'s name)');
+syncTarget(sync.command('push').description('store the folder as a new version, sending only what changed (a task\'s own folder goes too)'))
+  .action(run(() => import('./commands/sync-push.js')));
+syncTarget(sync.command('pull').description('make the folder equal to a stored version (the newest unless --version), by checksum'))
+  .option('--version <ts>', 'pull this version (atlas sync versions)')
+  .addOption(new Option('--stored-version <ts>').hideHelp())
+  .option('--force', 'pull even when fresh, past sync.max_delete, and over files changed here')
+  .action(run(() => import('./commands/sync-pull.js')));
+syncTarget(sync.command('status').description('what push and pull would do now (changes nothing)'))
+  .action(run(() => import('./commands/sync-status.js')));
+syncTarget(sync.command('versions').description('the stored versions of the workspace, oldest first'))
+  .action(run(() => import('./commands/sync-versions.js')));
+
 program
   .command('verify')
   .description('check signed receipts with a public key alone (exit 0 ok, 1 invalid or policy unmet, 2 bad input, 3 key problem)')
@@ -267,8 +286,14 @@ serveToken
   .argument('<id>', 'token id, e.g. tok-1a2b3c4d (atlas serve token list)')
   .action(run(() => import('./commands/serve-token-revoke.js')));
 
+// Program options are recognized anywhere on the line, so atlas's own --version would swallow
+// `atlas sync pull --version TS`: after `sync`, --version names a stored version.
+const commandAt = process.argv.findIndex((arg, i) => i >= 2 && !arg.startsWith('-') && !['-c', '--config'].includes(process.argv[i - 1]!));
+const argv = process.argv.map((arg, i) =>
+  process.argv[commandAt] === 'sync' && i > commandAt && /^--version(=|$)/.test(arg) ? arg.replace('--version', '--stored-version') : arg,
+);
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(argv);
 } catch (error) {
   // commander's exitOverride: --help and --version exit 0, usage errors exit 2.
   const code = (error as { exitCode?: number }).exitCode;

@@ -26,7 +26,14 @@ export interface Config {
   validation: { commands: string[]; timeout: number };
   git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
   execution: { mode: 'local' | 'sandbox'; sandbox: { allowed_domains: string[]; allow_write: string[]; deny_read: string[] } };
-  sync: { store: string };
+  sync: {
+    store: string;
+    exclude: string[];
+    stale_threshold: number;
+    max_delete: string;
+    init_from_store: boolean;
+    s3: { endpoint: string; force_path_style: boolean; region: string };
+  };
   lifecycle: { on_cold_start: string[]; on_message: string[]; on_stream_finish: string[]; on_terminate: string[]; timeout: number };
   server: {
     repos_root: string;
@@ -95,7 +102,14 @@ export const LEAVES: readonly Leaf[] = [
   leaf('execution.sandbox.allowed_domains', { type: 'strings' }, ['api.anthropic.com', 'registry.npmjs.org'], 'hosts sandboxed steps may reach (plus the host of $ANTHROPIC_BASE_URL)'),
   leaf('execution.sandbox.allow_write', { type: 'strings' }, [], 'extra paths sandboxed steps may write (besides the worktree, its git folders, the task temp folder)'),
   leaf('execution.sandbox.deny_read', { type: 'strings' }, [], 'extra paths sandboxed steps may not read (besides keys, ~/.ssh, ~/.aws, ... and other tasks)'),
-  leaf('sync.store', { type: 'string' }, '', 'workspace sync store: a folder path or s3:// URL (empty: off)'),
+  leaf('sync.store', { type: 'string' }, '', 'workspace sync store: a folder, file:// URL or s3://bucket/prefix (empty: the sync commands use $ATLAS_HOME/store, the lifecycle hooks do not sync)'),
+  leaf('sync.exclude', { type: 'strings' }, [], 'patterns never synced (gitignore-like: name, dir/, path/**/*.log); .git and .sandbox-state never are'),
+  leaf('sync.stale_threshold', { type: 'duration' }, 1 * H, 'a pull runs when the last sync is older than this (fresher: nothing to do unless --force)'),
+  leaf('sync.max_delete', { type: 'string' }, '50%', 'a pull that would delete more tracked files than this (a count, or a % of them) stops unless --force'),
+  leaf('sync.init_from_store', { type: 'bool' }, false, 'restore the workspace from sync.store before each agent run (OnColdStart)'),
+  leaf('sync.s3.endpoint', { type: 'string' }, '', 'S3-compatible endpoint URL (empty: AWS)'),
+  leaf('sync.s3.force_path_style', { type: 'bool' }, false, 'address buckets as endpoint/bucket (most S3-compatible servers need it)'),
+  leaf('sync.s3.region', { type: 'string' }, '', 'S3 region (empty: AWS_REGION, AWS_DEFAULT_REGION, then us-east-1)'),
   // Lifecycle hooks (docs/lifecycle-hooks.md): run after the builtins and the template's commands.
   leaf('lifecycle.on_cold_start', { type: 'strings' }, [], 'commands run before an agent starts in a workspace (a failure stops the step)'),
   leaf('lifecycle.on_message', { type: 'strings' }, [], 'commands run for each message of an agent run (failures are logged)'),

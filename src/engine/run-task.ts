@@ -13,6 +13,7 @@ import type { Task } from '../domain/task.js';
 import { HookManager } from '../hook/manager.js';
 import type { LifecycleRunner } from '../lifecycle/bus.js';
 import { composeBuiltins, recordingBuiltins } from '../lifecycle/defaults.js';
+import { syncBuiltins } from '../sync/lifecycle-builtins.js';
 import { baseEvent, lifecycleBusForTask } from '../lifecycle/for-task.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
 import { withLock } from '../store/lock.js';
@@ -102,7 +103,8 @@ class TaskRun implements RunState {
       config: options.config,
       groups: this.groups,
       reporter: options.reporter,
-      builtins: composeBuiltins(recordingBuiltins(), options.lifecycle?.builtins),
+      // Workspace sync (docs/sync.md) after the recording defaults: a push sees the closed conversation.
+      builtins: composeBuiltins(recordingBuiltins(), syncBuiltins(this.home, options.config, (t) => options.reporter.note(t)), options.lifecycle?.builtins),
       verbose: Boolean(options.lifecycle?.verbose),
     });
     this.interrupts = new InterruptWatch(this.groups, {

@@ -40,6 +40,8 @@ export interface RecoverCommandDeps {
   resume: (ref: TaskRef, config: Config) => (entry: EntryDirective) => Promise<TaskOutcome>;
   /** For tests: the prompt. */
   select?: SelectFn;
+  /** See NO_OWNER_GRACE_MS; 0 for a task just fetched from a store (nothing here can be starting it). */
+  graceMs?: number;
 }
 
 export async function runRecoverCommand(deps: RecoverCommandDeps, flags: RecoverFlags): Promise<number> {
@@ -71,6 +73,7 @@ export async function runRecoverCommand(deps: RecoverCommandDeps, flags: Recover
     resume: deps.resume(ref, config),
     ...decision,
     ...(manager ? { manager } : {}),
+    ...(deps.graceMs !== undefined ? { graceMs: deps.graceMs } : {}),
     onDiagnosis: (d) => {
       out.line(renderDiagnosis(d));
       out.line();

@@ -14,12 +14,19 @@ export interface RecoverOptions {
   task?: string;
   action?: string;
   yes?: boolean;
+  /** `--from-store [TASK]`: true without a task id. */
+  fromStore?: string | boolean;
   /** --sandbox / --local: execution.mode for this run. */
   sandbox?: boolean;
   local?: boolean;
 }
 
 export default async function recover(ctx: CliContext, opts: RecoverOptions): Promise<number> {
+  if (opts.fromStore !== undefined) {
+    // Fetch the task and its workspace from the store first; recovery then goes on as usual.
+    const { fetchFromStoreForRecovery } = await import('./recover-from-store.js');
+    opts = { ...opts, task: await fetchFromStoreForRecovery(ctx, opts.fromStore, opts.task) };
+  }
   // The diagnosis is printed on stdout before the prompt, so --json (one document) never prompts.
   const interactive = canPrompt(undefined) && !ctx.out.json;
   const resume = (ref: TaskRef, config: Config) => async (entry: EntryDirective) => {
@@ -40,6 +47,7 @@ export default async function recover(ctx: CliContext, opts: RecoverOptions): Pr
       config: (repoRoot) => ctx.config(repoRoot, { 'execution.mode': executionModeFlag(opts) }),
       hookManager: (ref, repoRoot) => ctx.hookManager(ref, repoRoot),
       resume,
+      ...(opts.fromStore !== undefined ? { graceMs: 0 } : {}),
     },
     opts,
   );

@@ -1,0 +1,18 @@
+// atlas sync push [--task ID | --dir PATH]: store the folder as a new version (and the task's folder).
+import { EXIT } from '../../domain/errors.js';
+import { syncPush } from '../../sync/operations.js';
+import { renderStats } from '../../sync/render.js';
+import type { CliContext } from '../context.js';
+import type { SyncFlags } from './sync-common.js';
+import { syncSetup } from './sync-common.js';
+
+export default async function syncPushCommand(ctx: CliContext, flags: SyncFlags): Promise<number> {
+  const { target, deps } = await syncSetup(ctx, flags);
+  const result = await syncPush(target, deps);
+  ctx.out.result(result, () => {
+    const lines = [renderStats(result.stats, result.location)];
+    if (result.task) lines.push(`task ${result.task.id}: ${renderStats(result.task.stats, result.location).replace(/^push: /, '')}`);
+    return lines.join('\n');
+  });
+  return EXIT.ok;
+}

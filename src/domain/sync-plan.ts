@@ -1,0 +1,156 @@
+// What a push or a pull will do, decided before anything changes (seeds 000 §2.4, 001 §3, §4).
+// Pure: the caller observes the disk and the store, this decides.
+import type { FileEntry, Refusal } from './sync-state.js';
+
+/** Seed 000's SyncStats, for both directions. */
+export interface SyncStats {
+  direction: 'push' | 'pull';
+  /** The stored version pushed or pulled; null when nothing was done. */
+  version: string | null;
+  files_downloaded: number;
+  files_uploaded: number;
+  /** Unchanged files the new version reuses without sending them (server-side copy, hard link). */
+  files_reused: number;
+  files_deleted: number;
+  files_skipped: number;
+  bytes_transferred: number;
+  duration_ms: number;
+  /** Why nothing was done, or what needs a person's eye (never fatal: fatal problems throw). */
+  notes: string[];
+}
+
+export function emptyStats(direction: SyncStats['direction']): SyncStats {
+  return { direction, version: null, files_downloaded: 0, files_uploaded: 0, files_reused: 0, files_deleted: 0, files_skipped: 0, bytes_transferred: 0, duration_ms: 0, notes: [] };
+}
+
+/** What is at a path in the workspace right now. */
+export type Observation =
+  | { kind: 'missing' }
+  | { kind: 'file'; checksum: string; size: number; modified_at: number }
+  | { kind: 'dir' }
+  | { kind: 'symlink' }
+  | { kind: 'other' }
+  /** A parent is a symlink or a file: nothing may be written there. */
+  | { kind: 'blocked'; problem: string };
+
+export interface PullPlan {
+  download: FileEntry[];
+  skip: FileEntry[];
+  delete: string[];
+  /** Tracked files the store dropped but the person changed since the last sync: kept. */
+  keep: Refusal[];
+  /** Files the person changed (or made) here that the store would overwrite. */
+  conflicts: Refusal[];
+  /** Paths nothing may be written to (a symlink or a file on the way, a folder in the way). */
+  refused: Refusal[];
+}
+
+export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<string, FileEntry>, observe: (path: string) => Observation): PullPlan {
+  const plan: PullPlan = { download: [], skip: [], delete: [], keep: [], conflicts: [], refused: [] };
+  const wanted = new Set<string>();
+  for (const entry of remote) {
+    wanted.add(entry.path);
+    const here = observe(entry.path);
+    switch (here.kind) {
+      case 'missing':
+        plan.download.push(entry);
+        break;
+      case 'file': {
+        if (here.checksum === entry.checksum) plan.skip.push(entry);
+        else if (tracked.get(entry.path)?.checksum === here.checksum) plan.download.push(entry);
+        else plan.conflicts.push({ path: entry.path, problem: tracked.has(entry.path) ? 'changed here since the last sync' : 'exists here and was never synced' });
+        break;
+      }
+      case 'symlink':
+        plan.conflicts.push({ path: entry.path, problem: 'is a symlink here (it would be replaced by a file, never written through)' });
+        break;
+      case 'dir':
+        plan.refused.push({ path: entry.path, problem: 'is a folder here, where the store has a file' });
+        break;
+      case 'other':
+        plan.refused.push({ path: entry.path, problem: 'is not a regular file here' });
+        break;
+      case 'blocked':
+        plan.refused.push({ path: entry.path, problem: here.problem });
+        break;
+    }
+  }
+  // Only files the last sync brought or sent are ever deleted, and only when unchanged since.
+  for (const [path, record] of tracked) {
+    if (wanted.has(path)) continue;
+    const here = observe(path);
+    if (here.kind === 'missing' || here.kind === 'blocked') continue;
+    if (here.kind === 'file' && here.checksum === record.checksum) plan.delete.push(path);
+    else plan.keep.push({ path, problem: here.kind === 'file' ? 'changed here since the last sync, so it is kept' : `is a ${here.kind} here now, so it is kept` });
+  }
+  return plan;
+}
+
+export interface PushPlan {
+  /** The new version equals the latest stored one: no version is made. */
+  unchanged: boolean;
+  /** Files already stored (same content, at any path of the latest version): reused, not sent. */
+  reuse: { entry: FileEntry; from: string }[];
+  upload: FileEntry[];
+  /** Paths of the latest version the new one no longer has. */
+  removed: number;
+}
+
+export function planPush(local: readonly FileEntry[], latest: readonly FileEntry[] | undefined): PushPlan {
+  const byPath = new Map((latest ?? []).map((f) => [f.path, f]));
+  const byChecksum = new Map<string, string>();
+  for (const f of latest ?? []) if (!byChecksum.has(f.checksum)) byChecksum.set(f.checksum, f.path);
+  const plan: PushPlan = { unchanged: false, reuse: [], upload: [], removed: 0 };
+  const localPaths = new Set<string>();
+  for (const entry of local) {
+    localPaths.add(entry.path);
+    const same = byPath.get(entry.path);
+    const from = same?.checksum === entry.checksum ? same.path : byChecksum.get(entry.checksum);
+    if (from !== undefined) plan.reuse.push({ entry, from });
+    else plan.upload.push(entry);
+  }
+  for (const path of byPath.keys()) if (!localPaths.has(path)) plan.removed++;
+  plan.unchanged = latest !== undefined && plan.upload.length === 0 && plan.removed === 0 && plan.reuse.every((r) => r.from === r.entry.path);
+  return plan;
+}
+
+/** `sync.max_delete`: "50%" of the tracked files, or a number of files. */
+export type MaxDelete = { kind: 'percent'; value: number } | { kind: 'count'; value: number };
+
+export const DEFAULT_MAX_DELETE = '50%';
+
+export function parseMaxDelete(text: string): MaxDelete | undefined {
+  const t = text.trim();
+  const pct = /^(\d+(?:\.\d+)?)%$/.exec(t);
+  if (pct) {
+    const value = Number(pct[1]);
+    return value <= 100 ? { kind: 'percent', value } : undefined;
+  }
+  return /^\d+$/.test(t) ? { kind: 'count', value: Number(t) } : undefined;
+}
+
+/** Whether `deletions` out of `tracked` files go past the limit. */
+export function exceedsMaxDelete(rule: MaxDelete, deletions: number, tracked: number): boolean {
+  const limit = rule.kind === 'count' ? rule.value : (tracked * rule.value) / 100;
+  return deletions > limit;
+}
+
+/** The pull decision of seed 001 §4.4-4.5: no state → full, old state → incremental, fresh → nothing. */
+export type PullMode = 'full' | 'incremental' | 'fresh';
+
+export function pullMode(lastSyncedAt: number | undefined, nowSeconds: number, staleThresholdMs: number): PullMode {
+  if (lastSyncedAt === undefined || lastSyncedAt === 0) return 'full';
+  return (nowSeconds - lastSyncedAt) * 1000 >= staleThresholdMs ? 'incremental' : 'fresh';
+}
+
+/** Version names are unix seconds; a new one is after every stored one. */
+export function nextVersionName(nowSeconds: number, versions: readonly string[]): string {
+  const newest = versions.length > 0 ? Number(versions[versions.length - 1]) : 0;
+  return String(Math.max(nowSeconds, newest + 1));
+}
+
+export const VERSION_PATTERN = /^\d{1,15}$/;
+
+export function sortVersions(names: Iterable<string>): string[] {
+  return [...names].filter((n) => VERSION_PATTERN.test(n)).sort((a, b) => Number(a) - Number(b));
+}

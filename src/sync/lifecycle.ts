@@ -1,0 +1,69 @@
+// The two sync actions the built-in lifecycle hooks call (seed 001 §2, §5; docs/sync.md):
+// OnColdStart restores the task's working tree from the store before the agent runs (critical:
+// a failure throws and the step must not start); OnStreamFinish pushes a new version after each
+// agent run (non-critical: never throws, reports what went wrong). Both do nothing unless
+// `sync.store` is set explicitly (the commands' default store is not used by the hooks).
+import type { Config } from '../config/schema.js';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import type { SyncStats } from '../domain/sync-plan.js';
+import type { PullResult, PushResult } from './operations.js';
+import { syncPull, syncPush } from './operations.js';
+import { openStore } from './store.js';
+import { targetOfTask } from './target.js';
+
+export interface LifecycleSyncInput {
+  home: string;
+  /** The task's effective configuration (sync.*). */
+  config: Config;
+  taskId: string;
+  /** Where notes go (warnings of the sync itself). */
+  warn?: (text: string) => void;
+}
+
+/**
+ * OnColdStart: with `sync.store` set and `sync.init_from_store: true`, pulls the newest stored
+ * version into the task's working tree (by the staleness rule: a fresh workspace is left alone).
+ * Returns undefined when the hook is off. Throws an AtlasError naming the task, the store and
+ * what failed.
+ */
+export async function restoreWorkspaceOnColdStart(input: LifecycleSyncInput & { version?: string }): Promise<PullResult | undefined> {
+  const { config } = input;
+  if (config.sync.store.trim() === '' || !config.sync.init_from_store) return undefined;
+  try {
+    const target = targetOfTask(input.taskId, input.home);
+    const store = await openStore(config, input.home);
+    return await syncPull(target, { store, config, warn: input.warn ?? (() => undefined) }, input.version !== undefined ? { version: input.version } : {});
+  } catch (error) {
+    const cause = error instanceof AtlasError ? error : undefined;
+    throw new AtlasError(`OnColdStart: restoring the workspace of ${input.taskId} from ${config.sync.store} failed, so the step did not start: ${(error as Error).message}`, {
+      exitCode: cause?.exitCode ?? EXIT.failure,
+      hint: cause?.hint ?? 'fix the store (atlas sync status shows what a pull would do), or set sync.init_from_store: false',
+      cause: error,
+    });
+  }
+}
+
+export type StreamFinishPush =
+  | { status: 'off' }
+  | { status: 'pushed'; result: PushResult }
+  | { status: 'failed'; error: string; hint?: string };
+
+/** OnStreamFinish: pushes a new version of the task's working tree (and its folder). Never throws. */
+export async function pushWorkspaceOnStreamFinish(input: LifecycleSyncInput): Promise<StreamFinishPush> {
+  const { config } = input;
+  if (config.sync.store.trim() === '') return { status: 'off' };
+  try {
+    const target = targetOfTask(input.taskId, input.home);
+    const store = await openStore(config, input.home);
+    return { status: 'pushed', result: await syncPush(target, { store, config, warn: input.warn ?? (() => undefined) }) };
+  } catch (error) {
+    const hint = error instanceof AtlasError ? error.hint : undefined;
+    return { status: 'failed', error: `OnStreamFinish: pushing the workspace of ${input.taskId} to ${config.sync.store} failed: ${(error as Error).message}`, ...(hint ? { hint } : {}) };
+  }
+}
+
+/** One line for a log: what a lifecycle sync did. */
+export function describeSync(stats: SyncStats): string {
+  const moved = stats.direction === 'push' ? `${stats.files_uploaded} uploaded, ${stats.files_reused} reused` : `${stats.files_downloaded} downloaded, ${stats.files_deleted} deleted`;
+  return `${stats.direction} ${stats.version ?? '(nothing to do)'}: ${moved}, ${stats.files_skipped} skipped, ${stats.bytes_transferred} bytes in ${stats.duration_ms} ms`;
+}

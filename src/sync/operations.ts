@@ -1,0 +1,100 @@
+// The sync commands' work, for the CLI and the lifecycle hooks: push (the folder, and a task's own
+// folder with it), pull, status (what push and pull would do, changing nothing), versions.
+import type { SyncStats } from '../domain/sync-plan.js';
+import { planPush } from '../domain/sync-plan.js';
+import { readLocalState, statePath } from './local-state.js';
+import { planPullOf } from './pull.js';
+import { pullTree } from './pull.js';
+import { pushTree } from './push.js';
+import { scanWorkspace } from './scan.js';
+import { taskTree } from './store.js';
+import type { SyncDeps, SyncTarget } from './target.js';
+import { excludeRules, requireFolder, TASK_FOLDER_EXCLUDES } from './target.js';
+import type { VersionInfo } from './versions.js';
+import { describeVersions, latestVersion } from './versions.js';
+
+export interface PushResult {
+  location: string;
+  workspace: string;
+  root: string;
+  stats: SyncStats;
+  /** The task's own folder (hook.json, HOOK.md, task.json, conversations, artifacts). */
+  task?: { id: string; stats: SyncStats };
+}
+
+export async function syncPush(target: SyncTarget, deps: SyncDeps): Promise<PushResult> {
+  await deps.store.checkAccess();
+  const stats = await pushTree({ root: target.root, tree: target.tree, rules: excludeRules(deps.config) }, deps);
+  const result: PushResult = { location: deps.store.location, workspace: target.workspace, root: target.root, stats };
+  if (target.task) {
+    const taskStats = await pushTree({ root: target.task.dir, tree: taskTree(target.workspace, target.task.id), rules: excludeRules({ ...deps.config, sync: { ...deps.config.sync, exclude: [] } }, TASK_FOLDER_EXCLUDES) }, { ...deps, progress: undefined });
+    await deps.store.putTaskIndex(target.task.id, target.workspace);
+    result.task = { id: target.task.id, stats: taskStats };
+  }
+  return result;
+}
+
+export interface PullResult {
+  location: string;
+  workspace: string;
+  root: string;
+  stats: SyncStats;
+}
+
+export async function syncPull(target: SyncTarget, deps: SyncDeps, options: { version?: string; force?: boolean }): Promise<PullResult> {
+  await deps.store.checkAccess();
+  const stats = await pullTree({ root: target.root, tree: target.tree, ...options }, deps);
+  return { location: deps.store.location, workspace: target.workspace, root: target.root, stats };
+}
+
+export interface SyncStatus {
+  location: string;
+  workspace: string;
+  root: string;
+  state_file: string;
+  last_synced_at: number | null;
+  latest_version: string | null;
+  push: { new_version: boolean; upload: number; upload_bytes: number; reuse: number; removed: number };
+  pull: { skipped_because: string | null; download: number; download_bytes: number; delete: number; skip: number; keep: number; conflicts: string[]; refused: string[] };
+}
+
+/** What push and pull would do now. Reads only: no lock, no state written, no temp file removed. */
+export async function syncStatus(target: SyncTarget, deps: SyncDeps): Promise<SyncStatus> {
+  await deps.store.checkAccess();
+  requireFolder(target.root);
+  const previous = readLocalState(target.root, deps.warn);
+  const scan = await scanWorkspace(target.root, excludeRules(deps.config), previous, true);
+  const latest = await latestVersion(deps.store, target.tree, await deps.store.listVersionNames(target.tree), deps.warn);
+  const push = planPush(scan.files, latest?.state.files);
+  const { plan, skipReason } = await planPullOf({ root: target.root, tree: target.tree }, deps, previous);
+  return {
+    location: deps.store.location,
+    workspace: target.workspace,
+    root: target.root,
+    state_file: statePath(target.root),
+    last_synced_at: previous && previous.last_synced_at > 0 ? previous.last_synced_at : null,
+    latest_version: latest?.version ?? null,
+    push: {
+      new_version: !push.unchanged && (latest !== undefined || scan.files.length > 0),
+      upload: push.upload.length,
+      upload_bytes: push.upload.reduce((n, f) => n + f.size, 0),
+      reuse: push.reuse.length,
+      removed: push.removed,
+    },
+    pull: {
+      skipped_because: skipReason ?? null,
+      download: plan?.download.length ?? 0,
+      download_bytes: plan?.download.reduce((n, f) => n + f.size, 0) ?? 0,
+      delete: plan?.delete.length ?? 0,
+      skip: plan?.skip.length ?? 0,
+      keep: plan?.keep.length ?? 0,
+      conflicts: plan?.conflicts.map((c) => c.path) ?? [],
+      refused: plan?.refused.map((r) => `${r.path}: ${r.problem}`) ?? [],
+    },
+  };
+}
+
+export async function syncVersions(target: Pick<SyncTarget, 'tree' | 'workspace'>, deps: Pick<SyncDeps, 'store'>): Promise<{ location: string; workspace: string; versions: VersionInfo[] }> {
+  await deps.store.checkAccess();
+  return { location: deps.store.location, workspace: target.workspace, versions: await describeVersions(deps.store, target.tree) };
+}

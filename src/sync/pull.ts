@@ -1,0 +1,137 @@
+// `atlas sync pull`: the folder becomes a stored version (the newest unless --version), by checksum
+// (seed 001 §3, §4): download what is new or changed, skip what is equal, delete what the store
+// dropped, but only files the last sync tracked and nobody changed since. Everything is decided
+// before anything changes; downloads are verified then renamed; deletions come last.
+import { mkdirSync } from 'node:fs';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import { formatDuration } from '../domain/duration.js';
+import type { Observation, PullPlan, SyncStats } from '../domain/sync-plan.js';
+import { DEFAULT_MAX_DELETE, emptyStats, exceedsMaxDelete, parseMaxDelete, planPull, pullMode } from '../domain/sync-plan.js';
+import type { FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
+import { emptyState, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
+import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
+import { mapPool } from './pool.js';
+import { silentProgress } from './progress.js';
+import { deleteFiles, observePaths, removeStaleTemps, writeVerified } from './safe-fs.js';
+import type { SyncDeps } from './target.js';
+import type { StoredVersion } from './versions.js';
+import { latestVersion, namedVersion } from './versions.js';
+
+export interface PullTreeOptions {
+  root: string;
+  tree: string;
+  version?: string;
+  /** Pull even when fresh, past sync.max_delete, and over files changed here. */
+  force?: boolean;
+}
+
+function listed(items: readonly Refusal[]): string {
+  const shown = items.slice(0, 10).map((r) => `  ${JSON.stringify(r.path)} ${r.problem}`);
+  return [...shown, ...(items.length > 10 ? [`  ... and ${items.length - 10} more`] : [])].join('\n');
+}
+
+export function maxDeleteRule(value: string, warn: (text: string) => void) {
+  const rule = parseMaxDelete(value);
+  if (rule) return rule;
+  warn(`sync.max_delete: expected a count or a percentage like 50%, got ${JSON.stringify(value)}; using ${DEFAULT_MAX_DELETE}`);
+  return parseMaxDelete(DEFAULT_MAX_DELETE)!;
+}
+
+/** What a pull would do, with nothing changed: for `pull` itself and for `status`. */
+export async function planPullOf(options: PullTreeOptions, deps: SyncDeps, previous: StateFile | undefined): Promise<{ stored?: StoredVersion; plan?: PullPlan; observed?: Map<string, Observation>; skipReason?: string }> {
+  const { store, config, warn } = deps;
+  const now = deps.now ?? Date.now;
+  const mode = pullMode(previous?.last_synced_at, Math.floor(now() / 1000), config.sync.stale_threshold);
+  if (mode === 'fresh' && !options.force && options.version === undefined) {
+    const age = formatDuration(now() - previous!.last_synced_at * 1000);
+    return { skipReason: `the last sync was ${age} ago, within sync.stale_threshold (${formatDuration(config.sync.stale_threshold)}): nothing to do (--force pulls anyway)` };
+  }
+  const stored = options.version !== undefined
+    ? await namedVersion(store, options.tree, options.version)
+    : await latestVersion(store, options.tree, await store.listVersionNames(options.tree), warn, true);
+  if (!stored) return { skipReason: `${store.location} has no version of ${options.tree} yet: nothing to pull` };
+  const tracked = new Map((previous?.files ?? []).map((f) => [f.path, f]));
+  const paths = new Set([...stored.state.files.map((f) => f.path), ...tracked.keys()]);
+  const observed = await observePaths(options.root, [...paths], previous);
+  return { stored, observed, plan: planPull(stored.state.files, tracked, (p) => observed.get(p)!) };
+}
+
+export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promise<SyncStats> {
+  const { root, tree } = options;
+  const { store, warn } = deps;
+  const progress = deps.progress ?? silentProgress;
+  const now = deps.now ?? Date.now;
+  const started = now();
+  mkdirSync(root, { recursive: true });
+  return withWorkspaceLock(root, async () => {
+    const stats = emptyStats('pull');
+    const previous = readLocalState(root, warn);
+    const { stored, plan, observed, skipReason } = await planPullOf(options, deps, previous);
+    if (!stored || !plan || !observed) {
+      stats.notes.push(skipReason!);
+      stats.duration_ms = now() - started;
+      return stats;
+    }
+    const where = `version ${stored.version} of ${tree} (${store.location})`;
+    if (plan.refused.length > 0) {
+      throw new AtlasError(`refused to pull ${where}; nothing was changed:\n${listed(plan.refused)}`, {
+        exitCode: EXIT.failure,
+        hint: 'move the folder, file or symlink named above out of the way, then pull again',
+      });
+    }
+    if (plan.conflicts.length > 0 && !options.force) {
+      throw new AtlasError(`${plan.conflicts.length} file(s) here differ from ${where} and would be overwritten; nothing was changed:\n${listed(plan.conflicts)}`, {
+        exitCode: EXIT.failure,
+        hint: 'push them first (atlas sync push), move them aside, or pull with --force to overwrite them',
+      });
+    }
+    const conflicting = new Set(plan.conflicts.map((c) => c.path));
+    const download = options.force ? [...plan.download, ...stored.state.files.filter((f) => conflicting.has(f.path))] : plan.download;
+    let deletions = plan.delete;
+    if (deletions.length > 0 && stored.state.files.length === 0) {
+      stats.notes.push(`${where} is empty: nothing was deleted (an empty version never deletes)`);
+      deletions = [];
+    }
+    const tracked = previous?.files.length ?? 0;
+    if (!options.force && exceedsMaxDelete(maxDeleteRule(deps.config.sync.max_delete, warn), deletions.length, tracked)) {
+      throw new AtlasError(`pulling ${where} would delete ${deletions.length} of the ${tracked} files the last sync tracked, more than sync.max_delete (${deps.config.sync.max_delete}); nothing was changed`, {
+        exitCode: EXIT.failure,
+        hint: 'check the version (atlas sync versions, atlas sync status); pull with --force if the deletions are meant',
+      });
+    }
+    for (const k of plan.keep) stats.notes.push(`kept ${k.path}: ${k.problem}`);
+    await removeStaleTemps(root, stored.state.files.map((f) => f.path));
+    if (download.length > 0 || deletions.length > 0) {
+      // Until this pull ends, the folder is not "fresh": a pull cut off here runs again in full.
+      writeLocalState(root, { ...(previous ?? emptyState()), last_synced_at: 0 });
+    }
+    progress.start(`pull ${tree}`, download.length, download.reduce((n, f) => n + f.size, 0));
+    try {
+      await mapPool(download, 8, async (entry) => {
+        const bytes = await writeVerified(root, entry, (temp) => store.download(tree, stored.version, entry.path, temp), `${entry.path} in ${where}`);
+        stats.bytes_transferred += bytes;
+        progress.advance(bytes);
+      });
+    } finally {
+      progress.finish();
+    }
+    stats.files_downloaded = download.length;
+    // Only after every download succeeded.
+    stats.files_deleted = await deleteFiles(root, deletions);
+    stats.files_skipped = plan.skip.length;
+    const skipped = new Set(plan.skip.map((f) => f.path));
+    writeLocalState(root, {
+      version: STATE_FORMAT_VERSION,
+      last_synced_at: Math.floor(now() / 1000),
+      files: stored.state.files.map((f) => (skipped.has(f.path) ? localEntry(f, observed.get(f.path)!) : f)),
+    });
+    stats.version = stored.version;
+    stats.duration_ms = now() - started;
+    return stats;
+  });
+}
+
+/** A skipped file keeps its local mtime in the local state, so the next scan can trust its checksum. */
+function localEntry(f: FileEntry, here: Observation): FileEntry {
+  return here.kind === 'file' ? { ...f, modified_at: here.modified_at } : f;
+}

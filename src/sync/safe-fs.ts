@@ -1,0 +1,158 @@
+// Every write a pull makes goes through here, so that nothing a store says can land outside the
+// workspace: parents are checked one by one (a symlink or a file on the way refuses the path),
+// content goes to a temp file beside the target, is checked against its MD5, then renamed over
+// it (a rename replaces a symlink, it never writes through one).
+import { lstat, mkdir, readdir, rename, rmdir, unlink, utimes } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import type { Observation } from '../domain/sync-plan.js';
+import type { FileEntry, StateFile } from '../domain/sync-state.js';
+import { mapPool } from './pool.js';
+import { cachedChecksum, md5File, seconds } from './scan.js';
+
+type ParentCheck = { ok: true; exists: boolean } | { ok: false; problem: string };
+
+async function lstatOrNull(path: string) {
+  try {
+    return await lstat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** Checks the folders on the way to `rel` (cached per folder across one pull). */
+async function checkParents(root: string, rel: string, cache: Map<string, Promise<ParentCheck>>): Promise<ParentCheck> {
+  const parts = rel.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join('/');
+    let pending = cache.get(dir);
+    if (!pending) {
+      pending = lstatOrNull(join(root, dir)).then((st): ParentCheck => {
+        if (st === null) return { ok: true, exists: false };
+        if (st.isSymbolicLink()) return { ok: false, problem: `${dir} is a symlink here (writing through it could leave the workspace)` };
+        if (!st.isDirectory()) return { ok: false, problem: `${dir} is a file here, where a folder should be` };
+        return { ok: true, exists: true };
+      });
+      cache.set(dir, pending);
+    }
+    const check = await pending;
+    if (!check.ok || !check.exists) return check;
+  }
+  return { ok: true, exists: true };
+}
+
+/** What is at each path now; checksums reuse the last state's when nothing can have changed. */
+export async function observePaths(root: string, paths: readonly string[], previous: StateFile | undefined): Promise<Map<string, Observation>> {
+  const cache = new Map<string, Promise<ParentCheck>>();
+  const byPath = new Map((previous?.files ?? []).map((f) => [f.path, f]));
+  const result = new Map<string, Observation>();
+  await mapPool(paths, 16, async (path) => {
+    const parents = await checkParents(root, path, cache);
+    if (!parents.ok) return void result.set(path, { kind: 'blocked', problem: parents.problem });
+    if (!parents.exists) return void result.set(path, { kind: 'missing' });
+    const st = await lstatOrNull(join(root, path));
+    if (st === null) return void result.set(path, { kind: 'missing' });
+    if (st.isSymbolicLink()) return void result.set(path, { kind: 'symlink' });
+    if (st.isDirectory()) return void result.set(path, { kind: 'dir' });
+    if (!st.isFile()) return void result.set(path, { kind: 'other' });
+    const mtimeS = seconds(st.mtimeMs);
+    const checksum = cachedChecksum(previous, byPath, path, st.size, mtimeS) ?? (await md5File(join(root, path), st.size));
+    result.set(path, { kind: 'file', checksum, size: st.size, modified_at: mtimeS });
+  });
+  return result;
+}
+
+/** Creates the folders on the way to `rel`, refusing symlinks and files there. */
+export async function ensureParents(root: string, rel: string): Promise<void> {
+  const parts = rel.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const dir = join(root, ...parts.slice(0, i));
+    const st = await lstatOrNull(dir);
+    if (st === null) {
+      await mkdir(dir).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+      });
+      const again = await lstat(dir);
+      if (again.isDirectory() && !again.isSymbolicLink()) continue;
+    } else if (st.isDirectory() && !st.isSymbolicLink()) continue;
+    throw new AtlasError(`refused to write ${rel}: ${parts.slice(0, i).join('/')} is not a plain folder here`, { exitCode: EXIT.failure });
+  }
+}
+
+let sequence = 0;
+
+export function tempPathFor(root: string, rel: string): string {
+  sequence = (sequence + 1) % 1_000_000_000;
+  return join(dirname(join(root, rel)), `.atlas-sync-${process.pid}-${sequence}.tmp`);
+}
+
+/** What a store's download reports about the bytes it wrote. */
+export interface Received {
+  bytes: number;
+  md5: string;
+}
+
+/**
+ * Fetches `entry` into the workspace: temp file, MD5 and size checked, mtime set to the stored
+ * one, renamed over the target. Returns the bytes received.
+ */
+export async function writeVerified(root: string, entry: FileEntry, fetch: (tempPath: string) => Promise<Received>, describe: string): Promise<number> {
+  await ensureParents(root, entry.path);
+  const temp = tempPathFor(root, entry.path);
+  try {
+    const got = await fetch(temp);
+    if (got.md5 !== entry.checksum || got.bytes !== entry.size) {
+      throw new AtlasError(`${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`, {
+        exitCode: EXIT.failure,
+        hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',
+      });
+    }
+    await utimes(temp, entry.modified_at, entry.modified_at);
+    const target = join(root, entry.path);
+    const st = await lstatOrNull(target);
+    if (st?.isDirectory()) throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
+    await rename(temp, target);
+    return got.bytes;
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Deletes files the plan allows, then the folders that became empty (never the root). */
+export async function deleteFiles(root: string, paths: readonly string[]): Promise<number> {
+  const dirs = new Set<string>();
+  let deleted = 0;
+  for (const rel of paths) {
+    await ensureNoLinkOnTheWay(root, rel);
+    try {
+      await unlink(join(root, rel));
+      deleted++;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    for (let d = dirname(rel); d !== '.' && d !== ''; d = dirname(d)) dirs.add(d);
+  }
+  for (const d of [...dirs].sort((a, b) => b.length - a.length)) await rmdir(join(root, d)).catch(() => undefined);
+  return deleted;
+}
+
+async function ensureNoLinkOnTheWay(root: string, rel: string): Promise<void> {
+  const check = await checkParents(root, rel, new Map());
+  if (!check.ok) throw new AtlasError(`refused to delete ${rel}: ${check.problem}`, { exitCode: EXIT.failure });
+}
+
+/**
+ * Removes temp files a killed pull left in the folders this pull writes to (only ours, by name;
+ * the caller holds the workspace lock, so no other pull is writing them now).
+ */
+export async function removeStaleTemps(root: string, paths: readonly string[]): Promise<void> {
+  const dirs = new Set<string>(['']);
+  for (const p of paths) for (let d = dirname(p); d !== '.' && d !== ''; d = dirname(d)) dirs.add(d);
+  await mapPool([...dirs], 16, async (d) => {
+    if (d !== '' && !(await checkParents(root, `${d}/x`, new Map())).ok) return;
+    const names = await readdir(join(root, d)).catch(() => [] as string[]);
+    for (const name of names) if (/^\.atlas-sync-\d+-\d+\.tmp$/.test(name)) await unlink(join(root, d, name)).catch(() => undefined);
+  });
+}

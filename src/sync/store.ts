@@ -1,0 +1,105 @@
+// A store holds versions of trees: `<prefix>/<tree>/<version>/` with the version's files and its
+// `.sandbox-state` (written last: a version without one is incomplete and never read). A tree is
+// a workspace (`<workspace>`) or a task's own folder (`<workspace>/.tasks/<task-id>`).
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../config/schema.js';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import type { Received } from './safe-fs.js';
+
+export interface VersionWriter {
+  /**
+   * Makes `to` in the new version the same object as `from` in version `fromVersion`, sending no
+   * content; false when the store no longer has the source (the caller sends the file instead).
+   */
+  reuse(fromVersion: string, from: string, to: string): Promise<boolean>;
+  /** Sends a local file; reports what was sent (its MD5 is computed from the bytes sent). */
+  upload(path: string, localFile: string): Promise<Received>;
+  /** Writes the version's `.sandbox-state`, which makes the version visible. */
+  commit(stateText: string): Promise<void>;
+  /** Removes what an unfinished version wrote (best effort). */
+  abort(): Promise<void>;
+}
+
+export interface SyncStore {
+  /** Where it is, for messages: a folder path or s3://bucket/prefix. */
+  readonly location: string;
+  readonly kind: 'dir' | 's3';
+  /** Fails with a clear message when the store cannot be used (credentials, permissions, missing bucket). */
+  checkAccess(): Promise<void>;
+  /** Every version name under a tree, complete or not, oldest first. */
+  listVersionNames(tree: string): Promise<string[]>;
+  /** Records that a task's folder is stored under `workspace` (`<prefix>/.tasks/<task-id>.<workspace>`). */
+  putTaskIndex(taskId: string, workspace: string): Promise<void>;
+  /** Every task the store holds, from that index. */
+  listTaskIndex(): Promise<StoredTask[]>;
+  /** The version's `.sandbox-state` text, or undefined when the version is incomplete or absent. */
+  readState(tree: string, version: string): Promise<string | undefined>;
+  /** Writes one stored file to `dest` (a new file), reporting bytes and MD5 of what arrived. */
+  download(tree: string, version: string, path: string, dest: string): Promise<Received>;
+  beginVersion(tree: string, version: string): Promise<VersionWriter>;
+}
+
+export interface StoredTask {
+  id: string;
+  workspace: string;
+}
+
+export const TASK_INDEX = '.tasks';
+
+/**
+ * Index entries are names, not folders to walk: finding a task costs one listing, and servers
+ * whose delimiter listings only see objects one level down (s3rver) find them too.
+ */
+export function taskIndexName(taskId: string, workspace: string): string {
+  return `${taskId}.${workspace}`;
+}
+
+export function parseTaskIndexName(name: string): StoredTask | undefined {
+  const m = /^(task-\d{8}-\d{6}(?:-\d+)?)\.([A-Za-z0-9][A-Za-z0-9._-]{0,99})$/.exec(name);
+  return m ? { id: m[1]!, workspace: m[2]! } : undefined;
+}
+
+export type StoreAddress = { kind: 'dir'; path: string } | { kind: 's3'; bucket: string; prefix: string };
+
+/** `sync.store` as a folder or a bucket; empty means `$ATLAS_HOME/store`. */
+export function parseStoreAddress(value: string, home: string): StoreAddress {
+  const text = value.trim();
+  if (text === '') return { kind: 'dir', path: join(home, 'store') };
+  if (text.startsWith('s3://')) {
+    const rest = text.slice(5);
+    const slash = rest.indexOf('/');
+    const bucket = slash < 0 ? rest : rest.slice(0, slash);
+    const prefix = slash < 0 ? '' : rest.slice(slash + 1).replace(/^\/+|\/+$/g, '');
+    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+      throw new AtlasError(`sync.store ${text}: "${bucket}" is not a valid bucket name`, { exitCode: EXIT.input, hint: 'write it as s3://bucket/prefix' });
+    }
+    if (prefix.split('/').some((s) => s === '.' || s === '..') || prefix.includes('//')) {
+      throw new AtlasError(`sync.store ${text}: the prefix has an empty, "." or ".." segment`, { exitCode: EXIT.input });
+    }
+    return { kind: 's3', bucket, prefix };
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text) && !text.startsWith('file://')) {
+    throw new AtlasError(`sync.store ${text}: unsupported store`, { exitCode: EXIT.input, hint: 'use a folder path, a file:// URL or s3://bucket/prefix' });
+  }
+  let path = text.startsWith('file://') ? fileURLToPath(text) : text;
+  path = path.replace(/^\$ATLAS_HOME(?=\/|$)/, home).replace(/^~(?=\/|$)/, homedir());
+  return { kind: 'dir', path: isAbsolute(path) ? path : resolve(path) };
+}
+
+/** Opens the configured store; the S3 client is loaded only when an s3:// store is used. */
+export async function openStore(config: Config, home: string): Promise<SyncStore> {
+  const address = parseStoreAddress(config.sync.store, home);
+  if (address.kind === 'dir') {
+    const { DirectoryStore } = await import('./dir-store.js');
+    return new DirectoryStore(address.path);
+  }
+  const { S3Store } = await import('./s3-store.js');
+  return new S3Store(address.bucket, address.prefix, config.sync.s3);
+}
+
+/** Where a task's own folder is kept in the store. */
+export function taskTree(workspace: string, taskId: string): string {
+  return `${workspace}/.tasks/${taskId}`;
+}

@@ -1,0 +1,84 @@
+// What a sync works on: a folder (the task's working tree, or --dir) and the tree it maps to in
+// the store; with a task, the task's own folder travels too.
+import { existsSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import type { ExcludeRule } from '../domain/sync-state.js';
+import { compileExcludes } from '../domain/sync-state.js';
+import { slugify } from '../domain/task.js';
+import { requireTask } from '../hook/resolve-task.js';
+import { findTaskRef, readTask } from '../store/task-store.js';
+import type { Progress } from './progress.js';
+import type { SyncStore } from './store.js';
+
+export interface SyncTarget {
+  /** The folder synced. */
+  root: string;
+  /** Its tree in the store: the workspace name. */
+  tree: string;
+  workspace: string;
+  /** The task whose folder a push also stores. */
+  task?: { id: string; dir: string };
+}
+
+export interface SyncDeps {
+  store: SyncStore;
+  config: Config;
+  warn: (text: string) => void;
+  progress?: Progress;
+  /** Milliseconds; a seam for tests of staleness. */
+  now?: () => number;
+}
+
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+export function checkTreeName(name: string, what: string): string {
+  if (!NAME_PATTERN.test(name)) {
+    throw new AtlasError(`${what} "${name}" cannot name a folder in the store`, { exitCode: EXIT.input, hint: 'use letters, digits, ".", "_" and "-" (starting with a letter or digit)' });
+  }
+  return name;
+}
+
+export function targetOfTask(taskId: string, home: string): SyncTarget {
+  const ref = findTaskRef(taskId, home);
+  const task = readTask(ref.dir);
+  return { root: task.worktree, tree: checkTreeName(task.workspace_id, 'workspace'), workspace: task.workspace_id, task: { id: task.id, dir: ref.dir } };
+}
+
+export interface TargetFlags {
+  task?: string;
+  dir?: string;
+  workspace?: string;
+}
+
+export function resolveTarget(flags: TargetFlags, cwd: string, home: string): SyncTarget {
+  if (flags.task !== undefined && flags.dir !== undefined) {
+    throw new AtlasError('--task and --dir are two ways to say what to sync: pass one', { exitCode: EXIT.input });
+  }
+  if (flags.dir !== undefined) {
+    const root = resolve(cwd, flags.dir);
+    const workspace = checkTreeName(flags.workspace ?? slugify(basename(root), 'workspace'), 'workspace');
+    return { root, tree: workspace, workspace };
+  }
+  const target = flags.task !== undefined ? targetOfTask(flags.task, home) : (() => {
+    const { task } = requireTask({ cwd, home, includeEnded: true });
+    return targetOfTask(task.id, home);
+  })();
+  if (flags.workspace !== undefined) throw new AtlasError('--workspace goes with --dir (a task syncs under its own workspace name)', { exitCode: EXIT.input });
+  return target;
+}
+
+export function requireFolder(root: string): void {
+  if (!existsSync(root)) {
+    throw new AtlasError(`${root} does not exist`, { exitCode: EXIT.notFound, hint: 'pass the folder to sync with --dir, or a task with --task' });
+  }
+}
+
+/** sync.exclude plus, for a task's own folder, what never leaves the machine. */
+export function excludeRules(config: Config, extra: readonly string[] = []): ExcludeRule[] {
+  return compileExcludes([...config.sync.exclude, ...extra]);
+}
+
+/** Never stored with a task: who runs it here (owner.json) and lock folders. */
+export const TASK_FOLDER_EXCLUDES = ['owner.json', '*.lock/', '*.lock', 'keys/', '*.key'];

@@ -1,0 +1,85 @@
+// Reading stored versions: the newest usable one (incomplete versions are skipped silently, damaged
+// ones with a warning), a named one (strictly), and the list `atlas sync versions` shows.
+import { AtlasError, EXIT } from '../domain/errors.js';
+import type { StateFile } from '../domain/sync-state.js';
+import { parseStateFile, unsafeEntries } from '../domain/sync-state.js';
+import { mapPool } from './pool.js';
+import type { SyncStore } from './store.js';
+
+export interface StoredVersion {
+  version: string;
+  state: StateFile;
+}
+
+type Loaded = { ok: true; stored: StoredVersion } | { ok: false; missing: boolean; problem: string };
+
+async function load(store: SyncStore, tree: string, version: string): Promise<Loaded> {
+  const text = await store.readState(tree, version);
+  if (text === undefined) return { ok: false, missing: true, problem: 'has no .sandbox-state (an unfinished push)' };
+  const parsed = parseStateFile(text);
+  if (!parsed.ok) {
+    if (parsed.kind === 'newer') {
+      throw new AtlasError(`version ${version} of ${tree} in ${store.location}: ${parsed.problem}`, { exitCode: EXIT.input, hint: 'upgrade atlas on this machine' });
+    }
+    return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${parsed.problem})` };
+  }
+  const unsafe = unsafeEntries(parsed.state.files);
+  if (unsafe.length > 0) {
+    const list = unsafe.slice(0, 10).map((r) => `${JSON.stringify(r.path)} ${r.problem}`).join('; ');
+    return { ok: false, missing: false, problem: `lists paths atlas refuses to write: ${list}${unsafe.length > 10 ? ` (and ${unsafe.length - 10} more)` : ''}` };
+  }
+  return { ok: true, stored: { version, state: parsed.state } };
+}
+
+/**
+ * The newest complete version (unfinished pushes are passed over), or undefined when the tree has
+ * none. A damaged or hostile one stops a pull (`strict`): the store was changed outside atlas, and
+ * quietly restoring an older version would hide it. A push only needs a base to reuse files from,
+ * so it passes over such a version with a warning (its new version supersedes it).
+ */
+export async function latestVersion(store: SyncStore, tree: string, names: readonly string[], warn: (text: string) => void, strict = false): Promise<StoredVersion | undefined> {
+  for (let i = names.length - 1; i >= 0; i--) {
+    const loaded = await load(store, tree, names[i]!);
+    if (loaded.ok) return loaded.stored;
+    if (loaded.missing) continue;
+    const problem = `version ${names[i]} of ${tree} in ${store.location} ${loaded.problem}`;
+    if (strict) {
+      throw new AtlasError(`${problem}; refused, nothing was changed`, {
+        exitCode: EXIT.failure,
+        hint: 'pull an older version (atlas sync versions, then --version TS), or push a good copy to supersede it',
+      });
+    }
+    warn(`passing over ${problem}`);
+  }
+  return undefined;
+}
+
+/** A version the person named: any problem with it is an error (no silent fallback). */
+export async function namedVersion(store: SyncStore, tree: string, version: string): Promise<StoredVersion> {
+  const loaded = await load(store, tree, version);
+  if (loaded.ok) return loaded.stored;
+  throw new AtlasError(
+    loaded.missing ? `version ${version} of ${tree} is not in ${store.location}` : `version ${version} of ${tree} in ${store.location} ${loaded.problem}; refused`,
+    { exitCode: loaded.missing ? EXIT.notFound : EXIT.failure, hint: 'run `atlas sync versions` to list the stored versions' },
+  );
+}
+
+export interface VersionInfo {
+  version: string;
+  created_at: string;
+  files: number;
+  bytes: number;
+  status: 'complete' | 'incomplete' | 'damaged';
+  problem?: string;
+}
+
+export async function describeVersions(store: SyncStore, tree: string): Promise<VersionInfo[]> {
+  const names = await store.listVersionNames(tree);
+  return mapPool(names, 8, async (version) => {
+    const created_at = new Date(Number(version) * 1000).toISOString();
+    const loaded = await load(store, tree, version);
+    if (!loaded.ok) return { version, created_at, files: 0, bytes: 0, status: loaded.missing ? 'incomplete' : 'damaged', problem: loaded.problem };
+    const files = loaded.stored.state.files;
+    return { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: 'complete' };
+  });
+}

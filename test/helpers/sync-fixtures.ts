@@ -1,0 +1,64 @@
+// Fixtures for the sync tests: folders of files, their listing, and deps pointing at a store.
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { defaultConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
+import { openStore } from '../../src/sync/store.js';
+import type { SyncDeps } from '../../src/sync/target.js';
+
+export function tempDir(prefix = 'atlas-sync-'): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+const made: string[] = [];
+
+/** A temp folder removed by removeScratch() (call it in afterAll). */
+export function scratch(prefix?: string): string {
+  const d = tempDir(prefix);
+  made.push(d);
+  return d;
+}
+
+export function removeScratch(): void {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+export function writeTree(root: string, files: Record<string, string | Buffer>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+}
+
+/** Every file under root (symlinks as "-> target"), minus atlas's own state and lock. */
+export function readTree(root: string, options: { all?: boolean } = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string, rel: string) => {
+    for (const d of readdirSync(dir, { withFileTypes: true })) {
+      const path = rel ? `${rel}/${d.name}` : d.name;
+      if (!options.all && d.name.startsWith('.sandbox-state')) continue;
+      if (d.isSymbolicLink()) out[path] = `-> ${lstatSync(join(dir, d.name)).size}`;
+      else if (d.isDirectory()) walk(join(dir, d.name), path);
+      else out[path] = readFileSync(join(dir, d.name), 'utf8');
+    }
+  };
+  walk(root, '');
+  return out;
+}
+
+export function configWith(sync: Partial<Omit<Config['sync'], 's3'>> & { s3?: Partial<Config['sync']['s3']> } = {}): Config {
+  const config = defaultConfig();
+  const { s3, ...rest } = sync;
+  config.sync = { ...config.sync, ...rest, s3: { ...config.sync.s3, ...s3 } };
+  return config;
+}
+
+export interface TestDeps extends SyncDeps {
+  warnings: string[];
+}
+
+export async function depsFor(config: Config, home: string, now?: () => number): Promise<TestDeps> {
+  const warnings: string[] = [];
+  return { store: await openStore(config, home), config, warn: (t) => warnings.push(t), warnings, ...(now ? { now } : {}) };
+}

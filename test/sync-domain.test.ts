@@ -1,0 +1,127 @@
+// The .sandbox-state format, path safety, exclusions and the push/pull plans (pure).
+import { describe, expect, it } from 'vitest';
+import type { Observation } from '../src/domain/sync-plan.js';
+import { exceedsMaxDelete, nextVersionName, parseMaxDelete, planPull, planPush, pullMode, sortVersions } from '../src/domain/sync-plan.js';
+import type { FileEntry } from '../src/domain/sync-state.js';
+import { compileExcludes, emptyState, isExcluded, parseStateFile, pathProblem, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
+
+const md5 = (c: string) => c.repeat(32);
+const entry = (path: string, c = 'a', size = 1): FileEntry => ({ path, checksum: md5(c), size, modified_at: 100 });
+
+describe('.sandbox-state', () => {
+  it('round-trips the seed format, files sorted by path', () => {
+    const state = { version: '1.0', last_synced_at: 1700000000, files: [entry('b'), entry('a/x')] };
+    const text = serializeState(state);
+    expect(JSON.parse(text)).toEqual({ version: '1.0', last_synced_at: 1700000000, files: [entry('a/x'), entry('b')] });
+    expect(parseStateFile(text)).toEqual({ ok: true, state: { ...state, files: [entry('a/x'), entry('b')] } });
+    expect(serializeState(emptyState())).toBe('{"version":"1.0","last_synced_at":0,"files":[]}\n');
+  });
+
+  it('calls damaged files corrupt and a newer major version newer', () => {
+    const bad = [
+      'not json',
+      '[]',
+      '{"last_synced_at":1,"files":[]}',
+      '{"version":"x","last_synced_at":1,"files":[]}',
+      '{"version":"1.0","last_synced_at":-1,"files":[]}',
+      '{"version":"1.0","last_synced_at":1,"files":{}}',
+      '{"version":"1.0","last_synced_at":1,"files":[3]}',
+      '{"version":"1.0","last_synced_at":1,"files":[{"path":1}]}',
+      '{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"ETAG-1","size":1,"modified_at":1}]}',
+      '{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"' + md5('a') + '","size":1.5,"modified_at":1}]}',
+    ];
+    for (const text of bad) expect(parseStateFile(text)).toMatchObject({ ok: false, kind: 'corrupt' });
+    expect(parseStateFile('{"version":"2.0","last_synced_at":1,"files":[]}')).toMatchObject({ ok: false, kind: 'newer' });
+    expect(parseStateFile('{"version":"1.7","last_synced_at":1,"files":[]}').ok).toBe(true);
+  });
+
+  it('refuses every path that could leave the root or clash', () => {
+    for (const p of ['', '/etc/passwd', '../x', 'a/../../x', 'a/./b', 'a//b', 'a/', 'a\\b', 'C:x', 'a\0b', '.git/config', 'x/.git/hooks/pre-commit', '.sandbox-state', `${'x'.repeat(256)}`, 'y'.repeat(4097)]) {
+      expect(pathProblem(p), JSON.stringify(p)).toBeDefined();
+    }
+    for (const p of ['a', 'a/b/c.txt', '.hidden', 'sp ace/ü.txt', '..foo', 'a..b']) expect(pathProblem(p)).toBeUndefined();
+    const refusals = unsafeEntries([entry('a'), entry('a/b'), entry('c'), entry('c'), entry('../up')]);
+    expect(refusals.map((r) => r.path).sort()).toEqual(['../up', 'a/b', 'c']);
+  });
+
+  it('excludes like gitignore: names at any depth, anchored paths, folders only, **', () => {
+    const rules = compileExcludes(['node_modules/', '*.log', '/build', 'docs/**/*.tmp', '# comment', '  ', 'a?c']);
+    expect(rules).toHaveLength(5);
+    expect(isExcluded('node_modules', true, rules)).toBe(true);
+    expect(isExcluded('pkg/node_modules', true, rules)).toBe(true);
+    expect(isExcluded('node_modules', false, rules)).toBe(false);
+    expect(isExcluded('x/y/debug.log', false, rules)).toBe(true);
+    expect(isExcluded('build', true, rules)).toBe(true);
+    expect(isExcluded('src/build', true, rules)).toBe(false);
+    expect(isExcluded('docs/a/b/c.tmp', false, rules)).toBe(true);
+    expect(isExcluded('docs/c.tmp', false, rules)).toBe(true);
+    expect(isExcluded('abc', false, rules)).toBe(true);
+    expect(isExcluded('src/.git', true, [])).toBe(true);
+    expect(isExcluded('.sandbox-state.lock', true, [])).toBe(true);
+    expect(isExcluded('src/app.ts', false, rules)).toBe(false);
+  });
+});
+
+describe('pull plan', () => {
+  const observeFrom = (m: Record<string, Observation>) => (p: string): Observation => m[p] ?? { kind: 'missing' };
+  const file = (c: string): Observation => ({ kind: 'file', checksum: md5(c), size: 1, modified_at: 1 });
+
+  it('downloads new and changed, skips equal, deletes only unchanged tracked files', () => {
+    const remote = [entry('new'), entry('same'), entry('changed', 'b'), entry('edited', 'b'), entry('untracked', 'b')];
+    const tracked = new Map([entry('same'), entry('changed'), entry('edited'), entry('gone'), entry('gone-edited'), entry('gone-missing')].map((f) => [f.path, f]));
+    const plan = planPull(remote, tracked, observeFrom({
+      same: file('a'), changed: file('a'), edited: file('c'), untracked: file('c'), gone: file('a'), 'gone-edited': file('c'), mine: file('a'),
+    }));
+    expect(plan.download.map((f) => f.path)).toEqual(['new', 'changed']);
+    expect(plan.skip.map((f) => f.path)).toEqual(['same']);
+    expect(plan.conflicts.map((f) => f.path)).toEqual(['edited', 'untracked']);
+    expect(plan.delete).toEqual(['gone']);
+    expect(plan.keep.map((k) => k.path)).toEqual(['gone-edited']);
+  });
+
+  it('refuses folders, special files and blocked paths; symlinks are conflicts', () => {
+    const plan = planPull([entry('d'), entry('o'), entry('b/x'), entry('l')], new Map([['t', entry('t')]]), observeFrom({
+      d: { kind: 'dir' }, o: { kind: 'other' }, 'b/x': { kind: 'blocked', problem: 'b is a symlink' }, l: { kind: 'symlink' }, t: { kind: 'dir' },
+    }));
+    expect(plan.refused.map((r) => r.path)).toEqual(['d', 'o', 'b/x']);
+    expect(plan.conflicts.map((r) => r.path)).toEqual(['l']);
+    expect(plan.keep.map((r) => r.path)).toEqual(['t']);
+  });
+
+  it('decides full, incremental or fresh by last_synced_at', () => {
+    expect(pullMode(undefined, 1000, 3_600_000)).toBe('full');
+    expect(pullMode(0, 1000, 3_600_000)).toBe('full');
+    expect(pullMode(1000 - 3600, 1000, 3_600_000)).toBe('incremental');
+    expect(pullMode(1000 - 10, 1000, 3_600_000)).toBe('fresh');
+  });
+
+  it('max delete: a percentage of tracked files or a count', () => {
+    expect(parseMaxDelete('50%')).toEqual({ kind: 'percent', value: 50 });
+    expect(parseMaxDelete(' 7 ')).toEqual({ kind: 'count', value: 7 });
+    for (const bad of ['', '-1', '101%', 'half']) expect(parseMaxDelete(bad)).toBeUndefined();
+    expect(exceedsMaxDelete({ kind: 'percent', value: 50 }, 5, 10)).toBe(false);
+    expect(exceedsMaxDelete({ kind: 'percent', value: 50 }, 6, 10)).toBe(true);
+    expect(exceedsMaxDelete({ kind: 'count', value: 2 }, 3, 100)).toBe(true);
+  });
+});
+
+describe('push plan and versions', () => {
+  it('reuses unchanged and renamed files, uploads the rest, and sees when nothing changed', () => {
+    const latest = [entry('a'), entry('b', 'b'), entry('old', 'c')];
+    const plan = planPush([entry('a'), entry('b', 'd'), entry('moved', 'c')], latest);
+    expect(plan.reuse).toEqual([{ entry: entry('a'), from: 'a' }, { entry: entry('moved', 'c'), from: 'old' }]);
+    expect(plan.upload.map((f) => f.path)).toEqual(['b']);
+    expect(plan.removed).toBe(1);
+    expect(plan.unchanged).toBe(false);
+    expect(planPush(latest, latest).unchanged).toBe(true);
+    expect(planPush([entry('a')], [entry('a'), entry('b')]).unchanged).toBe(false);
+    expect(planPush([entry('x', 'a')], [entry('a')]).unchanged).toBe(false);
+    expect(planPush([], undefined).unchanged).toBe(false);
+  });
+
+  it('names versions by unix seconds, always after the newest', () => {
+    expect(nextVersionName(100, [])).toBe('100');
+    expect(nextVersionName(100, ['99', '100'])).toBe('101');
+    expect(sortVersions(['20', '3', '.tasks', 'x', '100'])).toEqual(['3', '20', '100']);
+  });
+});

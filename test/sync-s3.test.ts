@@ -1,0 +1,156 @@
+// Push and pull through a real S3 API server (s3rver, started here on 127.0.0.1): server-side
+// copies for unchanged files, multipart uploads, listings past 1,000 keys, credentials checked
+// before any transfer, permission and network errors with their fix, hostile objects refused.
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
+import type { SyncTarget } from '../src/sync/target.js';
+import type { S3Server } from './helpers/s3rver.js';
+import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
+import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+
+let server: S3Server;
+const savedEnv = { ...process.env };
+
+beforeAll(async () => {
+  server = await startS3rver();
+  Object.assign(process.env, S3RVER_ENV, { AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent' });
+}, 20_000);
+afterAll(async () => {
+  process.env = savedEnv;
+  await server?.stop();
+  removeScratch();
+});
+
+const dir = scratch;
+
+let prefixes = 0;
+function setup() {
+  const home = dir();
+  const store = `s3://${server.bucket}/t${++prefixes}`;
+  const config = configWith({ store, s3: { endpoint: server.endpoint, force_path_style: true } });
+  const target = (root: string, name = 'ws'): SyncTarget => ({ root, tree: name, workspace: name });
+  return { home, store, config, prefix: `t${prefixes}`, target, deps: () => depsFor(config, home) };
+}
+
+function client(credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }): S3Client {
+  return new S3Client({ region: 'us-east-1', endpoint: server.endpoint, forcePathStyle: true, credentials });
+}
+
+async function keys(prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client().send(new ListObjectsV2Command({ Bucket: server.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+    out.push(...(page.Contents ?? []).map((c) => c.Key!));
+    token = page.NextContinuationToken;
+  } while (token);
+  return out.sort();
+}
+
+describe('S3 store (s3rver)', () => {
+  it('pushes and pulls; a new version copies unchanged files server-side, sending only the changed bytes', async () => {
+    const s = setup();
+    const src = dir();
+    const big = Buffer.alloc(17 * 1024 * 1024 + 3, 7); // past the single-PUT limit: multipart
+    writeTree(src, { 'a.txt': 'alpha', 'dir/b.txt': 'beta', 'weird name+%.txt': 'w', 'big.bin': big });
+    const first = await syncPush(s.target(src), await s.deps());
+    expect(first.stats).toMatchObject({ files_uploaded: 4, bytes_transferred: 5 + 4 + 1 + big.length });
+    writeFileSync(join(src, 'a.txt'), 'ALPHA!');
+    const second = await syncPush(s.target(src), await s.deps());
+    expect(second.stats).toMatchObject({ files_uploaded: 1, files_reused: 3, bytes_transferred: 6 });
+    expect(await keys(`${s.prefix}/ws/${second.stats.version}/`)).toEqual(
+      ['.sandbox-state', 'a.txt', 'big.bin', 'dir/b.txt', 'weird name+%.txt'].map((k) => `${s.prefix}/ws/${second.stats.version}/${k}`),
+    );
+    const noop = await syncPush(s.target(src), await s.deps());
+    expect(noop.stats.version).toBeNull();
+    const dest = dir();
+    const pulled = await syncPull(s.target(dest), await s.deps(), {});
+    expect(pulled.stats).toMatchObject({ version: second.stats.version, files_downloaded: 4 });
+    expect(readTree(dest)).toEqual(readTree(src));
+    const older = await syncPull(s.target(dest), await s.deps(), { version: first.stats.version! });
+    expect(older.stats).toMatchObject({ files_downloaded: 1, files_skipped: 3, bytes_transferred: 5 });
+    const versions = await syncVersions(s.target(src), await s.deps());
+    expect(versions.versions.map((v) => v.version)).toEqual([first.stats.version, second.stats.version]);
+    const status = await syncStatus(s.target(dest), await s.deps());
+    expect(status.latest_version).toBe(second.stats.version);
+  }, 30_000);
+
+  it('lists a tree of more than 1,000 keys (a push, then a no-op push over it)', async () => {
+    const s = setup();
+    const src = dir();
+    writeTree(src, Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`d${i % 10}/f${i}`, `${i}`])));
+    const first = await syncPush(s.target(src), await s.deps());
+    expect(first.stats.files_uploaded).toBe(1001);
+    const again = await syncPush(s.target(src), await s.deps());
+    expect(again.stats).toMatchObject({ version: null, files_skipped: 1001 });
+    expect((await syncVersions(s.target(src), await s.deps())).versions).toMatchObject([{ version: first.stats.version, files: 1001, status: 'complete' }]);
+  }, 60_000);
+
+  it('fails on bad or missing credentials before any transfer, with the fix', async () => {
+    const s = setup();
+    const src = dir();
+    writeTree(src, { 'a.txt': 'a' });
+    process.env['AWS_SECRET_ACCESS_KEY'] = 'wrong';
+    process.env['AWS_ACCESS_KEY_ID'] = 'NOT-S3RVER';
+    try {
+      await expect(syncPush(s.target(src), await s.deps())).rejects.toMatchObject({ exitCode: 3, message: expect.stringMatching(/credentials were refused .*InvalidAccessKeyId/) });
+      delete process.env['AWS_SECRET_ACCESS_KEY'];
+      delete process.env['AWS_ACCESS_KEY_ID'];
+      await expect(syncPull(s.target(dir()), await s.deps(), {})).rejects.toMatchObject({ exitCode: 3, hint: expect.stringMatching(/AWS_ACCESS_KEY_ID/) });
+    } finally {
+      Object.assign(process.env, S3RVER_ENV);
+    }
+    expect(await keys(`${s.prefix}/`)).toEqual([]);
+  });
+
+  it('names the object and suggests a retry on network errors', async () => {
+    const config = configWith({ store: 's3://nobody-listens/x', s3: { endpoint: 'http://127.0.0.1:9', force_path_style: true } });
+    const src = dir();
+    writeTree(src, { 'a.txt': 'a' });
+    await expect(syncPush({ root: src, tree: 'ws', workspace: 'ws' }, await depsFor(config, dir()))).rejects.toMatchObject({
+      message: expect.stringMatching(/network error on a listing of s3:\/\/nobody-listens\/x .*ECONNREFUSED/),
+      hint: expect.stringMatching(/run the command again/),
+    });
+  });
+
+  it('refuses hostile keys in a stored state and writes nothing outside the workspace', async () => {
+    const s = setup();
+    const parent = dir();
+    const ws = join(parent, 'ws');
+    mkdirSync(join(parent, 'outside'));
+    const files = [{ path: '../outside/evil.txt', checksum: createHash('md5').update('x').digest('hex'), size: 1, modified_at: 1 }];
+    await client().send(new PutObjectCommand({ Bucket: server.bucket, Key: `${s.prefix}/ws/100/.sandbox-state`, Body: JSON.stringify({ version: '1.0', last_synced_at: 1, files }) }));
+    await client().send(new PutObjectCommand({ Bucket: server.bucket, Key: `${s.prefix}/ws/outside/evil.txt`, Body: 'x' }));
+    await expect(syncPull(s.target(ws), await s.deps(), { force: true })).rejects.toThrow(/paths atlas refuses to write: "\.\.\/outside\/evil.txt" has a "\.\." segment/);
+    expect(readTree(parent)).toEqual({});
+  });
+});
+
+describe('S3 store errors (s3rver)', () => {
+  it('says when the bucket does not exist, before any transfer', async () => {
+    const config = configWith({ store: 's3://no-such-bucket/x', s3: { endpoint: server.endpoint, force_path_style: true } });
+    const src = dir();
+    writeTree(src, { 'a.txt': 'a' });
+    await expect(syncPush({ root: src, tree: 'ws', workspace: 'ws' }, await depsFor(config, dir()))).rejects.toMatchObject({ exitCode: 4, message: expect.stringMatching(/bucket of s3:\/\/no-such-bucket\/x does not exist/) });
+  });
+
+  it('a version whose objects vanished: pull names the object; push sends the file again', async () => {
+    const s = setup();
+    const src = dir();
+    writeTree(src, { 'a.txt': 'alpha', 'b.txt': 'beta' });
+    const first = await syncPush(s.target(src), await s.deps());
+    const { DeleteObjectCommand } = await import('@aws-sdk/client-s3');
+    await client().send(new DeleteObjectCommand({ Bucket: server.bucket, Key: `${s.prefix}/ws/${first.stats.version}/a.txt` }));
+    await expect(syncPull(s.target(dir()), await s.deps(), {})).rejects.toThrow(new RegExp(`S3 error on ${s.prefix}/ws/${first.stats.version}/a.txt .*NoSuchKey`));
+    writeTree(src, { 'c.txt': 'new' });
+    const second = await syncPush(s.target(src), await s.deps());
+    expect(second.stats).toMatchObject({ files_uploaded: 2, files_reused: 1 });
+    const dest = dir();
+    await syncPull(s.target(dest), await s.deps(), {});
+    expect(readTree(dest)).toEqual(readTree(src));
+  });
+});
