@@ -5,10 +5,7 @@ import { readFileSync, rmSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-await build({
-  // verify-worker: worker threads of `atlas verify` for large inputs (src/receipts/check-sets.ts).
-  entryPoints: { cli: 'src/cli/main.ts', 'verify-worker': 'src/receipts/verify-worker.ts' },
-  outdir: 'dist',
+const common = {
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -22,4 +19,9 @@ await build({
   // CommonJS dependencies bundled into ESM need a require().
   banner: { js: "import { createRequire as __atlasCreateRequire } from 'node:module'; const require = __atlasCreateRequire(import.meta.url);" },
   logLevel: 'warning',
-});
+};
+// verify-worker: worker threads of `atlas verify` for large inputs (src/receipts/check-sets.ts).
+await build({ ...common, entryPoints: { cli: 'src/cli/main.ts', 'verify-worker': 'src/receipts/verify-worker.ts' }, outdir: 'dist' });
+// `atlas claude-hook` runs on every Claude Code tool call: a build of its own, so what one event
+// needs loads as one or two files instead of the CLI's many shared chunks.
+await build({ ...common, entryPoints: { 'claude-hook': 'src/integrations/claude/main.ts' }, outdir: 'dist/claude-hook' });
