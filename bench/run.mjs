@@ -9,6 +9,7 @@ const benches = [
   ['receipt verification rate (issue 4)', 'verify.mjs'],
   ['git hook overhead on git commit (issue 5)', 'git-hook.mjs'],
   ['recovery hot paths (issue 3)', 'recovery.mjs'],
+  ['claude-hook per event vs node -e 0 (issue 11)', 'claude-hook.mjs'],
 ];
 
 console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
