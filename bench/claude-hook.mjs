@@ -5,14 +5,15 @@
 // Runs are interleaved with `node -e 0` so load drift hits all alike.
 // Usage: npm run build && node bench/claude-hook.mjs   (RUNS=50 for a quicker look)
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const RUNS = Number(process.env.RUNS ?? 200);
 const TARGET = 1.5;
-const ATLAS_BIN = fileURLToPath(new URL('../bin/atlas.js', import.meta.url));
+// What `atlas claude install` and `--settings` register: node and bin/claude-hook.cjs.
+const HOOK_BIN = fileURLToPath(new URL('../bin/claude-hook.cjs', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../test/fixtures/claude-hooks/', import.meta.url));
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'atlas-bench-claude-hook-')));
 const home = join(root, 'home');
@@ -55,11 +56,18 @@ function payloads(prefix, repo) {
     .map((f) => readFileSync(join(FIXTURES, f), 'utf8').replaceAll('/tmp/atlas-fixture-repo', repo).replaceAll('/tmp/atlas-fixture-claude-config', join(root, 'claude-config')));
 }
 
-function timed(args, input, cwd) {
+// CPU time (user + system, from /usr/bin/time where it exists) is the fairer figure on a busy
+// machine: wall time then mostly measures the wait for a core.
+const TIME_BIN = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+
+function timed(args, input, cwd, cpu) {
+  const command = TIME_BIN ? [TIME_BIN, ['-f', '@cpu %U %S', process.execPath, ...args]] : [process.execPath, args];
   const start = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, args, { input, cwd, env, encoding: 'utf8' });
+  const r = spawnSync(command[0], command[1], { input, cwd, env, encoding: 'utf8' });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (r.status !== 0) throw new Error(`exit ${r.status}: ${r.stderr}`);
+  const m = /@cpu ([\d.]+) ([\d.]+)/.exec(r.stderr);
+  if (cpu && m) cpu.push((Number(m[1]) + Number(m[2])) * 1000);
   return ms;
 }
 
@@ -73,25 +81,34 @@ try {
   const cases = [];
   for (const [where, repo] of [['task worktree', tasked], ['no task', plain]]) {
     // The session's first events, as Claude Code sends them, so the request folder exists.
-    for (const f of ['session-start-startup', 'user-prompt-submit']) timed([ATLAS_BIN, 'claude-hook'], payloads(f, repo)[0], repo);
-    cases.push({ label: `PreToolUse  (${where})`, repo, inputs: payloads('pre-tool-use-', repo), times: [] });
-    cases.push({ label: `PostToolUse (${where})`, repo, inputs: payloads('post-tool-use-', repo), times: [] });
+    for (const f of ['session-start-startup', 'user-prompt-submit']) timed([HOOK_BIN], payloads(f, repo)[0], repo);
+    cases.push({ label: `PreToolUse  (${where})`, repo, inputs: payloads('pre-tool-use-', repo), times: [], cpu: [] });
+    cases.push({ label: `PostToolUse (${where})`, repo, inputs: payloads('post-tool-use-', repo), times: [], cpu: [] });
   }
   const baseline = [];
+  const baseCpu = [];
   for (let i = 0; i < 3; i++) timed(['-e', '0'], '', root);
   for (let i = 0; i < RUNS; i++) {
-    baseline.push(timed(['-e', '0'], '', root));
-    for (const c of cases) c.times.push(timed([ATLAS_BIN, 'claude-hook'], c.inputs[i % c.inputs.length], c.repo));
+    baseline.push(timed(['-e', '0'], '', root, baseCpu));
+    for (const c of cases) c.times.push(timed([HOOK_BIN], c.inputs[i % c.inputs.length], c.repo, c.cpu));
   }
   const base = median(baseline);
-  console.log(`${RUNS} events per kind, from ${cases[0].inputs.length} recorded PreToolUse and ${cases[1].inputs.length} PostToolUse payloads`);
-  console.log(`node -e 0: median ${base.toFixed(1)} ms, mean ${mean(baseline).toFixed(1)} ms`);
+  const cpuBase = baseCpu.length ? mean(baseCpu) : undefined;
+  console.log(`${RUNS} events per kind, from ${cases[0].inputs.length} recorded PreToolUse and ${cases[1].inputs.length} PostToolUse payloads; load average ${loadavg()[0].toFixed(2)}`);
+  console.log(`node -e 0: wall median ${base.toFixed(1)} ms${cpuBase !== undefined ? `, CPU mean ${cpuBase.toFixed(1)} ms` : ''}`);
   let failed = false;
   for (const c of cases) {
-    const ratio = median(c.times) / base;
+    const wall = median(c.times) / base;
+    const cpu = cpuBase !== undefined ? mean(c.cpu) / cpuBase : undefined;
+    // Judged on CPU time when it is known (load makes wall time a measure of waiting).
+    const ratio = cpu ?? wall;
     const ok = ratio <= TARGET;
     failed ||= !ok;
-    console.log(`${c.label}: median ${median(c.times).toFixed(1)} ms, mean ${mean(c.times).toFixed(1)} ms = ${ratio.toFixed(2)}x node -e 0 (target <= ${TARGET}x) ${ok ? 'ok' : 'OVER TARGET'}`);
+    console.log(
+      `${c.label}: wall median ${median(c.times).toFixed(1)} ms = ${wall.toFixed(2)}x` +
+        (cpu !== undefined ? `, CPU mean ${mean(c.cpu).toFixed(1)} ms = ${cpu.toFixed(2)}x` : '') +
+        ` node -e 0 (target <= ${TARGET}x) ${ok ? 'ok' : 'OVER TARGET'}`,
+    );
   }
   process.exitCode = failed ? 1 : 0;
 } finally {

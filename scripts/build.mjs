@@ -22,6 +22,6 @@ const common = {
 };
 // verify-worker: worker threads of `atlas verify` for large inputs (src/receipts/check-sets.ts).
 await build({ ...common, entryPoints: { cli: 'src/cli/main.ts', 'verify-worker': 'src/receipts/verify-worker.ts' }, outdir: 'dist' });
-// `atlas claude-hook` runs on every Claude Code tool call: a build of its own, so what one event
-// needs loads as one or two files instead of the CLI's many shared chunks.
-await build({ ...common, entryPoints: { 'claude-hook': 'src/integrations/claude/main.ts' }, outdir: 'dist/claude-hook' });
+// `atlas claude-hook` runs on every Claude Code tool call: one CommonJS file of its own, which Node
+// loads without the ES module loader (bin/claude-hook.cjs; bench/claude-hook.mjs measures it).
+await build({ ...common, splitting: false, format: 'cjs', banner: {}, entryPoints: ['src/integrations/claude/main.ts'], outfile: 'dist/claude-hook.cjs' });

@@ -3,12 +3,12 @@
 // session (hooks from `atlas claude install`) in an interrupted task's worktree getting the brief
 // and feeding the task, and the guard refusing a Read of the master key. Everything runs
 // asynchronously: the fake API answers from this process's event loop.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { conversationIdFor } from '../src/integrations/claude/ledger.js';
 import { ATLAS_BIN, readJsonLines, runAsync, writeDiskTask } from './helpers/claude-hook-fixtures.js';
-import { atlas, ensureBuilt, git, onlyTask, sandbox, writeFiles } from './helpers/engine-fixtures.js';
+import { atlas, ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
 import type { Sandbox } from './helpers/engine-fixtures.js';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import type { FakeAnthropic, FakeTurn, RecordedRequest } from './helpers/fake-anthropic.js';

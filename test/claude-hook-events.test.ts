@@ -5,11 +5,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runHookOnce } from '../src/integrations/claude/entry.js';
 import { conversationIdFor } from '../src/integrations/claude/ledger.js';
 import { readSessionEntry } from '../src/integrations/claude/session-map.js';
-import { fixtureEvent, readJsonLines, runHook, writeDiskTask } from './helpers/claude-hook-fixtures.js';
+import { fixtureEvent, HOOK_BIN, readJsonLines, runAsync, runHook, writeDiskTask } from './helpers/claude-hook-fixtures.js';
 import { ensureBuilt, git } from './helpers/engine-fixtures.js';
 
 const SESSION = 'ff0ab16e-c1b9-48cc-9bed-0e8104c75dea';
@@ -202,7 +202,7 @@ describe('the guard and the exit codes', () => {
     const bad = await runHook('{"hook_event_name": "Stop"}', t.repo, t.env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe('atlas claude-hook: the event has no session_id\n');
-    const fine = await runHook(fixtureEvent('pre-tool-use-write', t.repo), t.repo, t.env);
+    const fine = await runAsync(process.execPath, [HOOK_BIN], { cwd: t.repo, env: t.env, input: fixtureEvent('pre-tool-use-write', t.repo) });
     expect(fine).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: t.repo, encoding: 'utf8' })).toBe('');
   });

@@ -11,7 +11,7 @@ import { shortHash, untaskedBase } from '../src/integrations/claude/places.js';
 import { MAX_ADDITIONAL_CONTEXT, primingContext, shouldPrime } from '../src/integrations/claude/prime.js';
 import { generatedRequestId } from '../src/integrations/claude/scope.js';
 import { extractContexts, extractWorkFiles, sanitizeWorkName } from '../src/integrations/claude/tags.js';
-import { isGitCommitCommand } from '../src/integrations/claude/task-feed.js';
+import { isGitCommitCommand } from '../src/integrations/claude/edit-tools.js';
 import { transcriptUsage } from '../src/integrations/claude/transcript-usage.js';
 import { fixtureText } from './helpers/claude-hook-fixtures.js';
 

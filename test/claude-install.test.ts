@@ -8,10 +8,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { CLAUDE_HOOK_EVENTS } from '../src/integrations/claude/event.js';
 import { scanJson } from '../src/integrations/claude/json-spans.js';
 import { hookCommand, installHooks, isAtlasHookCommand, launchSettings, uninstallHooks } from '../src/integrations/claude/settings.js';
-import { ATLAS_BIN, runAsync } from './helpers/claude-hook-fixtures.js';
+import { ATLAS_BIN, HOOK_BIN, runAsync } from './helpers/claude-hook-fixtures.js';
 import { ensureBuilt, git } from './helpers/engine-fixtures.js';
 
-const CMD = hookCommand('/usr/bin/node', '/opt/atlas/bin/atlas.js');
+const CMD = hookCommand('/usr/bin/node', '/opt/atlas/bin/claude-hook.cjs');
 
 /** A user's settings with odd formatting, own hooks and keys. */
 const USER_SETTINGS = `{
@@ -49,8 +49,8 @@ describe('settings text edits', () => {
 
   it('moves its entries in place when atlas moved, and handles empty and missing files', () => {
     const first = installHooks(USER_SETTINGS, CMD);
-    const moved = installHooks(first, hookCommand('/usr/bin/node', '/new place/atlas/bin/atlas.js'));
-    expect(moved).toContain("'/new place/atlas/bin/atlas.js' claude-hook");
+    const moved = installHooks(first, hookCommand('/usr/bin/node', '/new place/x/bin/claude-hook.cjs'));
+    expect(moved).toContain("'/new place/x/bin/claude-hook.cjs'");
     expect(moved).not.toContain('/opt/atlas');
     expect(uninstallHooks(moved).text).toBe(USER_SETTINGS);
     const fresh = installHooks(undefined, CMD);
@@ -81,6 +81,7 @@ describe('settings text edits', () => {
     expect(s.env).toEqual({ ATLAS_CLAUDE_LAUNCHED: '1' });
     expect(Object.keys(s.hooks)).toEqual([...CLAUDE_HOOK_EVENTS]);
     expect(isAtlasHookCommand("'/x y/node' /a/atlas.js claude-hook")).toBe(true);
+    expect(isAtlasHookCommand("node '/x y/bin/claude-hook.cjs'")).toBe(true);
     expect(isAtlasHookCommand('my-hook claude-hook')).toBe(false);
   });
 });
@@ -103,7 +104,7 @@ describe('atlas claude install / uninstall (the built CLI)', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain("atlas's hooks added");
     const installed = readFileSync(projectFile, 'utf8');
-    expect(JSON.parse(installed).hooks.SessionStart[0].hooks[0].command).toBe(hookCommand(process.execPath, ATLAS_BIN));
+    expect(JSON.parse(installed).hooks.SessionStart[0].hooks[0].command).toBe(hookCommand(process.execPath, HOOK_BIN));
     expect(statSync(projectFile).mode & 0o777).toBe(0o600);
     const again = await cli('claude', 'install', '--json');
     expect(JSON.parse(again.stdout)).toMatchObject({ action: 'unchanged', scope: 'project' });

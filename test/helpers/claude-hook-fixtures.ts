@@ -8,6 +8,8 @@ import { ROOT } from './engine-fixtures.js';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'claude-hooks');
 export const ATLAS_BIN = join(ROOT, 'bin', 'atlas.js');
+/** What `atlas claude install` registers (bin/atlas.js claude-hook reaches the same bundle). */
+export const HOOK_BIN = join(ROOT, 'bin', 'claude-hook.cjs');
 
 /** A recorded payload (test/fixtures/claude-hooks/<name>.json) with its paths moved. */
 export function fixtureText(name: string, repo: string, configDir = join(repo, '..', 'claude-config')): string {

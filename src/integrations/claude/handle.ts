@@ -2,12 +2,13 @@
 // recording fails), then the request folder and the audit trail, then what the event tells the
 // task. Returns what to print; the entry (entry.ts) turns failures into exit codes.
 import { existsSync, readFileSync } from 'node:fs';
-import { editedPath } from './edit-tools.js';
+import { editedFiles, editedPath, isGitCommitCommand, newFiles } from './edit-tools.js';
 import type { ClaudeHookEvent } from './event.js';
 import { guardToolCall } from './guard.js';
 import { requestFiles, sessionEventsFile } from './places.js';
 import type { AgentRecord, RequestState } from './request-store.js';
 import { appendContext, appendEventLine, ensureRequestDir, newRequestState, requestDir, updateRequestState } from './request-store.js';
+import type { TaskLink } from './heartbeat.js';
 import type { SessionEntry } from './session-map.js';
 import { requestIdOf, sessionScope, taskLinkOf } from './scope.js';
 
@@ -163,10 +164,12 @@ async function recordInRequest(event: ClaudeHookEvent, dir: string, requestId: s
 }
 
 /** Events that change the task beyond its heartbeat. */
-function feedsTask(event: ClaudeHookEvent): boolean {
+function feedsTask(event: ClaudeHookEvent, link: TaskLink): boolean {
   switch (event.hook_event_name) {
-    case 'PostToolUse':
-      return editedPath(event.tool_name, event.tool_input) !== undefined || event.tool_name === 'Bash';
+    case 'PostToolUse': {
+      const command = event.tool_name === 'Bash' ? event.tool_input?.['command'] : undefined;
+      return newFiles(link, editedFiles(link, event.tool_name, event.tool_input)).length > 0 || (typeof command === 'string' && isGitCommitCommand(command));
+    }
     case 'Stop':
     case 'SessionEnd':
     case 'SessionStart':
@@ -184,7 +187,7 @@ async function feedTask(event: ClaudeHookEvent, entry: SessionEntry, dir: string
     const { sessionHeartbeat } = await import('./heartbeat.js');
     await sessionHeartbeat(link, event.session_id, now);
   }
-  if (!feedsTask(event)) return undefined;
+  if (!feedsTask(event, link)) return undefined;
   const { taskFeed } = await import('./task-events.js');
   return taskFeed({ event, entry, link, requestDir: dir, home: ctx.home, now });
 }

@@ -22,10 +22,10 @@ export function settingsPath(scope: InstallScope, cwd: string, env: NodeJS.Proce
   return join(root, '.claude', scope === 'local' ? 'settings.local.json' : 'settings.json');
 }
 
-/** The command Claude Code runs: this atlas's node and bin/atlas.js, by absolute path. */
+/** The command Claude Code runs: this atlas's node and bin/claude-hook.cjs, by absolute path. */
 export function currentHookCommand(): string {
   const at = currentAtlasLocation();
-  return hookCommand(at.node, at.cli);
+  return hookCommand(at.node, join(dirname(at.cli), 'claude-hook.cjs'));
 }
 
 export interface InstallReport {

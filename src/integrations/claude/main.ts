@@ -1,5 +1,8 @@
-// The esbuild entry dist/claude-hook.js: bin/atlas.js runs it for `atlas claude-hook` before
-// loading the CLI (commander and the rest cost more than a hook on every tool call can afford).
+// The bundle dist/claude-hook.cjs (bin/claude-hook.cjs runs it): `atlas claude-hook` without the
+// CLI. One CommonJS file: Node loads it without the ES module loader, which alone costs a hook
+// run on every Claude Code tool call about a fifth more (see bench/claude-hook.mjs).
 import { runClaudeHook } from './entry.js';
 
-process.exitCode = await runClaudeHook();
+void runClaudeHook().then((code) => {
+  process.exitCode = code;
+});

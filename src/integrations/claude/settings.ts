@@ -16,14 +16,19 @@ function quote(value: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-/** `node <abs bin/atlas.js> claude-hook`, with absolute paths so it runs from any directory. */
-export function hookCommand(node: string, cli: string): string {
-  return `${quote(node)} ${quote(cli)} claude-hook`;
+/**
+ * `node <abs bin/claude-hook.cjs>`: absolute paths, so it runs from any directory and without
+ * `atlas` on PATH; the hook's own entry, so a tool call does not pay for loading the CLI.
+ */
+export function hookCommand(node: string, hookScript: string): string {
+  return `${quote(node)} ${quote(hookScript)}`;
 }
 
-/** Is this a hook command atlas installed (any atlas location)? */
+/** Is this a hook command atlas installed (any atlas location, `bin/atlas.js claude-hook` too)? */
 export function isAtlasHookCommand(command: unknown): boolean {
-  return typeof command === 'string' && /(?:^|\s)claude-hook$/.test(command.trim()) && /atlas/.test(command);
+  if (typeof command !== 'string') return false;
+  const text = command.trim();
+  return /\/bin\/claude-hook\.cjs'?$/.test(text) || (/(?:^|\s)claude-hook$/.test(text) && /atlas/.test(text));
 }
 
 interface HookGroup {

@@ -9,7 +9,8 @@ import { primingContext, shouldPrime } from './prime.js';
 import type { SessionEntry } from './session-map.js';
 import type { TaskLink } from './task-feed.js';
 import { releaseSessionOwner } from './heartbeat.js';
-import { editedFiles, isGitCommitCommand, recordCommit, recordFiles, recordLastOutput } from './task-feed.js';
+import { editedFiles, isGitCommitCommand, newFiles } from './edit-tools.js';
+import { recordCommit, recordFiles, recordLastOutput } from './task-feed.js';
 import { transcriptUsage } from './transcript-usage.js';
 
 export interface TaskFeedInput {
@@ -49,7 +50,7 @@ export async function taskFeed(input: TaskFeedInput): Promise<string | undefined
   const { event, link, home } = input;
   switch (event.hook_event_name) {
     case 'PostToolUse': {
-      await recordFiles(link, home, editedFiles(link, event.tool_name, event.tool_input));
+      await recordFiles(link, home, newFiles(link, editedFiles(link, event.tool_name, event.tool_input)));
       const command = event.tool_name === 'Bash' ? event.tool_input?.['command'] : undefined;
       if (typeof command === 'string' && isGitCommitCommand(command)) await recordCommit(link, home);
       return undefined;

@@ -3,13 +3,10 @@
 // Every hook.json change goes through the HookManager (one locked read-modify-write).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ClaudeStreamParser } from '../../agent/claude-stream.js';
 import { DEFAULT_MAX_CHECKPOINTS } from '../../domain/checkpoint.js';
 import { addFilesTouched, withLastOutput } from '../../domain/step-context.js';
-import { realpath } from '../../git/locate.js';
 import type { ReceiptStatusFn } from '../../hook/manager.js';
 import { HookManager } from '../../hook/manager.js';
-import { editedPath } from './edit-tools.js';
 import type { TaskLink } from './heartbeat.js';
 
 
@@ -27,14 +24,6 @@ export function hookManager(link: TaskLink, home: string, maxCheckpoints = DEFAU
   return new HookManager(link.ref, { maxCheckpoints, receiptStatuses });
 }
 
-/** The files an edit tool call changed, relative to the task's working tree (outside: none). */
-export function editedFiles(link: TaskLink, toolName: string | undefined, input: Record<string, unknown> | undefined): string[] {
-  const path = editedPath(toolName, input);
-  if (!path) return [];
-  const rel = new ClaudeStreamParser(link.task.worktree, realpath(link.task.worktree)).relativePath(path);
-  return rel ? [rel] : [];
-}
-
 export async function recordFiles(link: TaskLink, home: string, files: string[]): Promise<void> {
   if (files.length === 0) return;
   await hookManager(link, home).update((hook) => (hook.current_step ? { ...hook, current_step: addFilesTouched(hook.current_step, files) } : hook));
@@ -43,11 +32,6 @@ export async function recordFiles(link: TaskLink, home: string, files: string[])
 export async function recordLastOutput(link: TaskLink, home: string, text: string): Promise<void> {
   if (text.trim().length === 0) return;
   await hookManager(link, home).update((hook) => (hook.current_step ? { ...hook, current_step: withLastOutput(hook.current_step, text) } : hook));
-}
-
-/** `git commit` in any of its spellings (`git -C dir commit`, `git -c k=v commit`). */
-export function isGitCommitCommand(command: string): boolean {
-  return /(?:^|[;&|(`\s])git(?:\s+-[A-Za-z-]+(?:[= ](?!-)[^\s;&|]+)?)*\s+commit\b/.test(command);
 }
 
 /** A git_commit checkpoint for a commit made through Bash, unless atlas's git hooks record it. */
