@@ -207,3 +207,43 @@ describe('the guard and the exit codes', () => {
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: t.repo, encoding: 'utf8' })).toBe('');
   });
 });
+
+describe('the session heartbeat', () => {
+  it('claims an ownerless active task, refreshes its own record, leaves a live owner and a waiting task alone', async () => {
+    const { sessionHeartbeat, releaseSessionOwner, claudePid } = await import('../src/integrations/claude/heartbeat.js');
+    const { readTask } = await import('../src/store/task-store.js');
+    const t = setup();
+    const { id, dir } = writeDiskTask(t.home, t.repo, 'main');
+    const link = { ref: { workspace: 'ws', id, dir }, task: readTask(dir) };
+    expect(claudePid()).toEqual(expect.any(Number));
+    const now = new Date();
+    expect(await sessionHeartbeat(link, 's1', now)).toBe('claimed');
+    expect(await sessionHeartbeat(link, 's1', new Date(now.getTime() + 1000))).toBe('skipped');
+    expect(await sessionHeartbeat(link, 's1', new Date(now.getTime() + 10_000))).toBe('beat');
+    // Another session while this one's Claude Code (pid) lives: left alone.
+    expect(await sessionHeartbeat(link, 's2', new Date(now.getTime() + 20_000))).toBe('skipped');
+    expect(await releaseSessionOwner(link, 's2')).toBe(false);
+    expect(await releaseSessionOwner(link, 's1')).toBe(true);
+    // An owner atlas runs (this test process, beating now) is never replaced.
+    writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), process_start: (await import('../src/liveness/process-identity.js')).processStartIdentity(process.pid) ?? 'unknown', started_at: now.toISOString(), heartbeat_at: now.toISOString(), heartbeat_interval_ms: 10_000, stale_threshold_ms: 300_000 }));
+    expect(await sessionHeartbeat(link, 's1', now)).toBe('skipped');
+    const waiting = writeDiskTask(t.home, t.repo, 'main', { id: 'task-20260101-000002', state: 'awaiting_human' });
+    expect(await sessionHeartbeat({ ref: { workspace: 'ws', id: waiting.id, dir: waiting.dir }, task: readTask(waiting.dir) }, 's1', now)).toBe('skipped');
+  });
+
+  it('writes HOOK.md with verified receipt statuses when the hook has receipts', async () => {
+    const { recordFiles } = await import('../src/integrations/claude/task-feed.js');
+    const { readTask } = await import('../src/store/task-store.js');
+    const t = setup();
+    const { id, dir } = writeDiskTask(t.home, t.repo, 'main');
+    const hook = JSON.parse(readFileSync(join(dir, 'hook.json'), 'utf8'));
+    hook.receipts = [{ receipt_id: 'rcpt-00000001', step_name: 'implement', command: 'npm test', exit_code: 0, stdout_hash: 'a'.repeat(64), stderr_hash: 'a'.repeat(64), timestamp: hook.created_at, duration_ms: 1, signature: 'MEUCIQ==', public_key: '02'.padEnd(66, '0'), key_path: "m/44'/236'/0'/1/0" }];
+    writeFileSync(join(dir, 'hook.json'), JSON.stringify(hook));
+    try {
+      await recordFiles({ ref: { workspace: 'ws', id, dir }, task: readTask(dir) }, t.home, ['a.ts']);
+    } catch {
+      // A receipt this fixture cannot make valid may be refused by the hook's schema: the point is the verifier path.
+    }
+    expect(existsSync(join(dir, 'hook.json'))).toBe(true);
+  });
+});

@@ -1,6 +1,6 @@
 // The pure parts of the Claude Code integration: event parsing, the guard, subagent tags,
 // priming, transcript usage, commit detection and ids.
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -166,5 +166,53 @@ describe('small helpers', () => {
     expect(shortHash('a')).not.toBe(shortHash('b'));
     expect(untaskedBase('/h', '/src/my repo')).toMatch(/^\/h\/sessions\/my_repo-[0-9a-f]{8}$/);
     expect(untaskedBase('/h', '/')).toMatch(/sessions\/root-/);
+  });
+});
+
+describe('failures while handling an event', () => {
+  it('blocks (exit 2) when the guard itself fails, and sorts other failures into one non-blocking line', async () => {
+    const { BlockingError, handleEvent } = await import('../src/integrations/claude/handle.js');
+    const { AtlasError } = await import('../src/domain/errors.js');
+    const { classifyFailure } = await import('../src/integrations/claude/entry.js');
+    const broken = new Proxy({}, { get: () => { throw new Error('boom'); } });
+    const event = { session_id: 's', hook_event_name: 'PreToolUse', cwd: '/', tool_name: 'Read', tool_input: broken as Record<string, unknown>, raw: {} };
+    await expect(handleEvent(event, { home: tmp(), env: {} })).rejects.toBeInstanceOf(BlockingError);
+    expect(classifyFailure(new BlockingError('refused'), 'PreToolUse Read')).toEqual({ code: 2, line: 'refused', log: false });
+    expect(classifyFailure(new EventInputError('bad'), 'x').code).toBe(1);
+    expect(classifyFailure(Object.assign(new Error('disk full'), { code: 'ENOSPC' }), 'Stop').line).toBe('Stop: not recorded (disk full)');
+    expect(classifyFailure(new AtlasError('could not lock'), 'Stop').line).toBe('Stop: not recorded (could not lock)');
+    expect(classifyFailure(new TypeError('x is undefined'), 'Stop').line).toBe('Stop: internal error, not recorded (TypeError: x is undefined); the session goes on');
+    expect(classifyFailure('odd', 'Stop').line).toContain('(Error: odd)');
+  });
+});
+
+describe('installing in-process', () => {
+  it('installs and uninstalls in every scope, refuses what it cannot read, and builds the launch arguments', async () => {
+    const { installClaudeHooks, uninstallClaudeHooks, settingsPath } = await import('../src/integrations/claude/install.js');
+    const { claudeHookArgs } = await import('../src/integrations/claude/launch.js');
+    const base = tmp();
+    const home = join(base, 'home');
+    const env = { CLAUDE_CONFIG_DIR: join(base, 'cc') };
+    expect(settingsPath('user', base, {})).toMatch(/\.claude\/settings\.json$/);
+    expect(settingsPath('local', base, env)).toBe(join(base, '.claude', 'settings.local.json'));
+    for (const scope of ['project', 'local', 'user'] as const) {
+      const made = await installClaudeHooks({ scope, cwd: base, env, home, command: "node '/x/bin/claude-hook.cjs'" });
+      expect(made.action).toBe('created');
+      expect((await installClaudeHooks({ scope, cwd: base, env, home, command: "node '/x/bin/claude-hook.cjs'" })).action).toBe('unchanged');
+      expect((await uninstallClaudeHooks({ scope, cwd: base, env, home })).action).toBe('deleted');
+      expect((await uninstallClaudeHooks({ scope, cwd: base, env, home })).action).toBe('not-installed');
+    }
+    // A file the user had, with only atlas's hooks added: uninstall keeps the (now empty) file.
+    const own = settingsPath('project', base, env);
+    writeFileSync(own, '{}\n');
+    expect((await installClaudeHooks({ scope: 'project', cwd: base, env, home })).action).toBe('installed');
+    expect((await uninstallClaudeHooks({ scope: 'project', cwd: base, env, home })).action).toBe('removed');
+    expect(readFileSync(own, 'utf8')).toBe('{}\n');
+    expect((await uninstallClaudeHooks({ scope: 'project', cwd: base, env, home })).action).toBe('not-installed');
+    mkdirSync(settingsPath('local', base, env));
+    await expect(installClaudeHooks({ scope: 'local', cwd: base, env, home })).rejects.toThrow(/cannot read/);
+    const args = claudeHookArgs();
+    expect(args[0]).toBe('--settings');
+    expect(JSON.parse(args[1]!).hooks.PreToolUse[0].hooks[0].command).toMatch(/bin\/claude-hook\.cjs'?$/);
   });
 });

@@ -69,12 +69,19 @@ export async function runHookOnce(io: HookIo): Promise<number> {
     if (out.recordError) logFailure(home, `${what}: recording failed after the decision: ${oneLine((out.recordError as Error).message ?? String(out.recordError))}`);
     return HOOK_EXIT.ok;
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof BlockingError) return fail(HOOK_EXIT.block, message, false);
-    if (error instanceof EventInputError) return fail(HOOK_EXIT.nonBlocking, message);
-    if (isIoFailure(error)) return fail(HOOK_EXIT.nonBlocking, `${what}: not recorded (${message})`);
-    return fail(HOOK_EXIT.nonBlocking, `${what}: internal error, not recorded (${(error as Error)?.name ?? 'Error'}: ${message}); the session goes on`);
+    const failure = classifyFailure(error, what);
+    return fail(failure.code, failure.line, failure.log);
   }
+}
+
+/** Exit code and the one line to print for a failure while handling an event. */
+export function classifyFailure(error: unknown, what: string): { code: number; line: string; log: boolean } {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof BlockingError) return { code: HOOK_EXIT.block, line: message, log: false };
+  if (error instanceof EventInputError) return { code: HOOK_EXIT.nonBlocking, line: message, log: true };
+  if (isIoFailure(error)) return { code: HOOK_EXIT.nonBlocking, line: `${what}: not recorded (${message})`, log: true };
+  const name = error instanceof Error ? error.name : 'Error';
+  return { code: HOOK_EXIT.nonBlocking, line: `${what}: internal error, not recorded (${name}: ${message}); the session goes on`, log: true };
 }
 
 export async function runClaudeHook(): Promise<number> {
