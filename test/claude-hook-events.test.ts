@@ -2,7 +2,7 @@
 // request scoping without prompt_id, what a task learns (files, heartbeat, last output, tokens,
 // commits), SessionStart priming, the guard's decision, and the exit codes.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -148,6 +148,17 @@ describe('a session in a task worktree', () => {
     expect(out.hookSpecificOutput.additionalContext.indexOf('What to do now')).toBeLessThan(out.hookSpecificOutput.additionalContext.indexOf('## Current step'));
     // awaiting_human is no crash: the session does not take ownership.
     expect(existsSync(join(taskDir, 'owner.json'))).toBe(false);
+  });
+
+  it('never writes into a task folder removed during the session', async () => {
+    const t = setup();
+    const { dir: taskDir } = writeDiskTask(t.home, t.repo, 'main');
+    await t.send('user-prompt-submit');
+    expect(existsSync(join(taskDir, 'requests', PROMPT))).toBe(true);
+    rmSync(join(t.home, 'workspaces'), { recursive: true, force: true });
+    expect((await t.send('pre-tool-use-write')).code).toBe(0);
+    expect(existsSync(taskDir)).toBe(false);
+    expect(readSessionEntry(t.home, SESSION)!.base_dir).toMatch(/sessions\/repo-/);
   });
 
   it('skips the commit checkpoint when atlas git hooks record it', async () => {

@@ -40,10 +40,12 @@ function freshEntry(event: ClaudeHookEvent, home: string, launched: boolean, at:
 export async function sessionScope(event: ClaudeHookEvent, home: string, launched: boolean, now: Date): Promise<SessionEntry> {
   const at = now.toISOString();
   const prompt = event.hook_event_name === 'UserPromptSubmit';
+  // A task folder removed since (atlas cleanup) is never written into again: resolve anew.
+  const stale = (entry: SessionEntry | undefined) => !entry || event.hook_event_name === 'SessionStart' || (entry.task_dir !== null && !existsSync(entry.task_dir));
   const existing = readSessionEntry(home, event.session_id);
-  if (existing && event.hook_event_name !== 'SessionStart' && !prompt) return existing;
+  if (existing && !stale(existing) && !prompt) return existing;
   return updateSessionEntry(home, event.session_id, (entry) => {
-    const next = !entry || event.hook_event_name === 'SessionStart' ? freshEntry(event, home, launched, at, entry) : { ...entry };
+    const next = stale(entry) ? freshEntry(event, home, launched, at, entry) : { ...entry! };
     if (prompt) next.request_id = event.prompt_id ?? generatedRequestId(now);
     return next;
   });
