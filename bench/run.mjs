@@ -9,6 +9,7 @@ const benches = [
   ['receipt verification rate (issue 4)', 'verify.mjs'],
   ['git hook overhead on git commit (issue 5)', 'git-hook.mjs'],
   ['recovery hot paths (issue 3)', 'recovery.mjs'],
+  ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
   ['claude-hook per event vs node -e 0 (issue 11)', 'claude-hook.mjs'],
 ];
 

@@ -34,7 +34,10 @@ describe('Claude Code stream-json', () => {
       { type: 'result', subtype: 'success', is_error: false, result: 'All done', session_id: 'abc', total_cost_usd: 0.5, usage: { input_tokens: 3, output_tokens: 4 } },
     ];
     const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
-    const updates = [...p.push(text.slice(0, 50)), ...p.push(text.slice(50, 333)), ...p.push(text.slice(333)), ...p.end()];
+    const all = [...p.push(text.slice(0, 50)), ...p.push(text.slice(50, 333)), ...p.push(text.slice(333)), ...p.end()];
+    // every event is also passed on whole, for the conversation recorder
+    expect(all.filter((u) => u.kind === 'event')).toHaveLength(lines.length);
+    const updates = all.filter((u) => u.kind !== 'event');
     expect(updates[0]).toEqual({ kind: 'session', sessionId: 'abc' });
     expect(updates[1]).toEqual({ kind: 'text', text: 'Hello' });
     const tools = updates.filter((u) => u.kind === 'tool');
@@ -47,13 +50,14 @@ describe('Claude Code stream-json', () => {
       sessionId: 'abc',
       costUsd: 0.5,
       usage: { input_tokens: 3, output_tokens: 4, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      permissionDenials: [],
     });
   });
 
   it('passes non-JSON lines through and flags error results', () => {
     const p = parser();
     expect(p.push('not json\n')).toEqual([{ kind: 'raw', text: 'not json' }]);
-    expect(p.push('{"type":"result","subtype":"error_max_turns","is_error":false}\n')[0]).toMatchObject({ kind: 'result', isError: true, text: 'error_max_turns' });
+    expect(p.push('{"type":"result","subtype":"error_max_turns","is_error":false}\n')[1]).toMatchObject({ kind: 'result', isError: true, text: 'error_max_turns' });
   });
 
   it('builds the command line for a new and a resumed session', () => {
@@ -63,6 +67,8 @@ describe('Claude Code stream-json', () => {
     // a leading dash would read as an option; a long prompt goes on stdin
     expect(claudeArgs({ prompt: '--approve this', ai })[1]).toBe(' --approve this');
     expect(claudeArgs({ prompt: 'x', ai }, { promptOnStdin: true }).slice(0, 2)).toEqual(['-p', '--output-format']);
+    // allowed tools come last: the option takes every argument after it
+    expect(claudeArgs({ prompt: 'x', ai, allowedTools: ['Bash(npm test:*)', 'Read'] }).slice(-3)).toEqual(['--allowedTools', 'Bash(npm test:*)', 'Read']);
   });
 
   it('shell-quotes the prompt for {prompt}', () => {

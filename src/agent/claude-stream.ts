@@ -5,6 +5,8 @@
 //   {"type":"result","subtype":"success","is_error":false,"result":...,"session_id":...,"usage":{...},"total_cost_usd":...}
 // The parser turns lines into updates the runner records (session id, files, text, usage).
 import { isAbsolute, relative, sep } from 'node:path';
+import type { PermissionDenial } from '../domain/conversation.js';
+import { parsePermissionDenials } from './claude-result.js';
 
 export interface TokenUsage {
   input_tokens: number;
@@ -17,7 +19,9 @@ export type AgentUpdate =
   | { kind: 'session'; sessionId: string }
   | { kind: 'text'; text: string }
   | { kind: 'tool'; name: string; summary: string; workingOn: string; file?: string }
-  | { kind: 'result'; isError: boolean; text: string; usage?: TokenUsage; costUsd?: number; sessionId?: string }
+  | { kind: 'result'; isError: boolean; text: string; usage?: TokenUsage; costUsd?: number; sessionId?: string; permissionDenials: PermissionDenial[] }
+  /** Every stream-json event as parsed, before the updates drawn from it (the conversation recorder reads these). */
+  | { kind: 'event'; event: Record<string, unknown> }
   /** A line that is not a stream-json event (printed as is). */
   | { kind: 'raw'; text: string };
 
@@ -104,7 +108,7 @@ export class ClaudeStreamParser {
       return [{ kind: 'raw', text: line }];
     }
     if (!isObj(event)) return [{ kind: 'raw', text: line }];
-    const updates: AgentUpdate[] = [];
+    const updates: AgentUpdate[] = [{ kind: 'event', event }];
     const sessionId = str(event['session_id']);
     switch (event['type']) {
       case 'system':
@@ -134,11 +138,12 @@ export class ClaudeStreamParser {
           ...(usage ? { usage } : {}),
           ...(typeof cost === 'number' ? { costUsd: cost } : {}),
           ...(sessionId ? { sessionId } : {}),
+          permissionDenials: parsePermissionDenials(event['permission_denials']),
         });
         break;
       }
       default:
-        // user (tool results) and other events carry nothing the hook records.
+        // user (tool results) and other events reach the conversation through the 'event' update.
         break;
     }
     return updates;

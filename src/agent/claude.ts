@@ -7,6 +7,7 @@ import { runProcess } from '../engine/processes.js';
 import { claudeHookArgs } from '../integrations/claude/launch.js';
 import { ClaudeStreamParser } from './claude-stream.js';
 import type { AgentUpdate, TokenUsage } from './claude-stream.js';
+import { configurationError } from './config-errors.js';
 import { assertAgentConfigured } from './configured.js';
 import { findExecutable } from './find-executable.js';
 import type { AgentRunInput, AgentRunResult } from './types.js';
@@ -19,12 +20,16 @@ function promptArg(prompt: string): string {
   return prompt.startsWith('-') ? ` ${prompt}` : prompt;
 }
 
-export function claudeArgs(input: Pick<AgentRunInput, 'prompt' | 'resumeSessionId' | 'ai'>, options: { promptOnStdin?: boolean } = {}): string[] {
+export function claudeArgs(
+  input: Pick<AgentRunInput, 'prompt' | 'resumeSessionId' | 'allowedTools'> & { ai: Pick<AgentRunInput['ai'], 'model' | 'permission_mode'> },
+  options: { promptOnStdin?: boolean } = {}): string[] {
   const print = options.promptOnStdin ? ['-p'] : ['-p', promptArg(input.prompt)];
   const args = input.resumeSessionId ? ['--resume', input.resumeSessionId, ...print] : print;
   args.push('--output-format', 'stream-json', '--verbose');
   if (input.ai.model) args.push('--model', input.ai.model);
   if (input.ai.permission_mode) args.push('--permission-mode', input.ai.permission_mode);
+  // Last: the option takes every argument after it.
+  if (input.allowedTools?.length) args.push('--allowedTools', ...input.allowedTools);
   return args;
 }
 
@@ -59,6 +64,8 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
           break;
         case 'raw':
           input.onOutput(`${u.text}\n`, 'stdout');
+          break;
+        case 'event':
           break;
       }
       input.onUpdate(u);
@@ -98,6 +105,8 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
     ...(finished?.costUsd !== undefined ? { costUsd: finished.costUsd } : {}),
   };
   if (run.timedOut) return { ...base, error: `Claude Code did not finish within ${formatDuration(input.timeoutMs)} (ai.timeout, or the step's timeout)` };
+  const misconfigured = !finished || finished.isError ? configurationError(`${stderrTail}\n${finished?.text ?? ''}`) : undefined;
+  if (misconfigured) return { ...base, error: misconfigured.error, permanent: { hint: misconfigured.hint } };
   if (finished?.isError) return { ...base, error: `Claude Code reported an error: ${finished.text || 'unknown'}` };
   if (run.exitCode !== 0) {
     const lastLine = stderrTail.trim().split('\n').pop() ?? '';

@@ -4,6 +4,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { formatDuration } from '../domain/duration.js';
 import { runProcess, shellQuote } from '../engine/processes.js';
+import { ClaudeStreamParser } from './claude-stream.js';
 import { assertAgentConfigured } from './configured.js';
 import type { AgentRunInput, AgentRunResult } from './types.js';
 
@@ -14,6 +15,11 @@ export function agentCommandLine(command: string, prompt: string): string {
 export async function runCommandAgent(input: AgentRunInput): Promise<AgentRunResult> {
   assertAgentConfigured(input.ai, input.env);
   const out = new StringDecoder('utf8');
+  // An agent that prints Claude-style stream-json gets its messages and tokens recorded too.
+  const events = new ClaudeStreamParser(input.cwd);
+  const forwardEvents = (updates: ReturnType<ClaudeStreamParser['push']>) => {
+    for (const u of updates) if (u.kind === 'event') input.onUpdate(u);
+  };
   const err = new StringDecoder('utf8');
   const run = await runProcess({
     command: agentCommandLine(input.ai.command, input.prompt),
@@ -29,6 +35,7 @@ export async function runCommandAgent(input: AgentRunInput): Promise<AgentRunRes
       if (text) {
         input.onOutput(text, 'stdout');
         input.onUpdate({ kind: 'raw', text });
+        forwardEvents(events.push(text));
       }
     },
     onStderr: (chunk) => {
@@ -36,6 +43,8 @@ export async function runCommandAgent(input: AgentRunInput): Promise<AgentRunRes
       if (text) input.onOutput(text, 'stderr');
     },
   });
+  forwardEvents(events.push(out.end()));
+  forwardEvents(events.end());
   const output = run.stdout.toString('utf8');
   const base: AgentRunResult = { ok: false, exitCode: run.exitCode, timedOut: run.timedOut, output, files: [] };
   if (run.timedOut) return { ...base, error: `the agent command did not finish within ${formatDuration(input.timeoutMs)} (ai.timeout, or the step's timeout)` };

@@ -12,6 +12,8 @@ export interface AgentRunInput {
   env: NodeJS.ProcessEnv;
   timeoutMs: number;
   ai: Config['ai'];
+  /** Claude Code --allowedTools patterns (e.g. "Bash(npm test)"), on top of its permission mode. */
+  allowedTools?: readonly string[];
   groups: ProcessGroups;
   /** Text to show the user as it comes. */
   onOutput(text: string, stream: 'stdout' | 'stderr'): void;
@@ -32,4 +34,6 @@ export interface AgentRunResult {
   files: string[];
   usage?: TokenUsage;
   costUsd?: number;
+  /** A configuration error no retry can fix, with its fix. */
+  permanent?: { hint: string };
 }

@@ -13,7 +13,16 @@ export interface Config {
     retention: { completed: number; failed: number; abandoned: number };
   };
   templates: { dirs: string[] };
-  ai: { agent: 'claude' | 'command'; command: string; model: string; permission_mode: string; timeout: number };
+  ai: {
+    agent: 'claude' | 'command';
+    command: string;
+    model: string;
+    permission_mode: string;
+    timeout: number;
+    allowed_tools: string[];
+    default_allowed_tools: boolean;
+    on_permission_denial: 'warn' | 'fail';
+  };
   validation: { commands: string[]; timeout: number };
   git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
   execution: { mode: 'local' | 'sandbox' };
@@ -60,6 +69,10 @@ export const LEAVES: readonly Leaf[] = [
   leaf('ai.model', { type: 'string' }, '', 'model passed to the agent (empty: its default)'),
   leaf('ai.permission_mode', { type: 'string' }, 'acceptEdits', 'Claude Code --permission-mode'),
   leaf('ai.timeout', { type: 'duration' }, 60 * M, 'longest an agent run may take'),
+  // Conversations and permissions (issue 9, docs/conversations.md).
+  leaf('ai.allowed_tools', { type: 'strings' }, [], 'Claude Code --allowedTools patterns every ai step gets, e.g. ["Bash(make test)"]'),
+  leaf('ai.default_allowed_tools', { type: 'bool' }, true, 'also allow the task\'s validation commands and `atlas checkpoint` (as Bash patterns)'),
+  leaf('ai.on_permission_denial', { type: 'enum', values: ['warn', 'fail'] }, 'warn', 'a tool call the agent was refused: warn (step ok, shown) or fail the step'),
   leaf('validation.commands', { type: 'strings' }, [], 'validation commands (empty: detected from the repository)'),
   leaf('validation.timeout', { type: 'duration' }, 30 * M, 'longest one validation command may take'),
   leaf('git.worktree', { type: 'bool' }, true, 'run tasks in a new git worktree (false: in the current checkout)'),

@@ -86,6 +86,15 @@ export interface ConversationRecord {
   /** The conversation this run resumes (a continued agent session), or null. */
   continues: string | null;
   stats: ConversationStats;
+  /** Tool calls the agent was refused (Claude Code's result `permission_denials`); absent when none. */
+  permission_denials?: PermissionDenial[];
+}
+
+/** One tool call the agent's permission settings refused (Claude Code's result `permission_denials`). */
+export interface PermissionDenial {
+  tool_name: string;
+  tool_use_id: string;
+  tool_input: Record<string, unknown>;
 }
 
 export const CONVERSATION_FILE_NAME = 'conversation.json';

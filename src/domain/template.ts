@@ -24,6 +24,8 @@ export interface AiStep extends StepBase {
   type: 'ai';
   /** Prompt text; {{description}}, {{task_id}}, {{branch}} are filled in. */
   prompt: string;
+  /** Claude Code --allowedTools patterns this step needs (on top of config ai.allowed_tools). */
+  allowed_tools?: string[];
 }
 
 export interface CommandStep extends StepBase {

@@ -1,6 +1,7 @@
 // One attempt at one step: the hook walks step_pending → step_running (→ step_validating) and
 // then to step_pending (done, or retry), awaiting_human (approval, ask, interrupt) or failed.
 // current_step is kept up to date while it runs and cleared when the step completes.
+import { readFileSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { AtlasError } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
@@ -8,10 +9,13 @@ import type { HookState } from '../domain/hook-state.js';
 import type { StepContext } from '../domain/step-context.js';
 import type { StepDefinition } from '../domain/template.js';
 import type { Task } from '../domain/task.js';
-import { readGitState } from '../git/state.js';
 import { createCheckpoint } from '../hook/checkpoint.js';
 import { startIntervalCheckpoints } from '../hook/interval-checkpointer.js';
 import type { HookManager } from '../hook/manager.js';
+import { builtinLifecycleBus } from '../conversation/bus.js';
+import { isIdempotentStep } from '../domain/template.js';
+import type { LifecycleBus } from '../lifecycle/types.js';
+import { changedPaths, watchChangedFiles } from './files-watch.js';
 import type { Reporter, TaskOutcome } from './contract.js';
 import { runAiStep } from './executors/ai.js';
 import { runCommandStep } from './executors/command.js';
@@ -45,6 +49,8 @@ export interface RunState {
   interrupts: InterruptWatch;
   interactive: boolean;
   validationRecorder?: ValidationRecorder | undefined;
+  /** The lifecycle points around agent runs; absent: the built-in defaults (recording conversations). */
+  lifecycle?: LifecycleBus | undefined;
   /** A state transition with its history event; task.json's status mirror follows. */
   move(to: HookState, trigger: string, stepName: string | undefined, details?: Record<string, unknown>, change?: (hook: Hook) => Hook): Promise<Hook>;
 }
@@ -77,9 +83,12 @@ async function execute(ctx: StepRunContext): Promise<StepResult> {
   }
 }
 
-async function changedPaths(worktree: string): Promise<Set<string> | undefined> {
+/** How often a running step's changed files are looked up (git status). */
+const FILES_POLL_MS = 2000;
+
+function readOptional(path: string): string | undefined {
   try {
-    return new Set((await readGitState(worktree)).changed);
+    return readFileSync(path, 'utf8');
   } catch {
     return undefined;
   }
@@ -119,7 +128,16 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     ...(previous?.files_touched?.length ? { files_touched: previous.files_touched } : {}),
     ...(previous?.agent_session_id ? { agent_session_id: previous.agent_session_id } : {}),
   };
-  const retry = attempt > 1 ? { ...(previous?.agent_session_id ? { sessionId: previous.agent_session_id } : {}), note: options.note ?? defaultRetryNote(before, step, index, attempt) } : undefined;
+  // HOOK.md still describes how the last attempt ended; the step_start below rewrites it.
+  const brief = attempt > 1 && step.type === 'ai' ? readOptional(manager.files.hookMarkdown) : undefined;
+  const retry =
+    attempt > 1
+      ? {
+          ...(previous?.agent_session_id ? { sessionId: previous.agent_session_id } : {}),
+          note: options.note ?? defaultRetryNote(before, step, index, attempt),
+          ...(brief !== undefined ? { brief } : {}),
+        }
+      : undefined;
   await run.move(
     'step_running',
     'step_start',
@@ -139,6 +157,7 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
   );
   const tracksFiles = step.type === 'ai' || step.type === 'command';
   const changedBefore = tracksFiles ? await changedPaths(task.worktree) : undefined;
+  const filesWatch = tracksFiles ? watchChangedFiles(task.worktree, changedBefore, FILES_POLL_MS, (paths) => progress.addFiles(paths)) : undefined;
   const ctx: StepRunContext = {
     task,
     taskDir: manager.ref.dir,
@@ -164,6 +183,7 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     },
     ...(retry ? { retry } : {}),
     ...(run.validationRecorder ? { validationRecorder: run.validationRecorder } : {}),
+    lifecycle: run.lifecycle ?? builtinLifecycleBus((point, error) => reporter.note(`lifecycle ${point} failed: ${errorDetails(error).message}`)),
     enterValidating: async (details) => {
       await run.move('step_validating', 'validation_start', step.name, { step_index: index, attempt, ...details });
     },
@@ -179,16 +199,20 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     result = { status: 'failed', error: message, permanent: true, ...(hint ? { hint } : {}) };
   }
   await interval.stop();
-  if (tracksFiles) {
-    const after = await changedPaths(task.worktree);
-    if (after) progress.addFiles([...after].filter((p) => !changedBefore?.has(p)));
-  }
+  const changed = filesWatch ? await filesWatch.stop() : [];
   await progress.stop();
+  // Recovery re-runs idempotent steps from the start, trusting they changed nothing: say when one did.
+  if (changed.length > 0 && isIdempotentStep(step) && result.status === 'ok') {
+    const flag = `⚠ idempotent step changed ${changed.length} file(s)`;
+    result = { ...result, summary: result.summary ? `${result.summary}, ${flag}` : flag, details: { ...result.details, idempotent_changed_files: changed.slice(0, 100) } };
+    reporter.note(`warning: step ${step.name} is idempotent (recovery re-runs it from the start) but changed ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ', …' : ''}`);
+  }
   const durationMs = Date.now() - started;
 
   const signal = run.interrupts.signal;
   if (signal) {
-    await run.move('awaiting_human', 'interrupted', step.name, { signal, step_index: index, attempt });
+    const kept = result.status === 'failed' || result.status === 'ok' ? result.details : undefined;
+    await run.move('awaiting_human', 'interrupted', step.name, { ...kept, signal, step_index: index, attempt });
     reporter.stepFinished({ index, name: step.name, ok: false, durationMs, summary: `interrupted (${signal})` });
     return { kind: 'stop', outcome: interruptedOutcome(task, index, signal) };
   }
@@ -211,12 +235,13 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     case 'failed': {
       const error = result.error;
       if (!result.permanent && attempt < maxAttempts) {
-        await run.move('step_pending', 'step_retry', step.name, { step_index: index, attempt, error });
+        await run.move('step_pending', 'step_retry', step.name, { ...result.details, step_index: index, attempt, error });
         reporter.stepFinished({ index, name: step.name, ok: false, durationMs, summary: `${error} — retrying (attempt ${attempt + 1}/${maxAttempts})` });
         return { kind: 'retry' };
       }
       const ask = step.on_failure === 'ask';
       await run.move(ask ? 'awaiting_human' : 'failed', 'step_failed', step.name, {
+        ...result.details,
         step_index: index,
         attempt,
         error,

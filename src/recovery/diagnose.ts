@@ -21,6 +21,8 @@ import type { TaskRef } from '../store/task-store.js';
 import type { EvidenceOptions } from './evidence.js';
 import { findFinishedWork } from './evidence.js';
 import type { HeartbeatSettings, Ownership } from './ownership.js';
+import { finalizeRunningConversations } from '../conversation/finalize.js';
+import type { ConversationRecord } from '../domain/conversation.js';
 import { initialHook } from './initial-hook.js';
 import { stopLeftoverProcesses } from './leftovers.js';
 import { takeOwnership } from './ownership.js';
@@ -50,6 +52,8 @@ export interface Diagnosis {
   ownership: Ownership;
   /** Process groups the crashed run left running, stopped before diagnosing (leader pids). */
   stoppedProcesses: number[];
+  /** Agent conversations the dead run left `running`, now closed as interrupted with a partial ledger row. */
+  finalizedConversations: ConversationRecord[];
 }
 
 export interface DiagnoseOptions {
@@ -276,6 +280,13 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       return { ...moved, recovery };
     });
     const pausedBy = hook.state === 'awaiting_human' ? enteredStateBy(hook)?.trigger : undefined;
+    // The dead run cannot finish its conversations any more (its owner is gone, checked above).
+    let finalizedConversations: ConversationRecord[] = [];
+    try {
+      finalizedConversations = finalizeRunningConversations(ref.dir, manager.now());
+    } catch {
+      // A conversation that cannot be closed stays `running`; recovery itself goes on.
+    }
     const diagnosis: Diagnosis = {
       ref,
       task,
@@ -289,6 +300,7 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
       checkpoint: returnPoint(hook, task.steps, recovery!),
       ownership: ownership!,
       stoppedProcesses,
+      finalizedConversations,
     };
     if (pausedBy !== undefined) diagnosis.pausedBy = pausedBy;
     if (previousOwner) diagnosis.previousOwner = previousOwner;

@@ -207,6 +207,9 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
   };
   try {
     options.onDiagnosis?.(d);
+    for (const c of d.finalizedConversations) {
+      log(`Conversation ${c.id} (step ${c.step_name}, attempt ${c.attempt}) was cut off: closed as interrupted with a partial token row.`);
+    }
     let action: RecoveryAction | undefined;
     if (options.action !== undefined) {
       action = options.action;

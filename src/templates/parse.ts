@@ -19,7 +19,7 @@ export const DEFAULT_MAX_ATTEMPTS: Record<StepType, number> = {
 const TEMPLATE_FIELDS = ['name', 'description', 'branch_prefix', 'worktree', 'steps'] as const;
 const COMMON_STEP_FIELDS = ['name', 'type', 'description', 'idempotent', 'max_attempts', 'timeout', 'on_failure'];
 const STEP_FIELDS: Record<StepType, string[]> = {
-  ai: [...COMMON_STEP_FIELDS, 'prompt'],
+  ai: [...COMMON_STEP_FIELDS, 'prompt', 'allowed_tools'],
   command: [...COMMON_STEP_FIELDS, 'run'],
   validation: [...COMMON_STEP_FIELDS, 'commands'],
   git: [...COMMON_STEP_FIELDS, 'action', 'message'],
@@ -160,7 +160,10 @@ function parseStep(p: Problems, raw: unknown, index: number, seen: Set<string>):
       if (typeof prompt !== 'string' || prompt.trim().length === 0) {
         p.fail(`${where}: field "prompt"`, prompt === undefined ? 'is required' : `expected text, got ${describe(prompt)}`, stepType === 'ai' ? 'write what the agent should do; {{description}} is the task description' : 'write what the person is asked to approve');
       }
-      return { ...base, type: stepType, prompt };
+      if (stepType === 'human') return { ...base, type: stepType, prompt };
+      // Tool patterns are lists of strings, like commands (e.g. allowed_tools: ["Bash(make test)"]).
+      const allowed = raw['allowed_tools'] === undefined ? [] : commandList(p, where, 'allowed_tools', raw['allowed_tools'], false);
+      return { ...base, type: stepType, prompt, ...(allowed.length > 0 ? { allowed_tools: allowed } : {}) };
     }
     case 'command':
       return { ...base, type: 'command', run: commandList(p, where, 'run', raw['run'], true) };

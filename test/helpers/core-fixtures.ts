@@ -114,12 +114,12 @@ export function atlas(args: string[], options: { cwd?: string; env?: NodeJS.Proc
   });
 }
 
-/** The JSON example of seed 003, read from the seed itself so tests can't drift from it. */
+/**
+ * The JSON example of seed 003, copied verbatim into test/fixtures (a clone has no seeds folder
+ * beside it). Tests parse it as it stands, so the example and the parser cannot drift apart.
+ */
 export function seedExampleText(): string {
-  const seed = readFileSync(join(REPO_ROOT, '..', 'shared', 'seeds', '003_7a4069004acf5b97.txt'), 'utf8');
-  const match = /## JSON Schema Example\s+```json\n([\s\S]*?)```/.exec(seed);
-  if (!match) throw new Error('seed 003 JSON example not found');
-  return match[1]!;
+  return readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'seed-003-hook-example.json'), 'utf8');
 }
 
 export function seedExampleHook(): Hook {

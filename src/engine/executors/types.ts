@@ -4,6 +4,7 @@ import type { Config } from '../../config/schema.js';
 import type { StepDefinition } from '../../domain/template.js';
 import type { Task } from '../../domain/task.js';
 import type { HookManager } from '../../hook/manager.js';
+import type { LifecycleBus } from '../../lifecycle/types.js';
 import type { Reporter } from '../contract.js';
 import type { InterruptWatch } from '../interrupts.js';
 import type { ProcessGroups } from '../processes.js';
@@ -27,8 +28,13 @@ export interface StepRunContext<S extends StepDefinition = StepDefinition> {
   interactive: boolean;
   /** Environment for the step's processes (process env plus ATLAS_TASK_ID, ATLAS_STEP, ...). */
   env: NodeJS.ProcessEnv;
-  /** Set when this attempt continues an earlier one (retry, resume after interrupt or crash). */
-  retry?: { sessionId?: string; note: string };
+  /**
+   * Set when this attempt continues an earlier one (retry, resume after interrupt or crash).
+   * `brief`: HOOK.md as it was before this attempt started (it describes the crash).
+   */
+  retry?: { sessionId?: string; note: string; brief?: string };
+  /** The lifecycle points around agent runs (OnMessage, OnStreamFinish, ...). */
+  lifecycle: LifecycleBus;
   validationRecorder?: ValidationRecorder;
   /** Moves the hook step_running → step_validating (validation steps). */
   enterValidating(details?: Record<string, unknown>): Promise<void>;
@@ -38,8 +44,8 @@ export interface StepRunContext<S extends StepDefinition = StepDefinition> {
 
 export type StepResult =
   | { status: 'ok'; summary?: string; details?: Record<string, unknown> }
-  /** `permanent`: retrying cannot help (configuration problem); no further attempts. */
-  | { status: 'failed'; error: string; permanent?: boolean; hint?: string }
+  /** `permanent`: retrying cannot help (configuration problem); no further attempts. `details` go in the hook's event. */
+  | { status: 'failed'; error: string; permanent?: boolean; hint?: string; details?: Record<string, unknown> }
   /** The step waits for a person: approval required, or the person chose to stop for now. */
   | { status: 'waiting'; reason: 'approval' | 'paused'; /** What the person is asked (human steps). */ prompt?: string }
   | { status: 'rejected'; note?: string };

@@ -1,12 +1,14 @@
-// Tokens of a Claude Code session that atlas did not launch, into the task's ledger
-// (`conversations/<id>/conversation.json`, src/domain/conversation.ts). The id is derived from
-// the session id and the totals are recomputed from the transcript on each Stop, so repeated
-// Stops update one record and never add twice. Sessions atlas launched are counted from their
-// stream instead (the hook sees ATLAS_CLAUDE_LAUNCHED or ATLAS_CONVERSATION_ID and skips this).
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// Tokens of a Claude Code session that atlas did not launch, into the task's ledger (the
+// conversation store of src/conversation/: `conversations/<id>/conversation.json`). The id is
+// derived from the session id and the totals are recomputed from the transcript on each Stop, so
+// repeated Stops update one record and never add twice. Sessions atlas launched are counted from
+// their stream instead: the hook sees ATLAS_CLAUDE_LAUNCHED (atlas's --settings) and skips this,
+// and a conversation the stream recorded for the same session id wins as well.
+import { mkdirSync } from 'node:fs';
+import { conversationFiles } from '../../conversation/paths.js';
+import { conversationOfSession, readConversationRecord } from '../../conversation/read.js';
 import type { ConversationRecord, ConversationStatus } from '../../domain/conversation.js';
-import { CONVERSATION_FILE_NAME, CONVERSATIONS_DIR_NAME, emptyStats } from '../../domain/conversation.js';
+import { emptyStats } from '../../domain/conversation.js';
 import type { Hook } from '../../domain/hook.js';
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { withLock } from '../../store/lock.js';
@@ -31,21 +33,19 @@ export interface LedgerInput {
   status: ConversationStatus;
 }
 
-export function conversationPath(taskDir: string, sessionId: string): string {
-  return join(taskDir, CONVERSATIONS_DIR_NAME, conversationIdFor(sessionId), CONVERSATION_FILE_NAME);
-}
-
-/** Creates or updates the session's record; the step and start it was first seen with stay. */
-export async function recordSessionUsage(input: LedgerInput): Promise<ConversationRecord> {
-  const path = conversationPath(input.taskDir, input.sessionId);
-  mkdirSync(join(path, '..'), { recursive: true });
+/**
+ * Creates or updates the session's record (the step and start it was first seen with stay);
+ * undefined when the stream of an atlas run already records this session.
+ */
+export async function recordSessionUsage(input: LedgerInput): Promise<ConversationRecord | undefined> {
+  const id = conversationIdFor(input.sessionId);
+  const recorded = conversationOfSession(input.taskDir, input.sessionId);
+  if (recorded && recorded.id !== id) return undefined;
+  const files = conversationFiles(input.taskDir, id);
+  mkdirSync(files.dir, { recursive: true });
+  const path = files.record;
   return withLock(path, () => {
-    let previous: ConversationRecord | undefined;
-    try {
-      previous = JSON.parse(readFileSync(path, 'utf8')) as ConversationRecord;
-    } catch {
-      previous = undefined;
-    }
+    const previous = readConversationRecord(input.taskDir, id);
     const u = input.usage;
     const stats = {
       ...emptyStats(),
@@ -62,7 +62,7 @@ export async function recordSessionUsage(input: LedgerInput): Promise<Conversati
       models: u.models.map((m) => ({ ...m, cost_usd: null })),
     };
     const record: ConversationRecord = {
-      id: conversationIdFor(input.sessionId),
+      id,
       task_id: input.taskId,
       step_name: previous?.step_name ?? input.hook?.current_step?.step_name ?? '',
       attempt: previous?.attempt ?? input.hook?.current_step?.attempt ?? 1,

@@ -1,0 +1,184 @@
+// One conversation on disk while its agent runs. conversation.json is written atomically at the
+// start, whenever the ledger or the session changes, and at the end; messages.jsonl gets one
+// whole line per message, appended as the stream arrives. An assistant message that called tools
+// is held until each call's result has been joined to it (by tool_use id), so its line carries the
+// outputs: a crash loses at most that message in flight (its tokens are already in the record).
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import type { ConversationRecord, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
+import { emptyStats } from '../domain/conversation.js';
+import { writeFileAtomic } from '../store/atomic-write.js';
+import type { CallUsage, ResultFigures } from './ledger.js';
+import { RunningLedger, tokenlessStats } from './ledger.js';
+import { conversationFiles, newConversationId } from './paths.js';
+
+export interface ConversationStart {
+  taskDir: string;
+  taskId: string;
+  stepName: string;
+  attempt: number;
+  /** "claude" or "command". */
+  agent: string;
+  model: string;
+  sessionId?: string;
+  continues: string | null;
+  /** Default: now. */
+  now?: () => Date;
+  /** Default: a new conv- id. */
+  id?: string;
+}
+
+export class ConversationRecorder {
+  readonly files: ReturnType<typeof conversationFiles>;
+  private record: ConversationRecord;
+  private readonly ledger = new RunningLedger();
+  private readonly written = new Set<string>();
+  /** Tool calls whose results are in a written message: a result seen again is not written again. */
+  private readonly settledCalls = new Set<string>();
+  /** Assistant messages waiting for tool results, by tool_use id. */
+  private readonly held = new Map<string, Message>();
+  private fd: number | undefined;
+  private tokens = false;
+  private readonly now: () => Date;
+
+  constructor(start: ConversationStart) {
+    this.now = start.now ?? (() => new Date());
+    const id = start.id ?? newConversationId();
+    this.files = conversationFiles(start.taskDir, id);
+    this.record = {
+      id,
+      task_id: start.taskId,
+      step_name: start.stepName,
+      attempt: start.attempt,
+      agent: start.agent,
+      model: start.model,
+      session_id: start.sessionId ?? '',
+      started_at: this.now().toISOString(),
+      ended_at: null,
+      status: 'running',
+      continues: start.continues,
+      // Until the run ends, its row is partial: nothing final is known yet.
+      stats: { ...emptyStats(), total_output_tokens: null, cost_usd: null, partial: true },
+    };
+    mkdirSync(this.files.dir, { recursive: true });
+    this.fd = openSync(this.files.messages, 'a', 0o644);
+    this.save(true);
+  }
+
+  get id(): string {
+    return this.record.id;
+  }
+
+  get current(): Readonly<ConversationRecord> {
+    return this.record;
+  }
+
+  get ended(): boolean {
+    return this.record.status !== 'running';
+  }
+
+  setSession(sessionId: string): void {
+    if (sessionId.length === 0 || sessionId === this.record.session_id) return;
+    this.record = { ...this.record, session_id: sessionId };
+    this.save(false);
+  }
+
+  setModel(model: string): void {
+    if (model.length === 0 || model === this.record.model) return;
+    this.record = { ...this.record, model };
+    this.save(false);
+  }
+
+  /** The built-in OnMessage: append the message (joining tool results into their assistant message). */
+  recordMessage(message: Message): void {
+    if (this.ended || this.written.has(message.key)) return;
+    if (message.role === 3) {
+      if (message.tool_calls.length > 0 && message.tool_calls.every((c) => this.settledCalls.has(c.id))) return;
+      let joinedAny = false;
+      for (const call of message.tool_calls) {
+        const owner = this.held.get(call.id);
+        if (!owner) continue;
+        joinedAny = true;
+        this.held.delete(call.id);
+        owner.tool_calls = owner.tool_calls.map((c) => (c.id === call.id ? { ...c, output: call.output, status: call.status, error: call.error } : c));
+        if (!owner.tool_calls.some((c) => this.held.get(c.id) === owner)) this.append(owner);
+      }
+      if (!joinedAny) this.append(message);
+      return;
+    }
+    const pending = message.role === 2 ? message.tool_calls.filter((c) => c.status === 'pending') : [];
+    if (pending.length === 0) {
+      this.append(message);
+      return;
+    }
+    const held: Message = { ...message, tool_calls: [...message.tool_calls] };
+    for (const call of pending) this.held.set(call.id, held);
+  }
+
+  /** One API call's input side, counted once per message id; the record is rewritten when it is new. */
+  addCall(messageId: string, usage: CallUsage): void {
+    if (this.ended) return;
+    this.tokens = true;
+    if (this.ledger.addCall(messageId, usage)) this.saveStats(false);
+  }
+
+  setResult(figures: ResultFigures): void {
+    if (this.ended) return;
+    this.tokens = true;
+    this.ledger.setResult(figures);
+    this.saveStats(false);
+  }
+
+  /** Every denial, once (by tool_use id). */
+  addPermissionDenials(denials: readonly PermissionDenial[]): void {
+    if (denials.length === 0 || this.ended) return;
+    const known = new Set((this.record.permission_denials ?? []).map((d) => d.tool_use_id));
+    const added = denials.filter((d) => !known.has(d.tool_use_id) || d.tool_use_id === '');
+    if (added.length === 0) return;
+    this.record = { ...this.record, permission_denials: [...(this.record.permission_denials ?? []), ...added] };
+    this.save(false);
+  }
+
+  /** Whether the agent reported any tokens (false: a command agent without stream-json). */
+  get reportedTokens(): boolean {
+    return this.tokens;
+  }
+
+  /**
+   * The built-in OnStreamFinish: messages still waiting for tool results are written as they are
+   * (their calls stay pending), the ledger row is final (or partial) and the record says how it ended.
+   */
+  finish(status: Exclude<ConversationStatus, 'running'>): ConversationRecord {
+    if (this.ended) return this.record;
+    const waiting = [...new Set(this.held.values())];
+    this.held.clear();
+    for (const message of waiting) this.append(message);
+    this.record = {
+      ...this.record,
+      status,
+      ended_at: this.now().toISOString(),
+      stats: this.tokens ? this.ledger.stats(this.written.size) : tokenlessStats(this.written.size),
+    };
+    this.save(true);
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    return this.record;
+  }
+
+  private append(message: Message): void {
+    if (this.written.has(message.key) || this.fd === undefined) return;
+    this.written.add(message.key);
+    for (const call of message.tool_calls) if (call.status !== 'pending') this.settledCalls.add(call.id);
+    const line = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
+    let offset = 0;
+    while (offset < line.length) offset += writeSync(this.fd, line, offset, line.length - offset);
+  }
+
+  private saveStats(durable: boolean): void {
+    this.record = { ...this.record, stats: this.tokens ? this.ledger.stats(this.written.size) : { ...this.record.stats, messages_exchanged: this.written.size } };
+    this.save(durable);
+  }
+
+  private save(durable: boolean): void {
+    writeFileAtomic(this.files.record, `${JSON.stringify(this.record, null, 2)}\n`, { durable });
+  }
+}
