@@ -181,6 +181,8 @@ describe('the guard and the exit codes', () => {
     const decision = JSON.parse(denied.stdout).hookSpecificOutput;
     expect(decision).toMatchObject({ hookEventName: 'PreToolUse', permissionDecision: 'deny' });
     expect(decision.permissionDecisionReason).toMatch(/atlas checkpoint/);
+    const trail = readJsonLines(join(readSessionEntry(t.home, SESSION)!.base_dir, PROMPT, 'hook-events.jsonl'));
+    expect(trail.at(-1).atlas_denied).toBe(decision.permissionDecisionReason);
     // ATLAS_HOME is a file: nothing can be recorded, the decision still stands.
     const blocked = join(t.base, 'home-file');
     writeFileSync(blocked, '');

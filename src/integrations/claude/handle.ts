@@ -49,12 +49,13 @@ function judge(event: ClaudeHookEvent, home: string): string | undefined {
 
 export async function handleEvent(event: ClaudeHookEvent, ctx: HookEnv): Promise<HookOutput> {
   const output: HookOutput = {};
+  let denied: string | undefined;
   if (event.hook_event_name === 'PreToolUse' && event.tool_name) {
-    const reason = judge(event, ctx.home);
-    if (reason) output.stdout = denyOutput(reason);
+    denied = judge(event, ctx.home);
+    if (denied) output.stdout = denyOutput(denied);
   }
   try {
-    const context = await record(event, ctx);
+    const context = await record(event, ctx, denied);
     if (context) output.stdout = context;
   } catch (error) {
     if (!output.stdout) throw error;
@@ -64,7 +65,7 @@ export async function handleEvent(event: ClaudeHookEvent, ctx: HookEnv): Promise
 }
 
 /** Everything but the guard; returns SessionStart's priming output, if any. */
-async function record(event: ClaudeHookEvent, ctx: HookEnv): Promise<string | undefined> {
+async function record(event: ClaudeHookEvent, ctx: HookEnv, denied: string | undefined): Promise<string | undefined> {
   const now = ctx.now?.() ?? new Date();
   const at = now.toISOString();
   const launched = launchedByAtlas(ctx.env);
@@ -77,9 +78,9 @@ async function record(event: ClaudeHookEvent, ctx: HookEnv): Promise<string | un
       const source = event.source && event.source !== 'user' ? ` (source: ${event.source})` : '';
       appendContext(dir, `# Request${source}\n\n${event.prompt ?? ''}\n`);
     }
-    appendEventLine(requestFiles(dir).events, event, at);
+    appendEventLine(requestFiles(dir).events, event, at, denied);
   } else {
-    appendEventLine(sessionEventsFile(entry.base_dir, event.session_id), event, at);
+    appendEventLine(sessionEventsFile(entry.base_dir, event.session_id), event, at, denied);
   }
   if (dir && requestId) await recordInRequest(event, dir, requestId, at);
   return entry.task_dir ? feedTask(event, entry, dir, ctx, now) : undefined;

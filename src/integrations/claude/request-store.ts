@@ -87,8 +87,8 @@ export async function updateRequestState(dir: string, change: (state: RequestSta
 }
 
 /** One line per event, appended in a single write (O_APPEND keeps parallel hooks' lines whole). */
-export function appendEventLine(file: string, event: ClaudeHookEvent, at: string): void {
-  const line = `${JSON.stringify({ received_at: at, ...event.raw })}\n`;
+export function appendEventLine(file: string, event: ClaudeHookEvent, at: string, denied?: string): void {
+  const line = `${JSON.stringify({ received_at: at, ...(denied ? { atlas_denied: denied } : {}), ...event.raw })}\n`;
   try {
     appendFileSync(file, line);
   } catch (error) {
