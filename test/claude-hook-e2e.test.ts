@@ -21,7 +21,7 @@ afterEach(async () => {
   sb?.cleanup();
   sb = undefined;
 });
-beforeAll(() => ensureBuilt());
+beforeAll(() => ensureBuilt(), 180_000);
 
 /** A bugfix without validation commands: analyze, implement, commit. */
 const TEMPLATE = `name: bugfix

@@ -87,7 +87,7 @@ describe('settings text edits', () => {
 });
 
 describe('atlas claude install / uninstall (the built CLI)', () => {
-  beforeAll(() => ensureBuilt());
+  beforeAll(() => ensureBuilt(), 180_000);
 
   it('keeps the user file byte for byte through install, install again and uninstall, in each scope', async () => {
     const base = realpathSync(mkdtempSync(join(tmpdir(), 'atlas-claude-install-')));
