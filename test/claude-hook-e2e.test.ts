@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { listConversations } from '../src/conversation/read.js';
 import { conversationIdFor } from '../src/integrations/claude/ledger.js';
 import { ATLAS_BIN, readJsonLines, runAsync, writeDiskTask } from './helpers/claude-hook-fixtures.js';
 import { atlas, ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
@@ -88,7 +89,11 @@ describe('Claude Code hooks with the real CLI', () => {
     // The step's record names the file the Write touched; the stream counted the tokens, the hook did not.
     const checkpoint = task.hook.checkpoints.find((c: any) => c.step_name === 'implement');
     expect(JSON.stringify(checkpoint)).toContain('fixed.txt');
-    expect(existsSync(join(task.dir, 'conversations'))).toBe(false);
+    // One conversation per ai step, recorded from the stream; none added by the hook for the same session.
+    const conversations = listConversations(task.dir);
+    expect(conversations).toHaveLength(2);
+    for (const c of conversations) expect(c.id).not.toBe(conversationIdFor(c.session_id));
+    expect(conversations.find((c) => c.step_name === 'implement')!.stats.total_input_tokens).toBe(70);
     expect(readFileSync(join(task.task.worktree, 'fixed.txt'), 'utf8')).toBe('fixed\n');
   }, 90_000);
 
