@@ -10,6 +10,7 @@ const benches = [
   ['git hook overhead on git commit (issue 5)', 'git-hook.mjs'],
   ['recovery hot paths (issue 3)', 'recovery.mjs'],
   ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
+  ['lifecycle hooks and conversation readers (issue 9)', 'lifecycle.mjs'],
   ['claude-hook per event vs node -e 0 (issue 11)', 'claude-hook.mjs'],
 ];
 

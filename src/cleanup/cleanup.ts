@@ -42,6 +42,8 @@ export interface CleanupOptions {
   now?: () => Date;
   /** How old debris of a killed process must be to go (default DEBRIS_GRACE_MS). */
   graceMs?: number;
+  /** Told after a task's worktree was removed, before its folder goes (OnTerminate hooks). Never throws. */
+  onWorktreeRemoved?: (task: Task, taskDir: string, path: string) => Promise<void>;
 }
 
 export type WorktreeOutcome =
@@ -318,6 +320,7 @@ async function removeTask(
       if (worktree?.action === 'removed') {
         const result = await removeWorktree(realpath(c.task.repo_root), worktree.path);
         if (!result.ok) worktree = { path: worktree.path, action: 'kept', reason: result.reason };
+        else await options.onWorktreeRemoved?.(c.task, c.ref.dir, worktree.path);
       } else if (worktree?.action === 'missing') {
         await pruneWorktrees(realpath(c.task.repo_root));
       }

@@ -11,6 +11,8 @@ import { createOutput } from './output.js';
 export interface GlobalFlags {
   json?: boolean;
   config?: string[];
+  /** Show every lifecycle hook run (docs/lifecycle-hooks.md). */
+  verbose?: boolean;
 }
 
 export class CliContext {

@@ -21,6 +21,7 @@ const program = new Command('atlas')
   .version(typeof ATLAS_VERSION === 'string' ? ATLAS_VERSION : '0.0.0-dev', '-V, --version')
   .option('--json', 'print machine-readable JSON on stdout')
   .option('-c, --config <key=value>', 'override a configuration key for this run (repeatable)', collect)
+  .option('--verbose', 'show every lifecycle hook run (docs/lifecycle-hooks.md)')
   .showHelpAfterError('(run `atlas help` for usage)')
   .configureOutput({ outputError: (text, write) => write(`atlas: ${text.replace(/^error: /, '')}`) })
   .exitOverride();
@@ -153,6 +154,22 @@ hook
   .description('remove atlas\'s git hooks and put back the hooks that were there before')
   .option('--repo <dir>', 'the repository (default: the current directory)')
   .action(run(() => import('./commands/hook-uninstall.js')));
+
+// Conversations and the token ledger (docs/conversations.md).
+program
+  .command('usage')
+  .description('tokens and cost of agent runs: totals over every task\'s conversations, grouped')
+  .option('--task <id>', 'only this task')
+  .option('--since <date>', 'only runs started on or after this date (2026-01-31) or time (UTC)')
+  .addOption(new Option('--by <group>', 'one row per').choices(['task', 'step', 'template', 'day', 'model']).default('task'))
+  .action(run(() => import('./commands/usage.js')));
+program
+  .command('conversation')
+  .description('a task\'s agent transcript: prompts, answers, each tool call with its input and status')
+  .argument('[task]', 'task id (default: the task of this directory)')
+  .option('--step <name>', 'only this step\'s conversations')
+  .option('--attempt <n>', 'only this attempt of the step')
+  .action(run(() => import('./commands/conversation.js')));
 
 // Claude Code integration (docs/claude-code.md). bin/atlas.js runs `claude-hook` from its own
 // small entry before this parser loads; this registration serves `node dist/cli.js` and help.

@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { RunTaskOptions } from '../engine/contract.js';
 import type { CliContext } from './context.js';
 
-export type RunSeams = Pick<RunTaskOptions, 'validationRecorder' | 'receiptStatuses'>;
+export type RunSeams = Pick<RunTaskOptions, 'validationRecorder' | 'receiptStatuses' | 'lifecycle'>;
 
 /**
  * Every validation command yields a signed receipt; HOOK.md shows each receipt verified. The
@@ -17,5 +17,6 @@ export async function runSeams(ctx: CliContext, config: Config): Promise<RunSeam
   return {
     validationRecorder: createSigningRecorder(ctx.home, config),
     receiptStatuses: await ctx.receiptStatuses(config),
+    lifecycle: { verbose: Boolean(ctx.flags.verbose) },
   };
 }

@@ -27,6 +27,7 @@ export interface Config {
   git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
   execution: { mode: 'local' | 'sandbox' };
   sync: { store: string };
+  lifecycle: { on_cold_start: string[]; on_message: string[]; on_stream_finish: string[]; on_terminate: string[]; timeout: number };
 }
 
 type Kind =
@@ -82,6 +83,12 @@ export const LEAVES: readonly Leaf[] = [
   leaf('git.pr_command', { type: 'string' }, 'gh pr create --fill --head {branch}', 'command that opens a pull request'),
   leaf('execution.mode', { type: 'enum', values: ['local', 'sandbox'] }, 'local', 'where commands and agents run'),
   leaf('sync.store', { type: 'string' }, '', 'workspace sync store: a folder path or s3:// URL (empty: off)'),
+  // Lifecycle hooks (docs/lifecycle-hooks.md): run after the builtins and the template's commands.
+  leaf('lifecycle.on_cold_start', { type: 'strings' }, [], 'commands run before an agent starts in a workspace (a failure stops the step)'),
+  leaf('lifecycle.on_message', { type: 'strings' }, [], 'commands run for each message of an agent run (failures are logged)'),
+  leaf('lifecycle.on_stream_finish', { type: 'strings' }, [], 'commands run when an agent run ends, with its token usage (failures are logged)'),
+  leaf('lifecycle.on_terminate', { type: 'strings' }, [], 'commands run when a task ends or its worktree is removed (failures are logged)'),
+  leaf('lifecycle.timeout', { type: 'duration' }, 60_000, 'longest one lifecycle hook command may take'),
 ];
 
 export const LEAF_BY_KEY: ReadonlyMap<string, Leaf> = new Map(LEAVES.map((l) => [l.key, l]));

@@ -1,70 +1,111 @@
-// Reading what the recorder wrote, checked at the edge: a record that does not look like a
-// ConversationRecord is skipped, and messages.jsonl yields its whole lines only (a line cut by a
-// crash has no newline yet and is ignored).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// Reading what the recorder wrote (docs/conversations.md), checked at the edge: a
+// conversation.json that is not a ConversationRecord (src/domain/conversation.ts) is skipped with a
+// warning, and messages.jsonl yields its whole, valid lines only: the last line a crash cut has no
+// newline yet and is ignored (the message in flight); a complete line that is not a message is
+// skipped with a warning. A hand-edited or torn file never stops a reader.
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import type { ConversationRecord, Message } from '../domain/conversation.js';
-import { CONVERSATION_ID_PATTERN, CONVERSATION_STATUSES } from '../domain/conversation.js';
+import { CONVERSATION_ID_PATTERN } from '../domain/conversation.js';
 import { conversationFiles, conversationsDir } from './paths.js';
+import { checkConversationRecord, checkMessage } from './validate-record.js';
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export type Warn = (text: string) => void;
+const quiet: Warn = () => undefined;
 
 export function isConversationRecord(v: unknown): v is ConversationRecord {
-  if (!isObj(v) || !isObj(v['stats'])) return false;
-  return (
-    typeof v['id'] === 'string' &&
-    CONVERSATION_ID_PATTERN.test(v['id']) &&
-    typeof v['task_id'] === 'string' &&
-    typeof v['step_name'] === 'string' &&
-    typeof v['attempt'] === 'number' &&
-    typeof v['session_id'] === 'string' &&
-    typeof v['started_at'] === 'string' &&
-    (CONVERSATION_STATUSES as readonly unknown[]).includes(v['status']) &&
-    typeof v['stats']['total_input_tokens'] === 'number'
-  );
+  return checkConversationRecord(v).ok;
 }
 
-export function readConversationRecord(taskDir: string, id: string): ConversationRecord | undefined {
+function readRecord(taskDir: string, id: string, warn: Warn): ConversationRecord | undefined {
+  const path = conversationFiles(taskDir, id).record;
+  if (!existsSync(path)) return undefined;
+  let data: unknown;
   try {
-    const parsed: unknown = JSON.parse(readFileSync(conversationFiles(taskDir, id).record, 'utf8'));
-    return isConversationRecord(parsed) && parsed.id === id ? parsed : undefined;
-  } catch {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    warn(`${path}: not valid JSON (${(error as Error).message}); skipped`);
     return undefined;
   }
+  const checked = checkConversationRecord(data);
+  if (!checked.ok) {
+    warn(`${path}: ${checked.problem}; skipped`);
+    return undefined;
+  }
+  if (checked.value.id !== id) {
+    warn(`${path}: its id ${checked.value.id} is not its folder's name; skipped`);
+    return undefined;
+  }
+  return checked.value;
 }
 
-/** The task's conversations, oldest first (by started_at). */
-export function listConversations(taskDir: string): ConversationRecord[] {
+export function readConversationRecord(taskDir: string, id: string, warn: Warn = quiet): ConversationRecord | undefined {
+  return CONVERSATION_ID_PATTERN.test(id) ? readRecord(taskDir, id, warn) : undefined;
+}
+
+/** The task's valid conversations, oldest first (by started_at, then id). */
+export function listConversations(taskDir: string, warn: Warn = quiet): ConversationRecord[] {
   const dir = conversationsDir(taskDir);
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
+    .sort()
+    // Folder names come from disk: only conversation ids are read, so nothing outside is touched.
     .filter((name) => CONVERSATION_ID_PATTERN.test(name))
-    .map((id) => readConversationRecord(taskDir, id))
+    .map((id) => readRecord(taskDir, id, warn))
     .filter((r): r is ConversationRecord => r !== undefined)
-    .sort((a, b) => a.started_at.localeCompare(b.started_at));
+    .sort((a, b) => a.started_at.localeCompare(b.started_at) || a.id.localeCompare(b.id));
 }
 
-/** Whole, parseable lines of messages.jsonl, in file order. */
-export function readMessages(path: string): Message[] {
+/** Valid messages of whole lines; with `fromEnd`, only the last `fromEnd` (parsed backwards). */
+function parseLines(text: string, path: string, warn: Warn, firstIsPartial: boolean, fromEnd?: number): Message[] {
+  const whole = text.slice(0, text.lastIndexOf('\n') + 1).split('\n');
+  const messages: Message[] = [];
+  let bad = 0;
+  const order = fromEnd === undefined ? whole.keys() : [...whole.keys()].reverse();
+  for (const i of order) {
+    if (fromEnd !== undefined && messages.length >= fromEnd) break;
+    const line = whole[i]!;
+    if (line.trim() === '' || (i === 0 && firstIsPartial)) continue;
+    let data: unknown;
+    try {
+      data = JSON.parse(line);
+    } catch {
+      bad++;
+      continue;
+    }
+    const checked = checkMessage(data);
+    if (checked.ok) messages.push(checked.value);
+    else bad++;
+  }
+  if (bad > 0) warn(`${path}: ${bad} line${bad === 1 ? '' : 's'} not a valid message; skipped`);
+  return fromEnd === undefined ? messages : messages.reverse();
+}
+
+/** Whole, valid lines of a messages.jsonl, in file order. */
+export function readMessages(path: string, warn: Warn = quiet): Message[] {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch {
     return [];
   }
-  const end = text.lastIndexOf('\n');
-  const messages: Message[] = [];
-  for (const line of text.slice(0, end + 1).split('\n')) {
-    if (line.trim().length === 0) continue;
-    try {
-      const m: unknown = JSON.parse(line);
-      if (isObj(m) && typeof m['key'] === 'string' && typeof m['role'] === 'number') messages.push(m as unknown as Message);
-    } catch {
-      // A damaged line (edited by hand): skipped, the others still read.
-    }
+  return parseLines(text, path, warn, false);
+}
+
+const TAIL_BYTES = 128 * 1024;
+
+/** The last `count` valid messages, reading only the end of the file (HOOK.md is rendered often). */
+export function readLastMessages(path: string, count: number, warn: Warn = quiet): Message[] {
+  if (!existsSync(path)) return [];
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const start = Math.max(0, size - TAIL_BYTES);
+    const buffer = Buffer.alloc(size - start);
+    readSync(fd, buffer, 0, buffer.length, start);
+    return parseLines(buffer.toString('utf8'), path, warn, start > 0, count);
+  } finally {
+    closeSync(fd);
   }
-  return messages;
 }
 
 /** The latest conversation of this agent session: the one a resumed run continues. */

@@ -42,7 +42,7 @@ export type DeadVerdict = 'gone' | 'stale' | 'none';
 export const NO_OWNER_GRACE_MS = 10_000;
 
 /** History triggers that put a hook in awaiting_human for `atlas recover` to continue. */
-export const RECOVERABLE_PAUSE_TRIGGERS: readonly string[] = ['interrupted', 'manual_recovery_required'];
+export const RECOVERABLE_PAUSE_TRIGGERS: readonly string[] = ['interrupted', 'manual_recovery_required', 'cold_start_failed'];
 
 /** Only hooks in these states can have crashed: terminal ones ended, awaiting_human waits. */
 export function mayCrash(state: HookState): boolean {
@@ -89,10 +89,10 @@ export function judgeCrash(input: CrashJudgementInput): CrashJudgement {
 }
 
 /** The trigger of the transition that put the hook in its current state, if any. */
-export function enteredStateBy(hook: Hook): { trigger: string; from: HookState | '' } | undefined {
+export function enteredStateBy(hook: Hook): { trigger: string; from: HookState | ''; details?: Record<string, unknown> } | undefined {
   for (let i = hook.history.length - 1; i >= 0; i--) {
     const e = hook.history[i]!;
-    if (e.to_state === hook.state && e.from_state !== e.to_state) return { trigger: e.trigger, from: e.from_state };
+    if (e.to_state === hook.state && e.from_state !== e.to_state) return { trigger: e.trigger, from: e.from_state, ...(e.details ? { details: e.details } : {}) };
   }
   return undefined;
 }
@@ -286,6 +286,19 @@ function recommend(input: RecoveryInput, pos: StepPosition): { rec: Recommendati
   const { step, definition } = pos;
   const name = quote(step.step_name);
   const attempt = `attempt ${step.attempt}/${step.max_attempts}`;
+  const entered = hook.state === 'awaiting_human' ? enteredStateBy(hook) : undefined;
+  if (entered?.trigger === 'cold_start_failed') {
+    // The agent never started: running the step again is safe (docs/lifecycle-hooks.md).
+    const error = entered.details?.['error'];
+    return {
+      rec: {
+        action: 'retry_step',
+        reason:
+          `The OnColdStart lifecycle hook failed before step ${name} started its agent${typeof error === 'string' ? ` (${error})` : ''}; nothing of the step ran. ` +
+          'Once the hook is fixed, recovery runs the step again (OnColdStart first).',
+      },
+    };
+  }
   if (input.finishedWork) {
     const nextName = steps[step.step_index + 1]?.name;
     return {

@@ -1,6 +1,6 @@
 // task.json: what a task is (its template snapshot, where it runs). Progress lives in hook.json.
 import type { HookState } from './hook-state.js';
-import type { StepDefinition } from './template.js';
+import type { LifecycleCommands, StepDefinition } from './template.js';
 
 export const TASK_SCHEMA_VERSION = '1.0';
 export const TASK_ID_PATTERN = /^task-\d{8}-\d{6}(?:-\d+)?$/;
@@ -25,6 +25,8 @@ export interface Task {
   base_commit?: string;
   /** The template's steps as they were when the task started. */
   steps: StepDefinition[];
+  /** The template's `lifecycle:` commands as they were when the task started. */
+  lifecycle?: LifecycleCommands;
   /** Never-reused key derivation index (DESIGN §7). */
   task_index?: number;
 }

@@ -55,6 +55,12 @@ export interface HumanStep extends StepBase {
 
 export type StepDefinition = AiStep | CommandStep | ValidationStep | GitStep | HumanStep;
 
+/** The points a `lifecycle:` section may name (the same as src/lifecycle/types.ts LIFECYCLE_POINTS). */
+export const LIFECYCLE_HOOK_FIELDS = ['on_cold_start', 'on_message', 'on_stream_finish', 'on_terminate'] as const;
+
+/** A template's `lifecycle:` section: shell commands per point, run in order (docs/lifecycle-hooks.md). */
+export type LifecycleCommands = Partial<Record<(typeof LIFECYCLE_HOOK_FIELDS)[number], string[]>>;
+
 export interface Template {
   name: string;
   description: string;
@@ -63,6 +69,8 @@ export interface Template {
   /** Run in a new git worktree (default) or in the current checkout. */
   worktree: boolean;
   steps: StepDefinition[];
+  /** Commands run at the agent's lifecycle points, before those of the configuration. */
+  lifecycle?: LifecycleCommands;
   /** Where it was loaded from, for messages. */
   source: string;
 }

@@ -1,5 +1,5 @@
 // Abandoning a task: the hook goes to `abandoned` (a terminal state) and nothing else is touched;
-// the working tree and branch stay for the user to keep or delete.
+// the working tree and branch stay for the user to keep or delete. OnTerminate hooks run after.
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
 import { isTerminal } from '../domain/hook-state.js';
@@ -22,12 +22,15 @@ export function assertAbandonable(manager: HookManager): Hook {
   return hook;
 }
 
-export async function abandonTask(manager: HookManager, note?: string): Promise<Hook> {
+/** `onAbandoned` runs once the hook is abandoned (OnTerminate); its failures never undo that. */
+export async function abandonTask(manager: HookManager, note?: string, onAbandoned?: (hook: Hook) => Promise<void>): Promise<Hook> {
   const before = assertAbandonable(manager);
-  return manager.transition({
+  const after = await manager.transition({
     to: 'abandoned',
     trigger: 'abandoned',
     ...(before.current_step ? { stepName: before.current_step.step_name } : {}),
     details: { by: 'user', ...(note ? { note } : {}) },
   });
+  await onAbandoned?.(after);
+  return after;
 }

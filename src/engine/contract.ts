@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { ExitCode } from '../domain/errors.js';
 import type { HookState } from '../domain/hook-state.js';
 import type { ReceiptStatusFn } from '../hook/manager.js';
+import type { LifecycleBuiltins } from '../lifecycle/bus.js';
 import type { TaskRef } from '../store/task-store.js';
 import type { ValidationRecorder } from './validation-recorder.js';
 
@@ -59,4 +60,9 @@ export interface RunTaskOptions {
   validationRecorder?: ValidationRecorder;
   /** Verification status of receipts for HOOK.md while the task runs (crypto layer); absent: not shown. */
   receiptStatuses?: ReceiptStatusFn;
+  /**
+   * Lifecycle hooks (docs/lifecycle-hooks.md): builtins other layers add (run after the recording
+   * defaults, e.g. workspace sync's restore and push), and `--verbose` (show every hook run).
+   */
+  lifecycle?: { builtins?: LifecycleBuiltins; verbose?: boolean };
 }

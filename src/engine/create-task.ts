@@ -132,6 +132,7 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
     ...(here.branch ? { base_branch: here.branch } : {}),
     ...(baseCommit ? { base_commit: baseCommit } : {}),
     steps: template.steps,
+    ...(template.lifecycle ? { lifecycle: template.lifecycle } : {}),
     task_index: taskIndex,
   };
   writeTask(ref.dir, task);

@@ -79,3 +79,17 @@ export function interruptedOutcome(task: Task, index: number, signal: string): T
       `Continue with atlas recover --task ${task.id} (or atlas resume --task ${task.id})`,
   };
 }
+
+/** OnColdStart failed: the agent did not start and the task waits in awaiting_human (recoverable). */
+export function coldStartFailedOutcome(task: Task, index: number, error: string, moved?: { paths: string[]; to: string }): TaskOutcome {
+  const aside = moved
+    ? ` Files the failed hook run added to the working tree were moved to ${moved.to} (${moved.paths.slice(0, 3).join(', ')}${moved.paths.length > 3 ? ', …' : ''}).`
+    : '';
+  return {
+    state: 'awaiting_human',
+    exitCode: EXIT.waiting,
+    message:
+      `task ${task.id} did not start the agent at ${stepLabel(task, index)}: ${error}.${aside} ` +
+      `Fix the hook, then continue with atlas recover --task ${task.id} (or atlas resume --task ${task.id})`,
+  };
+}

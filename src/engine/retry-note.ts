@@ -22,6 +22,8 @@ export function previousAttemptEnding(hook: Hook, index: number): string {
       case 'step_retry':
       case 'step_failed':
         return `it failed: ${String(d['error'] ?? 'unknown error')}`;
+      case 'cold_start_failed':
+        return 'its OnColdStart lifecycle hook failed, so the agent never started';
       case 'interrupted':
         return `it was interrupted (${String(d['signal'] ?? 'signal')}) and its processes were stopped`;
       case 'crash_detected':

@@ -12,8 +12,8 @@ import type { Task } from '../domain/task.js';
 import { createCheckpoint } from '../hook/checkpoint.js';
 import { startIntervalCheckpoints } from '../hook/interval-checkpointer.js';
 import type { HookManager } from '../hook/manager.js';
-import { builtinLifecycleBus } from '../conversation/bus.js';
 import { isIdempotentStep } from '../domain/template.js';
+import { coldStartReason, runColdStart } from '../lifecycle/cold-start.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import { changedPaths, watchChangedFiles } from './files-watch.js';
 import type { Reporter, TaskOutcome } from './contract.js';
@@ -27,6 +27,7 @@ import type { InterruptWatch } from './interrupts.js';
 import {
   approvalOutcome,
   askOutcome,
+  coldStartFailedOutcome,
   failedOutcome,
   interruptedOutcome,
   pausedOutcome,
@@ -49,8 +50,10 @@ export interface RunState {
   interrupts: InterruptWatch;
   interactive: boolean;
   validationRecorder?: ValidationRecorder | undefined;
-  /** The lifecycle points around agent runs; absent: the built-in defaults (recording conversations). */
-  lifecycle?: LifecycleBus | undefined;
+  /** The lifecycle points around agent runs (builtins recording conversations, user commands). */
+  lifecycle: LifecycleBus;
+  /** OnColdStart has run in this process (it runs before the first agent step a process runs). */
+  coldStarted: boolean;
   /** A state transition with its history event; task.json's status mirror follows. */
   move(to: HookState, trigger: string, stepName: string | undefined, details?: Record<string, unknown>, change?: (hook: Hook) => Hook): Promise<Hook>;
 }
@@ -148,6 +151,23 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
   reporter.stepStarted({ index, name: step.name, type: step.type, attempt, maxAttempts });
   const started = Date.now();
 
+  if (step.type === 'ai' && !run.coldStarted && !run.interrupts.signal) {
+    const failure = await runColdStart(run.lifecycle, { task, taskDir: manager.ref.dir, stepName: step.name, attempt, reason: coldStartReason(before, task) });
+    if (failure) {
+      // The agent never started: the step waits (recoverable), and says which hook failed and why.
+      const error = failure.error.message;
+      await run.move('awaiting_human', 'cold_start_failed', step.name, {
+        step_index: index,
+        attempt,
+        error,
+        ...(failure.movedTo ? { moved_aside: failure.moved, moved_to: failure.movedTo } : {}),
+      });
+      reporter.stepFinished({ index, name: step.name, ok: false, durationMs: Date.now() - started, summary: 'OnColdStart failed; the agent did not start' });
+      return { kind: 'stop', outcome: coldStartFailedOutcome(task, index, error, failure.movedTo ? { paths: failure.moved, to: failure.movedTo } : undefined) };
+    }
+    run.coldStarted = true;
+  }
+
   const progress = new StepProgress(manager, index, 2000, (error) => reporter.note(`could not update the hook: ${errorDetails(error).message}`));
   const interval = startIntervalCheckpoints(
     manager,
@@ -172,6 +192,7 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     groups: run.groups,
     interrupts: run.interrupts,
     interactive: run.interactive,
+    lifecycle: run.lifecycle,
     env: {
       ...process.env,
       ATLAS_HOME: run.home,
@@ -183,7 +204,6 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     },
     ...(retry ? { retry } : {}),
     ...(run.validationRecorder ? { validationRecorder: run.validationRecorder } : {}),
-    lifecycle: run.lifecycle ?? builtinLifecycleBus((point, error) => reporter.note(`lifecycle ${point} failed: ${errorDetails(error).message}`)),
     enterValidating: async (details) => {
       await run.move('step_validating', 'validation_start', step.name, { step_index: index, attempt, ...details });
     },

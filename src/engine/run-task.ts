@@ -11,6 +11,9 @@ import type { HookState } from '../domain/hook-state.js';
 import { InvalidTransitionError, isTerminal } from '../domain/hook-state.js';
 import type { Task } from '../domain/task.js';
 import { HookManager } from '../hook/manager.js';
+import type { LifecycleRunner } from '../lifecycle/bus.js';
+import { composeBuiltins, recordingBuiltins } from '../lifecycle/defaults.js';
+import { baseEvent, lifecycleBusForTask } from '../lifecycle/for-task.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
 import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
@@ -70,6 +73,8 @@ class TaskRun implements RunState {
   readonly interrupts: InterruptWatch;
   readonly interactive: boolean;
   readonly validationRecorder: RunTaskOptions['validationRecorder'];
+  readonly lifecycle: LifecycleRunner;
+  coldStarted = false;
 
   constructor(options: RunTaskOptions, task: Task, onForce: () => void) {
     this.task = task;
@@ -82,6 +87,14 @@ class TaskRun implements RunState {
     this.manager = new HookManager(options.ref, {
       maxCheckpoints: options.config.hooks.max_checkpoints,
       ...(options.receiptStatuses ? { receiptStatuses: options.receiptStatuses } : {}),
+    });
+    this.lifecycle = lifecycleBusForTask({
+      task,
+      config: options.config,
+      groups: this.groups,
+      reporter: options.reporter,
+      builtins: composeBuiltins(recordingBuiltins(), options.lifecycle?.builtins),
+      verbose: Boolean(options.lifecycle?.verbose),
     });
     this.interrupts = new InterruptWatch(this.groups, {
       first: (signal) => this.reporter.note(`${signal} received: stopping the step (press Ctrl+C again to force)`),
@@ -197,6 +210,7 @@ export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
   try {
     options.reporter.taskStarted({ taskId: task.id, description: task.description, worktree: task.worktree, branch: task.branch, steps: task.steps.length });
     let outcome: TaskOutcome;
+    let terminatedElsewhere = false;
     try {
       outcome = await run.run(options.entry);
     } catch (error) {
@@ -206,7 +220,15 @@ export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
       const state = run.manager.read().state;
       const index = targetStep(run.manager.read());
       outcome = { ...failedOutcome(task, index, `the hook was moved to ${state} by another process (${error.message})`), state };
+      // That process (e.g. atlas abandon) runs OnTerminate itself.
+      terminatedElsewhere = true;
     }
+    if (!terminatedElsewhere && (outcome.state === 'completed' || outcome.state === 'failed')) {
+      const hook = run.manager.read();
+      const stepName = hook.history[hook.history.length - 1]?.step_name ?? null;
+      await run.lifecycle.terminate({ ...baseEvent(task, options.ref.dir, stepName), point: 'on_terminate', reason: outcome.state });
+    }
+    await run.lifecycle.idle();
     options.reporter.taskFinished(outcome);
     return outcome;
   } finally {

@@ -12,6 +12,8 @@ import { taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import { readTask, updateTask } from '../store/task-store.js';
 import { renderHookMarkdown } from './markdown.js';
+import type { ConversationView } from '../conversation/hook-view.js';
+import { conversationView } from '../conversation/hook-view.js';
 
 /** Verification status of each receipt, for HOOK.md (supplied by the crypto layer). */
 export type ReceiptStatusFn = (hook: Hook, task: Task | undefined) => Promise<string[] | undefined>;
@@ -85,7 +87,13 @@ export class HookManager {
     } catch {
       receiptStatuses = undefined;
     }
-    const markdown = renderHookMarkdown({ hook, task, now: this.now(), receiptStatuses, maxCheckpoints: this.maxCheckpoints });
+    let conversations: ConversationView | undefined;
+    try {
+      conversations = conversationView(this.ref.dir, hook, task);
+    } catch {
+      conversations = undefined;
+    }
+    const markdown = renderHookMarkdown({ hook, task, now: this.now(), receiptStatuses, maxCheckpoints: this.maxCheckpoints, ...(conversations ? { conversations } : {}) });
     writeFileAtomic(this.files.hookMarkdown, markdown, { durable: false });
   }
 

@@ -6,6 +6,8 @@ import { nextStepIndex } from '../domain/hook.js';
 import { isTerminal } from '../domain/hook-state.js';
 import { stepPosition } from '../domain/recovery-rules.js';
 import type { Task } from '../domain/task.js';
+import type { ConversationView } from '../conversation/hook-view.js';
+import { lastMessages, usageCells } from './markdown-conversations.js';
 
 export interface MarkdownInput {
   hook: Hook;
@@ -14,6 +16,8 @@ export interface MarkdownInput {
   /** One status per receipt (e.g. "✓ verified", "✗ bad signature"); absent: not checked here. */
   receiptStatuses?: string[];
   maxCheckpoints?: number;
+  /** The task's agent conversations (tokens per step, last messages); absent: none recorded. */
+  conversations?: ConversationView;
 }
 
 /** The input plus what is derived from history once (history may hold thousands of events). */
@@ -281,9 +285,11 @@ function steps(input: View): string[] {
     let status = i < next ? 'done' : 'pending';
     if (hook.current_step?.step_index === i && !isTerminal(hook.state)) status = `**${hook.state}**`;
     if (i >= next && hook.state === 'completed') status = 'done';
-    return `| ${i + 1} | ${cell(s.name)} | ${s.type} | ${status} |`;
+    const usage = input.conversations ? usageCells(input.conversations, s.name) : '';
+    return `| ${i + 1} | ${cell(s.name)} | ${s.type} | ${status} |${usage}`;
   });
-  return ['## Steps', '', '| # | Step | Type | Status |', '|---|---|---|---|', ...rows, ''];
+  const head = input.conversations ? ['| # | Step | Type | Status | Tokens | Cost |', '|---|---|---|---|---|---|'] : ['| # | Step | Type | Status |', '|---|---|---|---|'];
+  return ['## Steps', '', ...head, ...rows, ''];
 }
 
 function receipts(input: View): string[] {
@@ -350,6 +356,7 @@ export function renderHookMarkdown(markdownInput: MarkdownInput): string {
     '',
     ...currentStep(input),
     '',
+    ...lastMessages(input.conversations),
     '## What to do now',
     '',
     ...whatToDo(input),

@@ -4,8 +4,8 @@ import { extname } from 'node:path';
 import { yamlLib } from '../config/yaml-lib.js';
 import { parseDuration } from '../domain/duration.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
-import type { GitAction, OnFailure, StepDefinition, StepType, Template } from '../domain/template.js';
-import { GIT_ACTIONS, STEP_TYPES } from '../domain/template.js';
+import type { GitAction, LifecycleCommands, OnFailure, StepDefinition, StepType, Template } from '../domain/template.js';
+import { GIT_ACTIONS, LIFECYCLE_HOOK_FIELDS, STEP_TYPES } from '../domain/template.js';
 
 /** Attempts a step gets when the template does not say (docs/templates.md). */
 export const DEFAULT_MAX_ATTEMPTS: Record<StepType, number> = {
@@ -16,7 +16,7 @@ export const DEFAULT_MAX_ATTEMPTS: Record<StepType, number> = {
   human: 1,
 };
 
-const TEMPLATE_FIELDS = ['name', 'description', 'branch_prefix', 'worktree', 'steps'] as const;
+const TEMPLATE_FIELDS = ['name', 'description', 'branch_prefix', 'worktree', 'steps', 'lifecycle'] as const;
 const COMMON_STEP_FIELDS = ['name', 'type', 'description', 'idempotent', 'max_attempts', 'timeout', 'on_failure'];
 const STEP_FIELDS: Record<StepType, string[]> = {
   ai: [...COMMON_STEP_FIELDS, 'prompt', 'allowed_tools'],
@@ -183,6 +183,20 @@ function parseStep(p: Problems, raw: unknown, index: number, seen: Set<string>):
   }
 }
 
+/** The `lifecycle:` section: a mapping of points to a command or a list of commands. */
+function parseLifecycle(p: Problems, raw: unknown): LifecycleCommands | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const allowed = `points: ${LIFECYCLE_HOOK_FIELDS.join(', ')} (docs/lifecycle-hooks.md)`;
+  if (!isObj(raw)) p.fail('field "lifecycle"', `expected a mapping of hook points to commands, got ${describe(raw)}`, `for example: lifecycle: { on_stream_finish: ./scripts/notify.sh }; ${allowed}`);
+  const result: LifecycleCommands = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (!(LIFECYCLE_HOOK_FIELDS as readonly string[]).includes(key)) p.fail(`lifecycle: field "${key}"`, 'is not a lifecycle hook point', allowed);
+    const commands = commandList(p, 'lifecycle', key, value, false);
+    if (commands.length > 0) result[key as keyof LifecycleCommands] = commands;
+  }
+  return result;
+}
+
 /**
  * Checks parsed YAML against the template format. `file` names the source in every error;
  * `fileName` (the file's base name) is the template's name: `name`, if given, must equal it,
@@ -219,7 +233,8 @@ export function parseTemplateData(data: unknown, file: string, fileName: string)
   }
   const seen = new Set<string>();
   const steps = rawSteps.map((s, i) => parseStep(p, s, i, seen));
-  return { name, description, branch_prefix: branchPrefix, worktree, steps, source: file };
+  const lifecycle = parseLifecycle(p, data['lifecycle']);
+  return { name, description, branch_prefix: branchPrefix, worktree, steps, ...(lifecycle ? { lifecycle } : {}), source: file };
 }
 
 /** Parses YAML text (loads the yaml library on demand). */

@@ -21,7 +21,12 @@ export default async function abandon(ctx: CliContext, opts: { task?: string; ye
     }
     if (!sure) throw new AtlasError('not abandoned', { exitCode: EXIT.input, hint: 'pass --yes to abandon without being asked' });
   }
-  const after = await abandonTask(manager, opts.note);
+  const config = await ctx.config(task.repo_root);
+  const after = await abandonTask(manager, opts.note, async (hook) => {
+    const { emitTerminate } = await import('../../lifecycle/standalone.js');
+    const stepName = hook.history[hook.history.length - 1]?.step_name ?? null;
+    await emitTerminate({ task, taskDir: ref.dir, config, reason: 'abandoned', stepName, verbose: Boolean(ctx.flags.verbose) });
+  });
   const kept = task.in_place
     ? `its changes stay in your checkout ${task.worktree}`
     : `its working tree is kept at ${task.worktree} (branch ${task.branch}); remove it with: git -C ${task.repo_root} worktree remove ${task.worktree}`;

@@ -4,6 +4,7 @@ import { EXIT } from '../../domain/errors.js';
 import type { RetentionMs } from '../../cleanup/retention.js';
 import { cleanupTasks } from '../../cleanup/cleanup.js';
 import { formatCleanupReport } from '../../cleanup/format.js';
+import type { Task } from '../../domain/task.js';
 import type { CliContext } from '../context.js';
 
 export default async function cleanup(ctx: CliContext, opts: { dryRun?: boolean }): Promise<number> {
@@ -18,7 +19,17 @@ export default async function cleanup(ctx: CliContext, opts: { dryRun?: boolean 
     }
     return config.hooks.retention;
   };
-  const report = await cleanupTasks({ home: ctx.home, dryRun: Boolean(opts.dryRun), retentionFor });
+  // OnTerminate hooks of a task whose worktree goes, with its repository's lifecycle configuration.
+  const onWorktreeRemoved = async (task: Task, taskDir: string, path: string): Promise<void> => {
+    try {
+      const { config } = await loadConfig({ home: ctx.home, repoRoot: task.repo_root, overrides });
+      const { emitTerminate } = await import('../../lifecycle/standalone.js');
+      await emitTerminate({ task, taskDir, config, reason: 'workspace_removed', workspace: path, verbose: Boolean(ctx.flags.verbose) });
+    } catch (error) {
+      ctx.out.warn(`task ${task.id}: OnTerminate hooks could not run: ${(error as Error).message}`);
+    }
+  };
+  const report = await cleanupTasks({ home: ctx.home, dryRun: Boolean(opts.dryRun), retentionFor, onWorktreeRemoved });
   ctx.out.result(report, () => formatCleanupReport(report));
   return EXIT.ok;
 }

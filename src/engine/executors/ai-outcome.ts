@@ -2,6 +2,7 @@
 // resumed session that fell back to a fresh one is two runs), the tool calls the agent was refused,
 // and whether a failure is the same one the previous attempt had.
 import { describeDenial } from '../../agent/claude-result.js';
+import { formatCost } from '../../conversation/totals.js';
 import type { ConversationRecord, PermissionDenial } from '../../domain/conversation.js';
 import type { Hook } from '../../domain/hook.js';
 
@@ -32,10 +33,6 @@ export function attemptLedger(records: readonly ConversationRecord[]): AttemptLe
   }
   if (!anyCost) ledger.cost_usd = null;
   return ledger;
-}
-
-export function formatCost(usd: number): string {
-  return `$${usd < 0.01 ? usd.toFixed(4) : usd.toFixed(2)}`;
 }
 
 /** "1,234 in / 56 out tokens, $0.0123" (input counts cache reads and writes); '' when the agent reported none. */

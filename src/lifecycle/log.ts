@@ -1,0 +1,69 @@
+// lifecycle.log: one JSON line per hook run, in the task's folder (docs/lifecycle-hooks.md).
+// Appended with O_APPEND, one write per line, so concurrent writers never interleave a line and
+// a crash loses at most the line being written.
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LifecyclePoint } from './types.js';
+import { LIFECYCLE_POINTS } from './types.js';
+
+export const LIFECYCLE_LOG_FILE_NAME = 'lifecycle.log';
+
+export type HookRunOutcome = 'ok' | 'failed' | 'timeout';
+/** builtin: atlas's own default; template / config: a user's command and where it came from. */
+export type HookSource = 'builtin' | 'template' | 'config';
+
+export interface LifecycleLogEntry {
+  /** RFC 3339 UTC, when the run started. */
+  at: string;
+  point: LifecyclePoint;
+  /** The command line, or the builtin's name. */
+  hook: string;
+  source: HookSource;
+  task_id: string;
+  step_name: string | null;
+  conversation_id: string | null;
+  duration_ms: number;
+  outcome: HookRunOutcome;
+  exit_code?: number;
+  error?: string;
+  stderr_tail?: string;
+}
+
+export function lifecycleLogPath(taskDir: string): string {
+  return join(taskDir, LIFECYCLE_LOG_FILE_NAME);
+}
+
+export function appendLifecycleLog(taskDir: string, entry: LifecycleLogEntry): void {
+  appendFileSync(lifecycleLogPath(taskDir), `${JSON.stringify(entry)}\n`);
+}
+
+function isEntry(v: unknown): v is LifecycleLogEntry {
+  if (typeof v !== 'object' || v === null) return false;
+  const e = v as Record<string, unknown>;
+  return (
+    typeof e['at'] === 'string' &&
+    (LIFECYCLE_POINTS as readonly unknown[]).includes(e['point']) &&
+    typeof e['hook'] === 'string' &&
+    typeof e['duration_ms'] === 'number' &&
+    (e['outcome'] === 'ok' || e['outcome'] === 'failed' || e['outcome'] === 'timeout')
+  );
+}
+
+/** The log's entries in order; lines that are not entries (a torn last line) are counted, not thrown. */
+export function readLifecycleLog(taskDir: string): { entries: LifecycleLogEntry[]; skipped: number } {
+  const path = lifecycleLogPath(taskDir);
+  if (!existsSync(path)) return { entries: [], skipped: 0 };
+  const entries: LifecycleLogEntry[] = [];
+  let skipped = 0;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const parsed: unknown = JSON.parse(line);
+      if (isEntry(parsed)) entries.push(parsed);
+      else skipped++;
+    } catch {
+      skipped++;
+    }
+  }
+  return { entries, skipped };
+}
