@@ -153,7 +153,8 @@ describe('atlas cleanup', () => {
       const child = spawn(process.execPath, [ATLAS_BIN, 'cleanup', '--json'], { cwd: home, env: cleanEnv({ ATLAS_HOME: home }) });
       child.stdout.on('data', (d: Buffer) => (output += d.toString()));
       exit = new Promise((resolve) => child.on('close', (code) => resolve(code ?? -1)));
-      await new Promise((r) => setTimeout(r, 1_500));
+      // Long enough for cleanup to have read the hook and be waiting for the lock, on a busy machine too.
+      await new Promise((r) => setTimeout(r, 3_000));
       expect(existsSync(t.ref.dir)).toBe(true);
       // Someone records activity while cleanup waits: the task is fresh again.
       const hook = readHookFile(files.hook);

@@ -55,10 +55,12 @@ describe('atlas start check', () => {
     expect(readFileSync(join(sb.home, 'config.yaml'), 'utf8')).toContain('#   max_checkpoints: 50');
 
     // every validation command left a signed receipt on this commit, verified for real
-    expect(hook.receipts.map((r: any) => [r.command, r.exit_code, r.message_version, r.git_commit, r.git_dirty])).toEqual([
-      ['npm run lint', 0, 2, done.git_commit, false],
-      ['npm test', 0, 2, done.git_commit, false],
+    expect(hook.receipts.map((r: any) => [r.command, r.exit_code, r.message_version, r.git_commit, r.git_dirty, r.execution_mode])).toEqual([
+      ['npm run lint', 0, 3, done.git_commit, false, 'local'],
+      ['npm test', 0, 3, done.git_commit, false, 'local'],
     ]);
+    // The program each command started, as found on the step's PATH.
+    expect(hook.receipts[0].executable).toMatch(/^\/.*\/npm$/);
     expect(readFileSync(join(dir, 'HOOK.md'), 'utf8')).toContain('✓ verified');
     const verify = await atlas(sb, ['verify', task.id, '--require-step', 'validate', '--commit', 'HEAD']);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);

@@ -69,7 +69,7 @@ describe('receipt message', () => {
     ['stderr_hash', { stderr_hash: H2.toUpperCase() }],
     ['completed_at', { completed_at: 'yesterday' }],
     ['started_at', { started_at: '2026-13-45' }],
-    ['message_version', { message_version: 3 as 2 }],
+    ['message_version', { message_version: 4 as 2 }],
   ])('refuses a malformed %s', (field, over) => {
     const problems = receiptFormatProblems(v1(over));
     expect(problems.map((p) => p.field)).toContain(field);
@@ -89,8 +89,8 @@ describe('receipt message', () => {
   });
 
   it('flags completed_at before started_at', () => {
-    expect(receiptTimeProblems(v1({ completed_at: '2026-01-17T14:34:59Z' }))[0]?.check).toBe('times');
-    expect(receiptTimeProblems(v1())).toEqual([]);
+    expect(receiptTimeProblems(v1({ completed_at: '2026-01-17T14:34:59Z' }), Date.now())[0]?.check).toBe('times');
+    expect(receiptTimeProblems(v1(), Date.now())).toEqual([]);
   });
 });
 

@@ -15,7 +15,7 @@ import type { Hook } from '../domain/hook.js';
 import type { Task, Workspace } from '../domain/task.js';
 import { toTimestamp } from '../domain/time.js';
 import { realpath } from '../git/locate.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
+import { PRIVATE_DIR_MODE, writeFileAtomic } from '../store/atomic-write.js';
 import { readHookFile } from '../store/hook-file.js';
 import { readJsonFile, toJson } from '../store/json-file.js';
 import { withLock } from '../store/lock.js';
@@ -44,10 +44,12 @@ export interface CleanupOptions {
   graceMs?: number;
   /** Told after a task's worktree was removed, before its folder goes (OnTerminate hooks). Never throws. */
   onWorktreeRemoved?: (task: Task, taskDir: string, path: string) => Promise<void>;
+  /** Remove worktrees that hold ignored files (a .env, build output) too, deleting those files. */
+  includeIgnored?: boolean;
 }
 
 export type WorktreeOutcome =
-  | { path: string; action: 'removed'; bytes: number }
+  | { path: string; action: 'removed'; bytes: number; ignored: string[] }
   | { path: string; action: 'kept'; reason: string }
   | { path: string; action: 'missing' };
 
@@ -186,7 +188,7 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
   const assessments = new Map<string, WorktreeAssessment>();
   for (const c of expired) {
     const path = separateWorktree(c.task);
-    if (path && lastUser.get(path) === c.ref.id) assessments.set(c.ref.id, await assessWorktree(c.task, stayingUsers.get(path) ?? []));
+    if (path && lastUser.get(path) === c.ref.id) assessments.set(c.ref.id, await assessWorktree(c.task, stayingUsers.get(path) ?? [], { includeIgnored: Boolean(options.includeIgnored) }));
   }
 
   // 3. Act (or, dry, only account).
@@ -286,7 +288,7 @@ function outcomeOf(assessment: WorktreeAssessment | undefined): WorktreeOutcome 
     case 'keep':
       return { path: assessment.path, action: 'kept', reason: assessment.reason };
     case 'remove':
-      return { path: assessment.path, action: 'removed', bytes: assessment.bytes };
+      return { path: assessment.path, action: 'removed', bytes: assessment.bytes, ignored: assessment.ignored };
   }
 }
 
@@ -342,7 +344,7 @@ function trashDir(home: string): string {
 
 function trashPath(home: string, ref: TaskRef): string {
   const dir = trashDir(home);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   return join(dir, `${ref.workspace}--${ref.id}--${randomBytes(4).toString('hex')}`);
 }
 

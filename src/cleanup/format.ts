@@ -51,7 +51,10 @@ export function formatCleanupReport(r: CleanupReport): string {
       const age = `ended ${formatAge(t.age_ms)} ago (kept ${formatAge(t.retention_ms)})`;
       lines.push(`  ${t.task_id.padEnd(idWidth)}  ${t.state.padEnd(9)}  ${age.padEnd(24)}  ${formatBytes(t.bytes).padStart(8)}  ${t.workspace}`);
       const wt = t.worktree;
-      if (wt?.action === 'removed') lines.push(`      worktree ${dry ? 'would be removed' : 'removed'}: ${wt.path} (${formatBytes(wt.bytes)}; the branch and its commits stay)`);
+      if (wt?.action === 'removed') {
+        lines.push(`      worktree ${dry ? 'would be removed' : 'removed'}: ${wt.path} (${formatBytes(wt.bytes)}; the branch and its commits stay)`);
+        if (wt.ignored.length > 0) lines.push(`      ignored files ${dry ? 'that would be deleted' : 'deleted'} with it: ${wt.ignored.join(', ')}`);
+      }
       else if (wt?.action === 'kept') lines.push(`      worktree ${dry ? 'would be kept' : 'kept'}: ${wt.path}: ${wt.reason}`);
       else if (wt?.action === 'missing') lines.push(`      worktree already gone: ${wt.path}`);
     }

@@ -51,6 +51,13 @@ program
   .action(run(() => import('./commands/init.js')));
 
 program
+  .command('demo')
+  .description('see atlas work in a few seconds: a sample repository, a task, a crash, recover, verify (its own ATLAS_HOME unless --home)')
+  .option('--dir <dir>', 'an empty or new folder for the demo (default: a new temporary folder)')
+  .option('--home <dir>', 'ATLAS_HOME to use (default: a fresh one inside the demo folder; ~/.atlas is not touched)')
+  .action(run(() => import('./commands/demo.js')));
+
+program
   .command('start')
   .description('start a task: a new branch in a git worktree, then the template\'s steps with live progress')
   .argument('<template>', 'template name (atlas templates list)')
@@ -148,6 +155,7 @@ hook
   .command('install')
   .description('install git hooks that record checkpoints on commit and push (your own hooks keep running)')
   .option('--repo <dir>', 'the repository (default: the current directory)')
+  .option('--shared', 'install even when core.hooksPath comes from global or system git config (every repository uses that folder)')
   .action(run(() => import('./commands/hook-install.js')));
 hook
   .command('uninstall')
@@ -195,7 +203,8 @@ claude
 program
   .command('cleanup')
   .description('delete ended tasks older than their retention (hooks.retention.*), with their clean worktrees, and what killed atlas runs left behind')
-  .option('--dry-run', 'change nothing; list what would be removed')
+  .option('--dry-run', 'change nothing; list what would be removed (ignored files included)')
+  .option('--include-ignored', 'also remove worktrees holding ignored files (a .env, build output), deleting those files')
   .action(run(() => import('./commands/cleanup.js')));
 
 const key = program.command('key').description('the signing key: show it, export public keys for CI and other tools');
@@ -234,6 +243,9 @@ program
   .option('--require-step <name>', 'require a valid passing receipt of this step (repeatable)', collect)
   .option('--commit <sha>', 'count only receipts made on this commit (id or ref, e.g. HEAD) with a clean tree; require one')
   .option('--require-pass', 'require that the last run of each command passed')
+  .option('--require-command <command>', 'require a valid receipt of exactly this command whose last run passed (repeatable)', collect)
+  .option('--no-repo-policy', 'do not require the validation.commands committed in .atlas/config.yaml at the verified commit')
+  .option('--allow-empty', 'accept input with no receipts (otherwise exit 1: nothing to verify)')
   .option('--junit <file>', 'also write a JUnit XML report')
   .option('--artifacts <dir>', 'for bundles: folder holding the tasks\' artifacts/ to check output hashes against')
   .action(run(() => import('./commands/verify.js')));

@@ -4,11 +4,13 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
-import { yamlLib } from './yaml-lib.js';
+import { PRIVATE_DIR_MODE, writeFileAtomic } from '../store/atomic-write.js';
+import type { ParsedYaml } from './yaml-lib.js';
+import { parseYamlText } from './yaml-lib.js';
 import { homePaths } from '../store/paths.js';
 import type { Config, Leaf } from './schema.js';
 import { coerce, LEAF_BY_KEY, LEAVES } from './schema.js';
+import { formatSetting } from './format.js';
 
 export interface LoadConfigOptions {
   home: string;
@@ -49,21 +51,20 @@ function fnv1a(text: string): string {
 }
 
 /** Parsed YAML of one file, cached as JSON by (path, size, mtime) so YAML is parsed only on change. */
-async function readYamlFile(path: string, cacheDir: string): Promise<unknown> {
+async function readYamlFile(path: string, cacheDir: string): Promise<ParsedYaml> {
   const stat = statSync(path);
   const cachePath = join(cacheDir, `config-${fnv1a(path)}.json`);
   // The path is part of the stamp, so two paths sharing a cache name never share a cache.
   const stamp = `${path}:${stat.size}:${stat.mtimeMs}`;
   try {
-    const cached = JSON.parse(readFileSync(cachePath, 'utf8')) as { stamp: string; data: unknown };
-    if (cached.stamp === stamp) return cached.data;
+    const cached = JSON.parse(readFileSync(cachePath, 'utf8')) as { stamp: string; data: unknown; warnings?: unknown };
+    if (cached.stamp === stamp && Array.isArray(cached.warnings)) return { data: cached.data, warnings: cached.warnings.map(String) };
   } catch {
     // No cache yet, or unreadable: parse the file.
   }
-  const { parse } = await yamlLib();
-  let data: unknown;
+  let parsed: ParsedYaml;
   try {
-    data = parse(readFileSync(path, 'utf8')) ?? {};
+    parsed = await parseYamlText(readFileSync(path, 'utf8'));
   } catch (error) {
     throw new AtlasError(`${path} is not valid YAML: ${(error as Error).message}`, {
       exitCode: EXIT.input,
@@ -72,18 +73,27 @@ async function readYamlFile(path: string, cacheDir: string): Promise<unknown> {
     });
   }
   try {
-    mkdirSync(cacheDir, { recursive: true });
-    writeFileAtomic(cachePath, JSON.stringify({ stamp, data }));
+    mkdirSync(cacheDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    writeFileAtomic(cachePath, JSON.stringify({ stamp, data: parsed.data ?? null, warnings: parsed.warnings }));
   } catch {
     // A read-only ATLAS_HOME only costs speed.
   }
-  return data;
+  return parsed;
+}
+
+function kindOf(value: unknown): string {
+  return Array.isArray(value) ? 'a list' : typeof value === 'string' ? 'text' : typeof value;
 }
 
 async function fileLayer(path: string, cacheDir: string, warnings: string[]): Promise<Layer | undefined> {
   if (!existsSync(path)) return undefined;
-  const data = await readYamlFile(path, cacheDir);
+  const { data, warnings: yamlWarnings } = await readYamlFile(path, cacheDir);
+  for (const w of yamlWarnings) warnings.push(`${path}: ${w}`);
   const values = new Map<string, unknown>();
+  if (data !== null && data !== undefined && (typeof data !== 'object' || Array.isArray(data))) {
+    warnings.push(`${path}: expected settings by key (like "hooks:" with keys under it), got ${kindOf(data)}; the file is ignored, so every key keeps its default (or the value from another layer)`);
+    return { name: path, values };
+  }
   const unknownKeys: string[] = [];
   flatten(data, '', values, unknownKeys);
   for (const key of unknownKeys) warnings.push(`${path}: unknown key "${key}" ignored`);
@@ -110,14 +120,23 @@ function setPath(target: Record<string, unknown>, key: string, value: unknown): 
 }
 
 function resolveLeaf(leaf: Leaf, layers: Layer[], warnings: string[]): { value: unknown; source: string } {
+  const invalid: string[] = [];
+  let found: { value: unknown; source: string } | undefined;
   for (const layer of layers) {
     if (!layer.values.has(leaf.key)) continue;
     const result = coerce(leaf, layer.values.get(leaf.key));
-    if (result.ok) return { value: result.value, source: layer.name };
+    if (result.ok) {
+      found = { value: result.value, source: layer.name };
+      break;
+    }
     const where = layer.name === 'environment' ? `environment ${leaf.env}` : layer.name;
-    warnings.push(`${where}: invalid ${leaf.key}: ${result.problem}; using the next setting in order instead`);
+    invalid.push(`${where}: invalid ${leaf.key}: ${result.problem}`);
   }
-  return { value: leaf.default, source: 'default' };
+  found ??= { value: leaf.default, source: 'default' };
+  // Each bad value is named with the value used instead, so nobody wonders what atlas runs with.
+  const used = `using ${formatSetting(leaf, found.value)} (${found.source === 'default' ? 'the default' : `from ${found.source}`})`;
+  for (const text of invalid) warnings.push(`${text}; ${used}`);
+  return found;
 }
 
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {

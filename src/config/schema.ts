@@ -32,7 +32,8 @@ export interface Config {
 
 type Kind =
   | { type: 'int'; min: number; max?: number }
-  | { type: 'duration' }
+  /** min: the shortest sensible value, whole seconds in ms (0 stays allowed when zeroAllowed: "off"). */
+  | { type: 'duration'; min?: number; zeroAllowed?: boolean }
   | { type: 'bool' }
   | { type: 'string' }
   | { type: 'enum'; values: readonly string[] }
@@ -55,9 +56,9 @@ function leaf(key: string, kind: Kind, dflt: unknown, doc: string): Leaf {
 
 export const LEAVES: readonly Leaf[] = [
   leaf('hooks.max_checkpoints', { type: 'int', min: 1, max: 10_000 }, DEFAULT_MAX_CHECKPOINTS, 'checkpoints kept per task, oldest pruned'),
-  leaf('hooks.checkpoint_interval', { type: 'duration' }, 5 * M, 'interval checkpoints while a step runs (0 disables)'),
-  leaf('hooks.stale_threshold', { type: 'duration' }, 5 * M, 'a running task whose heartbeat is older has crashed'),
-  leaf('hooks.heartbeat_interval', { type: 'duration' }, 10_000, 'how often a running task proves it is alive'),
+  leaf('hooks.checkpoint_interval', { type: 'duration', min: 1000, zeroAllowed: true }, 5 * M, 'interval checkpoints while a step runs (0 disables)'),
+  leaf('hooks.stale_threshold', { type: 'duration', min: 10_000 }, 5 * M, 'a running task whose heartbeat is older has crashed'),
+  leaf('hooks.heartbeat_interval', { type: 'duration', min: 1000 }, 10_000, 'how often a running task proves it is alive'),
   leaf('hooks.key_derivation.purpose', { type: 'int', min: 0, max: 0x7fffffff }, 44, "BIP44 purpose (hardened)"),
   leaf('hooks.key_derivation.coin_type', { type: 'int', min: 0, max: 0x7fffffff }, 236, 'coin type (hardened)'),
   leaf('hooks.key_derivation.account', { type: 'int', min: 0, max: 0x7fffffff }, 0, 'receipt signing account (hardened)'),
@@ -69,13 +70,13 @@ export const LEAVES: readonly Leaf[] = [
   leaf('ai.command', { type: 'string' }, '', 'for agent "command": the command line; the prompt arrives on stdin, in $ATLAS_PROMPT and as {prompt}'),
   leaf('ai.model', { type: 'string' }, '', 'model passed to the agent (empty: its default)'),
   leaf('ai.permission_mode', { type: 'string' }, 'acceptEdits', 'Claude Code --permission-mode'),
-  leaf('ai.timeout', { type: 'duration' }, 60 * M, 'longest an agent run may take'),
+  leaf('ai.timeout', { type: 'duration', min: 1000 }, 60 * M, 'longest an agent run may take'),
   // Conversations and permissions (issue 9, docs/conversations.md).
   leaf('ai.allowed_tools', { type: 'strings' }, [], 'Claude Code --allowedTools patterns every ai step gets, e.g. ["Bash(make test)"]'),
   leaf('ai.default_allowed_tools', { type: 'bool' }, true, 'also allow the task\'s validation commands and `atlas checkpoint` (as Bash patterns)'),
   leaf('ai.on_permission_denial', { type: 'enum', values: ['warn', 'fail'] }, 'warn', 'a tool call the agent was refused: warn (step ok, shown) or fail the step'),
   leaf('validation.commands', { type: 'strings' }, [], 'validation commands (empty: detected from the repository)'),
-  leaf('validation.timeout', { type: 'duration' }, 30 * M, 'longest one validation command may take'),
+  leaf('validation.timeout', { type: 'duration', min: 1000 }, 30 * M, 'longest one validation command may take'),
   leaf('git.worktree', { type: 'bool' }, true, 'run tasks in a new git worktree (false: in the current checkout)'),
   leaf('git.remote', { type: 'string' }, 'origin', 'remote that git steps push to'),
   leaf('git.push', { type: 'bool' }, false, 'let git steps push'),
@@ -109,6 +110,9 @@ export function coerce(leaf: Leaf, raw: unknown): { ok: true; value: unknown } |
     case 'duration': {
       const ms = typeof text === 'number' && text === 0 ? 0 : typeof text === 'string' ? parseDuration(text) : undefined;
       if (ms === undefined) return { ok: false, problem: `expected a duration like 30s, 5m or 720h, got ${JSON.stringify(raw)}` };
+      if (k.min !== undefined && ms < k.min && !(ms === 0 && k.zeroAllowed)) {
+        return { ok: false, problem: `expected at least ${k.min / 1000}s${k.zeroAllowed ? ' (or 0 to turn it off)' : ''}, got ${JSON.stringify(raw)}` };
+      }
       return { ok: true, value: ms };
     }
     case 'bool': {

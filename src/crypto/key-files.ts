@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { toTimestamp } from '../domain/time.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
+import { PRIVATE_DIR_MODE, writeFileAtomic } from '../store/atomic-write.js';
 import { homePaths } from '../store/paths.js';
 
 export const MASTER_KEY_FORMAT = 'atlas-master-key';
@@ -107,7 +107,7 @@ export function readMasterSeed(home: string): Uint8Array {
 /** Creates keys/ as 0700 when missing and checks it otherwise. */
 export function ensureKeysDir(home: string): void {
   const { dir } = keyFilePaths(home);
-  mkdirSync(home, { recursive: true });
+  mkdirSync(home, { recursive: true, mode: PRIVATE_DIR_MODE });
   try {
     mkdirSync(dir, { mode: 0o700 });
   } catch (error) {
@@ -136,5 +136,6 @@ export function readAccountXpubFile(home: string): string | undefined {
 }
 
 export function writeAccountXpubFile(home: string, xpub: string): void {
-  writeFileAtomic(keyFilePaths(home).accountXpub, `${xpub}\n`, { mode: 0o644 });
+  // Public, but everything under ATLAS_HOME is private (atlas key export prints it).
+  writeFileAtomic(keyFilePaths(home).accountXpub, `${xpub}\n`);
 }

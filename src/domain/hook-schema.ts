@@ -7,9 +7,11 @@ import type { Hook, HookEvent } from './hook.js';
 import { HOOK_SCHEMA_VERSION } from './hook.js';
 import { isHookState } from './hook-state.js';
 import type { ValidationReceipt } from './receipt.js';
+import { MAX_CHILD_INDEX } from './receipt.js';
 import { CRASH_TYPES, isRecoveryAction } from './recovery-context.js';
 import type { RecoveryContext } from './recovery-context.js';
 import type { StepContext } from './step-context.js';
+import { truncateOutput } from './step-context.js';
 import { isTimestamp } from './time.js';
 
 export class HookFormatError extends Error {
@@ -99,6 +101,8 @@ function checkStepContext(v: unknown, field: string): StepContext {
   optStr(o, 'working_on', field);
   optStrList(o, 'files_touched', field);
   optStr(o, 'last_output', field);
+  // Seed 003 caps it at 500 characters; a longer one (a foreign or hand-made hook) is cut on read.
+  if (typeof o['last_output'] === 'string') o['last_output'] = truncateOutput(o['last_output']);
   optStr(o, 'current_checkpoint_id', field);
   return o as unknown as StepContext;
 }
@@ -170,6 +174,7 @@ function checkRecovery(v: unknown, field: string): RecoveryContext {
   bool(o, 'was_validating', field);
   optStr(o, 'validation_cmd', field);
   optStr(o, 'partial_output', field);
+  if (typeof o['partial_output'] === 'string') o['partial_output'] = truncateOutput(o['partial_output']);
   if (!isRecoveryAction(o['recommended_action'])) throw new HookFormatError(`${field}.recommended_action`, `unknown action ${describe(o['recommended_action'])}`);
   str(o, 'reason', field);
   optStr(o, 'last_checkpoint_id', field);
@@ -200,6 +205,50 @@ export function parseHook(data: unknown): Hook {
   if (o['recovery'] !== undefined) checkRecovery(o['recovery'], 'hook.recovery');
   list(o, 'checkpoints', 'hook').forEach((c, i) => checkCheckpoint(c, `hook.checkpoints[${i}]`));
   list(o, 'receipts', 'hook').forEach((r, i) => checkReceipt(r, `hook.receipts[${i}]`));
-  if (o['task_index'] !== undefined) int(o, 'task_index', 'hook', 0);
+  if (o['task_index'] !== undefined) {
+    const index = int(o, 'task_index', 'hook', 0);
+    if (index > MAX_CHILD_INDEX) throw new HookFormatError('hook.task_index', `expected 0..${MAX_CHILD_INDEX} (a key derivation index), got ${index}`);
+  }
   return o as unknown as Hook;
+}
+
+const TAIL_FIELDS: ReadonlySet<string> = new Set(['last_output', 'partial_output']);
+
+/** No text field of a hook needs more; anything longer is cut on read (see truncateLongStrings). */
+export const MAX_HOOK_STRING_LENGTH = 10_000;
+
+/**
+ * Cuts every string in parsed JSON longer than `max` to its first `max` characters, in place, and
+ * returns the paths of the fields it cut. A string longer than `max` needs a text at least that
+ * long, so callers skip this walk for smaller files.
+ */
+export function truncateLongStrings(data: unknown, max = MAX_HOOK_STRING_LENGTH): string[] {
+  const cut: string[] = [];
+  const walk = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const v = node[i];
+        if (typeof v === 'string') {
+          if (v.length > max) {
+            node[i] = `${v.slice(0, max)}…`;
+            cut.push(`${path}[${i}]`);
+          }
+        } else if (typeof v === 'object' && v !== null) walk(v, `${path}[${i}]`);
+      }
+      return;
+    }
+    const o = node as Record<string, unknown>;
+    for (const key of Object.keys(o)) {
+      const v = o[key];
+      if (typeof v === 'string') {
+        if (v.length > max) {
+          // Output fields keep their end (what a resumed session needs), the others their start.
+          o[key] = TAIL_FIELDS.has(key) ? `…${v.slice(-max)}` : `${v.slice(0, max)}…`;
+          cut.push(`${path}.${key}`);
+        }
+      } else if (typeof v === 'object' && v !== null) walk(v, `${path}.${key}`);
+    }
+  };
+  if (typeof data === 'object' && data !== null) walk(data, 'hook');
+  return cut;
 }

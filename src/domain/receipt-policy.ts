@@ -2,7 +2,7 @@
 // Pure: works on receipts already checked. Only valid receipts count toward a policy, and only
 // version-2 receipts for anything their version-1 message does not sign (step name, commit).
 import type { ValidationReceipt } from './receipt.js';
-import { messageVersionOf } from './receipt.js';
+import { signsCommit } from './receipt.js';
 
 export interface VerifyPolicies {
   /** Each needs a passing, valid, version-2 receipt of that step. */
@@ -19,6 +19,16 @@ export interface VerifyPolicies {
   unknownCommits?: string[];
   /** The last receipt of each distinct command (per task) passed. */
   requirePass: boolean;
+  /** Each needs a valid receipt of exactly this command whose last run (in scope) passed. */
+  requireCommands?: RequiredCommand[];
+  /** Accept input with no receipts at all (otherwise "nothing to verify" fails). */
+  allowEmpty?: boolean;
+}
+
+export interface RequiredCommand {
+  command: string;
+  /** Who asks for it: "--require-command", or ".atlas/config.yaml at <commit>". */
+  source: string;
 }
 
 export interface CheckedReceipt {
@@ -31,7 +41,7 @@ export interface CheckedTask {
   receipts: CheckedReceipt[];
 }
 
-export type PolicyName = 'commit' | 'require-step' | 'require-pass';
+export type PolicyName = 'receipts' | 'commit' | 'require-step' | 'require-command' | 'require-pass';
 
 export interface PolicyResult {
   policy: PolicyName;
@@ -46,7 +56,7 @@ function plural(n: number, word: string): string {
 }
 
 function onCommit(receipt: ValidationReceipt, policies: VerifyPolicies): boolean {
-  if (messageVersionOf(receipt) !== 2 || receipt.git_dirty !== false || receipt.git_commit === undefined) return false;
+  if (!signsCommit(receipt) || receipt.git_dirty !== false || receipt.git_commit === undefined) return false;
   return receipt.git_commit === policies.commit || (policies.equivalentCommits?.has(receipt.git_commit) ?? false);
 }
 
@@ -58,7 +68,7 @@ function commitMisses(valid: ValidationReceipt[], policies: VerifyPolicies): str
   let none = 0;
   const others = new Set<string>();
   for (const r of valid) {
-    if (messageVersionOf(r) !== 2) v1++;
+    if (!signsCommit(r)) v1++;
     else if (r.git_commit === undefined) none++;
     else if (r.git_commit !== commit && !policies.equivalentCommits?.has(r.git_commit)) others.add(r.git_commit.slice(0, 12));
     else if (r.git_dirty !== false) dirty++;
@@ -73,6 +83,24 @@ function commitMisses(valid: ValidationReceipt[], policies: VerifyPolicies): str
   return parts;
 }
 
+/** The command's receipts in scope, by completion time: the last one must have passed. */
+function commandPolicy(required: RequiredCommand, scoped: ValidationReceipt[], scopeText: string): PolicyResult {
+  const want = required.command.trim();
+  const runs = scoped.filter((r) => r.command.trim() === want).sort((a, b) => Date.parse(a.completed_at) - Date.parse(b.completed_at));
+  const last = runs[runs.length - 1];
+  const name = required.source === '--require-command' ? `--require-command ${JSON.stringify(want)}` : `${JSON.stringify(want)} (${required.source})`;
+  let detail: string;
+  if (last === undefined) {
+    const others = [...new Set(scoped.map((r) => r.command))];
+    detail = `no valid receipt of \`${want}\`${scopeText}${others.length > 0 ? `; receipts are for ${others.slice(0, 4).map((c) => `\`${c}\``).join(', ')}${others.length > 4 ? ', …' : ''}` : ''}`;
+  } else if (last.exit_code === 0) {
+    detail = `\`${want}\` passed${scopeText} (${last.receipt_id}${runs.length > 1 ? `, the last of ${runs.length} runs` : ''})`;
+  } else {
+    detail = `the last run of \`${want}\`${scopeText} exited ${last.exit_code} (${last.receipt_id})`;
+  }
+  return { policy: 'require-command', name, ok: last?.exit_code === 0, detail };
+}
+
 export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies): PolicyResult[] {
   const results: PolicyResult[] = [];
   const all = tasks.flatMap((t) => t.receipts);
@@ -82,6 +110,16 @@ export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies)
   const inScope = (r: ValidationReceipt) => commit === undefined || onCommit(r, policies);
   const scoped = valid.filter(inScope);
   const scopeText = commit ? ` on ${commit.slice(0, 12)}` : '';
+
+  if (all.length === 0 && !policies.allowEmpty) {
+    // An empty bundle proves nothing; passing it would let a pipeline that lost its receipts pass.
+    results.push({
+      policy: 'receipts',
+      name: 'receipts to verify',
+      ok: false,
+      detail: `nothing to verify: ${tasks.length === 0 ? 'no tasks' : `${plural(tasks.length, 'task')} without receipts`} (--allow-empty accepts this)`,
+    });
+  }
 
   if (commit !== undefined) {
     const misses = commitMisses(valid, policies);
@@ -102,7 +140,7 @@ export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies)
 
   for (const step of policies.requireSteps) {
     const ofStep = scoped.filter((r) => r.step_name === step);
-    const signed = ofStep.filter((r) => messageVersionOf(r) === 2);
+    const signed = ofStep.filter((r) => signsCommit(r));
     const passing = signed.filter((r) => r.exit_code === 0);
     let detail: string;
     if (passing.length > 0) {
@@ -116,6 +154,8 @@ export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies)
     }
     results.push({ policy: 'require-step', name: `--require-step ${step}`, ok: passing.length > 0, detail });
   }
+
+  for (const required of policies.requireCommands ?? []) results.push(commandPolicy(required, scoped, scopeText));
 
   if (policies.requirePass) {
     const failing: string[] = [];

@@ -17,14 +17,22 @@ export interface ValidationReceipt {
   key_path: string;
   signature: string;
   // Additions (DESIGN §7): what was validated and which message form was signed.
-  message_version?: 1 | 2;
+  message_version?: 1 | 2 | 3;
   task_id?: string;
   git_commit?: string;
   git_dirty?: boolean;
   /** Paths of the exact output bytes, relative to the task directory. */
   stdout_artifact?: string;
   stderr_artifact?: string;
+  // Version 3: what ran, and where.
+  /** Absolute path of the program the command's first word resolved to on the step's PATH; "" for a shell builtin or a word that did not resolve. */
+  executable?: string;
+  execution_mode?: ExecutionMode;
 }
+
+/** Where a validation command ran: on this machine as the user, or in a sandbox (issue 12). */
+export type ExecutionMode = 'local' | 'sandbox';
+export const EXECUTION_MODES: readonly ExecutionMode[] = ['local', 'sandbox'];
 
 /** A receipt before signing: everything but key_path and signature. */
 export type UnsignedReceipt = Omit<ValidationReceipt, 'key_path' | 'signature'>;
@@ -36,7 +44,11 @@ export const GIT_COMMIT_PATTERN = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 /** DER ECDSA signatures are at most 72 bytes. */
 export const SIGNATURE_HEX_PATTERN = /^(?:[0-9a-f]{2}){8,72}$/;
 /** The version atlas writes; receipts without message_version are version 1 (the seed's message). */
-export const CURRENT_MESSAGE_VERSION = 2;
+export const CURRENT_MESSAGE_VERSION = 3;
+/** Versions that sign the task, step, commit and tree state (2 and later). */
+export function signsCommit(receipt: Pick<ValidationReceipt, 'message_version'>): boolean {
+  return messageVersionOf(receipt) >= 2;
+}
 /** Highest non-hardened BIP32 child index. */
 export const MAX_CHILD_INDEX = 0x7fffffff;
 
@@ -50,6 +62,12 @@ export function isSha256Hex(value: unknown): value is string {
 
 export function isGitCommit(value: unknown): value is string {
   return typeof value === 'string' && GIT_COMMIT_PATTERN.test(value);
+}
+
+/** The executable is signed between fixed-format fields: an absolute path with no `|` or control characters, or "". */
+export function isSignableExecutable(value: unknown): value is string {
+  // eslint-disable-next-line no-control-regex
+  return typeof value === 'string' && (value === '' || (value.startsWith('/') && value.length <= 4096 && !/[|\u0000-\u001f\u007f]/.test(value)));
 }
 
 /** Step names are signed between fixed-format fields, so they may hold no `|` and no control characters. */
@@ -91,7 +109,7 @@ export function receiptFormatProblems(receipt: ValidationReceipt): ReceiptProble
   const r = receipt as unknown as Record<string, unknown>;
 
   const version = r['message_version'] ?? 1;
-  if (version !== 1 && version !== 2) bad('message_version', '1 or 2', version);
+  if (version !== 1 && version !== 2 && version !== 3) bad('message_version', '1, 2 or 3', version);
   if (!isReceiptId(r['receipt_id'])) bad('receipt_id', '"rcpt-" and 8 lowercase hex characters', r['receipt_id']);
   if (typeof r['command'] !== 'string') bad('command', 'text', r['command']);
   if (typeof r['exit_code'] !== 'number' || !Number.isSafeInteger(r['exit_code'])) bad('exit_code', 'an integer', r['exit_code']);
@@ -100,7 +118,11 @@ export function receiptFormatProblems(receipt: ValidationReceipt): ReceiptProble
   if (!isTimestamp(r['completed_at'])) bad('completed_at', 'an RFC 3339 time', r['completed_at']);
   if (!isTimestamp(r['started_at'])) bad('started_at', 'an RFC 3339 time', r['started_at']);
   if (typeof r['step_name'] !== 'string') bad('step_name', 'text', r['step_name']);
-  if (version === 2) {
+  if (version === 3) {
+    if (!isSignableExecutable(r['executable'])) bad('executable', 'an absolute path without "|" or control characters, or "" (a shell builtin)', r['executable']);
+    if (!(EXECUTION_MODES as readonly unknown[]).includes(r['execution_mode'])) bad('execution_mode', 'local or sandbox', r['execution_mode']);
+  }
+  if (version === 2 || version === 3) {
     if (typeof r['task_id'] !== 'string' || !TASK_ID_PATTERN.test(r['task_id'])) bad('task_id', 'a task id like task-20260117-143022', r['task_id']);
     if (!isSignableStepName(r['step_name'])) bad('step_name', 'a non-empty name without "|" or control characters', r['step_name']);
     if (r['git_commit'] !== undefined && !isGitCommit(r['git_commit'])) bad('git_commit', 'a full lowercase commit id (40 or 64 hex characters)', r['git_commit']);
@@ -125,6 +147,7 @@ export function unixSeconds(timestamp: string): number {
  * The exact text that is signed (DESIGN §7), UTF-8 encoded by the caller.
  * v1 (seed 003): {receipt_id}|{command}|{exit_code}|{stdout_hash}|{stderr_hash}|{completed_at_unix}
  * v2: v1 followed by |{task_id}|{step_name}|{git_commit}|{git_dirty} (git_commit empty before the first commit).
+ * v3: v2 followed by |{executable}|{execution_mode} (executable empty for a shell builtin).
  * Throws ReceiptFormatError when a field is not well-formed.
  */
 export function receiptMessage(receipt: ValidationReceipt | UnsignedReceipt): string {
@@ -138,16 +161,32 @@ export function receiptMessage(receipt: ValidationReceipt | UnsignedReceipt): st
     receipt.stderr_hash,
     String(unixSeconds(receipt.completed_at)),
   ].join('|');
-  if (messageVersionOf(receipt) === 1) return v1;
-  return [v1, receipt.task_id, receipt.step_name, receipt.git_commit ?? '', String(receipt.git_dirty)].join('|');
+  const version = messageVersionOf(receipt);
+  if (version === 1) return v1;
+  const v2 = [v1, receipt.task_id, receipt.step_name, receipt.git_commit ?? '', String(receipt.git_dirty)].join('|');
+  if (version === 2) return v2;
+  return [v2, receipt.executable, receipt.execution_mode].join('|');
 }
 
-/** completed_at must not be before started_at (both already well-formed). */
-export function receiptTimeProblems(receipt: ValidationReceipt): ReceiptProblem[] {
+/** How far a receipt's times may lie ahead of the verifier's clock (clock skew between machines). */
+export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
+
+/**
+ * completed_at must not be before started_at, and neither may lie in the future beyond the clock
+ * skew: a receipt cannot prove a run that has not happened yet (both already well-formed).
+ */
+export function receiptTimeProblems(receipt: ValidationReceipt, now: number): ReceiptProblem[] {
   const started = Date.parse(receipt.started_at);
   const completed = Date.parse(receipt.completed_at);
-  if (Number.isNaN(started) || Number.isNaN(completed) || completed >= started) return [];
-  return [{ check: 'times', field: 'completed_at', message: `completed_at ${receipt.completed_at} is before started_at ${receipt.started_at}` }];
+  if (Number.isNaN(started) || Number.isNaN(completed)) return [];
+  const problems: ReceiptProblem[] = [];
+  if (completed < started) problems.push({ check: 'times', field: 'completed_at', message: `completed_at ${receipt.completed_at} is before started_at ${receipt.started_at}` });
+  for (const [field, at, text] of [['completed_at', completed, receipt.completed_at], ['started_at', started, receipt.started_at]] as const) {
+    if (at > now + MAX_CLOCK_SKEW_MS) {
+      problems.push({ check: 'times', field, message: `${field} ${text} is ${Math.round((at - now) / 60_000)} min in the future (more than the 5 min allowed for clock skew)` });
+    }
+  }
+  return problems;
 }
 
 // --- Key paths -----------------------------------------------------------------------------------

@@ -19,8 +19,11 @@ export interface StepContext {
 
 /** Keeps the last 500 characters: for a resumed session the end of the output is what matters. */
 export function truncateOutput(text: string, max = MAX_LAST_OUTPUT_LENGTH): string {
-  const chars = Array.from(text);
-  return chars.length <= max ? text : chars.slice(chars.length - max).join('');
+  // Code units >= code points: short text needs no counting, and a long one is cut to its tail
+  // before it is split (a 50 MB field must not become a 50-million-element array).
+  if (text.length <= max) return text;
+  const chars = Array.from(text.slice(-2 * max));
+  return chars.length <= max ? chars.join('') : chars.slice(chars.length - max).join('');
 }
 
 /** First-seen order, no duplicates, no empty paths. */

@@ -29,6 +29,11 @@ export interface Task {
   lifecycle?: LifecycleCommands;
   /** Never-reused key derivation index (DESIGN §7). */
   task_index?: number;
+  /**
+   * validation.commands as configured when the task started (-c, ATLAS_*, config files), so a
+   * resume or recovery runs exactly these, not whatever the configuration says later.
+   */
+  validation_commands?: string[];
 }
 
 export interface Workspace {

@@ -16,6 +16,7 @@ import { locateWorktree } from '../git/locate.js';
 import { readGitState } from '../git/state.js';
 import { HookManager } from '../hook/manager.js';
 import { ownerRecordForThisProcess, removeOwner, writeOwner } from '../liveness/owner.js';
+import { PRIVATE_DIR_MODE } from '../store/atomic-write.js';
 import { taskFiles, workspaceDir } from '../store/paths.js';
 import { allocateTaskIndex } from '../store/task-index.js';
 import type { TaskRef } from '../store/task-store.js';
@@ -55,14 +56,14 @@ function preflight(template: Template, config: Config, dir: string): void {
 }
 
 async function chooseWorkspace(base: string, home: string, repo: string, branchPrefix: string | undefined): Promise<string> {
-  mkdirSync(join(home, 'workspaces'), { recursive: true });
+  mkdirSync(join(home, 'workspaces'), { recursive: true, mode: PRIVATE_DIR_MODE });
   for (let n = 1; n < 1000; n++) {
     const name = n === 1 ? base : `${base}-${n}`;
     if (existsSync(workspaceDir(name, home))) continue;
     if (branchPrefix !== undefined && (await branchExists(repo, `${branchPrefix}${name}`))) continue;
     try {
       // Not recursive: of two starts racing for a name, exactly one creates the folder.
-      mkdirSync(workspaceDir(name, home));
+      mkdirSync(workspaceDir(name, home), { mode: PRIVATE_DIR_MODE });
       return name;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
@@ -134,6 +135,7 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
     steps: template.steps,
     ...(template.lifecycle ? { lifecycle: template.lifecycle } : {}),
     task_index: taskIndex,
+    ...(config.validation.commands.length > 0 ? { validation_commands: [...config.validation.commands] } : {}),
   };
   writeTask(ref.dir, task);
   const workspace: Workspace = {

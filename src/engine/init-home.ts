@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { renderDefaultConfig } from '../config/format.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/atomic-write.js';
 import { homePaths } from '../store/paths.js';
 
 export interface InitResult {
@@ -26,7 +27,7 @@ function ensureDir(path: string, created: string[], mode?: number): void {
 export function writeFileIfAbsent(path: string, text: string): boolean {
   if (existsSync(path)) return false;
   const temp = join(dirname(path), `.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(temp, 'wx', 0o644);
+  const fd = openSync(temp, 'wx', PRIVATE_FILE_MODE);
   try {
     writeSync(fd, text);
     fsyncSync(fd);
@@ -48,9 +49,9 @@ export function writeFileIfAbsent(path: string, text: string): boolean {
 export async function initializeHome(home: string): Promise<InitResult> {
   const paths = homePaths(home);
   const created: string[] = [];
-  ensureDir(paths.home, created);
-  ensureDir(paths.workspacesDir, created);
-  ensureDir(paths.templatesDir, created);
+  ensureDir(paths.home, created, PRIVATE_DIR_MODE);
+  ensureDir(paths.workspacesDir, created, PRIVATE_DIR_MODE);
+  ensureDir(paths.templatesDir, created, PRIVATE_DIR_MODE);
   if (writeFileIfAbsent(paths.config, renderDefaultConfig())) created.push(paths.config);
   return { home, created };
 }

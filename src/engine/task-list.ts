@@ -4,18 +4,22 @@
 // `atlas start`'s warning and `atlas recover` always agree.
 import { nextStepIndex } from '../domain/hook.js';
 import type { HookState } from '../domain/hook-state.js';
+import { isTerminal } from '../domain/hook-state.js';
 import type { CrashType } from '../domain/recovery-context.js';
 import { halfCreatedNote, isHalfCreated } from '../cleanup/half-created.js';
 import { inspectTask } from '../recovery/detect.js';
 import type { TaskRef } from '../store/task-store.js';
-import { listTaskRefs } from '../store/task-store.js';
+import { endedWorkspacesAfter, listTaskRefsCached, readEndedWorkspaces, sameEndedWorkspaces, writeEndedWorkspaces } from '../store/ended-tasks.js';
+import { readTaskStatus } from '../store/task-store.js';
 
 /**
  * running: its process is alive (or it is starting); waiting: it waits for a person (approval, a
  * failed step with on_failure: ask); paused: interrupted (Ctrl+C/SIGTERM) or waiting for a
- * recovery decision, `atlas recover` continues it; crashed: its process is gone or hung; ended.
+ * recovery decision, `atlas recover` continues it; crashed: its process is gone or hung;
+ * not_responding: its process still exists on this host but has stopped beating (SIGSTOP, hung):
+ * it must be stopped before `atlas recover` will act; ended.
  */
-export type TaskActivity = 'running' | 'waiting' | 'paused' | 'crashed' | 'ended';
+export type TaskActivity = 'running' | 'waiting' | 'paused' | 'crashed' | 'not_responding' | 'ended';
 
 export interface TaskSummary {
   id: string;
@@ -37,6 +41,8 @@ export interface TaskSummary {
   crash_type?: CrashType;
   /** crashed and paused: why, e.g. "process 4242 is no longer running". */
   note?: string;
+  /** not_responding: the process to stop before `atlas recover`. */
+  pid?: number;
 }
 
 export interface TaskListing {
@@ -58,8 +64,13 @@ export function summarizeTask(ref: TaskRef, now = Date.now()): TaskSummary {
   if (!task) throw new Error(`${ref.dir}/task.json is missing or unreadable`);
   const done = Math.min(nextStepIndex(hook), task.steps.length);
   const index = hook.current_step?.step_index ?? Math.min(done, Math.max(0, task.steps.length - 1));
-  let extra: Pick<TaskSummary, 'crash_type' | 'note'> = {};
-  if (health.condition === 'crashed') extra = { crash_type: health.crashType, note: health.reason };
+  let extra: Pick<TaskSummary, 'crash_type' | 'note' | 'pid'> = {};
+  let activity: TaskActivity = health.condition;
+  if (health.condition === 'crashed' && health.ownerStillRunning && health.liveness.status === 'stale') {
+    // recover refuses while the process exists (it could wake up and carry on beside it).
+    activity = 'not_responding';
+    extra = { crash_type: health.crashType, note: health.reason, pid: health.liveness.owner.pid };
+  } else if (health.condition === 'crashed') extra = { crash_type: health.crashType, note: health.reason };
   else if (health.condition === 'paused') extra = { note: health.reason };
   return {
     id: ref.id,
@@ -67,7 +78,7 @@ export function summarizeTask(ref: TaskRef, now = Date.now()): TaskSummary {
     template: task.template,
     description: task.description,
     state: hook.state,
-    activity: health.condition,
+    activity,
     step: hook.state === 'completed' ? task.steps.length : index + 1,
     steps: task.steps.length,
     step_name: task.steps[index]?.name ?? null,
@@ -80,6 +91,10 @@ export function summarizeTask(ref: TaskRef, now = Date.now()): TaskSummary {
   };
 }
 
+function isTerminalStatus(status: HookState | undefined): boolean {
+  return status !== undefined && isTerminal(status);
+}
+
 export function listTasks(home: string, options: { all?: boolean; recentEnded?: number } = {}): TaskListing {
   const keep = options.recentEnded ?? RECENT_ENDED;
   const tasks: TaskSummary[] = [];
@@ -87,7 +102,20 @@ export function listTasks(home: string, options: { all?: boolean; recentEnded?: 
   let endedShown = 0;
   let hidden = 0;
   const now = Date.now();
-  for (const ref of listTaskRefs(home).reverse()) {
+  const cache = readEndedWorkspaces(home);
+  const listing = listTaskRefsCached(home, cache);
+  const ended = new Set<TaskRef>();
+  for (const ref of [...listing.refs].reverse()) {
+    // An ended task beyond the ones shown is only counted, from the cache or its task.json status
+    // (the hook's mirror): its hook.json, possibly thousands of events, is never read.
+    if (!options.all && endedShown >= keep) {
+      const isEnded = listing.ended.has(ref) || isTerminalStatus(readTaskStatus(ref.dir));
+      if (isEnded) {
+        ended.add(ref);
+        hidden++;
+        continue;
+      }
+    }
     let summary: TaskSummary;
     try {
       summary = summarizeTask(ref, now);
@@ -95,6 +123,7 @@ export function listTasks(home: string, options: { all?: boolean; recentEnded?: 
       unreadable.push({ id: ref.id, error: error instanceof Error ? error.message : String(error) });
       continue;
     }
+    if (summary.activity === 'ended') ended.add(ref);
     if (summary.activity === 'ended' && !options.all) {
       if (endedShown >= keep) {
         hidden++;
@@ -104,5 +133,7 @@ export function listTasks(home: string, options: { all?: boolean; recentEnded?: 
     }
     tasks.push(summary);
   }
+  const next = endedWorkspacesAfter(listing, ended);
+  if (!sameEndedWorkspaces(cache, next)) writeEndedWorkspaces(home, next);
   return { tasks, hidden, unreadable };
 }

@@ -1,7 +1,7 @@
 // What a validation step hands over for each command it ran, so that proof can be recorded
 // (signed receipts: src/receipts). The validation executor stores the exact output bytes under
 // the task's artifacts/ before calling record().
-import type { ValidationReceipt } from '../domain/receipt.js';
+import type { ExecutionMode, ValidationReceipt } from '../domain/receipt.js';
 import type { Task } from '../domain/task.js';
 import type { HookManager } from '../hook/manager.js';
 
@@ -17,6 +17,10 @@ export interface ValidationRun {
   /** Paths relative to the task directory, e.g. artifacts/validate/1-stdout.log. */
   stdoutArtifact: string;
   stderrArtifact: string;
+  /** The program the command started (commandExecutable), "" for a shell builtin. */
+  executable: string;
+  /** Where the command ran: the one place the receipt's execution_mode comes from. */
+  executionMode: ExecutionMode;
 }
 
 export interface ValidationRecorder {

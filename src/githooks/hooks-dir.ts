@@ -14,6 +14,8 @@ export interface HooksLocation {
   hooksDir: string;
   /** core.hooksPath as configured, when set. */
   hooksPathConfig: string | undefined;
+  /** Where core.hooksPath is set: global and system folders are shared by every repository. */
+  hooksPathScope: 'local' | 'worktree' | 'global' | 'system' | 'command' | undefined;
 }
 
 export async function locateHooksDir(dir: string): Promise<HooksLocation> {
@@ -30,11 +32,16 @@ export async function locateHooksDir(dir: string): Promise<HooksLocation> {
   }
   const { stdout } = await runGit(from, ['rev-parse', '--git-path', 'hooks']);
   const raw = stdout.trim();
-  const config = await runGit(from, ['config', '--get', 'core.hooksPath'], { allowFailure: true });
-  const hooksPathConfig = config.code === 0 && config.stdout.trim().length > 0 ? config.stdout.trim() : undefined;
+  // --show-scope prints "<scope>\t<value>" for the setting that wins.
+  const config = await runGit(from, ['config', '--show-scope', '--get', 'core.hooksPath'], { allowFailure: true });
+  const line = config.code === 0 ? config.stdout.trim() : '';
+  const tab = line.indexOf('\t');
+  const hooksPathConfig = tab >= 0 && line.slice(tab + 1).length > 0 ? line.slice(tab + 1) : undefined;
+  const scope = tab >= 0 ? line.slice(0, tab) : undefined;
   return {
     repoRoot: realpath(top.stdout.trim()),
     hooksDir: isAbsolute(raw) ? raw : resolve(from, raw),
     hooksPathConfig,
+    hooksPathScope: hooksPathConfig !== undefined && (scope === 'local' || scope === 'worktree' || scope === 'global' || scope === 'system' || scope === 'command') ? scope : undefined,
   };
 }

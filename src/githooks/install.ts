@@ -200,10 +200,21 @@ export interface InstallOptions {
   repo: string;
   /** Where atlas is (default: this atlas). */
   atlas?: AtlasLocation;
+  /** Install even when core.hooksPath comes from global or system config (a folder every repository uses). */
+  shared?: boolean;
 }
 
 export async function installGitHooks(options: InstallOptions): Promise<InstallReport> {
   const loc = await locateHooksDir(options.repo);
+  if ((loc.hooksPathScope === 'global' || loc.hooksPathScope === 'system') && !options.shared) {
+    throw new AtlasError(
+      `core.hooksPath comes from your ${loc.hooksPathScope} git config: ${loc.hooksDir} is the hooks folder of every repository${loc.hooksPathScope === 'system' ? ' of every user' : ''} on this machine, so installing there affects all of them`,
+      {
+        exitCode: EXIT.input,
+        hint: `pass --shared to install there anyway (commits and pushes in every repository then call atlas, which records checkpoints only in atlas tasks), or give this repository its own: git -C ${loc.repoRoot} config core.hooksPath .git/hooks`,
+      },
+    );
+  }
   const at = options.atlas ?? currentAtlasLocation();
   mkdirSync(loc.hooksDir, { recursive: true });
   const warnings = placementWarnings(loc);

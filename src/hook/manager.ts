@@ -6,7 +6,7 @@ import type { Hook, TransitionInput } from '../domain/hook.js';
 import { addCheckpoint, recordEvent, transition } from '../domain/hook.js';
 import type { Task } from '../domain/task.js';
 import { toTimestamp } from '../domain/time.js';
-import { readHookFile, writeHookFile } from '../store/hook-file.js';
+import { assertHookOfTask, readHookFile, writeHookFile } from '../store/hook-file.js';
 import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
@@ -47,8 +47,11 @@ export class HookManager {
     return this.options.maxCheckpoints;
   }
 
+  /** hook.json, refused (exit 2) when it is not this task's: checked before anything acts on it. */
   read(): Hook {
-    return readHookFile(this.files.hook);
+    const hook = readHookFile(this.files.hook);
+    assertHookOfTask(this.files.hook, hook, this.ref.id, this.readTask()?.steps);
+    return hook;
   }
 
   /** task.json (static for a task's life, so read once). */

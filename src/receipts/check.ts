@@ -3,7 +3,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { ReceiptProblem, ValidationReceipt } from '../domain/receipt.js';
-import { messageVersionOf, receiptTimeProblems } from '../domain/receipt.js';
+import { receiptTimeProblems, signsCommit } from '../domain/receipt.js';
 import { sha256FileHex } from '../crypto/hash.js';
 import type { ReceiptVerifier } from '../crypto/signer.js';
 
@@ -85,10 +85,10 @@ export function checkReceipt(
   const problems = verifier.verify(receipt, { taskIndex: set.taskIndex, receiptIndex: index });
   const wellFormed = !problems.some((p) => p.check === 'format');
   if (wellFormed) {
-    if (messageVersionOf(receipt) === 2 && receipt.task_id !== set.taskId) {
+    if (signsCommit(receipt) && receipt.task_id !== set.taskId) {
       problems.push({ check: 'task', field: 'task_id', message: `made for task ${receipt.task_id}, found in task ${set.taskId} (copied from another task?)` });
     }
-    problems.push(...receiptTimeProblems(receipt));
+    problems.push(...receiptTimeProblems(receipt, Date.now()));
   }
   const artifacts = {
     stdout: checkArtifact('stdout', receipt, set.artifactsBase, hasher, problems),
@@ -116,7 +116,7 @@ export function statusLabel(result: ReceiptResult): string {
     case 'task':
       return '✗ from another task';
     case 'times':
-      return '✗ completed before started';
+      return first.message.includes('in the future') ? '✗ dated in the future' : '✗ completed before started';
     case 'format':
       return `✗ malformed ${first.field ?? 'field'}`;
   }

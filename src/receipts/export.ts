@@ -5,8 +5,7 @@ import type { KeyDerivation } from '../domain/receipt.js';
 import { toTimestamp } from '../domain/time.js';
 import { keyFilePaths, masterKeyExists, readAccountXpubFile } from '../crypto/key-files.js';
 import { ensureMasterKey } from '../crypto/key-manager.js';
-import { readHookFile } from '../store/hook-file.js';
-import { taskFiles } from '../store/paths.js';
+import { readHookOfTask } from '../store/hook-file.js';
 import type { TaskRef } from '../store/task-store.js';
 import { readTask } from '../store/task-store.js';
 import type { BundleTask, ReceiptBundle } from './bundle.js';
@@ -24,13 +23,13 @@ async function localXpub(home: string, derivation: KeyDerivation): Promise<strin
 }
 
 function bundleTask(ref: TaskRef): BundleTask {
-  const hook = readHookFile(taskFiles(ref.dir).hook);
   let task;
   try {
     task = readTask(ref.dir);
   } catch {
     task = undefined;
   }
+  const hook = readHookOfTask(ref, task?.steps);
   const taskIndex = hook.task_index ?? task?.task_index ?? null;
   if (taskIndex === null && hook.receipts.length > 0) {
     throw new AtlasError(`task ${ref.id} has receipts but no task_index in hook.json or task.json`, {

@@ -1,5 +1,6 @@
 // `atlas verify` for people: each bad receipt named with why, policies, a summary. Also the
 // --json shape (stable field names, documented in docs/keys-and-verification.md).
+import { messageVersionOf, signsCommit } from '../domain/receipt.js';
 import type { ReceiptResult } from './check.js';
 import type { SetReport, VerifyReport } from './verify.js';
 
@@ -16,8 +17,9 @@ function receiptLine(r: ReceiptResult): string {
   const head = `${rc.receipt_id} #${r.index} ${one(rc.step_name, 30)}: ${one(rc.command)}`;
   if (!r.valid) return `  ✗ ${head}\n${r.problems.map((p) => `      ${p.message}`).join('\n')}`;
   const facts = [`exit ${rc.exit_code}`];
-  if (rc.message_version === 2) facts.push(rc.git_commit ? `${rc.git_commit.slice(0, 12)}${rc.git_dirty ? ' dirty' : ''}` : 'no commit');
+  if (signsCommit(rc)) facts.push(rc.git_commit ? `${rc.git_commit.slice(0, 12)}${rc.git_dirty ? ' dirty' : ''}` : 'no commit');
   else facts.push('v1');
+  if (messageVersionOf(rc) >= 3) facts.push(`${rc.execution_mode}${rc.executable ? ` ${rc.executable}` : ' builtin'}`);
   for (const stream of ['stdout', 'stderr'] as const) if (r.artifacts[stream] === 'missing') facts.push(`${stream} file missing`);
   return `  ✓ ${head} (${facts.join(', ')})`;
 }
@@ -76,9 +78,11 @@ export function verifyJson(report: VerifyReport) {
         step_name: r.receipt.step_name,
         command: r.receipt.command,
         exit_code: r.receipt.exit_code,
-        message_version: r.receipt.message_version ?? 1,
+        message_version: messageVersionOf(r.receipt),
         git_commit: r.receipt.git_commit ?? null,
         git_dirty: r.receipt.git_dirty ?? null,
+        executable: r.receipt.executable ?? null,
+        execution_mode: r.receipt.execution_mode ?? null,
         key_path: r.receipt.key_path,
         valid: r.valid,
         problems: r.problems,

@@ -1,5 +1,5 @@
 // The ValidationRecorder the task runner calls once per validation command it ran: hashes the
-// exact output bytes, reads the git state of the task's working tree, signs a version-2 receipt
+// exact output bytes, reads the git state of the task's working tree, signs a version-3 receipt
 // (DESIGN §7) and appends it to hook.receipts under the hook lock, with a history event.
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { formatDuration } from '../domain/duration.js';
@@ -103,6 +103,8 @@ export function createSigningRecorder(home: string, config: DerivationSource, op
           git_dirty: git?.dirty ?? true,
           stdout_artifact: run.stdoutArtifact,
           stderr_artifact: run.stderrArtifact,
+          executable: run.executable,
+          execution_mode: run.executionMode,
         };
         if (git?.commit) unsigned.git_commit = git.commit;
         try {

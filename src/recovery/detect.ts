@@ -13,7 +13,7 @@ import { formatDuration } from '../domain/duration.js';
 import { realpath } from '../git/locate.js';
 import type { Liveness } from '../liveness/owner.js';
 import { checkLiveness, readOwner } from '../liveness/owner.js';
-import { readHookFile } from '../store/hook-file.js';
+import { assertHookOfTask, readHookFile } from '../store/hook-file.js';
 import { atlasHome, taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import { listTaskRefs, tryReadTask } from '../store/task-store.js';
@@ -69,6 +69,7 @@ export function inspectTask(ref: TaskRef, options: Omit<DetectOptions, 'home' | 
   try {
     // A start killed after task.json and before hook.json: judged by the hook it would have written.
     hook = task && !existsSync(files.hook) ? initialHook(task) : readHookFile(files.hook);
+    assertHookOfTask(files.hook, hook, ref.id, task?.steps);
   } catch (error) {
     return { condition: 'unreadable', ref, task, reason: (error as Error).message };
   }

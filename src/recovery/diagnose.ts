@@ -18,6 +18,7 @@ import type { HookManager } from '../hook/manager.js';
 import type { Liveness, OwnerRecord } from '../liveness/owner.js';
 import { checkLiveness, readOwner } from '../liveness/owner.js';
 import type { TaskRef } from '../store/task-store.js';
+import { readTask } from '../store/task-store.js';
 import type { EvidenceOptions } from './evidence.js';
 import { findFinishedWork } from './evidence.js';
 import type { HeartbeatSettings, Ownership } from './ownership.js';
@@ -182,7 +183,9 @@ async function restoreInitialHook(manager: HookManager, task: Task, graceMs: num
 /** Diagnoses the task and takes it over for this process. Throws AtlasError when there is nothing to recover. */
 export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis> {
   const { ref, manager } = options;
-  const task = manager.readTask();
+  // Strictly, at the edge: a task.json atlas cannot run (an unknown step type) stops here, exit 2
+  // naming the field, before the hook is touched.
+  const task = existsSync(manager.files.task) ? readTask(ref.dir) : undefined;
   if (!task) {
     throw new AtlasError(`task ${ref.id} has no readable task.json in ${ref.dir}`, {
       exitCode: EXIT.input,

@@ -280,7 +280,12 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
           details: { branch: saved.branch, commit: saved.commit, files: saved.files.length, ...(saved.index_commit ? { index_commit: saved.index_commit } : {}) },
         });
       }
-      await resetToCheckpoint(d.task.worktree, checkpoint.git_commit);
+      for (const sub of saved.submodules ?? []) {
+        log(`Saved work in submodule ${sub.path}: git -C ${d.task.worktree}/${sub.path} checkout ${sub.branch} -- .`);
+        await manager.event({ trigger: 'work_saved', details: { submodule: sub.path, branch: sub.branch, commit: sub.commit, files: sub.files.length } });
+      }
+      // saveWork returned, so every submodule's work is saved too: the reset may recurse into them.
+      await resetToCheckpoint(d.task.worktree, checkpoint.git_commit, { submodulesSaved: true });
       await manager.event({ trigger: 'checkpoint_restored', details: { checkpoint_id: checkpoint.checkpoint_id, commit: checkpoint.git_commit } });
       result.reset_to = { checkpoint_id: checkpoint.checkpoint_id, commit: checkpoint.git_commit };
       log(`Reset ${d.task.worktree} to checkpoint ${checkpoint.checkpoint_id} (commit ${checkpoint.git_commit.slice(0, 12)}).`);

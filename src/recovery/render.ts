@@ -179,6 +179,10 @@ export function crashedTasksWarning(tasks: readonly CrashedTask[]): string | und
   if (tasks.length === 0) return undefined;
   if (tasks.length === 1) {
     const t = tasks[0]!;
+    if (t.ownerStillRunning && t.liveness.status === 'stale') {
+      const pid = t.liveness.owner.pid;
+      return `task ${t.ref.id} in this repository is not responding (pid ${pid}; ${t.reason}); stop it (kill ${pid}), then \`atlas recover --task ${t.ref.id}\``;
+    }
     return `task ${t.ref.id} in this repository crashed (${t.crashType}: ${t.reason}); recover it with \`atlas recover --task ${t.ref.id}\``;
   }
   return `${tasks.length} tasks in this repository crashed (${tasks.map((t) => t.ref.id).join(', ')}); recover one with \`atlas recover --task ${tasks[0]!.ref.id}\``;

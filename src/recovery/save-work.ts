@@ -4,12 +4,14 @@
 // atlas/recovery/<task-id>/<YYYYMMDD-HHMMSS> points at it. When some changes were staged
 // differently from the files on disk, the staged tree is kept too, as the commit's second parent
 // (the way `git stash` does).
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { runGit } from '../git/run-git.js';
 import { readGitState } from '../git/state.js';
+import type { SubmoduleWork } from './save-submodules.js';
+import { gitlinkAt, listSubmodules, refusal } from './save-submodules.js';
 
 export type SavedWork =
   | {
@@ -23,8 +25,10 @@ export type SavedWork =
       /** The commit holding the staged state, when it differed from both HEAD and the files. */
       index_commit?: string;
       message: string;
+      /** Submodules whose own uncommitted work was saved in their repositories. */
+      submodules?: SubmoduleWork[];
     }
-  | { saved: false; head: string | undefined; message: string };
+  | { saved: false; head: string | undefined; message: string; submodules?: SubmoduleWork[] };
 
 export interface SaveWorkOptions {
   worktree: string;
@@ -37,6 +41,8 @@ export interface SaveWorkOptions {
   resetTarget?: string;
   /** Why the work is being saved, for the commit message. */
   reason?: string;
+  /** Also save each submodule's work (default); false for a submodule itself (the list is recursive). */
+  submodules?: boolean;
 }
 
 function stamp(date: Date): string {
@@ -81,6 +87,12 @@ async function buildTrees(worktree: string, env: Record<string, string>): Promis
     if (existsSync(indexPath)) {
       copyFileSync(indexPath, filesIndex);
       copyFileSync(indexPath, stagedIndex);
+      // The copies keep the index's mtime: git tells a file edited in the same second as the
+      // index was written (same size) from an unchanged one by comparing with that mtime, and a
+      // fresh mtime would make such an edit look unchanged and go unsaved ("racy git").
+      const { atime, mtime } = statSync(indexPath);
+      utimesSync(filesIndex, atime, mtime);
+      utimesSync(stagedIndex, atime, mtime);
     }
     await runGit(worktree, ['add', '-A', '--', '.'], { env: { ...env, GIT_INDEX_FILE: filesIndex } });
     const tree = (await runGit(worktree, ['write-tree'], { env: { ...env, GIT_INDEX_FILE: filesIndex } })).stdout.trim();
@@ -96,8 +108,39 @@ async function buildTrees(worktree: string, env: Record<string, string>): Promis
   }
 }
 
-/** Saves every uncommitted change of `worktree` on a new atlas/recovery/ branch, leaving the tree and index as they are. */
+/**
+ * Saves every uncommitted change of `worktree` on a new atlas/recovery/ branch, leaving the tree
+ * and index as they are; each submodule's own work likewise, in its repository. Throws (exit 5)
+ * when a submodule's work cannot be saved: the caller must not reset then.
+ */
 export async function saveWork(options: SaveWorkOptions): Promise<SavedWork> {
+  const submodules = options.submodules === false ? [] : await saveSubmodules(options);
+  const saved = await saveTree(options);
+  if (submodules.length === 0) return saved;
+  const note = submodules.map((s) => `submodule ${s.path}: ${s.files.length} changed path${s.files.length === 1 ? '' : 's'} saved on its branch ${s.branch}`).join('; ');
+  return { ...saved, submodules, message: saved.saved ? `${saved.message}; ${note}` : `${note} (the superproject has no uncommitted changes)` };
+}
+
+async function saveSubmodules(options: SaveWorkOptions): Promise<SubmoduleWork[]> {
+  const out: SubmoduleWork[] = [];
+  for (const sub of await listSubmodules(options.worktree)) {
+    let saved: SavedWork;
+    try {
+      saved = await saveTree({
+        ...options,
+        worktree: sub.dir,
+        resetTarget: await gitlinkAt(options.worktree, options.resetTarget, sub.path),
+        reason: `${options.reason ?? 'Uncommitted work saved before the superproject was reset.'} (submodule ${sub.path})`,
+      });
+    } catch (error) {
+      throw refusal(options.worktree, `submodule ${sub.path} could not be saved`, error instanceof Error ? error.message : String(error));
+    }
+    if (saved.saved) out.push({ path: sub.path, branch: saved.branch, commit: saved.commit, files: saved.files });
+  }
+  return out;
+}
+
+async function saveTree(options: SaveWorkOptions & { resetTarget?: string | undefined }): Promise<SavedWork> {
   const { worktree } = options;
   if (!existsSync(worktree)) {
     throw new AtlasError(`the task's working tree ${worktree} does not exist`, { exitCode: EXIT.notFound });
@@ -166,9 +209,10 @@ export async function saveWork(options: SaveWorkOptions): Promise<SavedWork> {
 
 /**
  * Brings the working tree to `commit`: reset --hard, then remove untracked files (ignored files
- * stay). Destroys uncommitted work: call saveWork first (saveAndReset does both).
+ * stay). Destroys uncommitted work: call saveWork first (saveAndReset does both). Submodules are
+ * reset too (when submodule.recurse asks for it) only with `submodulesSaved`: saveWork saved them.
  */
-export async function resetToCheckpoint(worktree: string, commit: string): Promise<void> {
+export async function resetToCheckpoint(worktree: string, commit: string, options: { submodulesSaved?: boolean } = {}): Promise<void> {
   const exists = await runGit(worktree, ['cat-file', '-e', `${commit}^{commit}`], { allowFailure: true });
   if (exists.code !== 0) {
     throw new AtlasError(`commit ${commit} of the checkpoint is not in the repository`, {
@@ -176,7 +220,7 @@ export async function resetToCheckpoint(worktree: string, commit: string): Promi
       hint: 'it may have been rebased away or garbage-collected; choose another action (retry_step or manual)',
     });
   }
-  await runGit(worktree, ['reset', '--hard', '--quiet', commit]);
+  await runGit(worktree, [...(options.submodulesSaved ? [] : ['-c', 'submodule.recurse=false']), 'reset', '--hard', '--quiet', commit]);
   await runGit(worktree, ['clean', '-fd', '--quiet']);
 }
 
@@ -190,6 +234,6 @@ export async function saveAndReset(options: SaveWorkOptions & { commit: string }
     });
   }
   const saved = await saveWork({ ...options, resetTarget: options.commit });
-  await resetToCheckpoint(options.worktree, options.commit);
+  await resetToCheckpoint(options.worktree, options.commit, { submodulesSaved: options.submodules !== false });
   return saved;
 }

@@ -2,7 +2,14 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 
+/** Files and folders under ATLAS_HOME: readable by their owner only. */
+export const PRIVATE_FILE_MODE = 0o600;
+export const PRIVATE_DIR_MODE = 0o700;
+/** Files written where the user asked (a bundle, a report): the usual mode. */
+export const SHARED_FILE_MODE = 0o644;
+
 export interface AtomicWriteOptions {
+  /** Default PRIVATE_FILE_MODE. */
   mode?: number;
   /**
    * fsync the data and the directory (default). Derived files that can be regenerated (HOOK.md)
@@ -37,7 +44,8 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
   const dir = dirname(path);
   // node:crypto is not used for the name: loading it costs read-only commands ~4 ms.
   const temp = tempName(path);
-  const fd = openSync(temp, 'wx', options.mode ?? 0o644);
+  // Private by default: what atlas writes (prompts, validation output) can hold secrets.
+  const fd = openSync(temp, 'wx', options.mode ?? PRIVATE_FILE_MODE);
   try {
     const buffer = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let offset = 0;

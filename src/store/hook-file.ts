@@ -1,7 +1,9 @@
 // hook.json on disk: validated on read, written atomically.
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
-import { HookFormatError, parseHook } from '../domain/hook-schema.js';
+import { HookFormatError, MAX_HOOK_STRING_LENGTH, parseHook, truncateLongStrings } from '../domain/hook-schema.js';
+import { hookTaskMismatch } from '../domain/hook-task-check.js';
+import { taskFiles } from './paths.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { parseJsonText, readTextFile } from './json-file.js';
 
@@ -41,11 +43,27 @@ function rememberItemLines(text: string, key: string, items: unknown[]): void {
   });
 }
 
+function hasLineLongerThan(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let start = 0;
+  for (;;) {
+    const end = text.indexOf('\n', start);
+    if ((end < 0 ? text.length : end) - start > max) return true;
+    if (end < 0) return false;
+    start = end + 1;
+  }
+}
+
 export function readHookFile(path: string): Hook {
   const text = readTextFile(path);
   let hook: Hook;
+  let cut: string[] = [];
   try {
-    hook = parseHook(parseJsonText(path, text));
+    const data = parseJsonText(path, text);
+    // A field longer than the bound needs a line at least that long (JSON strings hold no raw
+    // newline), so usual hooks, even with 10,000 events, skip the walk.
+    if (hasLineLongerThan(text, MAX_HOOK_STRING_LENGTH)) cut = truncateLongStrings(data);
+    hook = parseHook(data);
   } catch (error) {
     if (error instanceof HookFormatError) {
       throw new AtlasError(`${path} is not a valid hook: ${error.message}`, {
@@ -56,7 +74,26 @@ export function readHookFile(path: string): Hook {
     }
     throw error;
   }
-  rememberItemLines(text, 'history', hook.history);
+  // A cut item no longer matches its line: everything is serialised afresh on the next write.
+  if (cut.length === 0) rememberItemLines(text, 'history', hook.history);
+  return hook;
+}
+
+/**
+ * Refuses (exit 2, naming the field and the fix) a hook that is not this task's: another task's
+ * id, or a running step that task.json does not have. Called before anything acts on the hook.
+ */
+export function assertHookOfTask(path: string, hook: Hook, taskId: string, steps: readonly { name: string }[] | undefined): void {
+  const mismatch = hookTaskMismatch(hook, taskId, steps);
+  if (!mismatch) return;
+  throw new AtlasError(`${path}: ${mismatch.field} ${mismatch.problem}`, { exitCode: EXIT.input, hint: `${mismatch.fix}; nothing was changed` });
+}
+
+/** readHookFile for a task folder, cross-checked with the task (its id, and task.json's steps when given). */
+export function readHookOfTask(ref: { id: string; dir: string }, steps?: readonly { name: string }[]): Hook {
+  const path = taskFiles(ref.dir).hook;
+  const hook = readHookFile(path);
+  assertHookOfTask(path, hook, ref.id, steps);
   return hook;
 }
 

@@ -82,9 +82,10 @@ export function resolveValidationCommands(
   stepCommands: readonly string[],
   configCommands: readonly string[],
   dir: string,
+  configSource = 'config validation.commands',
 ): DetectedCommands {
   if (stepCommands.length > 0) return { commands: [...stepCommands], source: 'the template' };
-  if (configCommands.length > 0) return { commands: [...configCommands], source: 'config validation.commands' };
+  if (configCommands.length > 0) return { commands: [...configCommands], source: configSource };
   const detected = detectValidationCommands(dir);
   if (detected) return detected;
   throw new AtlasError(`no validation commands found for ${dir}`, {

@@ -1,7 +1,8 @@
 // Validating parser from YAML data to Template (docs/templates.md). Every problem names the file,
 // the step (index and name) and the field, and says what is allowed.
 import { extname } from 'node:path';
-import { yamlLib } from '../config/yaml-lib.js';
+import type { ParsedYaml } from '../config/yaml-lib.js';
+import { parseYamlText } from '../config/yaml-lib.js';
 import { parseDuration } from '../domain/duration.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { GitAction, LifecycleCommands, OnFailure, StepDefinition, StepType, Template } from '../domain/template.js';
@@ -239,10 +240,9 @@ export function parseTemplateData(data: unknown, file: string, fileName: string)
 
 /** Parses YAML text (loads the yaml library on demand). */
 export async function parseTemplateText(text: string, file: string, fileName: string): Promise<Template> {
-  const { parse } = await yamlLib();
-  let data: unknown;
+  let parsed: ParsedYaml;
   try {
-    data = parse(text);
+    parsed = await parseYamlText(text);
   } catch (error) {
     throw new AtlasError(`${file}: not valid YAML: ${(error as Error).message}`, {
       exitCode: EXIT.input,
@@ -250,5 +250,7 @@ export async function parseTemplateText(text: string, file: string, fileName: st
       cause: error,
     });
   }
-  return parseTemplateData(data, file, fileName);
+  // The library's warnings, as atlas warnings (not raw `(node:PID)` lines).
+  for (const w of parsed.warnings) process.stderr.write(`atlas: warning: ${file}: ${w}\n`);
+  return parseTemplateData(parsed.data, file, fileName);
 }

@@ -98,7 +98,7 @@ let runCounter = 0;
 /** Writes the output bytes under artifacts/ (as the runner does) and records a signed receipt. */
 export async function recordRun(
   fx: Fixture,
-  run: { step?: string; command?: string; exitCode?: number; stdout?: string | Buffer; stderr?: string | Buffer } = {},
+  run: { step?: string; command?: string; exitCode?: number; stdout?: string | Buffer; stderr?: string | Buffer; executable?: string } = {},
 ): Promise<ValidationReceipt> {
   const step = run.step ?? 'validate';
   const n = ++runCounter;
@@ -123,6 +123,8 @@ export async function recordRun(
     stderr,
     stdoutArtifact,
     stderrArtifact,
+    executable: run.executable ?? '/usr/bin/npm',
+    executionMode: 'local',
   });
 }
 

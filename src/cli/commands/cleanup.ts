@@ -1,4 +1,4 @@
-// atlas cleanup [--dry-run]
+// atlas cleanup [--dry-run] [--include-ignored]
 import { loadConfig } from '../../config/load.js';
 import { EXIT } from '../../domain/errors.js';
 import type { RetentionMs } from '../../cleanup/retention.js';
@@ -7,7 +7,7 @@ import { formatCleanupReport } from '../../cleanup/format.js';
 import type { Task } from '../../domain/task.js';
 import type { CliContext } from '../context.js';
 
-export default async function cleanup(ctx: CliContext, opts: { dryRun?: boolean }): Promise<number> {
+export default async function cleanup(ctx: CliContext, opts: { dryRun?: boolean; includeIgnored?: boolean }): Promise<number> {
   const overrides = ctx.overrides();
   const warned = new Set<string>();
   // Each task keeps the retention of the repository it came from (its .atlas/config.yaml).
@@ -29,7 +29,7 @@ export default async function cleanup(ctx: CliContext, opts: { dryRun?: boolean 
       ctx.out.warn(`task ${task.id}: OnTerminate hooks could not run: ${(error as Error).message}`);
     }
   };
-  const report = await cleanupTasks({ home: ctx.home, dryRun: Boolean(opts.dryRun), retentionFor, onWorktreeRemoved });
+  const report = await cleanupTasks({ home: ctx.home, dryRun: Boolean(opts.dryRun), includeIgnored: Boolean(opts.includeIgnored), retentionFor, onWorktreeRemoved });
   ctx.out.result(report, () => formatCleanupReport(report));
   return EXIT.ok;
 }

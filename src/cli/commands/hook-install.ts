@@ -1,4 +1,4 @@
-// atlas hook install [--repo DIR]
+// atlas hook install [--repo DIR] [--shared]
 import { EXIT } from '../../domain/errors.js';
 import type { InstallAction } from '../../githooks/install.js';
 import { installGitHooks } from '../../githooks/install.js';
@@ -10,8 +10,8 @@ const WORDS: Record<InstallAction, string> = {
   unchanged: 'already installed',
 };
 
-export default async function hookInstall(ctx: CliContext, opts: { repo?: string }): Promise<number> {
-  const report = await installGitHooks({ repo: opts.repo ?? ctx.cwd });
+export default async function hookInstall(ctx: CliContext, opts: { repo?: string; shared?: boolean }): Promise<number> {
+  const report = await installGitHooks({ repo: opts.repo ?? ctx.cwd, shared: Boolean(opts.shared) });
   for (const warning of report.warnings) ctx.out.warn(warning);
   ctx.out.result(report, () => {
     const lines = [`atlas git hooks in ${report.hooks_dir}:`];

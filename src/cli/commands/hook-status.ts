@@ -6,7 +6,7 @@ import { nextStepIndex } from '../../domain/hook.js';
 import { conversationView } from '../../conversation/hook-view.js';
 import { totalsJson, totalsLine } from '../../conversation/totals.js';
 import { requireTask } from '../../hook/resolve-task.js';
-import { readHookFile } from '../../store/hook-file.js';
+import { readHookOfTask } from '../../store/hook-file.js';
 import { taskFiles } from '../../store/paths.js';
 import type { CliContext } from '../context.js';
 
@@ -30,7 +30,7 @@ function recoveryPending(hook: Hook): boolean {
 export default async function hookStatus(ctx: CliContext, opts: { task?: string }): Promise<number> {
   const { ref, task } = requireTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home, includeEnded: true });
   const files = taskFiles(ref.dir);
-  const hook = readHookFile(files.hook);
+  const hook = readHookOfTask(ref, task.steps);
   const now = Date.now();
   const last = hook.checkpoints[hook.checkpoints.length - 1];
   const passed = hook.receipts.filter((r) => r.exit_code === 0).length;

@@ -1,7 +1,8 @@
 // atlas init: set up ATLAS_HOME (folders, a commented config.yaml, the signing key) and, inside a
 // git repository, offer the git hooks that record checkpoints. Safe to run again.
-import { EXIT } from '../../domain/errors.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
 import { initializeHome } from '../../engine/init-home.js';
+import { tightenHome } from '../../engine/private-home.js';
 import { locateWorktree } from '../../git/locate.js';
 import type { CliContext } from '../context.js';
 import { canPrompt } from '../interactive.js';
@@ -40,6 +41,9 @@ async function wantHooks(opts: InitOptions, repo: string): Promise<boolean> {
 
 export default async function init(ctx: CliContext, opts: InitOptions): Promise<number> {
   const home = await initializeHome(ctx.home);
+  // A home made by an older atlas or by hand may be readable by others: close it, and say so.
+  const tightened = tightenHome(ctx.home);
+  for (const f of tightened.failed) ctx.out.warn(`cannot make ${f.path} private (${f.error}): check its owner`);
   const repo = locateWorktree(ctx.cwd)?.root;
   const config = await ctx.config(repo);
   const keyLines: string[] = [];
@@ -50,7 +54,15 @@ export default async function init(ctx: CliContext, opts: InitOptions): Promise<
   let statusError: string | undefined;
   if (repo) {
     const { gitHooksStatus, installGitHooks } = await import('../../githooks/install.js');
-    if (await wantHooks(opts, repo)) hooks = await installGitHooks({ repo });
+    if (await wantHooks(opts, repo)) {
+      try {
+        hooks = await installGitHooks({ repo });
+      } catch (error) {
+        // A shared (global) hooks folder is refused; the rest of init still counts.
+        if (!(error instanceof AtlasError)) throw error;
+        ctx.out.warn(`git hooks not installed: ${error.message}${error.hint ? ` (${error.hint})` : ''}`);
+      }
+    }
     try {
       status = await gitHooksStatus({ repo });
     } catch (error) {
@@ -61,11 +73,15 @@ export default async function init(ctx: CliContext, opts: InitOptions): Promise<
   const hooksState = status
     ? { hooks_dir: status.hooks_dir, hooks: status.hooks.map(({ name, installed, current, chained }) => ({ name, installed, current, chained })) }
     : null;
-  ctx.out.result({ home: home.home, created: home.created, key: keyLines, git_hooks: hooks ?? null, git_hooks_status: hooksState }, () => {
+  ctx.out.result({ home: home.home, created: home.created, made_private: tightened.changed, key: keyLines, git_hooks: hooks ?? null, git_hooks_status: hooksState }, () => {
     const lines =
       home.created.length === 0 && keyLines.length === 0
         ? [`atlas is already set up in ${home.home}`]
         : [`set up atlas in ${home.home}:`, ...home.created.map((p) => `  created ${p}`), ...keyLines.map((l) => `  ${l}`)];
+    if (tightened.changed.length > 0) {
+      const n = tightened.changed.length;
+      lines.push(`made ${home.home} private: removed group and other access from ${n} path${n === 1 ? '' : 's'} (validation output and prompts can hold secrets)`);
+    }
     lines.push(`settings: ${home.home}/config.yaml (every key listed, commented out)`);
     if (hooks) {
       for (const h of hooks.hooks) lines.push(`git hook ${h.name}: ${h.action}${h.chained ? ' (your existing hook still runs first)' : ''} in ${hooks.hooks_dir}`);

@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { EXIT } from '../../domain/errors.js';
 import { requireTask } from '../../hook/resolve-task.js';
 import { exportBundle } from '../../receipts/export.js';
-import { writeFileAtomic } from '../../store/atomic-write.js';
+import { SHARED_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import { toJson } from '../../store/json-file.js';
 import { findTaskRef } from '../../store/task-store.js';
 import type { CliContext } from '../context.js';
@@ -26,7 +26,7 @@ export default async function receiptsExport(ctx: CliContext, opts: { task?: str
   }
   const out = resolve(ctx.cwd, opts.out);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileAtomic(out, toJson(bundle));
+  writeFileAtomic(out, toJson(bundle), { mode: SHARED_FILE_MODE });
   const summary = { out, tasks: bundle.tasks.map((t) => t.task_id), receipts, xpub_fingerprint: bundle.xpub_fingerprint };
   ctx.out.result(summary, () =>
     `wrote ${opts.out}: ${receipts} receipt${receipts === 1 ? '' : 's'} of ${summary.tasks.join(', ')} (key ${bundle.xpub_fingerprint})\n` +

@@ -5,7 +5,7 @@ import { planResume } from '../../engine/resume-directive.js';
 import { runTask } from '../../engine/run-task.js';
 import { requireTask } from '../../hook/resolve-task.js';
 import { checkLiveness, readOwner } from '../../liveness/owner.js';
-import { readHookFile } from '../../store/hook-file.js';
+import { readHookOfTask } from '../../store/hook-file.js';
 import { taskFiles } from '../../store/paths.js';
 import type { CliContext } from '../context.js';
 import { canPrompt } from '../interactive.js';
@@ -18,7 +18,7 @@ export default async function resume(
 ): Promise<number> {
   const { ref, task } = requireTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home });
   const files = taskFiles(ref.dir);
-  const hook = readHookFile(files.hook);
+  const hook = readHookOfTask(ref, task.steps);
   if (hook.state !== 'awaiting_human') {
     if (isTerminal(hook.state)) {
       throw new AtlasError(`task ${task.id} has ended (${hook.state}); there is nothing to resume`, {

@@ -11,7 +11,7 @@ function ago(ts: string, now: number): string {
 }
 
 function stateText(t: TaskSummary): string {
-  return t.activity === 'crashed' ? `${t.state}!` : t.state;
+  return t.activity === 'crashed' || t.activity === 'not_responding' ? `${t.state}!` : t.state;
 }
 
 function table(rows: string[][]): string[] {
@@ -36,8 +36,12 @@ export default async function status(ctx: CliContext, opts: { all?: boolean }): 
     const crashed = listing.tasks.filter((t) => t.activity === 'crashed');
     const paused = listing.tasks.filter((t) => t.activity === 'paused');
     const waiting = listing.tasks.filter((t) => t.activity === 'waiting');
-    if (crashed.length + paused.length + waiting.length > 0) lines.push('');
+    const hung = listing.tasks.filter((t) => t.activity === 'not_responding');
+    if (crashed.length + paused.length + waiting.length + hung.length > 0) lines.push('');
     for (const t of crashed) lines.push(`! ${t.id} crashed (${t.crash_type}: ${t.note ?? 'no live process'}): atlas recover --task ${t.id}`);
+    for (const t of hung) {
+      lines.push(`! ${t.id} not responding (pid ${t.pid}; ${t.note}): stop it (kill ${t.pid}, or kill -9 ${t.pid} if it stays), then atlas recover --task ${t.id}`);
+    }
     for (const t of paused) lines.push(`  ${t.id} ${t.note ?? 'was interrupted'}: atlas recover --task ${t.id}`);
     for (const t of waiting) lines.push(`  ${t.id} waits for you: atlas resume --task ${t.id}`);
     for (const u of listing.unreadable) lines.push(`? ${u.id}: ${u.error}`);

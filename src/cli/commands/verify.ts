@@ -2,14 +2,16 @@
 // Exit 0 all good, 1 a receipt invalid or a policy unmet, 2 unreadable or malformed input, 3 key problem.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { EXIT } from '../../domain/errors.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { VerifyPolicies } from '../../domain/receipt-policy.js';
+import { signsCommit } from '../../domain/receipt.js';
 import { equivalentCommits } from '../../receipts/commit-equivalence.js';
 import { resolveCommit } from '../../receipts/commit-ref.js';
+import { repoRequiredCommands } from '../../receipts/repo-policy.js';
 import { loadReceiptSets } from '../../receipts/inputs.js';
 import { renderVerifyText, verifyJson } from '../../receipts/report-text.js';
 import { resolveXpubText } from '../../receipts/trusted-key.js';
-import { writeFileAtomic } from '../../store/atomic-write.js';
+import { SHARED_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import type { CliContext } from '../context.js';
 
 interface VerifyOptions {
@@ -20,6 +22,20 @@ interface VerifyOptions {
   requirePass?: boolean;
   junit?: string;
   artifacts?: string;
+  requireCommand?: string[];
+  /** false with --no-repo-policy. */
+  repoPolicy?: boolean;
+  allowEmpty?: boolean;
+}
+
+/** The commit whose .atlas/config.yaml sets the repository's policy: --commit's, else HEAD here. */
+async function policyCommit(commit: string | undefined, cwd: string): Promise<string | undefined> {
+  if (commit !== undefined) return commit;
+  try {
+    return await resolveCommit('HEAD', cwd);
+  } catch {
+    return undefined; // not in a repository (or no commit yet): no repository policy
+  }
 }
 
 export default async function verify(ctx: CliContext, paths: string[], opts: VerifyOptions): Promise<number> {
@@ -39,11 +55,24 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
     derivation: config.hooks.key_derivation,
     ...(opts.artifacts ? { artifactsDir: resolve(ctx.cwd, opts.artifacts) } : {}),
   });
-  const policies: VerifyPolicies = { requireSteps: opts.requireStep ?? [], requirePass: Boolean(opts.requirePass) };
+  const requireCommands = (opts.requireCommand ?? []).map((command) => {
+    if (command.trim().length === 0) throw new AtlasError('--require-command needs a command, got an empty one', { exitCode: EXIT.input, hint: 'for example: --require-command "npm test"' });
+    return { command, source: '--require-command' };
+  });
+  if (opts.repoPolicy !== false) {
+    const at = await policyCommit(commit, ctx.cwd);
+    if (at !== undefined) requireCommands.push(...(await repoRequiredCommands(ctx.cwd, at)));
+  }
+  const policies: VerifyPolicies = {
+    requireSteps: opts.requireStep ?? [],
+    requirePass: Boolean(opts.requirePass),
+    requireCommands,
+    allowEmpty: Boolean(opts.allowEmpty),
+  };
   if (commit !== undefined) {
     policies.commit = commit;
     const bundles = sets.flatMap((s) => (s.file ? [s.file] : []));
-    const candidates = [...new Set(sets.flatMap((s) => s.receipts.filter((r) => r.message_version === 2 && r.git_dirty === false && typeof r.git_commit === 'string').map((r) => r.git_commit!)))];
+    const candidates = [...new Set(sets.flatMap((s) => s.receipts.filter((r) => signsCommit(r) && r.git_dirty === false && typeof r.git_commit === 'string').map((r) => r.git_commit!)))];
     if (bundles.length > 0 && candidates.some((c) => c !== commit)) {
       const found = await equivalentCommits(commit, candidates, [...new Set(bundles)], ctx.cwd);
       policies.equivalentCommits = found.equivalent;
@@ -54,7 +83,7 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
   if (opts.junit) {
     const junit = resolve(ctx.cwd, opts.junit);
     mkdirSync(dirname(junit), { recursive: true });
-    writeFileAtomic(junit, renderJunit(report));
+    writeFileAtomic(junit, renderJunit(report), { mode: SHARED_FILE_MODE });
   }
   ctx.out.result(verifyJson(report), () => renderVerifyText(report));
   return report.ok ? EXIT.ok : EXIT.failure;

@@ -13,7 +13,7 @@ import { AgentConversation } from '../../conversation/agent-conversation.js';
 import { describeDenial } from '../../agent/claude-result.js';
 import type { ConversationRecord, PermissionDenial } from '../../domain/conversation.js';
 import type { AiStep } from '../../domain/template.js';
-import { writeFileAtomic } from '../../store/atomic-write.js';
+import { PRIVATE_DIR_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import { stepOutputPath } from '../prompt.js';
 import { attemptLedger, DENIAL_HINT, denialSummary, formatLedger, previousAttemptError } from './ai-outcome.js';
 import type { StepResult, StepRunContext } from './types.js';
@@ -167,7 +167,7 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
 
   // The final answer is kept for later steps ({{outputs.<step>}}) and for people.
   const attemptPath = join(ctx.taskDir, 'artifacts', ctx.step.name, `${ctx.attempt}-output.md`);
-  mkdirSync(dirname(attemptPath), { recursive: true });
+  mkdirSync(dirname(attemptPath), { recursive: true, mode: PRIVATE_DIR_MODE });
   writeFileAtomic(attemptPath, result.output);
   if (result.ok) writeFileAtomic(join(ctx.taskDir, stepOutputPath(ctx.step.name)), result.output);
 

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { formatDuration } from '../../domain/duration.js';
 import type { ValidationStep } from '../../domain/template.js';
 import { createCheckpoint } from '../../hook/checkpoint.js';
-import { writeFileAtomic } from '../../store/atomic-write.js';
+import { PRIVATE_DIR_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import { resolveValidationCommands } from '../../templates/detect-validation.js';
 import type { ValidationRun } from '../validation-recorder.js';
+import { commandExecutable } from '../command-executable.js';
 import { describeExit, runStreamed } from './command.js';
 import type { StepResult, StepRunContext } from './types.js';
 
@@ -18,7 +19,11 @@ export function artifactPaths(stepName: string, attempt: number, n: number) {
 }
 
 export async function runValidationStep(ctx: StepRunContext<ValidationStep>): Promise<StepResult> {
-  const { commands, source } = resolveValidationCommands(ctx.step.commands, ctx.config.validation.commands, ctx.task.worktree);
+  // Commands fixed when the task started (-c, ATLAS_*, config) win over today's config: a
+  // recovery runs exactly what the task was started with.
+  const { commands, source } = ctx.task.validation_commands?.length
+    ? resolveValidationCommands(ctx.step.commands, ctx.task.validation_commands, ctx.task.worktree, 'the task (validation.commands when it started)')
+    : resolveValidationCommands(ctx.step.commands, ctx.config.validation.commands, ctx.task.worktree);
   await ctx.enterValidating({ commands: commands.length, source });
   ctx.reporter.note(`validating with ${commands.length} command${commands.length === 1 ? '' : 's'} from ${source}`);
   const timeoutMs = ctx.step.timeout_ms ?? ctx.config.validation.timeout;
@@ -35,12 +40,16 @@ export async function runValidationStep(ctx: StepRunContext<ValidationStep>): Pr
     if (ctx.interrupts.signal) return { status: 'failed', error: `interrupted while validating with \`${command}\`` };
 
     const paths = artifactPaths(ctx.step.name, ctx.attempt, n);
-    mkdirSync(join(ctx.taskDir, paths.dir), { recursive: true });
+    mkdirSync(join(ctx.taskDir, paths.dir), { recursive: true, mode: PRIVATE_DIR_MODE });
     writeFileAtomic(join(ctx.taskDir, paths.stdout), result.stdout);
     writeFileAtomic(join(ctx.taskDir, paths.stderr), result.stderr);
     artifacts.push(paths.stdout, paths.stderr);
 
     const run: ValidationRun = {
+      executable: commandExecutable(command, { cwd: ctx.task.worktree, env: ctx.env }),
+      // Steps run on this machine only (execution-mode.ts refuses anything else); a sandboxed
+      // runner (issue 12) sets 'sandbox' here.
+      executionMode: 'local',
       stepName: ctx.step.name,
       stepIndex: ctx.index,
       command,
