@@ -9,6 +9,7 @@ const benches = [
   ['receipt verification rate (issue 4)', 'verify.mjs'],
   ['git hook overhead on git commit (issue 5)', 'git-hook.mjs'],
   ['recovery hot paths (issue 3)', 'recovery.mjs'],
+  ['sandbox overhead, local vs sandboxed (issue 12)', 'sandbox.mjs'],
   ['status with 1,000 ended tasks vs 10 (issue 8)', 'status-ended.mjs'],
   ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
   ['lifecycle hooks and conversation readers (issue 9)', 'lifecycle.mjs'],

@@ -18,6 +18,9 @@ const common = {
   define: { ATLAS_VERSION: JSON.stringify(pkg.version) },
   // CommonJS dependencies bundled into ESM need a require().
   banner: { js: "import { createRequire as __atlasCreateRequire } from 'node:module'; const require = __atlasCreateRequire(import.meta.url);" },
+  // The sandbox runtime finds its own helper binaries (seccomp filters, proxy agent) next to its
+  // files: it stays in node_modules, loaded only in sandbox mode.
+  external: ['@anthropic-ai/sandbox-runtime'],
   logLevel: 'warning',
 };
 // verify-worker: worker threads of `atlas verify` for large inputs (src/receipts/check-sets.ts).

@@ -80,6 +80,7 @@ describe('cleanup report text', () => {
       half_created_removed: [],
       half_created_kept: [],
       temp_files_removed: [],
+      sandbox_litter_removed: [],
     };
     expect(formatCleanupReport(report)).toBe(
       [

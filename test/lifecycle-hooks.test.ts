@@ -63,7 +63,15 @@ describe('lifecycle hooks with a command agent', () => {
     expect(cold.env).toEqual({ point: 'on_cold_start', task: task.id, cwd: task.worktree });
     expect(runs[2]!.event).toMatchObject({ point: 'on_terminate', reason: 'completed', task_id: task.id });
 
-    const log = lifecycleLog(dir);
+    const all = lifecycleLog(dir);
+    // the recording defaults ran as builtins: the prompt and the output, then the stream's end
+    expect(all.filter((e) => e.source === 'builtin').map((e) => `${e.hook} ${e.outcome}`)).toEqual([
+      'builtin:on_message ok',
+      'builtin:on_message ok',
+      'builtin:on_stream_finish ok',
+    ]);
+    expect(all.filter((e) => e.source === 'builtin').every((e) => /^conv-[0-9a-f]{12}$/.test(e.conversation_id))).toBe(true);
+    const log = all.filter((e) => e.source !== 'builtin');
     expect(log.map((e) => `${e.point} ${e.source} ${e.outcome}`)).toEqual([
       'on_cold_start template ok',
       'on_cold_start config ok',
@@ -148,11 +156,15 @@ describe('lifecycle hooks with a command agent', () => {
     const { dir, task } = onlyTask(sb);
     expect(onlyTask(sb).hook.state).toBe('failed');
     expect(result.stdout).toContain('OnTerminate hook "exit 7" (config) failed: exit code 7');
-    expect(lifecycleLog(dir).map((e) => `${e.point} ${e.source} ${e.outcome}`)).toEqual([
+    expect(lifecycleLog(dir).filter((e) => e.source !== 'builtin').map((e) => `${e.point} ${e.source} ${e.outcome}`)).toEqual([
       'on_cold_start template ok',
       'on_terminate template ok',
       'on_terminate config failed',
     ]);
+    // the failed run's stream finish still ran (the builtin records it), before OnTerminate
+    const points = lifecycleLog(dir).map((e) => e.point);
+    expect(points.indexOf('on_stream_finish')).toBeGreaterThan(points.lastIndexOf('on_message'));
+    expect(points.indexOf('on_terminate')).toBeGreaterThan(points.indexOf('on_stream_finish'));
     expect(rec.runs().at(-1)!.event).toMatchObject({ point: 'on_terminate', reason: 'failed', task_id: task.id });
   });
 

@@ -81,6 +81,7 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
     env: input.env,
     timeoutMs: input.timeoutMs,
     groups: input.groups,
+    executor: input.executor,
     onStdout: (chunk) => handle(parser.push(decoder.write(chunk))),
     onStderr: (chunk) => {
       const text = chunk.toString('utf8');

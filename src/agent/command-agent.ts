@@ -30,6 +30,7 @@ export async function runCommandAgent(input: AgentRunInput): Promise<AgentRunRes
     timeoutMs: input.timeoutMs,
     capture: true,
     groups: input.groups,
+    executor: input.executor,
     onStdout: (chunk) => {
       const text = out.write(chunk);
       if (text) {
@@ -51,7 +52,8 @@ export async function runCommandAgent(input: AgentRunInput): Promise<AgentRunRes
   if (run.exitCode !== 0) {
     const lastLine = run.stderr.toString('utf8').trim().split('\n').pop() ?? '';
     const notFound = run.exitCode === 127 ? ' (command not found: check ai.command)' : '';
-    return { ...base, error: `the agent command exited with code ${run.exitCode}${notFound}${lastLine ? `: ${lastLine}` : ''}` };
+    const sandbox = run.sandboxNote ? ` (${run.sandboxNote})` : '';
+    return { ...base, error: `the agent command exited with code ${run.exitCode}${notFound}${lastLine ? `: ${lastLine}` : ''}${sandbox}` };
   }
   return { ...base, ok: true };
 }

@@ -2,6 +2,7 @@
 // (command-agent.ts) implement it.
 import type { Config } from '../config/schema.js';
 import type { ProcessGroups } from '../engine/processes.js';
+import type { ProcessExecutor } from '../exec/types.js';
 import type { AgentUpdate, TokenUsage } from './claude-stream.js';
 
 export interface AgentRunInput {
@@ -15,6 +16,8 @@ export interface AgentRunInput {
   /** Claude Code --allowedTools patterns (e.g. "Bash(npm test)"), on top of its permission mode. */
   allowedTools?: readonly string[];
   groups: ProcessGroups;
+  /** How the agent's process starts (local or the task's sandbox). */
+  executor: ProcessExecutor;
   /** Text to show the user as it comes. */
   onOutput(text: string, stream: 'stdout' | 'stderr'): void;
   /** Structured progress: session id, tool use (files), assistant text. */

@@ -8,6 +8,8 @@
 //
 // It also sweeps what killed atlas processes leave (debris.ts): task folders `atlas start` never
 // finished, temp files of interrupted writes, empty workspace folders.
+import { describeSweep } from '../exec/sandbox/litter-text.js';
+import { sweepLitter } from '../exec/sandbox/litter.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -93,6 +95,8 @@ export interface CleanupReport {
   half_created_kept: HalfCreatedKept[];
   /** Temp files of interrupted atomic writes, removed (dry: that would be). */
   temp_files_removed: StaleTempFile[];
+  /** What killed sandboxed runs left (worktree stubs, bridge sockets, socat), removed (dry: that would be). */
+  sandbox_litter_removed: { task_id: string; removed: string }[];
 }
 
 type Expired = Extract<RetentionDecision, { expired: true }>;
@@ -138,6 +142,7 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
     half_created_removed: [],
     half_created_kept: [],
     temp_files_removed: [],
+    sandbox_litter_removed: [],
   };
   if (!options.dryRun) sweepTrash(options.home);
 
@@ -152,6 +157,10 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
     return retentionCache.get(repoRoot)!;
   };
   for (const ref of refs) {
+    // First, so that a worktree is judged without the stubs a killed sandboxed run left in it.
+    const litter = await sweepLitter(ref.dir, { dryRun: options.dryRun });
+    const removedLitter = litter ? describeSweep(litter, litter.worktree) : '';
+    if (removedLitter) report.sandbox_litter_removed.push({ task_id: ref.id, removed: removedLitter });
     // Nothing ran in it and nothing uses it: the debris sweep below decides for it.
     if (isHalfCreated(ref.dir)) {
       halfCreated.push(ref);

@@ -65,6 +65,7 @@ export function formatCleanupReport(r: CleanupReport): string {
     );
   }
   lines.push(...formatDebris(r));
+  for (const l of r.sandbox_litter_removed) lines.push(`Sandbox litter of ${l.task_id} ${dry ? 'that would be removed' : 'removed'}: ${l.removed}`);
   if (r.workspaces_removed.length > 0) {
     lines.push(`${dry ? 'Workspaces that would be removed' : 'Workspaces removed'} (no task left): ${r.workspaces_removed.join(', ')}`);
   }

@@ -67,6 +67,8 @@ program
   .option('--no-interactive', 'never prompt: human steps wait in awaiting_human for atlas resume')
   .addOption(new Option('--agent <agent>', 'AI agent for this task (sets ai.agent)').choices(['claude', 'command']))
   .option('--model <model>', 'model passed to the agent (sets ai.model)')
+  .option('--sandbox', 'run the steps\' processes in the OS sandbox (sets execution.mode)')
+  .addOption(new Option('--local', 'run the steps\' processes on this machine, unsandboxed (sets execution.mode)').conflicts('sandbox'))
   .action(run(() => import('./commands/start.js')));
 
 program
@@ -77,6 +79,8 @@ program
   .option('--reject', 'reject the waiting step: the task fails')
   .option('--note <text>', 'tell the agent (or the history) why, e.g. what you fixed')
   .option('--no-interactive', 'never prompt')
+  .option('--sandbox', 'run the steps\' processes in the OS sandbox (sets execution.mode)')
+  .addOption(new Option('--local', 'run the steps\' processes on this machine, unsandboxed (sets execution.mode)').conflicts('sandbox'))
   .action(run(() => import('./commands/resume.js')));
 
 program
@@ -87,6 +91,8 @@ program
     new Option('--action <action>', 'take this action instead of asking').choices([...RECOVERY_ACTIONS]),
   )
   .option('--yes', 'take the recommended action without asking')
+  .option('--sandbox', 'run the steps\' processes in the OS sandbox (sets execution.mode)')
+  .addOption(new Option('--local', 'run the steps\' processes on this machine, unsandboxed (sets execution.mode)').conflicts('sandbox'))
   .action(run(() => import('./commands/recover.js')));
 
 program
@@ -201,6 +207,12 @@ claude
   .action(run(() => import('./commands/claude-uninstall.js')));
 
 program
+  .command('doctor')
+  .description('can steps run here: execution mode, sandbox readiness (bubblewrap, socat, ripgrep, a trial run) and the effective sandbox policy')
+  .option('--task <id>', 'show the policy of this task (default: the task of this directory)')
+  .action(run(() => import('./commands/doctor.js')));
+
+program
   .command('cleanup')
   .description('delete ended tasks older than their retention (hooks.retention.*), with their clean worktrees, and what killed atlas runs left behind')
   .option('--dry-run', 'change nothing; list what would be removed (ignored files included)')
@@ -246,6 +258,7 @@ program
   .option('--require-command <command>', 'require a valid receipt of exactly this command whose last run passed (repeatable)', collect)
   .option('--no-repo-policy', 'do not require the validation.commands committed in .atlas/config.yaml at the verified commit')
   .option('--allow-empty', 'accept input with no receipts (otherwise exit 1: nothing to verify)')
+  .option('--require-sandbox', 'require that every valid receipt (on --commit) was made in sandbox mode (signed execution_mode)')
   .option('--junit <file>', 'also write a JUnit XML report')
   .option('--artifacts <dir>', 'for bundles: folder holding the tasks\' artifacts/ to check output hashes against')
   .action(run(() => import('./commands/verify.js')));

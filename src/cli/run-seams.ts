@@ -4,6 +4,11 @@ import type { Config } from '../config/schema.js';
 import type { RunTaskOptions } from '../engine/contract.js';
 import type { CliContext } from './context.js';
 
+/** --sandbox / --local on start, resume and recover, as an execution.mode override. */
+export function executionModeFlag(opts: { sandbox?: boolean; local?: boolean }): 'sandbox' | 'local' | undefined {
+  return opts.sandbox ? 'sandbox' : opts.local ? 'local' : undefined;
+}
+
 export type RunSeams = Pick<RunTaskOptions, 'validationRecorder' | 'receiptStatuses' | 'lifecycle'>;
 
 /**

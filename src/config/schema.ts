@@ -25,7 +25,7 @@ export interface Config {
   };
   validation: { commands: string[]; timeout: number };
   git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
-  execution: { mode: 'local' | 'sandbox' };
+  execution: { mode: 'local' | 'sandbox'; sandbox: { allowed_domains: string[]; allow_write: string[]; deny_read: string[] } };
   sync: { store: string };
   lifecycle: { on_cold_start: string[]; on_message: string[]; on_stream_finish: string[]; on_terminate: string[]; timeout: number };
 }
@@ -82,7 +82,10 @@ export const LEAVES: readonly Leaf[] = [
   leaf('git.push', { type: 'bool' }, false, 'let git steps push'),
   leaf('git.pull_request', { type: 'bool' }, false, 'let git steps open pull requests'),
   leaf('git.pr_command', { type: 'string' }, 'gh pr create --fill --head {branch}', 'command that opens a pull request'),
-  leaf('execution.mode', { type: 'enum', values: ['local', 'sandbox'] }, 'local', 'where commands and agents run'),
+  leaf('execution.mode', { type: 'enum', values: ['local', 'sandbox'] }, 'local', 'where commands and agents run: on this machine, or in an OS sandbox (docs/execution-modes.md)'),
+  leaf('execution.sandbox.allowed_domains', { type: 'strings' }, ['api.anthropic.com', 'registry.npmjs.org'], 'hosts sandboxed steps may reach (plus the host of $ANTHROPIC_BASE_URL)'),
+  leaf('execution.sandbox.allow_write', { type: 'strings' }, [], 'extra paths sandboxed steps may write (besides the worktree, its git folders, the task temp folder)'),
+  leaf('execution.sandbox.deny_read', { type: 'strings' }, [], 'extra paths sandboxed steps may not read (besides keys, ~/.ssh, ~/.aws, ... and other tasks)'),
   leaf('sync.store', { type: 'string' }, '', 'workspace sync store: a folder path or s3:// URL (empty: off)'),
   // Lifecycle hooks (docs/lifecycle-hooks.md): run after the builtins and the template's commands.
   leaf('lifecycle.on_cold_start', { type: 'strings' }, [], 'commands run before an agent starts in a workspace (a failure stops the step)'),

@@ -2,7 +2,7 @@
 // Pure: works on receipts already checked. Only valid receipts count toward a policy, and only
 // version-2 receipts for anything their version-1 message does not sign (step name, commit).
 import type { ValidationReceipt } from './receipt.js';
-import { signsCommit } from './receipt.js';
+import { messageVersionOf, signsCommit } from './receipt.js';
 
 export interface VerifyPolicies {
   /** Each needs a passing, valid, version-2 receipt of that step. */
@@ -23,6 +23,8 @@ export interface VerifyPolicies {
   requireCommands?: RequiredCommand[];
   /** Accept input with no receipts at all (otherwise "nothing to verify" fails). */
   allowEmpty?: boolean;
+  /** Every valid receipt in scope was made in sandbox mode (version 3, execution_mode signed). */
+  requireSandbox?: boolean;
 }
 
 export interface RequiredCommand {
@@ -41,7 +43,7 @@ export interface CheckedTask {
   receipts: CheckedReceipt[];
 }
 
-export type PolicyName = 'receipts' | 'commit' | 'require-step' | 'require-command' | 'require-pass';
+export type PolicyName = 'receipts' | 'commit' | 'require-step' | 'require-command' | 'require-pass' | 'require-sandbox';
 
 export interface PolicyResult {
   policy: PolicyName;
@@ -101,6 +103,17 @@ function commandPolicy(required: RequiredCommand, scoped: ValidationReceipt[], s
   return { policy: 'require-command', name, ok: last?.exit_code === 0, detail };
 }
 
+/** Sandbox mode counts only where the receipt signs it (version 3); older receipts name no mode. */
+function sandboxPolicy(scoped: ValidationReceipt[], scopeText: string): PolicyResult {
+  const outside = scoped.filter((r) => messageVersionOf(r) < 3 || r.execution_mode !== 'sandbox');
+  const describe = (r: ValidationReceipt) => `${r.receipt_id} (${messageVersionOf(r) < 3 ? `version ${messageVersionOf(r)}: no mode signed` : r.execution_mode ?? 'no mode'})`;
+  let detail: string;
+  if (scoped.length === 0) detail = `no valid receipts${scopeText} to check`;
+  else if (outside.length === 0) detail = `all ${plural(scoped.length, 'valid receipt')}${scopeText} were made in the sandbox (signed execution_mode)`;
+  else detail = `${plural(outside.length, 'receipt')}${scopeText} not made in the sandbox: ${outside.slice(0, 5).map(describe).join(', ')}${outside.length > 5 ? ', …' : ''}`;
+  return { policy: 'require-sandbox', name: '--require-sandbox', ok: scoped.length > 0 && outside.length === 0, detail };
+}
+
 export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies): PolicyResult[] {
   const results: PolicyResult[] = [];
   const all = tasks.flatMap((t) => t.receipts);
@@ -156,6 +169,7 @@ export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies)
   }
 
   for (const required of policies.requireCommands ?? []) results.push(commandPolicy(required, scoped, scopeText));
+  if (policies.requireSandbox) results.push(sandboxPolicy(scoped, scopeText));
 
   if (policies.requirePass) {
     const failing: string[] = [];

@@ -1,15 +1,9 @@
-// Where steps run. This release runs commands and agents on this machine only; a configuration
-// that asks for a sandbox is refused rather than silently run unsandboxed.
+// Where steps run (execution.mode): on this machine, or in the OS sandbox (src/exec). Sandbox mode
+// on a machine that cannot sandbox stops here, before anything is created or run.
 import type { Config } from '../config/schema.js';
-import { AtlasError, EXIT } from '../domain/errors.js';
 
-export function assertExecutionMode(config: Config): void {
+export async function assertExecutionReady(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   if (config.execution.mode === 'local') return;
-  throw new AtlasError(
-    `execution.mode is "${config.execution.mode}", but this atlas can only run steps locally; nothing was run`,
-    {
-      exitCode: EXIT.input,
-      hint: 'set execution.mode: local (or remove it) in your config, or pass -c execution.mode=local, to run the steps on this machine',
-    },
-  );
+  const { assertSandboxReady } = await import('../exec/readiness.js');
+  await assertSandboxReady(env);
 }

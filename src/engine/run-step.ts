@@ -33,6 +33,7 @@ import {
   pausedOutcome,
   rejectedOutcome,
 } from './outcome.js';
+import type { ProcessExecutor } from '../exec/types.js';
 import type { ProcessGroups } from './processes.js';
 import { fillPlaceholders } from './prompt.js';
 import { countStepStarts, defaultRetryNote } from './retry-note.js';
@@ -47,6 +48,8 @@ export interface RunState {
   config: Config;
   reporter: Reporter;
   groups: ProcessGroups;
+  /** How the step's processes start: locally or in the task's sandbox (execution.mode). */
+  executor: ProcessExecutor;
   interrupts: InterruptWatch;
   interactive: boolean;
   validationRecorder?: ValidationRecorder | undefined;
@@ -190,6 +193,7 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     reporter,
     progress,
     groups: run.groups,
+    executor: run.executor,
     interrupts: run.interrupts,
     interactive: run.interactive,
     lifecycle: run.lifecycle,

@@ -19,7 +19,10 @@ import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import { readTask } from '../store/task-store.js';
 import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
-import { assertExecutionMode } from './execution-mode.js';
+import { createTaskExecutor, describeExecution, describeModeChange } from '../exec/task-executor.js';
+import type { TaskExecution } from '../exec/task-executor.js';
+import type { ProcessExecutor } from '../exec/types.js';
+import { assertExecutionReady } from './execution-mode.js';
 import { InterruptWatch } from './interrupts.js';
 import { completedOutcome, failedOutcome, rejectedOutcome } from './outcome.js';
 import { ProcessGroups } from './processes.js';
@@ -63,6 +66,11 @@ function assertNotRunningElsewhere(ownerPath: string, task: Task): void {
   }
 }
 
+/** <home>/workspaces/<workspace>/tasks/<id> → <home>. */
+function homeOf(taskDir: string): string {
+  return dirname(dirname(dirname(dirname(taskDir))));
+}
+
 class TaskRun implements RunState {
   readonly manager: HookManager;
   readonly task: Task;
@@ -73,17 +81,18 @@ class TaskRun implements RunState {
   readonly interrupts: InterruptWatch;
   readonly interactive: boolean;
   readonly validationRecorder: RunTaskOptions['validationRecorder'];
+  readonly executor: ProcessExecutor;
   readonly lifecycle: LifecycleRunner;
   coldStarted = false;
 
-  constructor(options: RunTaskOptions, task: Task, onForce: () => void) {
+  constructor(options: RunTaskOptions, task: Task, executor: ProcessExecutor, onForce: () => void) {
     this.task = task;
+    this.executor = executor;
     this.config = options.config;
     this.reporter = options.reporter;
     this.interactive = options.interactive;
     this.validationRecorder = options.validationRecorder;
-    // <home>/workspaces/<workspace>/tasks/<id>
-    this.home = dirname(dirname(dirname(dirname(options.ref.dir))));
+    this.home = homeOf(options.ref.dir);
     this.manager = new HookManager(options.ref, {
       maxCheckpoints: options.config.hooks.max_checkpoints,
       ...(options.receiptStatuses ? { receiptStatuses: options.receiptStatuses } : {}),
@@ -184,7 +193,8 @@ class TaskRun implements RunState {
 }
 
 export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
-  assertExecutionMode(options.config);
+  // Sandbox mode without a usable sandbox stops before the task is claimed or anything runs.
+  await assertExecutionReady(options.config);
   const files = taskFiles(options.ref.dir);
   const task = readTask(options.ref.dir);
   // Check and claim under one lock: two `atlas resume` racing cannot both run the task.
@@ -195,7 +205,14 @@ export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
       staleThresholdMs: options.config.hooks.stale_threshold,
     });
   });
-  const run = new TaskRun(options, task, () => {
+  let execution: TaskExecution;
+  try {
+    execution = await createTaskExecutor({ task, taskDir: options.ref.dir, home: homeOf(options.ref.dir), config: options.config });
+  } catch (error) {
+    heartbeat.stop();
+    throw error;
+  }
+  const run = new TaskRun(options, task, execution.executor, () => {
     // Second Ctrl+C: leave now. The hook may still say step_running; `atlas recover` sorts it out.
     // owner.json stays: it names this process, which is about to be gone, so the task is judged
     // crashed at once (without it, recovery would wait out the grace for an ownerless hook).
@@ -209,6 +226,8 @@ export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
   run.interrupts.install();
   try {
     options.reporter.taskStarted({ taskId: task.id, description: task.description, worktree: task.worktree, branch: task.branch, steps: task.steps.length });
+    const sandboxed = describeExecution(execution.record) ?? describeModeChange(execution);
+    if (sandboxed) options.reporter.note(sandboxed);
     let outcome: TaskOutcome;
     let terminatedElsewhere = false;
     try {
@@ -235,5 +254,6 @@ export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
     run.interrupts.uninstall();
     run.groups.terminateAll();
     heartbeat.stop();
+    await execution.release();
   }
 }

@@ -26,6 +26,8 @@ import { finalizeRunningConversations } from '../conversation/finalize.js';
 import type { ConversationRecord } from '../domain/conversation.js';
 import { initialHook } from './initial-hook.js';
 import { stopLeftoverProcesses } from './leftovers.js';
+import { sweepLitter } from '../exec/sandbox/litter.js';
+import type { LitterSweep } from '../exec/sandbox/litter.js';
 import { takeOwnership } from './ownership.js';
 
 export interface Diagnosis {
@@ -53,6 +55,8 @@ export interface Diagnosis {
   ownership: Ownership;
   /** Process groups the crashed run left running, stopped before diagnosing (leader pids). */
   stoppedProcesses: number[];
+  /** What a killed sandboxed run left (stubs in the worktree, bridge sockets, socat), removed before diagnosing. */
+  sandboxLitter?: LitterSweep;
   /** Agent conversations the dead run left `running`, now closed as interrupted with a partial ledger row. */
   finalizedConversations: ConversationRecord[];
 }
@@ -216,6 +220,8 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
   requireDeadOwner(before, prior, nowMs(), options.graceMs);
   // Before anything looks at the tree: whatever the dead run left running must stop changing it.
   const stoppedProcesses = prior.status === 'gone' ? await stopLeftoverProcesses(prior.owner) : [];
+  // Once nothing of the dead run holds its mounts: the sandbox's stubs are not the agent's work.
+  const sandboxLitter = await sweepLitter(ref.dir);
 
   const worktreePresent = existsSync(task.worktree);
   const beforePos = stepPosition(before, task.steps);
@@ -251,6 +257,7 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
         liveness: livenessReason,
         previous_owner: previousOwner ? ownerSummary(previousOwner) : null,
         ...(stoppedProcesses.length > 0 ? { stopped_processes: stoppedProcesses } : {}),
+        ...(sandboxLitter ? { sandbox_litter: sandboxLitter } : {}),
       };
       // A current_step left over from a finished step is not the step the crash cut off.
       const stepName = pos.kind === 'in_step' ? { stepName: pos.step.step_name } : {};
@@ -307,6 +314,7 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
     };
     if (pausedBy !== undefined) diagnosis.pausedBy = pausedBy;
     if (previousOwner) diagnosis.previousOwner = previousOwner;
+    if (sandboxLitter) diagnosis.sandboxLitter = sandboxLitter;
     return diagnosis;
   } catch (error) {
     (ownership as Ownership | undefined)?.release();

@@ -98,6 +98,7 @@ export function summarizeDiagnosis(d: Diagnosis): DiagnosisSummary {
     last_seen_at: d.lastSeenAt,
     previous_owner: d.previousOwner ? { pid: d.previousOwner.pid, host: d.previousOwner.host, heartbeat_at: d.previousOwner.heartbeat_at } : null,
     stopped_processes: d.stoppedProcesses,
+    ...(d.sandboxLitter ? { sandbox_litter: d.sandboxLitter } : {}),
     state_before: d.recovery.last_known_state,
     step: step ? { name: step.step_name, index: step.step_index, attempt: step.attempt, max_attempts: step.max_attempts, started_at: step.started_at } : null,
     next_step: next,

@@ -1,6 +1,7 @@
 // Text for people: the diagnosis shown before choosing an action, the result after, the list of
 // crashed tasks, and the warning `atlas start` prints. Pure string building (no prompts, no git),
 // so `atlas status` and `atlas start` can load it cheaply.
+import { describeSweep } from '../exec/sandbox/litter-text.js';
 import { formatDuration } from '../domain/duration.js';
 import type { RecoveryAction } from '../domain/recovery-context.js';
 import type { ActionOption } from './actions.js';
@@ -73,6 +74,7 @@ export function renderDiagnosis(d: Diagnosis, now = Date.now()): string {
     const n = d.stoppedProcesses.length;
     lines.push(row('Left running', `stopped ${n} process group${n === 1 ? '' : 's'} the crashed run had started (pid ${d.stoppedProcesses.join(', ')}), so nothing else changes the tree`));
   }
+  if (d.sandboxLitter) lines.push(row('Sandbox litter', `removed ${describeSweep(d.sandboxLitter, d.task.worktree) || 'nothing (none was left)'}`));
   lines.push(row('State', `${r.last_known_state}${r.last_known_state !== d.hook.state ? ` (now ${d.hook.state})` : ''}`));
   const pos = d.position;
   if (pos.kind === 'in_step') {

@@ -8,12 +8,15 @@ import type { TaskRef } from '../../store/task-store.js';
 import type { CliContext } from '../context.js';
 import { canPrompt } from '../interactive.js';
 import { createReporter } from '../progress/create-reporter.js';
-import { runSeams } from '../run-seams.js';
+import { executionModeFlag, runSeams } from '../run-seams.js';
 
 export interface RecoverOptions {
   task?: string;
   action?: string;
   yes?: boolean;
+  /** --sandbox / --local: execution.mode for this run. */
+  sandbox?: boolean;
+  local?: boolean;
 }
 
 export default async function recover(ctx: CliContext, opts: RecoverOptions): Promise<number> {
@@ -34,7 +37,7 @@ export default async function recover(ctx: CliContext, opts: RecoverOptions): Pr
       cwd: ctx.cwd,
       out: ctx.out,
       interactive,
-      config: (repoRoot) => ctx.config(repoRoot),
+      config: (repoRoot) => ctx.config(repoRoot, { 'execution.mode': executionModeFlag(opts) }),
       hookManager: (ref, repoRoot) => ctx.hookManager(ref, repoRoot),
       resume,
     },

@@ -10,11 +10,11 @@ import { taskFiles } from '../../store/paths.js';
 import type { CliContext } from '../context.js';
 import { canPrompt } from '../interactive.js';
 import { createReporter } from '../progress/create-reporter.js';
-import { runSeams } from '../run-seams.js';
+import { executionModeFlag, runSeams } from '../run-seams.js';
 
 export default async function resume(
   ctx: CliContext,
-  opts: { task?: string; approve?: boolean; reject?: boolean; note?: string; interactive?: boolean },
+  opts: { task?: string; approve?: boolean; reject?: boolean; note?: string; interactive?: boolean; sandbox?: boolean; local?: boolean },
 ): Promise<number> {
   const { ref, task } = requireTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home });
   const files = taskFiles(ref.dir);
@@ -44,7 +44,7 @@ export default async function resume(
     ctx.out.result({ task_id: task.id, state: hook.state, exit_code: EXIT.waiting, message: plan.message }, () => `atlas: ${plan.message}`);
     return EXIT.waiting;
   }
-  const config = await ctx.config(task.repo_root);
+  const config = await ctx.config(task.repo_root, { 'execution.mode': executionModeFlag(opts) });
   const reporter = createReporter({ json: ctx.out.json });
   process.stderr.write(`atlas: resuming ${task.id}: ${plan.what}\n`);
   const outcome = await runTask({ ref, config, reporter, interactive, entry: plan.entry, ...(await runSeams(ctx, config)) });

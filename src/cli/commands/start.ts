@@ -1,6 +1,6 @@
 // atlas start <template> [description] [--in-place] [--workspace NAME] [--no-interactive] [--agent A] [--model M]
 import { createTask } from '../../engine/create-task.js';
-import { assertExecutionMode } from '../../engine/execution-mode.js';
+import { assertExecutionReady } from '../../engine/execution-mode.js';
 import { initializeHome } from '../../engine/init-home.js';
 import { runTask } from '../../engine/run-task.js';
 import { locateWorktree } from '../../git/locate.js';
@@ -11,7 +11,7 @@ import { loadTemplate } from '../../templates/search.js';
 import type { CliContext } from '../context.js';
 import { canPrompt } from '../interactive.js';
 import { createReporter } from '../progress/create-reporter.js';
-import { runSeams } from '../run-seams.js';
+import { executionModeFlag, runSeams } from '../run-seams.js';
 
 export interface StartOptions {
   inPlace?: boolean;
@@ -19,6 +19,9 @@ export interface StartOptions {
   interactive?: boolean;
   agent?: string;
   model?: string;
+  /** --sandbox / --local: execution.mode for this run. */
+  sandbox?: boolean;
+  local?: boolean;
 }
 
 export default async function start(ctx: CliContext, templateName: string, description: string | undefined, opts: StartOptions): Promise<number> {
@@ -28,10 +31,10 @@ export default async function start(ctx: CliContext, templateName: string, descr
   // A crashed task here is easy to forget once a new one starts: say so, and how to recover it.
   const crashed = repoRoot ? crashedTasksWarning(findCrashedTasks({ home: ctx.home, repoRoot })) : undefined;
   if (crashed) ctx.out.warn(crashed);
-  const config = await ctx.config(repoRoot, { 'ai.agent': opts.agent, 'ai.model': opts.model });
+  const config = await ctx.config(repoRoot, { 'ai.agent': opts.agent, 'ai.model': opts.model, 'execution.mode': executionModeFlag(opts) });
   // Before anything is created: a setting atlas cannot honour, or a key it must refuse (wrong
   // permissions), stops the start here.
-  assertExecutionMode(config);
+  await assertExecutionReady(config);
   await ctx.ensureSigningKey(config, (line) => process.stderr.write(`atlas: ${line}\n`));
   const { template } = await loadTemplate(templateName, { repoRoot, home: ctx.home, dirs: config.templates.dirs, cwd: ctx.cwd });
   const { ref, task } = await createTask({

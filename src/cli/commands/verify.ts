@@ -26,6 +26,7 @@ interface VerifyOptions {
   /** false with --no-repo-policy. */
   repoPolicy?: boolean;
   allowEmpty?: boolean;
+  requireSandbox?: boolean;
 }
 
 /** The commit whose .atlas/config.yaml sets the repository's policy: --commit's, else HEAD here. */
@@ -68,6 +69,7 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
     requirePass: Boolean(opts.requirePass),
     requireCommands,
     allowEmpty: Boolean(opts.allowEmpty),
+    requireSandbox: Boolean(opts.requireSandbox),
   };
   if (commit !== undefined) {
     policies.commit = commit;

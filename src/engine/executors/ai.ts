@@ -130,6 +130,7 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
         ai,
         allowedTools,
         groups: ctx.groups,
+        executor: ctx.executor,
         onOutput: (text, stream) => ctx.reporter.output(text, stream),
         onUpdate: (u) => {
           try {

@@ -4,6 +4,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { formatDuration } from '../../domain/duration.js';
 import type { CommandStep } from '../../domain/template.js';
 import { runProcess } from '../processes.js';
+import type { ProcessExecutor } from '../../exec/types.js';
 import type { RunProcessResult } from '../processes.js';
 import type { StepResult, StepRunContext } from './types.js';
 
@@ -11,7 +12,7 @@ import type { StepResult, StepRunContext } from './types.js';
 export async function runStreamed(
   ctx: StepRunContext,
   command: string,
-  options: { timeoutMs?: number | undefined; capture?: boolean },
+  options: { timeoutMs?: number | undefined; capture?: boolean; executor?: ProcessExecutor },
 ): Promise<RunProcessResult> {
   const out = new StringDecoder('utf8');
   const err = new StringDecoder('utf8');
@@ -28,6 +29,7 @@ export async function runStreamed(
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     capture: options.capture ?? false,
     groups: ctx.groups,
+    executor: options.executor ?? ctx.executor,
     onStdout: (chunk) => emit(out.write(chunk), 'stdout'),
     onStderr: (chunk) => emit(err.write(chunk), 'stderr'),
   });
@@ -39,7 +41,7 @@ export async function runStreamed(
 export function describeExit(command: string, result: RunProcessResult, timeoutMs?: number): string {
   if (result.timedOut) return `\`${command}\` did not finish within ${formatDuration(timeoutMs ?? 0)} and was stopped`;
   if (result.signal) return `\`${command}\` was killed by ${result.signal}`;
-  return `\`${command}\` exited with code ${result.exitCode}`;
+  return `\`${command}\` exited with code ${result.exitCode}${result.sandboxNote ? ` (${result.sandboxNote})` : ''}`;
 }
 
 export async function runCommandStep(ctx: StepRunContext<CommandStep>): Promise<StepResult> {

@@ -2,6 +2,7 @@
 // to commit), push (only with git.push), pr (only with git.pull_request, via git.pr_command).
 import type { GitStep } from '../../domain/template.js';
 import { createCheckpoint } from '../../hook/checkpoint.js';
+import { localExecutor } from '../../exec/local.js';
 import { shellQuote } from '../processes.js';
 import { describeExit, runStreamed } from './command.js';
 import type { StepResult, StepRunContext } from './types.js';
@@ -74,7 +75,8 @@ async function pullRequest(ctx: StepRunContext<GitStep>): Promise<StepResult> {
   const command = ctx.config.git.pr_command.split('{branch}').join(shellQuote(ctx.task.branch));
   ctx.progress.setWorkingOn(`opening a pull request: ${command}`);
   ctx.reporter.note(`$ ${command}`);
-  const result = await runStreamed(ctx, command, { capture: true, timeoutMs: ctx.step.timeout_ms });
+  // atlas's own git work runs outside the sandbox: it needs the user's credentials (gh, ssh).
+  const result = await runStreamed(ctx, command, { capture: true, timeoutMs: ctx.step.timeout_ms, executor: localExecutor });
   if (ctx.interrupts.signal) return { status: 'failed', error: 'interrupted while opening the pull request' };
   if (result.exitCode !== 0) return { status: 'failed', error: `${describeExit(command, result, ctx.step.timeout_ms)} (git.pr_command)` };
   const url = /https?:\/\/\S+/.exec(result.stdout.toString('utf8'))?.[0];

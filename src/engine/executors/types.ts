@@ -7,6 +7,7 @@ import type { HookManager } from '../../hook/manager.js';
 import type { LifecycleBus } from '../../lifecycle/types.js';
 import type { Reporter } from '../contract.js';
 import type { InterruptWatch } from '../interrupts.js';
+import type { ProcessExecutor } from '../../exec/types.js';
 import type { ProcessGroups } from '../processes.js';
 import type { StepProgress } from '../step-progress.js';
 import type { ValidationRecorder } from '../validation-recorder.js';
@@ -24,6 +25,8 @@ export interface StepRunContext<S extends StepDefinition = StepDefinition> {
   reporter: Reporter;
   progress: StepProgress;
   groups: ProcessGroups;
+  /** Starts the step's processes (local or sandboxed): pass it to every runProcess. */
+  executor: ProcessExecutor;
   interrupts: InterruptWatch;
   interactive: boolean;
   /** Environment for the step's processes (process env plus ATLAS_TASK_ID, ATLAS_STEP, ...). */

@@ -49,7 +49,7 @@ export async function runValidationStep(ctx: StepRunContext<ValidationStep>): Pr
       executable: commandExecutable(command, { cwd: ctx.task.worktree, env: ctx.env }),
       // Steps run on this machine only (execution-mode.ts refuses anything else); a sandboxed
       // runner (issue 12) sets 'sandbox' here.
-      executionMode: 'local',
+      executionMode: ctx.executor.mode,
       stepName: ctx.step.name,
       stepIndex: ctx.index,
       command,

@@ -1,0 +1,114 @@
+// The sandboxed executor: each process of a step runs inside the OS sandbox with the task's
+// policy. The command is the same as in local mode (shell commands still run under /bin/sh, in
+// the worktree, with the step's environment); only TMPDIR points at the task's own temp folder.
+import { mkdirSync } from 'node:fs';
+import { shellQuote } from '../run-process.js';
+import type { Launch, LaunchSpec, ProcessExecutor } from '../types.js';
+import { absentStubPaths, emptyMountDirs, recordLitter, removeStubs } from './litter.js';
+import type { SandboxPolicy } from './policy.js';
+import { bridgeSockets, commandFinished, wrapCommand } from './runtime.js';
+
+const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/;
+/** The library's NO_PROXY without loopback, for tasks that allow a service on this host's loopback. */
+const NO_PROXY_WITHOUT_LOOPBACK = '169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16';
+
+/** The command line run inside the sandbox. */
+export function innerCommand(spec: Pick<LaunchSpec, 'command' | 'args' | 'shell'>, policy: SandboxPolicy): string {
+  const tmp = shellQuote(policy.tmpdir);
+  const lines = ['unset ATLAS_SANDBOX_COMMAND', `export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`];
+  // Inside the sandbox loopback is the sandbox's own: an allowed loopback host (a local model API,
+  // a test server) is this machine's, reachable only through the proxy.
+  if (policy.allowed_domains.some((d) => LOOPBACK.test(d))) lines.push(`export NO_PROXY=${NO_PROXY_WITHOUT_LOOPBACK} no_proxy=${NO_PROXY_WITHOUT_LOOPBACK}`);
+  // The library starts the in-sandbox end of the proxy bridge in the background, just before the
+  // command: a client that connects at once can find nothing listening yet. Wait for it (bash,
+  // which the library runs this with; at most about a second).
+  if (policy.allowed_domains.length > 0 && process.platform === 'linux') {
+    lines.push('if [ -n "$BASH_VERSION" ]; then i=0; while [ $i -lt 100 ] && ! (: </dev/tcp/127.0.0.1/3128) 2>/dev/null; do sleep 0.01; i=$((i+1)); done; fi');
+  }
+  lines.push(spec.shell ? `exec /bin/sh -c ${shellQuote(spec.command)}` : `exec ${[spec.command, ...spec.args].map(shellQuote).join(' ')}`);
+  return lines.join('\n');
+}
+
+const WRITE_DENIED = /Read-only file system|Operation not permitted|EROFS|EPERM/;
+const NETWORK_DENIED = /blocked-by-sandbox-runtime|not allowed by ruleset|Could not resolve host|name resolution|EAI_AGAIN|ENOTFOUND|403 Forbidden|Connection refused|ECONNREFUSED/;
+
+/** A failure's stderr read against the policy: which rule refused it, and where to change it. */
+export function explainDenial(stderr: string, policy: SandboxPolicy): string | undefined {
+  const notes: string[] = [];
+  const readPath = policy.deny_read.find((p) => stderr.includes(p));
+  if (readPath) notes.push(`${readPath} is unreadable in the sandbox (execution.sandbox.deny_read and atlas's built-in list)`);
+  if (WRITE_DENIED.test(stderr)) {
+    notes.push(`writes are allowed only in ${policy.allow_write.join(', ')} (add a path with execution.sandbox.allow_write)`);
+  }
+  if (NETWORK_DENIED.test(stderr)) {
+    const allowed = policy.allowed_domains.length ? policy.allowed_domains.join(', ') : 'no host';
+    notes.push(`network access is limited to ${allowed} (execution.sandbox.allowed_domains)`);
+  }
+  if (notes.length === 0) return undefined;
+  return `sandbox policy: ${notes.join('; ')}; see \`atlas doctor\` and docs/execution-modes.md`;
+}
+
+/**
+ * How long one wrap is reused. Wrapping scans the worktree (ripgrep) for files the sandbox must
+ * protect and costs more than running the command, so a run's commands share one wrapped runner
+ * that takes the command from the environment; it is redone when the worktree's protected paths
+ * change (one appeared or went) and at least this often, so later files are protected too.
+ */
+export const REWRAP_MS = 30_000;
+
+interface Wrap {
+  runner: string;
+  /** Protected paths absent at wrap time: bubblewrap creates a stub at each while a command runs. */
+  stubs: string[];
+  key: string;
+  at: number;
+}
+
+export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): ProcessExecutor {
+  let counter = 0;
+  let running = 0;
+  let wrap: Wrap | undefined;
+
+  async function currentWrap(): Promise<Wrap> {
+    // While a command runs its stubs exist: the absent set is only known between commands.
+    if (wrap && running > 0) return wrap;
+    const stubs = await absentStubPaths(policy.worktree);
+    const key = stubs.join('\0');
+    if (wrap && wrap.key === key && Date.now() - wrap.at < REWRAP_MS) return wrap;
+    if (wrap) commandFinished();
+    const tempBefore = new Set(emptyMountDirs());
+    const runner = await wrapCommand(policy, 'eval "$ATLAS_SANDBOX_COMMAND"', `atlas-${process.pid}-${++counter}`);
+    // Recorded before any command starts: a SIGKILL from here on leaves only what this names.
+    recordLitter(taskDir, { worktree: policy.worktree, stubs, sockets: bridgeSockets(), temp_dirs: emptyMountDirs().filter((d) => !tempBefore.has(d)) });
+    wrap = { runner, stubs, key, at: Date.now() };
+    return wrap;
+  }
+
+  return {
+    mode: 'sandbox',
+    async prepare(spec: LaunchSpec): Promise<Launch> {
+      mkdirSync(policy.tmpdir, { recursive: true, mode: 0o700 });
+      const current = await currentWrap();
+      running++;
+      let done = false;
+      return {
+        command: '/bin/sh',
+        args: ['-c', current.runner],
+        shell: false,
+        env: { ...spec.env, ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
+        finished: () => {
+          if (done) return;
+          done = true;
+          running--;
+          // Removing a stub while another sandbox still uses it would lift its mount there.
+          if (running === 0) removeStubs(current.stubs);
+        },
+        explain: (stderr) => explainDenial(stderr, policy),
+      };
+    },
+    async close(): Promise<void> {
+      if (wrap) commandFinished();
+      wrap = undefined;
+    },
+  };
+}

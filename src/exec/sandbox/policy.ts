@@ -1,0 +1,165 @@
+// The sandbox policy of one task: where its processes may write, what they may not read, which
+// hosts they may reach. Built from the task, its git folders and configuration; recorded in the
+// task folder (execution.json) and shown by `atlas doctor`.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { Config } from '../../config/schema.js';
+import { commonGitDir } from '../../git/common-dir.js';
+import { realpath } from '../../git/locate.js';
+import { homePaths } from '../../store/paths.js';
+
+export interface SandboxPolicy {
+  /** The task's working tree: the sandboxed processes' cwd. */
+  worktree: string;
+  /** TMPDIR inside the sandbox: a folder of this task's own. */
+  tmpdir: string;
+  /** Writable (everything else is read-only). */
+  allow_write: string[];
+  /** Read-only even inside allow_write. */
+  deny_write: string[];
+  /** Unreadable (they appear empty inside the sandbox). */
+  deny_read: string[];
+  /** Hosts reachable through the sandbox's proxy; nothing else is. */
+  allowed_domains: string[];
+}
+
+/** Secrets of the usual command-line tools, relative to the home folder. */
+export const SECRET_PATHS = [
+  '.ssh',
+  '.aws',
+  '.gnupg',
+  '.config/gcloud',
+  '.azure',
+  '.kube',
+  '.docker/config.json',
+  '.config/gh',
+  '.netrc',
+  '.git-credentials',
+  '.oci',
+  '.config/doctl',
+] as const;
+
+export interface PolicyInput {
+  task: { id: string; worktree: string; workspace_id: string };
+  /** The task's folder under $ATLAS_HOME (its tmp/ is the sandbox's TMPDIR). */
+  taskDir: string;
+  home: string;
+  config: Config;
+  /** Worktrees of the other tasks atlas knows. */
+  otherWorktrees: readonly string[];
+  env?: NodeJS.ProcessEnv;
+  userHome?: string;
+}
+
+/** The git folders a commit in `worktree` writes, when they lie outside it (a linked worktree). */
+export function gitWritePaths(worktree: string): string[] {
+  const dotGit = join(worktree, '.git');
+  let text: string;
+  try {
+    if (statSync(dotGit).isDirectory()) return [];
+    text = readFileSync(dotGit, 'utf8');
+  } catch {
+    return [];
+  }
+  const match = /^gitdir:\s*(.+)$/m.exec(text);
+  if (!match) return [];
+  const gitDir = realpath(isAbsolute(match[1]!.trim()) ? match[1]!.trim() : resolve(worktree, match[1]!.trim()));
+  const common = commonGitDir(gitDir);
+  // objects and refs (with their logs) are shared; HEAD, index and the worktree's own reflog live
+  // in worktrees/<name>. The common config and hooks stay read-only: code that runs outside.
+  return [join(common, 'objects'), join(common, 'refs'), join(common, 'logs'), gitDir];
+}
+
+function expandHome(path: string, userHome: string): string {
+  if (path === '~') return userHome;
+  return path.startsWith('~/') ? join(userHome, path.slice(2)) : resolve(path);
+}
+
+/**
+ * Paths in the worktree atlas itself keeps read-only: in a task that runs in the repository itself
+ * (in place), `.atlas/` holds the configuration atlas reads for later runs (lifecycle hook
+ * commands, git.pr_command run outside the sandbox): a sandboxed step must not rewrite it.
+ */
+export function atlasProtectedPaths(worktree: string): string[] {
+  try {
+    return statSync(join(worktree, '.git')).isDirectory() ? [join(worktree, '.atlas')] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** `inner` is `outer` or lies inside it. */
+export function isInside(inner: string, outer: string): boolean {
+  const rel = relative(outer, inner);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(`..${sep}`));
+}
+
+/** The model API host from ANTHROPIC_BASE_URL (host:port when it names a port), if set. */
+function modelApiHost(env: NodeJS.ProcessEnv): string | undefined {
+  const url = env['ANTHROPIC_BASE_URL'];
+  if (!url) return undefined;
+  try {
+    const parsed = new URL(url);
+    return parsed.port ? `${parsed.hostname}:${parsed.port}` : parsed.hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Claude Code keeps its sessions, todos and settings in its config folder ($CLAUDE_CONFIG_DIR or
+ * ~/.claude, and ~/.claude.json): an `ai` step with agent claude cannot run without writing there.
+ * Its settings files stay read-only (hooks there would run outside the sandbox later).
+ */
+export function agentStatePaths(config: Config, env: NodeJS.ProcessEnv, userHome: string): { write: string[]; denyWrite: string[] } {
+  if (config.ai.agent !== 'claude') return { write: [], denyWrite: [] };
+  const configDir = env['CLAUDE_CONFIG_DIR'] ? resolve(env['CLAUDE_CONFIG_DIR']) : join(userHome, '.claude');
+  const write = [configDir, ...(env['CLAUDE_CONFIG_DIR'] ? [] : [join(userHome, '.claude.json')])];
+  // Only existing ones: the sandbox would create a stub for an absent path.
+  const denyWrite = ['settings.json', 'settings.local.json'].map((f) => join(configDir, f)).filter((p) => existsSync(p));
+  return { write: write.filter((p) => existsSync(p)), denyWrite };
+}
+
+function unique(items: string[]): string[] {
+  return [...new Set(items)];
+}
+
+export function buildPolicy(input: PolicyInput): SandboxPolicy {
+  const userHome = input.userHome ?? homedir();
+  const env = input.env ?? process.env;
+  const sandbox = input.config.execution.sandbox;
+  const worktree = realpath(input.task.worktree);
+  const tmpdir = join(input.taskDir, 'tmp');
+  const agent = agentStatePaths(input.config, env, userHome);
+  const allowWrite = unique([worktree, ...gitWritePaths(worktree), tmpdir, ...agent.write, ...sandbox.allow_write.map((p) => expandHome(p, userHome))]);
+  // What this task needs is never denied, even when it lies inside another task's folder (an
+  // in-place task in the repository whose .git this task's commits write to).
+  const needed = [worktree, ...allowWrite];
+  const others = input.otherWorktrees.map((w) => resolve(w)).filter((w) => !needed.some((n) => isInside(n, w)) && !isInside(w, worktree));
+  const ownWorkspace = join(homePaths(input.home).workspacesDir, input.task.workspace_id);
+  const otherWorkspaces = listDirs(homePaths(input.home).workspacesDir).filter((w) => w !== ownWorkspace && !needed.some((n) => isInside(n, w)));
+  const denyRead = unique([
+    homePaths(input.home).keysDir,
+    ...SECRET_PATHS.map((p) => join(userHome, p)),
+    ...otherWorkspaces,
+    ...others.filter((w) => !otherWorkspaces.some((ws) => isInside(w, ws))),
+    ...sandbox.deny_read.map((p) => expandHome(p, userHome)),
+  ]);
+  const api = modelApiHost(env);
+  return {
+    worktree,
+    tmpdir,
+    allow_write: allowWrite,
+    deny_write: [...atlasProtectedPaths(worktree), ...agent.denyWrite],
+    deny_read: denyRead,
+    allowed_domains: unique([...sandbox.allowed_domains, ...(api ? [api] : [])]),
+  };
+}
+
+function listDirs(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => join(dir, d.name));
+}

@@ -1,0 +1,38 @@
+// Seed 002's executor interface: one seam decides how a step's processes start. The local
+// executor starts them as they are; the sandboxed one wraps each in an OS sandbox. Step executors
+// and agent runners hand their processes to runProcess with the step's executor and never ask
+// which one it is.
+
+// The mode is signed into receipts (message version 3): one definition, in the domain.
+import type { ExecutionMode } from '../domain/receipt.js';
+
+export type { ExecutionMode };
+
+/** A process as a step asks for it. */
+export interface LaunchSpec {
+  /** The program, or with `shell` the whole command line for /bin/sh -c. */
+  command: string;
+  args: string[];
+  shell: boolean;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** The process as it will really be started. */
+export interface Launch {
+  command: string;
+  args: string[];
+  shell: boolean;
+  env: NodeJS.ProcessEnv;
+  /** Called once when the process has ended (the sandbox removes its mount points). */
+  finished(): void;
+  /** Explains a failure in terms of the sandbox policy (stderr of a failed command), if it applies. */
+  explain?(stderr: string): string | undefined;
+}
+
+export interface ProcessExecutor {
+  readonly mode: ExecutionMode;
+  prepare(spec: LaunchSpec): Promise<Launch>;
+  /** The run has ended: release what the executor holds. */
+  close?(): Promise<void>;
+}
