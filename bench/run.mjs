@@ -15,6 +15,7 @@ const benches = [
   ['lifecycle hooks and conversation readers (issue 9)', 'lifecycle.mjs'],
   ['atlas serve: start-up, first byte, 10 and 50 concurrent conversations (issue 13)', 'server.mjs'],
   ['workspace sync against a local S3 server, with rclone and aws s3 sync (issue 10)', 'sync.mjs'],
+  ['claude-hook per event vs node -e 0 (issue 11)', 'claude-hook.mjs'],
 ];
 
 console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);

@@ -5,10 +5,7 @@ import { readFileSync, rmSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-await build({
-  // verify-worker: worker threads of `atlas verify` for large inputs (src/receipts/check-sets.ts).
-  entryPoints: { cli: 'src/cli/main.ts', 'verify-worker': 'src/receipts/verify-worker.ts' },
-  outdir: 'dist',
+const common = {
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -25,4 +22,9 @@ await build({
   // files: it stays in node_modules, loaded only in sandbox mode.
   external: ['@anthropic-ai/sandbox-runtime'],
   logLevel: 'warning',
-});
+};
+// verify-worker: worker threads of `atlas verify` for large inputs (src/receipts/check-sets.ts).
+await build({ ...common, entryPoints: { cli: 'src/cli/main.ts', 'verify-worker': 'src/receipts/verify-worker.ts' }, outdir: 'dist' });
+// `atlas claude-hook` runs on every Claude Code tool call: one CommonJS file of its own, which Node
+// loads without the ES module loader (bin/claude-hook.cjs; bench/claude-hook.mjs measures it).
+await build({ ...common, splitting: false, format: 'cjs', banner: {}, entryPoints: ['src/integrations/claude/main.ts'], outfile: 'dist/claude-hook.cjs' });

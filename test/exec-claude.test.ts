@@ -38,7 +38,9 @@ describe.skipIf(skipSandbox)('Claude Code in the sandbox', { timeout: 120_000 },
     const sent = JSON.stringify(fake.requests.map((r) => r.body));
     expect(sent).toContain('toolu_b');
     expect(sent).not.toContain(key);
-    expect(sent).toMatch(/master\.key: No such file or directory/);
+    // Refused twice over: atlas's Claude Code guard (docs/claude-code.md) answers first when it sees
+    // the path; otherwise the sandbox hides the file.
+    expect(sent).toMatch(/master\.key: No such file or directory|atlas guard: this command names atlas's signing keys/);
     expect(existsSync(join(tree, '.bashrc'))).toBe(false);
   });
 });

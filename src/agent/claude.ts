@@ -4,6 +4,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { formatDuration } from '../domain/duration.js';
 import { realpath } from '../git/locate.js';
 import { runProcess } from '../engine/processes.js';
+import { claudeHookArgs } from '../integrations/claude/launch.js';
 import { ClaudeStreamParser } from './claude-stream.js';
 import type { AgentUpdate, TokenUsage } from './claude-stream.js';
 import { configurationError } from './config-errors.js';
@@ -74,7 +75,7 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
   const promptOnStdin = Buffer.byteLength(input.prompt) > MAX_PROMPT_ARG_BYTES;
   const run = await runProcess({
     command: claude,
-    args: claudeArgs(input, { promptOnStdin }),
+    args: [...claudeArgs(input, { promptOnStdin }), ...claudeHookArgs()],
     ...(promptOnStdin ? { input: input.prompt } : {}),
     cwd: input.cwd,
     env: input.env,

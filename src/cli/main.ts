@@ -186,6 +186,27 @@ program
   .option('--attempt <n>', 'only this attempt of the step')
   .action(run(() => import('./commands/conversation.js')));
 
+// Claude Code integration (docs/claude-code.md). bin/atlas.js runs `claude-hook` from its own
+// small entry before this parser loads; this registration serves `node dist/cli.js` and help.
+program
+  .command('claude-hook')
+  .description('handle one Claude Code hook event (JSON on stdin); Claude Code runs it, see `atlas claude install`')
+  .action(async () => {
+    const { runClaudeHook } = await import('../integrations/claude/entry.js');
+    process.exitCode = await runClaudeHook();
+  });
+const claude = program.command('claude').description('Claude Code integration: atlas as the hook command of your own Claude Code sessions');
+claude
+  .command('install')
+  .description('add atlas\'s hook handlers to a Claude Code settings file (every other key and hook kept byte for byte; safe to run again)')
+  .addOption(new Option('--scope <scope>', 'project: .claude/settings.json, local: .claude/settings.local.json, user: ~/.claude/settings.json').choices(['project', 'local', 'user']).default('project'))
+  .action(run(() => import('./commands/claude-install.js')));
+claude
+  .command('uninstall')
+  .description('remove exactly what `atlas claude install` added')
+  .addOption(new Option('--scope <scope>', 'the settings file install wrote').choices(['project', 'local', 'user']).default('project'))
+  .action(run(() => import('./commands/claude-uninstall.js')));
+
 program
   .command('doctor')
   .description('can steps run here: execution mode, sandbox readiness (bubblewrap, socat, ripgrep, a trial run) and the effective sandbox policy')
