@@ -21,7 +21,7 @@ describe.skipIf(skipSandbox)('Claude Code in the sandbox', { timeout: 120_000 },
     const keyPath = join(home, 'keys', 'master.key');
     fake = await startFakeAnthropic([
       { text: 'Writing the file.', toolUses: [{ id: 'toolu_w', name: 'Write', input: { file_path: 'NOTES.md', content: 'written in the sandbox\n' } }] },
-      { text: 'Reading the key.', toolUses: [{ id: 'toolu_b', name: 'Bash', input: { command: `cat ${keyPath}`, description: 'read key' } }] },
+      { text: 'Reading the key.', toolUses: [{ id: 'toolu_b', name: 'Bash', input: { command: `cat ${home}/ke""ys/mas""ter.key`, description: 'read key' } }] },
       { text: 'Done.' },
     ]);
     const repo = repoWithTemplate('  - name: implement\n    type: ai\n    prompt: "Do {{description}}"\n');
@@ -38,9 +38,10 @@ describe.skipIf(skipSandbox)('Claude Code in the sandbox', { timeout: 120_000 },
     const sent = JSON.stringify(fake.requests.map((r) => r.body));
     expect(sent).toContain('toolu_b');
     expect(sent).not.toContain(key);
-    // Refused twice over: atlas's Claude Code guard (docs/claude-code.md) answers first when it sees
-    // the path; otherwise the sandbox hides the file.
-    expect(sent).toMatch(/master\.key: No such file or directory|atlas guard: this command names atlas's signing keys/);
+    // The command spells the path so that atlas's Claude Code guard (docs/claude-code.md) does not
+    // recognise it: what refuses the read here is the sandbox, which hides the file.
+    expect(sent).not.toContain('atlas guard');
+    expect(sent).toMatch(/master\.key: No such file or directory/);
     expect(existsSync(join(tree, '.bashrc'))).toBe(false);
   });
 });
