@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { atlas as run, ensureBuilt } from './helpers/engine-fixtures.js';
 import type { Sandbox } from './helpers/engine-fixtures.js';
+import { isPidRunning } from '../src/liveness/process-identity.js';
 
 const dirs: string[] = [];
 beforeAll(() => ensureBuilt());
@@ -24,13 +25,10 @@ function scratch(): { base: string; env: NodeJS.ProcessEnv; sb: Sandbox } {
   return { base, env, sb };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+/** Running (a zombie not yet reaped by a non-reaping init counts as gone), waiting up to 5 s. */
+async function stillRunning(pid: number): Promise<boolean> {
+  for (let i = 0; i < 50 && isPidRunning(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  return isPidRunning(pid);
 }
 
 describe('atlas demo', () => {
@@ -51,7 +49,7 @@ describe('atlas demo', () => {
     expect(bundle.tasks[0].receipts.map((x: any) => [x.command, x.exit_code, x.execution_mode])).toEqual([['node test.mjs', 0, 'local']]);
     expect(readFileSync(join(dir, 'sample-repo', 'calc.mjs'), 'utf8')).toContain('a - b'); // the fix lives on the task's branch
     // The agent atlas left running when it was killed was stopped by the recovery.
-    expect(isAlive(Number(readFileSync(join(dir, 'agent-started'), 'utf8')))).toBe(false);
+    expect(await stillRunning(Number(readFileSync(join(dir, 'agent-started'), 'utf8')))).toBe(false);
   });
 
   it('refuses a folder that is not empty (exit 2)', async () => {
