@@ -3,17 +3,12 @@
 // and whether a failure is the same one the previous attempt had.
 import { describeDenial } from '../../agent/claude-result.js';
 import { formatCost } from '../../conversation/totals.js';
+import type { UsageFigures } from '../../conversation/totals.js';
 import type { ConversationRecord, PermissionDenial } from '../../domain/conversation.js';
 import type { Hook } from '../../domain/hook.js';
 
-export interface AttemptLedger {
-  input_tokens: number;
-  cache_read_tokens: number;
-  cache_creation_tokens: number;
-  /** null: some run's output is unknown (cut off before its result). */
-  output_tokens: number | null;
-  cost_usd: number | null;
-  partial: boolean;
+/** output_tokens and cost_usd are null when some run's are unknown (cut off before its result). */
+export interface AttemptLedger extends UsageFigures {
   conversations: string[];
 }
 
