@@ -232,3 +232,19 @@ describe('sync as lifecycle builtins', () => {
     await expect(both.on_cold_start!({ ...base, task_id: 'task-20990101-000000', point: 'on_cold_start', reason: 'new_workspace' })).rejects.toThrow(/^OnColdStart: restoring/);
   });
 });
+
+describe('sandbox stubs', () => {
+  it('a killed sandboxed run\'s empty read-only stubs are never stored; the person\'s files of the same names are', async () => {
+    const { chmodSync, writeFileSync } = await import('node:fs');
+    const { scanWorkspace } = await import('../src/sync/scan.js');
+    const dir = scratch();
+    writeTree(dir, { '.bashrc': '', '.mcp.json': '{"mcpServers":{}}', '.profile': '', 'src/.gitconfig': '', 'main.txt': 'work' });
+    chmodSync(join(dir, '.bashrc'), 0o444); // what bubblewrap leaves as a mount point
+    chmodSync(join(dir, '.mcp.json'), 0o444); // read-only but with content: the person's
+    chmodSync(join(dir, 'src/.gitconfig'), 0o444); // not at the root: not a stub
+    writeFileSync(join(dir, 'notes.md'), '');
+    chmodSync(join(dir, 'notes.md'), 0o444); // empty read-only, but no name the sandbox protects
+    const { files } = await scanWorkspace(dir, []);
+    expect(files.map((f) => f.path)).toEqual(['.mcp.json', '.profile', 'main.txt', 'notes.md', 'src/.gitconfig']);
+  });
+});

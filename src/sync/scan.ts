@@ -6,6 +6,7 @@ import { lstat, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExcludeRule, FileEntry, StateFile } from '../domain/sync-state.js';
 import { isExcluded } from '../domain/sync-state.js';
+import { isSandboxStubFile } from '../exec/sandbox/litter.js';
 import { mapPool } from './pool.js';
 
 export interface ScanResult {
@@ -70,6 +71,8 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
         }
         if (isExcluded(path, false, rules)) return;
         const st = await lstat(abs);
+        // A stub a killed sandboxed run left in the worktree is not the person's work.
+        if (st.size === 0 && (await isSandboxStubFile(path, st))) return;
         found.push({ path, abs, size: st.size, mtimeS: seconds(st.mtimeMs) });
       }),
     );

@@ -146,6 +146,16 @@ function writerAlive(record: LitterRecord): boolean {
 }
 
 /** A stub as bubblewrap makes it: an empty read-only file with one link, or an empty folder. */
+/**
+ * Is a workspace-root file one the sandbox may have left as a mount-point stub (a name it protects,
+ * zero bytes, nobody may write it, one link)? Workspace sync never stores these.
+ */
+export async function isSandboxStubFile(rel: string, st: { size: number; mode: number; nlink: number }): Promise<boolean> {
+  if (rel.includes('/') || st.size !== 0 || (st.mode & 0o222) !== 0 || st.nlink !== 1) return false;
+  const utils = await import('@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-utils.js');
+  return (utils.DANGEROUS_FILES as readonly string[]).includes(rel);
+}
+
 function isStub(path: string): boolean {
   try {
     const st = lstatSync(path);
