@@ -224,9 +224,10 @@ describe('conversations over HTTP', () => {
 });
 
 describe('start-up and stop', () => {
-  it('refuses to start unsandboxed without --local, and says why', () => {
+  it('without a usable sandbox refuses to start unless --local, and says why', () => {
     const home = tempDir();
-    const r = atlasSync(['serve', '--port', '0'], { env: { ATLAS_HOME: home } });
+    // No bwrap, socat or rg on PATH: the sandbox cannot run.
+    const r = atlasSync(['serve', '--port', '0'], { env: { ATLAS_HOME: home, PATH: '/nonexistent' } });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('sandboxed');
     expect(r.stderr).toContain('--local');

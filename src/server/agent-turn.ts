@@ -12,7 +12,7 @@ import type { ConversationStats, Message } from '../domain/conversation.js';
 import { MESSAGE_ROLE } from '../domain/conversation.js';
 import { toTimestamp } from '../domain/time.js';
 import type { ProcessGroups } from '../engine/processes.js';
-import { localExecutor } from '../exec/local.js';
+import type { ProcessExecutor } from '../exec/types.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, writeConversation } from './conversation-store.js';
@@ -26,6 +26,8 @@ export interface TurnInput {
   log: EventLog;
   bus: LifecycleBus;
   groups: ProcessGroups;
+  /** Where the agent runs: the sandbox, or this machine with --local (src/server/turn-executor.ts). */
+  executor: ProcessExecutor;
   /** Why the turn was stopped from outside (server stopping), read when the agent returns. */
   stopReason: () => string | undefined;
 }
@@ -171,8 +173,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       timeoutMs: config.ai.timeout,
       ai,
       groups: input.groups,
-      // `atlas serve --local` (the only mode this release serves in): on this machine.
-      executor: localExecutor,
+      executor: input.executor,
       onOutput: () => undefined,
       onUpdate,
     });

@@ -10,6 +10,7 @@ import { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBase, LifecycleBus } from '../lifecycle/types.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
 import { runTurn } from './agent-turn.js';
+import { createTurnExecutor } from './turn-executor.js';
 import type { ServerContext } from './context.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
 import { conversationFiles, conversationsDir, listAccounts, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
@@ -147,7 +148,13 @@ export class Conversations {
     slot.groups.onChange = (pids) => heartbeat.setProcessGroups(pids);
     const started = Date.now();
     try {
-      const outcome = await runTurn({ home, config, conversation, prompt, log, bus: slot.bus, groups: slot.groups, stopReason: () => slot.stopReason });
+      const execution = await createTurnExecutor({ home, config, account: conversation.account, id: conversation.id, local: this.ctx.local });
+      let outcome: Awaited<ReturnType<typeof runTurn>>;
+      try {
+        outcome = await runTurn({ home, config, conversation, prompt, log, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
+      } finally {
+        await execution.release();
+      }
       this.running.delete(k);
       this.ctx.log({ msg: 'turn finished', account: conversation.account, conversation_id: conversation.id, turn: outcome.conversation.turns, ok: outcome.ok, interrupted: outcome.interrupted, duration_ms: Date.now() - started });
       log.append('usage', { turn: outcome.conversation.turns, ok: outcome.ok, error: outcome.error, usage: outcome.usage, conversation: outcome.conversation.stats, session_id: outcome.conversation.session_id || null });

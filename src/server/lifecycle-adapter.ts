@@ -4,20 +4,47 @@
 // configuration's `lifecycle.*` commands follow them, each run a line in the conversation
 // folder's lifecycle.log. OnColdStart failing throws (the request answers 502); the other points
 // log and go on (seed 001 9.2, 9.3).
+import { createHash } from 'node:crypto';
+import { basename, dirname } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { listConversations, readMessages as readRunMessages } from '../conversation/read.js';
 import { conversationFiles as runFiles } from '../conversation/paths.js';
 import type { Message } from '../domain/conversation.js';
 import { ProcessGroups } from '../engine/processes.js';
 import { createLifecycleBus } from '../lifecycle/bus.js';
-import { recordingBuiltins } from '../lifecycle/defaults.js';
-import type { LifecycleBus } from '../lifecycle/types.js';
+import { composeBuiltins, recordingBuiltins } from '../lifecycle/defaults.js';
+import type { LifecycleBus, LifecycleEvent } from '../lifecycle/types.js';
+import { syncBuiltins } from '../sync/lifecycle-builtins.js';
+import type { SyncTarget } from '../sync/target.js';
 import type { LogFn } from './context.js';
 
-export function serverLifecycle(config: Config, log: LogFn): () => LifecycleBus {
+/**
+ * The store tree of a conversation's workspace: `conv.<account>.<id>` (an id has no ".", so no two
+ * conversations share one), or a hash of the two when that is too long for a store name.
+ */
+export function conversationTree(account: string, id: string): string {
+  const name = `conv.${account}.${id}`;
+  return name.length <= 100 ? name : `conv.${createHash('sha256').update(`${account}\0${id}`).digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * What an event of a conversation syncs: its workspace. The event's task_dir is the server
+ * conversation's folder (.../accounts/<account>/conversations/<id>); its conversation_id may be a
+ * turn's own recorded run.
+ */
+export function conversationSyncTarget(event: LifecycleEvent): SyncTarget {
+  const account = basename(dirname(dirname(event.task_dir)));
+  const tree = conversationTree(account, basename(event.task_dir));
+  return { root: event.workspace, tree, workspace: tree };
+}
+
+export function serverLifecycle(home: string, config: Config, log: LogFn): () => LifecycleBus {
+  const warn = (text: string) => log({ msg: 'sync', note: text });
   return () =>
     createLifecycleBus({
-      builtins: recordingBuiltins(),
+      // With sync.store set, OnStreamFinish pushes the workspace and (sync.init_from_store)
+      // OnColdStart of a new sandbox restores it, as for tasks (src/sync/lifecycle-builtins.ts).
+      builtins: composeBuiltins(recordingBuiltins(), syncBuiltins(home, config, warn, conversationSyncTarget)),
       config: config.lifecycle,
       groups: new ProcessGroups(),
       reporter: { note: (text) => log({ msg: 'lifecycle', note: text }) },

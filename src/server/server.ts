@@ -59,21 +59,29 @@ function storeHealth(store: string): { configured: boolean; reachable: boolean |
   }
 }
 
-/** Fails fast (seed 002 F6): a server that would run steps unsandboxed must be told so with --local. */
-export function sandboxReadiness(local: boolean): { ready: boolean; mode: 'local' | 'sandbox'; detail: string } {
+/**
+ * Fails fast (seed 002 F6): without --local, conversation turns run in the OS sandbox, so the
+ * sandbox must work on this machine before the server listens.
+ */
+export async function sandboxReadiness(local: boolean): Promise<{ ready: boolean; mode: 'local' | 'sandbox'; detail: string; hint?: string }> {
   if (local) return { ready: true, mode: 'local', detail: 'steps run UNSANDBOXED on this machine (--local)' };
-  return { ready: false, mode: 'sandbox', detail: 'this release of atlas serve cannot run conversation agents in the sandbox yet' };
+  const { checkReadiness, installHint } = await import('../exec/readiness.js');
+  const r = await checkReadiness();
+  if (r.ready) return { ready: true, mode: 'sandbox', detail: 'conversation turns run in the OS sandbox' };
+  const missing = r.tools.filter((t) => !t.path);
+  const what = [...missing.map((t) => `${t.name} (${t.apt}) is not installed`), ...r.problems];
+  return { ready: false, mode: 'sandbox', detail: `this machine cannot run the sandbox: ${what.join('; ')}`, ...(missing.length > 0 ? { hint: installHint(missing) } : {}) };
 }
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const write = options.write ?? ((line: string) => process.stdout.write(line));
   const warn = options.warn ?? ((text: string) => process.stderr.write(`atlas: warning: ${text}\n`));
   const log: LogFn = (entry) => write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
-  const sandbox = sandboxReadiness(options.local);
+  const sandbox = await sandboxReadiness(options.local);
   if (!sandbox.ready) {
     throw new AtlasError(`atlas serve runs steps sandboxed, and ${sandbox.detail}; nothing was started`, {
       exitCode: EXIT.failure,
-      hint: 'pass --local to run agents and commands unsandboxed on this machine (only for trusted users)',
+      hint: `${sandbox.hint ? `${sandbox.hint}; ` : ''}check with \`atlas doctor\`, or pass --local to run agents and commands unsandboxed on this machine (only for trusted users)`,
     });
   }
   if (options.local) warn('--local: agents and commands run UNSANDBOXED on this machine, with the server\'s permissions. Serve only people you trust.');
@@ -84,7 +92,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     home: options.home,
     config: options.config,
     version: options.version,
-    lifecycle: options.lifecycle ?? serverLifecycle(options.config, (e) => log(e)),
+    lifecycle: options.lifecycle ?? serverLifecycle(options.home, options.config, (e) => log(e)),
     logs: new EventLogs(),
     log,
     streams: new StreamLimiter(options.config.server.max_streams_per_account),

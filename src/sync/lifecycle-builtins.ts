@@ -5,24 +5,28 @@
 import type { Config } from '../config/schema.js';
 import { AtlasError } from '../domain/errors.js';
 import type { LifecycleEvent, LifecyclePoint } from '../lifecycle/types.js';
+import type { SyncTarget } from './target.js';
 
 export type SyncBuiltins = Partial<Record<LifecyclePoint, (event: LifecycleEvent) => Promise<void>>>;
 
-/** The sync builtins for a task run; none unless `sync.store` is set explicitly. */
-export function syncBuiltins(home: string, config: Config, warn: (text: string) => void = () => undefined): SyncBuiltins {
+/**
+ * The sync builtins for a task run; none unless `sync.store` is set explicitly. `targetOf` names
+ * what an event syncs when it is not the task's working tree (a server conversation's workspace).
+ */
+export function syncBuiltins(home: string, config: Config, warn: (text: string) => void = () => undefined, targetOf?: (event: LifecycleEvent) => SyncTarget): SyncBuiltins {
   if (config.sync.store.trim() === '') return {};
   const builtins: SyncBuiltins = {
     on_stream_finish: async (event) => {
       // Loaded on first use: a task run without sync never loads the sync code.
       const { pushWorkspaceOnStreamFinish } = await import('./lifecycle.js');
-      const pushed = await pushWorkspaceOnStreamFinish({ home, config, taskId: event.task_id, warn });
+      const pushed = await pushWorkspaceOnStreamFinish({ home, config, taskId: event.task_id, warn, ...(targetOf ? { target: targetOf(event) } : {}) });
       if (pushed.status === 'failed') throw new AtlasError(pushed.error, pushed.hint ? { hint: pushed.hint } : {});
     },
   };
   if (config.sync.init_from_store) {
     builtins.on_cold_start = async (event) => {
       const { restoreWorkspaceOnColdStart } = await import('./lifecycle.js');
-      await restoreWorkspaceOnColdStart({ home, config, taskId: event.task_id, warn });
+      await restoreWorkspaceOnColdStart({ home, config, taskId: event.task_id, warn, ...(targetOf ? { target: targetOf(event) } : {}) });
     };
   }
   return builtins;

@@ -9,6 +9,7 @@ import type { SyncStats } from '../domain/sync-plan.js';
 import type { PullResult, PushResult } from './operations.js';
 import { syncPull, syncPush } from './operations.js';
 import { openStore } from './store.js';
+import type { SyncTarget } from './target.js';
 import { targetOfTask } from './target.js';
 
 export interface LifecycleSyncInput {
@@ -16,6 +17,8 @@ export interface LifecycleSyncInput {
   /** The task's effective configuration (sync.*). */
   config: Config;
   taskId: string;
+  /** What is synced when it is not the task's working tree (a server conversation's workspace). */
+  target?: SyncTarget;
   /** Where notes go (warnings of the sync itself). */
   warn?: (text: string) => void;
 }
@@ -30,12 +33,12 @@ export async function restoreWorkspaceOnColdStart(input: LifecycleSyncInput & { 
   const { config } = input;
   if (config.sync.store.trim() === '' || !config.sync.init_from_store) return undefined;
   try {
-    const target = targetOfTask(input.taskId, input.home);
+    const target = input.target ?? targetOfTask(input.taskId, input.home);
     const store = await openStore(config, input.home);
     return await syncPull(target, { store, config, warn: input.warn ?? (() => undefined) }, input.version !== undefined ? { version: input.version } : {});
   } catch (error) {
     const cause = error instanceof AtlasError ? error : undefined;
-    throw new AtlasError(`OnColdStart: restoring the workspace of ${input.taskId} from ${config.sync.store} failed, so the step did not start: ${(error as Error).message}`, {
+    throw new AtlasError(`OnColdStart: restoring the workspace of ${label(input)} from ${config.sync.store} failed, so the step did not start: ${(error as Error).message}`, {
       exitCode: cause?.exitCode ?? EXIT.failure,
       hint: cause?.hint ?? 'fix the store (atlas sync status shows what a pull would do), or set sync.init_from_store: false',
       cause: error,
@@ -53,13 +56,17 @@ export async function pushWorkspaceOnStreamFinish(input: LifecycleSyncInput): Pr
   const { config } = input;
   if (config.sync.store.trim() === '') return { status: 'off' };
   try {
-    const target = targetOfTask(input.taskId, input.home);
+    const target = input.target ?? targetOfTask(input.taskId, input.home);
     const store = await openStore(config, input.home);
     return { status: 'pushed', result: await syncPush(target, { store, config, warn: input.warn ?? (() => undefined) }) };
   } catch (error) {
     const hint = error instanceof AtlasError ? error.hint : undefined;
-    return { status: 'failed', error: `OnStreamFinish: pushing the workspace of ${input.taskId} to ${config.sync.store} failed: ${(error as Error).message}`, ...(hint ? { hint } : {}) };
+    return { status: 'failed', error: `OnStreamFinish: pushing the workspace of ${label(input)} to ${config.sync.store} failed: ${(error as Error).message}`, ...(hint ? { hint } : {}) };
   }
+}
+
+function label(input: LifecycleSyncInput): string {
+  return input.target ? input.target.workspace : input.taskId;
 }
 
 /** One line for a log: what a lifecycle sync did. */

@@ -33,9 +33,10 @@ export function createToken(home: string, account: string): string {
   return JSON.parse(r.stdout).token as string;
 }
 
-/** Starts `atlas serve --port 0 --local` and waits for its listening line. */
-export function startServe(home: string, args: string[] = [], options: { cwd?: string; env?: NodeJS.ProcessEnv; flags?: string[] } = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [ATLAS_BIN, ...(options.flags ?? AGENT_FLAGS), 'serve', '--port', '0', '--local', ...args], {
+/** Starts `atlas serve --port 0` (with --local unless `local: false`) and waits for its listening line. */
+export function startServe(home: string, args: string[] = [], options: { cwd?: string; env?: NodeJS.ProcessEnv; flags?: string[]; local?: boolean } = {}): Promise<ServeProcess> {
+  const local = options.local === false ? [] : ['--local'];
+  const child = spawn(process.execPath, [ATLAS_BIN, ...(options.flags ?? AGENT_FLAGS), 'serve', '--port', '0', ...local, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, ATLAS_HOME: home, ...options.env },
   });

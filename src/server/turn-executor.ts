@@ -1,0 +1,71 @@
+// The executor of one conversation turn: on this machine with `atlas serve --local`, otherwise the
+// OS sandbox (src/exec/sandbox/) with the task policy applied to the conversation: writes only in
+// its workspace and its tmp/ folder; $ATLAS_HOME/keys, the usual secrets, the server's tokens,
+// every other conversation's folder (all accounts), other tasks' worktrees and workspaces unreadable.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { localExecutor } from '../exec/local.js';
+import type { SandboxPolicy } from '../exec/sandbox/policy.js';
+import { otherTaskWorktrees } from '../exec/task-executor.js';
+import type { ProcessExecutor } from '../exec/types.js';
+import { conversationFiles, conversationsDir, listAccounts } from './conversation-store.js';
+import { tokensPath } from './tokens.js';
+
+export interface TurnExecution {
+  executor: ProcessExecutor;
+  /** The turn has ended: the sandbox's proxies stop when no other run uses them. */
+  release(): Promise<void>;
+}
+
+/** Folders of every conversation but this one, and the kept workspaces of deleted ones, of every account. */
+function otherConversationDirs(home: string, account: string, id: string): string[] {
+  const own = conversationFiles(home, account, id).dir;
+  return listAccounts(home).flatMap((a) => {
+    const dir = conversationsDir(home, a);
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      names = [];
+    }
+    return [...names.map((n) => join(dir, n)).filter((d) => d !== own), join(dir, '..', 'sandboxes')];
+  });
+}
+
+/** The sandbox policy of one conversation's turn. */
+export async function conversationPolicy(home: string, config: Config, account: string, id: string): Promise<SandboxPolicy> {
+  const files = conversationFiles(home, account, id);
+  const { buildPolicy } = await import('../exec/sandbox/policy.js');
+  // The conversation's workspace plays the task's worktree; an empty workspace id leaves every
+  // task workspace under $ATLAS_HOME/workspaces unreadable. Its tmp/ is the conversation's.
+  const policy = buildPolicy({
+    task: { id: '', worktree: files.workspace, workspace_id: '' },
+    taskDir: files.dir,
+    home,
+    config,
+    otherWorktrees: otherTaskWorktrees(home, ''),
+  });
+  const extra = [tokensPath(home), ...otherConversationDirs(home, account, id)].filter((p) => !policy.deny_read.includes(p));
+  return { ...policy, deny_read: [...policy.deny_read, ...extra] };
+}
+
+export async function createTurnExecutor(input: { home: string; config: Config; account: string; id: string; local: boolean }): Promise<TurnExecution> {
+  if (input.local) return { executor: localExecutor, release: () => Promise.resolve() };
+  const dir = conversationFiles(input.home, input.account, input.id).dir;
+  const { finishLitter, sweepLitter } = await import('../exec/sandbox/litter.js');
+  await sweepLitter(dir);
+  const policy = await conversationPolicy(input.home, input.config, input.account, input.id);
+  const { createSandboxExecutor } = await import('../exec/sandbox/executor.js');
+  const { acquireSandbox, releaseSandbox } = await import('../exec/sandbox/runtime.js');
+  await acquireSandbox(policy.allowed_domains);
+  const executor = createSandboxExecutor(policy, dir);
+  return {
+    executor,
+    release: async () => {
+      await executor.close?.();
+      await releaseSandbox();
+      finishLitter(dir);
+    },
+  };
+}
