@@ -15,9 +15,10 @@ import { EventLog } from '../src/server/event-log.js';
 import { HttpError, pathId } from '../src/server/http.js';
 import { Router } from '../src/server/router.js';
 import type { RunningServer } from '../src/server/server.js';
-import { isLoopback, startServer } from '../src/server/server.js';
+import { isLoopback, sandboxReadiness, startServer } from '../src/server/server.js';
 import { createToken, readTokens, revokeToken, TokenVerifier, tokensPath } from '../src/server/tokens.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
+import { skipSandbox } from './helpers/sandbox-fixtures.js';
 import { auth, getJson, prompt, readSse, STREAM_AGENT, waitUntil } from './helpers/server-fixtures.js';
 
 const running: RunningServer[] = [];
@@ -185,9 +186,16 @@ describe('streams and limits', () => {
       startServer({ home, config: config(), host: '127.0.0.1', port, local: true, recover: false, version: 't', atlasCommand: { command: 'x', args: [] }, write: () => undefined, warn: () => undefined }),
     ).rejects.toThrow(/EADDRINUSE/);
     blocker.close();
-    await expect(
-      startServer({ home, config: config(), host: '127.0.0.1', port: 0, local: false, recover: false, version: 't', atlasCommand: { command: 'x', args: [] }, write: () => undefined, warn: () => undefined }),
-    ).rejects.toThrow(/sandboxed/);
+    // Without --local the sandbox must be usable: here it is not (no tools on PATH).
+    const unusable = await sandboxReadiness(false, { PATH: '/nonexistent' });
+    expect(unusable).toMatchObject({ ready: false, mode: 'sandbox' });
+    expect(unusable.detail).toContain('cannot run the sandbox');
+    if (!skipSandbox) {
+      const sandboxed = await startServer({ home, config: config(), host: '127.0.0.1', port: 0, local: false, recover: false, version: 't', atlasCommand: { command: 'x', args: [] }, write: () => undefined, warn: () => undefined });
+      const health = (await (await fetch(`${sandboxed.url}/health`)).json()) as { sandbox: unknown };
+      expect(health.sandbox).toMatchObject({ ready: true, mode: 'sandbox' });
+      await sandboxed.stop('test');
+    }
     void server;
   });
 });

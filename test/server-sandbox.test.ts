@@ -97,7 +97,7 @@ describe('conversation workspaces through the store', () => {
     expect(readFileSync(join(workspace(homeB, 'alice', 'c1'), 'notes.txt'), 'utf8')).toBe('first words\nsecond words\n');
 
     // Server A, its workspace gone, restores the newest version (pushed by B).
-    await a.child.kill('SIGKILL');
+    a.child.kill('SIGKILL');
     await a.exited;
     rmSync(workspace(homeA, 'alice', 'c1'), { recursive: true, force: true });
     const a2 = await serve(homeA, flags, true);

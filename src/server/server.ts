@@ -63,10 +63,10 @@ function storeHealth(store: string): { configured: boolean; reachable: boolean |
  * Fails fast (seed 002 F6): without --local, conversation turns run in the OS sandbox, so the
  * sandbox must work on this machine before the server listens.
  */
-export async function sandboxReadiness(local: boolean): Promise<{ ready: boolean; mode: 'local' | 'sandbox'; detail: string; hint?: string }> {
+export async function sandboxReadiness(local: boolean, env: NodeJS.ProcessEnv = process.env): Promise<{ ready: boolean; mode: 'local' | 'sandbox'; detail: string; hint?: string }> {
   if (local) return { ready: true, mode: 'local', detail: 'steps run UNSANDBOXED on this machine (--local)' };
   const { checkReadiness, installHint } = await import('../exec/readiness.js');
-  const r = await checkReadiness();
+  const r = await checkReadiness(env);
   if (r.ready) return { ready: true, mode: 'sandbox', detail: 'conversation turns run in the OS sandbox' };
   const missing = r.tools.filter((t) => !t.path);
   const what = [...missing.map((t) => `${t.name} (${t.apt}) is not installed`), ...r.problems];
