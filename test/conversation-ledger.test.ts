@@ -15,6 +15,7 @@ import { renderHookMarkdown } from '../src/hook/markdown.js';
 import { collectUsage, parseSince } from '../src/usage/collect.js';
 import { formatUsageTable, usageJson } from '../src/usage/format.js';
 import { newHook } from '../src/domain/hook.js';
+import { compareText, groupThousands } from '../src/domain/text-order.js';
 import type { Task } from '../src/domain/task.js';
 import { message, partialStats, record, stats, toolCall, writeConversation } from './helpers/conversation-fixtures.js';
 
@@ -136,6 +137,12 @@ describe('totals', () => {
     // a second model row of one run is not a second conversation
     const models = addFigures(addFigures(emptyTotals(), { input_tokens: 1, cache_read_tokens: 0, cache_creation_tokens: 0, output_tokens: 1, cost_usd: 1, partial: false }), { input_tokens: 1, cache_read_tokens: 0, cache_creation_tokens: 0, output_tokens: 1, cost_usd: 1, partial: false }, false);
     expect([models.rows, models.conversations]).toEqual([2, 1]);
+  });
+
+  it('group thousands and order text as en-US and code units would, without loading Intl', () => {
+    for (const n of [0, 7, 999, 1000, 12345, 1234567, 1000000000, 1234.5]) expect(groupThousands(n)).toBe(n.toLocaleString('en-US', { maximumFractionDigits: 20 }));
+    expect(['b', 'B', 'a', '2026-01-02', '2026-01-01T10'].sort(compareText)).toEqual(['2026-01-01T10', '2026-01-02', 'B', 'a', 'b']);
+    expect(compareText('x', 'x')).toBe(0);
   });
 });
 

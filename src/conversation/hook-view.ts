@@ -9,7 +9,7 @@ import { conversationFiles } from './paths.js';
 import type { Warn } from './read.js';
 import { listConversations, readLastMessages } from './read.js';
 import type { UsageTotals } from './totals.js';
-import { totalsOf } from './totals.js';
+import { totalsJson, totalsLine, totalsOf } from './totals.js';
 
 export const LAST_MESSAGES = 6;
 
@@ -34,4 +34,10 @@ export function conversationView(taskDir: string, hook: Hook, task: Task | undef
     if (latest) view.last = { conversation: latest, messages: readLastMessages(conversationFiles(taskDir, latest.id).messages, LAST_MESSAGES, warn) };
   }
   return view;
+}
+
+/** The task's totals as `atlas hook status` shows them (undefined: no agent runs recorded). */
+export function usageSummary(taskDir: string, hook: Hook, task: Task | undefined, warn: Warn): { json: ReturnType<typeof totalsJson>; line: string } | undefined {
+  const view = conversationView(taskDir, hook, task, warn);
+  return view ? { json: totalsJson(view.total), line: totalsLine(view.total) } : undefined;
 }

@@ -6,6 +6,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import type { ConversationRecord, Message } from '../domain/conversation.js';
 import { CONVERSATION_ID_PATTERN } from '../domain/conversation.js';
+import { compareText } from '../domain/text-order.js';
 import { conversationFiles, conversationsDir } from './paths.js';
 import { checkConversationRecord, checkMessage } from './validate-record.js';
 
@@ -52,7 +53,7 @@ export function listConversations(taskDir: string, warn: Warn = quiet): Conversa
     .filter((name) => CONVERSATION_ID_PATTERN.test(name))
     .map((id) => readRecord(taskDir, id, warn))
     .filter((r): r is ConversationRecord => r !== undefined)
-    .sort((a, b) => a.started_at.localeCompare(b.started_at) || a.id.localeCompare(b.id));
+    .sort((a, b) => compareText(a.started_at, b.started_at) || compareText(a.id, b.id));
 }
 
 /** Valid messages of whole lines; with `fromEnd`, only the last `fromEnd` (parsed backwards). */

@@ -2,6 +2,7 @@
 // (null: it was cut off before its result) are counted as unknown, not as 0, and a total that
 // includes unknowns is shown as a lower bound ("≥"), or "?" when nothing is known.
 import type { ConversationStats } from '../domain/conversation.js';
+import { groupThousands } from '../domain/text-order.js';
 
 export interface UsageTotals {
   /** Figures added (conversations, or per-model rows of them). */
@@ -72,7 +73,7 @@ function bounded(text: string, unknown: number, rows: number): string {
 }
 
 export function formatTokens(n: number): string {
-  return n.toLocaleString('en-US');
+  return groupThousands(n);
 }
 
 export function formatCost(usd: number): string {

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import type { ConversationStats, ConversationStatus } from '../domain/conversation.js';
 import { CONVERSATION_FILE_NAME } from '../domain/conversation.js';
+import { compareText } from '../domain/text-order.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { toJson } from '../store/json-file.js';
 import { EVENTS_FILE_NAME } from './event-log.js';
@@ -85,7 +86,7 @@ export function listConversations(home: string, account: string): ServerConversa
     .filter((n) => PATH_ID.test(n))
     .map((n) => readConversation(home, account, n))
     .filter((c): c is ServerConversation => c !== undefined)
-    .sort((a, b) => b.updated_at.localeCompare(a.updated_at));
+    .sort((a, b) => compareText(b.updated_at, a.updated_at));
 }
 
 /** Accounts that have a folder (for start-up recovery). */

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
+import { compareText } from '../domain/text-order.js';
 import { toTimestamp } from '../domain/time.js';
 import type { TaskSummary } from '../engine/task-list.js';
 import { summarizeTask } from '../engine/task-list.js';
@@ -179,7 +180,7 @@ export class Tasks {
         // A task removed by `atlas cleanup`, or unreadable: not listed.
       }
     }
-    return out.sort((a, b) => b.created_at.localeCompare(a.created_at));
+    return out.sort((a, b) => compareText(b.created_at, a.created_at));
   }
 
   /** Runs an action; checkpoint and abandon answer when done, the others run the task on. */

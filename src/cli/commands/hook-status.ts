@@ -3,8 +3,8 @@ import { formatDuration } from '../../domain/duration.js';
 import { EXIT } from '../../domain/errors.js';
 import type { Hook } from '../../domain/hook.js';
 import { nextStepIndex } from '../../domain/hook.js';
-import { conversationView } from '../../conversation/hook-view.js';
-import { totalsJson, totalsLine } from '../../conversation/totals.js';
+import { existsSync } from 'node:fs';
+import { conversationsDir } from '../../conversation/paths.js';
 import { requireTask } from '../../hook/resolve-task.js';
 import { readHookOfTask } from '../../store/hook-file.js';
 import { taskFiles } from '../../store/paths.js';
@@ -34,7 +34,8 @@ export default async function hookStatus(ctx: CliContext, opts: { task?: string 
   const now = Date.now();
   const last = hook.checkpoints[hook.checkpoints.length - 1];
   const passed = hook.receipts.filter((r) => r.exit_code === 0).length;
-  const agents = conversationView(ref.dir, hook, task, (text) => ctx.out.warn(text));
+  // Loaded only for a task with agent runs: `atlas hook status` must start fast (bench/core.mjs).
+  const agents = existsSync(conversationsDir(ref.dir)) ? (await import('../../conversation/hook-view.js')).usageSummary(ref.dir, hook, task, (text) => ctx.out.warn(text)) : undefined;
   const data = {
     task_id: hook.task_id,
     workspace_id: hook.workspace_id,
@@ -50,7 +51,7 @@ export default async function hookStatus(ctx: CliContext, opts: { task?: string 
     last_checkpoint: last ?? null,
     receipts: { total: hook.receipts.length, passed, failed: hook.receipts.length - passed },
     /** Tokens and cost of the task's agent runs (null: none recorded); null figures are unknown. */
-    usage: agents ? totalsJson(agents.total) : null,
+    usage: agents?.json ?? null,
     recovery: hook.recovery ?? null,
     /** Whether hook.recovery's advice applies now (false: it records an earlier crash). */
     recovery_pending: recoveryPending(hook),
@@ -75,7 +76,7 @@ export default async function hookStatus(ctx: CliContext, opts: { task?: string 
       `  checkpoints  ${hook.checkpoints.length}${last ? ` (latest ${last.checkpoint_id}, ${last.trigger}, ${ago(last.created_at, now)})` : ''}`,
       `  receipts     ${hook.receipts.length}${hook.receipts.length ? ` (${passed} passed, ${hook.receipts.length - passed} failed)` : ''}`,
     );
-    if (agents) lines.push(`  tokens       ${totalsLine(agents.total)}`);
+    if (agents) lines.push(`  tokens       ${agents.line}`);
     if (hook.recovery && data.recovery_pending) {
       lines.push(`  recovery     ${hook.recovery.crash_type} crash; recommended ${hook.recovery.recommended_action}: ${hook.recovery.reason}`);
       if (hook.state === 'awaiting_human') lines.push(`               continue with atlas recover --task ${hook.task_id}`);

@@ -2,7 +2,7 @@
 // resumed session that fell back to a fresh one is two runs), the tool calls the agent was refused,
 // and whether a failure is the same one the previous attempt had.
 import { describeDenial } from '../../agent/claude-result.js';
-import { formatCost } from '../../conversation/totals.js';
+import { formatCost, formatTokens } from '../../conversation/totals.js';
 import type { UsageFigures } from '../../conversation/totals.js';
 import type { ConversationRecord, PermissionDenial } from '../../domain/conversation.js';
 import type { Hook } from '../../domain/hook.js';
@@ -34,9 +34,9 @@ export function attemptLedger(records: readonly ConversationRecord[]): AttemptLe
 export function formatLedger(l: AttemptLedger): string {
   const input = l.input_tokens + l.cache_read_tokens + l.cache_creation_tokens;
   if (input === 0 && !l.output_tokens && l.cost_usd === null) return '';
-  const out = l.output_tokens === null ? 'output unknown' : `${l.output_tokens.toLocaleString('en-US')} out tokens`;
+  const out = l.output_tokens === null ? 'output unknown' : `${formatTokens(l.output_tokens)} out tokens`;
   const cost = l.cost_usd === null ? (l.partial ? ', cost unknown' : '') : `, ${l.partial ? '≥' : ''}${formatCost(l.cost_usd)}`;
-  return `${input.toLocaleString('en-US')} in / ${out}${cost}`;
+  return `${formatTokens(input)} in / ${out}${cost}`;
 }
 
 export function denialSummary(denials: readonly PermissionDenial[]): string {
