@@ -29,9 +29,9 @@ function timeSpawn(argv, runs = 7) {
 }
 
 /** Starts the server; resolves when it logs "listening", with the time that took. */
-function startServer(home) {
+function startServer(home, local = true) {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [ATLAS, '-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${AGENT}`, '-c', 'server.max_streams_per_account=1000', 'serve', '--port', '0', '--local'], {
+  const child = spawn(process.execPath, [ATLAS, '-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${AGENT}`, '-c', 'server.max_streams_per_account=1000', 'serve', '--port', '0', ...(local ? ['--local'] : [])], {
     env: { ...process.env, ATLAS_HOME: home },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -190,3 +190,35 @@ const mem = rssMb(server.child.pid);
 console.log(`  server RSS now ${mem.rss.toFixed(1)} MB, peak sampled ${peak.toFixed(1)} MB, high-water ${mem.peak.toFixed(1)} MB`);
 server.child.kill('SIGTERM');
 await new Promise((r) => server.child.on('exit', r));
+
+// Without --local (the default): the start-up checks the sandbox, and each turn's agent runs in it.
+let sandboxed;
+try {
+  sandboxed = await startServer(home, false);
+} catch (error) {
+  console.log(`  atlas serve (sandboxed): not measured, the sandbox cannot run here (${error.message}; see atlas doctor)`);
+}
+if (sandboxed) {
+  sandboxed.child.kill('SIGTERM');
+  await new Promise((r) => sandboxed.child.on('exit', r));
+  const times = [];
+  for (let i = 0; i < 5; i++) {
+    const s = await startServer(home, false);
+    times.push(s.ms);
+    s.child.kill('SIGTERM');
+    await new Promise((r) => s.child.on('exit', r));
+  }
+  const sandboxStart = median(times);
+  console.log(`  atlas serve (sandboxed): start to listening   ${sandboxStart.toFixed(1).padStart(7)} ms   (${(sandboxStart / nodeBare).toFixed(2)}x node -e 0, the sandbox check included; ${(sandboxStart - startup).toFixed(1)} ms more than --local)`);
+  const s = await startServer(home, false);
+  for (const n of [1, 10]) {
+    const r = await load(s.port, tok, n, `sb${n}`);
+    console.log(
+      `  sandboxed, ${String(n).padStart(2)} concurrent x ${TURNS} turns: ${r.turns} turns, ${r.errors} errors, ${r.throughput.toFixed(1)} turns/s; ` +
+        `first SSE byte p50 ${pct(r.firstBytes, 0.5).toFixed(1)} / p99 ${pct(r.firstBytes, 0.99).toFixed(1)} ms; ` +
+        `agent's first message beyond its own start-up p50 ${pct(r.overheads, 0.5).toFixed(1)} / p99 ${pct(r.overheads, 0.99).toFixed(1)} ms (the sandbox's start included); turn p50 ${pct(r.totals, 0.5).toFixed(0)} ms`,
+    );
+  }
+  s.child.kill('SIGTERM');
+  await new Promise((r) => s.child.on('exit', r));
+}
