@@ -17,6 +17,7 @@ import { EventLogs } from './event-log.js';
 import { HttpError, sendError, sendJson } from './http.js';
 import { serverLifecycle } from './lifecycle-adapter.js';
 import { buildRoutes } from './routes.js';
+import { holdSandbox } from './turn-executor.js';
 import { Tasks } from './tasks.js';
 import { TokenVerifier } from './tokens.js';
 
@@ -73,6 +74,17 @@ export async function sandboxReadiness(local: boolean, env: NodeJS.ProcessEnv = 
   return { ready: false, mode: 'sandbox', detail: `this machine cannot run the sandbox: ${what.join('; ')}`, ...(missing.length > 0 ? { hint: installHint(missing) } : {}) };
 }
 
+async function holdSandboxOrFail(config: Config): Promise<() => Promise<void>> {
+  try {
+    return await holdSandbox(config);
+  } catch (error) {
+    throw new AtlasError(`atlas serve runs steps sandboxed, and the sandbox's network proxies could not start: ${(error as Error).message}; nothing was started`, {
+      exitCode: EXIT.failure,
+      hint: 'check with `atlas doctor`, or pass --local to run agents and commands unsandboxed on this machine (only for trusted users)',
+    });
+  }
+}
+
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const write = options.write ?? ((line: string) => process.stdout.write(line));
   const warn = options.warn ?? ((text: string) => process.stderr.write(`atlas: warning: ${text}\n`));
@@ -84,6 +96,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       hint: `${sandbox.hint ? `${sandbox.hint}; ` : ''}check with \`atlas doctor\`, or pass --local to run agents and commands unsandboxed on this machine (only for trusted users)`,
     });
   }
+  // Started now, so a sandbox that cannot run fails the start-up, not the first turn.
+  const releaseSandbox = options.local ? undefined : await holdSandboxOrFail(options.config);
   if (options.local) warn('--local: agents and commands run UNSANDBOXED on this machine, with the server\'s permissions. Serve only people you trust.');
   if (!isLoopback(options.host)) {
     warn(`listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`);
@@ -160,7 +174,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new AtlasError(`cannot listen on ${options.host}:${options.port}: ${error.code ?? error.message}`, { exitCode: EXIT.failure, hint: error.code === 'EADDRINUSE' ? 'another process uses that port: pass --port' : 'check --host and --port' })),
+      void Promise.resolve(releaseSandbox?.()).finally(() => reject(new AtlasError(`cannot listen on ${options.host}:${options.port}: ${error.code ?? error.message}`, { exitCode: EXIT.failure, hint: error.code === 'EADDRINUSE' ? 'another process uses that port: pass --port' : 'check --host and --port' }))),
     );
     server.listen(options.port, options.host, () => resolve());
   });
@@ -204,6 +218,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       await new Promise((r) => setTimeout(r, 50));
       server.closeAllConnections();
       loopDelay.disable();
+      await releaseSandbox?.();
       log({ msg: 'stopped', reason });
     })();
     return stopping;

@@ -69,3 +69,14 @@ export async function createTurnExecutor(input: { home: string; config: Config; 
     },
   };
 }
+
+/**
+ * Starts the sandbox's proxies for the server's life (its turns and tasks then share them, instead
+ * of starting and stopping them around every turn): returns what stops them.
+ */
+export async function holdSandbox(config: Config): Promise<() => Promise<void>> {
+  const { allowedDomains } = await import('../exec/sandbox/policy.js');
+  const { acquireSandbox, releaseSandbox } = await import('../exec/sandbox/runtime.js');
+  await acquireSandbox(allowedDomains(config));
+  return releaseSandbox;
+}

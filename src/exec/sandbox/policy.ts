@@ -146,15 +146,20 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
     ...others.filter((w) => !otherWorkspaces.some((ws) => isInside(w, ws))),
     ...sandbox.deny_read.map((p) => expandHome(p, userHome)),
   ]);
-  const api = modelApiHost(env);
   return {
     worktree,
     tmpdir,
     allow_write: allowWrite,
     deny_write: [...atlasProtectedPaths(worktree), ...agent.denyWrite],
     deny_read: denyRead,
-    allowed_domains: unique([...sandbox.allowed_domains, ...(api ? [api] : [])]),
+    allowed_domains: allowedDomains(input.config, env),
   };
+}
+
+/** The hosts a sandboxed process may reach: the configured ones and the model API's. */
+export function allowedDomains(config: Config, env: NodeJS.ProcessEnv = process.env): string[] {
+  const api = modelApiHost(env);
+  return unique([...config.execution.sandbox.allowed_domains, ...(api ? [api] : [])]);
 }
 
 function listDirs(dir: string): string[] {
