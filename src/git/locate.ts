@@ -34,7 +34,8 @@ export function locateWorktree(from: string): WorktreeLocation | undefined {
   }
 }
 
-function resolveGitDir(dotGit: string, root: string): string | undefined {
+/** The git directory a tree's `.git` names: itself when a folder, the `gitdir:` target when a file. */
+export function resolveGitDir(dotGit: string, root: string): string | undefined {
   try {
     if (statSync(dotGit).isDirectory()) return dotGit;
     const text = readFileSync(dotGit, 'utf8');

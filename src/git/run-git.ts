@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { withSafeGitConfig } from './safe-config.js';
 
 export interface GitResult {
   stdout: string;
@@ -41,10 +42,11 @@ export function runGit(cwd: string, args: string[], options: RunGitOptions = {})
 /**
  * Git run by atlas inside a hook must not inherit the hook's GIT_DIR/GIT_INDEX_FILE. Optional locks
  * are off: atlas's `git status` (checkpoints, cleanup) must never rewrite the index, nor hold
- * index.lock while the user or the agent runs git in the same tree.
+ * index.lock while the user or the agent runs git in the same tree. SAFE_GIT_CONFIG keeps an
+ * agent's submodule config from running commands (src/git/safe-config.ts).
  */
 function gitEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, GIT_OPTIONAL_LOCKS: '0' };
   for (const key of ['GIT_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'GIT_PREFIX']) delete env[key];
-  return env;
+  return withSafeGitConfig(env);
 }

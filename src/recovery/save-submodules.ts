@@ -2,9 +2,11 @@
 // every submodule's files, and the superproject's saved commit holds only the gitlink, not the
 // submodule's uncommitted edits. So each initialised submodule's own work is saved first, on an
 // atlas/recovery/ branch in the submodule's repository; when that cannot be done, nothing is reset.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { join, relative, isAbsolute } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { commonGitDir } from '../git/common-dir.js';
+import { realpath, resolveGitDir } from '../git/locate.js';
 import { runGit } from '../git/run-git.js';
 
 export interface SubmoduleWork {
@@ -32,7 +34,38 @@ export async function listSubmodules(worktree: string): Promise<Submodule[]> {
     if (!m || m[1] === '-') continue;
     subs.push({ path: m[3]!, dir: join(worktree, m[3]!) });
   }
+  for (const sub of subs) {
+    const problem = untrustedGitDir(worktree, sub.dir);
+    if (problem) throw refusal(worktree, `submodule ${sub.path} ${problem}, so atlas does not run git in it`, '');
+  }
   return subs;
+}
+
+/**
+ * Saving a submodule's work runs git in it, with its own config (filters, hooks). That config is
+ * trusted only where git keeps submodule repositories, `<git dir>/modules/`, which a sandboxed
+ * step cannot write (src/exec/sandbox/git-protect.ts); a `.git` of the tree's own (a folder, or a
+ * pointer elsewhere) could have been written by the agent.
+ */
+function untrustedGitDir(worktree: string, dir: string): string | undefined {
+  const dotGit = join(dir, '.git');
+  try {
+    if (statSync(dotGit).isDirectory()) return 'keeps its repository in its own .git folder (run `git submodule absorbgitdirs` to move it under .git/modules)';
+  } catch {
+    return 'has no .git';
+  }
+  const named = resolveGitDir(dotGit, dir);
+  const superGitDir = resolveGitDir(join(worktree, '.git'), worktree);
+  if (!named || !superGitDir) return 'has a .git that names no git folder';
+  const target = realpath(named);
+  const own = realpath(superGitDir);
+  const roots = [join(own, 'modules'), join(commonGitDir(own), 'modules')];
+  return roots.some((root) => isUnder(target, root)) ? undefined : `names a git folder outside the repository's modules folder (${target})`;
+}
+
+function isUnder(path: string, root: string): boolean {
+  const rel = relative(root, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
 }
 
 export function refusal(worktree: string, what: string, detail: string): AtlasError {

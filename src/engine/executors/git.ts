@@ -3,6 +3,7 @@
 import type { GitStep } from '../../domain/template.js';
 import { createCheckpoint } from '../../hook/checkpoint.js';
 import { localExecutor } from '../../exec/local.js';
+import { safeGitConfigArgs } from '../../git/safe-config.js';
 import { shellQuote } from '../processes.js';
 import { describeExit, runStreamed } from './command.js';
 import type { StepResult, StepRunContext } from './types.js';
@@ -13,7 +14,8 @@ async function git(ctx: StepRunContext<GitStep>) {
   const { simpleGit } = await import('simple-git');
   // No .env(): simple-git refuses environments with EDITOR, PAGER, GIT_SSH_COMMAND and the like,
   // which many users have set; git inherits this process's environment instead.
-  return simpleGit({ baseDir: ctx.task.worktree });
+  // simple-git refuses any core.fsmonitor given on the command line; ours turns it off.
+  return simpleGit({ baseDir: ctx.task.worktree, config: safeGitConfigArgs(), unsafe: { allowUnsafeFsMonitor: true } });
 }
 
 function errorText(error: unknown): string {

@@ -1,12 +1,13 @@
 // The sandbox policy of one task: where its processes may write, what they may not read, which
 // hosts they may reach. Built from the task, its git folders and configuration; recorded in the
 // task folder (execution.json) and shown by `atlas doctor`.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Config } from '../../config/schema.js';
 import { commonGitDir } from '../../git/common-dir.js';
-import { realpath } from '../../git/locate.js';
+import { realpath, resolveGitDir } from '../../git/locate.js';
+import { gitProtectedPaths } from './git-protect.js';
 import { homePaths } from '../../store/paths.js';
 
 export interface SandboxPolicy {
@@ -55,16 +56,14 @@ export interface PolicyInput {
 /** The git folders a commit in `worktree` writes, when they lie outside it (a linked worktree). */
 export function gitWritePaths(worktree: string): string[] {
   const dotGit = join(worktree, '.git');
-  let text: string;
   try {
     if (statSync(dotGit).isDirectory()) return [];
-    text = readFileSync(dotGit, 'utf8');
   } catch {
     return [];
   }
-  const match = /^gitdir:\s*(.+)$/m.exec(text);
-  if (!match) return [];
-  const gitDir = realpath(isAbsolute(match[1]!.trim()) ? match[1]!.trim() : resolve(worktree, match[1]!.trim()));
+  const named = resolveGitDir(dotGit, worktree);
+  if (!named) return [];
+  const gitDir = realpath(named);
   const common = commonGitDir(gitDir);
   // objects and refs (with their logs) are shared; HEAD, index and the worktree's own reflog live
   // in worktrees/<name>. The common config and hooks stay read-only: code that runs outside.
@@ -150,7 +149,7 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
     worktree,
     tmpdir,
     allow_write: allowWrite,
-    deny_write: [...atlasProtectedPaths(worktree), ...agent.denyWrite],
+    deny_write: unique([...atlasProtectedPaths(worktree), ...gitProtectedPaths(worktree), ...agent.denyWrite]),
     deny_read: denyRead,
     allowed_domains: allowedDomains(input.config, env),
   };
