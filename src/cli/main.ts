@@ -264,6 +264,10 @@ syncTarget(sync.command('status').description('what push and pull would do now (
   .action(run(() => import('./commands/sync-status.js')));
 syncTarget(sync.command('versions').description('the stored versions of the workspace, oldest first'))
   .action(run(() => import('./commands/sync-versions.js')));
+syncTarget(sync.command('prune').description('remove old stored versions, keeping the newest N complete ones (and any push still under way)'))
+  .option('--keep <n>', 'how many complete versions to keep (default: sync.keep_versions)')
+  .option('--dry-run', 'change nothing; list what would be removed')
+  .action(run(() => import('./commands/sync-prune.js')));
 
 program
   .command('verify')

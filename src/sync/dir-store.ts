@@ -2,15 +2,15 @@
 // a staging folder and renamed into place whole; unchanged files are hard links to the previous
 // version's (no bytes copied, no extra space), with a plain copy where links are not allowed.
 import { createReadStream } from 'node:fs';
-import { access, constants, copyFile, link, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { access, constants, copyFile, link, lstat, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { sortVersions } from '../domain/sync-plan.js';
 import { STATE_FILE_NAME } from '../domain/sync-state.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import type { Received } from './safe-fs.js';
-import type { StoredTask, SyncStore, VersionWriter } from './store.js';
-import { parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
+import type { RemovedVersion, StoredTask, SyncStore, VersionWriter } from './store.js';
+import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 import { streamToNewFile } from './stream-file.js';
 
 function storeError(error: unknown, what: string): AtlasError {
@@ -147,4 +147,57 @@ export class DirectoryStore implements SyncStore {
       },
     };
   }
+
+  async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {
+    checkVersionAddress(tree, version);
+    const parts = [...tree.split('/'), version];
+    // Every folder from the store down to the version must be a real folder: a symlink on the way
+    // would take the removal outside the store.
+    for (let i = 1; i <= parts.length; i++) {
+      const path = this.dir(...parts.slice(0, i));
+      const st = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw storeError(error, `cannot read ${path}`);
+      });
+      if (st === undefined) return { objects: 0, bytes: 0, incomplete: true };
+      if (!st.isDirectory()) {
+        throw new AtlasError(`${path} is ${st.isSymbolicLink() ? 'a symlink' : 'not a folder'}: refusing to remove anything through it`, {
+          exitCode: EXIT.failure,
+          hint: 'the store was changed outside atlas: look at it, and move that entry away by hand',
+        });
+      }
+    }
+    const folder = this.dir(...parts);
+    const measured = await measureFolder(folder).catch((error: unknown) => {
+      throw storeError(error, `cannot list ${folder}`);
+    });
+    if (options.dryRun) return measured;
+    try {
+      // Hard links: removing this version's names leaves the other versions' files whole.
+      await rm(join(folder, STATE_FILE_NAME), { force: true });
+      await rm(folder, { recursive: true, force: true });
+    } catch (error) {
+      throw storeError(error, `cannot remove version ${version} of ${tree} from ${this.location}`);
+    }
+    return measured;
+  }
+}
+
+/** Files under a folder (symlinks counted, never followed) and their bytes. */
+async function measureFolder(folder: string): Promise<RemovedVersion> {
+  const found = { objects: 0, bytes: 0, incomplete: true };
+  const walk = async (dir: string, top: boolean): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        await walk(path, false);
+        continue;
+      }
+      if (top && entry.name === STATE_FILE_NAME) found.incomplete = false;
+      found.objects++;
+      found.bytes += (await lstat(path)).size;
+    }
+  };
+  await walk(folder, true);
+  return found;
 }

@@ -1,10 +1,13 @@
 // The sync commands' work, for the CLI and the lifecycle hooks: push (the folder, and a task's own
 // folder with it), pull, status (what push and pull would do, changing nothing), versions.
+import { AtlasError } from '../domain/errors.js';
 import type { SyncStats } from '../domain/sync-plan.js';
 import { planPush } from '../domain/sync-plan.js';
 import { readLocalState, statePath } from './local-state.js';
 import { planPullOf } from './pull.js';
 import { pullTree } from './pull.js';
+import type { PruneResult } from './prune.js';
+import { pruneTarget } from './prune.js';
 import { pushTree } from './push.js';
 import { scanWorkspace } from './scan.js';
 import { taskTree } from './store.js';
@@ -20,6 +23,10 @@ export interface PushResult {
   stats: SyncStats;
   /** The task's own folder (hook.json, HOOK.md, task.json, conversations, artifacts). */
   task?: { id: string; stats: SyncStats };
+  /** With sync.keep_versions > 0, what the prune after the push removed. */
+  pruned?: PruneResult;
+  /** The prune after the push failed (a warning: the push itself succeeded). */
+  prune_failed?: string;
 }
 
 export async function syncPush(target: SyncTarget, deps: SyncDeps): Promise<PushResult> {
@@ -31,7 +38,21 @@ export async function syncPush(target: SyncTarget, deps: SyncDeps): Promise<Push
     await deps.store.putTaskIndex(target.task.id, target.workspace);
     result.task = { id: target.task.id, stats: taskStats };
   }
+  await pruneAfterPush(target, deps, result);
   return result;
+}
+
+/** sync.keep_versions: after a push that made a version; a failure is a warning, never the push's. */
+async function pruneAfterPush(target: SyncTarget, deps: SyncDeps, result: PushResult): Promise<void> {
+  const keep = deps.config.sync.keep_versions;
+  if (keep < 1 || (result.stats.version === null && (result.task?.stats.version ?? null) === null)) return;
+  try {
+    result.pruned = await pruneTarget(target, { ...deps, progress: undefined }, keep, false);
+  } catch (error) {
+    result.prune_failed = `the push succeeded, but removing old versions (sync.keep_versions: ${keep}) failed: ${(error as Error).message}`;
+    const hint = error instanceof AtlasError ? error.hint : undefined;
+    deps.warn(`${result.prune_failed}${hint ? ` (${hint})` : ''}`);
+  }
 }
 
 export interface PullResult {

@@ -1,6 +1,7 @@
-// SyncStats and version lists as text for people (the JSON is the data itself).
+// SyncStats, prune results and version lists as text for people (the JSON is the data itself).
 import { formatDuration } from '../domain/duration.js';
 import type { SyncStats } from '../domain/sync-plan.js';
+import type { PruneResult } from './prune.js';
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -19,4 +20,19 @@ export function renderStats(stats: SyncStats, location: string): string {
       ? `  uploaded ${stats.files_uploaded}, reused ${stats.files_reused} without sending, skipped ${stats.files_skipped}`
       : `  downloaded ${stats.files_downloaded}, deleted ${stats.files_deleted}, skipped ${stats.files_skipped}`;
   return [head, counts, `  ${formatBytes(stats.bytes_transferred)} transferred in ${formatDuration(stats.duration_ms)}`, ...stats.notes.map((n) => `  note: ${n}`)].join('\n');
+}
+
+export function renderPrune(result: PruneResult): string {
+  const verb = result.dry_run ? 'would remove' : 'removed';
+  const total = result.removed;
+  const lines = [
+    `${result.dry_run ? 'dry run: ' : ''}${verb} ${total.versions} version(s), ${total.objects} file(s), ${formatBytes(total.bytes)} (${result.location}; keeping the newest ${result.keep})`,
+  ];
+  for (const tree of result.trees) {
+    const kept = tree.kept.length === 0 ? 'everything (no complete version)' : tree.kept.length === 1 ? tree.kept[0] : `${tree.kept.length} versions, ${tree.kept[0]} to ${tree.kept.at(-1)}`;
+    lines.push(`  ${tree.tree}: kept ${kept}`);
+    for (const r of tree.removed) lines.push(`    ${verb} ${r.version}  ${r.objects} file(s), ${formatBytes(r.bytes)}${r.incomplete ? ' (incomplete)' : ''}`);
+    for (const s of tree.spared) lines.push(`    spared ${s.version}  ${s.reason}`);
+  }
+  return lines.join('\n');
 }

@@ -10,7 +10,6 @@ import {
   CompleteMultipartUploadCommand,
   CopyObjectCommand,
   CreateMultipartUploadCommand,
-  DeleteObjectsCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -22,8 +21,10 @@ import { sortVersions } from '../domain/sync-plan.js';
 import { STATE_FILE_NAME } from '../domain/sync-state.js';
 import type { Received } from './safe-fs.js';
 import { s3Error } from './s3-errors.js';
-import type { StoredTask, SyncStore, VersionWriter } from './store.js';
-import { parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
+import type { S3Place } from './s3-remove.js';
+import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
+import type { RemovedVersion, StoredTask, SyncStore, VersionWriter } from './store.js';
+import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 import { streamToNewFile } from './stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
@@ -38,6 +39,7 @@ export class S3Store implements SyncStore {
   readonly kind = 's3' as const;
   readonly location: string;
   private readonly client: S3Client;
+  private readonly place: S3Place;
 
   constructor(
     private readonly bucket: string,
@@ -57,6 +59,7 @@ export class S3Store implements SyncStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
+    this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
   }
 
   private key(...parts: string[]): string {
@@ -168,12 +171,22 @@ export class S3Store implements SyncStore {
         );
       },
       abort: async () => {
-        for (let i = 0; i < written.length; i += 1000) {
-          const batch = written.slice(i, i + 1000).map((Key) => ({ Key }));
-          await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch, Quiet: true } })).catch(() => undefined);
-        }
+        await deleteKeys(this.place, written, this.key(tree, version)).catch(() => undefined);
       },
     };
+  }
+
+  async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {
+    checkVersionAddress(tree, version);
+    const prefix = `${this.key(tree, version)}/`;
+    const objects = await listUnder(this.place, prefix);
+    const stateKey = `${prefix}${STATE_FILE_NAME}`;
+    const found = { objects: objects.length, bytes: objects.reduce((n, o) => n + o.size, 0), incomplete: !objects.some((o) => o.key === stateKey) };
+    if (options.dryRun || objects.length === 0) return found;
+    // The state goes first, alone: if anything after it fails, the version reads as incomplete.
+    if (!found.incomplete) await deleteOne(this.place, stateKey);
+    await deleteKeys(this.place, objects.filter((o) => o.key !== stateKey).map((o) => o.key), prefix);
+    return found;
   }
 
   /** One PutObject with Content-MD5 (the server checks the bytes), or a multipart upload. */

@@ -6,6 +6,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { isStoredTreeName, isVersionName } from '../domain/sync-retention.js';
 import type { Received } from './safe-fs.js';
 
 export interface VersionWriter {
@@ -39,6 +40,30 @@ export interface SyncStore {
   /** Writes one stored file to `dest` (a new file), reporting bytes and MD5 of what arrived. */
   download(tree: string, version: string, path: string, dest: string): Promise<Received>;
   beginVersion(tree: string, version: string): Promise<VersionWriter>;
+  /**
+   * Removes one version: its `.sandbox-state` first (a version removed halfway reads as incomplete
+   * and is never pulled), then everything else under it, and nothing outside it. With `dryRun`,
+   * only measures. A version already gone counts as empty.
+   */
+  removeVersion(tree: string, version: string, options?: { dryRun?: boolean }): Promise<RemovedVersion>;
+}
+
+export interface RemovedVersion {
+  /** Files (objects) under the version, its `.sandbox-state` included. */
+  objects: number;
+  bytes: number;
+  /** It had no `.sandbox-state` (an unfinished push, or a removal that stopped midway). */
+  incomplete: boolean;
+}
+
+/** Refuses a tree or version name the store would not have made, before any key or path is built. */
+export function checkVersionAddress(tree: string, version: string): void {
+  if (!isStoredTreeName(tree)) {
+    throw new AtlasError(`refusing to remove from tree ${JSON.stringify(tree)}: not a workspace or task folder name atlas stores`, { exitCode: EXIT.input, hint: 'a tree is <workspace> or <workspace>/.tasks/<task-id>' });
+  }
+  if (!isVersionName(version)) {
+    throw new AtlasError(`refusing to remove version ${JSON.stringify(version)} of ${tree}: a version is a unix time (digits only)`, { exitCode: EXIT.input, hint: 'run `atlas sync versions` to list the stored versions' });
+  }
 }
 
 export interface StoredTask {

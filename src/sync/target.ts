@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { TREE_NAME_PATTERN } from '../domain/sync-retention.js';
 import type { ExcludeRule } from '../domain/sync-state.js';
 import { compileExcludes } from '../domain/sync-state.js';
 import { slugify } from '../domain/task.js';
@@ -31,10 +32,8 @@ export interface SyncDeps {
   now?: () => number;
 }
 
-const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-
 export function checkTreeName(name: string, what: string): string {
-  if (!NAME_PATTERN.test(name)) {
+  if (!TREE_NAME_PATTERN.test(name)) {
     throw new AtlasError(`${what} "${name}" cannot name a folder in the store`, { exitCode: EXIT.input, hint: 'use letters, digits, ".", "_" and "-" (starting with a letter or digit)' });
   }
   return name;

@@ -1,6 +1,7 @@
 // Reading stored versions: the newest usable one (incomplete versions are skipped silently, damaged
 // ones with a warning), a named one (strictly), and the list `atlas sync versions` shows.
 import { AtlasError, EXIT } from '../domain/errors.js';
+import type { VersionCondition } from '../domain/sync-retention.js';
 import type { StateFile } from '../domain/sync-state.js';
 import { parseStateFile, unsafeEntries } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
@@ -82,4 +83,16 @@ export async function describeVersions(store: SyncStore, tree: string): Promise<
     const files = loaded.stored.state.files;
     return { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: 'complete' };
   });
+}
+
+/**
+ * How retention sees a version: complete (a whole version, one written by a newer atlas
+ * included), incomplete (no `.sandbox-state`) or damaged (a corrupt or hostile one).
+ */
+export async function versionCondition(store: SyncStore, tree: string, version: string): Promise<VersionCondition> {
+  const text = await store.readState(tree, version);
+  if (text === undefined) return 'incomplete';
+  const parsed = parseStateFile(text);
+  if (!parsed.ok) return parsed.kind === 'newer' ? 'complete' : 'damaged';
+  return unsafeEntries(parsed.state.files).length > 0 ? 'damaged' : 'complete';
 }

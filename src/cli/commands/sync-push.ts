@@ -1,7 +1,7 @@
 // atlas sync push [--task ID | --dir PATH]: store the folder as a new version (and the task's folder).
 import { EXIT } from '../../domain/errors.js';
 import { syncPush } from '../../sync/operations.js';
-import { renderStats } from '../../sync/render.js';
+import { renderPrune, renderStats } from '../../sync/render.js';
 import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';
@@ -12,6 +12,7 @@ export default async function syncPushCommand(ctx: CliContext, flags: SyncFlags)
   ctx.out.result(result, () => {
     const lines = [renderStats(result.stats, result.location)];
     if (result.task) lines.push(`task ${result.task.id}: ${renderStats(result.task.stats, result.location).replace(/^push: /, '')}`);
+    if (result.pruned) lines.push(`sync.keep_versions: ${renderPrune(result.pruned)}`);
     return lines.join('\n');
   });
   return EXIT.ok;

@@ -1,0 +1,108 @@
+// `atlas sync prune` and `sync.keep_versions`: removes old versions of a workspace's tree (and of a
+// task's own folder), keeping the newest N complete ones, by the rules in domain/sync-retention.ts.
+import { existsSync } from 'node:fs';
+import type { Config } from '../config/schema.js';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import type { VersionCondition } from '../domain/sync-retention.js';
+import { INCOMPLETE_GRACE_SECONDS, planRetention } from '../domain/sync-retention.js';
+import { withWorkspaceLock } from './local-state.js';
+import type { RemovedVersion } from './store.js';
+import { taskTree } from './store.js';
+import type { SyncDeps, SyncTarget } from './target.js';
+import { versionCondition } from './versions.js';
+
+export interface TreePrune {
+  tree: string;
+  /** The complete versions kept, oldest first. */
+  kept: string[];
+  /** Removed (or, in a dry run, to be removed), oldest first. */
+  removed: (RemovedVersion & { version: string })[];
+  /** Old incomplete versions left alone because a push may still be writing them. */
+  spared: { version: string; reason: string }[];
+}
+
+export interface PruneResult {
+  location: string;
+  workspace: string;
+  keep: number;
+  dry_run: boolean;
+  trees: TreePrune[];
+  removed: { versions: number; objects: number; bytes: number };
+  duration_ms: number;
+}
+
+/** How many versions to keep: --keep, else sync.keep_versions; neither (or < 1) is refused. */
+export function resolveKeep(flag: number | undefined, config: Config): number {
+  const keep = flag ?? config.sync.keep_versions;
+  if (Number.isInteger(keep) && keep >= 1) return keep;
+  const what = flag !== undefined ? `--keep ${flag}: at least the newest version is always kept` : 'nothing says how many versions to keep (sync.keep_versions is 0: keep all)';
+  throw new AtlasError(`${what}; refused, nothing was removed`, {
+    exitCode: EXIT.input,
+    hint: 'pass --keep N (N >= 1), or set sync.keep_versions in config.yaml; --dry-run shows what would go',
+  });
+}
+
+export async function syncPrune(target: SyncTarget, deps: SyncDeps, options: { keep?: number; dryRun?: boolean }): Promise<PruneResult> {
+  const keep = resolveKeep(options.keep, deps.config);
+  await deps.store.checkAccess();
+  return pruneTarget(target, deps, keep, options.dryRun === true);
+}
+
+/** Prunes the workspace's tree and, with a task, the task's folder tree; the caller checked access. */
+export async function pruneTarget(target: SyncTarget, deps: SyncDeps, keep: number, dryRun: boolean): Promise<PruneResult> {
+  const now = deps.now ?? Date.now;
+  const started = now();
+  const trees = [{ tree: target.tree, folder: target.root }];
+  if (target.task) trees.push({ tree: taskTree(target.workspace, target.task.id), folder: target.task.dir });
+  const results: TreePrune[] = [];
+  for (const { tree, folder } of trees) {
+    const run = () => pruneTree(tree, deps, keep, dryRun, now);
+    // Taken like a push or pull of that folder takes it, when this machine has the folder; a dry
+    // run changes nothing and takes no lock.
+    results.push(dryRun || !existsSync(folder) ? await run() : await withWorkspaceLock(folder, run));
+  }
+  const removed = results.flatMap((t) => t.removed);
+  return {
+    location: deps.store.location,
+    workspace: target.workspace,
+    keep,
+    dry_run: dryRun,
+    trees: results,
+    removed: { versions: removed.length, objects: removed.reduce((n, r) => n + r.objects, 0), bytes: removed.reduce((n, r) => n + r.bytes, 0) },
+    duration_ms: now() - started,
+  };
+}
+
+async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boolean, now: () => number): Promise<TreePrune> {
+  const { store } = deps;
+  const names = await store.listVersionNames(tree);
+  const nowSeconds = Math.floor(now() / 1000);
+  // Newest first: states are read until `keep` complete versions are found, then only for
+  // versions young enough to be a push under way. Older ones go whatever their state says, so
+  // their (possibly large) states are never downloaded.
+  const conditions = new Map<string, VersionCondition>();
+  let complete = 0;
+  for (let i = names.length - 1; i >= 0; i--) {
+    const version = names[i]!;
+    if (complete >= keep && nowSeconds - Number(version) > INCOMPLETE_GRACE_SECONDS) break;
+    const condition = await versionCondition(store, tree, version);
+    conditions.set(version, condition);
+    if (condition === 'complete') complete++;
+  }
+  const plan = planRetention(names, (v) => conditions.get(v), keep, nowSeconds);
+  const removed: TreePrune['removed'] = [];
+  for (const version of plan.remove) {
+    try {
+      removed.push({ version, ...(await store.removeVersion(tree, version, { dryRun })) });
+    } catch (error) {
+      const cause = error instanceof AtlasError ? error : undefined;
+      const before = removed.length > 0 ? `after removing ${removed.map((r) => r.version).join(', ')}, ` : '';
+      throw new AtlasError(`pruning ${tree} in ${store.location}: ${before}version ${version} could not be removed: ${(error as Error).message}`, {
+        exitCode: cause?.exitCode ?? EXIT.failure,
+        hint: cause?.hint ?? 'run the command again: a version removed halfway has no .sandbox-state and is never pulled',
+        cause: error,
+      });
+    }
+  }
+  return { tree, kept: plan.kept, removed, spared: plan.spared };
+}
