@@ -1,0 +1,83 @@
+// An HTTP proxy on 127.0.0.1 in front of a real S3 server (s3rver), for the failures s3rver
+// cannot produce: a server without DeleteObjects, per-key delete errors, refused deletes. It
+// records every delete request (method, URL, Content-MD5, body) and forwards everything else.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type FaultMode =
+  /** Forward everything. */
+  | 'pass'
+  /** POST ?delete answers 501 NotImplemented (a server without DeleteObjects). */
+  | 'no-batch'
+  /** POST ?delete answers 200 with an AccessDenied error for every key. */
+  | 'batch-denied'
+  /** Every delete (DELETE and POST ?delete) answers 403 AccessDenied. */
+  | 'deny-deletes';
+
+export interface DeleteRequest {
+  method: string;
+  url: string;
+  contentMd5: string | undefined;
+  /** Whether Content-MD5 matched the body. */
+  md5Ok: boolean;
+  keys: number;
+  /** What the server (or the proxy) answered. */
+  status?: number;
+}
+
+export interface FaultProxy {
+  endpoint: string;
+  mode: FaultMode;
+  deletes: DeleteRequest[];
+  stop(): Promise<void>;
+}
+
+const xmlError = (code: string, message: string) => `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+
+export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
+  const target = new URL(upstream);
+  const proxy: FaultProxy = { endpoint: '', mode: 'pass', deletes: [], stop: async () => undefined };
+  const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, record?: DeleteRequest) => {
+    const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      if (record) record.status = up.statusCode;
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    out.end(body);
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const batch = req.method === 'POST' && /[?&]delete(=|&|$)/.test(req.url ?? '');
+      if (!batch && req.method !== 'DELETE') return forward(req, res, body);
+      const contentMd5 = req.headers['content-md5'] as string | undefined;
+      const keys = [...body.toString('utf8').matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!);
+      const record: DeleteRequest = { method: req.method!, url: req.url!, contentMd5, md5Ok: contentMd5 === createHash('md5').update(body).digest('base64'), keys: keys.length };
+      proxy.deletes.push(record);
+      const send = (status: number, xml: string) => {
+        record.status = status;
+        res.writeHead(status, { 'content-type': 'application/xml' });
+        res.end(xml);
+      };
+      if (proxy.mode === 'deny-deletes') return send(403, xmlError('AccessDenied', 'Access Denied'));
+      if (batch && proxy.mode === 'no-batch') return send(501, xmlError('NotImplemented', 'A header you provided implies functionality that is not implemented'));
+      if (batch && proxy.mode === 'batch-denied') {
+        return send(200, `<?xml version="1.0" encoding="UTF-8"?><DeleteResult>${keys.map((k) => `<Error><Key>${k}</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`).join('')}</DeleteResult>`);
+      }
+      forward(req, res, body, record);
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  proxy.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  proxy.stop = () =>
+    new Promise((ok) => {
+      server.close(() => ok());
+      server.closeAllConnections();
+    });
+  return proxy;
+}

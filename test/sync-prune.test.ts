@@ -1,0 +1,245 @@
+// Version retention in a folder store (`atlas sync prune`, sync.keep_versions): the newest N
+// complete versions stay whole (hard links shared with removed versions included), a dry run
+// changes nothing, a push under way is never touched, hostile names and symlinks are refused,
+// and a failed prune after a push is a warning.
+import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { planRetention } from '../src/domain/sync-retention.js';
+import { withWorkspaceLock } from '../src/sync/local-state.js';
+import { pushWorkspaceOnStreamFinish } from '../src/sync/lifecycle.js';
+import { syncPull, syncPush } from '../src/sync/operations.js';
+import { syncPrune } from '../src/sync/prune.js';
+import type { SyncTarget } from '../src/sync/target.js';
+import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+
+afterAll(() => removeScratch());
+
+const T0 = 1_700_000_000;
+const at = (seconds: number) => () => seconds * 1000;
+
+function world(sync: Parameters<typeof configWith>[0] = {}) {
+  const base = scratch('atlas-prune-');
+  const store = join(base, 'store');
+  const src = join(base, 'src');
+  mkdirSync(src);
+  const config = configWith({ store, ...sync });
+  const target: SyncTarget = { root: src, tree: 'ws', workspace: 'ws' };
+  const deps = (seconds = T0) => depsFor(config, join(base, 'home'), at(seconds));
+  /** Pushes `files` as the version named `seconds`. */
+  const push = async (seconds: number, files: Record<string, string>) => {
+    writeTree(src, files);
+    const pushed = await syncPush(target, await deps(seconds));
+    expect(pushed.stats.version).toBe(String(seconds));
+    return pushed;
+  };
+  const versions = (tree = 'ws') => readdirSync(join(store, tree)).filter((n) => /^\d+$/.test(n)).sort();
+  return { base, store, src, config, target, deps, push, versions };
+}
+
+/** Every entry under `root`: type, bytes and link count (to see that nothing else moved). */
+function snapshot(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      const st = lstatSync(path);
+      if (st.isDirectory()) walk(path);
+      else out[path] = st.isSymbolicLink() ? 'link' : `${readFileSync(path, 'base64')} x${st.nlink}`;
+    }
+  };
+  walk(root);
+  return out;
+}
+
+describe('retention plan', () => {
+  const names = ['100', '200', '300', '400', '500'];
+  it('keeps the newest N complete versions and everything after the oldest kept one', () => {
+    const conditions: Record<string, 'complete' | 'incomplete' | 'damaged'> = { '100': 'damaged', '200': 'complete', '300': 'incomplete', '400': 'complete', '500': 'incomplete' };
+    expect(planRetention(names, (v) => conditions[v], 1, 10_000)).toEqual({ kept: ['400'], remove: ['100', '200', '300'], spared: [] });
+    expect(planRetention(names, (v) => conditions[v], 5, 10_000)).toEqual({ kept: ['200', '400'], remove: ['100'], spared: [] });
+    // 300 is incomplete and within the hour: a push may still be writing it.
+    expect(planRetention(names, (v) => conditions[v], 1, 3_000)).toMatchObject({ remove: ['100', '200'], spared: [{ version: '300' }] });
+    expect(planRetention(names, () => 'incomplete', 1, 10_000)).toEqual({ kept: [], remove: [], spared: [] });
+    expect(() => planRetention(names, () => 'complete', 0, 10_000)).toThrow(RangeError);
+  });
+});
+
+describe('atlas sync prune (folder store)', () => {
+  it('keeps the newest N complete versions whole; files hard-linked with removed versions stay intact; a pull gets the newest', async () => {
+    const w = world();
+    for (let i = 0; i < 4; i++) await w.push(T0 + i * 100, { 'shared.txt': 'the same in every version', 'n.txt': `version ${i}`, [`only-${i}.txt`]: `${i}` });
+    const sharedBefore = lstatSync(join(w.store, 'ws', String(T0 + 300), 'shared.txt'));
+    expect(sharedBefore.nlink).toBe(4);
+    const result = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 2 });
+    expect(result).toMatchObject({ keep: 2, dry_run: false, removed: { versions: 2 } });
+    expect(result.trees[0]).toMatchObject({ tree: 'ws', kept: [String(T0 + 200), String(T0 + 300)], spared: [] });
+    expect(result.trees[0]!.removed.map((r) => [r.version, r.incomplete])).toEqual([[String(T0), false], [String(T0 + 100), false]]);
+    // Version 0 held shared.txt, n.txt, only-0.txt and its .sandbox-state.
+    expect(result.trees[0]!.removed[0]!.objects).toBe(4);
+    expect(result.removed.bytes).toBe(result.trees[0]!.removed.reduce((n, r) => n + r.bytes, 0));
+    expect(w.versions()).toEqual([String(T0 + 200), String(T0 + 300)]);
+    const newest = join(w.store, 'ws', String(T0 + 300));
+    expect(readTree(newest)).toEqual({ 'shared.txt': 'the same in every version', 'n.txt': 'version 3', 'only-0.txt': '0', 'only-1.txt': '1', 'only-2.txt': '2', 'only-3.txt': '3' });
+    expect(readTree(join(w.store, 'ws', String(T0 + 200)))['only-0.txt']).toBe('0');
+    expect(lstatSync(join(newest, 'shared.txt')).nlink).toBe(2);
+    const dest = join(w.base, 'dest');
+    const pulled = await syncPull({ root: dest, tree: 'ws', workspace: 'ws' }, await w.deps(T0 + 10_000), {});
+    expect(pulled.stats.version).toBe(String(T0 + 300));
+    expect(readTree(dest)).toEqual(readTree(newest));
+    // Nothing left to remove: a second prune removes nothing.
+    expect((await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 2 })).removed).toEqual({ versions: 0, objects: 0, bytes: 0 });
+  });
+
+  it('a dry run lists what would go and changes nothing', async () => {
+    const w = world();
+    writeTree(join(w.store, 'ws', String(T0 - 100)), { 'old.txt': 'abandoned' });
+    await w.push(T0, { 'a.txt': 'a' });
+    await w.push(T0 + 1, { 'a.txt': 'b' });
+    const before = snapshot(w.store);
+    const dry = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1, dryRun: true });
+    expect(dry).toMatchObject({ dry_run: true, removed: { versions: 2, objects: 3 } });
+    expect(dry.trees[0]!.removed[0]).toEqual({ version: String(T0 - 100), objects: 1, bytes: 9, incomplete: true });
+    expect(snapshot(w.store)).toEqual(before);
+  });
+
+  it('incomplete versions: a young one is spared, an abandoned one removed, newer ones never touched; damaged old ones go', async () => {
+    const w = world();
+    const now = T0 + 20_000;
+    const stored = (seconds: number, files: Record<string, string>) => writeTree(join(w.store, 'ws', String(seconds)), files);
+    stored(now - 10_000, { 'a.txt': 'abandoned push' });
+    stored(now - 9_500, { '.sandbox-state': 'not json', 'a.txt': 'damaged' });
+    await w.push(now - 9_000, { 'a.txt': 'complete, old' });
+    stored(now - 600, { 'a.txt': 'a push under way' });
+    await w.push(now - 300, { 'a.txt': 'complete, newest' });
+    stored(now - 100, { 'a.txt': 'a newer push under way' });
+    const result = await syncPrune(w.target, await w.deps(now), { keep: 1 });
+    expect(result.trees[0]).toMatchObject({
+      kept: [String(now - 300)],
+      removed: [
+        { version: String(now - 10_000), incomplete: true },
+        { version: String(now - 9_500), incomplete: false },
+        { version: String(now - 9_000), incomplete: false },
+      ],
+      spared: [{ version: String(now - 600), reason: expect.stringMatching(/push may still be writing it/) }],
+    });
+    expect(w.versions()).toEqual([String(now - 600), String(now - 300), String(now - 100)]);
+    // An hour later the stalled push is abandoned and goes; the one newer than the kept version stays.
+    const later = await syncPrune(w.target, await w.deps(now + 3_600), { keep: 1 });
+    expect(later.trees[0]!.removed.map((r) => r.version)).toEqual([String(now - 600)]);
+    expect(w.versions()).toEqual([String(now - 300), String(now - 100)]);
+  });
+
+  it('never removes the newest complete version, nor anything when no version is complete', async () => {
+    const w = world();
+    writeTree(join(w.store, 'ws', String(T0)), { 'a.txt': 'incomplete' });
+    writeTree(join(w.store, 'ws', String(T0 + 1)), { '.sandbox-state': '{', 'a.txt': 'damaged' });
+    expect((await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 })).trees[0]).toEqual({ tree: 'ws', kept: [], removed: [], spared: [] });
+    await w.push(T0 + 50, { 'a.txt': 'the only complete one' });
+    const result = await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 });
+    expect(result.trees[0]!.kept).toEqual([String(T0 + 50)]);
+    expect(w.versions()).toEqual([String(T0 + 50)]);
+  });
+
+  it('refuses without N (neither --keep nor sync.keep_versions), or with N < 1, before touching the store', async () => {
+    const w = world();
+    await w.push(T0, { 'a.txt': 'a' });
+    await expect(syncPrune(w.target, await w.deps(), {})).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/nothing says how many versions to keep/), hint: expect.stringMatching(/--keep N .*sync\.keep_versions/) });
+    await expect(syncPrune(w.target, await w.deps(), { keep: 0 })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/--keep 0: at least the newest version is always kept/) });
+    expect(w.versions()).toEqual([String(T0)]);
+  });
+
+  it('refuses hostile tree and version names and symlinks on the way; nothing outside the version is touched', async () => {
+    const w = world();
+    await w.push(T0, { 'a.txt': 'a' });
+    const outside = join(w.base, 'outside');
+    writeTree(outside, { '.sandbox-state': '{}', 'precious.txt': 'keep me', '123/x': 'x' });
+    const { store } = await w.deps();
+    const before = snapshot(w.base);
+    for (const [tree, version] of [
+      ['../outside', '123'],
+      ['ws/../..', '123'],
+      ['ws/.tasks/../../outside', '123'],
+      ['/abs', '1'],
+      ['', '1'],
+      ['ws', '../../outside'],
+      ['ws', '1/..'],
+      ['ws', ''],
+      ['ws', '12a'],
+    ]) {
+      await expect(store.removeVersion(tree!, version!), `${tree} ${version}`).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/^refusing to remove/) });
+    }
+    symlinkSync(outside, join(w.store, 'ws', String(T0 + 5)));
+    await expect(store.removeVersion('ws', String(T0 + 5))).rejects.toThrow(/is a symlink: refusing to remove anything through it/);
+    symlinkSync(outside, join(w.store, 'linked'));
+    await expect(store.removeVersion('linked', '123')).rejects.toThrow(/linked is a symlink/);
+    expect(snapshot(outside)).toEqual(Object.fromEntries(Object.entries(before).filter(([p]) => p.startsWith(outside))));
+    // A version already gone is empty, not an error.
+    expect(await store.removeVersion('ws', '42')).toEqual({ objects: 0, bytes: 0, incomplete: true });
+  });
+
+  it('waits for the folder\'s sync lock, like push and pull', async () => {
+    const w = world();
+    await w.push(T0, { 'a.txt': 'a' });
+    await w.push(T0 + 1, { 'a.txt': 'b' });
+    let pruned = false;
+    let release!: () => void;
+    const held = withWorkspaceLock(w.src, () => new Promise<void>((ok) => (release = ok)));
+    await new Promise((ok) => setTimeout(ok, 50));
+    const pruning = syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 }).then((r) => ((pruned = true), r));
+    await new Promise((ok) => setTimeout(ok, 300));
+    expect(pruned).toBe(false);
+    expect(w.versions()).toHaveLength(2);
+    release();
+    await held;
+    expect((await pruning).removed.versions).toBe(1);
+  });
+});
+
+describe('sync.keep_versions', () => {
+  it('prunes the workspace and the task folder after each push that made a version', async () => {
+    const w = world({ keep_versions: 2 });
+    const taskDir = join(w.base, 'task');
+    writeTree(taskDir, { 'hook.json': '{}' });
+    const target: SyncTarget = { ...w.target, task: { id: 'task-20260101-120000', dir: taskDir } };
+    let last;
+    for (let i = 0; i < 4; i++) {
+      writeTree(w.src, { 'a.txt': `${i}` });
+      writeTree(taskDir, { 'hook.json': `{"n":${i}}` });
+      last = await syncPush(target, await w.deps(T0 + i * 10));
+    }
+    expect(w.versions()).toEqual([String(T0 + 20), String(T0 + 30)]);
+    expect(w.versions('ws/.tasks/task-20260101-120000')).toHaveLength(2);
+    expect(last!.pruned).toMatchObject({ keep: 2, removed: { versions: 2 }, trees: [{ tree: 'ws' }, { tree: 'ws/.tasks/task-20260101-120000' }] });
+    // A push that made no version does not prune.
+    const noop = await syncPush(target, await w.deps(T0 + 50));
+    expect(noop.stats.version).toBeNull();
+    expect(noop.pruned).toBeUndefined();
+  });
+
+  it('the OnStreamFinish push prunes too', async () => {
+    const w = world({ keep_versions: 1 });
+    for (let i = 0; i < 3; i++) {
+      writeTree(w.src, { 'a.txt': `${i}` });
+      const pushed = await pushWorkspaceOnStreamFinish({ home: join(w.base, 'home'), config: w.config, taskId: 'task-20260101-120000', target: w.target });
+      expect(pushed.status).toBe('pushed');
+    }
+    expect(w.versions()).toHaveLength(1);
+    expect(readFileSync(join(w.store, 'ws', w.versions()[0]!, 'a.txt'), 'utf8')).toBe('2');
+  });
+
+  it('a prune that fails after a successful push is a warning, and says what it removed before failing', async () => {
+    const w = world({ keep_versions: 1 });
+    await w.push(T0, { 'a.txt': 'a' });
+    writeTree(join(w.store, 'ws', String(T0 - 200)), { 'old.txt': 'old' });
+    // A .sandbox-state that is a folder cannot be removed as a file: the removal fails there.
+    mkdirSync(join(w.store, 'ws', String(T0 - 100), '.sandbox-state'), { recursive: true });
+    writeTree(w.src, { 'a.txt': 'b' });
+    const deps = await w.deps(T0 + 10_000);
+    const pushed = await syncPush(w.target, deps);
+    expect(pushed.stats.version).toBe(String(T0 + 10_000));
+    expect(pushed.prune_failed).toMatch(new RegExp(`push succeeded, but removing old versions \\(sync.keep_versions: 1\\) failed: pruning ws .*after removing ${T0 - 200}, version ${T0 - 100} could not be removed`));
+    expect(deps.warnings.join('\n')).toContain(pushed.prune_failed!);
+    expect(w.versions()).toEqual([String(T0 - 100), String(T0), String(T0 + 10_000)]);
+  });
+});
