@@ -182,6 +182,7 @@ describe('atlas sync prune (S3, s3rver)', () => {
       message: expect.stringMatching(/network error on a listing of s3:\/\/nobody-listens\/x .*ECONNREFUSED/),
       hint: expect.stringMatching(/run the command again/),
     });
+    await expect((await depsFor(config, scratch())).store.removeVersion('ws', '1')).rejects.toThrow(/network error on a listing of x\/ws\/1\//);
     const w = world();
     await w.push(T0, { 'a.txt': 'a' });
     await w.push(T0 + 1, { 'a.txt': 'b' });
@@ -204,5 +205,13 @@ describe('atlas sync prune (S3, s3rver)', () => {
     }
     expect(proxy.deletes).toEqual([]);
     expect(await w.versionsLeft()).toEqual([String(T0)]);
+  });
+
+  it('a push that fails as it commits removes what it wrote, with the same batch delete', async () => {
+    const w = world({ viaProxy: true });
+    proxy.mode = 'deny-state-put';
+    await expect(w.push(T0, { 'a.txt': 'a', 'd/b.txt': 'b' })).rejects.toThrow(/access denied to p\d+\/ws\/\d+\/\.sandbox-state/);
+    expect(await keys(`${w.prefix}/`)).toEqual([]);
+    expect(proxy.deletes.map((d) => [d.method, d.keys, d.md5Ok])).toEqual([['POST', 2, true]]);
   });
 });

@@ -6,10 +6,12 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'no
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planRetention } from '../src/domain/sync-retention.js';
+import { DirectoryStore } from '../src/sync/dir-store.js';
 import { withWorkspaceLock } from '../src/sync/local-state.js';
 import { pushWorkspaceOnStreamFinish } from '../src/sync/lifecycle.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
 import { syncPrune } from '../src/sync/prune.js';
+import { renderPrune } from '../src/sync/render.js';
 import type { SyncTarget } from '../src/sync/target.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
@@ -124,6 +126,16 @@ describe('atlas sync prune (folder store)', () => {
       spared: [{ version: String(now - 600), reason: expect.stringMatching(/push may still be writing it/) }],
     });
     expect(w.versions()).toEqual([String(now - 600), String(now - 300), String(now - 100)]);
+    expect(renderPrune(result)).toBe(
+      [
+        `removed 3 version(s), 5 file(s), ${result.removed.bytes} B (${w.store}; keeping the newest 1)`,
+        `  ws: kept ${now - 300}`,
+        `    removed ${now - 10_000}  1 file(s), 14 B (incomplete)`,
+        `    removed ${now - 9_500}  2 file(s), 15 B`,
+        `    removed ${now - 9_000}  2 file(s), ${result.trees[0]!.removed[2]!.bytes} B`,
+        `    spared ${now - 600}  incomplete and younger than an hour: a push may still be writing it`,
+      ].join('\n'),
+    );
     // An hour later the stalled push is abandoned and goes; the one newer than the kept version stays.
     const later = await syncPrune(w.target, await w.deps(now + 3_600), { keep: 1 });
     expect(later.trees[0]!.removed.map((r) => r.version)).toEqual([String(now - 600)]);
@@ -134,7 +146,9 @@ describe('atlas sync prune (folder store)', () => {
     const w = world();
     writeTree(join(w.store, 'ws', String(T0)), { 'a.txt': 'incomplete' });
     writeTree(join(w.store, 'ws', String(T0 + 1)), { '.sandbox-state': '{', 'a.txt': 'damaged' });
-    expect((await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 })).trees[0]).toEqual({ tree: 'ws', kept: [], removed: [], spared: [] });
+    const none = await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 });
+    expect(none.trees[0]).toEqual({ tree: 'ws', kept: [], removed: [], spared: [] });
+    expect(renderPrune({ ...none, dry_run: true })).toBe(`dry run: would remove 0 version(s), 0 file(s), 0 B (${w.store}; keeping the newest 1)\n  ws: kept everything (no complete version)`);
     await w.push(T0 + 50, { 'a.txt': 'the only complete one' });
     const result = await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 });
     expect(result.trees[0]!.kept).toEqual([String(T0 + 50)]);
@@ -176,6 +190,8 @@ describe('atlas sync prune (folder store)', () => {
     expect(snapshot(outside)).toEqual(Object.fromEntries(Object.entries(before).filter(([p]) => p.startsWith(outside))));
     // A version already gone is empty, not an error.
     expect(await store.removeVersion('ws', '42')).toEqual({ objects: 0, bytes: 0, incomplete: true });
+    // A store path that is a file: named, nothing done.
+    await expect(new DirectoryStore(join(outside, 'precious.txt')).removeVersion('ws', '1')).rejects.toMatchObject({ message: expect.stringMatching(/^cannot read .*precious\.txt\/ws: ENOTDIR/), hint: expect.any(String) });
   });
 
   it('waits for the folder\'s sync lock, like push and pull', async () => {
@@ -211,6 +227,7 @@ describe('sync.keep_versions', () => {
     expect(w.versions()).toEqual([String(T0 + 20), String(T0 + 30)]);
     expect(w.versions('ws/.tasks/task-20260101-120000')).toHaveLength(2);
     expect(last!.pruned).toMatchObject({ keep: 2, removed: { versions: 2 }, trees: [{ tree: 'ws' }, { tree: 'ws/.tasks/task-20260101-120000' }] });
+    expect(renderPrune(last!.pruned!)).toMatch(/^removed 2 version\(s\), .*\n  ws: kept 2 versions, \d+ to \d+\n.*\n  ws\/\.tasks\/task-20260101-120000: kept 2 versions/);
     // A push that made no version does not prune.
     const noop = await syncPush(target, await w.deps(T0 + 50));
     expect(noop.stats.version).toBeNull();

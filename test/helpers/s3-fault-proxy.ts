@@ -14,7 +14,9 @@ export type FaultMode =
   /** POST ?delete answers 200 with an AccessDenied error for every key. */
   | 'batch-denied'
   /** Every delete (DELETE and POST ?delete) answers 403 AccessDenied. */
-  | 'deny-deletes';
+  | 'deny-deletes'
+  /** A PUT of a `.sandbox-state` answers 403 AccessDenied (a push fails as it commits). */
+  | 'deny-state-put';
 
 export interface DeleteRequest {
   method: string;
@@ -54,6 +56,10 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const batch = req.method === 'POST' && /[?&]delete(=|&|$)/.test(req.url ?? '');
+      if (proxy.mode === 'deny-state-put' && req.method === 'PUT' && /\/\.sandbox-state(\?|$)/.test(req.url ?? '')) {
+        res.writeHead(403, { 'content-type': 'application/xml' });
+        return res.end(xmlError('AccessDenied', 'Access Denied'));
+      }
       if (!batch && req.method !== 'DELETE') return forward(req, res, body);
       const contentMd5 = req.headers['content-md5'] as string | undefined;
       const keys = [...body.toString('utf8').matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!);
