@@ -120,7 +120,7 @@ describe('atlas sync prune (S3, s3rver)', () => {
     const result = await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 });
     // The neighbour (version T0 * 10, the newest by number) is kept; only version T0 goes.
     expect(result.trees[0]!.removed).toEqual([{ version: String(T0), objects: 1002, bytes: expect.any(Number), incomplete: false }]);
-    // s3rver sometimes answers 500 to a batch of 1,000 (its parallel removal of files and their
+    // s3rver sometimes answers 500 to a batch delete (its parallel removal of files and their
     // folders races); the SDK retries it, so only the answered requests are compared.
     const answered = proxy.deletes.filter((d) => d.status! < 300);
     expect(answered.map((d) => [d.method, d.keys])).toEqual([['DELETE', 0], ['POST', 1000], ['POST', 1]]);
@@ -141,7 +141,7 @@ describe('atlas sync prune (S3, s3rver)', () => {
     expect(result.removed).toMatchObject({ versions: 2, objects: 6 });
     // The first version: its state, one refused batch, then the two files one by one; the second
     // version goes straight to single deletes.
-    expect(proxy.deletes.map((d) => d.method)).toEqual(['DELETE', 'POST', 'DELETE', 'DELETE', 'DELETE', 'DELETE', 'DELETE']);
+    expect(proxy.deletes.filter((d) => d.status !== 500).map((d) => d.method)).toEqual(['DELETE', 'POST', 'DELETE', 'DELETE', 'DELETE', 'DELETE', 'DELETE']);
     expect(await w.versionsLeft()).toEqual([String(T0 + 2)]);
   });
 
@@ -212,6 +212,6 @@ describe('atlas sync prune (S3, s3rver)', () => {
     proxy.mode = 'deny-state-put';
     await expect(w.push(T0, { 'a.txt': 'a', 'd/b.txt': 'b' })).rejects.toThrow(/access denied to p\d+\/ws\/\d+\/\.sandbox-state/);
     expect(await keys(`${w.prefix}/`)).toEqual([]);
-    expect(proxy.deletes.map((d) => [d.method, d.keys, d.md5Ok])).toEqual([['POST', 2, true]]);
+    expect(proxy.deletes.filter((d) => d.status! < 300).map((d) => [d.method, d.keys, d.md5Ok])).toEqual([['POST', 2, true]]);
   });
 });
