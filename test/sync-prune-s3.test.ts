@@ -4,7 +4,7 @@
 // the per-key fallback, per-key errors, refused deletes, an unreachable endpoint.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mapPool } from '../src/sync/pool.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
@@ -13,7 +13,7 @@ import type { SyncTarget } from '../src/sync/target.js';
 import type { FaultProxy } from './helpers/s3-fault-proxy.js';
 import { startFaultProxy } from './helpers/s3-fault-proxy.js';
 import type { S3Server } from './helpers/s3rver.js';
-import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
+import { listKeys, S3RVER_ENV, s3rverClient, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 let server: S3Server;
@@ -37,19 +37,8 @@ beforeEach(() => {
 });
 
 const T0 = 1_700_000_000;
-let shared: S3Client | undefined;
-const client = () => (shared ??= new S3Client({ region: 'us-east-1', endpoint: server.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }));
-
-async function keys(prefix: string): Promise<string[]> {
-  const out: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await client().send(new ListObjectsV2Command({ Bucket: server.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
-    out.push(...(page.Contents ?? []).map((c) => c.Key!));
-    token = page.NextContinuationToken;
-  } while (token);
-  return out.sort();
-}
+const client = () => s3rverClient(server);
+const keys = (prefix: string) => listKeys(server, prefix);
 
 const put = (key: string, body: string) => client().send(new PutObjectCommand({ Bucket: server.bucket, Key: key, Body: body }));
 

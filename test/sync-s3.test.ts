@@ -4,12 +4,12 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/target.js';
 import type { S3Server } from './helpers/s3rver.js';
-import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
+import { listKeys, S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 let server: S3Server;
@@ -40,16 +40,7 @@ function client(credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER'
   return new S3Client({ region: 'us-east-1', endpoint: server.endpoint, forcePathStyle: true, credentials });
 }
 
-async function keys(prefix: string): Promise<string[]> {
-  const out: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await client().send(new ListObjectsV2Command({ Bucket: server.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
-    out.push(...(page.Contents ?? []).map((c) => c.Key!));
-    token = page.NextContinuationToken;
-  } while (token);
-  return out.sort();
-}
+const keys = (prefix: string) => listKeys(server, prefix);
 
 describe('S3 store (s3rver)', () => {
   it('pushes and pulls; a new version copies unchanged files server-side, sending only the changed bytes', async () => {

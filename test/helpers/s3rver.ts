@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 
 export interface S3Server {
   endpoint: string;
@@ -46,4 +47,28 @@ export async function startS3rver(bucket = 'atlas-test'): Promise<S3Server> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+const clients = new Map<string, S3Client>();
+
+/** A client of the server with s3rver's account (one per endpoint, reused). */
+export function s3rverClient(server: S3Server): S3Client {
+  let client = clients.get(server.endpoint);
+  if (!client) {
+    client = new S3Client({ region: 'us-east-1', endpoint: server.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    clients.set(server.endpoint, client);
+  }
+  return client;
+}
+
+/** Every key under `prefix`, sorted (all pages). */
+export async function listKeys(server: S3Server, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await s3rverClient(server).send(new ListObjectsV2Command({ Bucket: server.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+    out.push(...(page.Contents ?? []).map((c) => c.Key!));
+    token = page.NextContinuationToken;
+  } while (token);
+  return out.sort();
 }
