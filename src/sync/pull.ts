@@ -106,9 +106,10 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       writeLocalState(root, { ...(previous ?? emptyState()), last_synced_at: 0 });
     }
     progress.start(`pull ${tree}`, download.length, download.reduce((n, f) => n + f.size, 0));
+    const folders = new Map<string, Promise<void>>();
     try {
       await mapPool(download, 8, async (entry) => {
-        const bytes = await writeVerified(root, entry, (temp) => store.download(tree, stored.version, entry.path, temp), `${entry.path} in ${where}`);
+        const bytes = await writeVerified(root, entry, (temp) => store.download(tree, stored.version, entry.path, temp), `${entry.path} in ${where}`, folders);
         stats.bytes_transferred += bytes;
         progress.advance(bytes);
       });

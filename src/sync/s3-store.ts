@@ -25,6 +25,7 @@ import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import type { RemovedVersion, StoredTask, SyncStore, VersionWriter } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
+import { FastGet } from './s3-fast-get.js';
 import { streamToNewFile } from './stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
@@ -40,6 +41,7 @@ export class S3Store implements SyncStore {
   readonly location: string;
   private readonly client: S3Client;
   private readonly place: S3Place;
+  private readonly fastGet: FastGet;
 
   constructor(
     private readonly bucket: string,
@@ -58,8 +60,12 @@ export class S3Store implements SyncStore {
       // (and Content-MD5 on uploads) already cover integrity.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // The middleware stack is built once per command type, not once per request: a pull or a
+      // push sends thousands of the same command, and atlas never changes the stack.
+      cacheMiddleware: true,
     });
     this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
+    this.fastGet = new FastGet(this.client);
   }
 
   private key(...parts: string[]): string {
@@ -133,8 +139,8 @@ export class S3Store implements SyncStore {
   async download(tree: string, version: string, path: string, dest: string): Promise<Received> {
     const key = this.key(tree, version, path);
     return this.send(key, async () => {
-      const got = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return streamToNewFile(got.Body as Readable, dest);
+      const body = (await this.fastGet.get(key)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))).Body as Readable);
+      return streamToNewFile(body, dest);
     });
   }
 

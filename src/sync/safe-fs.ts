@@ -2,7 +2,8 @@
 // workspace: parents are checked one by one (a symlink or a file on the way refuses the path),
 // content goes to a temp file beside the target, is checked against its MD5, then renamed over
 // it (a rename replaces a symlink, it never writes through one).
-import { lstat, mkdir, readdir, rename, rmdir, unlink, utimes } from 'node:fs/promises';
+import { renameSync, utimesSync } from 'node:fs';
+import { lstat, mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Observation } from '../domain/sync-plan.js';
@@ -63,21 +64,34 @@ export async function observePaths(root: string, paths: readonly string[], previ
   return result;
 }
 
-/** Creates the folders on the way to `rel`, refusing symlinks and files there. */
-export async function ensureParents(root: string, rel: string): Promise<void> {
+/**
+ * Creates the folders on the way to `rel`, refusing symlinks and files there. `made` remembers the
+ * folders this pull already checked or created (one lstat per folder, not per file).
+ */
+export async function ensureParents(root: string, rel: string, made: Map<string, Promise<void>> = new Map()): Promise<void> {
   const parts = rel.split('/');
   for (let i = 1; i < parts.length; i++) {
-    const dir = join(root, ...parts.slice(0, i));
-    const st = await lstatOrNull(dir);
-    if (st === null) {
-      await mkdir(dir).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw error;
-      });
-      const again = await lstat(dir);
-      if (again.isDirectory() && !again.isSymbolicLink()) continue;
-    } else if (st.isDirectory() && !st.isSymbolicLink()) continue;
-    throw new AtlasError(`refused to write ${rel}: ${parts.slice(0, i).join('/')} is not a plain folder here`, { exitCode: EXIT.failure });
+    const dir = parts.slice(0, i).join('/');
+    let pending = made.get(dir);
+    if (!pending) {
+      pending = ensureFolder(root, dir);
+      made.set(dir, pending);
+    }
+    await pending;
   }
+}
+
+async function ensureFolder(root: string, dir: string): Promise<void> {
+  const path = join(root, dir);
+  const st = await lstatOrNull(path);
+  if (st === null) {
+    await mkdir(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    const again = await lstat(path);
+    if (again.isDirectory() && !again.isSymbolicLink()) return;
+  } else if (st.isDirectory() && !st.isSymbolicLink()) return;
+  throw new AtlasError(`refused to write into ${dir}: it is not a plain folder here`, { exitCode: EXIT.failure });
 }
 
 let sequence = 0;
@@ -95,10 +109,11 @@ export interface Received {
 
 /**
  * Fetches `entry` into the workspace: temp file, MD5 and size checked, mtime set to the stored
- * one, renamed over the target. Returns the bytes received.
+ * one, renamed over the target. Returns the bytes received. `folders` is ensureParents' memory,
+ * shared by the writes of one pull.
  */
-export async function writeVerified(root: string, entry: FileEntry, fetch: (tempPath: string) => Promise<Received>, describe: string): Promise<number> {
-  await ensureParents(root, entry.path);
+export async function writeVerified(root: string, entry: FileEntry, fetch: (tempPath: string) => Promise<Received>, describe: string, folders?: Map<string, Promise<void>>): Promise<number> {
+  await ensureParents(root, entry.path, folders);
   const temp = tempPathFor(root, entry.path);
   try {
     const got = await fetch(temp);
@@ -108,11 +123,17 @@ export async function writeVerified(root: string, entry: FileEntry, fetch: (temp
         hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',
       });
     }
-    await utimes(temp, entry.modified_at, entry.modified_at);
-    const target = join(root, entry.path);
-    const st = await lstatOrNull(target);
-    if (st?.isDirectory()) throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
-    await rename(temp, target);
+    // Synchronous: two metadata calls on a local file cost less than two round trips through
+    // libuv's thread pool, which dominated a pull of many small files (docs/performance.md).
+    utimesSync(temp, entry.modified_at, entry.modified_at);
+    try {
+      // A rename replaces a file or a symlink; over a folder it fails (EISDIR), which refuses it.
+      renameSync(temp, join(root, entry.path));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
+      throw error;
+    }
     return got.bytes;
   } catch (error) {
     await unlink(temp).catch(() => undefined);

@@ -1,20 +1,26 @@
 // Bytes from a stream into a new file (never an existing one), with the MD5 of what was written.
+// The file is written with synchronous calls on its descriptor: a pull writes thousands of small
+// files, and each asynchronous open, write and close is a round trip through libuv's thread pool
+// that cost more CPU than the call itself (docs/performance.md#workspace-sync). Each call writes
+// one chunk as it arrives (at most 64 KiB from a socket or a file stream) into the page cache, so
+// the event loop is held for microseconds at a time, never for the whole file.
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Received } from './safe-fs.js';
 
-export async function streamToNewFile(source: NodeJS.ReadableStream, dest: string, mode = 0o644): Promise<Received> {
+export async function streamToNewFile(source: AsyncIterable<Buffer | string>, dest: string, mode = 0o644): Promise<Received> {
   const hash = createHash('md5');
   let bytes = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, done) {
+  const fd = openSync(dest, 'wx', mode);
+  try {
+    for await (const piece of source) {
+      const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
       hash.update(chunk);
+      for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
       bytes += chunk.length;
-      done(null, chunk);
-    },
-  });
-  await pipeline(source, tap, createWriteStream(dest, { flags: 'wx', mode }));
+    }
+  } finally {
+    closeSync(fd);
+  }
   return { bytes, md5: hash.digest('hex') };
 }

@@ -1,0 +1,147 @@
+// GetObject without the SDK's per-request machinery, for the many downloads of a pull. Measured
+// against s3rver: 2,000 GetObjects cost ~2 ms of CPU each through the SDK (a chain of ~30
+// middlewares, endpoint rules, config copies) and ~0.6 ms as one signed HTTP request, which made
+// the SDK the largest part of a pull's CPU (docs/performance.md#workspace-sync).
+//
+// The SDK still decides everything: the shape of a request (scheme, host, port, the path in front
+// of the key, signing region and service) is learned from a GetObject the SDK itself sent and
+// signed with plain SigV4 (a pull reads the version's .sandbox-state that way before any
+// download); the credentials come from the SDK's provider chain. An answer other than 200, or a
+// failure before one, sends that download through the SDK again, which retries and names the
+// error as before; an answer that is not 200 also turns this path off for the rest of the run.
+// The bytes are checked against the version's MD5s either way.
+import { createHash, createHmac } from 'node:crypto';
+import type { Agent, IncomingMessage, RequestOptions } from 'node:http';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { S3Client } from '@aws-sdk/client-s3';
+
+/** What the SDK's own GetObject looked like, to make the same requests. */
+export interface GetShape {
+  protocol: 'http:' | 'https:';
+  hostname: string;
+  port?: number;
+  host: string;
+  /** The path in front of the encoded key ("/bucket/" path-style, "/" virtual-hosted). */
+  base: string;
+  region: string;
+  service: string;
+}
+
+const UNSIGNED = 'UNSIGNED-PAYLOAD';
+const IDLE_TIMEOUT_MS = 60_000;
+
+/** A key as S3 paths carry it: each segment URI-encoded (as the SDK does), slashes kept. */
+export function encodeKey(key: string): string {
+  return key
+    .split('/')
+    .map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
+    .join('/');
+}
+
+/** The shape of a signed SDK request for `key`, or undefined when it is not one this path can copy. */
+export function shapeOf(request: { protocol?: string; hostname?: string; port?: number; path?: string; headers?: Record<string, string> }, key: string): GetShape | undefined {
+  const headers = Object.fromEntries(Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+  const auth = /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request,/.exec(headers['authorization'] ?? '');
+  const encoded = encodeKey(key);
+  const path = request.path ?? '';
+  if (!auth || !headers['host'] || !request.hostname || !path.endsWith(encoded)) return undefined;
+  if (request.protocol !== 'http:' && request.protocol !== 'https:') return undefined;
+  // Session auth of S3 Express and the like: leave those to the SDK.
+  if (Object.keys(headers).some((h) => h === 'x-amz-s3session-token' || h.startsWith('x-amz-server-side-encryption-customer'))) return undefined;
+  return {
+    protocol: request.protocol,
+    hostname: request.hostname,
+    ...(request.port ? { port: request.port } : {}),
+    host: headers['host'],
+    base: path.slice(0, path.length - encoded.length),
+    region: auth[1]!,
+    service: auth[2]!,
+  };
+}
+
+export interface Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+const keyCache = new Map<string, Buffer>();
+
+/** AWS Signature Version 4 of a request without a query; `headers` in lower case, all signed. */
+export function signV4(input: { method: string; path: string; headers: Record<string, string>; payloadHash: string; region: string; service: string; credentials: Credentials; amzDate: string }): string {
+  const { credentials, region, service, amzDate } = input;
+  const day = amzDate.slice(0, 8);
+  const names = Object.keys(input.headers).sort();
+  const canonical = [input.method, input.path, '', ...names.map((n) => `${n}:${input.headers[n]!.trim()}`), '', names.join(';'), input.payloadHash].join('\n');
+  const scope = `${day}/${region}/${service}/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
+  const cacheKey = `${credentials.secretAccessKey}\0${scope}`;
+  let signingKey = keyCache.get(cacheKey);
+  if (!signingKey) {
+    signingKey = [day, region, service, 'aws4_request'].reduce<Buffer>((k, part) => createHmac('sha256', k).update(part).digest(), Buffer.from(`AWS4${credentials.secretAccessKey}`));
+    keyCache.clear(); // one scope a day per store: no need to keep older ones
+    keyCache.set(cacheKey, signingKey);
+  }
+  const signature = createHmac('sha256', signingKey).update(toSign).digest('hex');
+  return `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
+}
+
+function amzDateOf(ms: number): string {
+  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+}
+
+export class FastGet {
+  private shape: GetShape | undefined;
+  private off = false;
+  private agent: Agent | undefined;
+
+  constructor(private readonly client: S3Client) {
+    // Runs last before the request goes out (the deserialize step wraps the sending), when the
+    // request is signed: only its shape is kept, once.
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Key?: unknown };
+        if (!this.shape && !this.off && context.commandName === 'GetObjectCommand' && typeof input.Key === 'string') {
+          this.shape = shapeOf(args.request as Parameters<typeof shapeOf>[0], input.Key);
+        }
+        return next(args);
+      },
+      { step: 'deserialize', priority: 'low', name: 'atlasLearnGetShape' },
+    );
+  }
+
+  /** The object's body when it came back 200, or undefined: then the caller uses the SDK. */
+  async get(key: string): Promise<IncomingMessage | undefined> {
+    const shape = this.shape;
+    if (!shape || this.off) return undefined;
+    let response: IncomingMessage;
+    try {
+      response = await this.request(shape, key);
+    } catch {
+      return undefined;
+    }
+    if (response.statusCode === 200) return response;
+    response.resume();
+    this.off = true;
+    return undefined;
+  }
+
+  private async request(shape: GetShape, key: string): Promise<IncomingMessage> {
+    const credentials = await this.client.config.credentials();
+    const path = `${shape.base}${encodeKey(key)}`;
+    const offset = (this.client.config as { systemClockOffset?: number }).systemClockOffset ?? 0;
+    const headers: Record<string, string> = { host: shape.host, 'x-amz-content-sha256': UNSIGNED, 'x-amz-date': amzDateOf(Date.now() + offset) };
+    if (credentials.sessionToken) headers['x-amz-security-token'] = credentials.sessionToken;
+    headers['authorization'] = signV4({ method: 'GET', path, headers, payloadHash: UNSIGNED, region: shape.region, service: shape.service, credentials, amzDate: headers['x-amz-date']! });
+    const lib = shape.protocol === 'https:' ? https : http;
+    this.agent ??= new lib.Agent({ keepAlive: true, maxSockets: 32 });
+    const options: RequestOptions = { method: 'GET', protocol: shape.protocol, hostname: shape.hostname, ...(shape.port ? { port: shape.port } : {}), path, headers, agent: this.agent };
+    return new Promise((resolve, reject) => {
+      const req = lib.request(options, resolve);
+      req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy(new Error(`GET ${key} timed out after ${IDLE_TIMEOUT_MS / 1000} s without data`)));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+}
