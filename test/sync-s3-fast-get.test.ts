@@ -1,0 +1,115 @@
+// The pull's GetObject without the SDK's middleware (src/sync/s3-fast-get.ts): SigV4 checked
+// against AWS's published example and the SDK's own signer, the request shape learned from the
+// SDK's request, and every answer but 200 left to the SDK, against a real s3rver and a server
+// that misbehaves. (s3rver does not check signatures: the two signing vectors are what does.)
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeKey, FastGet, shapeOf, signV4 } from '../src/sync/s3-fast-get.js';
+import type { S3Server } from './helpers/s3rver.js';
+import { startS3rver } from './helpers/s3rver.js';
+
+const EXAMPLE = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+describe('signV4', () => {
+  it("matches AWS's published GET Object example", () => {
+    const headers = { host: 'examplebucket.s3.amazonaws.com', range: 'bytes=0-9', 'x-amz-content-sha256': EMPTY_SHA256, 'x-amz-date': '20130524T000000Z' };
+    expect(signV4({ method: 'GET', path: '/test.txt', headers, payloadHash: EMPTY_SHA256, region: 'us-east-1', service: 's3', credentials: EXAMPLE, amzDate: '20130524T000000Z' })).toBe(
+      'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41',
+    );
+  });
+
+  it("matches the SDK's signer with a session token, an encoded path and a port", () => {
+    // Expected value computed with @smithy/signature-v4 (uriEscapePath: false, as S3 signs).
+    const headers = { host: 'x.example:9000', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'x-amz-date': '20260102T030405Z', 'x-amz-security-token': 'tok/+=' };
+    const auth = signV4({ method: 'GET', path: '/b/a%20b/c%2B%25.txt', headers, payloadHash: 'UNSIGNED-PAYLOAD', region: 'eu-west-1', service: 's3', credentials: { ...EXAMPLE, sessionToken: 'tok/+=' }, amzDate: '20260102T030405Z' });
+    expect(auth).toBe(
+      'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260102/eu-west-1/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token, Signature=42e18ddd34821b3ffea79044b587f3e000af1abc402066689ea28319b2016878',
+    );
+  });
+});
+
+describe('shapeOf', () => {
+  const signed = (path: string, extra: Record<string, string> = {}) => ({
+    protocol: 'https:',
+    hostname: 'bucket.s3.eu-west-1.amazonaws.com',
+    path,
+    headers: { Host: 'bucket.s3.eu-west-1.amazonaws.com', Authorization: 'AWS4-HMAC-SHA256 Credential=AK/20260102/eu-west-1/s3/aws4_request, SignedHeaders=host, Signature=00', ...extra },
+  });
+
+  it('encodes keys segment by segment, as S3 paths carry them', () => {
+    expect(encodeKey("p/a b/c+%!*'().txt")).toBe('p/a%20b/c%2B%25%21%2A%27%28%29.txt');
+  });
+
+  it('learns the path in front of the key, the host and the signing scope', () => {
+    expect(shapeOf(signed('/p/a%20b.txt'), 'p/a b.txt')).toEqual({ protocol: 'https:', hostname: 'bucket.s3.eu-west-1.amazonaws.com', host: 'bucket.s3.eu-west-1.amazonaws.com', base: '/', region: 'eu-west-1', service: 's3' });
+    expect(shapeOf({ ...signed('/bucket/p/x'), protocol: 'http:', port: 9000 }, 'p/x')).toMatchObject({ protocol: 'http:', port: 9000, base: '/bucket/' });
+  });
+
+  it('leaves to the SDK what it cannot copy', () => {
+    expect(shapeOf(signed('/p/other'), 'p/x')).toBeUndefined();
+    expect(shapeOf({ ...signed('/p/x'), headers: { host: 'h' } }, 'p/x')).toBeUndefined();
+    expect(shapeOf({ ...signed('/p/x'), protocol: 'ftp:' }, 'p/x')).toBeUndefined();
+    expect(shapeOf(signed('/p/x', { 'X-Amz-S3session-Token': 't' }), 'p/x')).toBeUndefined();
+    expect(shapeOf(signed('/p/x', { Authorization: 'AWS4-ECDSA-P256-SHA256 Credential=AK/20260102/s3/aws4_request, x' }), 'p/x')).toBeUndefined();
+  });
+});
+
+describe('FastGet against s3rver', () => {
+  let server: S3Server;
+  beforeAll(async () => {
+    server = await startS3rver();
+  }, 20_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const clientOf = (endpoint: string, secretAccessKey = 'S3RVER') =>
+    new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey }, cacheMiddleware: true });
+  const text = async (body: AsyncIterable<Buffer>) => {
+    const parts: Buffer[] = [];
+    for await (const part of body) parts.push(part);
+    return Buffer.concat(parts).toString('utf8');
+  };
+
+  it('is used only after the SDK sent a GetObject, then fetches with a signature the server accepts', async () => {
+    const client = clientOf(server.endpoint);
+    const fast = new FastGet(client);
+    const keys = ['f/state', 'f/a b+c%.txt', "f/(x)!*'.txt"];
+    for (const key of keys) await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: key, Body: `content of ${key}` }));
+    expect(await fast.get('f/state')).toBeUndefined();
+    await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'f/state' }))).Body as AsyncIterable<Buffer>);
+    for (const key of keys) expect(await text((await fast.get(key))!)).toBe(`content of ${key}`);
+  });
+
+  it('leaves a missing object, then everything, to the SDK', async () => {
+    const client = clientOf(server.endpoint);
+    const fast = new FastGet(client);
+    await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: 'g/a', Body: 'a' }));
+    await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'g/a' }))).Body as AsyncIterable<Buffer>);
+    expect(await fast.get('g/missing')).toBeUndefined();
+    expect(await fast.get('g/a')).toBeUndefined();
+  });
+
+  it('a connection that fails before an answer is left to the SDK for that object only', async () => {
+    let calls = 0;
+    const flaky = createServer((req, res) => {
+      calls++;
+      if (calls === 2) return void req.socket.destroy(); // the fast request of 'k/b'
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`body ${req.url}`);
+    });
+    await new Promise<void>((ok) => flaky.listen(0, '127.0.0.1', ok));
+    try {
+      const client = clientOf(`http://127.0.0.1:${(flaky.address() as AddressInfo).port}`);
+      const fast = new FastGet(client);
+      await text((await client.send(new GetObjectCommand({ Bucket: 'bucket', Key: 'k/a' }))).Body as AsyncIterable<Buffer>);
+      expect(await fast.get('k/b')).toBeUndefined();
+      expect(await text((await fast.get('k/c'))!)).toBe('body /bucket/k/c');
+    } finally {
+      flaky.closeAllConnections();
+      await new Promise((ok) => flaky.close(ok));
+    }
+  });
+});
