@@ -25,7 +25,7 @@ import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import type { RemovedVersion, StoredTask, SyncStore, VersionWriter } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-import { FastGet } from './s3-fast-get.js';
+import { DirectRequests } from './s3-direct.js';
 import { streamToNewFile } from './stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
@@ -41,7 +41,7 @@ export class S3Store implements SyncStore {
   readonly location: string;
   private readonly client: S3Client;
   private readonly place: S3Place;
-  private readonly fastGet: FastGet;
+  private readonly direct: DirectRequests;
 
   constructor(
     private readonly bucket: string,
@@ -65,7 +65,7 @@ export class S3Store implements SyncStore {
       cacheMiddleware: true,
     });
     this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
-    this.fastGet = new FastGet(this.client);
+    this.direct = new DirectRequests(this.client);
   }
 
   private key(...parts: string[]): string {
@@ -139,7 +139,7 @@ export class S3Store implements SyncStore {
   async download(tree: string, version: string, path: string, dest: string): Promise<Received> {
     const key = this.key(tree, version, path);
     return this.send(key, async () => {
-      const body = (await this.fastGet.get(key)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))).Body as Readable);
+      const body = (await this.direct.get(key)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))).Body as Readable);
       return streamToNewFile(body, dest);
     });
   }
@@ -155,7 +155,7 @@ export class S3Store implements SyncStore {
           // encodeURI keeps "+" literal (servers decode the header as a path, not a form); "?" and
           // "#" would start a query or a fragment.
           const copySource = encodeURI(`${this.bucket}/${source}`).replace(/\?/g, '%3F').replace(/#/g, '%23');
-          await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: copySource }));
+          if (!(await this.direct.copy(copySource, key))) await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: copySource }));
         } catch (error) {
           if ((error as { name?: string }).name === 'NoSuchKey') return false;
           throw s3Error(error, `a copy of ${source}`, this.location);

@@ -1,15 +1,16 @@
-// GetObject without the SDK's per-request machinery, for the many downloads of a pull. Measured
-// against s3rver: 2,000 GetObjects cost ~2 ms of CPU each through the SDK (a chain of ~30
-// middlewares, endpoint rules, config copies) and ~0.6 ms as one signed HTTP request, which made
-// the SDK the largest part of a pull's CPU (docs/performance.md#workspace-sync).
+// GetObject and CopyObject without the SDK's per-request machinery, for the thousands of
+// downloads of a pull and copies of a push. Measured against s3rver: 2,000 GetObjects cost ~2 ms
+// of CPU each through the SDK (a chain of ~30 middlewares, endpoint rules, config copies, XML
+// parsing) and ~0.6 ms as one signed HTTP request, which made the SDK the largest part of a pull's
+// CPU (docs/performance.md#workspace-sync).
 //
 // The SDK still decides everything: the shape of a request (scheme, host, port, the path in front
 // of the key, signing region and service) is learned from a GetObject the SDK itself sent and
-// signed with plain SigV4 (a pull reads the version's .sandbox-state that way before any
-// download); the credentials come from the SDK's provider chain. An answer other than 200, or a
-// failure before one, sends that download through the SDK again, which retries and names the
-// error as before; an answer that is not 200 also turns this path off for the rest of the run.
-// The bytes are checked against the version's MD5s either way.
+// signed with plain SigV4 (push and pull read the newest .sandbox-state that way before any
+// transfer); the credentials come from the SDK's provider chain. An answer other than 200 (or a
+// copy without a CopyObjectResult), or a failure before one, sends that request through the SDK
+// again, which retries and names the error as before; an answer that is not 200 also turns this
+// path off for the rest of the run. Downloads are checked against the version's MD5s either way.
 import { createHash, createHmac } from 'node:crypto';
 import type { Agent, IncomingMessage, RequestOptions } from 'node:http';
 import * as http from 'node:http';
@@ -91,7 +92,14 @@ function amzDateOf(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
 }
 
-export class FastGet {
+/** Reads a small answer (a CopyObject result) whole. */
+async function textOf(response: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of response) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+export class DirectRequests {
   private shape: GetShape | undefined;
   private off = false;
   private agent: Agent | undefined;
@@ -107,39 +115,57 @@ export class FastGet {
         }
         return next(args);
       },
-      { step: 'deserialize', priority: 'low', name: 'atlasLearnGetShape' },
+      { step: 'deserialize', priority: 'low', name: 'atlasLearnRequestShape' },
     );
   }
 
   /** The object's body when it came back 200, or undefined: then the caller uses the SDK. */
   async get(key: string): Promise<IncomingMessage | undefined> {
-    const shape = this.shape;
-    if (!shape || this.off) return undefined;
-    let response: IncomingMessage;
-    try {
-      response = await this.request(shape, key);
-    } catch {
-      return undefined;
-    }
+    const response = await this.send('GET', key);
+    if (!response) return undefined;
     if (response.statusCode === 200) return response;
     response.resume();
     this.off = true;
     return undefined;
   }
 
-  private async request(shape: GetShape, key: string): Promise<IncomingMessage> {
+  /**
+   * A server-side copy of `copySource` (bucket/key, encoded as the SDK's CopySource) to `key`;
+   * false when it was not done here (the caller asks the SDK: copying again is harmless). A copy
+   * can fail with 200 and an error in the body, so only a CopyObjectResult counts.
+   */
+  async copy(copySource: string, key: string): Promise<boolean> {
+    const response = await this.send('PUT', key, { 'content-length': '0', 'x-amz-copy-source': copySource });
+    if (!response) return false;
+    const text = await textOf(response).catch(() => '');
+    if (response.statusCode === 200 && text.includes('<CopyObjectResult') && !text.includes('<Error>')) return true;
+    if (response.statusCode !== 200) this.off = true;
+    return false;
+  }
+
+  private async send(method: 'GET' | 'PUT', key: string, extra: Record<string, string> = {}): Promise<IncomingMessage | undefined> {
+    const shape = this.shape;
+    if (!shape || this.off) return undefined;
+    try {
+      return await this.request(shape, method, key, extra);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async request(shape: GetShape, method: 'GET' | 'PUT', key: string, extra: Record<string, string>): Promise<IncomingMessage> {
     const credentials = await this.client.config.credentials();
     const path = `${shape.base}${encodeKey(key)}`;
     const offset = (this.client.config as { systemClockOffset?: number }).systemClockOffset ?? 0;
-    const headers: Record<string, string> = { host: shape.host, 'x-amz-content-sha256': UNSIGNED, 'x-amz-date': amzDateOf(Date.now() + offset) };
+    const headers: Record<string, string> = { ...extra, host: shape.host, 'x-amz-content-sha256': UNSIGNED, 'x-amz-date': amzDateOf(Date.now() + offset) };
     if (credentials.sessionToken) headers['x-amz-security-token'] = credentials.sessionToken;
-    headers['authorization'] = signV4({ method: 'GET', path, headers, payloadHash: UNSIGNED, region: shape.region, service: shape.service, credentials, amzDate: headers['x-amz-date']! });
+    headers['authorization'] = signV4({ method, path, headers, payloadHash: UNSIGNED, region: shape.region, service: shape.service, credentials, amzDate: headers['x-amz-date']! });
     const lib = shape.protocol === 'https:' ? https : http;
-    this.agent ??= new lib.Agent({ keepAlive: true, maxSockets: 32 });
-    const options: RequestOptions = { method: 'GET', protocol: shape.protocol, hostname: shape.hostname, ...(shape.port ? { port: shape.port } : {}), path, headers, agent: this.agent };
+    this.agent ??= new lib.Agent({ keepAlive: true, maxSockets: 64 });
+    const options: RequestOptions = { method, protocol: shape.protocol, hostname: shape.hostname, ...(shape.port ? { port: shape.port } : {}), path, headers, agent: this.agent };
     return new Promise((resolve, reject) => {
       const req = lib.request(options, resolve);
-      req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy(new Error(`GET ${key} timed out after ${IDLE_TIMEOUT_MS / 1000} s without data`)));
+      req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${key} timed out after ${IDLE_TIMEOUT_MS / 1000} s without data`)));
       req.on('error', reject);
       req.end();
     });

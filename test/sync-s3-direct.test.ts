@@ -1,4 +1,4 @@
-// The pull's GetObject without the SDK's middleware (src/sync/s3-fast-get.ts): SigV4 checked
+// The pull's GetObject without the SDK's middleware (src/sync/s3-direct.ts): SigV4 checked
 // against AWS's published example and the SDK's own signer, the request shape learned from the
 // SDK's request, and every answer but 200 left to the SDK, against a real s3rver and a server
 // that misbehaves. (s3rver does not check signatures: the two signing vectors are what does.)
@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeKey, FastGet, shapeOf, signV4 } from '../src/sync/s3-fast-get.js';
+import { encodeKey, DirectRequests, shapeOf, signV4 } from '../src/sync/s3-direct.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { startS3rver } from './helpers/s3rver.js';
 
@@ -57,7 +57,7 @@ describe('shapeOf', () => {
   });
 });
 
-describe('FastGet against s3rver', () => {
+describe('DirectRequests against s3rver', () => {
   let server: S3Server;
   beforeAll(async () => {
     server = await startS3rver();
@@ -76,37 +76,52 @@ describe('FastGet against s3rver', () => {
 
   it('is used only after the SDK sent a GetObject, then fetches with a signature the server accepts', async () => {
     const client = clientOf(server.endpoint);
-    const fast = new FastGet(client);
+    const direct = new DirectRequests(client);
     const keys = ['f/state', 'f/a b+c%.txt', "f/(x)!*'.txt"];
     for (const key of keys) await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: key, Body: `content of ${key}` }));
-    expect(await fast.get('f/state')).toBeUndefined();
+    expect(await direct.get('f/state')).toBeUndefined();
     await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'f/state' }))).Body as AsyncIterable<Buffer>);
-    for (const key of keys) expect(await text((await fast.get(key))!)).toBe(`content of ${key}`);
+    for (const key of keys) expect(await text((await direct.get(key))!)).toBe(`content of ${key}`);
   });
 
   it('leaves a missing object, then everything, to the SDK', async () => {
     const client = clientOf(server.endpoint);
-    const fast = new FastGet(client);
+    const direct = new DirectRequests(client);
     await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: 'g/a', Body: 'a' }));
     await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'g/a' }))).Body as AsyncIterable<Buffer>);
-    expect(await fast.get('g/missing')).toBeUndefined();
-    expect(await fast.get('g/a')).toBeUndefined();
+    expect(await direct.get('g/missing')).toBeUndefined();
+    expect(await direct.get('g/a')).toBeUndefined();
   });
 
-  it('a connection that fails before an answer is left to the SDK for that object only', async () => {
+  it('copies server-side; a missing source is left to the SDK, then everything', async () => {
+    const client = clientOf(server.endpoint);
+    const direct = new DirectRequests(client);
+    await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: 'c/1/a b+.txt', Body: 'copied' }));
+    await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'c/1/a b+.txt' }))).Body as AsyncIterable<Buffer>);
+    expect(await direct.copy(encodeURI(`${server.bucket}/c/1/a b+.txt`), 'c/2/a b+.txt')).toBe(true);
+    expect(await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'c/2/a b+.txt' }))).Body as AsyncIterable<Buffer>)).toBe('copied');
+    expect(await direct.copy(`${server.bucket}/c/1/missing`, 'c/2/missing')).toBe(false);
+    expect(await direct.copy(encodeURI(`${server.bucket}/c/1/a b+.txt`), 'c/3/a b+.txt')).toBe(false);
+  });
+
+  it('a connection that fails before an answer, or a copy that fails inside a 200, is left to the SDK for that object only', async () => {
     let calls = 0;
     const flaky = createServer((req, res) => {
       calls++;
-      if (calls === 2) return void req.socket.destroy(); // the fast request of 'k/b'
+      if (calls === 2) return void req.socket.destroy(); // the direct request of 'k/b'
+      if (req.method === 'PUT') return void res.writeHead(200).end('<Error><Code>InternalError</Code></Error>');
       res.writeHead(200, { 'content-type': 'text/plain' }).end(`body ${req.url}`);
     });
     await new Promise<void>((ok) => flaky.listen(0, '127.0.0.1', ok));
     try {
       const client = clientOf(`http://127.0.0.1:${(flaky.address() as AddressInfo).port}`);
-      const fast = new FastGet(client);
+      const direct = new DirectRequests(client);
       await text((await client.send(new GetObjectCommand({ Bucket: 'bucket', Key: 'k/a' }))).Body as AsyncIterable<Buffer>);
-      expect(await fast.get('k/b')).toBeUndefined();
-      expect(await text((await fast.get('k/c'))!)).toBe('body /bucket/k/c');
+      expect(await direct.get('k/b')).toBeUndefined();
+      expect(await text((await direct.get('k/c'))!)).toBe('body /bucket/k/c');
+      // A copy that answers 200 with an error inside is not a copy (and not a reason to stop).
+      expect(await direct.copy('bucket/k/c', 'k/d')).toBe(false);
+      expect(await text((await direct.get('k/c'))!)).toBe('body /bucket/k/c');
     } finally {
       flaky.closeAllConnections();
       await new Promise((ok) => flaky.close(ok));
