@@ -2,11 +2,12 @@
 // first push, no-op push, push after 1% of the files changed, pull into an empty folder, no-op
 // pull; the same with `rclone sync --checksum` and `aws s3 sync` when they are installed. Every
 // tool talks to the server through a byte-counting proxy, so "sent" is what crossed the wire
-// (bodies and headers); atlas's own payload figure (file bytes) is printed beside it.
+// (bodies and headers); atlas's own payload figure (file bytes) is printed beside it. The server's
+// CPU time per phase is printed too (Linux): it runs on the same cores, and every tool pays it.
 // Usage: node bench/sync.mjs [files=10000] [bytes-per-file=10240]
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -54,10 +55,19 @@ const changeOnePercent = () => {
   for (let i = 0; i < changedFiles; i++) writeFileSync(join(src, `d${String((i * 97) % 100).padStart(2, '0')}`, `f${(i * 97) % FILES}.bin`), randomBytes(SIZE));
 };
 
+/** CPU time (ms) the server has used so far, from /proc; undefined elsewhere. */
+function serverCpu() {
+  const stat = `/proc/${server.pid}/stat`;
+  if (!existsSync(stat)) return undefined;
+  const fields = readFileSync(stat, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
+}
+
 /** Runs a command (asynchronously: the proxy lives in this process) and measures it. */
 function timed(cmd, args, env) {
   counted.sent = 0;
   counted.received = 0;
+  const cpu0 = serverCpu();
   const t0 = process.hrtime.bigint();
   return new Promise((ok, fail) => {
     const child = spawn(cmd, args, { env: { ...process.env, ...env } });
@@ -68,7 +78,7 @@ function timed(cmd, args, env) {
     child.on('close', (code) => {
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       if (code !== 0) fail(new Error(`${cmd} ${args.join(' ')} failed (${code}): ${stderr || stdout}`));
-      else ok({ ms, sent: counted.sent, received: counted.received, stdout });
+      else ok({ ms, sent: counted.sent, received: counted.received, stdout, serverMs: cpu0 === undefined ? undefined : serverCpu() - cpu0 });
     });
   });
 }
@@ -151,9 +161,10 @@ if (have('aws', ['--version'])) {
 const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
 const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
 console.log('');
-console.log(['phase'.padEnd(24), ...tools.map((t) => `${t} time / sent`.padEnd(28))].join(''));
+const cell = (r) => `${secs(r.ms)} / ${mb(r.sent)}${r.serverMs === undefined ? '' : ` / ${secs(r.serverMs)}`}`;
+console.log(['phase'.padEnd(24), ...tools.map((t) => `${t} time / sent${results.atlas['first push'].serverMs === undefined ? '' : ' / server CPU'}`.padEnd(38))].join(''));
 for (const phase of Object.keys(results.atlas)) {
-  console.log([phase.padEnd(24), ...tools.map((t) => `${secs(results[t][phase].ms)} / ${mb(results[t][phase].sent)}`.padEnd(28))].join(''));
+  console.log([phase.padEnd(24), ...tools.map((t) => cell(results[t][phase]).padEnd(38))].join(''));
 }
 console.log('');
 const a = results.atlas;
