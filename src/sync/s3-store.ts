@@ -20,12 +20,12 @@ import type { Config } from '../config/schema.js';
 import { sortVersions } from '../domain/sync-plan.js';
 import { STATE_FILE_NAME } from '../domain/sync-state.js';
 import type { Received } from './safe-fs.js';
+import { DirectRequests } from './s3-direct.js';
 import { s3Error } from './s3-errors.js';
 import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import type { RemovedVersion, StoredTask, SyncStore, VersionWriter } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-import { DirectRequests } from './s3-direct.js';
 import { streamToNewFile } from './stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
