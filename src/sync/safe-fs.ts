@@ -2,7 +2,7 @@
 // workspace: parents are checked one by one (a symlink or a file on the way refuses the path),
 // content goes to a temp file beside the target, is checked against its MD5, then renamed over
 // it (a rename replaces a symlink, it never writes through one).
-import { renameSync, utimesSync } from 'node:fs';
+import { lstatSync, renameSync, utimesSync } from 'node:fs';
 import { lstat, mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -20,6 +20,11 @@ async function lstatOrNull(path: string) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
+}
+
+/** The same, synchronous: for the one lstat per file of a pull's plan (see scanWorkspace). */
+function lstatOrNullSync(path: string) {
+  return lstatSync(path, { throwIfNoEntry: false }) ?? null;
 }
 
 /** Checks the folders on the way to `rel` (cached per folder across one pull). */
@@ -52,7 +57,7 @@ export async function observePaths(root: string, paths: readonly string[], previ
     const parents = await checkParents(root, path, cache);
     if (!parents.ok) return void result.set(path, { kind: 'blocked', problem: parents.problem });
     if (!parents.exists) return void result.set(path, { kind: 'missing' });
-    const st = await lstatOrNull(join(root, path));
+    const st = lstatOrNullSync(join(root, path));
     if (st === null) return void result.set(path, { kind: 'missing' });
     if (st.isSymbolicLink()) return void result.set(path, { kind: 'symlink' });
     if (st.isDirectory()) return void result.set(path, { kind: 'dir' });

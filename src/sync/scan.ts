@@ -1,8 +1,8 @@
 // The workspace as a list of FileEntry: a walk that skips .git, symlinks, atlas's own files and
 // `sync.exclude`, and MD5s that are reused from the last state only when nothing can have changed.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { lstat, readdir, readFile, unlink } from 'node:fs/promises';
+import { createReadStream, lstatSync } from 'node:fs';
+import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExcludeRule, FileEntry, StateFile } from '../domain/sync-state.js';
 import { isExcluded } from '../domain/sync-state.js';
@@ -70,7 +70,9 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
           return;
         }
         if (isExcluded(path, false, rules)) return;
-        const st = await lstat(abs);
+        // Synchronous: 10,000 lstats take ~50 ms so, ~200 ms as thread-pool round trips, most of
+        // a no-op sync's time (docs/performance.md#workspace-sync).
+        const st = lstatSync(abs);
         // A stub a killed sandboxed run left in the worktree is not the person's work.
         if (st.size === 0 && (await isSandboxStubFile(path, st))) return;
         found.push({ path, abs, size: st.size, mtimeS: seconds(st.mtimeMs) });
