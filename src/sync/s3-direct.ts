@@ -161,7 +161,9 @@ export class DirectRequests {
     if (credentials.sessionToken) headers['x-amz-security-token'] = credentials.sessionToken;
     headers['authorization'] = signV4({ method, path, headers, payloadHash: UNSIGNED, region: shape.region, service: shape.service, credentials, amzDate: headers['x-amz-date']! });
     const lib = shape.protocol === 'https:' ? https : http;
-    this.agent ??= new lib.Agent({ keepAlive: true, maxSockets: 64 });
+    // Idle connections close after the same timeout: a long-lived process (the server) opens a
+    // store per sync and must not collect them.
+    this.agent ??= new lib.Agent({ keepAlive: true, maxSockets: 64, timeout: IDLE_TIMEOUT_MS });
     const options: RequestOptions = { method, protocol: shape.protocol, hostname: shape.hostname, ...(shape.port ? { port: shape.port } : {}), path, headers, agent: this.agent };
     return new Promise((resolve, reject) => {
       const req = lib.request(options, resolve);
