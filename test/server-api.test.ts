@@ -2,20 +2,12 @@
 // real HTTP client (fetch) and SSE parser, the command agent printing stream-json.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
-import { ensureBuilt } from './helpers/engine-fixtures.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
-import { AGENT_FLAGS, auth, createToken, getJson, prompt, readSse, startServe, waitUntil } from './helpers/server-fixtures.js';
+import { AGENT_FLAGS, auth, createToken, getJson, prompt, readSse, startServe, waitUntil, serversOfThisFile, readTurn } from './helpers/server-fixtures.js';
 
-const servers: ServeProcess[] = [];
-beforeAll(() => ensureBuilt());
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    if (s.child.exitCode === null) s.child.kill('SIGKILL');
-    await s.exited.catch(() => undefined);
-  }
-});
+const servers = serversOfThisFile();
 
 async function serve(home: string, args: string[] = [], flags: string[] = AGENT_FLAGS): Promise<ServeProcess> {
   const s = await startServe(home, args, { flags });
@@ -239,15 +231,10 @@ describe('start-up and stop', () => {
     const token = createToken(home, 'alice');
     const s = await serve(home, [], [...AGENT_FLAGS, '-c', 'server.grace_period=300ms']);
     const res = await fetch(`${s.url}/conversations/long/sandbox/x`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:20000 long job' }) });
-    let started: () => void = () => undefined;
-    const turnStarted = new Promise<void>((r) => (started = r));
-    const reading = readSse(res, (e) => {
-      if (e.event === 'message') started();
-      return false;
-    });
-    await turnStarted;
+    const reading = readTurn(res);
+    await reading.started;
     s.child.kill('SIGTERM');
-    const events = await reading;
+    const events = await reading.events;
     expect(events.at(-1)!.data).toMatchObject({ ok: false });
     expect(events.at(-1)!.data.error).toContain('stopped');
     expect(await s.exited).toBe(0);

@@ -13,7 +13,7 @@ import { startServer } from '../src/server/server.js';
 import { createToken } from '../src/server/tokens.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
-import { addSlowTemplate, auth, getJson, prompt, readSse, repoIn, STREAM_AGENT, waitUntil } from './helpers/server-fixtures.js';
+import { addSlowTemplate, auth, getJson, prompt, readSse, repoIn, STREAM_AGENT, waitUntil, readTurn } from './helpers/server-fixtures.js';
 
 const running: RunningServer[] = [];
 beforeAll(() => ensureBuilt());
@@ -112,20 +112,15 @@ describe('conversations cut off, in process', () => {
     const { token } = await createToken(home, 'alice');
     const first = await serve(home, (c) => (c.server.grace_period = 100));
     const res = await fetch(`${first.url}/conversations/cut/sandbox/x`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 big job' }) });
-    let started: () => void = () => undefined;
-    const turnStarted = new Promise<void>((r) => (started = r));
-    const reading = readSse(res, (e) => {
-      if (e.event === 'message') started();
-      return false;
-    });
-    await turnStarted;
+    const reading = readTurn(res);
+    await reading.started;
     // The agent has started its session (its run's record names it): then the server stops.
     const runs = join(home, 'server', 'accounts', 'alice', 'conversations', 'cut', 'conversations');
     await waitUntil(() => readdirSync(runs).some((id) => JSON.parse(readFileSync(join(runs, id, 'conversation.json'), 'utf8')).session_id) || undefined, 10_000, 'the agent session');
     expect((await prompt(first.url, token, 'other', { prompt: 'hi' })).status).toBe(200);
     running.splice(running.indexOf(first.server), 1);
     const stopping = first.server.stop('SIGTERM');
-    const events = await reading;
+    const events = await reading.events;
     await stopping;
     expect(events.at(-1)!.data.error).toContain('stopped');
 

@@ -4,24 +4,16 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
-import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
-import { AGENT_FLAGS, createToken, getJson, prompt, startServe } from './helpers/server-fixtures.js';
+import { AGENT_FLAGS, createToken, getJson, prompt, startServe, serversOfThisFile } from './helpers/server-fixtures.js';
 
 /** A command agent that runs its prompt as a shell command (inside the sandbox, like any agent). */
 const SHELL_AGENT = ['-c', 'ai.agent=command', '-c', 'ai.command=eval "$ATLAS_PROMPT"'];
 
-const servers: ServeProcess[] = [];
-beforeAll(() => ensureBuilt());
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    if (s.child.exitCode === null) s.child.kill('SIGKILL');
-    await s.exited.catch(() => undefined);
-  }
-});
+const servers = serversOfThisFile();
 
 async function serve(home: string, flags: string[], local: boolean): Promise<ServeProcess> {
   const s = await startServe(home, [], { flags, local });

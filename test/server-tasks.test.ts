@@ -1,20 +1,11 @@
 // Tasks over HTTP are ordinary atlas tasks: started by `atlas serve` in a repository inside
 // server.repos_root, streamed as events, seen by `atlas status` and `atlas verify`, approved and
 // recovered over the API, invisible to other accounts.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { atlas, tempDir } from './helpers/core-fixtures.js';
-import { ensureBuilt } from './helpers/engine-fixtures.js';
-import type { ServeProcess } from './helpers/server-fixtures.js';
-import { addSlowTemplate, AGENT_FLAGS, auth, createToken, getJson, readSse, repoIn, startServe } from './helpers/server-fixtures.js';
+import { addSlowTemplate, AGENT_FLAGS, auth, createToken, getJson, readSse, repoIn, startServe, serversOfThisFile } from './helpers/server-fixtures.js';
 
-const servers: ServeProcess[] = [];
-beforeAll(() => ensureBuilt());
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    if (s.child.exitCode === null) s.child.kill('SIGTERM');
-    await s.exited.catch(() => undefined);
-  }
-});
+const servers = serversOfThisFile('SIGTERM');
 
 async function post(url: string, token: string, path: string, body: unknown = {}): Promise<{ status: number; json: any }> {
   const res = await fetch(`${url}${path}`, { method: 'POST', headers: auth(token), body: JSON.stringify(body) });

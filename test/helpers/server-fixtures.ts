@@ -6,7 +6,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createParser } from 'eventsource-parser';
+import { afterEach, beforeAll } from 'vitest';
 import { ATLAS_BIN, atlasSync, REPO_ROOT } from './core-fixtures.js';
+import { ensureBuilt } from './engine-fixtures.js';
 
 export const STREAM_AGENT = join(REPO_ROOT, 'test', 'fixtures', 'server', 'stream-agent.mjs');
 export const AGENT_FLAGS = ['-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${STREAM_AGENT}`];
@@ -171,4 +173,31 @@ export function addSlowTemplate(repo: string, root: string): void {
   );
   execFileSync('git', ['add', '-A'], { cwd: repo });
   execFileSync('git', ['commit', '-q', '-m', 'slow'], { cwd: repo });
+}
+
+/**
+ * For a test file that starts servers: builds the CLI first, and stops every server pushed on the
+ * returned list after each test (with `signal`, then waits for it to exit).
+ */
+export function serversOfThisFile(signal: NodeJS.Signals = 'SIGKILL'): ServeProcess[] {
+  const servers: ServeProcess[] = [];
+  beforeAll(() => ensureBuilt());
+  afterEach(async () => {
+    for (const s of servers.splice(0)) {
+      if (s.child.exitCode === null) s.child.kill(signal);
+      await s.exited.catch(() => undefined);
+    }
+  });
+  return servers;
+}
+
+/** Reads a turn's stream to its end; `started` resolves at its first message (the agent is at work). */
+export function readTurn(response: Response): { started: Promise<void>; events: Promise<SseEvent[]> } {
+  let started: () => void = () => undefined;
+  const first = new Promise<void>((r) => (started = r));
+  const events = readSse(response, (e) => {
+    if (e.event === 'message') started();
+    return false;
+  });
+  return { started: first, events };
 }
