@@ -17,13 +17,13 @@ import { recoverTask } from '../src/recovery/recover.js';
 import type { RecoverTaskOptions } from '../src/recovery/recover.js';
 import { renderDiagnosis, renderRecoveryResult } from '../src/recovery/render.js';
 import { selectTaskToRecover } from '../src/recovery/select-task.js';
-import { runRecoverCommand } from '../src/recovery/command.js';
 import { taskFiles } from '../src/store/paths.js';
 import {
   checkpoint,
   cleanupRecoveryFixtures,
   commitAll,
   completeSteps,
+  crashedTask,
   deadPid,
   git,
   iso,
@@ -49,13 +49,7 @@ beforeEach(() => {
 afterEach(() => cleanupRecoveryFixtures());
 
 /** A crashed task (dead owner) running step `index` since 10 minutes ago. */
-async function crashedAt(index: number, f?: TaskFixture, extra = {}): Promise<TaskFixture> {
-  const t = f ?? (await makeTask({ home, repo }));
-  const at = iso(10 * 60_000);
-  await setHook(t, (h) => runStep(completeSteps(h, t.task, index, at), t.task, index, at, { last_output: 'halfway through', ...extra }));
-  writeOwnerFile(t.ref, ownerRecord({ pid: deadPid() }));
-  return t;
-}
+const crashedAt = (index: number, f?: TaskFixture, extra = {}) => crashedTask(home, repo, index, f, extra);
 
 interface Seen {
   entry: EntryDirective;
@@ -344,81 +338,5 @@ describe('selecting the task', () => {
     const select = (async (config: { choices: { value: unknown }[] }) => config.choices[1]!.value) as unknown as SelectFn;
     expect((await selectTaskToRecover({ home, cwd: repo, interactive: true, select }))?.id).toBe(b.ref.id);
     expect((await selectTaskToRecover({ home, cwd: repo, interactive: false, taskId: a.ref.id }))?.id).toBe(a.ref.id);
-  });
-});
-
-describe('runRecoverCommand (what `atlas recover` does around the runner)', () => {
-  function fakeOut(json: boolean) {
-    const lines: string[] = [];
-    const results: unknown[] = [];
-    return {
-      lines,
-      results,
-      out: {
-        json,
-        line: (text = '') => {
-          if (!json) lines.push(text);
-        },
-        result: (data: unknown, text: () => string) => {
-          results.push(data);
-          if (!json) lines.push(text());
-        },
-      },
-    };
-  }
-
-  it('--yes: prints the diagnosis, recovers with the repository\'s config and prints the outcome', async () => {
-    const f = await crashedAt(0);
-    const { out, lines, results } = fakeOut(false);
-    const roots: string[] = [];
-    const entries: EntryDirective[] = [];
-    const code = await runRecoverCommand(
-      {
-        home,
-        cwd: repo,
-        out,
-        interactive: false,
-        config: async (root) => {
-          roots.push(root);
-          return config;
-        },
-        resume: (ref) => async (entry) => {
-          entries.push(entry);
-          return { state: 'completed', exitCode: 0, message: `task ${ref.id} completed` };
-        },
-      },
-      { yes: true },
-    );
-    expect(code).toBe(0);
-    expect(roots).toEqual([repo]);
-    expect(entries.map((e) => e.kind)).toEqual(['retry_step']);
-    const text = lines.join('\n');
-    expect(text).toContain(`Task ${f.ref.id} crashed.`);
-    expect(text).toContain('Recommended: retry_step.');
-    expect(text).toContain(`Outcome        completed: task ${f.ref.id} completed`);
-    expect(results).toHaveLength(1);
-  });
-
-  it('--json prints only the result document', async () => {
-    const f = await crashedAt(1);
-    const { out, lines, results } = fakeOut(true);
-    const code = await runRecoverCommand(
-      { home, cwd: repo, out, interactive: false, config: async () => config, resume: () => async () => ({ state: 'completed', exitCode: 0, message: 'done' }) },
-      { task: f.ref.id, yes: true },
-    );
-    expect(code).toBe(5);
-    expect(lines).toEqual([]);
-    expect(results[0]).toMatchObject({ task_id: f.ref.id, action: 'manual', action_source: 'recommended', exit_code: 5, state: 'awaiting_human' });
-  });
-
-  it('a bad --action is refused before any hook is touched', async () => {
-    const f = await crashedAt(0);
-    const { out } = fakeOut(false);
-    const error = await runRecoverCommand(
-      { home, cwd: repo, out, interactive: false, config: async () => config, resume: () => async () => ({ state: 'completed', exitCode: 0, message: '' }) },
-      { action: 'redo' },
-    ).catch((e: unknown) => e);
-    expect((error as AtlasError).exitCode).toBe(2);
-    expect(f.manager.read().state).toBe('step_running');
   });
 });

@@ -237,3 +237,12 @@ export async function killAndWait(child: ChildProcess, signal: NodeJS.Signals = 
 export function readText(path: string): string {
   return readFileSync(path, 'utf8');
 }
+
+/** A crashed task (dead owner) running step `index` since 10 minutes ago. */
+export async function crashedTask(home: string, repo: string, index: number, f?: TaskFixture, extra = {}): Promise<TaskFixture> {
+  const t = f ?? (await makeTask({ home, repo }));
+  const at = iso(10 * 60_000);
+  await setHook(t, (h) => runStep(completeSteps(h, t.task, index, at), t.task, index, at, { last_output: 'halfway through', ...extra }));
+  writeOwnerFile(t.ref, ownerRecord({ pid: deadPid() }));
+  return t;
+}
