@@ -13,13 +13,13 @@ function files(dir: string): string[] {
 }
 
 describe('a fresh clone', () => {
-  it('reads nothing from ../shared (tests, benches, scripts, sources)', () => {
+  it('reads nothing from the requirements folder beside the checkout (tests, benches, scripts, sources)', () => {
     const offenders: string[] = [];
     for (const dir of ['src', 'test', 'bench', 'scripts', 'bin']) {
       for (const file of files(join(REPO_ROOT, dir))) {
         if (file === import.meta.filename) continue; // this test spells the patterns out
         const text = readFileSync(file, 'utf8');
-        // A path built to the folder beside the checkout, in any spelling: '../shared', '..', 'shared'.
+        // A path built to the folder beside the checkout, in any spelling (a relative path, or joined parts).
         if (/\.\.\/shared\b|['"]\.\.['"]\s*,\s*['"]shared['"]|\/work\/shared/.test(text)) offenders.push(relative(REPO_ROOT, file));
       }
     }

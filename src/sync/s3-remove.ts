@@ -84,7 +84,7 @@ async function deleteBatch(place: S3Place, keys: readonly string[], under: strin
   });
 }
 
-/** The server does not take DeleteObjects (not implemented, or the request's form refused). */
+/** The server does not take DeleteObjects (an S3-compatible server without it, or the request's form refused). */
 function batchRefused(error: unknown): boolean {
   if (error instanceof AtlasError) return false;
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
