@@ -48,7 +48,7 @@ export function resolveGitDir(dotGit: string, root: string): string | undefined 
   }
 }
 
-function readBranch(gitDir: string): string | undefined {
+export function readBranch(gitDir: string): string | undefined {
   try {
     const head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
     const match = /^ref:\s*refs\/heads\/(.+)$/.exec(head);

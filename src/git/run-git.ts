@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { gitLayout, layoutEnv } from './layout.js';
 import { withSafeGitConfig } from './safe-config.js';
 
 export interface GitResult {
@@ -15,11 +16,20 @@ export interface RunGitOptions {
   allowFailure?: boolean;
   /** Extra environment, applied after the hook variables are cleared (e.g. a temporary GIT_INDEX_FILE). */
   env?: Record<string, string>;
+  /** Reads where the user's hooks live (atlas hook install): core.hooksPath is not overridden. */
+  userHooks?: boolean;
 }
 
 export function runGit(cwd: string, args: string[], options: RunGitOptions = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...gitEnv(), ...options.env } }, (error, stdout, stderr) => {
+    let pinned: Record<string, string>;
+    try {
+      pinned = layoutEnv(gitLayout(cwd));
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...gitEnv(options.userHooks === true), ...pinned, ...options.env } }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
       if (error && (error as NodeJS.ErrnoException).code === 'ENOENT' && typeof error.code === 'string') {
         // spawn reports a missing cwd as ENOENT too: say which one is missing.
@@ -43,10 +53,11 @@ export function runGit(cwd: string, args: string[], options: RunGitOptions = {})
  * Git run by atlas inside a hook must not inherit the hook's GIT_DIR/GIT_INDEX_FILE. Optional locks
  * are off: atlas's `git status` (checkpoints, cleanup) must never rewrite the index, nor hold
  * index.lock while the user or the agent runs git in the same tree. SAFE_GIT_CONFIG keeps an
- * agent's submodule config from running commands (src/git/safe-config.ts).
+ * agent's submodule config from running commands (src/git/safe-config.ts); the git folders are
+ * pinned to the layout git made, and a changed layout is refused (src/git/layout.ts).
  */
-function gitEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, GIT_OPTIONAL_LOCKS: '0' };
-  for (const key of ['GIT_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'GIT_PREFIX']) delete env[key];
-  return withSafeGitConfig(env);
+function gitEnv(userHooks: boolean): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_ATTR_NOSYSTEM: '1' };
+  for (const key of ['GIT_DIR', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'GIT_PREFIX', 'GIT_EXTERNAL_DIFF']) delete env[key];
+  return withSafeGitConfig(env, { hooks: userHooks });
 }

@@ -30,10 +30,10 @@ export async function locateHooksDir(dir: string): Promise<HooksLocation> {
       hint: 'run it inside your repository, or pass --repo DIR (run `git init` first for a new project)',
     });
   }
-  const { stdout } = await runGit(from, ['rev-parse', '--git-path', 'hooks']);
+  const { stdout } = await runGit(from, ['rev-parse', '--git-path', 'hooks'], { userHooks: true });
   const raw = stdout.trim();
   // --show-scope prints "<scope>\t<value>" for the setting that wins.
-  const config = await runGit(from, ['config', '--show-scope', '--get', 'core.hooksPath'], { allowFailure: true });
+  const config = await runGit(from, ['config', '--show-scope', '--get', 'core.hooksPath'], { allowFailure: true, userHooks: true });
   const line = config.code === 0 ? config.stdout.trim() : '';
   const tab = line.indexOf('\t');
   const hooksPathConfig = tab >= 0 && line.slice(tab + 1).length > 0 ? line.slice(tab + 1) : undefined;

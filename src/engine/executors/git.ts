@@ -3,19 +3,36 @@
 import type { GitStep } from '../../domain/template.js';
 import { createCheckpoint } from '../../hook/checkpoint.js';
 import { localExecutor } from '../../exec/local.js';
-import { safeGitConfigArgs } from '../../git/safe-config.js';
+import { SIMPLE_GIT_UNSAFE, safeGitConfigArgs } from '../../git/safe-config.js';
 import { shellQuote } from '../processes.js';
 import { describeExit, runStreamed } from './command.js';
 import type { StepResult, StepRunContext } from './types.js';
 
 const DEFAULT_MESSAGE = 'atlas: {{description}} ({{task_id}})';
 
+/**
+ * simple-git on the task's tree, outside the sandbox. In local mode the user's hooks run (the tree
+ * is trusted as much as the user's own); in sandbox mode none does: hooks run code of the tree
+ * (husky, lint-staged), which a sandboxed step could have written.
+ */
 async function git(ctx: StepRunContext<GitStep>) {
   const { simpleGit } = await import('simple-git');
   // No .env(): simple-git refuses environments with EDITOR, PAGER, GIT_SSH_COMMAND and the like,
   // which many users have set; git inherits this process's environment instead.
   // simple-git refuses any core.fsmonitor given on the command line; ours turns it off.
-  return simpleGit({ baseDir: ctx.task.worktree, config: safeGitConfigArgs(), unsafe: { allowUnsafeFsMonitor: true } });
+  const config = safeGitConfigArgs({ hooks: ctx.executor.mode !== 'sandbox' });
+  return simpleGit({ baseDir: ctx.task.worktree, config, unsafe: SIMPLE_GIT_UNSAFE });
+}
+
+/**
+ * In a sandboxed task the commit itself runs in the sandbox: the user's hooks (pre-commit,
+ * commit-msg, post-commit) run there, where what they execute from the tree can reach nothing.
+ */
+async function commitInSandbox(ctx: StepRunContext<GitStep>, message: string): Promise<{ ok: boolean; error?: string }> {
+  const command = `git add -A && git commit -q -F - <<'ATLAS_COMMIT_MESSAGE'\n${message}\nATLAS_COMMIT_MESSAGE`;
+  const result = await runStreamed(ctx, command, { capture: true, timeoutMs: ctx.step.timeout_ms });
+  if (result.exitCode === 0) return { ok: true };
+  return { ok: false, error: describeExit('git commit', result, ctx.step.timeout_ms) + (result.stderr.length ? `: ${result.stderr.toString('utf8').trim().split('\n').slice(-3).join(' ')}` : '') };
 }
 
 function errorText(error: unknown): string {
@@ -38,10 +55,16 @@ async function commit(ctx: StepRunContext<GitStep>): Promise<StepResult> {
   const skipBefore = process.env['ATLAS_HOOK_SKIP'];
   process.env['ATLAS_HOOK_SKIP'] = '1';
   try {
-    const result = await repo.commit(message);
+    let branch = ctx.task.branch;
+    if (ctx.executor.mode === 'sandbox') {
+      const done = await commitInSandbox(ctx, message);
+      if (!done.ok) return { status: 'failed', error: `git commit failed: ${done.error}` };
+    } else {
+      branch = (await repo.commit(message)).branch || branch;
+    }
     const sha = (await repo.revparse(['HEAD'])).trim();
     ctx.progress.addFiles(status.files.map((f) => f.path));
-    ctx.reporter.note(`committed ${sha.slice(0, 12)} on ${result.branch || ctx.task.branch}: ${message.split('\n')[0]}`);
+    ctx.reporter.note(`committed ${sha.slice(0, 12)} on ${branch}: ${message.split('\n')[0]}`);
     return { status: 'ok', summary: `committed ${sha.slice(0, 12)}`, details: { committed: true, commit: sha, files: status.files.length } };
   } catch (error) {
     return { status: 'failed', error: `git commit failed: ${errorText(error)}` };
@@ -60,7 +83,9 @@ async function push(ctx: StepRunContext<GitStep>): Promise<StepResult> {
   const remote = ctx.config.git.remote;
   ctx.progress.setWorkingOn(`pushing ${ctx.task.branch} to ${remote}`);
   try {
-    await repo.push(remote, ctx.task.branch, ['--set-upstream']);
+    // Pushing needs the user's credentials, so it runs outside the sandbox: in a sandboxed task
+    // without the pre-push hook (it runs code of the tree).
+    await repo.push(remote, ctx.task.branch, ['--set-upstream', ...(ctx.executor.mode === 'sandbox' ? ['--no-verify'] : [])]);
   } catch (error) {
     return { status: 'failed', error: `git push ${remote} ${ctx.task.branch} failed: ${errorText(error)}` };
   }

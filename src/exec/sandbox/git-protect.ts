@@ -2,11 +2,13 @@
 // the user run git on the worktree outside the sandbox afterwards, and git runs commands that its
 // configuration names (core.fsmonitor, filters, hooks, gpg.program, ...). A step that could
 // redirect the tree's `.git` pointer, its `commondir`, a submodule's pointer or a submodule's
-// config would have those commands run unsandboxed. The library itself protects `.git/config`
-// and `.git/hooks` of a tree whose `.git` is a folder; this covers what it does not.
+// config would have those commands run unsandboxed. The list itself is protected-paths.ts; this
+// resolves it for one tree and adds submodules and a core.hooksPath inside the tree.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { isAbsolute, join, normalize } from 'node:path';
-import { realpath, resolveGitDir } from '../../git/locate.js';
+import { isAbsolute, join, normalize, relative } from 'node:path';
+import { commonGitDir } from '../../git/common-dir.js';
+import { readBranch, realpath, resolveGitDir } from '../../git/locate.js';
+import { gitControlPaths } from './protected-paths.js';
 
 /** How far the walk of submodule git folders goes (nested modules), and how many it protects. */
 const MAX_DEPTH = 6;
@@ -23,11 +25,24 @@ export function gitProtectedPaths(worktree: string): string[] {
   const gitDir = resolveGitDir(dotGit, worktree);
   if (!gitDir) return [dotGit];
   const dir = realpath(gitDir);
-  const out = isFolder
-    ? // The main tree (a task in place): other worktrees' pointers live in worktrees/.
-      existing([join(dir, 'worktrees'), join(dir, 'config.worktree'), join(dir, 'commondir')])
-    : [dotGit, ...existing([join(dir, 'commondir'), join(dir, 'gitdir'), join(dir, 'config.worktree'), join(dir, 'config')])];
-  return [...out, ...moduleProtections(join(dir, 'modules')), ...submodulePointers(worktree)];
+  const folders = { gitDir: dir, common: commonGitDir(dir), branch: readBranch(dir) };
+  const out = [...(isFolder ? [] : [dotGit]), ...gitControlPaths(folders, !isFolder), ...hooksPathInTree(folders.common, worktree)];
+  return [...new Set([...out, ...moduleProtections(join(dir, 'modules')), ...submodulePointers(worktree)])];
+}
+
+/** A core.hooksPath (the repository's config) that names a folder in the tree: a step could fill it. */
+export function hooksPathInTree(common: string, worktree: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(join(common, 'config'), 'utf8');
+  } catch {
+    return [];
+  }
+  const value = /^\s*hookspath\s*=\s*"?([^"\n]+?)"?\s*$/im.exec(text)?.[1];
+  if (!value) return [];
+  const path = isAbsolute(value) ? value : join(worktree, value);
+  const rel = relative(worktree, path);
+  return rel.startsWith('..') || isAbsolute(rel) ? [] : [path];
 }
 
 function existing(paths: string[]): string[] {

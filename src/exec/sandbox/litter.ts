@@ -13,6 +13,7 @@ import { isPidRunning, processStartIdentity } from '../../liveness/process-ident
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { readJsonFile } from '../../store/json-file.js';
 import { atlasProtectedPaths, isInside } from './policy.js';
+import { treeControlPaths } from './protected-paths.js';
 import { findBridgeProcesses } from './socat.js';
 
 export const LITTER_FILE = 'sandbox-litter.json';
@@ -32,12 +33,12 @@ export interface LitterRecord {
 
 /**
  * Worktree-relative paths protected with a mount: the library's dangerous files and folders
- * (v0.0.78), and `.atlas` where atlas keeps it read-only (an in-place task).
+ * (v0.0.78), and atlas's own list (protected-paths.ts).
  */
 async function protectedPaths(worktree: string): Promise<string[]> {
   const utils = await import('@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-utils.js');
-  const own = atlasProtectedPaths(worktree).map((p) => relative(worktree, p));
-  return [...utils.DANGEROUS_FILES, ...utils.getDangerousDirectories(), '.git/hooks', '.git/config', ...own];
+  const own = [...atlasProtectedPaths(worktree), ...treeControlPaths(worktree)].map((p) => relative(worktree, p));
+  return [...new Set([...utils.DANGEROUS_FILES, ...utils.getDangerousDirectories(), '.git/hooks', '.git/config', ...own])];
 }
 
 /** The first missing component of each protected path: what bubblewrap would create. */

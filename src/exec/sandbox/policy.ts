@@ -8,6 +8,7 @@ import type { Config } from '../../config/schema.js';
 import { commonGitDir } from '../../git/common-dir.js';
 import { realpath, resolveGitDir } from '../../git/locate.js';
 import { gitProtectedPaths } from './git-protect.js';
+import { treeControlPaths } from './protected-paths.js';
 import { homePaths } from '../../store/paths.js';
 
 export interface SandboxPolicy {
@@ -21,6 +22,8 @@ export interface SandboxPolicy {
   deny_write: string[];
   /** Unreadable (they appear empty inside the sandbox). */
   deny_read: string[];
+  /** Readable again inside a deny_read folder (this task's own workspace folder). */
+  allow_read?: string[];
   /** Hosts reachable through the sandbox's proxy; nothing else is. */
   allowed_domains: string[];
 }
@@ -65,9 +68,10 @@ export function gitWritePaths(worktree: string): string[] {
   if (!named) return [];
   const gitDir = realpath(named);
   const common = commonGitDir(gitDir);
-  // objects and refs (with their logs) are shared; HEAD, index and the worktree's own reflog live
-  // in worktrees/<name>. The common config and hooks stay read-only: code that runs outside.
-  return [join(common, 'objects'), join(common, 'refs'), join(common, 'logs'), gitDir];
+  // objects and branch refs (with their logs) are shared; HEAD, index and the worktree's own reflog
+  // live in worktrees/<name>. Everything else stays read-only (protected-paths.ts says why), and
+  // other branches' refs are denied one by one (a commit renames its ref's lock in refs/heads).
+  return [join(common, 'objects'), join(common, 'refs', 'heads'), join(common, 'logs'), gitDir];
 }
 
 function expandHome(path: string, userHome: string): string {
@@ -136,34 +140,54 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
   // in-place task in the repository whose .git this task's commits write to).
   const needed = [worktree, ...allowWrite];
   const others = input.otherWorktrees.map((w) => resolve(w)).filter((w) => !needed.some((n) => isInside(n, w)) && !isInside(w, worktree));
-  const ownWorkspace = join(homePaths(input.home).workspacesDir, input.task.workspace_id);
-  const otherWorkspaces = listDirs(homePaths(input.home).workspacesDir).filter((w) => w !== ownWorkspace && !needed.some((n) => isInside(n, w)));
+  const paths = homePaths(input.home);
+  // Whole parent folders, not one entry per other task or conversation: a wrap's cost must not grow
+  // with their number. The sandbox library binds this task's writable folders back over them.
+  const hidden = [paths.workspacesDir, join(input.home, 'server'), ...storeFolders(input.config, input.home)];
+  const ownFiles = ownTaskFiles(input.taskDir, allowWrite);
   const denyRead = unique([
-    homePaths(input.home).keysDir,
+    paths.keysDir,
     ...SECRET_PATHS.map((p) => join(userHome, p)),
-    ...otherWorkspaces,
-    ...others.filter((w) => !otherWorkspaces.some((ws) => isInside(w, ws))),
+    ...hidden,
+    ...others.filter((w) => !hidden.some((h) => isInside(w, h))),
     ...sandbox.deny_read.map((p) => expandHome(p, userHome)),
   ]);
   return {
     worktree,
     tmpdir,
     allow_write: allowWrite,
-    deny_write: unique([...atlasProtectedPaths(worktree), ...gitProtectedPaths(worktree), ...agent.denyWrite]),
+    deny_write: unique([...atlasProtectedPaths(worktree), ...gitProtectedPaths(worktree), ...treeControlPaths(worktree), ...agent.denyWrite]),
     deny_read: denyRead,
+    ...(ownFiles.length ? { allow_read: ownFiles } : {}),
     allowed_domains: allowedDomains(input.config, env),
   };
+}
+
+/**
+ * What stays readable of the task's own folder (its hook, HOOK.md, requests) under the hidden
+ * parent: its entries one by one, leaving out the writable ones (a read-only bind of the whole
+ * folder would cover its writable tmp/).
+ */
+function ownTaskFiles(taskDir: string, writable: readonly string[]): string[] {
+  try {
+    return readdirSync(taskDir)
+      .map((n) => join(taskDir, n))
+      .filter((p) => !writable.some((w) => isInside(w, p)));
+  } catch {
+    return [];
+  }
+}
+
+/** The store's folders on this machine: the default one, and sync.store when it is a folder. */
+export function storeFolders(config: Config, home: string): string[] {
+  const out = [join(home, 'store')];
+  const store = config.sync.store;
+  if (store && !/^s3:\/\//i.test(store)) out.push(store.startsWith('file://') ? decodeURIComponent(new URL(store).pathname) : resolve(store));
+  return unique(out);
 }
 
 /** The hosts a sandboxed process may reach: the configured ones and the model API's. */
 export function allowedDomains(config: Config, env: NodeJS.ProcessEnv = process.env): string[] {
   const api = modelApiHost(env);
   return unique([...config.execution.sandbox.allowed_domains, ...(api ? [api] : [])]);
-}
-
-function listDirs(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .map((d) => join(dir, d.name));
 }

@@ -85,7 +85,7 @@ export async function wrapCommand(policy: SandboxPolicy, command: string, comman
       command,
       undefined,
       {
-        filesystem: { denyRead: policy.deny_read, allowRead: [], allowWrite: policy.allow_write, denyWrite: policy.deny_write },
+        filesystem: { denyRead: policy.deny_read, allowRead: policy.allow_read ?? [], allowWrite: policy.allow_write, denyWrite: policy.deny_write },
         network: { allowedDomains: policy.allowed_domains, deniedDomains: [] },
       },
       undefined,
