@@ -49,6 +49,8 @@ export async function runProcess(options: RunProcessOptions): Promise<RunProcess
   });
   try {
     const { result, stderrTail } = await spawnProcess(options, launch);
+    const violation = launch.verify?.();
+    if (violation) throw violation;
     if (result.exitCode !== 0 && !result.timedOut && launch.explain) {
       const note = launch.explain(stderrTail);
       if (note) return { ...result, sandboxNote: note };

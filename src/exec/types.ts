@@ -28,6 +28,8 @@ export interface Launch {
   finished(): void;
   /** Explains a failure in terms of the sandbox policy (stderr of a failed command), if it applies. */
   explain?(stderr: string): string | undefined;
+  /** After the process ended: an error that must stop the task (the sandbox's git layout check). */
+  verify?(): Error | undefined;
 }
 
 export interface ProcessExecutor {

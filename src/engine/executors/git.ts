@@ -3,6 +3,7 @@
 import type { GitStep } from '../../domain/template.js';
 import { createCheckpoint } from '../../hook/checkpoint.js';
 import { localExecutor } from '../../exec/local.js';
+import { runGit } from '../../git/run-git.js';
 import { SIMPLE_GIT_UNSAFE, safeGitConfigArgs } from '../../git/safe-config.js';
 import { shellQuote } from '../processes.js';
 import { describeExit, runStreamed } from './command.js';
@@ -29,7 +30,9 @@ async function git(ctx: StepRunContext<GitStep>) {
  * commit-msg, post-commit) run there, where what they execute from the tree can reach nothing.
  */
 async function commitInSandbox(ctx: StepRunContext<GitStep>, message: string): Promise<{ ok: boolean; error?: string }> {
-  const command = `git add -A && git commit -q -F - <<'ATLAS_COMMIT_MESSAGE'\n${message}\nATLAS_COMMIT_MESSAGE`;
+  // Staged outside (atlas's own git, see commit()): inside, the sandbox's mount points for absent
+  // protected files are in the tree and `git add -A` would trip on them.
+  const command = `git commit -q -F - <<'ATLAS_COMMIT_MESSAGE'\n${message}\nATLAS_COMMIT_MESSAGE`;
   const result = await runStreamed(ctx, command, { capture: true, timeoutMs: ctx.step.timeout_ms });
   if (result.exitCode === 0) return { ok: true };
   return { ok: false, error: describeExit('git commit', result, ctx.step.timeout_ms) + (result.stderr.length ? `: ${result.stderr.toString('utf8').trim().split('\n').slice(-3).join(' ')}` : '') };
@@ -42,7 +45,9 @@ function errorText(error: unknown): string {
 async function commit(ctx: StepRunContext<GitStep>): Promise<StepResult> {
   const repo = await git(ctx);
   ctx.progress.setWorkingOn('committing');
-  await repo.add(['-A']);
+  // atlas's own git (pinned folders, no hooks): in a sandboxed task the tree is the step's.
+  if (ctx.executor.mode === 'sandbox') await runGit(ctx.task.worktree, ['add', '-A']);
+  else await repo.add(['-A']);
   const status = await repo.status();
   if (status.staged.length === 0 && status.files.length === 0) {
     ctx.reporter.note('nothing to commit: the working tree is clean');

@@ -4,6 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { shellQuote } from '../run-process.js';
 import type { Launch, LaunchSpec, ProcessExecutor } from '../types.js';
+import { checkLayoutAfterCommand } from './layout-guard.js';
 import { absentStubPaths, emptyMountDirs, recordLitter, removeStubs } from './litter.js';
 import type { SandboxPolicy } from './policy.js';
 import { bridgeSockets, commandFinished, wrapCommand } from './runtime.js';
@@ -104,6 +105,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
           if (running === 0) removeStubs(current.stubs);
         },
         explain: (stderr) => explainDenial(stderr, policy),
+        verify: () => checkLayoutAfterCommand(policy.worktree, taskDir),
       };
     },
     async close(): Promise<void> {
