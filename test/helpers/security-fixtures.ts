@@ -3,7 +3,7 @@
 // the sandbox, copies the canary into a loot folder; an attack succeeded when the loot holds it.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { listTaskRefs } from '../../src/store/task-store.js';
 import { atlas, git, makeGitRepo, tempDir } from './core-fixtures.js';
 
@@ -26,7 +26,15 @@ export function prepareAttack(options: { files?: Record<string, string> } = {}):
   const payload = join(tempDir('atlas-sec-payload-'), 'steal.sh');
   writeFileSync(payload, `#!/bin/sh\ncat ${join(home, 'keys', 'canary.key')} >> ${join(loot, 'stolen')} 2>/dev/null\nexit 0\n`);
   chmodSync(payload, 0o755);
-  const repo = makeGitRepo(options.files ?? { 'README.md': '# demo\n' });
+  const repo = makeGitRepo();
+  for (const [path, content] of Object.entries(options.files ?? {})) {
+    mkdirSync(dirname(join(repo, path)), { recursive: true });
+    writeFileSync(join(repo, path), content, { mode: 0o755 });
+  }
+  if (options.files) {
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'files');
+  }
   return { home, repo, loot, canary, payload, env: { ATLAS_HOME: home } };
 }
 
