@@ -1,36 +1,18 @@
 // The executor of one conversation turn: on this machine with `atlas serve --local`, otherwise the
 // OS sandbox (src/exec/sandbox/) with the task policy applied to the conversation: writes only in
-// its workspace and its tmp/ folder; $ATLAS_HOME/keys, the usual secrets, the server's tokens,
-// every other conversation's folder (all accounts), other tasks' worktrees and workspaces unreadable.
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+// its workspace and its tmp/ folder; $ATLAS_HOME/keys, the usual secrets, the server's folder (tokens,
+// the account list, every other conversation), the store, other tasks' worktrees and workspaces unreadable.
 import type { Config } from '../config/schema.js';
 import { localExecutor } from '../exec/local.js';
 import type { SandboxPolicy } from '../exec/sandbox/policy.js';
 import { otherTaskWorktrees } from '../exec/task-executor.js';
 import type { ProcessExecutor } from '../exec/types.js';
-import { conversationFiles, conversationsDir, listAccounts } from './conversation-store.js';
-import { tokensPath } from './tokens.js';
+import { conversationFiles } from './conversation-store.js';
 
 export interface TurnExecution {
   executor: ProcessExecutor;
   /** The turn has ended: the sandbox's proxies stop when no other run uses them. */
   release(): Promise<void>;
-}
-
-/** Folders of every conversation but this one, and the kept workspaces of deleted ones, of every account. */
-function otherConversationDirs(home: string, account: string, id: string): string[] {
-  const own = conversationFiles(home, account, id).dir;
-  return listAccounts(home).flatMap((a) => {
-    const dir = conversationsDir(home, a);
-    let names: string[] = [];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      names = [];
-    }
-    return [...names.map((n) => join(dir, n)).filter((d) => d !== own), join(dir, '..', 'sandboxes')];
-  });
 }
 
 /** The sandbox policy of one conversation's turn. */
@@ -46,8 +28,10 @@ export async function conversationPolicy(home: string, config: Config, account: 
     config,
     otherWorktrees: otherTaskWorktrees(home, ''),
   });
-  const extra = [tokensPath(home), ...otherConversationDirs(home, account, id)].filter((p) => !policy.deny_read.includes(p));
-  return { ...policy, deny_read: [...policy.deny_read, ...extra] };
+  // The server's folder (tokens, every account and conversation) is hidden whole by the policy, with
+  // this conversation's workspace and tmp/ bound back: a turn's start-up does not grow with the
+  // number of conversations.
+  return policy;
 }
 
 export async function createTurnExecutor(input: { home: string; config: Config; account: string; id: string; local: boolean }): Promise<TurnExecution> {

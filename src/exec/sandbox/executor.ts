@@ -65,6 +65,28 @@ interface Wrap {
   at: number;
 }
 
+/**
+ * The store's credentials (the AWS SDK's provider chain reads these) never enter the sandbox: a
+ * step could read or overwrite other workspaces' versions with them. ~/.aws is unreadable there.
+ */
+export const STORE_CREDENTIAL_VARS = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_SECURITY_TOKEN',
+  'AWS_PROFILE',
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+  'AWS_CONTAINER_AUTHORIZATION_TOKEN',
+] as const;
+
+function withoutStoreCredentials(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const key of STORE_CREDENTIAL_VARS) delete out[key];
+  return out;
+}
+
 export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): ProcessExecutor {
   let counter = 0;
   let running = 0;
@@ -96,7 +118,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
         command: '/bin/sh',
         args: ['-c', current.runner],
         shell: false,
-        env: { ...spec.env, ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
+        env: { ...withoutStoreCredentials(spec.env), ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
         finished: () => {
           if (done) return;
           done = true;
