@@ -59,7 +59,7 @@ describe('the PreToolUse guard', () => {
     expect(guard('Read', { file_path: join(home, 'keys', 'master.key') })).toMatch(/signing keys .* off limits.*atlas checkpoint/);
     expect(guard('Write', { file_path: join(home, 'keys', 'new.key'), content: '' })).toMatch(/signing keys/);
     expect(guard('Read', { file_path: 'keys/master.key' }, home)).toMatch(/signing keys/);
-    expect(guard('Grep', { pattern: 'x', path: home })).toMatch(/over ATLAS_HOME/);
+    expect(guard('Grep', { pattern: 'x', path: home })).toMatch(/contains ATLAS_HOME/);
     const link = join(tmp(), 'k');
     symlinkSync(join(home, 'keys'), link);
     expect(guard('Read', { file_path: join(link, 'master.key') })).toMatch(/signing keys/);
@@ -174,7 +174,7 @@ describe('failures while handling an event', () => {
     const { BlockingError, handleEvent } = await import('../src/integrations/claude/handle.js');
     const { AtlasError } = await import('../src/domain/errors.js');
     const { classifyFailure } = await import('../src/integrations/claude/entry.js');
-    const broken = new Proxy({}, { get: () => { throw new Error('boom'); } });
+    const broken = new Proxy({}, { get: () => { throw new Error('boom'); }, ownKeys: () => { throw new Error('boom'); } });
     const event = { session_id: 's', hook_event_name: 'PreToolUse', cwd: '/', tool_name: 'Read', tool_input: broken as Record<string, unknown>, raw: {} };
     await expect(handleEvent(event, { home: tmp(), env: {} })).rejects.toBeInstanceOf(BlockingError);
     expect(classifyFailure(new BlockingError('refused'), 'PreToolUse Read')).toEqual({ code: 2, line: 'refused', log: false });
