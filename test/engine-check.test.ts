@@ -117,7 +117,7 @@ describe('atlas start check', () => {
     expect(data.tasks.map((t: any) => t.description)).toEqual(['second check', 'first check']);
     expect(data.tasks[0]).toMatchObject({ state: 'completed', template: 'check', step: 1, steps: 1, activity: 'ended', workspace: 'second-check' });
     const text = await atlas(sb, ['status']);
-    expect(text.stdout).toMatch(/^TASK\s+STATE\s+TEMPLATE\s+STEP\s+UPDATED\s+DESCRIPTION$/m);
+    expect(text.stdout).toMatch(/^TASK\s+STATE\s+TEMPLATE\s+STEP\s+MODE\s+UPDATED\s+DESCRIPTION$/m);
     expect(text.stdout).toMatch(/second check/);
   });
 });

@@ -47,7 +47,9 @@ program
   .description('set up ATLAS_HOME (folders, config.yaml, the signing key); in a repository, offer the git hooks (safe to run again)')
   .option('--hooks', 'install the git hooks for automatic checkpoints without asking')
   .option('--no-hooks', 'do not install or offer the git hooks')
-  .option('--no-interactive', 'never prompt')
+  .option('--sandbox', 'make the OS sandbox the default execution mode without asking (the default where it can run)')
+  .addOption(new Option('--local', 'keep steps unsandboxed by default (execution.mode: local)').conflicts('sandbox'))
+  .option('--no-interactive', 'never prompt (the sandbox becomes the default where it can run)')
   .action(run(() => import('./commands/init.js')));
 
 program

@@ -244,7 +244,7 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
   switch (result.status) {
     case 'ok':
       reporter.stepFinished({ index, name: step.name, ok: true, durationMs, ...(result.summary ? { summary: result.summary } : {}) });
-      await completeStep(run, index, { attempt, ...result.details }, result.summary);
+      await completeStep(run, index, { attempt, execution: run.executor.mode, ...result.details }, result.summary);
       return { kind: 'completed' };
     case 'waiting': {
       const trigger = result.reason === 'approval' ? 'human_approval_required' : 'human_paused';

@@ -2,6 +2,7 @@
 // still there. Reads files only (no git, no heavy modules): status must stay instant. Whether a
 // task crashed is decided by recovery's one rule (recovery/detect.ts inspectTask), so status,
 // `atlas start`'s warning and `atlas recover` always agree.
+import { readExecutionRecord } from '../exec/task-executor.js';
 import { nextStepIndex } from '../domain/hook.js';
 import type { HookState } from '../domain/hook-state.js';
 import { isTerminal } from '../domain/hook-state.js';
@@ -43,6 +44,8 @@ export interface TaskSummary {
   note?: string;
   /** not_responding: the process to stop before `atlas recover`. */
   pid?: number;
+  /** How the task's last run started its steps' processes (execution.json); null before any run. */
+  mode: 'local' | 'sandbox' | null;
 }
 
 export interface TaskListing {
@@ -87,6 +90,7 @@ export function summarizeTask(ref: TaskRef, now = Date.now()): TaskSummary {
     updated_at: hook.updated_at,
     worktree: task.worktree,
     branch: task.branch,
+    mode: readExecutionRecord(ref.dir)?.mode ?? null,
     ...extra,
   };
 }

@@ -277,6 +277,17 @@ function doNot(input: View): string[] {
   return lines;
 }
 
+/** How a step's processes ran (local or sandbox), from its last step_complete event. */
+export function stepMode(hook: Hook, stepName: string): string | undefined {
+  for (let i = hook.history.length - 1; i >= 0; i--) {
+    const event = hook.history[i]!;
+    if (event.trigger !== 'step_complete' || event.step_name !== stepName) continue;
+    const mode = event.details?.['execution'];
+    return mode === 'local' || mode === 'sandbox' ? mode : undefined;
+  }
+  return undefined;
+}
+
 function steps(input: View): string[] {
   const { hook, task } = input;
   if (!task || task.steps.length === 0) return [];
@@ -286,7 +297,8 @@ function steps(input: View): string[] {
     if (hook.current_step?.step_index === i && !isTerminal(hook.state)) status = `**${hook.state}**`;
     if (i >= next && hook.state === 'completed') status = 'done';
     const usage = input.conversations ? usageCells(input.conversations, s.name) : '';
-    return `| ${i + 1} | ${cell(s.name)} | ${s.type} | ${status} |${usage}`;
+    const mode = stepMode(hook, s.name);
+    return `| ${i + 1} | ${cell(s.name)} | ${s.type} | ${status}${mode ? ` (${mode})` : ''} |${usage}`;
   });
   const head = input.conversations ? ['| # | Step | Type | Status | Tokens | Cost |', '|---|---|---|---|---|---|'] : ['| # | Step | Type | Status |', '|---|---|---|---|'];
   return ['## Steps', '', ...head, ...rows, ''];

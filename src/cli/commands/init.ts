@@ -1,5 +1,7 @@
-// atlas init: set up ATLAS_HOME (folders, a commented config.yaml, the signing key) and, inside a
-// git repository, offer the git hooks that record checkpoints. Safe to run again.
+// atlas init: set up ATLAS_HOME (folders, a commented config.yaml, the signing key, the sandbox as
+// default execution mode where it can run) and, inside a git repository, offer the git hooks that
+// record checkpoints. Safe to run again.
+import { join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { initializeHome } from '../../engine/init-home.js';
 import { tightenHome } from '../../engine/private-home.js';
@@ -27,6 +29,42 @@ export interface InitOptions {
   /** true: install the git hooks; false: don't ask; undefined: ask on a terminal. */
   hooks?: boolean;
   interactive?: boolean;
+  /** --sandbox / --local: the default execution mode to write; undefined: ask on a terminal (sandbox otherwise). */
+  sandbox?: boolean;
+  local?: boolean;
+}
+
+/** The default execution mode init writes: sandbox where it can run, unless the person opts out. */
+async function chooseMode(opts: InitOptions, configPath: string): Promise<string> {
+  const { writeDefaultMode } = await import('../../engine/init-mode.js');
+  if (opts.local) return describeMode(await writeDefaultMode(configPath, 'local'));
+  const { checkReadiness } = await import('../../exec/readiness.js');
+  const readiness = await checkReadiness();
+  if (!readiness.ready) {
+    const missing = [...readiness.tools.filter((t) => !t.path).map((t) => t.name), ...readiness.problems].join('; ');
+    return `execution mode: local (this machine cannot run the sandbox: ${missing || 'unsupported platform'}; \`atlas doctor\` says how to set it up)`;
+  }
+  let mode: 'sandbox' | 'local' = 'sandbox';
+  if (!opts.sandbox && canPrompt(opts.interactive)) {
+    const { confirm } = await import('@inquirer/prompts');
+    const yes = await confirm({ message: 'Run task steps in the OS sandbox by default (writes only in the task\'s worktree, keys and other tasks unreadable)?', default: true }, { output: process.stderr });
+    mode = yes ? 'sandbox' : 'local';
+  }
+  return describeMode(await writeDefaultMode(configPath, mode));
+}
+
+function describeMode(choice: import('../../engine/init-mode.js').ModeChoice): string {
+  switch (choice.action) {
+    case 'set':
+      return choice.mode === 'sandbox'
+        ? 'execution mode: sandbox by default (docs/security.md); opt out with `atlas start --local`, or execution.mode: local in config.yaml'
+        : 'execution mode: local (steps run unsandboxed); `atlas start --sandbox` or execution.mode: sandbox isolates them';
+    case 'kept':
+      return `execution mode: ${choice.mode} (already set in config.yaml)`;
+    case 'unsupported':
+    case 'manual':
+      return `execution mode: not changed (${choice.reason}); set execution.mode: sandbox to isolate steps`;
+  }
 }
 
 async function wantHooks(opts: InitOptions, repo: string): Promise<boolean> {
@@ -48,6 +86,7 @@ export default async function init(ctx: CliContext, opts: InitOptions): Promise<
   const config = await ctx.config(repo);
   const keyLines: string[] = [];
   await ctx.ensureSigningKey(config, (line) => keyLines.push(line));
+  const modeLine = await chooseMode(opts, join(home.home, 'config.yaml'));
 
   let hooks: Awaited<ReturnType<typeof import('../../githooks/install.js').installGitHooks>> | undefined;
   let status: GitHooksStatus | undefined;
@@ -73,7 +112,7 @@ export default async function init(ctx: CliContext, opts: InitOptions): Promise<
   const hooksState = status
     ? { hooks_dir: status.hooks_dir, hooks: status.hooks.map(({ name, installed, current, chained }) => ({ name, installed, current, chained })) }
     : null;
-  ctx.out.result({ home: home.home, created: home.created, made_private: tightened.changed, key: keyLines, git_hooks: hooks ?? null, git_hooks_status: hooksState }, () => {
+  ctx.out.result({ home: home.home, execution_mode: modeLine, created: home.created, made_private: tightened.changed, key: keyLines, git_hooks: hooks ?? null, git_hooks_status: hooksState }, () => {
     const lines =
       home.created.length === 0 && keyLines.length === 0
         ? [`atlas is already set up in ${home.home}`]
@@ -83,6 +122,7 @@ export default async function init(ctx: CliContext, opts: InitOptions): Promise<
       lines.push(`made ${home.home} private: removed group and other access from ${n} path${n === 1 ? '' : 's'} (validation output and prompts can hold secrets)`);
     }
     lines.push(`settings: ${home.home}/config.yaml (every key listed, commented out)`);
+    lines.push(modeLine);
     if (hooks) {
       for (const h of hooks.hooks) lines.push(`git hook ${h.name}: ${h.action}${h.chained ? ' (your existing hook still runs first)' : ''} in ${hooks.hooks_dir}`);
       for (const w of hooks.warnings) lines.push(`warning: ${w}`);

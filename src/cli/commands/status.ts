@@ -26,11 +26,11 @@ export default async function status(ctx: CliContext, opts: { all?: boolean }): 
     if (listing.tasks.length === 0 && listing.unreadable.length === 0) {
       return listing.hidden > 0 ? `no active tasks (${listing.hidden} ended; atlas status --all lists them)` : 'no tasks yet: start one with atlas start <template> "what to do"';
     }
-    const rows = [['TASK', 'STATE', 'TEMPLATE', 'STEP', 'UPDATED', 'DESCRIPTION']];
+    const rows = [['TASK', 'STATE', 'TEMPLATE', 'STEP', 'MODE', 'UPDATED', 'DESCRIPTION']];
     for (const t of listing.tasks) {
       const step = t.steps === 0 ? '-' : `${t.step}/${t.steps}${t.step_name && t.activity !== 'ended' ? ` ${t.step_name}` : ''}`;
       const description = t.description.length > 60 ? `${t.description.slice(0, 59)}…` : t.description;
-      rows.push([t.id, stateText(t), t.template, step, ago(t.updated_at, now), description]);
+      rows.push([t.id, stateText(t), t.template, step, t.mode ?? '-', ago(t.updated_at, now), description]);
     }
     const lines = table(rows);
     const crashed = listing.tasks.filter((t) => t.activity === 'crashed');
