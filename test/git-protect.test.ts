@@ -66,11 +66,11 @@ describe('atlas\'s own git', () => {
 
   it('adds its settings after the environment\'s own GIT_CONFIG entries', () => {
     expect(withSafeGitConfig({ GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'a.b', GIT_CONFIG_VALUE_0: 'c' })).toMatchObject({
-      GIT_CONFIG_COUNT: '7', GIT_CONFIG_KEY_0: 'a.b', GIT_CONFIG_KEY_1: 'core.fsmonitor', GIT_CONFIG_VALUE_1: 'false', GIT_CONFIG_KEY_2: 'diff.ignoreSubmodules',
+      GIT_CONFIG_COUNT: '6', GIT_CONFIG_KEY_0: 'a.b', GIT_CONFIG_KEY_1: 'core.fsmonitor', GIT_CONFIG_VALUE_1: 'false', GIT_CONFIG_KEY_2: 'diff.ignoreSubmodules',
     });
-    expect(withSafeGitConfig({ GIT_CONFIG_COUNT: 'junk' })).toMatchObject({ GIT_CONFIG_COUNT: '6', GIT_CONFIG_KEY_0: 'core.fsmonitor' });
-    expect(withSafeGitConfig({}, { hooks: true })).toMatchObject({ GIT_CONFIG_COUNT: '5' });
-    expect(safeGitConfigArgs()).toEqual(['core.fsmonitor=false', 'diff.ignoreSubmodules=dirty', 'core.hooksPath=/dev/null', 'core.attributesFile=/dev/null', 'diff.external=', 'protocol.ext.allow=never']);
+    expect(withSafeGitConfig({ GIT_CONFIG_COUNT: 'junk' })).toMatchObject({ GIT_CONFIG_COUNT: '5', GIT_CONFIG_KEY_0: 'core.fsmonitor' });
+    expect(withSafeGitConfig({}, { hooks: true })).toMatchObject({ GIT_CONFIG_COUNT: '4' });
+    expect(safeGitConfigArgs()).toEqual(['core.fsmonitor=false', 'diff.ignoreSubmodules=dirty', 'core.hooksPath=/dev/null', 'core.attributesFile=/dev/null', 'protocol.ext.allow=never']);
     expect(safeGitConfigArgs({ hooks: true })).not.toContain('core.hooksPath=/dev/null');
   });
 });

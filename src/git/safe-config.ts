@@ -6,14 +6,13 @@
 // another commit still shows; its uncommitted edits are what atlas saves separately, see
 // src/recovery/save-submodules.ts).
 // core.hooksPath=/dev/null: no hook can exist below it. Attributes outside the tree are not read
-// (the tree's own .gitattributes is read-only to a sandboxed step), no external diff runs, and the
-// ext:: transport (which runs a command) is refused.
+// (the tree's own .gitattributes is read-only to a sandboxed step; GIT_EXTERNAL_DIFF is cleared) and
+// the ext:: transport (which runs a command) is refused.
 export const SAFE_GIT_CONFIG: ReadonlyArray<readonly [string, string]> = [
   ['core.fsmonitor', 'false'],
   ['diff.ignoreSubmodules', 'dirty'],
   ['core.hooksPath', '/dev/null'],
   ['core.attributesFile', '/dev/null'],
-  ['diff.external', ''],
   ['protocol.ext.allow', 'never'],
 ];
 
@@ -43,6 +42,5 @@ export const SIMPLE_GIT_UNSAFE = {
   allowUnsafeFsMonitor: true,
   allowUnsafeHooksPath: true,
   allowUnsafeConfigPaths: true,
-  allowUnsafeDiffExternal: true,
   allowUnsafeProtocolOverride: true,
 } as const;
