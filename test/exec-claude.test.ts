@@ -21,7 +21,7 @@ describe.skipIf(skipSandbox)('Claude Code in the sandbox', { timeout: 120_000 },
     const keyPath = join(home, 'keys', 'master.key');
     fake = await startFakeAnthropic([
       { text: 'Writing the file.', toolUses: [{ id: 'toolu_w', name: 'Write', input: { file_path: 'NOTES.md', content: 'written in the sandbox\n' } }] },
-      { text: 'Reading the key.', toolUses: [{ id: 'toolu_b', name: 'Bash', input: { command: `cat ${home}/ke""ys/mas""ter.key`, description: 'read key' } }] },
+      { text: 'Reading the key.', toolUses: [{ id: 'toolu_b', name: 'Bash', input: { command: 'cat "$PWD/../../../ke""ys/mas""ter.key"', description: 'read key' } }] },
       { text: 'Done.' },
     ]);
     const repo = repoWithTemplate('  - name: implement\n    type: ai\n    prompt: "Do {{description}}"\n');

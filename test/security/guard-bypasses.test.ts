@@ -49,6 +49,9 @@ describe('the guard closes the reported bypasses', () => {
       expect(guard('Bash', { command }), command).toBeDefined();
     }
     expect(guard('Bash', { command: `cat ${join(task, 'tmp', 'out.txt')}` })).toBeUndefined();
+    // atlas's worktrees live in ATLAS_HOME/workspaces/<ws>/worktree: the agent's own tree.
+    expect(guard('Bash', { command: `npm test --prefix ${join(home, 'workspaces', 'ws', 'worktree')}` })).toBeUndefined();
+    expect(guard('Bash', { command: `ls ${join(home, 'workspaces', 'ws')}` })).toBeDefined();
     expect(guard('Bash', { command: 'npm test && atlas checkpoint "tests pass"' })).toBeUndefined();
     expect(guard('Bash', { command: 'cat .atlas/templates/bugfix.yaml' })).toBeUndefined();
   });

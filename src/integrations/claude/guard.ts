@@ -54,8 +54,8 @@ function denyForCommand(command: string, homePaths: string[]): string | undefine
   if (new RegExp(`${homeRef}/[^\\s'"]*(?:hook\\.json|/artifacts\\b|/receipts\\b)`).test(command) || /\/tasks\/task-[0-9-]+\/+(?:hook\.json|artifacts|receipts)\b/.test(command)) {
     return `atlas guard: this command names a task's hook.json, receipts or artifacts, which only atlas writes. ${CHECKPOINT_HINT}.`;
   }
-  // A task's own temp folder lies under ATLAS_HOME and is the agent's: naming it is fine.
-  const withoutTmp = command.replace(new RegExp(`(?:${literal})/workspaces/[^/\\s'"]+/tasks/[^/\\s'"]+/tmp\\b`, 'g'), '');
+  // A task's worktree and temp folder lie under ATLAS_HOME and are the agent's: naming them is fine.
+  const withoutTmp = command.replace(new RegExp(`(?:${literal})/workspaces/[^/\\s'"]+/(?:worktree|tasks/[^/\\s'"]+/tmp)\\b`, 'g'), '');
   if (new RegExp(homeRef).test(withoutTmp)) {
     return 'atlas guard: this command names ATLAS_HOME, which holds atlas\'s signing keys, configuration and other tasks: agents work in the project. Use `atlas hook status` to read the task\'s state.';
   }
