@@ -124,3 +124,14 @@ export function stepStartedAt(hook: Hook, index: number): string | undefined {
   }
   return undefined;
 }
+
+/** How a step's processes ran (local or sandbox), from its last step_complete event. */
+export function stepExecutionMode(hook: Hook, stepName: string): string | undefined {
+  for (let i = hook.history.length - 1; i >= 0; i--) {
+    const event = hook.history[i]!;
+    if (event.trigger !== 'step_complete' || event.step_name !== stepName) continue;
+    const mode = event.details?.['execution'];
+    return mode === 'local' || mode === 'sandbox' ? mode : undefined;
+  }
+  return undefined;
+}

@@ -2,7 +2,7 @@
 // the same hook, task and clock give the same text, and no content can make it throw.
 import { formatDuration } from '../domain/duration.js';
 import type { Hook, HookEvent } from '../domain/hook.js';
-import { nextStepIndex } from '../domain/hook.js';
+import { nextStepIndex, stepExecutionMode } from '../domain/hook.js';
 import { isTerminal } from '../domain/hook-state.js';
 import { stepPosition } from '../domain/recovery-rules.js';
 import type { Task } from '../domain/task.js';
@@ -277,17 +277,6 @@ function doNot(input: View): string[] {
   return lines;
 }
 
-/** How a step's processes ran (local or sandbox), from its last step_complete event. */
-export function stepMode(hook: Hook, stepName: string): string | undefined {
-  for (let i = hook.history.length - 1; i >= 0; i--) {
-    const event = hook.history[i]!;
-    if (event.trigger !== 'step_complete' || event.step_name !== stepName) continue;
-    const mode = event.details?.['execution'];
-    return mode === 'local' || mode === 'sandbox' ? mode : undefined;
-  }
-  return undefined;
-}
-
 function steps(input: View): string[] {
   const { hook, task } = input;
   if (!task || task.steps.length === 0) return [];
@@ -297,7 +286,7 @@ function steps(input: View): string[] {
     if (hook.current_step?.step_index === i && !isTerminal(hook.state)) status = `**${hook.state}**`;
     if (i >= next && hook.state === 'completed') status = 'done';
     const usage = input.conversations ? usageCells(input.conversations, s.name) : '';
-    const mode = stepMode(hook, s.name);
+    const mode = stepExecutionMode(hook, s.name);
     return `| ${i + 1} | ${cell(s.name)} | ${s.type} | ${status}${mode ? ` (${mode})` : ''} |${usage}`;
   });
   const head = input.conversations ? ['| # | Step | Type | Status | Tokens | Cost |', '|---|---|---|---|---|---|'] : ['| # | Step | Type | Status |', '|---|---|---|---|'];

@@ -7,6 +7,7 @@ import { lstatSync, mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { gitLayout } from '../../git/layout.js';
+import { exists } from './protected-paths.js';
 
 export function checkLayoutAfterCommand(worktree: string, taskDir: string): AtlasError | undefined {
   const dotGit = join(worktree, '.git');
@@ -43,11 +44,3 @@ function layoutError(message: string): AtlasError {
   });
 }
 
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -13,7 +13,7 @@ import { isPidRunning, processStartIdentity } from '../../liveness/process-ident
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { readJsonFile } from '../../store/json-file.js';
 import { atlasProtectedPaths, isInside } from './policy.js';
-import { treeControlPaths } from './protected-paths.js';
+import { exists, treeControlPaths } from './protected-paths.js';
 import { findBridgeProcesses } from './socat.js';
 
 export const LITTER_FILE = 'sandbox-litter.json';
@@ -57,14 +57,6 @@ export async function absentStubPaths(worktree: string): Promise<string[]> {
   return [...found];
 }
 
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export function emptyMountDirs(dir = tmpdir()): string[] {
   try {

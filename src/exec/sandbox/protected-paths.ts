@@ -64,7 +64,8 @@ export interface GitFolders {
   branch: string | undefined;
 }
 
-function exists(path: string): boolean {
+/** The path is there (a dangling symlink counts: it is something a mount would land on). */
+export function exists(path: string): boolean {
   try {
     lstatSync(path);
     return true;
