@@ -64,6 +64,18 @@ describe('the guard closes the reported bypasses', () => {
     if (home.startsWith(homedir())) expect(guard('Read', { file_path: '~' })).toMatch(/contains ATLAS_HOME/);
   });
 
+  it('a server conversation works in its own workspace under ATLAS_HOME, and only there', () => {
+    const conversations = join(home, 'server', 'accounts', 'bob', 'conversations');
+    const own = join(conversations, 'c1', 'workspace');
+    const other = join(home, 'server', 'accounts', 'alice', 'conversations', 'c2', 'workspace');
+    mkdirSync(own, { recursive: true });
+    expect(guard('Write', { file_path: join(own, 'notes.md'), content: 'x' }, own)).toBeUndefined();
+    expect(guard('Grep', { pattern: 'x' }, own)).toBeUndefined();
+    expect(guard('Bash', { command: `ls ${own}` }, own)).toBeUndefined();
+    expect(guard('Write', { file_path: join(other, 'notes.md'), content: 'x' }, own)).toMatch(/configuration, templates, store and server/);
+    expect(guard('Bash', { command: `ls ${other}` }, own)).toMatch(/names ATLAS_HOME/);
+  });
+
   it('content is not a path: writing text that mentions a path is fine', () => {
     expect(guard('Write', { file_path: join(project, 'notes.md'), content: `see ${join(home, 'keys')}\nfor details\n` })).toBeUndefined();
     expect(guard('WebFetch', { url: 'https://example.com/', prompt: home })).toBeUndefined();

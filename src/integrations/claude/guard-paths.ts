@@ -51,8 +51,22 @@ export function pathStrings(input: unknown): string[] {
 
 export type PathKind = 'keys' | 'home' | 'contains-home' | 'task-record' | 'atlas-config' | 'task-tmp' | 'home-other';
 
-/** What a path (absolute, resolved) is to atlas. */
-export function classify(path: string, home: string): PathKind | undefined {
+/**
+ * The agent's own tree when the session runs inside ATLAS_HOME: a task's worktree
+ * (workspaces/<ws>/worktree) or a server conversation's workspace
+ * (server/accounts/<a>/conversations/<id>/workspace).
+ */
+export function ownTree(cwd: string, home: string): string | undefined {
+  if (!inside(cwd, home) || cwd === home) return undefined;
+  const parts = relative(home, cwd).split(sep);
+  if (parts[0] === 'workspaces' && parts[2] === 'worktree') return join(home, ...parts.slice(0, 3));
+  if (parts[0] === 'server' && parts[1] === 'accounts' && parts[3] === 'conversations' && parts[5] === 'workspace') return join(home, ...parts.slice(0, 6));
+  return undefined;
+}
+
+/** What a path (absolute, resolved) is to atlas; `own` is the agent's own tree, if it lies in ATLAS_HOME. */
+export function classify(path: string, home: string, own?: string): PathKind | undefined {
+  if (own && inside(path, own)) return undefined;
   if (!inside(path, home)) return inside(home, path) ? 'contains-home' : undefined;
   if (path === home) return 'home';
   const parts = relative(home, path).split(sep);

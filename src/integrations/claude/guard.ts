@@ -5,7 +5,7 @@
 // Bash commands by the paths and names they contain, refusing any that names ATLAS_HOME. It is a
 // second fence: the sandbox is the wall (docs/security.md). Pure apart from realpath.
 import { join, resolve } from 'node:path';
-import { classify, pathStrings, resolveThroughLinks } from './guard-paths.js';
+import { classify, ownTree, pathStrings, resolveThroughLinks } from './guard-paths.js';
 
 export { resolveThroughLinks } from './guard-paths.js';
 
@@ -28,7 +28,7 @@ const CHECKPOINT_HINT = 'atlas records checkpoints, receipts and artifacts itsel
 function denyForPath(tool: string, raw: string, cwd: string, home: string): string | undefined {
   const expanded = raw === '~' || raw.startsWith('~/') ? join(process.env['HOME'] ?? '~', raw.slice(1)) : raw;
   const path = resolveThroughLinks(resolve(cwd, expanded));
-  const kind = classify(path, home);
+  const kind = classify(path, home, ownTree(resolveThroughLinks(resolve(cwd)), home));
   const writes = !READ_TOOLS.has(tool);
   const reads = !WRITE_TOOLS.has(tool);
   if (kind === 'keys') return `atlas guard: ${tool} on ${raw} is refused: atlas's signing keys (${join(home, 'keys')}) are off limits to agents. ${CHECKPOINT_HINT}.`;
@@ -45,7 +45,7 @@ function escape(text: string): string {
 }
 
 /** Does a shell command name the keys, a task's records, or ATLAS_HOME at all? */
-function denyForCommand(command: string, homePaths: string[]): string | undefined {
+function denyForCommand(command: string, homePaths: string[], own: string | undefined): string | undefined {
   const literal = [...new Set(homePaths)].map(escape).join('|');
   const homeRef = `(?:${literal}|\\$\\{?ATLAS_HOME\\b\\}?|~/\\.atlas\\b|\\$\\{?HOME\\}?/\\.atlas\\b)`;
   if (/\bmaster\.key\b/.test(command) || new RegExp(`(?:${homeRef}|\\.atlas)/+keys\\b`).test(command)) {
@@ -54,8 +54,10 @@ function denyForCommand(command: string, homePaths: string[]): string | undefine
   if (new RegExp(`${homeRef}/[^\\s'"]*(?:hook\\.json|/artifacts\\b|/receipts\\b)`).test(command) || /\/tasks\/task-[0-9-]+\/+(?:hook\.json|artifacts|receipts)\b/.test(command)) {
     return `atlas guard: this command names a task's hook.json, receipts or artifacts, which only atlas writes. ${CHECKPOINT_HINT}.`;
   }
-  // A task's worktree and temp folder lie under ATLAS_HOME and are the agent's: naming them is fine.
-  const withoutTmp = command.replace(new RegExp(`(?:${literal})/workspaces/[^/\\s'"]+/(?:worktree|tasks/[^/\\s'"]+/tmp)\\b`, 'g'), '');
+  // A task's worktree and temp folder, a conversation's workspace, lie under ATLAS_HOME and are the
+  // agent's: naming them is fine.
+  let withoutTmp = command.replace(new RegExp(`(?:${literal})/workspaces/[^/\\s'"]+/(?:worktree|tasks/[^/\\s'"]+/tmp)\\b`, 'g'), '');
+  if (own) withoutTmp = withoutTmp.split(own).join('');
   if (new RegExp(homeRef).test(withoutTmp)) {
     return 'atlas guard: this command names ATLAS_HOME, which holds atlas\'s signing keys, configuration and other tasks: agents work in the project. Use `atlas hook status` to read the task\'s state.';
   }
@@ -67,7 +69,8 @@ export function guardToolCall(input: GuardInput): string | undefined {
   const home = resolveThroughLinks(resolve(input.home));
   if (input.toolName === 'Bash') {
     const command = input.toolInput['command'];
-    return typeof command === 'string' ? denyForCommand(command, [resolve(input.home), home]) : undefined;
+    const own = ownTree(resolveThroughLinks(resolve(input.cwd)), home);
+    return typeof command === 'string' ? denyForCommand(command, [resolve(input.home), home], own) : undefined;
   }
   if (NO_PATH_TOOLS.has(input.toolName)) return undefined;
   // A search with no path searches the current folder.
