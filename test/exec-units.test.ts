@@ -41,7 +41,7 @@ describe('sandbox policy', () => {
     const config = await defaults(home, { 'execution.sandbox.allow_write': '["~/cache"]', 'execution.sandbox.deny_read': '["~/private"]', 'ai.agent': 'command' });
     const policy = buildPolicy({ task: { id: 't1', worktree: tree, workspace_id: 'ws' }, taskDir: join(home, 'task'), home, config, otherWorktrees: [], env: {}, userHome });
     expect(policy.worktree).toBe(tree);
-    expect(policy.allow_write).toEqual([tree, join(repo, '.git', 'objects'), join(repo, '.git', 'refs'), join(repo, '.git', 'logs'), join(repo, '.git', 'worktrees', 'tree'), join(home, 'task', 'tmp'), join(userHome, 'cache')]);
+    expect(policy.allow_write).toEqual([tree, join(repo, '.git', 'objects'), join(repo, '.git', 'refs', 'heads'), join(repo, '.git', 'logs'), join(repo, '.git', 'worktrees', 'tree'), join(home, 'task', 'tmp'), join(userHome, 'cache')]);
     expect(policy.tmpdir).toBe(join(home, 'task', 'tmp'));
     expect(policy.deny_read).toEqual(expect.arrayContaining([join(home, 'keys'), ...SECRET_PATHS.map((p) => join(userHome, p)), join(userHome, 'private')]));
     expect(policy.allowed_domains).toEqual(['api.anthropic.com', 'registry.npmjs.org']);
@@ -68,11 +68,19 @@ describe('sandbox policy', () => {
       env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:4321/v1' },
       userHome: tempDir(),
     });
-    expect(policy.deny_read).toContain(join(home, 'workspaces', 'other'));
+    // Whole parents (one mount each, however many tasks and conversations), this task's writable
+    // folders bound back by the sandbox, its own task files readable one by one.
+    expect(policy.deny_read).toEqual(expect.arrayContaining([join(home, 'workspaces'), join(home, 'server'), join(home, 'store')]));
+    expect(policy.deny_read).not.toContain(join(home, 'workspaces', 'other'));
     expect(policy.deny_read).not.toContain(join(home, 'workspaces', 'other', 'worktree'));
     expect(policy.deny_read).toContain(elsewhere);
     expect(policy.deny_read).not.toContain(repo);
-    expect(policy.deny_read).not.toContain(join(home, 'workspaces', 'mine'));
+    expect(policy.allow_write).toContain(tree);
+    const taskDir = join(home, 'workspaces', 'mine', 'tasks', 't2');
+    mkdirSync(join(taskDir, 'tmp'), { recursive: true });
+    writeFileSync(join(taskDir, 'hook.json'), '{}');
+    const own = buildPolicy({ task: { id: 't2', worktree: tree, workspace_id: 'mine' }, taskDir, home, config, otherWorktrees: [], env: {}, userHome: tempDir() });
+    expect(own.allow_read).toEqual([join(taskDir, 'hook.json')]);
     expect(policy.allowed_domains).toContain('127.0.0.1:4321');
     const named = buildPolicy({ task: { id: 't1', worktree: tree, workspace_id: 'mine' }, taskDir: tempDir(), home, config, otherWorktrees: [], env: { ANTHROPIC_BASE_URL: 'https://api.example.com' }, userHome: tempDir() });
     expect(named.allowed_domains).toContain('api.example.com');

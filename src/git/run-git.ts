@@ -24,7 +24,8 @@ export function runGit(cwd: string, args: string[], options: RunGitOptions = {})
   return new Promise((resolve, reject) => {
     let pinned: Record<string, string>;
     try {
-      pinned = layoutEnv(gitLayout(cwd));
+      // `git init` and `git clone` make a repository: the one around cwd is not theirs to use.
+      pinned = args[0] === 'init' || args[0] === 'clone' ? {} : layoutEnv(gitLayout(cwd));
     } catch (error) {
       reject(error);
       return;

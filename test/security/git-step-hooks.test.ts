@@ -68,6 +68,15 @@ describe('atlas\'s bookkeeping git', () => {
     expect(() => gitLayout(tree)).toThrow(/neither a linked worktree's nor a submodule's git folder/);
   });
 
+  it('git init inside a repository makes a new one there (the pin is not applied)', async () => {
+    const repo = makeGitRepo();
+    const inner = join(repo, 'inner');
+    mkdirSync(inner);
+    await runGit(inner, ['init', '-q']);
+    expect(gitLayout(inner)!.gitDir).toBe(join(inner, '.git'));
+    expect(gitLayout(repo)!.gitDir).toBe(join(repo, '.git'));
+  });
+
   it('pins a linked worktree to its own git folders', () => {
     const repo = makeGitRepo();
     const tree = join(tempDir('atlas-sec-'), 'tree');

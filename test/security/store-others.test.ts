@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { ProcessGroups } from '../../src/exec/process-groups.js';
 import { runProcess } from '../../src/exec/run-process.js';
 import { createSandboxExecutor } from '../../src/exec/sandbox/executor.js';
+import { storeFolders } from '../../src/exec/sandbox/policy.js';
 import { resetSandbox } from '../../src/exec/sandbox/runtime.js';
 import { conversationFiles } from '../../src/server/conversation-store.js';
 import { conversationPolicy } from '../../src/server/turn-executor.js';
@@ -32,6 +33,18 @@ function plant(path: string): void {
 
 beforeAll(() => ensureBuilt());
 afterAll(() => resetSandbox());
+
+describe('the store folders a sandbox hides', () => {
+  it('the default one always; sync.store when it is a folder or a file:// URL, not an S3 URL', async () => {
+    const home = tempDir('atlas-sec-home-');
+    const { config } = await loadConfig({ home, env: {} });
+    const withStore = (store: string) => ({ ...config, sync: { ...config.sync, store } });
+    expect(storeFolders(config, home)).toEqual([join(home, 'store')]);
+    expect(storeFolders(withStore('s3://bucket/prefix'), home)).toEqual([join(home, 'store')]);
+    expect(storeFolders(withStore('file:///srv/atlas%20store'), home)).toEqual([join(home, 'store'), '/srv/atlas store']);
+    expect(storeFolders(withStore('/srv/plain'), home)).toEqual([join(home, 'store'), '/srv/plain']);
+  });
+});
 
 describe.skipIf(skipSandbox)('nothing of others is readable', { timeout: 120_000 }, () => {
   it('a task: the stores, other tasks, the server\'s accounts and tokens, the store credentials', async () => {
