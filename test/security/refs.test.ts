@@ -61,3 +61,17 @@ describe.skipIf(skipSandbox)('refs and object stores', { timeout: 120_000 }, () 
     expect(git(attack.repo, 'log', '-1', '--format=%s')).toBe('step work');
   });
 });
+
+describe.skipIf(skipSandbox)('a branch only in packed-refs', { timeout: 120_000 }, () => {
+  it('cannot be moved by a new loose ref: atlas moves the ref away and stops the task', async () => {
+    const attack = prepareAttack();
+    git(attack.repo, 'branch', 'other');
+    writeTemplate(attack, commandStep('shadow', 'git update-ref refs/heads/other "$(git commit-tree -m evil HEAD^{tree})"'));
+    git(attack.repo, 'pack-refs', '--all');
+    const other = git(attack.repo, 'rev-parse', 'other');
+    const result = await startSandboxed(attack);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout + result.stderr).toContain('only in packed-refs');
+    expect(git(attack.repo, 'rev-parse', 'other')).toBe(other);
+  });
+});

@@ -90,6 +90,8 @@ function withoutStoreCredentials(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): ProcessExecutor {
   let counter = 0;
   let running = 0;
+  // Loose refs older than this executor are the user's, not a step's.
+  const createdAt = Date.now() - 1000;
   let wrap: Wrap | undefined;
 
   async function currentWrap(): Promise<Wrap> {
@@ -127,7 +129,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
           if (running === 0) removeStubs(current.stubs);
         },
         explain: (stderr) => explainDenial(stderr, policy),
-        verify: () => checkLayoutAfterCommand(policy.worktree, taskDir),
+        verify: () => checkLayoutAfterCommand(policy.worktree, taskDir, policy.deny_write, createdAt),
       };
     },
     async close(): Promise<void> {
