@@ -97,9 +97,14 @@ describe('sandbox policy', () => {
     writeFileSync(join(userHome, '.claude', 'settings.json'), '{}');
     writeFileSync(join(userHome, '.claude.json'), '{}');
     const claude = await defaults(home);
-    expect(agentStatePaths(claude, {}, userHome)).toEqual({ write: [join(userHome, '.claude'), join(userHome, '.claude.json')], denyWrite: [join(userHome, '.claude', 'settings.json')] });
+    // An absent settings file gets an empty one, read-only like the rest: no step can plant hooks there.
+    const settings = ['settings.json', 'settings.local.json'];
+    expect(agentStatePaths(claude, {}, userHome)).toEqual({ write: [join(userHome, '.claude'), join(userHome, '.claude.json')], denyWrite: settings.map((f) => join(userHome, '.claude', f)) });
+    expect(readFileSync(join(userHome, '.claude', 'settings.json'), 'utf8')).toBe('{}');
+    expect(readFileSync(join(userHome, '.claude', 'settings.local.json'), 'utf8')).toBe('{}\n');
     const dir = tempDir('atlas-claude-config-');
-    expect(agentStatePaths(claude, { CLAUDE_CONFIG_DIR: dir }, userHome)).toEqual({ write: [dir], denyWrite: [] });
+    expect(agentStatePaths(claude, { CLAUDE_CONFIG_DIR: dir }, userHome)).toEqual({ write: [dir], denyWrite: settings.map((f) => join(dir, f)) });
+    expect(agentStatePaths(claude, { CLAUDE_CONFIG_DIR: join(dir, 'absent') }, userHome)).toEqual({ write: [], denyWrite: [] });
     expect(agentStatePaths(await defaults(home, { 'ai.agent': 'command' }), {}, userHome)).toEqual({ write: [], denyWrite: [] });
   });
 });

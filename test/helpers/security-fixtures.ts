@@ -35,7 +35,8 @@ export function prepareAttack(options: { files?: Record<string, string> } = {}):
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'files');
   }
-  return { home, repo, loot, canary, payload, env: { ATLAS_HOME: home } };
+  // Claude Code's config folder of the test's own (the policy makes its settings read-only).
+  return { home, repo, loot, canary, payload, env: { ATLAS_HOME: home, CLAUDE_CONFIG_DIR: tempDir('atlas-sec-claude-') } };
 }
 
 /** Writes template `t` (committed) with the given steps; `inPlace` runs it in the checkout itself. */

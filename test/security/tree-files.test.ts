@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/core-fixtures.js';
 import { ensureBuilt } from '../helpers/engine-fixtures.js';
 import { skipSandbox } from '../helpers/sandbox-fixtures.js';
 import { treeControlPaths } from '../../src/exec/sandbox/protected-paths.js';
@@ -56,6 +57,22 @@ describe.skipIf(skipSandbox)('files other programs execute', { timeout: 120_000 
     const { worktree } = onlyTask(attack.home);
     expect(existsSync(join(worktree, '.claude', 'settings.local.json'))).toBe(false);
     expect(existsSync(join(worktree, '.envrc'))).toBe(false);
+  });
+
+  it('Claude Code\'s own config folder: its settings files cannot be written or created', async () => {
+    const attack = prepareAttack();
+    const configDir = tempDir('atlas-sec-claude-');
+    const settings = SETTINGS(attack.payload).replace(/'/g, '');
+    const tries = attempts({
+      'user settings': `printf '%s' '${settings}' > "$CLAUDE_CONFIG_DIR/settings.json"`,
+      'user settings.local': `printf '%s' '${settings}' > "$CLAUDE_CONFIG_DIR/settings.local.json"`,
+    });
+    writeTemplate(attack, commandStep('plant', tries));
+    const result = await startSandboxed({ ...attack, env: { ...attack.env, CLAUDE_CONFIG_DIR: configDir } }, ['-c', 'ai.agent=claude']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toMatch(/\| WROTE/);
+    expect(result.stdout.match(/\| REFUSED/g)).toHaveLength(2);
+    expect(readFileSync(join(configDir, 'settings.json'), 'utf8')).toBe('{}\n');
   });
 
   it('the list covers the top of the tree and every .claude folder found below it', () => {

@@ -1,7 +1,7 @@
 // The sandbox policy of one task: where its processes may write, what they may not read, which
 // hosts they may reach. Built from the task, its git folders and configuration; recorded in the
 // task folder (execution.json) and shown by `atlas doctor`.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Config } from '../../config/schema.js';
@@ -113,15 +113,25 @@ function modelApiHost(env: NodeJS.ProcessEnv): string | undefined {
 /**
  * Claude Code keeps its sessions, todos and settings in its config folder ($CLAUDE_CONFIG_DIR or
  * ~/.claude, and ~/.claude.json): an `ai` step with agent claude cannot run without writing there.
- * Its settings files stay read-only (hooks there would run outside the sandbox later).
+ * Its settings files stay read-only (hooks there would run outside the sandbox later), existing or
+ * not: an absent one gets an empty `{}` first (the sandbox's stand-in for an absent file is
+ * unreadable, and Claude Code reads them), so a step cannot create one with hooks.
  */
 export function agentStatePaths(config: Config, env: NodeJS.ProcessEnv, userHome: string): { write: string[]; denyWrite: string[] } {
   if (config.ai.agent !== 'claude') return { write: [], denyWrite: [] };
   const configDir = env['CLAUDE_CONFIG_DIR'] ? resolve(env['CLAUDE_CONFIG_DIR']) : join(userHome, '.claude');
   const write = [configDir, ...(env['CLAUDE_CONFIG_DIR'] ? [] : [join(userHome, '.claude.json')])];
-  // Only existing ones: the sandbox would create a stub for an absent path.
-  const denyWrite = ['settings.json', 'settings.local.json'].map((f) => join(configDir, f)).filter((p) => existsSync(p));
+  const denyWrite = existsSync(configDir) ? ['settings.json', 'settings.local.json'].map((f) => join(configDir, f)).filter((p) => existsSync(p) || placeholder(p)) : [];
   return { write: write.filter((p) => existsSync(p)), denyWrite };
+}
+
+function placeholder(path: string): boolean {
+  try {
+    writeFileSync(path, '{}\n', { flag: 'wx', mode: 0o600 });
+    return true;
+  } catch {
+    return existsSync(path);
+  }
 }
 
 function unique(items: string[]): string[] {
