@@ -8,7 +8,7 @@ import type { Config } from '../../config/schema.js';
 import { commonGitDir } from '../../git/common-dir.js';
 import { realpath, resolveGitDir } from '../../git/locate.js';
 import { gitProtectedPaths } from './git-protect.js';
-import { treeControlPaths } from './protected-paths.js';
+import { PROTECTED_PATHS, treeControlPaths } from './protected-paths.js';
 import { homePaths } from '../../store/paths.js';
 
 export interface SandboxPolicy {
@@ -121,7 +121,8 @@ export function agentStatePaths(config: Config, env: NodeJS.ProcessEnv, userHome
   if (config.ai.agent !== 'claude') return { write: [], denyWrite: [] };
   const configDir = env['CLAUDE_CONFIG_DIR'] ? resolve(env['CLAUDE_CONFIG_DIR']) : join(userHome, '.claude');
   const write = [configDir, ...(env['CLAUDE_CONFIG_DIR'] ? [] : [join(userHome, '.claude.json')])];
-  const denyWrite = existsSync(configDir) ? ['settings.json', 'settings.local.json'].map((f) => join(configDir, f)).filter((p) => existsSync(p) || placeholder(p)) : [];
+  const settings = PROTECTED_PATHS.filter((e) => e.in === 'claude-config').map((e) => join(configDir, e.path));
+  const denyWrite = existsSync(configDir) ? settings.filter((p) => existsSync(p) || placeholder(p)) : [];
   return { write: write.filter((p) => existsSync(p)), denyWrite };
 }
 

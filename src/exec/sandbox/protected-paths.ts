@@ -16,7 +16,8 @@ import { dirname, join, relative } from 'node:path';
 export interface ProtectedPath {
   /** Relative to the folder `in` names. */
   path: string;
-  in: 'common' | 'gitdir' | 'tree';
+  /** The common git folder, the tree's own git folder, the tree, Claude Code's config folder. */
+  in: 'common' | 'gitdir' | 'tree' | 'claude-config';
   kind: 'file' | 'dir';
   /** Only when it already exists (git cannot use a placeholder of it). */
   existingOnly?: boolean;
@@ -49,6 +50,8 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: '.npmrc', in: 'tree', kind: 'file', reason: 'npm configuration: script shell, registries, tokens' },
   { path: '.gitattributes', in: 'tree', kind: 'file', reason: 'selects git filters and diff drivers' },
   { path: '.atlas', in: 'tree', kind: 'dir', reason: 'atlas configuration and templates (lifecycle hooks, git.pr_command run outside the sandbox)' },
+  { path: 'settings.json', in: 'claude-config', kind: 'file', reason: 'user-level Claude Code hooks, run by every later `claude`' },
+  { path: 'settings.local.json', in: 'claude-config', kind: 'file', reason: 'user-level Claude Code hooks, run by every later `claude`' },
 ];
 
 /** How many of the other branches' loose refs are protected one by one. */
@@ -82,7 +85,7 @@ export function exists(path: string): boolean {
 export function gitControlPaths(git: GitFolders, linked: boolean): string[] {
   const out: string[] = [];
   for (const entry of PROTECTED_PATHS) {
-    if (entry.in === 'tree') continue;
+    if (entry.in !== 'common' && entry.in !== 'gitdir') continue;
     if (entry.in === 'gitdir' && !linked) continue;
     const path = join(entry.in === 'common' ? git.common : git.gitDir, entry.path);
     if (!exists(path)) {
