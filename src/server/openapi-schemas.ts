@@ -81,7 +81,7 @@ export const SCHEMAS = {
   Message: {
     type: 'object',
     required: ['key', 'conversation_id', 'body', 'role', 'timestamp', 'tokens', 'tool_calls'],
-    properties: { key: str, conversation_id: str, body: str, role: str, timestamp: { type: 'number' }, tokens: int, tool_calls: { type: 'array', items: { type: 'object' } } },
+    properties: { key: str, conversation_id: str, body: str, role: { enum: [1, 2, 3], description: '1 user, 2 assistant, 3 tool' }, timestamp: { type: 'number' }, tokens: int, tool_calls: { type: 'array', items: { type: 'object' } } },
   },
   MessagePage: {
     type: 'object',
