@@ -17,7 +17,8 @@ export function makeRedactor(home: string, config: Config): (text: string) => st
         // user:password@ in any URL
         .replace(/(\w+:\/\/)[^/\s@]+@/g, '$1')
         // `atlas ...` hints are for whoever runs the server
-        .replace(/[;,(]?\s*`atlas [^`]*`\)?/g, '')
+        .replace(/\s*\([^()]*`atlas [^`]*`[^()]*\)/g, '')
+        .replace(/[;,:]?\s*(?:(?:run|use|try|with|see)\s+)?`atlas [^`]*`/g, '')
         // other file-system paths (not API routes): only their last part
         .replace(/(^|[\s"'(=:])\/(?:tmp|home|root|var|srv|opt|usr|etc|work|mnt|media|run|Users|private)(?:\/[^\s"')]*)?\/([^\s"'/)]+)/g, '$1…/$2')
     );

@@ -64,6 +64,8 @@ export function checkResponses(): { problems: string[]; checked: () => number } 
       const url = new URL(typeof input === 'string' || input instanceof URL ? String(input) : input.url);
       if (!res.headers.get('x-request-id') || !/^(127\.|localhost|\[::1\])/.test(url.hostname)) return res;
       const method = (init?.method ?? (typeof input === 'object' && 'method' in input ? input.method : 'GET')).toUpperCase();
+      // CORS preflights are the browser's, not operations of the API.
+      if (method === 'OPTIONS') return res;
       const type = res.headers.get('content-type') ?? '';
       let body: unknown;
       if (type.startsWith('application/json') && method !== 'HEAD') body = await res.clone().json().catch(() => '<not JSON>');
