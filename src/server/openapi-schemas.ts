@@ -106,5 +106,5 @@ export const SCHEMAS = {
   EventPage: { type: 'object', required: ['events', 'next_cursor'], properties: { events: { type: 'array', items: { $ref: '#/components/schemas/Event' } }, next_cursor: nstr } },
   FileEntry: { type: 'object', required: ['name', 'type'], properties: { name: str, type: { enum: ['file', 'dir', 'symlink', 'other'] }, size: int } },
   FileListing: { type: 'object', required: ['path', 'entries'], properties: { path: str, entries: { type: 'array', items: { $ref: '#/components/schemas/FileEntry' } } } },
-  Diff: { type: 'object', required: ['base', 'diff', 'truncated'], properties: { base: str, diff: str, truncated: { type: 'boolean' } } },
+  Diff: { type: 'object', required: ['base', 'diff', 'truncated', 'untracked'], properties: { base: str, diff: str, truncated: { type: 'boolean' }, untracked: { type: 'array', items: str } } },
 } as const;

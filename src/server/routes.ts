@@ -13,6 +13,8 @@ import { readMessages } from './lifecycle-adapter.js';
 import type { PageRequest } from './pagination.js';
 import { itemFilter, matches, numberKey, pageRequest, paginate } from './pagination.js';
 import { Router } from './router.js';
+import type { AccountEvents } from './account-events.js';
+import { addWorkspaceRoutes } from './routes-workspace.js';
 import { pipeLog, SseClient } from './sse.js';
 import type { Tasks } from './tasks.js';
 import { TASK_ACTIONS } from './tasks.js';
@@ -32,7 +34,7 @@ export type Handler = (r: RequestInfo) => Promise<void>;
 
 const MAX_PROMPT = 500_000;
 
-function lastEventId(r: RequestInfo): number {
+export function lastEventId(r: RequestInfo): number {
   const raw = r.req.headers['last-event-id'] ?? r.url.searchParams.get('last_event_id') ?? '0';
   const text = Array.isArray(raw) ? raw[0]! : raw;
   if (!/^\d{1,15}$/.test(text)) throw new HttpError(400, 'invalid_field', 'Last-Event-ID: must be a whole number', { field: 'Last-Event-ID' });
@@ -42,13 +44,13 @@ function lastEventId(r: RequestInfo): number {
 const CONVERSATION_STATES = ['idle', 'running', 'completed', 'failed', 'interrupted', 'cancelled'] as const;
 
 /** An events route answers a page of JSON instead of a stream when asked for JSON. */
-function wantsJson(r: RequestInfo): boolean {
+export function wantsJson(r: RequestInfo): boolean {
   const accept = r.req.headers['accept'] ?? '';
   return /application\/json/i.test(accept) && !/text\/event-stream/i.test(accept);
 }
 
 /** Events after `after` (Last-Event-ID, last_event_id or cursor), at most `limit`; next_cursor is the last id. */
-function eventPage(r: RequestInfo, log: EventLog, after: number): void {
+export function eventPage(r: RequestInfo, log: EventLog, after: number): void {
   const cursor = r.url.searchParams.get('cursor');
   if (cursor !== null && !/^\d{1,15}$/.test(cursor)) throw new HttpError(400, 'invalid_field', 'cursor: pass next_cursor unchanged (an event id)', { field: 'cursor' });
   const withoutCursor = new URL(r.url);
@@ -60,7 +62,7 @@ function eventPage(r: RequestInfo, log: EventLog, after: number): void {
   sendJson(r.res, 200, { events: items, next_cursor: more ? String(items[items.length - 1]!.id) : null });
 }
 
-export function buildRoutes(ctx: ServerContext, conversations: Conversations, tasks: Tasks): Router<Handler> {
+export function buildRoutes(ctx: ServerContext, conversations: Conversations, tasks: Tasks, accountEvents?: AccountEvents): Router<Handler> {
   const limit = ctx.config.server.max_body;
   const sseOptions = { bufferLimit: ctx.config.server.client_buffer, heartbeatMs: ctx.config.server.sse_heartbeat };
 
@@ -200,5 +202,6 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     });
   }
 
+  addWorkspaceRoutes(router, ctx, conversations, tasks, accountEvents);
   return router;
 }

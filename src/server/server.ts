@@ -13,6 +13,7 @@ import type { LifecycleBus } from '../lifecycle/types.js';
 import type { LogFn, ServerContext } from './context.js';
 import { StreamLimiter } from './context.js';
 import { Conversations } from './conversations.js';
+import { AccountEvents } from './account-events.js';
 import { applyCors } from './cors.js';
 import type { Phase } from './health.js';
 import { checkState, checkStore, ReadinessProbe } from './health.js';
@@ -113,12 +114,21 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     warn(`listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`);
   }
   const serverConfig = options.config.server;
+  const accountEvents = new AccountEvents(options.home);
   const ctx: ServerContext = {
     home: options.home,
     config: options.config,
     version: options.version,
     lifecycle: options.lifecycle ?? serverLifecycle(options.home, options.config, (e) => log(e)),
-    logs: new ObservedEventLogs(join(serverDir(options.home), 'accounts'), (kind, _path, e) => metrics?.observeEvent(kind, e)),
+    logs: new ObservedEventLogs(join(serverDir(options.home), 'accounts'), (kind, path, e) => {
+      metrics?.observeEvent(kind, e);
+      try {
+        accountEvents.copy(kind, path, e);
+      } catch (error) {
+        // The account's stream misses this one; the conversation's or task's own log has it.
+        log({ level: 'error', msg: 'account event not copied', kind, error: redact((error as Error).message) });
+      }
+    }),
     log,
     streams: new StreamLimiter(serverConfig.max_streams_per_account),
     atlasCommand: options.atlasCommand,
@@ -129,7 +139,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   if (verifier.count() === 0) warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`');
   const conversations = new Conversations(ctx);
   const tasks = new Tasks(ctx);
-  const router = buildRoutes(ctx, conversations, tasks);
+  const router = buildRoutes(ctx, conversations, tasks, accountEvents);
   const started = Date.now();
   let phase: Phase = 'starting';
   metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total() });
