@@ -10,6 +10,7 @@ import { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBase, LifecycleBus } from '../lifecycle/types.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
 import { runTurn } from './agent-turn.js';
+import { lowerPriority } from './priority.js';
 import { createTurnExecutor } from './turn-executor.js';
 import type { ServerContext } from './context.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
@@ -145,7 +146,10 @@ export class Conversations {
     // The caller opens the stream first: its headers reach the client before this work starts.
     await new Promise((resolve) => setImmediate(resolve));
     const heartbeat = startHeartbeat(files.owner, { heartbeatIntervalMs: config.hooks.heartbeat_interval, staleThresholdMs: config.hooks.stale_threshold });
-    slot.groups.onChange = (pids) => heartbeat.setProcessGroups(pids);
+    slot.groups.onChange = (pids) => {
+      heartbeat.setProcessGroups(pids);
+      lowerPriority(pids);
+    };
     const started = Date.now();
     try {
       const execution = await createTurnExecutor({ home, config, account: conversation.account, id: conversation.id, local: this.ctx.local });
