@@ -149,6 +149,7 @@ describe('tokens, CORS, metrics, logs and errors', () => {
     expect(text).toMatch(/atlas_turn_duration_seconds_count 1/);
     expect(text).toMatch(/atlas_http_errors_total\{code="not_found"\} 1/);
     expect(text).toMatch(/atlas_running\{kind="conversations"\} 0/);
+    expect(text).toMatch(/atlas_queued\{kind="turn_starts"\} 0/);
     expect(text).toContain('atlas_nodejs_eventloop_lag_p99_seconds');
     expect(text).not.toContain('alice');
     const log = lines.join('\n');

@@ -10,6 +10,7 @@ import { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBase, LifecycleBus } from '../lifecycle/types.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
 import { runTurn } from './agent-turn.js';
+import { paced } from './pace.js';
 import { lowerPriority } from './priority.js';
 import { createTurnExecutor } from './turn-executor.js';
 import type { ServerContext } from './context.js';
@@ -144,7 +145,8 @@ export class Conversations {
     const files = conversationFiles(home, conversation.account, conversation.id);
     const k = key(conversation.account, conversation.id);
     // The caller opens the stream first: its headers reach the client before this work starts.
-    await new Promise((resolve) => setImmediate(resolve));
+    // ... and one turn starts per pass of the event loop (src/server/pace.ts).
+    await paced();
     const heartbeat = startHeartbeat(files.owner, { heartbeatIntervalMs: config.hooks.heartbeat_interval, staleThresholdMs: config.hooks.stale_threshold });
     slot.groups.onChange = (pids) => {
       heartbeat.setProcessGroups(pids);

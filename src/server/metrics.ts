@@ -8,6 +8,8 @@ export interface Depths {
   conversations: () => number;
   tasks: () => number;
   streams: () => number;
+  /** Turns waiting for their agent to start (src/server/pace.ts). */
+  startsWaiting: () => number;
 }
 
 export class ServerMetrics {
@@ -32,6 +34,15 @@ export class ServerMetrics {
         this.set({ kind: 'conversations' }, depths.conversations());
         this.set({ kind: 'tasks' }, depths.tasks());
         this.set({ kind: 'streams' }, depths.streams());
+      },
+    });
+    new Gauge({
+      name: 'atlas_queued',
+      help: 'work waiting now: turns whose agent waits to start',
+      labelNames: ['kind'] as const,
+      registers: [this.registry],
+      collect() {
+        this.set({ kind: 'turn_starts' }, depths.startsWaiting());
       },
     });
   }

@@ -21,6 +21,7 @@ import { HttpError, sendError, sendJson, setBodyTimeout } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { ObservedEventLogs } from './observed-logs.js';
 import { openApiDocument } from './openapi.js';
+import { pacedWaiting } from './pace.js';
 import { RateLimiter } from './rate-limit.js';
 import { makeRedactor } from './redact.js';
 import { serverLifecycle } from './lifecycle-adapter.js';
@@ -142,7 +143,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const router = buildRoutes(ctx, conversations, tasks, accountEvents);
   const started = Date.now();
   let phase: Phase = 'starting';
-  metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total() });
+  metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total(), startsWaiting: pacedWaiting });
   const rate = new RateLimiter(serverConfig.requests_per_second);
   const redact = makeRedactor(options.home, options.config);
   const readiness = new ReadinessProbe({
