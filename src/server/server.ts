@@ -18,7 +18,7 @@ import { applyCors } from './cors.js';
 import type { Phase } from './health.js';
 import { checkState, checkStore, ReadinessProbe } from './health.js';
 import { HttpError, sendError, sendJson, setBodyTimeout } from './http.js';
-import { ServerMetrics } from './metrics.js';
+import type { ServerMetrics } from './metrics.js';
 import { ObservedEventLogs } from './observed-logs.js';
 import { openApiDocument } from './openapi.js';
 import { pacedWaiting } from './pace.js';
@@ -143,7 +143,6 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const router = buildRoutes(ctx, conversations, tasks, accountEvents);
   const started = Date.now();
   let phase: Phase = 'starting';
-  metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total(), startsWaiting: pacedWaiting });
   const rate = new RateLimiter(serverConfig.requests_per_second);
   const redact = makeRedactor(options.home, options.config);
   const readiness = new ReadinessProbe({
@@ -175,7 +174,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return pathname;
       }
       case '/metrics': {
-        const m = await metrics!.text();
+        if (!metrics) throw new HttpError(503, 'starting', 'metrics are not loaded yet', { retryAfter: 1 });
+        const m = await metrics.text();
         res.writeHead(200, { 'content-type': m.contentType, 'cache-control': 'no-store' });
         res.end(m.body);
         return pathname;
@@ -232,6 +232,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     handle(req, res, requestId, info, t0).catch((error: unknown) => {
       if (error instanceof HttpError) {
         info.code = error.code;
+        // Hints are for whoever runs the server: its log has them, the client does not.
+        if (typeof error.extra['hint'] === 'string') log({ msg: 'error hint', request_id: requestId, code: error.code, hint: error.extra['hint'] });
         return sendError(res, error, requestId, redact);
       }
       info.code = 'internal_error';
@@ -271,6 +273,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
   phase = 'ready';
   log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: (await checkStore(options.config, options.home)).detail });
+  // prom-client is loaded once the server listens: its 20 ms are not in the start-up (/metrics
+  // answers 503 until then).
+  const { ServerMetrics } = await import('./metrics.js');
+  metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total(), startsWaiting: pacedWaiting });
 
   let stopping: Promise<void> | undefined;
   const stop = (reason: string) => {
