@@ -171,8 +171,17 @@ describe('tokens, CORS, metrics, logs and errors', () => {
     expect(redact('no token (run `atlas serve token create --account NAME`)')).toBe('no token');
     expect(redact('file /tmp/abc/def/x.txt is gone')).toBe('file …/x.txt is gone');
     expect(redact('no route /conversations/a/b')).toBe('no route /conversations/a/b');
-    const { url } = await serve(home, config);
+    config.lifecycle.on_cold_start = [`node -e "console.error('cannot reach https://user:pw@store.example/x'); process.exit(1)"`];
+    const { url, lines } = await serve(home, config);
     const r = await fetch(`${url}/conversations`, { headers: { 'x-request-id': 'req-42' } });
+    // Whatever a layer below logs or throws, a credential in a URL is taken out.
+    const { token } = await createToken(home, 'alice');
+    const failed = await prompt(url, token, 'c1', { prompt: 'hi' });
+    expect(failed.status).toBe(502);
+    expect(JSON.stringify(failed.json)).not.toContain('user:pw');
+    expect(lines.join('\n')).toContain('cold start failed');
+    expect(lines.join('\n')).not.toContain('user:pw');
+    expect(lines.join('\n')).toContain('https://store.example/x');
     const body: any = await r.json();
     expect(body).toEqual({ error: { code: 'unauthorized', message: expect.any(String), request_id: 'req-42' } });
     expect(body.error.message).not.toContain('atlas ');

@@ -97,7 +97,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const warn = options.warn ?? ((text: string) => process.stderr.write(`atlas: warning: ${text}\n`));
   const log: LogFn = (entry) => {
     if (entry['msg'] === 'turn finished' && typeof entry['duration_ms'] === 'number') metrics?.turnEnded(entry['duration_ms']);
-    write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
+    // No credential in a URL reaches the log, whatever layer wrote the message.
+    write(`${JSON.stringify({ time: new Date().toISOString(), ...entry }).replace(/(\w+:\/\/)[^/\s"@]+@/g, '$1')}\n`);
   };
   // Filled in below; the log and the event logs report to it as turns and task commands end.
   let metrics: ServerMetrics | undefined;
