@@ -51,6 +51,19 @@ export function openApiValidator() {
   };
 }
 
+/** Problems with SSE events read by readSse (server-fixtures.ts), reported with the answers'. */
+export const sseProblems: string[] = [];
+
+/** An SSE event as the document describes it: a whole-number id, a name, a JSON object with `at`. */
+export function checkSseEvent(e: { id: string | undefined; event: string; data: unknown }): void {
+  const data = e.data as Record<string, unknown> | null;
+  if (e.id === undefined || !/^[1-9]\d*$/.test(e.id)) sseProblems.push(`SSE event ${e.event}: id ${String(e.id)} is not a whole number`);
+  if (!/^[a-z][a-z_]*$/.test(e.event)) sseProblems.push(`SSE event name ${e.event} is not lower_snake_case`);
+  if (typeof data !== 'object' || data === null || Array.isArray(data) || typeof data['at'] !== 'string' || !Number.isFinite(Date.parse(data['at'] as string))) {
+    sseProblems.push(`SSE event ${e.event} ${String(e.id)}: data is not an object with a date-time "at"`);
+  }
+}
+
 /** Wraps fetch for this test file: every atlas answer (it carries x-request-id) is checked. */
 export function checkResponses(): { problems: string[]; checked: () => number } {
   const problems: string[] = [];
@@ -79,7 +92,7 @@ export function checkResponses(): { problems: string[]; checked: () => number } 
     };
   });
   afterEach(() => {
-    const found = problems.splice(0);
+    const found = [...problems.splice(0), ...sseProblems.splice(0)];
     expect(found, 'answers the OpenAPI document does not describe').toEqual([]);
   });
   return { problems, checked: () => count };
