@@ -273,7 +273,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     for (const t of crashed) tasks.recoverInBackground(t);
   }
   phase = 'ready';
-  log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: (await checkStore(options.config, options.home)).detail });
+  log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder' });
   // prom-client is loaded once the server listens: its 20 ms are not in the start-up (/metrics
   // answers 503 until then).
   const { ServerMetrics } = await import('./metrics.js');
