@@ -40,6 +40,11 @@ describe('workspace files', () => {
       expect(r.status, path).toBe(status);
       expect(JSON.stringify(r.json)).not.toContain('secret');
     }
+    writeFileSync(join(ws, 'big.bin'), Buffer.alloc(10 * 1024 * 1024 + 1));
+    const big = await getJson(url, token, '/conversations/c1/files?path=big.bin');
+    expect(big.status).toBe(413);
+    expect(big.json.error.code).toBe('file_too_large');
+    expect((await getJson(url, token, '/conversations/c1/files?path=sub')).json).toEqual({ path: 'sub', entries: [{ name: 'a.txt', type: 'file', size: 2 }, { name: 'leak.txt', type: 'symlink' }] });
     expect((await getJson(url, token, '/conversations/none/files')).status).toBe(404);
     const bob = (await createToken(home, 'bob')).token;
     expect((await getJson(url, bob, '/conversations/c1/files')).status).toBe(404);
