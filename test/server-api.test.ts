@@ -6,6 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
 import { AGENT_FLAGS, auth, createToken, getJson, prompt, readSse, startServe, waitUntil, serversOfThisFile, readTurn } from './helpers/server-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
+
+checkResponses();
 
 const servers = serversOfThisFile();
 
@@ -198,8 +201,8 @@ describe('conversations over HTTP', () => {
       expect(r.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
     }
     expect((await getJson(s.url, token, '/conversations')).json.conversations).toHaveLength(10);
-    const health: any = await (await fetch(`${s.url}/health`)).json();
-    expect(health).toMatchObject({ status: 'ok', sandbox: { ready: true, mode: 'local' }, running: { conversations: 0 } });
+    const health: any = await (await fetch(`${s.url}/ready`)).json();
+    expect(health).toMatchObject({ status: 'ready', sandbox: { ready: true, mode: 'local' }, running: { conversations: 0 } });
   });
 
   it('a failing agent ends its turn with an error and the usage event; the conversation is failed but usable', async () => {

@@ -11,6 +11,9 @@ import type { FakeAnthropic } from './helpers/fake-anthropic.js';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
 import { createToken, getJson, prompt, startServe } from './helpers/server-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
+
+checkResponses();
 
 let fake: FakeAnthropic | undefined;
 let server: ServeProcess | undefined;

@@ -14,6 +14,9 @@ import { createToken } from '../src/server/tokens.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { addSlowTemplate, auth, getJson, prompt, readSse, repoIn, STREAM_AGENT, waitUntil, readTurn } from './helpers/server-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
+
+checkResponses();
 
 const running: RunningServer[] = [];
 beforeAll(() => ensureBuilt());
@@ -93,7 +96,7 @@ describe('tasks, in process', () => {
     const id = slow.json.task.id;
     await readSse(await fetch(`${first.url}/tasks/${id}/events`, { headers: auth(token) }), (e) => e.event === 'state' && e.data.to === 'step_running');
     expect((await post(first.url, token, `/tasks/${id}/approve`)).json.error.code).toBe('task_running');
-    const health: any = await (await fetch(`${first.url}/health`)).json();
+    const health: any = await (await fetch(`${first.url}/ready`)).json();
     expect(health.running.tasks).toBe(1);
     running.splice(running.indexOf(first.server), 1);
     await first.server.stop('SIGTERM');

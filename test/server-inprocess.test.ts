@@ -20,6 +20,9 @@ import { createToken, readTokens, revokeToken, TokenVerifier, tokensPath } from 
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 import { auth, getJson, prompt, readSse, STREAM_AGENT, waitUntil } from './helpers/server-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
+
+checkResponses();
 
 const running: RunningServer[] = [];
 afterEach(async () => {
@@ -157,15 +160,15 @@ describe('streams and limits', () => {
     expect((await fetch(`${url}/conversations/keep`, { method: 'DELETE', headers: auth(token) })).status).toBe(404);
   });
 
-  it('health: degraded when the store is unreachable; stopping refuses new work with 503', async () => {
+  it('ready: not ready when the store is unreachable; stopping refuses new work with 503', async () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
     const { url, server, warnings } = await serve(home, { config: config((c) => (c.sync.store = join(home, 'no', 'such', 'store'))), host: '127.0.0.2' });
     expect(isLoopback('127.0.0.2')).toBe(true);
     expect(warnings.some((w) => w.includes('UNSANDBOXED'))).toBe(true);
-    const h = await fetch(`${url}/health`);
+    const h = await fetch(`${url}/ready`);
     expect(h.status).toBe(503);
-    expect(await h.json()).toMatchObject({ status: 'degraded', store: { configured: true, reachable: false } });
+    expect(await h.json()).toMatchObject({ status: 'not_ready', checks: { store: { ok: false } } });
     const stopping = server.stop('test');
     running.splice(running.indexOf(server), 1);
     await stopping;
@@ -192,7 +195,7 @@ describe('streams and limits', () => {
     expect(unusable.detail).toContain('cannot run the sandbox');
     if (!skipSandbox) {
       const sandboxed = await startServer({ home, config: config(), host: '127.0.0.1', port: 0, local: false, recover: false, version: 't', atlasCommand: { command: 'x', args: [] }, write: () => undefined, warn: () => undefined });
-      const health = (await (await fetch(`${sandboxed.url}/health`)).json()) as { sandbox: unknown };
+      const health = (await (await fetch(`${sandboxed.url}/ready`)).json()) as { sandbox: unknown };
       expect(health.sandbox).toMatchObject({ ready: true, mode: 'sandbox' });
       await sandboxed.stop('test');
     }

@@ -9,6 +9,9 @@ import { tempDir } from './helpers/core-fixtures.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
 import { AGENT_FLAGS, createToken, getJson, prompt, startServe, serversOfThisFile } from './helpers/server-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
+
+checkResponses();
 
 /** A command agent that runs its prompt as a shell command (inside the sandbox, like any agent). */
 const SHELL_AGENT = ['-c', 'ai.agent=command', '-c', 'ai.command=eval "$ATLAS_PROMPT"'];
@@ -39,7 +42,7 @@ describe.skipIf(skipSandbox)('sandboxed conversations', () => {
     const bob = createToken(home, 'bob');
     const s = await serve(home, SHELL_AGENT, false);
     expect(s.stderr()).not.toContain('UNSANDBOXED');
-    const health = await getJson(s.url, alice, '/health');
+    const health = await getJson(s.url, alice, '/ready');
     expect(health.json.sandbox).toMatchObject({ ready: true, mode: 'sandbox' });
     expect(s.lines.some((l) => l.includes('"sandbox":"sandbox"') && l.includes('"sandbox_ready":true'))).toBe(true);
 

@@ -4,6 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { atlas, tempDir } from './helpers/core-fixtures.js';
 import { addSlowTemplate, AGENT_FLAGS, auth, createToken, getJson, readSse, repoIn, startServe, serversOfThisFile } from './helpers/server-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
+
+checkResponses();
 
 const servers = serversOfThisFile('SIGTERM');
 

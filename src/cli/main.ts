@@ -302,6 +302,8 @@ serveToken
   .command('create')
   .description('create a token for an account and print it once')
   .requiredOption('--account <name>', 'the account the token acts as')
+  .option('--expires-in <duration>', 'refuse the token after this long (e.g. 12h, 30d; default: never)')
+  .option('--read-only', 'the token may only read (GET): no prompts, tasks, cancels or deletes')
   .action(run(() => import('./commands/serve-token-create.js')));
 serveToken
   .command('list')

@@ -44,6 +44,12 @@ export interface Config {
     sse_heartbeat: number;
     client_buffer: number;
     terminate_on_delete: boolean;
+    headers_timeout: number;
+    request_timeout: number;
+    body_timeout: number;
+    max_connections: number;
+    requests_per_second: number;
+    cors_origins: string[];
   };
 }
 
@@ -126,6 +132,12 @@ export const LEAVES: readonly Leaf[] = [
   leaf('server.sse_heartbeat', { type: 'duration' }, 15_000, 'comment line sent on idle SSE streams so proxies keep them open'),
   leaf('server.client_buffer', { type: 'int', min: 4096, max: 256 * 1024 * 1024 }, 1024 * 1024, 'bytes an SSE client may fall behind before it is dropped (it reconnects with Last-Event-ID)'),
   leaf('server.terminate_on_delete', { type: 'bool' }, true, 'DELETE /conversations/{id} also removes the conversation\'s sandbox workspace'),
+  leaf('server.headers_timeout', { type: 'duration' }, 10_000, 'longest a client may take to send a request\'s headers (the connection is closed after)'),
+  leaf('server.request_timeout', { type: 'duration' }, 30_000, 'longest a client may take to send a whole request, headers and body (408, then closed)'),
+  leaf('server.body_timeout', { type: 'duration' }, 15_000, 'longest a handler waits for a request body once it starts reading it (408)'),
+  leaf('server.max_connections', { type: 'int', min: 1, max: 1_000_000 }, 1024, 'open connections the server accepts at once (more are closed at once)'),
+  leaf('server.requests_per_second', { type: 'int', min: 0, max: 1_000_000 }, 20, 'requests one account may make per second, with bursts of twice that (429 with Retry-After above; 0: no limit)'),
+  leaf('server.cors_origins', { type: 'strings' }, [], 'browser origins allowed to call the API (exact, e.g. https://board.example.com; empty: no CORS headers)'),
 ];
 
 export const LEAF_BY_KEY: ReadonlyMap<string, Leaf> = new Map(LEAVES.map((l) => [l.key, l]));

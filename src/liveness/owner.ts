@@ -62,7 +62,10 @@ export function ownerRecordForThisProcess(settings: { heartbeatIntervalMs: numbe
 }
 
 export function writeOwner(path: string, owner: OwnerRecord): void {
-  writeFileAtomic(path, toJson(owner));
+  // Atomic but not fsynced: the record proves a live process, and after a machine crash no process
+  // is alive anyway (a missing record reads as "no owner"). An fsync per beat and per process
+  // group held a busy server's event loop for seconds.
+  writeFileAtomic(path, toJson(owner), { durable: false });
 }
 
 export function removeOwner(path: string): void {

@@ -10,6 +10,8 @@ import { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBase, LifecycleBus } from '../lifecycle/types.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
 import { runTurn } from './agent-turn.js';
+import { paced } from './pace.js';
+import { lowerPriority } from './priority.js';
 import { createTurnExecutor } from './turn-executor.js';
 import type { ServerContext } from './context.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
@@ -143,9 +145,13 @@ export class Conversations {
     const files = conversationFiles(home, conversation.account, conversation.id);
     const k = key(conversation.account, conversation.id);
     // The caller opens the stream first: its headers reach the client before this work starts.
-    await new Promise((resolve) => setImmediate(resolve));
+    // ... and one turn starts per pass of the event loop (src/server/pace.ts).
+    await paced();
     const heartbeat = startHeartbeat(files.owner, { heartbeatIntervalMs: config.hooks.heartbeat_interval, staleThresholdMs: config.hooks.stale_threshold });
-    slot.groups.onChange = (pids) => heartbeat.setProcessGroups(pids);
+    slot.groups.onChange = (pids) => {
+      heartbeat.setProcessGroups(pids);
+      lowerPriority(pids);
+    };
     const started = Date.now();
     try {
       const execution = await createTurnExecutor({ home, config, account: conversation.account, id: conversation.id, local: this.ctx.local });

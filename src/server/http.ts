@@ -19,14 +19,45 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-export function sendError(res: ServerResponse, error: HttpError, requestId: string): void {
+/** Extra fields kept out of error bodies: CLI hints and internal names are for the server's log. */
+const PRIVATE_FIELDS = new Set(['hint', 'retryAfter', 'details']);
+
+/** Seconds a 429 or 503 asks the client to wait (details.retryAfter, or the older retry_after_s). */
+export function retryAfterOf(error: HttpError): number | undefined {
+  const details = error.extra['details'] as { retryAfter?: unknown } | undefined;
+  const raw = error.extra['retryAfter'] ?? details?.retryAfter ?? error.extra['retry_after_s'];
+  return typeof raw === 'number' && Number.isFinite(raw) && raw >= 0 ? Math.max(1, Math.ceil(raw)) : undefined;
+}
+
+/**
+ * The error body: a stable code, a message and the request id. `redact` takes out what is internal
+ * (store endpoint, server paths); CLI hints never leave the server.
+ */
+export function sendError(res: ServerResponse, error: HttpError, requestId: string, redact: (text: string) => string = (t) => t): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   const headers: Record<string, string> = error.status === 405 && typeof error.extra['allow'] === 'string' ? { allow: error.extra['allow'] } : {};
   if (error.status === 401) headers['www-authenticate'] = 'Bearer realm="atlas"';
-  sendJson(res, error.status, { error: { code: error.code, message: error.message, request_id: requestId, ...error.extra } }, headers);
+  // The rest of a body that was refused or too slow is not read: the connection ends with the answer.
+  if (error.status === 408 || error.status === 413) headers['connection'] = 'close';
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== undefined && (error.status === 429 || error.status === 503)) headers['retry-after'] = String(retryAfter);
+  const extra: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(error.extra)) {
+    if (PRIVATE_FIELDS.has(k) || k === 'retry_after_s') continue;
+    extra[k] = typeof v === 'string' ? redact(v) : v;
+  }
+  if (retryAfter !== undefined) extra['retry_after_s'] = retryAfter;
+  sendJson(res, error.status, { error: { ...extra, code: error.code, message: redact(error.message), request_id: requestId } }, headers);
+}
+
+const bodyTimeouts = new WeakMap<IncomingMessage, number>();
+
+/** How long a route may wait for this request's body once it starts reading it (server.body_timeout). */
+export function setBodyTimeout(req: IncomingMessage, ms: number): void {
+  bodyTimeouts.set(req, ms);
 }
 
 /** The body as text, refusing more than `limit` bytes (413) without reading the rest. */
@@ -35,12 +66,24 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string> {
   if (Number.isFinite(declared) && declared > limit) {
     return Promise.reject(new HttpError(413, 'body_too_large', `the request body is ${declared} bytes; the limit is ${limit} (server.max_body)`));
   }
+  if (req.readableEnded) return Promise.resolve('');
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const ms = bodyTimeouts.get(req) ?? 0;
+    // A client sending its body a byte at a time holds a socket and a handler: it gets a deadline.
+    const timer =
+      ms > 0
+        ? setTimeout(() => {
+            req.removeAllListeners('data');
+            reject(new HttpError(408, 'body_timeout', `the request body did not arrive within ${ms} ms`));
+          }, ms)
+        : undefined;
+    const done = () => timer && clearTimeout(timer);
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
+        done();
         req.removeAllListeners('data');
         req.resume();
         reject(new HttpError(413, 'body_too_large', `the request body exceeds ${limit} bytes (server.max_body)`));
@@ -48,8 +91,14 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string> {
       }
       chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
+    req.on('end', () => {
+      done();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', (error) => {
+      done();
+      reject(error);
+    });
   });
 }
 

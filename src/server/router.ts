@@ -34,6 +34,11 @@ export class Router<H> {
     return this;
   }
 
+  /** Every route, as "METHOD /pattern" (the OpenAPI test checks each is documented). */
+  list(): { method: string; pattern: string }[] {
+    return this.routes.map(({ route }) => ({ method: route.method, pattern: route.pattern }));
+  }
+
   /** The route for a request, or an HttpError (404 unknown path, 405 wrong method, 400 bad id). */
   match(method: string, pathname: string): Match<H> {
     const parts = pathname.split('/').filter(Boolean);

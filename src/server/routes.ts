@@ -10,7 +10,11 @@ import { PROVIDERS } from './conversation-store.js';
 import type { EventLog, StoredEvent } from './event-log.js';
 import { HttpError, optionalBoolean, optionalEnum, optionalString, PATH_ID, readJsonObject, requiredString, sendJson } from './http.js';
 import { readMessages } from './lifecycle-adapter.js';
+import type { PageRequest } from './pagination.js';
+import { itemFilter, matches, numberKey, pageRequest, paginate } from './pagination.js';
 import { Router } from './router.js';
+import type { AccountEvents } from './account-events.js';
+import { addWorkspaceRoutes } from './routes-workspace.js';
 import { pipeLog, SseClient } from './sse.js';
 import type { Tasks } from './tasks.js';
 import { TASK_ACTIONS } from './tasks.js';
@@ -30,14 +34,35 @@ export type Handler = (r: RequestInfo) => Promise<void>;
 
 const MAX_PROMPT = 500_000;
 
-function lastEventId(r: RequestInfo): number {
+export function lastEventId(r: RequestInfo): number {
   const raw = r.req.headers['last-event-id'] ?? r.url.searchParams.get('last_event_id') ?? '0';
   const text = Array.isArray(raw) ? raw[0]! : raw;
   if (!/^\d{1,15}$/.test(text)) throw new HttpError(400, 'invalid_field', 'Last-Event-ID: must be a whole number', { field: 'Last-Event-ID' });
   return Number(text);
 }
 
-export function buildRoutes(ctx: ServerContext, conversations: Conversations, tasks: Tasks): Router<Handler> {
+const CONVERSATION_STATES = ['idle', 'running', 'completed', 'failed', 'interrupted', 'cancelled'] as const;
+
+/** An events route answers a page of JSON instead of a stream when asked for JSON. */
+export function wantsJson(r: RequestInfo): boolean {
+  const accept = r.req.headers['accept'] ?? '';
+  return /application\/json/i.test(accept) && !/text\/event-stream/i.test(accept);
+}
+
+/** Events after `after` (Last-Event-ID, last_event_id or cursor), at most `limit`; next_cursor is the last id. */
+export function eventPage(r: RequestInfo, log: EventLog, after: number): void {
+  const cursor = r.url.searchParams.get('cursor');
+  if (cursor !== null && !/^\d{1,15}$/.test(cursor)) throw new HttpError(400, 'invalid_field', 'cursor: pass next_cursor unchanged (an event id)', { field: 'cursor' });
+  const withoutCursor = new URL(r.url);
+  withoutCursor.searchParams.delete('cursor');
+  const request: PageRequest = pageRequest(withoutCursor, 1000);
+  const events = log.since(cursor !== null ? Math.max(after, Number(cursor)) : after);
+  const items = events.slice(0, request.limit);
+  const more = events.length > items.length;
+  sendJson(r.res, 200, { events: items, next_cursor: more ? String(items[items.length - 1]!.id) : null });
+}
+
+export function buildRoutes(ctx: ServerContext, conversations: Conversations, tasks: Tasks, accountEvents?: AccountEvents): Router<Handler> {
   const limit = ctx.config.server.max_body;
   const sseOptions = { bufferLimit: ctx.config.server.client_buffer, heartbeatMs: ctx.config.server.sse_heartbeat };
 
@@ -88,7 +113,10 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   });
 
   router.add('GET', '/conversations', async (r) => {
-    sendJson(r.res, 200, { conversations: conversations.list(r.account) });
+    const filter = itemFilter(r.url, CONVERSATION_STATES);
+    const all = conversations.list(r.account).filter((c) => matches(filter, c.status, c.updated_at));
+    const page = paginate(all, pageRequest(r.url), (c) => [c.updated_at, c.id], ['desc', 'asc']);
+    sendJson(r.res, 200, { conversations: page.items, next_cursor: page.next_cursor });
   });
 
   const conversation = (r: RequestInfo) => {
@@ -103,12 +131,17 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
 
   router.add('GET', '/conversations/:id/messages', async (r) => {
     const c = conversation(r);
-    sendJson(r.res, 200, { conversation_id: c.id, messages: readMessages(conversationFiles(ctx.home, r.account, c.id).dir) });
+    const request = pageRequest(r.url);
+    // Messages only ever get appended: the position is a stable key.
+    const indexed = readMessages(conversationFiles(ctx.home, r.account, c.id).dir).map((m, i) => ({ m, k: numberKey(i) }));
+    const page = paginate(indexed, request, (e) => [e.k], ['asc']);
+    sendJson(r.res, 200, { conversation_id: c.id, messages: page.items.map((e) => e.m), next_cursor: page.next_cursor });
   });
 
   router.add('GET', '/conversations/:id/events', async (r) => {
     const c = conversation(r);
     const after = lastEventId(r);
+    if (wantsJson(r)) return eventPage(r, conversations.logOf(r.account, c.id), after);
     const release = ctx.streams.acquire(r.account);
     const log = conversations.logOf(r.account, c.id);
     const idle = () => !conversations.isRunning(r.account, c.id);
@@ -139,7 +172,10 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   });
 
   router.add('GET', '/tasks', async (r) => {
-    sendJson(r.res, 200, { tasks: tasks.list(r.account) });
+    const filter = itemFilter(r.url, undefined);
+    const all = tasks.list(r.account).filter((t) => matches(filter, t.state, t.updated_at));
+    const page = paginate(all, pageRequest(r.url), (t) => [t.created_at, t.id], ['desc', 'asc']);
+    sendJson(r.res, 200, { tasks: page.items, next_cursor: page.next_cursor });
   });
 
   router.add('GET', '/tasks/:id', async (r) => {
@@ -150,6 +186,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   router.add('GET', '/tasks/:id/events', async (r) => {
     const record = tasks.owned(r.account, r.params['id']!);
     const after = lastEventId(r);
+    if (wantsJson(r)) return eventPage(r, tasks.logOf(record), after);
     const release = ctx.streams.acquire(r.account);
     const idle = () => !tasks.isRunning(record.task_id);
     const log = tasks.logOf(record);
@@ -165,5 +202,6 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     });
   }
 
+  addWorkspaceRoutes(router, ctx, conversations, tasks, accountEvents);
   return router;
 }

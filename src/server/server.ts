@@ -1,8 +1,8 @@
 // `atlas serve`: node:http (no framework: start-up is a feature), bearer tokens per account, the
-// routes, a JSON-lines access log, GET /health, graceful stop on SIGTERM and detection of work
-// whose server died.
+// routes, a JSON-lines access log, /health, /ready, /metrics and /openapi.json, limits on slow and
+// greedy clients, graceful stop on SIGTERM and detection of work whose server died.
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,13 +13,22 @@ import type { LifecycleBus } from '../lifecycle/types.js';
 import type { LogFn, ServerContext } from './context.js';
 import { StreamLimiter } from './context.js';
 import { Conversations } from './conversations.js';
-import { EventLogs } from './event-log.js';
-import { HttpError, sendError, sendJson } from './http.js';
+import { AccountEvents } from './account-events.js';
+import { applyCors } from './cors.js';
+import type { Phase } from './health.js';
+import { checkState, checkStore, ReadinessProbe } from './health.js';
+import { HttpError, sendError, sendJson, setBodyTimeout } from './http.js';
+import type { ServerMetrics } from './metrics.js';
+import { ObservedEventLogs } from './observed-logs.js';
+import { openApiDocument } from './openapi.js';
+import { pacedWaiting } from './pace.js';
+import { RateLimiter } from './rate-limit.js';
+import { makeRedactor } from './redact.js';
 import { serverLifecycle } from './lifecycle-adapter.js';
 import { buildRoutes } from './routes.js';
 import { holdSandbox } from './turn-executor.js';
 import { Tasks } from './tasks.js';
-import { TokenVerifier } from './tokens.js';
+import { serverDir, TokenVerifier } from './tokens.js';
 
 export interface ServeOptions {
   home: string;
@@ -38,6 +47,15 @@ export interface ServeOptions {
   lifecycle?: () => LifecycleBus;
 }
 
+interface RequestLog {
+  account: string;
+  /** The token's id (never the token). */
+  token: string;
+  route: string;
+  ttfb: number | undefined;
+  code: string | undefined;
+}
+
 export interface RunningServer {
   port: number;
   url: string;
@@ -47,17 +65,6 @@ export interface RunningServer {
 
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-function storeHealth(store: string): { configured: boolean; reachable: boolean | null; detail: string } {
-  if (!store) return { configured: false, reachable: null, detail: 'sync.store is not set: workspaces live on this server only' };
-  if (/^s3:\/\//.test(store)) return { configured: true, reachable: null, detail: `${store} (checked when a conversation syncs)` };
-  try {
-    accessSync(store, constants.W_OK);
-    return { configured: true, reachable: true, detail: store };
-  } catch (error) {
-    return { configured: true, reachable: false, detail: `${store}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
-  }
 }
 
 /**
@@ -88,7 +95,13 @@ async function holdSandboxOrFail(config: Config): Promise<() => Promise<void>> {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const write = options.write ?? ((line: string) => process.stdout.write(line));
   const warn = options.warn ?? ((text: string) => process.stderr.write(`atlas: warning: ${text}\n`));
-  const log: LogFn = (entry) => write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
+  const log: LogFn = (entry) => {
+    if (entry['msg'] === 'turn finished' && typeof entry['duration_ms'] === 'number') metrics?.turnEnded(entry['duration_ms']);
+    // No credential in a URL reaches the log, whatever layer wrote the message.
+    write(`${JSON.stringify({ time: new Date().toISOString(), ...entry }).replace(/(\w+:\/\/)[^/\s"@]+@/g, '$1')}\n`);
+  };
+  // Filled in below; the log and the event logs report to it as turns and task commands end.
+  let metrics: ServerMetrics | undefined;
   const sandbox = await sandboxReadiness(options.local);
   if (!sandbox.ready) {
     throw new AtlasError(`atlas serve runs steps sandboxed, and ${sandbox.detail}; nothing was started`, {
@@ -102,14 +115,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   if (!isLoopback(options.host)) {
     warn(`listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`);
   }
+  const serverConfig = options.config.server;
+  const accountEvents = new AccountEvents(options.home);
   const ctx: ServerContext = {
     home: options.home,
     config: options.config,
     version: options.version,
     lifecycle: options.lifecycle ?? serverLifecycle(options.home, options.config, (e) => log(e)),
-    logs: new EventLogs(),
+    logs: new ObservedEventLogs(join(serverDir(options.home), 'accounts'), (kind, path, e) => {
+      metrics?.observeEvent(kind, e);
+      try {
+        accountEvents.copy(kind, path, e);
+      } catch (error) {
+        // The account's stream misses this one; the conversation's or task's own log has it.
+        log({ level: 'error', msg: 'account event not copied', kind, error: redact((error as Error).message) });
+      }
+    }),
     log,
-    streams: new StreamLimiter(options.config.server.max_streams_per_account),
+    streams: new StreamLimiter(serverConfig.max_streams_per_account),
     atlasCommand: options.atlasCommand,
     local: options.local,
     stopping: undefined,
@@ -118,59 +141,114 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   if (verifier.count() === 0) warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`');
   const conversations = new Conversations(ctx);
   const tasks = new Tasks(ctx);
-  const router = buildRoutes(ctx, conversations, tasks);
+  const router = buildRoutes(ctx, conversations, tasks, accountEvents);
   const started = Date.now();
+  let phase: Phase = 'starting';
+  const rate = new RateLimiter(serverConfig.requests_per_second);
+  const redact = makeRedactor(options.home, options.config);
+  const readiness = new ReadinessProbe({
+    sandbox: async () => ({ ok: sandbox.ready && (options.local || releaseSandbox !== undefined), detail: sandbox.mode === 'local' ? 'local (unsandboxed)' : 'sandbox proxies running' }),
+    store: () => checkStore(options.config, options.home),
+    state: () => checkState(serverDir(options.home)),
+  });
   // How long the event loop was held up (sync file writes, spawns): what every stream waits on.
-  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
+  const ms = (ns: number) => Math.round(ns / 1e4) / 100;
 
-  const health = (res: ServerResponse) => {
-    const store = storeHealth(options.config.sync.store);
-    const ok = sandbox.ready && store.reachable !== false && !ctx.stopping;
-    sendJson(res, ok ? 200 : 503, {
-      status: ctx.stopping ? 'stopping' : ok ? 'ok' : 'degraded',
-      version: options.version,
-      sandbox,
-      store,
-      running: { conversations: conversations.runningCount, tasks: tasks.runningCount, streams: ctx.streams.total() },
-      event_loop_delay_ms: { p50: Math.round(loopDelay.percentile(50) / 1e4) / 100, p99: Math.round(loopDelay.percentile(99) / 1e4) / 100, max: Math.round(loopDelay.max / 1e4) / 100 },
-      uptime_s: Math.round((Date.now() - started) / 1000),
-    });
+  /** Routes anyone may call: liveness, readiness, metrics, the API's description. */
+  const publicRoute = async (pathname: string, res: ServerResponse): Promise<string | undefined> => {
+    switch (pathname) {
+      case '/health':
+        // Liveness: the process answers. What it depends on is /ready's business.
+        sendJson(res, phase === 'stopping' ? 503 : 200, { status: phase === 'stopping' ? 'stopping' : 'ok', version: options.version, uptime_s: Math.round((Date.now() - started) / 1000) });
+        return pathname;
+      case '/ready': {
+        const r = await readiness.read(phase);
+        sendJson(res, r.status === 'ready' ? 200 : 503, {
+          ...r,
+          version: options.version,
+          sandbox: { ready: sandbox.ready, mode: sandbox.mode },
+          running: { conversations: conversations.runningCount, tasks: tasks.runningCount, streams: ctx.streams.total() },
+          event_loop_delay_ms: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
+        }, r.status === 'ready' ? {} : { 'retry-after': '5' });
+        return pathname;
+      }
+      case '/metrics': {
+        if (!metrics) throw new HttpError(503, 'starting', 'metrics are not loaded yet', { retryAfter: 1 });
+        const m = await metrics.text();
+        res.writeHead(200, { 'content-type': m.contentType, 'cache-control': 'no-store' });
+        res.end(m.body);
+        return pathname;
+      }
+      case '/openapi.json':
+        sendJson(res, 200, openApiDocument(options.version), { 'cache-control': 'public, max-age=300' });
+        return pathname;
+      default:
+        return undefined;
+    }
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string, info: { account: string; route: string; ttfb: number | undefined }, t0: number) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string, info: RequestLog, t0: number) => {
+    if (applyCors(req, res, serverConfig.cors_origins)) {
+      info.route = 'OPTIONS';
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://atlas.invalid');
-    if (url.pathname === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
-      info.route = '/health';
-      return health(res);
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      const route = await publicRoute(url.pathname, res);
+      if (route) {
+        info.route = route;
+        return;
+      }
     }
     const header = req.headers['authorization'] ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const account = m ? verifier.account(m[1]!) : undefined;
-    if (!account) throw new HttpError(401, 'unauthorized', m ? 'the bearer token is not valid (revoked, or never issued)' : 'send Authorization: Bearer <token> (atlas serve token create --account NAME)');
+    const verified = m ? verifier.verify(m[1]!) : undefined;
+    if (!verified?.ok) {
+      throw new HttpError(401, verified ? (verified.reason === 'expired' ? 'token_expired' : 'unauthorized') : 'unauthorized', !verified ? 'send Authorization: Bearer <token>' : verified.reason === 'expired' ? 'the bearer token has expired: ask for a new one' : 'the bearer token is not valid (revoked, or never issued)');
+    }
+    const account = verified.account;
     info.account = account;
+    info.token = verified.id;
+    rate.take(account);
     const match = router.match(req.method ?? 'GET', url.pathname);
     info.route = `${match.route.method} ${match.route.pattern}`;
+    if (verified.readOnly && match.route.method !== 'GET') throw new HttpError(403, 'read_only_token', `this token may only read; ${match.route.method} needs a token made without --read-only`);
+    setBodyTimeout(req, serverConfig.body_timeout);
     await match.route.handler({ req, res, url, account, params: match.params, requestId, started: () => (info.ttfb = performance.now() - t0) });
   };
 
-  const server = createServer((req, res) => {
+  const server = createServer({ connectionsCheckingInterval: Math.min(1_000, serverConfig.headers_timeout) }, (req, res) => {
     const requestId = req.headers['x-request-id'] && /^[\w.-]{1,64}$/.test(String(req.headers['x-request-id'])) ? String(req.headers['x-request-id']) : randomBytes(8).toString('hex');
     const t0 = performance.now();
-    const info: { account: string; route: string; ttfb: number | undefined } = { account: '', route: '', ttfb: undefined };
+    const info: RequestLog = { account: '', token: '', route: '', ttfb: undefined, code: undefined };
     res.setHeader('x-request-id', requestId);
     res.on('close', () => {
-      log({ msg: 'request', request_id: requestId, account: info.account || null, method: req.method, route: info.route || null, status: res.statusCode, duration_ms: Math.round((performance.now() - t0) * 10) / 10, ...(info.ttfb !== undefined ? { ttfb_ms: Math.round(info.ttfb * 10) / 10 } : {}) });
+      const duration = performance.now() - t0;
+      // Never the token, the prompt or the query string: the route's pattern, the token's id.
+      log({ msg: 'request', request_id: requestId, account: info.account || null, token_id: info.token || null, method: req.method, route: info.route || null, status: res.statusCode, ...(info.code ? { code: info.code } : {}), duration_ms: Math.round(duration * 10) / 10, ...(info.ttfb !== undefined ? { ttfb_ms: Math.round(info.ttfb * 10) / 10 } : {}) });
+      metrics?.request(info.route, res.statusCode, info.ttfb ?? (info.route.includes('/events') || info.route.includes('/sandbox/') ? undefined : duration), info.code);
     });
     handle(req, res, requestId, info, t0).catch((error: unknown) => {
-      if (error instanceof HttpError) return sendError(res, error, requestId);
-      log({ level: 'error', msg: 'request failed', request_id: requestId, error: (error as Error).message });
-      sendError(res, new HttpError(500, 'internal_error', 'the server could not complete the request; see its log for this request id'), requestId);
+      if (error instanceof HttpError) {
+        info.code = error.code;
+        // Hints are for whoever runs the server: its log has them, the client does not.
+        if (typeof error.extra['hint'] === 'string') log({ msg: 'error hint', request_id: requestId, code: error.code, hint: error.extra['hint'] });
+        return sendError(res, error, requestId, redact);
+      }
+      info.code = 'internal_error';
+      log({ level: 'error', msg: 'request failed', request_id: requestId, error: redact((error as Error).message) });
+      sendError(res, new HttpError(500, 'internal_error', 'the server could not complete the request; its log has the details under this request id'), requestId);
     });
   });
-  server.requestTimeout = 0;
-  server.headersTimeout = 30_000;
+  // Slow or hostile clients (issue 19, defect 6): headers and whole requests have deadlines (408,
+  // then the socket is closed), checked every second; connections past the cap are closed at once.
+  server.headersTimeout = serverConfig.headers_timeout;
+  server.requestTimeout = serverConfig.request_timeout;
   server.keepAliveTimeout = 5_000;
+  server.maxConnections = serverConfig.max_connections;
+  server.maxRequestsPerSocket = 0;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
@@ -194,12 +272,18 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     for (const t of crashed) tasks.recoverInBackground(t);
   }
-  log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: storeHealth(options.config.sync.store).detail, home_exists: existsSync(options.home) });
+  phase = 'ready';
+  log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder' });
+  // prom-client is loaded once the server listens: its 20 ms are not in the start-up (/metrics
+  // answers 503 until then).
+  const { ServerMetrics } = await import('./metrics.js');
+  metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total(), startsWaiting: pacedWaiting });
 
   let stopping: Promise<void> | undefined;
   const stop = (reason: string) => {
     stopping ??= (async () => {
       ctx.stopping = reason;
+      phase = 'stopping';
       log({ msg: 'stopping', reason, grace_ms: options.config.server.grace_period, conversations: conversations.runningCount, tasks: tasks.runningCount });
       server.close();
       server.closeIdleConnections();

@@ -1,5 +1,6 @@
 // Bearer tokens of `atlas serve`: $ATLAS_HOME/server/tokens.json (0600, folder 0700) holds only
-// the SHA-256 of each token, its id and its account. A token is shown once, when created.
+// the SHA-256 of each token, its id and its account, and optionally when it expires and whether it
+// may only read (GET). A token is shown once, when created.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +15,20 @@ export interface TokenRecord {
   /** Hex SHA-256 of the token. */
   sha256: string;
   created_at: string;
+  /** After this moment the token is refused (absent or null: never). */
+  expires_at?: string | null;
+  /** Only GET and HEAD requests (absent: false). */
+  read_only?: boolean;
 }
+
+export interface TokenOptions {
+  /** Lifetime in milliseconds (undefined: no expiry). */
+  expiresInMs?: number | undefined;
+  readOnly?: boolean | undefined;
+}
+
+/** Who a presented token speaks for. */
+export type Verified = { ok: true; id: string; account: string; readOnly: boolean } | { ok: false; reason: 'unknown' | 'expired' };
 
 interface TokenFile {
   version: 1;
@@ -39,7 +53,9 @@ function sha256(text: string): Buffer {
 function isRecord(v: unknown): v is TokenRecord {
   if (typeof v !== 'object' || v === null) return false;
   const r = v as Record<string, unknown>;
-  return typeof r['id'] === 'string' && typeof r['account'] === 'string' && typeof r['sha256'] === 'string' && /^[0-9a-f]{64}$/.test(r['sha256']) && typeof r['created_at'] === 'string';
+  return typeof r['id'] === 'string' && typeof r['account'] === 'string' && typeof r['sha256'] === 'string' && /^[0-9a-f]{64}$/.test(r['sha256']) && typeof r['created_at'] === 'string' &&
+    (r['expires_at'] === undefined || r['expires_at'] === null || (typeof r['expires_at'] === 'string' && Number.isFinite(Date.parse(r['expires_at'])))) &&
+    (r['read_only'] === undefined || typeof r['read_only'] === 'boolean');
 }
 
 /** The token file's records; a missing file is no tokens, a damaged one an error naming it. */
@@ -79,7 +95,7 @@ async function updateTokens(home: string, change: (tokens: TokenRecord[]) => Tok
   });
 }
 
-export async function createToken(home: string, account: string, now = new Date()): Promise<{ token: string; record: TokenRecord }> {
+export async function createToken(home: string, account: string, now = new Date(), options: TokenOptions = {}): Promise<{ token: string; record: TokenRecord }> {
   if (!ACCOUNT_PATTERN.test(account)) {
     throw new AtlasError(`"${account}" is not an account name`, {
       exitCode: EXIT.input,
@@ -87,7 +103,17 @@ export async function createToken(home: string, account: string, now = new Date(
     });
   }
   const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
-  const record: TokenRecord = { id: `tok-${randomBytes(4).toString('hex')}`, account, sha256: sha256(token).toString('hex'), created_at: toTimestamp(now) };
+  if (options.expiresInMs !== undefined && !(options.expiresInMs > 0)) {
+    throw new AtlasError('a token must live longer than 0', { exitCode: EXIT.input, hint: 'pass --expires-in with a duration such as 12h or 30d' });
+  }
+  const record: TokenRecord = {
+    id: `tok-${randomBytes(4).toString('hex')}`,
+    account,
+    sha256: sha256(token).toString('hex'),
+    created_at: toTimestamp(now),
+    expires_at: options.expiresInMs !== undefined ? toTimestamp(new Date(now.getTime() + options.expiresInMs)) : null,
+    read_only: options.readOnly === true,
+  };
   await updateTokens(home, (tokens) => [...tokens, record]);
   return { token, record };
 }
@@ -109,7 +135,7 @@ export async function revokeToken(home: string, id: string): Promise<TokenRecord
  * effect on a running server). Every record is compared in constant time, with no early exit.
  */
 export class TokenVerifier {
-  private records: { account: string; hash: Buffer }[] = [];
+  private records: { id: string; account: string; hash: Buffer; expires: number; readOnly: boolean }[] = [];
   private seen = '';
 
   constructor(private readonly home: string) {}
@@ -123,7 +149,13 @@ export class TokenVerifier {
       // No file: no tokens.
     }
     if (stamp === this.seen) return;
-    this.records = readTokens(this.home).map((t) => ({ account: t.account, hash: Buffer.from(t.sha256, 'hex') }));
+    this.records = readTokens(this.home).map((t) => ({
+      id: t.id,
+      account: t.account,
+      hash: Buffer.from(t.sha256, 'hex'),
+      expires: t.expires_at ? Date.parse(t.expires_at) : Infinity,
+      readOnly: t.read_only === true,
+    }));
     this.seen = stamp;
   }
 
@@ -134,19 +166,27 @@ export class TokenVerifier {
   }
 
   /** The account of a presented token, or undefined. */
-  account(token: string): string | undefined {
+  account(token: string, now = Date.now()): string | undefined {
+    const v = this.verify(token, now);
+    return v.ok ? v.account : undefined;
+  }
+
+  /** Who the token speaks for, or why it is refused (unknown, or expired). */
+  verify(token: string, now = Date.now()): Verified {
     try {
       this.refresh();
     } catch {
       // A damaged file authorises no one until it is fixed; the old records are dropped.
       this.records = [];
-      return undefined;
+      return { ok: false, reason: 'unknown' };
     }
     const presented = sha256(token);
-    let found: string | undefined;
+    let found: (typeof this.records)[number] | undefined;
     for (const r of this.records) {
-      if (timingSafeEqual(presented, r.hash) && found === undefined) found = r.account;
+      if (timingSafeEqual(presented, r.hash) && found === undefined) found = r;
     }
-    return found;
+    if (!found) return { ok: false, reason: 'unknown' };
+    if (now >= found.expires) return { ok: false, reason: 'expired' };
+    return { ok: true, id: found.id, account: found.account, readOnly: found.readOnly };
   }
 }

@@ -9,6 +9,7 @@ import { createParser } from 'eventsource-parser';
 import { afterEach, beforeAll } from 'vitest';
 import { ATLAS_BIN, atlasSync, REPO_ROOT } from './core-fixtures.js';
 import { ensureBuilt } from './engine-fixtures.js';
+import { checkSseEvent } from './openapi-check.js';
 
 export const STREAM_AGENT = join(REPO_ROOT, 'test', 'fixtures', 'server', 'stream-agent.mjs');
 export const AGENT_FLAGS = ['-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${STREAM_AGENT}`];
@@ -85,6 +86,7 @@ export async function readSse(response: Response, stopAfter?: (e: SseEvent) => b
     onEvent(e) {
       if (stop) return;
       const event = { id: e.id, event: e.event ?? 'message', data: JSON.parse(e.data) };
+      checkSseEvent(event);
       events.push(event);
       if (stopAfter?.(event)) stop = true;
     },
