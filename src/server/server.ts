@@ -298,8 +298,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         await tasks.stopAll();
         await Promise.race([settled, new Promise((r) => setTimeout(r, 15_000).unref())]);
       }
-      // Streams have their last events; give them a moment to flush, then close what is left.
-      await new Promise((r) => setTimeout(r, 50));
+      // Turn streams end themselves once their last event is written: wait for them (bounded, since
+      // a busy machine may take a while to flush), then close what is left, such as event watchers.
+      const flushBy = Date.now() + 2_000;
+      do await new Promise((r) => setTimeout(r, 25));
+      while (ctx.streams.total() > 0 && Date.now() < flushBy);
       server.closeAllConnections();
       loopDelay.disable();
       await releaseSandbox?.();
