@@ -61,3 +61,14 @@ export async function stopLeftoverProcesses(owner: OwnerRecord | undefined, grac
   for (const g of live) if (groupRunning(g.pid)) signalGroup(g.pid, 'SIGKILL');
   return live.map((g) => g.pid);
 }
+
+/**
+ * SIGKILLs at once the process groups a dead owner on this host left running: for a server, whose
+ * cut-off turn must never run beside its recovery (no grace: the owner is gone, nothing waits).
+ */
+export function killLeftoverProcesses(owner: OwnerRecord | undefined): number[] {
+  if (!owner?.process_groups?.length || owner.host !== hostname()) return [];
+  const live = owner.process_groups.filter((g) => g.pid !== process.pid && sameProcess(g.pid, g.process_start) && groupRunning(g.pid));
+  for (const g of live) signalGroup(g.pid, 'SIGKILL');
+  return live.map((g) => g.pid);
+}

@@ -9,6 +9,7 @@ import { toTimestamp } from '../domain/time.js';
 import { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBase, LifecycleBus } from '../lifecycle/types.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
+import { killLeftoverProcesses } from '../recovery/leftovers.js';
 import { runTurn } from './agent-turn.js';
 import { paced } from './pace.js';
 import { lowerPriority } from './priority.js';
@@ -191,8 +192,13 @@ export class Conversations {
   detect(account: string, id: string): ServerConversation | undefined {
     const c = readConversation(this.ctx.home, account, id);
     if (!c || c.status !== 'running' || this.running.has(key(account, id))) return c;
-    const owner = checkLiveness(readOwner(conversationFiles(this.ctx.home, account, id).owner));
+    const record = readOwner(conversationFiles(this.ctx.home, account, id).owner);
+    const owner = checkLiveness(record);
     if (owner.status === 'alive' || owner.status === 'remote') return c;
+    // The dead server's agent may still run (a local turn, or no setpriv): it stops before anyone
+    // can recover the turn in the same workspace.
+    const killed = killLeftoverProcesses(record);
+    if (killed.length > 0) this.ctx.log({ msg: 'stopped a dead server\'s agent', account, conversation_id: id, process_groups: killed });
     const marked: ServerConversation = { ...c, status: 'interrupted' };
     writeConversation(this.ctx.home, marked);
     rmSync(conversationFiles(this.ctx.home, account, id).owner, { force: true });

@@ -274,10 +274,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
   phase = 'ready';
   log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder' });
-  // prom-client is loaded once the server listens: its 20 ms are not in the start-up (/metrics
-  // answers 503 until then).
-  const { ServerMetrics } = await import('./metrics.js');
-  metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total(), startsWaiting: pacedWaiting });
+  // prom-client is loaded in the background once the server listens: its 20 ms are not in the
+  // start-up (/metrics answers 503 until then), and the caller installs its signal handlers at once
+  // (a SIGTERM while it loads must stop the server gracefully, not kill it).
+  void import('./metrics.js').then(({ ServerMetrics }) => {
+    metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total(), startsWaiting: pacedWaiting });
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = (reason: string) => {

@@ -4,6 +4,7 @@
 // the account list, every other conversation), the store, other tasks' worktrees and workspaces unreadable.
 import type { Config } from '../config/schema.js';
 import { localExecutor } from '../exec/local.js';
+import { diesWithParent } from '../exec/parent-death.js';
 import type { SandboxPolicy } from '../exec/sandbox/policy.js';
 import { otherTaskWorktrees } from '../exec/task-executor.js';
 import type { ProcessExecutor } from '../exec/types.js';
@@ -43,7 +44,9 @@ export async function createTurnExecutor(input: { home: string; config: Config; 
   const { createSandboxExecutor } = await import('../exec/sandbox/executor.js');
   const { acquireSandbox, releaseSandbox } = await import('../exec/sandbox/runtime.js');
   await acquireSandbox(policy.allowed_domains);
-  const executor = createSandboxExecutor(policy, dir);
+  // The sandbox dies with the server that started it (a SIGKILLed server leaves no agent running);
+  // a local turn's leftovers are stopped by the next server's start-up sweep.
+  const executor = diesWithParent(createSandboxExecutor(policy, dir));
   return {
     executor,
     release: async () => {
