@@ -18,6 +18,7 @@ import type { ServerContext } from './context.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
 import { conversationFiles, conversationsDir, listAccounts, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
 import type { EventLog } from './event-log.js';
+import { retireLog } from './event-log.js';
 import { HttpError } from './http.js';
 import { readMessages } from './lifecycle-adapter.js';
 
@@ -238,6 +239,7 @@ export class Conversations {
       renameSync(files.workspace, kept);
     }
     this.ctx.logs.forget(files.events);
+    retireLog(files.events);
     this.warm.delete(key(account, id));
     removeConversation(this.ctx.home, account, id);
   }
