@@ -1,15 +1,14 @@
 // Slow and greedy clients (issue 19, defect 6): bodies sent a byte at a time are cut, connections
 // past the cap are closed, requests past an account's rate get 429 with Retry-After; /health is
 // liveness and /ready says which of sandbox, store and state is down, and 503 while stopping.
-import { connect } from 'node:net';
-import type { Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/tokens.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
-import { auth, waitUntil } from './helpers/server-fixtures.js';
+import { auth } from './helpers/server-fixtures.js';
 
 checkResponses();
 const serve = inProcessServers();
@@ -122,12 +121,19 @@ describe('liveness and readiness', () => {
     const { token } = await createToken(home, 'alice');
     const turn = await fetch(`${url}/conversations/c1/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:1500 hi' }) });
     release();
+    // A request already under way when the stop begins (a stopping server accepts no connection
+    // and closes idle ones): its headers are finished once the stop has begun.
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let answer = '';
+    socket.on('data', (d) => (answer += d));
+    socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    await new Promise((r) => setTimeout(r, 50));
     const stopping = server.stop('test');
-    const health = await waitUntil(async () => {
-      const r = await fetch(`${url}/health`).catch(() => undefined);
-      return r && r.status === 503 ? r : undefined;
-    }, 5000, '/health 503');
-    expect(await health.json()).toMatchObject({ status: 'stopping' });
+    socket.write('Connection: close\r\n\r\n');
+    await new Promise((r) => socket.once('close', r));
+    expect(answer).toMatch(/^HTTP\/1\.1 503/);
+    expect(answer).toContain('"status":"stopping"');
     await turn.text();
     await stopping;
   });

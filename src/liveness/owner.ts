@@ -72,7 +72,14 @@ export function removeOwner(path: string): void {
   rmSync(path, { force: true });
 }
 
+/** Removes owner.json if this process holds it (a claim given back before any work started). */
+export function releaseOwner(path: string): void {
+  const current = readOwner(path);
+  if (current && current.pid === process.pid && current.host === hostname()) removeOwner(path);
+}
+
 /** Is the recorded owner still running this task? */
+
 export function checkLiveness(owner: OwnerRecord | undefined, now = Date.now()): Liveness {
   if (!owner) return { status: 'none' };
   const age = now - Date.parse(owner.heartbeat_at);

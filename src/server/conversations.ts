@@ -8,7 +8,8 @@ import { emptyStats, MESSAGE_ROLE } from '../domain/conversation.js';
 import { toTimestamp } from '../domain/time.js';
 import { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBase, LifecycleBus } from '../lifecycle/types.js';
-import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
+import { claimOwner } from '../liveness/claim.js';
+import { checkLiveness, readOwner, releaseOwner, startHeartbeat } from '../liveness/owner.js';
 import { killLeftoverProcesses } from '../recovery/leftovers.js';
 import { runTurn } from './agent-turn.js';
 import { paced } from './pace.js';
@@ -83,14 +84,18 @@ export class Conversations {
       throw new HttpError(409, 'sandbox_mismatch', `conversation ${request.conversationId} runs in sandbox ${existing.sandbox_id}, not ${request.sandboxId}`, { sandbox_id: existing.sandbox_id });
     }
     const files = conversationFiles(home, request.account, request.conversationId);
-    const owner = checkLiveness(readOwner(files.owner));
-    if (owner.status === 'alive' || owner.status === 'remote') {
-      throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by process ${owner.owner.pid} on ${owner.owner.host}`);
-    }
-    // Claimed before the first await: a second request for the same conversation gets 409.
+    // Claimed in this process before the first await: a second request here gets 409 ...
     const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(), stopReason: undefined, done: Promise.resolve() };
     this.running.set(k, slot);
     try {
+      // ... and across processes through owner.json, taken under a lock (a lease: another server
+      // gets it only once this one is gone or its heartbeat stale).
+      mkdirSync(files.dir, { recursive: true, mode: 0o700 });
+      const claim = await claimOwner(files.owner, this.leaseSettings());
+      if (!claim.ok) {
+        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server (process ${claim.holder.owner.pid} on ${claim.holder.owner.host})`);
+      }
+      killLeftoverProcesses(claim.previous);
       const now = toTimestamp(new Date());
       let conversation: ServerConversation = existing ?? {
         id: request.conversationId,
@@ -109,13 +114,20 @@ export class Conversations {
       if (request.provider && existing && request.provider !== existing.provider) conversation = { ...conversation, provider: request.provider, session_id: '' };
       conversation = await this.ensureSandbox(conversation, request.sandboxId, existing === undefined, slot.bus);
       const log = this.logOf(request.account, request.conversationId);
-      const fromId = log.lastId;
+      // From the file, not this process's cache: the previous turn may have run on another server,
+      // and its usage event must not end this turn's stream.
+      const fromId = log.readLastId();
       slot.done = this.run(conversation, request.prompt, slot, log);
       return { log, fromId, done: slot.done };
     } catch (error) {
       this.running.delete(k);
+      if (!(error instanceof HttpError && error.code === 'turn_running')) releaseOwner(files.owner);
       throw error;
     }
+  }
+
+  private leaseSettings() {
+    return { heartbeatIntervalMs: this.ctx.config.hooks.heartbeat_interval, staleThresholdMs: this.ctx.config.hooks.stale_threshold };
   }
 
   /** A new sandbox runs OnColdStart; if it fails, what was created is removed and the request fails. */
@@ -149,12 +161,13 @@ export class Conversations {
     // The caller opens the stream first: its headers reach the client before this work starts.
     // ... and one turn starts per pass of the event loop (src/server/pace.ts).
     await paced();
-    const heartbeat = startHeartbeat(files.owner, { heartbeatIntervalMs: config.hooks.heartbeat_interval, staleThresholdMs: config.hooks.stale_threshold });
+    const heartbeat = startHeartbeat(files.owner, this.leaseSettings());
     slot.groups.onChange = (pids) => {
       heartbeat.setProcessGroups(pids);
       lowerPriority(pids);
     };
     const started = Date.now();
+    let final: Record<string, unknown>;
     try {
       const execution = await createTurnExecutor({ home, config, account: conversation.account, id: conversation.id, local: this.ctx.local });
       let outcome: Awaited<ReturnType<typeof runTurn>>;
@@ -163,17 +176,18 @@ export class Conversations {
       } finally {
         await execution.release();
       }
-      this.running.delete(k);
       this.ctx.log({ msg: 'turn finished', account: conversation.account, conversation_id: conversation.id, turn: outcome.conversation.turns, ok: outcome.ok, interrupted: outcome.interrupted, duration_ms: Date.now() - started });
-      log.append('usage', { turn: outcome.conversation.turns, ok: outcome.ok, error: outcome.error, usage: outcome.usage, conversation: outcome.conversation.stats, session_id: outcome.conversation.session_id || null });
+      final = { turn: outcome.conversation.turns, ok: outcome.ok, error: outcome.error, usage: outcome.usage, conversation: outcome.conversation.stats, session_id: outcome.conversation.session_id || null };
     } catch (error) {
-      this.running.delete(k);
       this.ctx.log({ level: 'error', msg: 'turn crashed', conversation_id: conversation.id, error: (error as Error).message });
-      log.append('usage', { ok: false, error: (error as Error).message, usage: null, conversation: readConversation(home, conversation.account, conversation.id)?.stats ?? null });
+      final = { ok: false, error: (error as Error).message, usage: null, conversation: readConversation(home, conversation.account, conversation.id)?.stats ?? null };
     } finally {
       this.running.delete(k);
       heartbeat.stop();
     }
+    // Announced once the lease is given back: a client that sends its next prompt on this event,
+    // to this server or another, finds the conversation free.
+    log.append('usage', final);
   }
 
   /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */
@@ -202,7 +216,9 @@ export class Conversations {
     if (killed.length > 0) this.ctx.log({ msg: 'stopped a dead server\'s agent', account, conversation_id: id, process_groups: killed });
     const marked: ServerConversation = { ...c, status: 'interrupted' };
     writeConversation(this.ctx.home, marked);
-    rmSync(conversationFiles(this.ctx.home, account, id).owner, { force: true });
+    // The dead owner's record goes, unless a server claimed the conversation meanwhile.
+    const ownerPath = conversationFiles(this.ctx.home, account, id).owner;
+    if (JSON.stringify(readOwner(ownerPath)) === JSON.stringify(record)) rmSync(ownerPath, { force: true });
     this.logOf(account, id).append('interrupted', { turn: c.turns, reason: owner.status === 'none' ? 'no owner' : owner.reason });
     return marked;
   }

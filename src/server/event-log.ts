@@ -92,6 +92,12 @@ export class EventLog {
     return this.last;
   }
 
+  /** The file's last id now: another server sharing this home may have appended since. */
+  readLastId(): number {
+    this.last = Math.max(this.last, readTail(this.path).lastId);
+    return this.last;
+  }
+
   /**
    * Appends under a lock shared by every process on this ATLAS_HOME, with the id after the file's
    * own last one (never a cached counter): two servers on one home never hand out an id twice.

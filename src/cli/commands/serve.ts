@@ -31,9 +31,16 @@ export default async function serve(ctx: CliContext, opts: ServeFlags): Promise<
     atlasCommand: { command: process.execPath, args: [process.argv[1]!] },
   });
   await new Promise<void>((resolve) => {
+    // The handlers stay while the server stops: without one, a library's exit hook (signal-exit,
+    // under the lock library) re-raises the signal and kills the stop half-way. A second Ctrl+C
+    // ends at once (the next server stops what this one left running); a repeated SIGTERM waits.
+    let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
+      if (stopping) {
+        if (signal === 'SIGINT') process.exit(130);
+        return;
+      }
+      stopping = true;
       void server.stop(signal).then(resolve);
     };
     process.on('SIGTERM', onSignal);
