@@ -8,6 +8,7 @@ export default defineConfig({
     // Two cores: integration tests spawn real processes, so keep parallelism modest.
     maxWorkers: 2,
     pool: 'forks',
+    globalSetup: ['test/global-build.ts'],
     // `npm run coverage`: v8 coverage of the sources (code run in child processes of the built
     // CLI is not counted, so the figure is a floor).
     coverage: {

@@ -2,7 +2,7 @@
 // request scoping without prompt_id, what a task learns (files, heartbeat, last output, tokens,
 // commits), SessionStart priming, the guard's decision, and the exit codes.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -26,9 +26,12 @@ function setup() {
   // The transcript the payloads point at, as Claude Code writes it.
   const projects = join(config, 'projects', '-tmp-atlas-fixture-repo');
   mkdirSync(join(projects, SESSION, 'subagents'), { recursive: true });
-  const assistant = (id: string, out: number) => JSON.stringify({ type: 'assistant', promptId: PROMPT, message: { id, model: 'claude-opus-4-8', usage: { input_tokens: 10, output_tokens: out, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } } });
-  writeFileSync(join(projects, `${SESSION}.jsonl`), [JSON.stringify({ type: 'user', promptId: 'older' }), JSON.stringify({ type: 'user', promptId: PROMPT, message: { content: 'please write the notes' } }), assistant('m1', 5), assistant('m1', 5), assistant('m2', 5), ''].join('\n'));
-  writeFileSync(join(projects, SESSION, 'subagents', 'agent-a4fa1e1ad0842b7ee.jsonl'), `${assistant('m3', 5)}\n`);
+  // One line per content block: m1 thinks aloud and calls a tool, m2 is the turn's last message.
+  const assistant = (id: string, out: number, block: Record<string, unknown>) => JSON.stringify({ type: 'assistant', promptId: PROMPT, message: { id, model: 'claude-opus-4-8', content: [block], usage: { input_tokens: 10, output_tokens: out, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } } });
+  const transcript = join(projects, `${SESSION}.jsonl`);
+  const lastMessage = assistant('m2', 5, { type: 'text', text: 'All done here.' });
+  writeFileSync(transcript, [JSON.stringify({ type: 'user', promptId: 'older' }), JSON.stringify({ type: 'user', promptId: PROMPT, message: { content: 'please write the notes' } }), assistant('m1', 5, { type: 'text', text: 'Writing the notes.' }), assistant('m1', 5, { type: 'tool_use', id: 'toolu_1', name: 'Write', input: {} }), lastMessage, ''].join('\n'));
+  writeFileSync(join(projects, SESSION, 'subagents', 'agent-a4fa1e1ad0842b7ee.jsonl'), `${assistant('m3', 5, { type: 'text', text: 'sub found things' })}\n`);
   const env: NodeJS.ProcessEnv = { ...process.env, ATLAS_HOME: home };
   delete env['ATLAS_CLAUDE_LAUNCHED'];
   delete env['ATLAS_CONVERSATION_ID'];
@@ -40,7 +43,7 @@ function setup() {
     const code = await runHookOnce({ input: fixtureEvent(name, repo, { session_id: SESSION, ...change }, config), env: { ...env, ...extraEnv }, cwd: repo, stdout: (t) => out.push(t), stderr: (t) => err.push(t) });
     return { code, stdout: out.join(''), stderr: err.join('') };
   };
-  return { base, repo, home, config, env, send };
+  return { base, repo, home, config, env, send, transcript, lastMessage };
 }
 
 const SEQUENCE = ['session-start-startup', 'user-prompt-submit', 'pre-tool-use-write', 'post-tool-use-write', 'pre-tool-use-edit', 'post-tool-use-edit', 'pre-tool-use-read', 'post-tool-use-failure-read', 'pre-tool-use-bash', 'post-tool-use-bash', 'pre-tool-use-agent', 'subagent-start', 'subagent-stop', 'post-tool-use-agent', 'stop', 'session-end'];
@@ -87,6 +90,21 @@ describe('a session no task owns', () => {
     // An event of a kind atlas does not know is recorded too.
     expect((await t.send('stop', { hook_event_name: 'TeammateIdle', prompt_id: undefined })).code).toBe(0);
     expect(readJsonLines(join(dir, 'hook-events.jsonl')).map((e) => e.hook_event_name)).toContain('TeammateIdle');
+  });
+  it('waits at Stop for the transcript to hold the last message Claude Code is still writing (issue 22, defect 4)', async () => {
+    const t = setup();
+    // Stop fires before the turn's last message reaches the transcript: it arrives 300 ms later.
+    const text = readFileSync(t.transcript, 'utf8');
+    writeFileSync(t.transcript, text.replace(`${t.lastMessage}\n`, ''));
+    for (const name of SEQUENCE.slice(0, SEQUENCE.indexOf('stop'))) await t.send(name);
+    const late = setTimeout(() => appendFileSync(t.transcript, `${t.lastMessage}\n`), 300);
+    const started = Date.now();
+    await t.send('stop');
+    clearTimeout(late);
+    expect(Date.now() - started).toBeLessThan(2000);
+    const [repoDir] = readdirSync(join(t.home, 'sessions'));
+    const state = JSON.parse(readFileSync(join(t.home, 'sessions', repoDir!, PROMPT, '.state.json'), 'utf8'));
+    expect(state.usage).toMatchObject({ messages: 3, input_tokens: 30, output_tokens: 15 });
   });
 });
 

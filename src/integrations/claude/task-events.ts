@@ -11,6 +11,7 @@ import type { TaskLink } from './task-feed.js';
 import { releaseSessionOwner } from './heartbeat.js';
 import { editedFiles, isGitCommitCommand, newFiles } from './edit-tools.js';
 import { recordCommit, recordFiles, recordLastOutput } from './task-feed.js';
+import { waitForFinalMessage } from './transcript-complete.js';
 import { transcriptUsage } from './transcript-usage.js';
 
 export interface TaskFeedInput {
@@ -34,6 +35,7 @@ async function ledger(input: TaskFeedInput, status: 'running' | 'completed'): Pr
   const { event, entry, link } = input;
   // A Claude Code atlas launched is counted from its stream; counting here too would double it.
   if (entry.launched_by_atlas || !event.transcript_path || !existsSync(event.transcript_path)) return;
+  if (event.hook_event_name === 'Stop') await waitForFinalMessage(event.transcript_path, event.last_assistant_message);
   await recordSessionUsage({
     taskDir: link.ref.dir,
     taskId: link.ref.id,
