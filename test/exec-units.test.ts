@@ -272,3 +272,18 @@ describe('verify --require-sandbox', () => {
     expect(none.detail).toBe('no valid receipts to check');
   });
 });
+
+describe('verify --require-pristine', () => {
+  const receipt = (id: string, extra: Record<string, unknown>) =>
+    ({ receipt_id: id, step_name: 'v', command: 'npm test', exit_code: 0, completed_at: '2026-01-01T00:00:00Z', ...extra }) as unknown as ValidationReceipt;
+  const tasks = (...rs: ValidationReceipt[]) => [{ taskId: 't', receipts: rs.map((r) => ({ receipt: r, valid: true })) }] as unknown as CheckedTask[];
+  const policy = (t: CheckedTask[]) => evaluatePolicies(t, { requireSteps: [], requirePass: false, requirePristine: true, allowEmpty: true }).find((p) => p.policy === 'require-pristine')!;
+
+  it('counts only receipts that sign validation_tree pristine', () => {
+    expect(policy(tasks(receipt('rcpt-1', { message_version: 4, validation_tree: 'pristine' })))).toMatchObject({ ok: true, name: '--require-pristine' });
+    const mixed = policy(tasks(receipt('rcpt-1', { message_version: 4, validation_tree: 'pristine' }), receipt('rcpt-2', { message_version: 4, validation_tree: 'worktree' }), receipt('rcpt-3', { message_version: 3, validation_tree: 'pristine' })));
+    expect(mixed.ok).toBe(false);
+    expect(mixed.detail).toBe('2 receipts not run on a pristine tree: rcpt-2 (worktree tree), rcpt-3 (version 3: no tree signed)');
+    expect(policy(tasks())).toMatchObject({ ok: false, detail: 'no valid receipts to check' });
+  });
+});

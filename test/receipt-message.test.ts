@@ -69,7 +69,7 @@ describe('receipt message', () => {
     ['stderr_hash', { stderr_hash: H2.toUpperCase() }],
     ['completed_at', { completed_at: 'yesterday' }],
     ['started_at', { started_at: '2026-13-45' }],
-    ['message_version', { message_version: 4 as 2 }],
+    ['message_version', { message_version: 5 as 2 }],
   ])('refuses a malformed %s', (field, over) => {
     const problems = receiptFormatProblems(v1(over));
     expect(problems.map((p) => p.field)).toContain(field);

@@ -34,7 +34,7 @@ describe('receipts prove which commands ran', () => {
     expect(start.code, start.stderr).toBe(0);
     const { hook, task } = onlyTask(sb);
     expect(task.validation_commands).toEqual(['true']);
-    expect(hook.receipts.map((r: ValidationReceipt) => [r.command, r.message_version, r.executable, r.execution_mode])).toEqual([['true', 3, '', 'local']]);
+    expect(hook.receipts.map((r: ValidationReceipt) => [r.command, r.message_version, r.executable, r.execution_mode])).toEqual([['true', 4, '', 'local']]);
     const bundle = await bundleOf(sb);
     const base = ['verify', bundle, '--require-step', 'validate', '--require-pass', '--commit', 'HEAD'];
 
@@ -62,7 +62,7 @@ describe('receipts prove which commands ran', () => {
     expect(r.code, r.stdout).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report.policies.filter((p: any) => p.policy === 'require-command').map((p: any) => p.ok)).toEqual([true, true]);
-    expect(report.tasks[0].receipts[0]).toMatchObject({ message_version: 3, execution_mode: 'local', executable: expect.stringMatching(/\/node$/) });
+    expect(report.tasks[0].receipts[0]).toMatchObject({ message_version: 4, execution_mode: 'local', validation_tree: 'worktree', dependencies: 'worktree', executable: expect.stringMatching(/\/node$/) });
   });
 
   it('a bundle with no receipts is "nothing to verify" (exit 1) unless --allow-empty', async () => {
@@ -130,7 +130,23 @@ describe('receipt times and version 3', () => {
     expect(fields({ executable: '/usr/bin/np|m' })).toEqual(['executable']);
     expect(fields({ executable: undefined })).toEqual(['executable']);
     expect(fields({ execution_mode: 'cloud' })).toEqual(['execution_mode']);
-    expect(fields({ message_version: 4 })).toContain('message_version');
+    expect(fields({ message_version: 5 })).toContain('message_version');
+  });
+
+  it('the v4 message appends the validation tree and the dependency source; their format is checked', () => {
+    const v4 = {
+      receipt_id: 'rcpt-0000abcd', step_name: 'validate', command: 'npm test', exit_code: 0, started_at: '2026-01-17T14:35:00Z', completed_at: '2026-01-17T14:35:12Z',
+      duration: '12s', stdout_hash: 'a'.repeat(64), stderr_hash: 'b'.repeat(64), message_version: 4 as const, task_id: 'task-20260117-143022',
+      git_commit: 'c'.repeat(40), git_dirty: false, executable: '/usr/bin/npm', execution_mode: 'sandbox' as const, validation_tree: 'pristine' as const, dependencies: `setup:${'d'.repeat(64)}`,
+    };
+    expect(receiptMessage(v4)).toMatch(new RegExp(`\\|false\\|/usr/bin/npm\\|sandbox\\|pristine\\|setup:${'d'.repeat(64)}$`));
+    const fields = (over: object) => receiptFormatProblems({ ...v4, ...over } as unknown as ValidationReceipt).map((p) => p.field);
+    expect(fields({})).toEqual([]);
+    for (const ok of ['worktree', 'repository', 'none']) expect(fields({ dependencies: ok })).toEqual([]);
+    expect(fields({ dependencies: 'setup:abc' })).toEqual(['dependencies']);
+    expect(fields({ dependencies: 'none|x' })).toEqual(['dependencies']);
+    expect(fields({ validation_tree: 'fresh' })).toEqual(['validation_tree']);
+    expect(fields({ validation_tree: undefined, dependencies: undefined })).toEqual(['validation_tree', 'dependencies']);
   });
 
   it('commandExecutable names the program the shell starts, "" for its own builtins', () => {

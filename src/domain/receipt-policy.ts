@@ -25,6 +25,8 @@ export interface VerifyPolicies {
   allowEmpty?: boolean;
   /** Every valid receipt in scope was made in sandbox mode (version 3, execution_mode signed). */
   requireSandbox?: boolean;
+  /** Every valid receipt in scope ran on a pristine tree (version 4, validation_tree signed). */
+  requirePristine?: boolean;
 }
 
 export interface RequiredCommand {
@@ -43,7 +45,7 @@ export interface CheckedTask {
   receipts: CheckedReceipt[];
 }
 
-export type PolicyName = 'receipts' | 'commit' | 'require-step' | 'require-command' | 'require-pass' | 'require-sandbox';
+export type PolicyName = 'receipts' | 'commit' | 'require-step' | 'require-command' | 'require-pass' | 'require-sandbox' | 'require-pristine';
 
 export interface PolicyResult {
   policy: PolicyName;
@@ -114,6 +116,17 @@ function sandboxPolicy(scoped: ValidationReceipt[], scopeText: string): PolicyRe
   return { policy: 'require-sandbox', name: '--require-sandbox', ok: scoped.length > 0 && outside.length === 0, detail };
 }
 
+/** A pristine tree counts only where the receipt signs it (version 4). */
+function pristinePolicy(scoped: ValidationReceipt[], scopeText: string): PolicyResult {
+  const outside = scoped.filter((r) => messageVersionOf(r) < 4 || r.validation_tree !== 'pristine');
+  const describe = (r: ValidationReceipt) => `${r.receipt_id} (${messageVersionOf(r) < 4 ? `version ${messageVersionOf(r)}: no tree signed` : `${r.validation_tree ?? 'no'} tree`})`;
+  let detail: string;
+  if (scoped.length === 0) detail = `no valid receipts${scopeText} to check`;
+  else if (outside.length === 0) detail = `all ${plural(scoped.length, 'valid receipt')}${scopeText} ran on a pristine tree (signed validation_tree)`;
+  else detail = `${plural(outside.length, 'receipt')}${scopeText} not run on a pristine tree: ${outside.slice(0, 5).map(describe).join(', ')}${outside.length > 5 ? ', …' : ''}`;
+  return { policy: 'require-pristine', name: '--require-pristine', ok: scoped.length > 0 && outside.length === 0, detail };
+}
+
 export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies): PolicyResult[] {
   const results: PolicyResult[] = [];
   const all = tasks.flatMap((t) => t.receipts);
@@ -170,6 +183,7 @@ export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies)
 
   for (const required of policies.requireCommands ?? []) results.push(commandPolicy(required, scoped, scopeText));
   if (policies.requireSandbox) results.push(sandboxPolicy(scoped, scopeText));
+  if (policies.requirePristine) results.push(pristinePolicy(scoped, scopeText));
 
   if (policies.requirePass) {
     const failing: string[] = [];

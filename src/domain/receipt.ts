@@ -17,7 +17,7 @@ export interface ValidationReceipt {
   key_path: string;
   signature: string;
   // Additions (DESIGN §7): what was validated and which message form was signed.
-  message_version?: 1 | 2 | 3;
+  message_version?: 1 | 2 | 3 | 4;
   task_id?: string;
   git_commit?: string;
   git_dirty?: boolean;
@@ -28,11 +28,31 @@ export interface ValidationReceipt {
   /** Absolute path of the program the command's first word resolved to on the step's PATH; "" for a shell builtin or a word that did not resolve. */
   executable?: string;
   execution_mode?: ExecutionMode;
+  // Version 4: on which tree the command ran, and where its dependencies came from.
+  validation_tree?: ValidationTree;
+  /** `worktree`, `repository`, `none` or `setup:<sha256 of the setup's inputs>` (DependencySource). */
+  dependencies?: string;
 }
 
 /** Where a validation command ran: on this machine as the user, or in a sandbox (issue 12). */
 export type ExecutionMode = 'local' | 'sandbox';
 export const EXECUTION_MODES: readonly ExecutionMode[] = ['local', 'sandbox'];
+
+/**
+ * The tree a validation command ran on: the task's working tree (fast; anything the agent left in
+ * it, ignored folders included, takes part), or a pristine copy of its tracked and unignored
+ * files with dependencies the agent could not write (issue 18).
+ */
+export type ValidationTree = 'worktree' | 'pristine';
+export const VALIDATION_TREES: readonly ValidationTree[] = ['worktree', 'pristine'];
+
+/**
+ * Where a pristine tree's dependency folders came from: `setup:<hash>` (built by
+ * validation.setup from the tree's lockfiles, the hash naming those inputs), `repository` (the
+ * main checkout's folders, which a sandboxed step cannot write), `none`; `worktree` for a run in
+ * the working tree (whatever it held).
+ */
+export const DEPENDENCIES_PATTERN = /^(?:worktree|repository|none|setup:[0-9a-f]{64})$/;
 
 /** A receipt before signing: everything but key_path and signature. */
 export type UnsignedReceipt = Omit<ValidationReceipt, 'key_path' | 'signature'>;
@@ -44,7 +64,7 @@ export const GIT_COMMIT_PATTERN = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 /** DER ECDSA signatures are at most 72 bytes. */
 export const SIGNATURE_HEX_PATTERN = /^(?:[0-9a-f]{2}){8,72}$/;
 /** The version atlas writes; receipts without message_version are version 1 (the seed's message). */
-export const CURRENT_MESSAGE_VERSION = 3;
+export const CURRENT_MESSAGE_VERSION = 4;
 /** Versions that sign the task, step, commit and tree state (2 and later). */
 export function signsCommit(receipt: Pick<ValidationReceipt, 'message_version'>): boolean {
   return messageVersionOf(receipt) >= 2;
@@ -109,7 +129,7 @@ export function receiptFormatProblems(receipt: ValidationReceipt): ReceiptProble
   const r = receipt as unknown as Record<string, unknown>;
 
   const version = r['message_version'] ?? 1;
-  if (version !== 1 && version !== 2 && version !== 3) bad('message_version', '1, 2 or 3', version);
+  if (version !== 1 && version !== 2 && version !== 3 && version !== 4) bad('message_version', '1, 2, 3 or 4', version);
   if (!isReceiptId(r['receipt_id'])) bad('receipt_id', '"rcpt-" and 8 lowercase hex characters', r['receipt_id']);
   if (typeof r['command'] !== 'string') bad('command', 'text', r['command']);
   if (typeof r['exit_code'] !== 'number' || !Number.isSafeInteger(r['exit_code'])) bad('exit_code', 'an integer', r['exit_code']);
@@ -118,11 +138,15 @@ export function receiptFormatProblems(receipt: ValidationReceipt): ReceiptProble
   if (!isTimestamp(r['completed_at'])) bad('completed_at', 'an RFC 3339 time', r['completed_at']);
   if (!isTimestamp(r['started_at'])) bad('started_at', 'an RFC 3339 time', r['started_at']);
   if (typeof r['step_name'] !== 'string') bad('step_name', 'text', r['step_name']);
-  if (version === 3) {
+  if (version === 4) {
+    if (!(VALIDATION_TREES as readonly unknown[]).includes(r['validation_tree'])) bad('validation_tree', 'worktree or pristine', r['validation_tree']);
+    if (typeof r['dependencies'] !== 'string' || !DEPENDENCIES_PATTERN.test(r['dependencies'])) bad('dependencies', 'worktree, repository, none or setup:<64 hex characters>', r['dependencies']);
+  }
+  if (version === 3 || version === 4) {
     if (!isSignableExecutable(r['executable'])) bad('executable', 'an absolute path without "|" or control characters, or "" (a shell builtin)', r['executable']);
     if (!(EXECUTION_MODES as readonly unknown[]).includes(r['execution_mode'])) bad('execution_mode', 'local or sandbox', r['execution_mode']);
   }
-  if (version === 2 || version === 3) {
+  if (version === 2 || version === 3 || version === 4) {
     if (typeof r['task_id'] !== 'string' || !TASK_ID_PATTERN.test(r['task_id'])) bad('task_id', 'a task id like task-20260117-143022', r['task_id']);
     if (!isSignableStepName(r['step_name'])) bad('step_name', 'a non-empty name without "|" or control characters', r['step_name']);
     if (r['git_commit'] !== undefined && !isGitCommit(r['git_commit'])) bad('git_commit', 'a full lowercase commit id (40 or 64 hex characters)', r['git_commit']);
@@ -148,6 +172,7 @@ export function unixSeconds(timestamp: string): number {
  * v1 (seed 003): {receipt_id}|{command}|{exit_code}|{stdout_hash}|{stderr_hash}|{completed_at_unix}
  * v2: v1 followed by |{task_id}|{step_name}|{git_commit}|{git_dirty} (git_commit empty before the first commit).
  * v3: v2 followed by |{executable}|{execution_mode} (executable empty for a shell builtin).
+ * v4: v3 followed by |{validation_tree}|{dependencies}.
  * Throws ReceiptFormatError when a field is not well-formed.
  */
 export function receiptMessage(receipt: ValidationReceipt | UnsignedReceipt): string {
@@ -165,7 +190,9 @@ export function receiptMessage(receipt: ValidationReceipt | UnsignedReceipt): st
   if (version === 1) return v1;
   const v2 = [v1, receipt.task_id, receipt.step_name, receipt.git_commit ?? '', String(receipt.git_dirty)].join('|');
   if (version === 2) return v2;
-  return [v2, receipt.executable, receipt.execution_mode].join('|');
+  const v3 = [v2, receipt.executable, receipt.execution_mode].join('|');
+  if (version === 3) return v3;
+  return [v3, receipt.validation_tree, receipt.dependencies].join('|');
 }
 
 /** How far a receipt's times may lie ahead of the verifier's clock (clock skew between machines). */

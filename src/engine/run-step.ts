@@ -184,6 +184,7 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
   const ctx: StepRunContext = {
     task,
     taskDir: manager.ref.dir,
+    home: run.home,
     step,
     index,
     attempt,

@@ -1,7 +1,7 @@
 // What a validation step hands over for each command it ran, so that proof can be recorded
 // (signed receipts: src/receipts). The validation executor stores the exact output bytes under
 // the task's artifacts/ before calling record().
-import type { ExecutionMode, ValidationReceipt } from '../domain/receipt.js';
+import type { ExecutionMode, ValidationReceipt, ValidationTree } from '../domain/receipt.js';
 import type { Task } from '../domain/task.js';
 import type { HookManager } from '../hook/manager.js';
 
@@ -21,6 +21,9 @@ export interface ValidationRun {
   executable: string;
   /** Where the command ran: the one place the receipt's execution_mode comes from. */
   executionMode: ExecutionMode;
+  /** The tree the command ran on, and where its dependency folders came from (DEPENDENCIES_PATTERN). */
+  validationTree: ValidationTree;
+  dependencies: string;
 }
 
 export interface ValidationRecorder {

@@ -85,6 +85,17 @@ export async function createTaskExecutor(input: TaskExecutorInput): Promise<Task
   return { executor, record, ...before, release };
 }
 
+/**
+ * An executor like the task's for processes working in another folder (a pristine tree): in
+ * sandbox mode its policy makes that folder and the task's tmp/ the only writable places.
+ */
+export async function treeExecutor(input: TaskExecutorInput, mode: ExecutionMode, dir: string): Promise<ProcessExecutor> {
+  if (mode === 'local') return localExecutor;
+  const policy = await taskPolicy({ ...input, task: { ...input.task, worktree: dir } });
+  const { createSandboxExecutor } = await import('./sandbox/executor.js');
+  return createSandboxExecutor(policy, input.taskDir);
+}
+
 /** One line for the run's output: the steps run sandboxed, and what that means. */
 export function describeExecution(record: ExecutionRecord): string | undefined {
   const p = record.policy;

@@ -20,6 +20,8 @@ function receiptLine(r: ReceiptResult): string {
   if (signsCommit(rc)) facts.push(rc.git_commit ? `${rc.git_commit.slice(0, 12)}${rc.git_dirty ? ' dirty' : ''}` : 'no commit');
   else facts.push('v1');
   if (messageVersionOf(rc) >= 3) facts.push(`${rc.execution_mode}${rc.executable ? ` ${rc.executable}` : ' builtin'}`);
+  // Which tree each receipt ran on: pristine (with where its dependencies came from) or the worktree.
+  facts.push(messageVersionOf(rc) >= 4 ? (rc.validation_tree === 'pristine' ? `pristine tree, dependencies ${rc.dependencies}` : 'worktree') : 'worktree (not signed)');
   for (const stream of ['stdout', 'stderr'] as const) if (r.artifacts[stream] === 'missing') facts.push(`${stream} file missing`);
   return `  ✓ ${head} (${facts.join(', ')})`;
 }
@@ -83,6 +85,8 @@ export function verifyJson(report: VerifyReport) {
         git_dirty: r.receipt.git_dirty ?? null,
         executable: r.receipt.executable ?? null,
         execution_mode: r.receipt.execution_mode ?? null,
+        validation_tree: r.receipt.validation_tree ?? null,
+        dependencies: r.receipt.dependencies ?? null,
         key_path: r.receipt.key_path,
         valid: r.valid,
         problems: r.problems,

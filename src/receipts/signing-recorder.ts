@@ -105,6 +105,8 @@ export function createSigningRecorder(home: string, config: DerivationSource, op
           stderr_artifact: run.stderrArtifact,
           executable: run.executable,
           execution_mode: run.executionMode,
+          validation_tree: run.validationTree,
+          dependencies: run.dependencies,
         };
         if (git?.commit) unsigned.git_commit = git.commit;
         try {

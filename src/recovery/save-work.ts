@@ -4,10 +4,11 @@
 // atlas/recovery/<task-id>/<YYYYMMDD-HHMMSS> points at it. When some changes were staged
 // differently from the files on disk, the staged tree is kept too, as the commit's second parent
 // (the way `git stash` does).
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { copyIndex } from '../git/files-tree.js';
 import { runGit } from '../git/run-git.js';
 import { readGitState } from '../git/state.js';
 import type { SubmoduleWork } from './save-submodules.js';
@@ -80,20 +81,9 @@ async function createBranch(worktree: string, base: string, commit: string): Pro
 async function buildTrees(worktree: string, env: Record<string, string>): Promise<{ tree: string; indexTree: string | undefined }> {
   const dir = mkdtempSync(join(tmpdir(), 'atlas-save-'));
   try {
-    const indexPath = resolve(worktree, (await runGit(worktree, ['rev-parse', '--git-path', 'index'])).stdout.trim());
     const filesIndex = join(dir, 'files.index');
     const stagedIndex = join(dir, 'staged.index');
-    // Starting from the real index keeps git's stat cache, so only changed files are hashed.
-    if (existsSync(indexPath)) {
-      copyFileSync(indexPath, filesIndex);
-      copyFileSync(indexPath, stagedIndex);
-      // The copies keep the index's mtime: git tells a file edited in the same second as the
-      // index was written (same size) from an unchanged one by comparing with that mtime, and a
-      // fresh mtime would make such an edit look unchanged and go unsaved ("racy git").
-      const { atime, mtime } = statSync(indexPath);
-      utimesSync(filesIndex, atime, mtime);
-      utimesSync(stagedIndex, atime, mtime);
-    }
+    if (await copyIndex(worktree, filesIndex)) await copyIndex(worktree, stagedIndex);
     await runGit(worktree, ['add', '-A', '--', '.'], { env: { ...env, GIT_INDEX_FILE: filesIndex } });
     const tree = (await runGit(worktree, ['write-tree'], { env: { ...env, GIT_INDEX_FILE: filesIndex } })).stdout.trim();
     let indexTree: string | undefined;

@@ -98,7 +98,7 @@ let runCounter = 0;
 /** Writes the output bytes under artifacts/ (as the runner does) and records a signed receipt. */
 export async function recordRun(
   fx: Fixture,
-  run: { step?: string; command?: string; exitCode?: number; stdout?: string | Buffer; stderr?: string | Buffer; executable?: string } = {},
+  run: { step?: string; command?: string; exitCode?: number; stdout?: string | Buffer; stderr?: string | Buffer; executable?: string; validationTree?: 'worktree' | 'pristine'; dependencies?: string } = {},
 ): Promise<ValidationReceipt> {
   const step = run.step ?? 'validate';
   const n = ++runCounter;
@@ -125,6 +125,8 @@ export async function recordRun(
     stderrArtifact,
     executable: run.executable ?? '/usr/bin/npm',
     executionMode: 'local',
+    validationTree: run.validationTree ?? 'worktree',
+    dependencies: run.dependencies ?? 'worktree',
   });
 }
 

@@ -27,6 +27,7 @@ interface VerifyOptions {
   repoPolicy?: boolean;
   allowEmpty?: boolean;
   requireSandbox?: boolean;
+  requirePristine?: boolean;
 }
 
 /** The commit whose .atlas/config.yaml sets the repository's policy: --commit's, else HEAD here. */
@@ -70,6 +71,7 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
     requireCommands,
     allowEmpty: Boolean(opts.allowEmpty),
     requireSandbox: Boolean(opts.requireSandbox),
+    requirePristine: Boolean(opts.requirePristine),
   };
   if (commit !== undefined) {
     policies.commit = commit;

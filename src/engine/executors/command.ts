@@ -12,7 +12,7 @@ import type { StepResult, StepRunContext } from './types.js';
 export async function runStreamed(
   ctx: StepRunContext,
   command: string,
-  options: { timeoutMs?: number | undefined; capture?: boolean; executor?: ProcessExecutor },
+  options: { timeoutMs?: number | undefined; capture?: boolean; executor?: ProcessExecutor; cwd?: string },
 ): Promise<RunProcessResult> {
   const out = new StringDecoder('utf8');
   const err = new StringDecoder('utf8');
@@ -24,7 +24,7 @@ export async function runStreamed(
   const result = await runProcess({
     command,
     shell: true,
-    cwd: ctx.task.worktree,
+    cwd: options.cwd ?? ctx.task.worktree,
     env: ctx.env,
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     capture: options.capture ?? false,

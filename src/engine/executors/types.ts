@@ -15,6 +15,8 @@ import type { ValidationRecorder } from '../validation-recorder.js';
 export interface StepRunContext<S extends StepDefinition = StepDefinition> {
   task: Task;
   taskDir: string;
+  /** ATLAS_HOME. */
+  home: string;
   step: S;
   index: number;
   /** 1-based. */
