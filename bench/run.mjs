@@ -10,6 +10,7 @@ const benches = [
   ['git hook overhead on git commit (issue 5)', 'git-hook.mjs'],
   ['recovery hot paths (issue 3)', 'recovery.mjs'],
   ['sandbox overhead, local vs sandboxed (issue 12)', 'sandbox.mjs'],
+  ['pristine validation vs validation in the worktree (issue 18)', 'pristine.mjs'],
   ['status with 1,000 ended tasks vs 10 (issue 8)', 'status-ended.mjs'],
   ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
   ['lifecycle hooks and conversation readers (issue 9)', 'lifecycle.mjs'],
