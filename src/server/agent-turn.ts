@@ -18,6 +18,9 @@ import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, writeConversation } from './conversation-store.js';
 import type { EventLog } from './event-log.js';
 
+/** The stop reason of a turn cancelled over the API: it ends `cancelled`, not `interrupted`. */
+export const CANCEL_REASON = 'cancelled over the API';
+
 export interface TurnInput {
   home: string;
   config: Config;
@@ -183,13 +186,14 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   plain.end();
   if (result.sessionId) sessionId = result.sessionId;
   const stopped = input.stopReason();
+  const cancelled = stopped === CANCEL_REASON;
   const error = stopped ? `stopped: ${stopped}` : result.ok ? null : (result.error ?? `the agent exited with code ${result.exitCode}`);
   const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
   const endedAt = toTimestamp(new Date());
   conversation = {
     ...conversation,
     session_id: sessionId || record.session_id,
-    status: stopped ? 'interrupted' : error ? 'failed' : 'completed',
+    status: cancelled ? 'cancelled' : stopped ? 'interrupted' : error ? 'failed' : 'completed',
     updated_at: endedAt,
     last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
     stats: addStats(conversation.stats, record.stats),

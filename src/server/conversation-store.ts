@@ -39,7 +39,8 @@ export interface ServerConversation {
   session_id: string;
   created_at: string;
   updated_at: string;
-  status: ConversationStatus | 'idle';
+  /** `cancelled`: its last turn was stopped over the API (not recovered at restart). */
+  status: ConversationStatus | 'idle' | 'cancelled';
   turns: number;
   last_turn: TurnRecord | null;
   stats: ConversationStats;

@@ -11,7 +11,7 @@ import type { LifecycleBase, LifecycleBus } from '../lifecycle/types.js';
 import { claimOwner } from '../liveness/claim.js';
 import { checkLiveness, readOwner, releaseOwner, startHeartbeat } from '../liveness/owner.js';
 import { killLeftoverProcesses } from '../recovery/leftovers.js';
-import { runTurn } from './agent-turn.js';
+import { CANCEL_REASON, runTurn } from './agent-turn.js';
 import { paced } from './pace.js';
 import { lowerPriority } from './priority.js';
 import { createTurnExecutor } from './turn-executor.js';
@@ -165,6 +165,8 @@ export class Conversations {
     slot.groups.onChange = (pids) => {
       heartbeat.setProcessGroups(pids);
       lowerPriority(pids);
+      // Cancelled before its agent had started: it stops as soon as it starts.
+      if (slot.stopReason && pids.length > 0) slot.groups.terminateAll();
     };
     const started = Date.now();
     let final: Record<string, unknown>;
@@ -185,6 +187,7 @@ export class Conversations {
       this.running.delete(k);
       heartbeat.stop();
     }
+    if (slot.stopReason === CANCEL_REASON) log.append('cancelled', { turn: final['turn'] ?? null });
     // Announced once the lease is given back: a client that sends its next prompt on this event,
     // to this server or another, finds the conversation free.
     log.append('usage', final);
@@ -258,6 +261,24 @@ export class Conversations {
     retireLog(files.events);
     this.warm.delete(key(account, id));
     removeConversation(this.ctx.home, account, id);
+  }
+
+  /**
+   * Stops the running turn of a conversation: its agent is stopped (SIGTERM, then SIGKILL), the
+   * workspace pushed as after any turn (OnStreamFinish), and the turn ends `cancelled` with a
+   * `cancelled` event before its usage. Resolves once the turn has ended.
+   */
+  async cancel(account: string, id: string): Promise<ServerConversation> {
+    const k = key(account, id);
+    const slot = this.running.get(k);
+    if (!slot) {
+      if (!readConversation(this.ctx.home, account, id)) throw new HttpError(404, 'not_found', `no conversation ${id}`);
+      throw new HttpError(409, 'not_running', `conversation ${id} has no running turn to cancel`);
+    }
+    slot.stopReason = CANCEL_REASON;
+    slot.groups.terminateAll();
+    await slot.done;
+    return readConversation(this.ctx.home, account, id)!;
   }
 
   /** Stops every running turn (grace period over): recorded as interrupted, recoverable. */

@@ -97,7 +97,7 @@ export const SCHEMAS = {
   TaskPage: { type: 'object', required: ['tasks', 'next_cursor'], properties: { tasks: { type: 'array', items: { $ref: '#/components/schemas/Task' } }, next_cursor: nstr } },
   TaskCreated: { type: 'object', required: ['task', 'events'], properties: { task: { $ref: '#/components/schemas/Task' }, events: str } },
   TaskDetail: { type: 'object', required: ['task', 'running', 'hook'], properties: { task: { $ref: '#/components/schemas/Task' }, running: { type: 'boolean' }, hook: { type: 'object' } } },
-  TaskActionResult: { type: 'object', required: ['task_id', 'action'], properties: { task_id: str, action: str, result: {}, events: str } },
+  TaskActionResult: { type: 'object', required: ['task_id', 'action'], properties: { task_id: str, action: str, result: {}, events: str, state: nstr } },
   Event: {
     type: 'object',
     required: ['id', 'type', 'at', 'data'],

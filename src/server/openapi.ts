@@ -32,7 +32,7 @@ const taskAction = (action: string, summary: string): Json => ({
   post: op(summary, { '200': json('TaskActionResult', 'done'), '202': json('TaskActionResult', 'started: follow the events') }, {
     operationId: `${action}Task`,
     parameters: [task],
-    requestBody: jsonBody({ note: { type: 'string', maxLength: 2000 }, description: { type: 'string', maxLength: 2000 }, action: { type: 'string' } }),
+    requestBody: jsonBody({ note: { type: 'string', maxLength: 2000 }, description: { type: 'string', maxLength: 2000 }, action: { enum: ['retry_step', 'retry_from_checkpoint', 'skip_step'] } }),
   }),
 });
 
@@ -57,7 +57,7 @@ export const OPENAPI_PATHS: Record<string, Json> = {
   '/conversations/{id}/messages': { get: op('the conversation\'s messages, oldest first', { '200': json('MessagePage', 'a page') }, { operationId: 'listMessages', parameters: [conv, ...page] }) },
   '/conversations/{id}/events': { get: op('the conversation\'s events (SSE, replayed after Last-Event-ID), or a page of them (Accept: application/json)', { '200': { description: 'the stream or a page', content: { 'text/event-stream': { schema: { type: 'string' } }, 'application/json': { schema: ref('EventPage') } } } }, { operationId: 'conversationEvents', parameters: [conv, ...lastEventId, page[0]] }) },
   '/conversations/{id}/recover': { post: op('continue an interrupted turn (SSE)', { '200': sse('the recovery turn') }, { operationId: 'recoverConversation', parameters: [conv], requestBody: jsonBody({}) }) },
-  '/conversations/{id}/cancel': { post: op('cancel the running turn: the agent stops, the workspace is checkpointed and pushed, the turn ends with a cancelled event', { '200': { description: 'cancelled', content: { 'application/json': { schema: { type: 'object' } } } }, '202': { description: 'cancelling', content: { 'application/json': { schema: { type: 'object' } } } } }, { operationId: 'cancelConversation', parameters: [conv], requestBody: jsonBody({}) }) },
+  '/conversations/{id}/cancel': { post: op('cancel the running turn: the agent stops, the workspace is checkpointed and pushed, the turn ends with a cancelled event', { '200': { description: 'cancelled: the turn has ended', content: { 'application/json': { schema: { type: 'object', required: ['conversation'], properties: { conversation: ref('Conversation') } } } } } }, { operationId: 'cancelConversation', parameters: [conv], requestBody: jsonBody({}) }) },
   '/conversations/{id}/files': { get: op('a file or folder of the conversation\'s workspace', { '200': { description: 'a folder listing (JSON) or the file\'s bytes', content: { 'application/json': { schema: ref('FileListing') }, 'application/octet-stream': { schema: { type: 'string' } } } } }, { operationId: 'conversationFiles', parameters: [conv, query('path', 'relative to the workspace; no "..", no symbolic links followed')] }) },
   '/tasks': {
     get: op('the account\'s tasks, newest first', { '200': json('TaskPage', 'a page') }, { operationId: 'listTasks', parameters: [...page, query('state', 'only tasks in this hook state'), ...times] }),

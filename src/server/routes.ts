@@ -17,7 +17,7 @@ import type { AccountEvents } from './account-events.js';
 import { addWorkspaceRoutes } from './routes-workspace.js';
 import { pipeLog, SseClient } from './sse.js';
 import type { Tasks } from './tasks.js';
-import { TASK_ACTIONS } from './tasks.js';
+import { RECOVER_ACTIONS, TASK_ACTIONS } from './tasks.js';
 
 export interface RequestInfo {
   req: IncomingMessage;
@@ -112,6 +112,12 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     streamTurn(r, release, turn);
   });
 
+  router.add('POST', '/conversations/:conversationId/cancel', async (r) => {
+    await readJsonObject(r.req, limit);
+    const conversation = await conversations.cancel(r.account, r.params['conversationId']!);
+    sendJson(r.res, 200, { conversation });
+  });
+
   router.add('GET', '/conversations', async (r) => {
     const filter = itemFilter(r.url, CONVERSATION_STATES);
     const all = conversations.list(r.account).filter((c) => matches(filter, c.status, c.updated_at));
@@ -197,7 +203,8 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     router.add('POST', `/tasks/:id/${action}`, async (r) => {
       const body = await readJsonObject(r.req, limit);
       const note = optionalString(body, action === 'checkpoint' ? 'description' : 'note', 2000);
-      const { status, body: out } = await tasks.action(r.account, r.params['id']!, action, note);
+      const recoverAction = action === 'recover' ? optionalEnum(body, 'action', RECOVER_ACTIONS) : undefined;
+      const { status, body: out } = await tasks.action(r.account, r.params['id']!, action, note, recoverAction);
       sendJson(r.res, status, out);
     });
   }

@@ -2,8 +2,12 @@
 // process group of its own: the task's owner is that child, so `atlas status`, `recover` and
 // `verify` see an ordinary task, and a server crash leaves it running or, if it dies, crashed and
 // recoverable like any other. While a child runs, its hook.json is watched and every state
-// change, checkpoint and receipt, and the child's output lines, go to the task's event log.
+// change, checkpoint and receipt, and the child's output lines, go to the task's event log, in the
+// order they happened: the hook is read again before each piece of output is logged (a step's
+// start comes before its output), on every change of the task folder, and at the end.
 import { spawn } from 'node:child_process';
+import { watch } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import type { Hook } from '../domain/hook.js';
@@ -25,7 +29,8 @@ export interface TaskChild {
   attach(log: EventLog, watcher: HookWatcher): void;
 }
 
-const POLL_MS = 250;
+/** A fallback for file systems without change notifications. */
+const POLL_MS = 1000;
 
 /** Turns hook.json changes into events: new history entries, checkpoints and receipts. */
 export class HookWatcher {
@@ -34,7 +39,7 @@ export class HookWatcher {
   private receipts = new Set<string>();
 
   constructor(
-    private readonly taskDir: string,
+    readonly taskDir: string,
     private readonly log: EventLog,
     seed = true,
   ) {
@@ -89,12 +94,14 @@ export function runAtlasChild(ctx: ServerContext, args: string[], cwd: string): 
   let log: EventLog | undefined;
   let watcher: HookWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let changes: FSWatcher | undefined;
   const decoder = new StringDecoder('utf8');
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr!.on('data', (chunk: Buffer) => {
     const text = decoder.write(chunk);
     stderrTail = (stderrTail + text).slice(-4000);
     if (!log) return;
+    watcher?.scan();
     partial += text;
     const lines = partial.split('\n');
     partial = lines.pop() ?? '';
@@ -106,6 +113,7 @@ export function runAtlasChild(ctx: ServerContext, args: string[], cwd: string): 
       if (finished) return;
       finished = true;
       if (timer) clearInterval(timer);
+      changes?.close();
       watcher?.scan();
       if (log && partial.length > 0) log.append('output', { text: partial });
       let json: Record<string, unknown> | undefined;
@@ -130,6 +138,13 @@ export function runAtlasChild(ctx: ServerContext, args: string[], cwd: string): 
       watcher = w;
       timer = setInterval(() => w.scan(), POLL_MS);
       timer.unref();
+      try {
+        // hook.json is replaced by a rename: the folder's change events say when.
+        changes = watch(w.taskDir, { persistent: false }, () => w.scan());
+        changes.on('error', () => changes?.close());
+      } catch {
+        // no notifications here: the poll does it
+      }
     },
   };
 }

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
+import type { RecoveryAction } from '../domain/recovery-context.js';
 import { compareText } from '../domain/text-order.js';
 import { toTimestamp } from '../domain/time.js';
 import type { TaskSummary } from '../engine/task-list.js';
@@ -31,8 +32,15 @@ export interface ServerTaskRecord {
   created_at: string;
 }
 
-export const TASK_ACTIONS = ['checkpoint', 'recover', 'approve', 'reject', 'abandon'] as const;
+export const TASK_ACTIONS = ['checkpoint', 'recover', 'approve', 'reject', 'abandon', 'cancel'] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];
+
+/** What `POST /tasks/{id}/recover` may ask for (`manual` is a person's choice at a terminal). */
+export const RECOVER_ACTIONS = ['retry_step', 'retry_from_checkpoint', 'skip_step'] as const satisfies readonly RecoveryAction[];
+export type RecoverAction = (typeof RECOVER_ACTIONS)[number];
+
+/** How long a cancelled task's command may take to park itself before it is killed. */
+const CANCEL_WAIT_MS = 30_000;
 
 const TASK_ID = /^task-[0-9]{8}-[0-9]{6}(?:-[0-9a-z]+)?$/;
 const START_WAIT_MS = 60_000;
@@ -43,6 +51,8 @@ function recordsDir(home: string): string {
 
 export class Tasks {
   private readonly running = new Map<string, TaskChild>();
+  /** Tasks whose running command is being cancelled: their log gets `cancelled` before `finished`. */
+  private readonly cancelling = new Set<string>();
 
   constructor(private readonly ctx: ServerContext) {}
 
@@ -139,6 +149,7 @@ export class Tasks {
     this.running.set(record.task_id, child);
     void child.done.then((r) => {
       this.running.delete(record.task_id);
+      if (this.cancelling.delete(record.task_id)) log.append('cancelled', { command });
       let state: string | null = null;
       try {
         state = readHookFile(taskFiles(record.dir).hook).state;
@@ -184,7 +195,7 @@ export class Tasks {
   }
 
   /** Runs an action; checkpoint and abandon answer when done, the others run the task on. */
-  async action(account: string, id: string, action: TaskAction, note: string | undefined): Promise<{ status: number; body: Record<string, unknown> }> {
+  async action(account: string, id: string, action: TaskAction, note: string | undefined, recoverAction?: RecoverAction): Promise<{ status: number; body: Record<string, unknown> }> {
     const r = this.owned(account, id);
     if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping');
     const busy = this.running.has(id);
@@ -201,17 +212,27 @@ export class Tasks {
         this.logOf(r).append(action === 'checkpoint' ? 'checkpoint_requested' : 'abandoned', { result: result.json ?? null });
         return { status: 200, body: { task_id: id, action, result: result.json ?? null } };
       }
+      case 'cancel': {
+        if (!busy) throw new HttpError(409, 'not_running', `task ${id} has no running command to cancel`);
+        const state = await this.cancel(r);
+        return { status: 200, body: { task_id: id, action, state } };
+      }
       default: {
         if (busy) throw new HttpError(409, 'task_running', `task ${id} is running; wait for its finished event`);
         const summary = this.summary(r);
         if (action === 'recover' && summary.activity !== 'crashed' && summary.activity !== 'paused') {
           throw new HttpError(409, 'nothing_to_recover', `task ${id} is ${summary.state} (${summary.activity}); only a crashed or interrupted task can be recovered`);
         }
-        if (action !== 'recover' && summary.activity !== 'waiting' && summary.activity !== 'paused') {
-          throw new HttpError(409, 'not_waiting', `task ${id} is ${summary.state}; ${action} answers a task that waits for a person`);
+        // Only a step that asks a person is approved: a step that was cut off did nothing yet, and
+        // approving it would mark it done (it is recovered instead).
+        if (action !== 'recover' && summary.activity !== 'waiting') {
+          const why = summary.activity === 'paused' ? `its step was cut off (${summary.state}); POST /tasks/${id}/recover runs it again` : `it is ${summary.state}`;
+          throw new HttpError(409, 'not_waiting', `task ${id} does not wait for a person: ${why}`);
         }
         const args =
-          action === 'recover' ? ['recover', '--task', id, '--yes'] : ['resume', '--task', id, action === 'approve' ? '--approve' : '--reject', '--no-interactive', ...noteArgs];
+          action === 'recover'
+            ? ['recover', '--task', id, ...(recoverAction ? ['--action', recoverAction] : ['--yes'])]
+            : ['resume', '--task', id, action === 'approve' ? '--approve' : '--reject', '--no-interactive', ...noteArgs];
         this.spawnFor(r, action, args);
         return { status: 202, body: { task_id: id, action, events: `/tasks/${id}/events` } };
       }
@@ -237,26 +258,47 @@ export class Tasks {
     this.spawnFor(r, 'recover', ['recover', '--task', r.task_id, '--yes']);
   }
 
+  /** Checkpoints a running command's task, then interrupts it (it parks the task, recoverable). */
+  private async interrupt(r: ServerTaskRecord, why: string): Promise<void> {
+    await runAtlasChild(this.ctx, ['checkpoint', why, '--task', r.task_id, '--trigger', 'manual'], r.repo).done;
+    signalGroup(this.running.get(r.task_id)?.child.pid, 'SIGTERM');
+  }
+
+  /** Cancels the running command: checkpointed, interrupted, killed if it does not stop in time. */
+  private async cancel(r: ServerTaskRecord): Promise<string | null> {
+    const running = this.running.get(r.task_id)!;
+    this.cancelling.add(r.task_id);
+    await this.interrupt(r, 'cancelled over the API');
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CANCEL_WAIT_MS)));
+    if ((await Promise.race([running.done, late])) === 'late') {
+      signalGroup(running.child.pid, 'SIGKILL');
+      await running.done;
+    }
+    clearTimeout(timer);
+    return this.summary(r).state;
+  }
+
   /** Grace period over: each running child is checkpointed, then interrupted (it parks the task). */
   async stopAll(): Promise<void> {
-    const ids = [...this.running.keys()];
     await Promise.all(
-      ids.map(async (id) => {
+      [...this.running.keys()].map(async (id) => {
         const r = this.record(id);
-        if (r) await runAtlasChild(this.ctx, ['checkpoint', 'server stopping', '--task', id, '--trigger', 'manual'], r.repo).done;
-        const child = this.running.get(id)?.child;
-        if (child?.pid) {
-          try {
-            process.kill(-child.pid, 'SIGTERM');
-          } catch {
-            // already gone
-          }
-        }
+        if (r) await this.interrupt(r, 'server stopping');
       }),
     );
   }
 
   async settled(): Promise<void> {
     await Promise.all([...this.running.values()].map((c) => c.done));
+  }
+}
+
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
   }
 }
