@@ -40,6 +40,9 @@ export interface Config {
     repos_root: string;
     max_body: number;
     max_streams_per_account: number;
+    max_running_per_account: number;
+    max_queued_per_account: number;
+    queue_timeout: number;
     grace_period: number;
     sse_heartbeat: number;
     client_buffer: number;
@@ -131,6 +134,9 @@ export const LEAVES: readonly Leaf[] = [
   // atlas serve (docs/server.md)
   leaf('server.repos_root', { type: 'string' }, '', 'POST /tasks may only name repositories inside this folder (empty: tasks over HTTP are off)'),
   leaf('server.max_body', { type: 'int', min: 1024, max: 64 * 1024 * 1024 }, 1024 * 1024, 'largest request body in bytes (413 above)'),
+  leaf('server.max_running_per_account', { type: 'int', min: 1, max: 10_000 }, 8, 'turns and task commands one account may run at once, counted until their agent stopped (more wait in the queue)'),
+  leaf('server.max_queued_per_account', { type: 'int', min: 0, max: 10_000 }, 16, 'requests for work one account may have waiting for a running slot (429 with Retry-After above)'),
+  leaf('server.queue_timeout', { type: 'duration', min: 100 }, 30_000, 'longest a request waits in its account\'s queue (then 429 with Retry-After)'),
   leaf('server.max_streams_per_account', { type: 'int', min: 1, max: 10_000 }, 16, 'concurrent SSE streams one account may hold (429 above)'),
   leaf('server.grace_period', { type: 'duration' }, 30_000, 'on SIGTERM, how long running streams get to finish before they are checkpointed and stopped'),
   leaf('server.sse_heartbeat', { type: 'duration' }, 15_000, 'comment line sent on idle SSE streams so proxies keep them open'),

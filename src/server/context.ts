@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { EventLogs } from './event-log.js';
 import { HttpError } from './http.js';
+import type { WorkLimiter } from './work-limit.js';
 
 export type LogFn = (entry: Record<string, unknown>) => void;
 
@@ -16,6 +17,8 @@ export interface ServerContext {
   logs: EventLogs;
   log: LogFn;
   streams: StreamLimiter;
+  /** Running turns and task commands per account, with a queue. */
+  work: WorkLimiter;
   /** How to run the atlas CLI as a child (node and the bin script). */
   atlasCommand: { command: string; args: string[] };
   /** Steps run on this machine (`--local`) rather than sandboxed. */

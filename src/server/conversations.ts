@@ -30,6 +30,8 @@ export interface TurnRequest {
   prompt: string;
   provider?: Provider | undefined;
   agentId?: string | undefined;
+  /** The client went away: a request still waiting for a slot leaves the queue. */
+  aborted?: AbortSignal | undefined;
 }
 
 export interface StartedTurn {
@@ -44,6 +46,8 @@ interface Running {
   bus: LifecycleBus;
   stopReason: string | undefined;
   done: Promise<void>;
+  /** Gives back the account's running-work slot (server.max_running_per_account). */
+  release: () => void;
 }
 
 const key = (account: string, id: string) => `${account}/${id}`;
@@ -85,9 +89,11 @@ export class Conversations {
     }
     const files = conversationFiles(home, request.account, request.conversationId);
     // Claimed in this process before the first await: a second request here gets 409 ...
-    const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(), stopReason: undefined, done: Promise.resolve() };
+    const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(), stopReason: undefined, done: Promise.resolve(), release: () => undefined };
     this.running.set(k, slot);
     try {
+      // A slot of the account's running work, held until the agent has stopped (not the stream).
+      slot.release = await this.ctx.work.acquire(request.account, request.aborted);
       // ... and across processes through owner.json, taken under a lock (a lease: another server
       // gets it only once this one is gone or its heartbeat stale).
       mkdirSync(files.dir, { recursive: true, mode: 0o700 });
@@ -121,6 +127,7 @@ export class Conversations {
       return { log, fromId, done: slot.done };
     } catch (error) {
       this.running.delete(k);
+      slot.release();
       if (!(error instanceof HttpError && error.code === 'turn_running')) releaseOwner(files.owner);
       throw error;
     }
@@ -186,6 +193,7 @@ export class Conversations {
     } finally {
       this.running.delete(k);
       heartbeat.stop();
+      slot.release();
     }
     if (slot.stopReason === CANCEL_REASON) log.append('cancelled', { turn: final['turn'] ?? null });
     // Announced once the lease is given back: a client that sends its next prompt on this event,
@@ -194,7 +202,7 @@ export class Conversations {
   }
 
   /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */
-  async recover(account: string, id: string): Promise<StartedTurn> {
+  async recover(account: string, id: string, aborted?: AbortSignal): Promise<StartedTurn> {
     const conversation = this.detect(account, id);
     if (!conversation) throw new HttpError(404, 'not_found', `no conversation ${id}`);
     if (conversation.status !== 'interrupted') {
@@ -203,7 +211,7 @@ export class Conversations {
     // The person's own last request (a recovery that was cut off too quotes it, not itself).
     const lastPrompt = [...readMessages(conversationFiles(this.ctx.home, account, id).dir)].reverse().find((m) => m.role === MESSAGE_ROLE.user && !m.body.startsWith(RECOVERY_HEADER))?.body ?? '';
     const prompt = [RECOVERY_HEADER, 'Check the workspace for what was already done, then finish that request. It was:', '', lastPrompt].join('\n');
-    return this.startTurn({ account, conversationId: id, sandboxId: conversation.sandbox_id ?? id, prompt });
+    return this.startTurn({ account, conversationId: id, sandboxId: conversation.sandbox_id ?? id, prompt, aborted });
   }
 
   /** The conversation, with a turn whose server died marked interrupted. */

@@ -10,6 +10,8 @@ export interface Depths {
   streams: () => number;
   /** Turns waiting for their agent to start (src/server/pace.ts). */
   startsWaiting: () => number;
+  /** Requests waiting for a running-work slot of their account. */
+  requestsQueued: () => number;
 }
 
 export class ServerMetrics {
@@ -38,11 +40,12 @@ export class ServerMetrics {
     });
     new Gauge({
       name: 'atlas_queued',
-      help: 'work waiting now: turns whose agent waits to start',
+      help: 'work waiting now: requests queued for a running slot (requests), turns whose agent waits to start (turn_starts)',
       labelNames: ['kind'] as const,
       registers: [this.registry],
       collect() {
         this.set({ kind: 'turn_starts' }, depths.startsWaiting());
+        this.set({ kind: 'requests' }, depths.requestsQueued());
       },
     });
   }

@@ -62,6 +62,13 @@ export function eventPage(r: RequestInfo, log: EventLog, after: number): void {
   sendJson(r.res, 200, { events: items, next_cursor: more ? String(items[items.length - 1]!.id) : null });
 }
 
+/** Aborts when the client closes its connection before the answer is complete. */
+function clientGone(r: RequestInfo): AbortSignal {
+  const controller = new AbortController();
+  r.res.once('close', () => controller.abort());
+  return controller.signal;
+}
+
 export function buildRoutes(ctx: ServerContext, conversations: Conversations, tasks: Tasks, accountEvents?: AccountEvents): Router<Handler> {
   const limit = ctx.config.server.max_body;
   const sseOptions = { bufferLimit: ctx.config.server.client_buffer, heartbeatMs: ctx.config.server.sse_heartbeat };
@@ -91,7 +98,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     const release = ctx.streams.acquire(r.account);
     let turn: StartedTurn;
     try {
-      turn = await conversations.startTurn({ account: r.account, conversationId: r.params['conversationId']!, sandboxId: r.params['sandboxId']!, prompt, provider, agentId });
+      turn = await conversations.startTurn({ account: r.account, conversationId: r.params['conversationId']!, sandboxId: r.params['sandboxId']!, prompt, provider, agentId, aborted: clientGone(r) });
     } catch (error) {
       release();
       throw error;
@@ -104,7 +111,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     const release = ctx.streams.acquire(r.account);
     let turn: StartedTurn;
     try {
-      turn = await conversations.recover(r.account, r.params['conversationId']!);
+      turn = await conversations.recover(r.account, r.params['conversationId']!, clientGone(r));
     } catch (error) {
       release();
       throw error;
@@ -173,7 +180,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     const template = requiredString(body, 'template', 200);
     if (!PATH_ID.test(template)) throw new HttpError(400, 'invalid_field', 'template: letters, digits, "-" and "_" only', { field: 'template' });
     const description = optionalString(body, 'description', 10_000) ?? '';
-    const { record, summary } = await tasks.create(r.account, repo, template, description);
+    const { record, summary } = await tasks.create(r.account, repo, template, description, clientGone(r));
     sendJson(r.res, 202, { task: summary, events: `/tasks/${record.task_id}/events` });
   });
 

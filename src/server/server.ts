@@ -12,6 +12,7 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { LogFn, ServerContext } from './context.js';
 import { StreamLimiter } from './context.js';
+import { WorkLimiter } from './work-limit.js';
 import { Conversations } from './conversations.js';
 import { AccountEvents } from './account-events.js';
 import { applyCors } from './cors.js';
@@ -133,6 +134,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }),
     log,
     streams: new StreamLimiter(serverConfig.max_streams_per_account),
+    work: new WorkLimiter({ maxRunning: serverConfig.max_running_per_account, maxQueued: serverConfig.max_queued_per_account, queueTimeoutMs: serverConfig.queue_timeout }),
     atlasCommand: options.atlasCommand,
     local: options.local,
     stopping: undefined,
@@ -278,7 +280,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   // start-up (/metrics answers 503 until then), and the caller installs its signal handlers at once
   // (a SIGTERM while it loads must stop the server gracefully, not kill it).
   void import('./metrics.js').then(({ ServerMetrics }) => {
-    metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total(), startsWaiting: pacedWaiting });
+    metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total(), startsWaiting: pacedWaiting, requestsQueued: () => ctx.work.queued() });
   });
 
   let stopping: Promise<void> | undefined;

@@ -107,12 +107,15 @@ export class Tasks {
     return real;
   }
 
-  async create(account: string, repo: string, template: string, description: string): Promise<{ record: ServerTaskRecord; summary: TaskSummary }> {
+  async create(account: string, repo: string, template: string, description: string, aborted?: AbortSignal): Promise<{ record: ServerTaskRecord; summary: TaskSummary }> {
     if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping');
     const cwd = this.repoInsideRoot(repo);
     const workspace = `srv-${randomBytes(5).toString('hex')}`;
+    const release = await this.ctx.work.acquire(account, aborted);
     // After `--`, a description starting with "-" is text, not an option.
     const child = runAtlasChild(this.ctx, ['start', '--workspace', workspace, '--no-interactive', '--', template, description], cwd);
+    // The slot is the child's until it has exited, whatever becomes of this request.
+    void child.done.then(release);
     const wsTasks = join(this.ctx.home, 'workspaces', workspace, 'tasks');
     let exited: ChildResult | undefined;
     void child.done.then((r) => (exited = r));
@@ -162,8 +165,12 @@ export class Tasks {
     });
   }
 
-  private spawnFor(record: ServerTaskRecord, command: string, args: string[]): void {
-    this.supervise(record, command, runAtlasChild(this.ctx, args, record.repo));
+  /** Runs an atlas child for the task in a slot of its account's running work. */
+  private async spawnFor(record: ServerTaskRecord, command: string, args: string[]): Promise<void> {
+    const release = await this.ctx.work.acquire(record.account);
+    const child = runAtlasChild(this.ctx, args, record.repo);
+    void child.done.then(release);
+    this.supervise(record, command, child);
   }
 
   summary(record: ServerTaskRecord): TaskSummary {
@@ -233,7 +240,7 @@ export class Tasks {
           action === 'recover'
             ? ['recover', '--task', id, ...(recoverAction ? ['--action', recoverAction] : ['--yes'])]
             : ['resume', '--task', id, action === 'approve' ? '--approve' : '--reject', '--no-interactive', ...noteArgs];
-        this.spawnFor(r, action, args);
+        await this.spawnFor(r, action, args);
         return { status: 202, body: { task_id: id, action, events: `/tasks/${id}/events` } };
       }
     }
@@ -255,7 +262,7 @@ export class Tasks {
   }
 
   recoverInBackground(r: ServerTaskRecord): void {
-    this.spawnFor(r, 'recover', ['recover', '--task', r.task_id, '--yes']);
+    this.spawnFor(r, 'recover', ['recover', '--task', r.task_id, '--yes']).catch((error: Error) => this.ctx.log({ level: 'error', msg: 'recover failed', task_id: r.task_id, error: error.message }));
   }
 
   /** Checkpoints a running command's task, then interrupts it (it parks the task, recoverable). */
