@@ -142,7 +142,7 @@ async function recordInRequest(event: ClaudeHookEvent, dir: string, requestId: s
     case 'Stop':
     case 'StopFailure': {
       const { writeSessionSnapshot } = await import('./request-store.js');
-      const { transcriptUsage } = await import('./transcript-usage.js');
+      const { transcriptUsage } = await import('../../conversation/claude-transcript-usage.js');
       const { waitForFinalMessage } = await import('./transcript-complete.js');
       if (event.hook_event_name === 'Stop' && event.transcript_path) await waitForFinalMessage(event.transcript_path, event.last_assistant_message);
       writeSessionSnapshot(dir, event.transcript_path, requestId, event.session_id);
