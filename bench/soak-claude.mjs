@@ -169,24 +169,40 @@ for (const dir of taskDirs()) {
     ledger.cache_creation += s.cache_creation_tokens;
   }
 }
-// An answer sent whole that no transcript holds was lost in flight: Claude Code died between
-// receiving it and writing it down, so no client could count it. Shown apart.
-const transcripts = [];
-const walk = (dir) => {
-  for (const e of existsSync(dir) ? readdirSync(dir, { withFileTypes: true }) : []) {
-    if (e.isDirectory()) walk(join(dir, e.name));
-    else if (e.name.endsWith('.jsonl')) transcripts.push(readFileSync(join(dir, e.name), 'utf8'));
-  }
+// What a client could see of each answer the API sent whole: Claude Code's transcript holds every
+// figure of it; atlas's stream (messages.jsonl) its input and cache tokens only; an answer neither
+// holds was lost in flight (Claude Code killed between receiving it and writing it down), and so is
+// the output of one only the stream saw. Those are shown apart: no client can count them.
+const corpus = (root, match) => {
+  const texts = [];
+  const walk = (dir) => {
+    for (const e of existsSync(dir) ? readdirSync(dir, { withFileTypes: true }) : []) {
+      if (e.isDirectory()) walk(join(dir, e.name));
+      else if (match(e.name)) texts.push(readFileSync(join(dir, e.name), 'utf8'));
+    }
+  };
+  walk(root);
+  return texts.join('\n');
 };
-walk(join(env.CLAUDE_CONFIG_DIR, 'projects'));
-const allTranscripts = transcripts.join('\n');
-const inFlight = fake.delivered().filter((u) => !allTranscripts.includes(u.id));
+const transcripts = corpus(join(env.CLAUDE_CONFIG_DIR, 'projects'), (n) => n.endsWith('.jsonl'));
+const streamed = corpus(join(home, 'workspaces'), (n) => n === 'messages.jsonl');
 const api = { input: 0, output: 0, cache_read: 0, cache_creation: 0 };
-for (const u of fake.delivered().filter((d) => !inFlight.includes(d))) {
+const lost = { answers: 0, outputs: 0, tokens: 0 };
+for (const u of fake.delivered()) {
+  const whole = transcripts.includes(u.id);
+  if (!whole && !streamed.includes(u.id)) {
+    lost.answers++;
+    lost.tokens += u.input_tokens + u.output_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
+    continue;
+  }
   api.input += u.input_tokens;
-  api.output += u.output_tokens;
   api.cache_read += u.cache_read_input_tokens ?? 0;
   api.cache_creation += u.cache_creation_input_tokens ?? 0;
+  if (whole) api.output += u.output_tokens;
+  else {
+    lost.outputs++;
+    lost.tokens += u.output_tokens;
+  }
 }
 await fake.close();
 
@@ -198,7 +214,7 @@ console.log(`  tasks completed       ${stats.completed}/${KILLS - stats.beforeTa
 for (const u of stats.unrecovered.slice(0, 10)) console.log(`    unrecovered: ${u}`);
 console.log(`  "nothing to recover"  ${stats.nothingToRecover} right after a kill   target: 0  ${stats.nothingToRecover === 0 ? 'ok' : 'MISSED'}`);
 console.log(`  orphaned agents       ${stats.orphans} left after recovery   target: 0  ${stats.orphans === 0 ? 'ok' : 'MISSED'}`);
-console.log(`  lost in flight        ${inFlight.length} answers the API sent whole that Claude Code never wrote down (killed first): ${inFlight.reduce((t, u) => t + u.input_tokens, 0)} input tokens no client can count`);
+console.log(`  lost in flight        ${lost.answers} answers and ${lost.outputs} answers' output tokens that Claude Code, killed, never wrote or showed: ${lost.tokens} tokens no client can count`);
 console.log(`  ledger vs API         ${ledger.rows} rows (${ledger.partial} partial, ${ledger.unknownOutput} with unknown output); ` +
   `input ${ledger.input} vs ${api.input}, output ${ledger.output} vs ${api.output}, cache read ${ledger.cache_read} vs ${api.cache_read}, cache creation ${ledger.cache_creation} vs ${api.cache_creation}   target: 0 difference  ${Object.values(diff).every((d) => d === 0) ? 'ok' : `MISSED ${JSON.stringify(diff)}`}`);
 process.exit(ok ? 0 : 1);
