@@ -21,10 +21,10 @@ function promptArg(prompt: string): string {
 }
 
 export function claudeArgs(
-  input: Pick<AgentRunInput, 'prompt' | 'resumeSessionId' | 'allowedTools'> & { ai: Pick<AgentRunInput['ai'], 'model' | 'permission_mode'> },
+  input: Pick<AgentRunInput, 'prompt' | 'resumeSessionId' | 'sessionId' | 'allowedTools'> & { ai: Pick<AgentRunInput['ai'], 'model' | 'permission_mode'> },
   options: { promptOnStdin?: boolean } = {}): string[] {
   const print = options.promptOnStdin ? ['-p'] : ['-p', promptArg(input.prompt)];
-  const args = input.resumeSessionId ? ['--resume', input.resumeSessionId, ...print] : print;
+  const args = input.resumeSessionId ? ['--resume', input.resumeSessionId, ...print] : input.sessionId ? ['--session-id', input.sessionId, ...print] : print;
   args.push('--output-format', 'stream-json', '--verbose');
   if (input.ai.model) args.push('--model', input.ai.model);
   if (input.ai.permission_mode) args.push('--permission-mode', input.ai.permission_mode);

@@ -9,6 +9,11 @@ export interface AgentRunInput {
   prompt: string;
   /** Continue this agent session (Claude Code --resume) with `prompt` as the next message. */
   resumeSessionId?: string | undefined;
+  /**
+   * A new session's id, chosen by atlas (Claude Code --session-id): known before the agent says it,
+   * so a run cut off at once can still be found in the agent's transcripts.
+   */
+  sessionId?: string | undefined;
   cwd: string;
   env: NodeJS.ProcessEnv;
   timeoutMs: number;

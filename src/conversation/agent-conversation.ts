@@ -19,6 +19,8 @@ export interface AgentConversationStart extends Omit<ConversationStart, 'session
   prompt: string;
   /** The agent session this run resumes: the conversation that had it is the one this continues. */
   resumeSessionId?: string | undefined;
+  /** A new session's id atlas chose (Claude Code --session-id), recorded from the start. */
+  newSessionId?: string | undefined;
 }
 
 export interface AgentRunEnd {
@@ -48,7 +50,7 @@ export class AgentConversation {
       attempt: start.attempt,
       agent: start.agent,
       model: start.model,
-      ...(start.resumeSessionId ? { sessionId: start.resumeSessionId } : {}),
+      ...(start.resumeSessionId || start.newSessionId ? { sessionId: start.resumeSessionId ?? start.newSessionId } : {}),
       continues,
     });
     openConversation(this.recorder);

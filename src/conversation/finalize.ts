@@ -21,7 +21,9 @@ export function finalizeRunningConversations(taskDir: string, now: Date = new Da
       : { ...record.stats, messages_exchanged: messages.length };
     // A Claude Code run goes on after atlas died (an orphan, until recovery stops it): what its
     // transcript says it was answered, this run's messages only, is what the row counts.
-    const stats = partial.partial && record.agent === 'claude' ? cutOffRunStats(partial, record.session_id, record.started_at, env) : partial;
+    // (A run cut off before its first API call has no figures at all yet: the transcript may.)
+    const noFigures = partial.total_input_tokens + partial.total_cache_tokens === 0;
+    const stats = record.agent === 'claude' && (partial.partial || noFigures) ? cutOffRunStats(partial, record.session_id, record.started_at, env) : partial;
     const done: ConversationRecord = {
       ...record,
       status: 'interrupted',

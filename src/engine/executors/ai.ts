@@ -3,6 +3,7 @@
 // it what happened; otherwise the new session gets the task's HOOK.md brief before the prompt.
 // Each agent run is a conversation (src/conversation/): its messages and tokens go through the
 // step's lifecycle bus, whose defaults record them.
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { allowedToolsFor } from '../../agent/allowed-tools.js';
@@ -93,6 +94,7 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
   };
 
   const run = async (prompt: string, resumeSessionId?: string): Promise<AgentRunResult> => {
+    const newSessionId = ai.agent === 'claude' && !resumeSessionId ? randomUUID() : undefined;
     let conversation: AgentConversation | undefined;
     try {
       conversation = new AgentConversation({
@@ -106,6 +108,7 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
         workspace: ctx.task.worktree,
         prompt,
         resumeSessionId,
+        newSessionId,
       });
     } catch (error) {
       recordingError(error);
@@ -124,6 +127,7 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
       result = await runAgent({
         prompt,
         resumeSessionId,
+        sessionId: newSessionId,
         cwd: ctx.task.worktree,
         env: ctx.env,
         timeoutMs,
