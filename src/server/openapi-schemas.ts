@@ -106,5 +106,6 @@ export const SCHEMAS = {
   EventPage: { type: 'object', required: ['events', 'next_cursor'], properties: { events: { type: 'array', items: { $ref: '#/components/schemas/Event' } }, next_cursor: nstr } },
   FileEntry: { type: 'object', required: ['name', 'type'], properties: { name: str, type: { enum: ['file', 'dir', 'symlink', 'other'] }, size: int } },
   FileListing: { type: 'object', required: ['path', 'entries'], properties: { path: str, entries: { type: 'array', items: { $ref: '#/components/schemas/FileEntry' } } } },
+  Session: { type: 'object', required: ['account', 'read_only', 'csrf_token'], properties: { account: str, read_only: { type: 'boolean' }, csrf_token: str } },
   Diff: { type: 'object', required: ['base', 'diff', 'truncated', 'untracked'], properties: { base: str, diff: str, truncated: { type: 'boolean' }, untracked: { type: 'array', items: str } } },
 } as const;

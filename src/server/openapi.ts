@@ -76,6 +76,15 @@ export const OPENAPI_PATHS: Record<string, Json> = {
   '/tasks/{id}/reject': taskAction('reject', 'reject the step waiting for a person'),
   '/tasks/{id}/abandon': taskAction('abandon', 'abandon the task'),
   '/tasks/{id}/cancel': taskAction('cancel', 'cancel the running task command: it stops and is checkpointed'),
+  // The web board (docs/ui.md): its page, its assets and its cookie sign-in.
+  '/': { get: op('the web board\'s page (HTML, strict Content-Security-Policy)', { '200': { description: 'the page', content: { 'text/html': { schema: { type: 'string' } } } } }, { operationId: 'board', security: [] }) },
+  '/ui/login': { get: op('`atlas ui` only: exchange the one-time code of the printed link for the session cookie', { '303': { description: 'signed in: to the board' } }, { operationId: 'boardLogin', security: [], parameters: [query('code', 'the one-time code')] }) },
+  '/ui/{file}': { get: op('a file of the board\'s bundle (hashed name, cached for a year)', { '200': { description: 'the file', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } } }, { operationId: 'boardAsset', security: [], parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }] }) },
+  '/session': {
+    post: op('sign the board in: the token becomes an HttpOnly, SameSite=Strict session cookie (and a readable CSRF cookie)', { '200': json('Session', 'signed in') }, { operationId: 'signIn', security: [], requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string', maxLength: 200 } } } } } } }),
+    get: op('the signed-in session: account and CSRF token (cookie)', { '200': json('Session', 'signed in') }, { operationId: 'getSession', security: [{ cookie: [] }] }),
+    delete: op('sign out (needs the x-csrf-token header)', { '200': { description: 'signed out', content: { 'application/json': { schema: { type: 'object', required: ['signed_out'], properties: { signed_out: { type: 'boolean' } } } } } } }, { operationId: 'signOut', security: [{ cookie: [] }] }),
+  },
 };
 
 export function openApiDocument(version: string): Json {
@@ -83,8 +92,8 @@ export function openApiDocument(version: string): Json {
     openapi: '3.1.0',
     info: { title: 'atlas serve', version, description: 'Conversations with an agent and atlas tasks over HTTP, per account (docs/server.md).' },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { cookie: [] }],
     paths: OPENAPI_PATHS,
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: SCHEMAS },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, cookie: { type: 'apiKey', in: 'cookie', name: 'atlas_session', description: 'the board\'s session (docs/ui.md); requests that change something also need the x-csrf-token header' } }, schemas: SCHEMAS },
   };
 }
