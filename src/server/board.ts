@@ -111,8 +111,8 @@ export class Board {
     const made = this.sessions.redeem(code);
     if (!made) throw new HttpError(401, 'unauthorized', 'this sign-in link is not valid or was used already: restart `atlas ui` for a new one');
     // The code leaves the address bar at once; the cookie carries the session from here on.
-    res.writeHead(303, { ...PAGE_HEADERS, location: '/', 'cache-control': 'no-store', 'set-cookie': sessionCookies(made.id, made.session, false) });
-    res.end();
+    res.writeHead(303, { ...PAGE_HEADERS, location: '/', 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'set-cookie': sessionCookies(made.id, made.session, false) });
+    res.end('signed in: continue to /\n');
     return 'GET /ui/login';
   }
 
