@@ -1,0 +1,116 @@
+// The board in a real browser (Chromium through playwright-core) against a real server started
+// here, with real atlas tasks: sign in, a card appears and moves columns live (no reload), a hostile
+// task description and output are shown as text and run nothing, approving in the browser lets the
+// task finish, and another account cannot reach the task by URL.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
+import { ensureBuilt } from './helpers/engine-fixtures.js';
+import { auth, createToken, repoIn, TEMPLATE } from './helpers/server-fixtures.js';
+import { agentConfig } from './helpers/server-inprocess-fixtures.js';
+import { boardServers } from './helpers/ui-fixtures.js';
+
+const CHROMIUM = process.env['ATLAS_CHROMIUM'] ?? '/usr/bin/chromium';
+const HOSTILE = '<img src=x onerror="window.__pwned=1">';
+// Skipped only where there is no browser and this is not CI (CI installs chromium: .ci/run).
+const run = existsSync(CHROMIUM) || process.env['CI'] ? describe : describe.skip;
+const boards = boardServers();
+let browser: Browser;
+
+/** Saved for docs/ui.md when ATLAS_UI_SCREENSHOTS=1. */
+async function shot(page: Page, name: string): Promise<void> {
+  if (process.env['ATLAS_UI_SCREENSHOTS'] !== '1') return;
+  const dir = join(REPO_ROOT, 'docs', 'ui');
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
+}
+
+function hostileRepo(root: string): string {
+  const repo = repoIn(root, 'demo');
+  const hostile = TEMPLATE.replace('name: quick', 'name: hostile').replace(`console.log('hello-from-task')`, `console.log('<img src=x onerror=window.__pwned=2></script>\\x1b[31mred')`);
+  writeFileSync(join(repo, '.atlas', 'templates', 'hostile.yaml'), hostile);
+  execFileSync('git', ['add', '-A'], { cwd: repo });
+  execFileSync('git', ['commit', '-q', '-m', 'hostile template'], { cwd: repo });
+  return repo;
+}
+
+async function signInPage(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(`${url}/`);
+  await page.getByLabel(/API token/).fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('.live.on').waitFor({ timeout: 15_000 });
+}
+
+run('the board in Chromium', () => {
+  beforeAll(async () => {
+    ensureBuilt();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('signs in by cookie, shows a new task live, renders hostile text as text, approves it and sees it complete; bob cannot reach it', async () => {
+    const home = tempDir();
+    const root = tempDir('atlas-repos-');
+    hostileRepo(root);
+    const alice = createToken(home, 'alice');
+    const bob = createToken(home, 'bob');
+    const { url } = await boards.start(home, { config: agentConfig((c) => (c.server.repos_root = root)) });
+
+    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+    const page = await context.newPage();
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(`${d.type()}: ${d.message()}`);
+      void d.accept();
+    });
+    let navigations = 0;
+    page.on('framenavigated', () => navigations++);
+    await signInPage(page, url, alice);
+    await shot(page, 'board-empty');
+    // The token is nowhere the page's script can reach.
+    expect(await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href + document.cookie)).not.toContain(alice);
+    expect(await page.evaluate(() => document.cookie)).not.toContain('atlas_session');
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === 'atlas_session')!;
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    const before = navigations;
+
+    const created = await fetch(`${url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'demo', template: 'hostile', description: HOSTILE }) });
+    expect(created.status).toBe(202);
+    const id = ((await created.json()) as any).task.id as string;
+    // The card appears and reaches "waiting for a person" with no reload of the page.
+    const card = page.locator(`[data-column="waiting"] [data-task="${id}"]`);
+    await card.waitFor({ timeout: 60_000 });
+    expect(navigations).toBe(before);
+    await expect(card.locator('.card-link').textContent()).resolves.toBe(HOSTILE);
+    expect(await page.locator('img').count()).toBe(0);
+    await shot(page, 'board-waiting');
+
+    await card.locator('.card-link').click();
+    await page.locator('[data-action="approve"]').waitFor();
+    await expect(page.getByTestId('output').textContent()).resolves.toContain('<img src=x onerror=window.__pwned=2></script>');
+    await shot(page, 'task-waiting');
+    await page.locator('[data-action="approve"]').click();
+    await page.getByTestId('task-state').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
+    expect(dialogs).toEqual(['confirm: Approve the step waiting for a person? The task goes on.']);
+    await shot(page, 'task-completed');
+    await page.locator('a', { hasText: '← Board' }).click();
+    await page.locator(`[data-column="completed"] [data-task="${id}"]`).waitFor({ timeout: 20_000 });
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('img').count()).toBe(0);
+
+    // Another account signs in: the task is neither on its board nor reachable by URL.
+    const other = await (await browser.newContext()).newPage();
+    await signInPage(other, url, bob);
+    expect(await other.locator('[data-task]').count()).toBe(0);
+    await other.goto(`${url}/#/tasks/${id}`);
+    await other.getByText(`no task ${id}`).waitFor();
+    await context.close();
+  }, 180_000);
+});
