@@ -15,8 +15,9 @@ export type ColumnId = (typeof COLUMNS)[number]['id'];
 
 export function columnOf(t: Pick<TaskSummary, 'state' | 'activity'>): ColumnId {
   if (t.state === 'completed' || t.state === 'failed' || t.state === 'abandoned') return t.state;
-  if (t.activity === 'waiting' || t.state === 'awaiting_human') return 'waiting';
+  // A step cut off by a stop is parked as awaiting_human too: the activity tells it apart.
   if (t.activity === 'crashed' || t.activity === 'paused' || t.activity === 'not_responding') return 'crashed';
+  if (t.activity === 'waiting' || t.state === 'awaiting_human') return 'waiting';
   return 'running';
 }
 

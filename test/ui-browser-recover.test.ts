@@ -1,0 +1,62 @@
+// A task cut off by a stopped server shows on the board as crashed or paused, with the recovery
+// atlas recommends; the Recover button on its page (confirmed) runs it to the end.
+import { existsSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from './helpers/core-fixtures.js';
+import { ensureBuilt } from './helpers/engine-fixtures.js';
+import { addSlowTemplate, auth, createToken, readSse, repoIn } from './helpers/server-fixtures.js';
+import { agentConfig } from './helpers/server-inprocess-fixtures.js';
+import { boardServers } from './helpers/ui-fixtures.js';
+
+const CHROMIUM = process.env['ATLAS_CHROMIUM'] ?? '/usr/bin/chromium';
+const run = existsSync(CHROMIUM) || process.env['CI'] ? describe : describe.skip;
+const boards = boardServers();
+let browser: Browser;
+
+run('recovering from the board', () => {
+  beforeAll(async () => {
+    ensureBuilt();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('a cut-off task is in the crashed column with its recommended recovery, and Recover finishes it', async () => {
+    const home = tempDir();
+    const root = tempDir('atlas-repos-');
+    const repo = repoIn(root, 'slow');
+    addSlowTemplate(repo, root);
+    const alice = createToken(home, 'alice');
+    const config = agentConfig((c) => {
+      c.server.repos_root = root;
+      c.server.grace_period = 200;
+    });
+    const first = await boards.start(home, { config });
+    const created = await fetch(`${first.url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'slow', template: 'slow', description: 'slow one' }) });
+    const id = ((await created.json()) as any).task.id as string;
+    await readSse(await fetch(`${first.url}/tasks/${id}/events`, { headers: auth(alice) }), (e) => e.event === 'state' && e.data.to === 'step_running');
+    await first.server.stop('test: cut the task off');
+
+    const { url } = await boards.start(home, { config });
+    const page = await (await browser.newContext()).newPage();
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.accept();
+    });
+    await page.goto(`${url}/`);
+    await page.getByLabel(/API token/).fill(alice);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const card = page.locator(`[data-column="crashed"] [data-task="${id}"]`);
+    await card.waitFor({ timeout: 30_000 });
+    await expect(card.locator('.advice').textContent()).resolves.toMatch(/^Recommended: /);
+    if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: 'docs/ui/board-crashed.png', fullPage: true });
+    await card.locator('.card-link').click();
+    await page.locator('[data-action="recover"]').click();
+    await page.getByTestId('task-state').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
+    expect(dialogs).toEqual(['Recover this task with the recommended action?']);
+  }, 180_000);
+});
