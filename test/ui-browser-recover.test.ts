@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from './helpers/core-fixtures.js';
+import { join } from 'node:path';
+import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { addSlowTemplate, auth, createToken, readSse, repoIn } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
@@ -53,7 +54,7 @@ run('recovering from the board', () => {
     const card = page.locator(`[data-column="crashed"] [data-task="${id}"]`);
     await card.waitFor({ timeout: 30_000 });
     await expect(card.locator('.advice').textContent()).resolves.toMatch(/^Recommended: /);
-    if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: 'docs/ui/board-crashed.png', fullPage: true });
+    if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'board-crashed.png'), fullPage: true });
     await card.locator('.card-link').click();
     await page.locator('[data-action="recover"]').click();
     await page.getByTestId('task-state').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });

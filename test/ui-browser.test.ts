@@ -95,6 +95,9 @@ run('the board in Chromium', () => {
     await card.locator('.card-link').click();
     await page.locator('[data-action="approve"]').waitFor();
     await expect(page.getByTestId('output').textContent()).resolves.toContain('<img src=x onerror=window.__pwned=2></script>');
+    // HOOK.md (it quotes the hostile description) is text in a <pre>, never parsed as HTML.
+    await page.getByTestId('hook-md').filter({ hasText: id }).waitFor();
+    expect(await page.getByTestId('hook-md').locator('*').count()).toBe(0);
     await shot(page, 'task-waiting');
     await page.locator('[data-action="approve"]').click();
     await page.getByTestId('task-state').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });

@@ -70,6 +70,7 @@ export const OPENAPI_PATHS: Record<string, Json> = {
   '/tasks/{id}/events': { get: op('the task\'s events (SSE, replayed after Last-Event-ID), or a page of them (Accept: application/json)', { '200': { description: 'the stream or a page', content: { 'text/event-stream': { schema: { type: 'string' } }, 'application/json': { schema: ref('EventPage') } } } }, { operationId: 'taskEvents', parameters: [task, ...lastEventId, page[0]] }) },
   '/tasks/{id}/files': { get: op('a file or folder of the task\'s worktree', { '200': { description: 'a folder listing (JSON) or the file\'s bytes', content: { 'application/json': { schema: ref('FileListing') }, 'application/octet-stream': { schema: { type: 'string' } } } } }, { operationId: 'taskFiles', parameters: [task, query('path', 'relative to the worktree; no "..", no symbolic links followed')] }) },
   '/tasks/{id}/diff': { get: op('the worktree\'s changes against the task\'s base commit', { '200': json('Diff', 'a unified diff') }, { operationId: 'taskDiff', parameters: [task] }) },
+  '/tasks/{id}/hook.md': { get: op('the task\'s HOOK.md (its hook as Markdown, written by atlas)', { '200': { description: 'Markdown text', content: { 'text/markdown': { schema: { type: 'string' } } } } }, { operationId: 'taskHookMarkdown', parameters: [task] }) },
   '/tasks/{id}/checkpoint': taskAction('checkpoint', 'checkpoint the task now'),
   '/tasks/{id}/recover': taskAction('recover', 'recover a crashed or interrupted task'),
   '/tasks/{id}/approve': taskAction('approve', 'approve the step waiting for a person'),

@@ -30,7 +30,7 @@ export function TaskView({ id }: { id: string }) {
 
   useEffect(() => {
     void load();
-    api<string>('GET', `${path}/files?path=HOOK.md`).then((t) => setHookMd(String(t)), () => setHookMd(''));
+    api<string>('GET', `${path}/hook.md`).then((t) => setHookMd(String(t)), () => setHookMd(''));
     api<{ diff: string; truncated: boolean }>('GET', `${path}/diff`).then((d) => setDiff(d.diff + (d.truncated ? '\n… (truncated)' : '')), () => setDiff(''));
     const source = new EventSource(`${path}/events`);
     const onOutput = (e: MessageEvent) => {
@@ -75,7 +75,7 @@ export function TaskView({ id }: { id: string }) {
     <h2>Receipts</h2>
     <ul>${receipts.map((r) => html`<li>${s(r['step_name'])}: <code>${s(r['command'])}</code> exit ${s(r['exit_code'])} · ${s(r['receipt_id'])}</li>`)}</ul>
     <h2>Checkpoints</h2>
-    <ul>${checkpoints.map((c) => html`<li>${s(c['timestamp'])} · ${s(c['step_name'])}: ${s(c['description'])} <code>${s(c['git_commit']).slice(0, 12)}</code></li>`)}</ul>
+    <ul>${checkpoints.map((c) => html`<li>${s(c['created_at'])} · ${s(c['step_name'])}: ${s(c['description'])} <code>${s(c['git_commit']).slice(0, 12)}</code></li>`)}</ul>
     <h2>HOOK.md</h2>
     <pre class="hookmd" data-testid="hook-md">${hookMd || '(none)'}</pre>
     <h2>Diff</h2>
