@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Session } from './api.js';
 import { api, ApiError } from './api.js';
 import { BoardView } from './board-view.js';
+import { ConversationList, ConversationView } from './conversation-view.js';
 import { html } from './html.js';
 import { TaskView } from './task-view.js';
 
@@ -51,8 +52,10 @@ function App() {
   if (session === null) return html`<main><${SignIn} onDone=${setSession} /></main>`;
   const signOut = () => void api('DELETE', '/session').finally(() => setSession(null));
   const task = /^#\/tasks\/([A-Za-z0-9_-]+)$/.exec(hash);
-  return html`<header><a href="#/" class="brand">atlas</a><span class="meta">${session.account}${session.read_only ? ' (read-only)' : ''}</span><button type="button" onClick=${signOut}>Sign out</button></header>
-    <main>${task ? html`<${TaskView} id=${task[1]} />` : html`<${BoardView} />`}</main>`;
+  const conv = /^#\/conversations\/([A-Za-z0-9][A-Za-z0-9_-]{0,79})$/.exec(hash);
+  const page = task ? html`<${TaskView} id=${task[1]} />` : conv ? html`<${ConversationView} id=${conv[1]} />` : hash === '#/conversations' ? html`<${ConversationList} />` : html`<${BoardView} />`;
+  return html`<header><a href="#/" class="brand">atlas</a><nav aria-label="Pages"><a href="#/">Tasks</a> <a href="#/conversations">Conversations</a></nav><span class="meta">${session.account}${session.read_only ? ' (read-only)' : ''}</span><button type="button" onClick=${signOut}>Sign out</button></header>
+    <main>${page}</main>`;
 }
 
 render(html`<${App} />`, document.getElementById('app')!);
