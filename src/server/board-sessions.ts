@@ -37,9 +37,8 @@ export function readCookies(req: IncomingMessage): Map<string, string> {
   const out = new Map<string, string>();
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const i = part.indexOf('=');
-    if (i <= 0) continue;
-    const name = part.slice(0, i).trim();
-    if (!out.has(name)) out.set(name, part.slice(i + 1).trim());
+    const name = i < 0 ? '' : part.slice(0, i).trim();
+    if (name && !out.has(name)) out.set(name, part.slice(i + 1).trim());
   }
   return out;
 }
