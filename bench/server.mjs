@@ -33,7 +33,7 @@ function timeSpawn(argv, runs = 7) {
 /** Starts the server; resolves when it logs "listening", with the time that took. */
 function startServer(home, local = true) {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [ATLAS, '-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${AGENT}`, '-c', 'server.max_streams_per_account=1000', '-c', 'server.requests_per_second=0', 'serve', '--port', '0', ...(local ? ['--local'] : [])], {
+  const child = spawn(process.execPath, [ATLAS, '-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${AGENT}`, '-c', 'server.max_streams_per_account=1000', '-c', 'server.requests_per_second=0', '-c', 'server.max_running_per_account=1000', 'serve', '--port', '0', ...(local ? ['--local'] : [])], {
     env: { ...process.env, ATLAS_HOME: home },
     stdio: ['ignore', 'pipe', 'ignore'],
   });

@@ -12,7 +12,7 @@ import { MAX_ADDITIONAL_CONTEXT, primingContext, shouldPrime } from '../src/inte
 import { generatedRequestId } from '../src/integrations/claude/scope.js';
 import { extractContexts, extractWorkFiles, sanitizeWorkName } from '../src/integrations/claude/tags.js';
 import { isGitCommitCommand } from '../src/integrations/claude/edit-tools.js';
-import { transcriptUsage } from '../src/integrations/claude/transcript-usage.js';
+import { transcriptUsage } from '../src/conversation/claude-transcript-usage.js';
 import { fixtureText } from './helpers/claude-hook-fixtures.js';
 
 const tmp = () => realpathSync(mkdtempSync(join(tmpdir(), 'atlas-claude-unit-')));

@@ -161,14 +161,15 @@ describe('conversations with the real Claude Code', () => {
     expect(recovered.stdout).toContain('closed as interrupted with a partial token row');
     const [first, second, ...rest] = conversations(onlyTask(sb).dir);
     expect(rest).toHaveLength(0);
-    // The cut-off run: interrupted, partial; input and cache from its two API calls, each once; output and cost unknown.
+    // The cut-off run: interrupted, partial; input and cache from its two API calls, each once;
+    // output tokens the transcript's for the call that was answered (issue 22); cost unknown.
     expect(first!.record).toMatchObject({ status: 'interrupted', attempt: 1 });
     expect(first!.record.stats).toMatchObject({
       partial: true,
       total_input_tokens: 240,
       cache_read_tokens: 3,
       cache_creation_tokens: 6,
-      total_output_tokens: null,
+      total_output_tokens: 20,
       cost_usd: null,
     });
     // The resumed run: its own row, naming the one it continues, with the agent's result totals.

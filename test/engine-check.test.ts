@@ -56,8 +56,8 @@ describe('atlas start check', () => {
 
     // every validation command left a signed receipt on this commit, verified for real
     expect(hook.receipts.map((r: any) => [r.command, r.exit_code, r.message_version, r.git_commit, r.git_dirty, r.execution_mode])).toEqual([
-      ['npm run lint', 0, 3, done.git_commit, false, 'local'],
-      ['npm test', 0, 3, done.git_commit, false, 'local'],
+      ['npm run lint', 0, 4, done.git_commit, false, 'local'],
+      ['npm test', 0, 4, done.git_commit, false, 'local'],
     ]);
     // The program each command started, as found on the step's PATH.
     expect(hook.receipts[0].executable).toMatch(/^\/.*\/npm$/);

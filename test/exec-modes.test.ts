@@ -101,7 +101,7 @@ describe.skipIf(skipSandbox)('sandbox mode', { timeout: 120_000 }, () => {
     // The mode is signed (message version 3): sandbox here, local there; all else alike.
     expect(sandboxHook.receipts.map((r: { execution_mode: string }) => r.execution_mode)).toEqual(['sandbox', 'sandbox']);
     expect(localHook.receipts.map((r: { execution_mode: string }) => r.execution_mode)).toEqual(['local', 'local']);
-    expect(sandboxHook.receipts.map((r: { message_version: number }) => r.message_version)).toEqual([3, 3]);
+    expect(sandboxHook.receipts.map((r: { message_version: number }) => r.message_version)).toEqual([4, 4]);
     expect(sandboxHook.receipts.map((r: { executable: string }) => r.executable)).toEqual(localHook.receipts.map((r: { executable: string }) => r.executable));
     expect(json(join(sandboxDir!, 'execution.json')).mode).toBe('sandbox');
     expect(json(join(sandboxDir!, 'execution.json')).policy.deny_read).toContain(join(home, 'keys'));

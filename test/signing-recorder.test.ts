@@ -15,7 +15,7 @@ import { commitChange, createTask, git, homeWithKey, recordRun, repo, tempDir } 
 const sha = (b: string | Buffer) => createHash('sha256').update(b).digest('hex');
 
 describe('signing recorder', () => {
-  it('records a signed version-3 receipt with hashes, git state, executable and artifacts', async () => {
+  it('records a signed version-4 receipt with hashes, git state, executable, the tree and artifacts', async () => {
     const { home, xpub } = await homeWithKey();
     const dir = repo();
     const fx = await createTask(home, dir);
@@ -30,12 +30,14 @@ describe('signing recorder', () => {
       stdout_hash: sha(stdout),
       stderr_hash: sha('warn\n'),
       key_path: `m/44'/236'/0'/${fx.task.task_index}/0`,
-      message_version: 3,
+      message_version: 4,
       task_id: fx.ref.id,
       git_commit: git(dir, 'rev-parse', 'HEAD'),
       git_dirty: false,
       executable: '/usr/bin/npm',
       execution_mode: 'local',
+      validation_tree: 'worktree',
+      dependencies: 'worktree',
     });
     expect(receipt.receipt_id).toMatch(/^rcpt-[0-9a-f]{8}$/);
     expect(readFileSync(join(fx.ref.dir, receipt.stdout_artifact!))).toEqual(stdout);

@@ -96,6 +96,8 @@ export class AgentConversation {
         this.emit({ key: 'output', conversation_id: this.id, body: end.output, role: MESSAGE_ROLE.assistant, timestamp: now(), tokens: 0, tool_calls: [] });
       }
       await Promise.allSettled([...this.pending]);
+      // Claude Code killed before its result: the row takes what its transcript says it was answered.
+      this.recorder.settleFromTranscript();
       if (end.interrupted) markInterrupted(this.id);
       const usage = streamUsageOf(this.recorder.current.stats, !this.recorder.reportedTokens);
       await this.start.lifecycle.streamFinish({ ...this.base, point: 'on_stream_finish', ok: end.ok, usage, error: end.ok ? null : (end.error ?? 'the agent failed') });

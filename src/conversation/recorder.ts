@@ -4,9 +4,10 @@
 // is held until each call's result has been joined to it (by tool_use id), so its line carries the
 // outputs: a crash loses at most that message in flight (its tokens are already in the record).
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import type { ConversationRecord, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
+import type { ConversationRecord, ConversationStats, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
 import { emptyStats } from '../domain/conversation.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
+import { cutOffRunStats } from './claude-transcript-usage.js';
 import type { CallUsage, ResultFigures } from './ledger.js';
 import { RunningLedger, tokenlessStats } from './ledger.js';
 import { conversationFiles, newConversationId } from './paths.js';
@@ -38,6 +39,8 @@ export class ConversationRecorder {
   private readonly held = new Map<string, Message>();
   private fd: number | undefined;
   private tokens = false;
+  /** Figures of a run cut off before its result, from the agent's own transcript. */
+  private cutOff: ((messages: number) => ConversationStats) | undefined;
   private readonly now: () => Date;
 
   constructor(start: ConversationStart) {
@@ -138,6 +141,22 @@ export class ConversationRecorder {
     this.save(false);
   }
 
+  /**
+   * A Claude Code run that ended without its final result (killed): its row takes the session
+   * transcript's figures for this run's messages, still partial (claude-transcript-usage.ts).
+   */
+  settleFromTranscript(env: NodeJS.ProcessEnv = process.env): void {
+    if (this.ended || this.record.agent !== 'claude' || !this.record.session_id) return;
+    const stats = this.tokens ? this.ledger.stats(this.written.size) : undefined;
+    if (stats && !stats.partial) return; // the result came: it is the truth
+    const base = stats ?? this.ledger.stats(this.written.size);
+    const settled = cutOffRunStats(base, this.record.session_id, this.record.started_at, env);
+    if (settled === base) return;
+    this.tokens = true;
+    this.cutOff = (messages) => ({ ...settled, messages_exchanged: messages });
+    this.saveStats(false);
+  }
+
   /** Whether the agent reported any tokens (false: a command agent without stream-json). */
   get reportedTokens(): boolean {
     return this.tokens;
@@ -156,7 +175,7 @@ export class ConversationRecorder {
       ...this.record,
       status,
       ended_at: this.now().toISOString(),
-      stats: this.tokens ? this.ledger.stats(this.written.size) : tokenlessStats(this.written.size),
+      stats: this.cutOff ? this.cutOff(this.written.size) : this.tokens ? this.ledger.stats(this.written.size) : tokenlessStats(this.written.size),
     };
     this.save(true);
     if (this.fd !== undefined) closeSync(this.fd);
@@ -174,7 +193,8 @@ export class ConversationRecorder {
   }
 
   private saveStats(durable: boolean): void {
-    this.record = { ...this.record, stats: this.tokens ? this.ledger.stats(this.written.size) : { ...this.record.stats, messages_exchanged: this.written.size } };
+    const stats = this.cutOff ? this.cutOff(this.written.size) : this.tokens ? this.ledger.stats(this.written.size) : { ...this.record.stats, messages_exchanged: this.written.size };
+    this.record = { ...this.record, stats };
     this.save(durable);
   }
 

@@ -7,11 +7,12 @@ import { dirname, join } from 'node:path';
 import { emptyStats, MESSAGE_ROLE } from '../domain/conversation.js';
 import { toTimestamp } from '../domain/time.js';
 import { ProcessGroups } from '../engine/processes.js';
-import type { LifecycleBase, LifecycleBus } from '../lifecycle/types.js';
+import type { LifecycleBase, LifecycleBus, LifecycleEvent } from '../lifecycle/types.js';
 import { claimOwner } from '../liveness/claim.js';
 import { checkLiveness, readOwner, releaseOwner, startHeartbeat } from '../liveness/owner.js';
 import { killLeftoverProcesses } from '../recovery/leftovers.js';
 import { CANCEL_REASON, runTurn } from './agent-turn.js';
+import { conversationSyncTarget, readMessages } from './lifecycle-adapter.js';
 import { paced } from './pace.js';
 import { lowerPriority } from './priority.js';
 import { createTurnExecutor } from './turn-executor.js';
@@ -21,7 +22,6 @@ import { conversationFiles, conversationsDir, listAccounts, listConversations, r
 import type { EventLog } from './event-log.js';
 import { retireLog } from './event-log.js';
 import { HttpError } from './http.js';
-import { readMessages } from './lifecycle-adapter.js';
 
 export interface TurnRequest {
   account: string;
@@ -137,13 +137,33 @@ export class Conversations {
     return { heartbeatIntervalMs: this.ctx.config.hooks.heartbeat_interval, staleThresholdMs: this.ctx.config.hooks.stale_threshold };
   }
 
+  /**
+   * A warm sandbox skips OnColdStart, but not the store's word: when the store holds a version
+   * pushed after this workspace last synced (the conversation went on on another server), that
+   * version is pulled first, so the turn neither runs on stale files nor pushes them as newest.
+   */
+  private async catchUpWithStore(conversation: ServerConversation): Promise<void> {
+    const { home, config } = this.ctx;
+    if (config.sync.store.trim() === '' || !config.sync.init_from_store) return;
+    const { restoreWorkspaceOnColdStart } = await import('../sync/lifecycle.js');
+    const target = conversationSyncTarget({ ...this.base(conversation), point: 'on_cold_start' } as LifecycleEvent);
+    try {
+      await restoreWorkspaceOnColdStart({ home, config, taskId: '', target, warn: (note) => this.ctx.log({ msg: 'sync', note }) });
+    } catch (error) {
+      throw new HttpError(502, 'cold_start_failed', `the sandbox could not catch up with the store: ${(error as Error).message}`, { removed: false });
+    }
+  }
+
   /** A new sandbox runs OnColdStart; if it fails, what was created is removed and the request fails. */
   private async ensureSandbox(conversation: ServerConversation, sandboxId: string, created: boolean, bus: LifecycleBus): Promise<ServerConversation> {
     const { home } = this.ctx;
     const k = key(conversation.account, conversation.id);
     const files = conversationFiles(home, conversation.account, conversation.id);
     const fresh = !conversation.sandbox_id || !workspaceExists(home, conversation.account, conversation.id);
-    if (!fresh && this.warm.has(k)) return conversation;
+    if (!fresh && this.warm.has(k)) {
+      await this.catchUpWithStore(conversation);
+      return conversation;
+    }
     if (fresh) {
       mkdirSync(files.workspace, { recursive: true });
       conversation = { ...conversation, sandbox_id: sandboxId };

@@ -1,8 +1,11 @@
 // A store in a folder (default `$ATLAS_HOME/store`, or a shared mount). A new version is built in
 // a staging folder and renamed into place whole; unchanged files are hard links to the previous
 // version's (no bytes copied, no extra space), with a plain copy where links are not allowed.
+// Nothing below the store folder is followed when it is a symbolic link: whoever could write the
+// store could otherwise have a pull copy in any file of the pulling machine (issue 18), so every
+// folder on the way is checked with lstat and files are opened with O_NOFOLLOW.
 import { createReadStream } from 'node:fs';
-import { access, constants, copyFile, link, lstat, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { access, constants, copyFile, link, lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { sortVersions } from '../domain/sync-plan.js';
@@ -26,12 +29,57 @@ function storeError(error: unknown, what: string): AtlasError {
 
 let staging = 0;
 
+/** Opens for reading without following a symbolic link in the last component. */
+const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+
+function linkRefused(path: string): AtlasError {
+  return new AtlasError(`the store holds a symbolic link at ${path}; atlas never follows links inside a store, so nothing was read or written through it`, {
+    exitCode: EXIT.failure,
+    hint: 'the store was changed outside atlas: look at that entry and remove it by hand (atlas never stores links as links in a folder store)',
+  });
+}
+
 export class DirectoryStore implements SyncStore {
   readonly kind = 'dir' as const;
   constructor(readonly location: string) {}
 
   private dir(...parts: string[]): string {
     return join(this.location, ...parts);
+  }
+
+  /** Folders below the store already found real in this run: each is checked once. */
+  private readonly realFolders = new Set<string>();
+
+  /**
+   * The path of `parts` under the store, once every folder on the way is known not to be a
+   * symbolic link (a missing one ends the check: nothing below it exists either). The last part
+   * is the caller's to open with O_NOFOLLOW, or to check itself.
+   */
+  private async noLinks(...parts: string[]): Promise<string> {
+    const segments = parts.flatMap((p) => p.split('/'));
+    for (let i = 1; i < segments.length; i++) {
+      const folder = this.dir(...segments.slice(0, i));
+      if (this.realFolders.has(folder)) continue;
+      let st;
+      try {
+        st = await lstat(folder);
+      } catch (error) {
+        // Missing, or a file on the way: the operation itself fails with its own message.
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'ENOTDIR') break;
+        throw storeError(error, `cannot read ${folder}`);
+      }
+      if (st.isSymbolicLink()) throw linkRefused(folder);
+      this.realFolders.add(folder);
+    }
+    return this.dir(...segments);
+  }
+
+  private async realFolder(...parts: string[]): Promise<string> {
+    const path = await this.noLinks(...parts);
+    const st = await lstat(path).catch(() => undefined);
+    if (st?.isSymbolicLink()) throw linkRefused(path);
+    return path;
   }
 
   async checkAccess(): Promise<void> {
@@ -45,7 +93,7 @@ export class DirectoryStore implements SyncStore {
 
   async putTaskIndex(taskId: string, workspace: string): Promise<void> {
     try {
-      await mkdir(this.dir(TASK_INDEX), { recursive: true });
+      await mkdir(await this.realFolder(TASK_INDEX), { recursive: true });
       writeFileAtomic(this.dir(TASK_INDEX, taskIndexName(taskId, workspace)), '');
     } catch (error) {
       throw storeError(error, `cannot write to the store folder ${this.location}`);
@@ -63,8 +111,11 @@ export class DirectoryStore implements SyncStore {
   }
 
   private async listChildren(path: string): Promise<string[]> {
+    const folder = await this.realFolder(path);
     try {
-      const entries = await readdir(this.dir(path), { withFileTypes: true });
+      const entries = await readdir(folder, { withFileTypes: true });
+      const link = entries.find((e) => e.isSymbolicLink());
+      if (link) throw linkRefused(join(folder, link.name));
       return entries.filter((e) => e.isDirectory()).map((e) => e.name);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
@@ -77,25 +128,38 @@ export class DirectoryStore implements SyncStore {
   }
 
   async readState(tree: string, version: string): Promise<string | undefined> {
+    const path = await this.noLinks(tree, version, STATE_FILE_NAME);
     try {
-      return await readFile(this.dir(tree, version, STATE_FILE_NAME), 'utf8');
+      const handle = await open(path, READ_NO_FOLLOW);
+      try {
+        return await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefused(path);
       throw storeError(error, `cannot read ${this.dir(tree, version, STATE_FILE_NAME)}`);
     }
   }
 
   async download(tree: string, version: string, path: string, dest: string): Promise<Received> {
-    const source = this.dir(tree, version, ...path.split('/'));
+    const source = await this.noLinks(tree, version, path);
     try {
-      return await streamToNewFile(createReadStream(source), dest);
+      const stream = (await open(source, READ_NO_FOLLOW)).createReadStream();
+      try {
+        return await streamToNewFile(stream, dest);
+      } finally {
+        stream.destroy(); // closes the file, also when the destination could not be made
+      }
     } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefused(source);
       throw storeError(error, `cannot read ${source} from the store`);
     }
   }
 
   async beginVersion(tree: string, version: string): Promise<VersionWriter> {
-    const final = this.dir(tree, version);
+    const final = await this.realFolder(tree, version);
     const stage = this.dir(tree, `.incoming-${version}-${process.pid}-${++staging}`);
     try {
       await mkdir(stage, { recursive: true });

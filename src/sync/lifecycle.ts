@@ -8,7 +8,10 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import type { SyncStats } from '../domain/sync-plan.js';
 import type { PullResult, PushResult } from './operations.js';
 import { syncPull, syncPush } from './operations.js';
+import { readLocalState } from './local-state.js';
+import type { SyncStore } from './store.js';
 import { openStore } from './store.js';
+import { latestVersion } from './versions.js';
 import type { SyncTarget } from './target.js';
 import { targetOfTask } from './target.js';
 
@@ -24,8 +27,26 @@ export interface LifecycleSyncInput {
 }
 
 /**
+ * The store's newest version when it was pushed after this folder last synced (another machine,
+ * or another server of the same conversation, went on from here): the folder is behind, however
+ * recently it synced, and must not be trusted as it is.
+ */
+export async function newerInStore(target: SyncTarget, store: SyncStore, warn: (text: string) => void): Promise<string | undefined> {
+  const local = readLocalState(target.root, warn);
+  if (!local || local.last_synced_at === 0) return undefined; // never synced or cut off: a full pull anyway
+  const newest = await latestVersion(store, target.tree, await store.listVersionNames(target.tree), warn);
+  if (!newest || newest.state.last_synced_at < local.last_synced_at) return undefined;
+  // Times are whole seconds: in the same second, the version is another one if its files differ.
+  const same = (a: typeof local.files, b: typeof local.files) => a.length === b.length && a.every((f, i) => f.path === b[i]!.path && f.checksum === b[i]!.checksum);
+  const byPath = (files: typeof local.files) => [...files].sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+  if (newest.state.last_synced_at === local.last_synced_at && same(byPath(newest.state.files), byPath(local.files))) return undefined;
+  return newest.version;
+}
+
+/**
  * OnColdStart: with `sync.store` set and `sync.init_from_store: true`, pulls the newest stored
- * version into the task's working tree (by the staleness rule: a fresh workspace is left alone).
+ * version into the task's working tree (by the staleness rule: a fresh workspace is left alone,
+ * unless the store holds a version pushed after its last sync: then that version is pulled).
  * Returns undefined when the hook is off. Throws an AtlasError naming the task, the store and
  * what failed.
  */
@@ -35,7 +56,9 @@ export async function restoreWorkspaceOnColdStart(input: LifecycleSyncInput & { 
   try {
     const target = input.target ?? targetOfTask(input.taskId, input.home);
     const store = await openStore(config, input.home);
-    return await syncPull(target, { store, config, warn: input.warn ?? (() => undefined) }, input.version !== undefined ? { version: input.version } : {});
+    const warn = input.warn ?? (() => undefined);
+    const version = input.version ?? (await newerInStore(target, store, warn));
+    return await syncPull(target, { store, config, warn }, version !== undefined ? { version } : {});
   } catch (error) {
     const cause = error instanceof AtlasError ? error : undefined;
     throw new AtlasError(`OnColdStart: restoring the workspace of ${label(input)} from ${config.sync.store} failed, so the step did not start: ${(error as Error).message}`, {

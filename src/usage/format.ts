@@ -31,7 +31,7 @@ export function formatUsageTable(report: UsageReport): string {
   const lines = [line(header), ...body.map(line), line(footer)];
   const notes: string[] = [];
   if (report.total.partial > 0) {
-    notes.push('partial: a run cut off before the agent reported its totals; its input and cache tokens come from its messages.');
+    notes.push('partial: a run cut off before the agent reported its totals; its tokens come from its messages, and for Claude Code from its transcript (each message once); its cost is unknown.');
   }
   if (report.total.output_unknown > 0 || report.total.cost_unknown > 0) {
     notes.push('?: unknown (never counted as 0); ≥: a total that includes unknown figures.');

@@ -60,6 +60,8 @@ export interface FakeAnthropic {
   allPromptText(): string;
   /** How many scripted turns have been served. */
   served(): number;
+  /** Every answer sent whole (not an error, not cut off), with its message id: what the API delivered. */
+  delivered(): (FakeUsage & { id: string })[];
   close(): Promise<void>;
 }
 
@@ -159,6 +161,7 @@ function answerPlain(res: ServerResponse, turn: FakeTurn, model: string, message
 export async function startFakeAnthropic(script: Script = []): Promise<FakeAnthropic> {
   const requests: RecordedRequest[] = [];
   const open = new Set<ServerResponse>();
+  const delivered: (FakeUsage & { id: string })[] = [];
   let served = 0;
 
   const nextTurn = (request: RecordedRequest): FakeTurn => {
@@ -188,6 +191,7 @@ export async function startFakeAnthropic(script: Script = []): Promise<FakeAnthr
       const model = typeof body?.model === 'string' ? body.model : 'claude-test';
       const messageId = `msg_${randomBytes(10).toString('hex')}`;
       const answer = () => {
+        if (!turn.error && !turn.hang) res.once('finish', () => delivered.push({ ...DEFAULT_USAGE, ...turn.usage, id: messageId }));
         if (turn.error) {
           res.writeHead(turn.error.status, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ type: 'error', error: { type: turn.error.type, message: turn.error.message } }));
@@ -220,6 +224,7 @@ export async function startFakeAnthropic(script: Script = []): Promise<FakeAnthr
         .map((r) => [textOf(r.body.system), textOf(r.body.messages)].join('\n'))
         .join('\n'),
     served: () => served,
+    delivered: () => delivered,
     close: async () => {
       for (const res of open) res.destroy();
       server.closeAllConnections();

@@ -6,6 +6,7 @@ import { formatCost, formatTokens } from '../../conversation/totals.js';
 import type { UsageFigures } from '../../conversation/totals.js';
 import type { ConversationRecord, PermissionDenial } from '../../domain/conversation.js';
 import type { Hook } from '../../domain/hook.js';
+import { guardToolCall } from '../../integrations/claude/guard.js';
 
 /** output_tokens and cost_usd are null when some run's are unknown (cut off before its result). */
 export interface AttemptLedger extends UsageFigures {
@@ -42,6 +43,34 @@ export function formatLedger(l: AttemptLedger): string {
 export function denialSummary(denials: readonly PermissionDenial[]): string {
   const shown = [...new Set(denials.map(describeDenial))];
   return `the agent was refused ${denials.length} tool call${denials.length === 1 ? '' : 's'}: ${shown.slice(0, 5).join(', ')}${shown.length > 5 ? `, … (${shown.length - 5} more)` : ''}`;
+}
+
+/**
+ * The refusals atlas's own guard made (it would refuse the same call again: keys, ATLAS_HOME,
+ * a task's records), apart from the calls Claude Code's permission settings refused. Only the
+ * latter can be allowed; the guard's are never the agent's to make.
+ */
+export function sortDenials(denials: readonly PermissionDenial[], cwd: string, home: string): { guard: { denial: PermissionDenial; reason: string }[]; permission: PermissionDenial[] } {
+  const guard: { denial: PermissionDenial; reason: string }[] = [];
+  const permission: PermissionDenial[] = [];
+  for (const denial of denials) {
+    const reason = guardToolCall({ toolName: denial.tool_name, toolInput: denial.tool_input, cwd, home });
+    if (reason) guard.push({ denial, reason: reason.replace(/^atlas guard: /, '') });
+    else permission.push(denial);
+  }
+  return { guard, permission };
+}
+
+/** The warning lines of an attempt's refusals: what atlas refused and why; how to allow the rest. */
+export function denialWarnings(sorted: ReturnType<typeof sortDenials>): string[] {
+  const lines: string[] = [];
+  if (sorted.guard.length > 0) {
+    const n = sorted.guard.length;
+    const first = sorted.guard[0]!;
+    lines.push(`atlas refused ${n} tool call${n === 1 ? '' : 's'} of the agent (atlas guard): ${describeDenial(first.denial)}: ${first.reason}${n > 1 ? ` (and ${n - 1} more, in the hook's event)` : ''}`);
+  }
+  if (sorted.permission.length > 0) lines.push(`${denialSummary(sorted.permission)}; ${DENIAL_HINT}`);
+  return lines;
 }
 
 export const DENIAL_HINT =

@@ -15,7 +15,7 @@ import type { ConversationRecord, PermissionDenial } from '../../domain/conversa
 import type { AiStep } from '../../domain/template.js';
 import { PRIVATE_DIR_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import { stepOutputPath } from '../prompt.js';
-import { attemptLedger, DENIAL_HINT, denialSummary, formatLedger, previousAttemptError } from './ai-outcome.js';
+import { attemptLedger, DENIAL_HINT, denialWarnings, formatLedger, previousAttemptError, sortDenials } from './ai-outcome.js';
 import type { StepResult, StepRunContext } from './types.js';
 
 /** The prompt for a fresh session that continues earlier work: the brief, what happened, the step. */
@@ -174,6 +174,7 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
 
   // Kept whatever the outcome: the tokens of a failed or cut-off attempt were spent too.
   const ledger = attemptLedger(conversations);
+  const sorted = sortDenials(denials, ctx.task.worktree, ctx.home);
   const details: Record<string, unknown> = { agent: ai.agent };
   if (result.sessionId) details['session_id'] = result.sessionId;
   if (result.usage) details['usage'] = result.usage;
@@ -182,8 +183,9 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
   else if (result.costUsd !== undefined) details['cost_usd'] = result.costUsd;
   if (conversations.length > 0) details['tokens'] = { input: ledger.input_tokens, output: ledger.output_tokens, cache_read: ledger.cache_read_tokens, cache_creation: ledger.cache_creation_tokens, partial: ledger.partial };
   if (denials.length > 0) {
-    details['permission_denials'] = denials.map((d) => ({ tool: d.tool_name, call: describeDenial(d), tool_use_id: d.tool_use_id }));
-    ctx.reporter.note(`warning: ${denialSummary(denials)}; ${DENIAL_HINT}`);
+    const byGuard = new Set(sorted.guard.map((g) => g.denial));
+    details['permission_denials'] = denials.map((d) => ({ tool: d.tool_name, call: describeDenial(d), tool_use_id: d.tool_use_id, ...(byGuard.has(d) ? { refused_by: 'atlas guard' } : {}) }));
+    for (const line of denialWarnings(sorted)) ctx.reporter.note(`warning: ${line}`);
   }
   const tokens = formatLedger(ledger);
 
@@ -197,7 +199,9 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
     return { status: 'failed', error, details };
   }
   if (denials.length > 0 && ai.on_permission_denial === 'fail') {
-    return { status: 'failed', error: denialSummary(denials), permanent: true, hint: `${DENIAL_HINT}; or set ai.on_permission_denial: warn`, details };
+    // The guard's refusals are never the agent's to get: the hint says how to allow the others only.
+    const hint = sorted.permission.length > 0 ? `${DENIAL_HINT}; or set ai.on_permission_denial: warn` : 'atlas guard refusals cannot be allowed; set ai.on_permission_denial: warn to let the step finish without those calls';
+    return { status: 'failed', error: denialWarnings(sorted).join('; '), permanent: true, hint, details };
   }
   const parts = ['agent finished'];
   if (result.files.length) parts.push(`${new Set(result.files).size} file(s) edited`);

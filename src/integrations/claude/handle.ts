@@ -142,7 +142,7 @@ async function recordInRequest(event: ClaudeHookEvent, dir: string, requestId: s
     case 'Stop':
     case 'StopFailure': {
       const { writeSessionSnapshot } = await import('./request-store.js');
-      const { transcriptUsage } = await import('./transcript-usage.js');
+      const { transcriptUsage } = await import('../../conversation/claude-transcript-usage.js');
       const { waitForFinalMessage } = await import('./transcript-complete.js');
       if (event.hook_event_name === 'Stop' && event.transcript_path) await waitForFinalMessage(event.transcript_path, event.last_assistant_message);
       writeSessionSnapshot(dir, event.transcript_path, requestId, event.session_id);
@@ -186,7 +186,9 @@ function feedsTask(event: ClaudeHookEvent, link: TaskLink): boolean {
 async function feedTask(event: ClaudeHookEvent, entry: SessionEntry, dir: string | undefined, ctx: HookEnv, now: Date): Promise<string | undefined> {
   const link = taskLinkOf(entry);
   if (!link) return undefined;
-  if (event.hook_event_name !== 'SessionEnd') {
+  // A Claude Code atlas launched is never taken for a person: if atlas died, that session is an
+  // orphan, and the dead run's owner.json (with the process groups recovery must stop) stays.
+  if (event.hook_event_name !== 'SessionEnd' && !entry.launched_by_atlas) {
     const { sessionHeartbeat } = await import('./heartbeat.js');
     await sessionHeartbeat(link, event.session_id, now);
   }

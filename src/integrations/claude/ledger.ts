@@ -13,7 +13,7 @@ import type { Hook } from '../../domain/hook.js';
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { withLock } from '../../store/lock.js';
 import { shortHash } from './places.js';
-import type { UsageTotals } from './transcript-usage.js';
+import type { UsageTotals } from '../../conversation/claude-transcript-usage.js';
 
 /** `conv-` + 12 hex from the session id (a UUID's hex digits; other ids are hashed). */
 export function conversationIdFor(sessionId: string): string {

@@ -8,7 +8,7 @@ import type { ClaudeHookEvent } from './event.js';
 import { safeId } from './event.js';
 import { requestFiles } from './places.js';
 import type { WorkFile } from './tags.js';
-import type { UsageTotals } from './transcript-usage.js';
+import type { UsageTotals } from '../../conversation/claude-transcript-usage.js';
 
 export type AgentStatus = 'running' | 'stopped' | 'unknown';
 

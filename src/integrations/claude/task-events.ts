@@ -12,7 +12,7 @@ import { releaseSessionOwner } from './heartbeat.js';
 import { editedFiles, isGitCommitCommand, newFiles } from './edit-tools.js';
 import { recordCommit, recordFiles, recordLastOutput } from './task-feed.js';
 import { waitForFinalMessage } from './transcript-complete.js';
-import { transcriptUsage } from './transcript-usage.js';
+import { transcriptUsage } from '../../conversation/claude-transcript-usage.js';
 
 export interface TaskFeedInput {
   event: ClaudeHookEvent;
