@@ -1,19 +1,13 @@
 // A conversation in the browser: a prompt sent from the page streams its turn live (messages, the
 // tool call, usage) as text, and the next prompt continues the same conversation.
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { createToken } from './helpers/server-fixtures.js';
-import { boardServers } from './helpers/ui-fixtures.js';
+import { boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
 import { lineOf } from '../src/ui/conversation-view.js';
 
-const CHROMIUM = process.env['ATLAS_CHROMIUM'] ?? '/usr/bin/chromium';
-const run = existsSync(CHROMIUM) || process.env['CI'] ? describe : describe.skip;
 const boards = boardServers();
-let browser: Browser;
 
 describe('conversation lines', () => {
   it('turns each event into a line of text, and ignores the rest', () => {
@@ -33,22 +27,15 @@ describe('conversation lines', () => {
   });
 });
 
-run('a conversation in Chromium', () => {
-  beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
+withChromium('a conversation in Chromium', () => {
+  const browser = chromiumOfThisFile();
 
   it('sends a prompt, streams the turn as text, and sends the next one into the same conversation', async () => {
     const home = tempDir();
     const alice = createToken(home, 'alice');
     const { url } = await boards.start(home);
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(`${url}/`);
-    await page.getByLabel(/API token/).fill(alice);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    const page = await (await browser().newContext()).newPage();
+    await signInPage(page, url, alice);
     await page.getByRole('link', { name: 'Conversations' }).click();
     await page.getByRole('link', { name: 'New conversation' }).click();
     await page.getByLabel('Next prompt').fill('sleep:800 <img src=x onerror=window.__pwned=1>');

@@ -1,29 +1,16 @@
 // A task cut off by a stopped server shows on the board as crashed or paused, with the recovery
 // atlas recommends; the Recover button on its page (confirmed) runs it to the end.
-import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
-import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { join } from 'node:path';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
-import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { addSlowTemplate, auth, createToken, readSse, repoIn } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { boardServers } from './helpers/ui-fixtures.js';
+import { boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
 
-const CHROMIUM = process.env['ATLAS_CHROMIUM'] ?? '/usr/bin/chromium';
-const run = existsSync(CHROMIUM) || process.env['CI'] ? describe : describe.skip;
 const boards = boardServers();
-let browser: Browser;
 
-run('recovering from the board', () => {
-  beforeAll(async () => {
-    ensureBuilt();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
+withChromium('recovering from the board', () => {
+  const browser = chromiumOfThisFile();
 
   it('a cut-off task is in the crashed column with its recommended recovery, and Recover finishes it', async () => {
     const home = tempDir();
@@ -42,15 +29,13 @@ run('recovering from the board', () => {
     await first.server.stop('test: cut the task off');
 
     const { url } = await boards.start(home, { config });
-    const page = await (await browser.newContext()).newPage();
+    const page = await (await browser().newContext()).newPage();
     const dialogs: string[] = [];
     page.on('dialog', (d) => {
       dialogs.push(d.message());
       void d.accept();
     });
-    await page.goto(`${url}/`);
-    await page.getByLabel(/API token/).fill(alice);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInPage(page, url, alice);
     const card = page.locator(`[data-column="crashed"] [data-task="${id}"]`);
     await card.waitFor({ timeout: 30_000 });
     await expect(card.locator('.advice').textContent()).resolves.toMatch(/^Recommended: /);

@@ -2,24 +2,18 @@
 // here, with real atlas tasks: sign in, a card appears and moves columns live (no reload), a hostile
 // task description and output are shown as text and run nothing, approving in the browser lets the
 // task finish, and another account cannot reach the task by URL.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
-import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { auth, createToken, repoIn, TEMPLATE } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { boardServers } from './helpers/ui-fixtures.js';
+import { boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
 
-const CHROMIUM = process.env['ATLAS_CHROMIUM'] ?? '/usr/bin/chromium';
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
-// Skipped only where there is no browser and this is not CI (CI installs chromium: .ci/run).
-const run = existsSync(CHROMIUM) || process.env['CI'] ? describe : describe.skip;
 const boards = boardServers();
-let browser: Browser;
 
 /** Saved for docs/ui.md when ATLAS_UI_SCREENSHOTS=1. */
 async function shot(page: Page, name: string): Promise<void> {
@@ -38,21 +32,8 @@ function hostileRepo(root: string): string {
   return repo;
 }
 
-async function signInPage(page: Page, url: string, token: string): Promise<void> {
-  await page.goto(`${url}/`);
-  await page.getByLabel(/API token/).fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('.live.on').waitFor({ timeout: 15_000 });
-}
-
-run('the board in Chromium', () => {
-  beforeAll(async () => {
-    ensureBuilt();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
+withChromium('the board in Chromium', () => {
+  const browser = chromiumOfThisFile();
 
   it('signs in by cookie, shows a new task live, renders hostile text as text, approves it and sees it complete; bob cannot reach it', async () => {
     const home = tempDir();
@@ -62,7 +43,7 @@ run('the board in Chromium', () => {
     const bob = createToken(home, 'bob');
     const { url } = await boards.start(home, { config: agentConfig((c) => (c.server.repos_root = root)) });
 
-    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+    const context = await browser().newContext({ viewport: { width: 1100, height: 800 } });
     const page = await context.newPage();
     const dialogs: string[] = [];
     page.on('dialog', (d) => {
@@ -109,7 +90,7 @@ run('the board in Chromium', () => {
     expect(await page.locator('img').count()).toBe(0);
 
     // Another account signs in: the task is neither on its board nor reachable by URL.
-    const other = await (await browser.newContext()).newPage();
+    const other = await (await browser().newContext()).newPage();
     await signInPage(other, url, bob);
     expect(await other.locator('[data-task]').count()).toBe(0);
     await other.goto(`${url}/#/tasks/${id}`);

@@ -1,10 +1,14 @@
 // The web board in tests: its bundle built once per file into a temp folder (scripts/build-ui.mjs),
 // in-process servers serving it (stopped after each test), and sign-in by cookie.
-import { afterEach, beforeAll } from 'vitest';
+import { existsSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { startServer } from '../../src/server/server.js';
 import { ATLAS_BIN, tempDir } from './core-fixtures.js';
+import { ensureBuilt } from './engine-fixtures.js';
 import { agentConfig } from './server-inprocess-fixtures.js';
 
 export interface BoardServer {
@@ -45,4 +49,29 @@ export async function signIn(url: string, token: string): Promise<{ status: numb
   const cookie = setCookie.map((c) => c.split(';')[0]).join('; ');
   const json: any = await res.json();
   return { status: res.status, cookie, csrf: json.csrf_token ?? '', setCookie, json };
+}
+
+export const CHROMIUM = process.env['ATLAS_CHROMIUM'] ?? '/usr/bin/chromium';
+/** Browser tests are skipped only where there is no browser and this is not CI (CI installs chromium: .ci/run). */
+export const withChromium = existsSync(CHROMIUM) || process.env['CI'] ? describe : describe.skip;
+
+/** Debian's Chromium, launched once for the file (after building the CLI its tasks run) and closed after it. */
+export function chromiumOfThisFile(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    ensureBuilt();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => browser!;
+}
+
+/** Signs the page in through the board's form and waits for the live event stream. */
+export async function signInPage(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(`${url}/`);
+  await page.getByLabel(/API token/).fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('.live.on').waitFor({ timeout: 15_000 });
 }
