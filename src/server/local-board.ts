@@ -56,7 +56,8 @@ export async function startLocalBoard(options: { home: string; config: Config; p
     version: options.version,
     atlasCommand: options.atlasCommand,
     write: options.write ?? (() => undefined),
-    warn: (text) => (/^--local:|no API tokens yet/.test(text) ? undefined : warn(text)),
+    // Crashed tasks are on the board with their recovery: the server's hint for its operator is not for here.
+    warn: (text) => (/^--local:|no API tokens yet|cut off by a stopped server/.test(text) ? undefined : warn(text)),
     uiDir: options.uiDir,
     localLogin: { account: LOCAL_ACCOUNT, code },
   });

@@ -71,8 +71,9 @@ export function BoardView() {
           for (const t of page.tasks) all.set(t.id, t);
           cursor = all.size < 5000 ? page.next_cursor : null;
         } while (cursor);
+        // The listing says why a task crashed; a card's hook (with the diagnosis) comes with its
+        // next event. One request per card would run into the account's rate limit.
         setTasks(all);
-        for (const t of all.values()) if (columnOf(t) === 'crashed') refresh(t.id);
       } catch (e) {
         setError((e as Error).message);
       }
