@@ -89,6 +89,16 @@ withChromium('the board in Chromium', () => {
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('img').count()).toBe(0);
 
+    // A second task, approved by a script while the board is open: its card moves from waiting to
+    // completed live, without a reload.
+    const navigatedBefore = navigations;
+    const second = await fetch(`${url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'demo', template: 'quick', description: 'second' }) });
+    const id2 = ((await second.json()) as any).task.id as string;
+    await page.locator(`[data-column="waiting"] [data-task="${id2}"]`).waitFor({ timeout: 60_000 });
+    expect((await fetch(`${url}/tasks/${id2}/approve`, { method: 'POST', headers: auth(alice), body: '{}' })).status).toBe(202);
+    await page.locator(`[data-column="completed"] [data-task="${id2}"]`).waitFor({ timeout: 60_000 });
+    expect(navigations).toBe(navigatedBefore);
+
     // Another account signs in: the task is neither on its board nor reachable by URL.
     const other = await (await browser().newContext()).newPage();
     await signInPage(other, url, bob);
