@@ -2,7 +2,7 @@
 // here, with real atlas tasks: sign in, a card appears and moves columns live (no reload), a hostile
 // task description and output are shown as text and run nothing, approving in the browser lets the
 // task finish, and another account cannot reach the task by URL.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -83,7 +83,18 @@ withChromium('the board in Chromium', () => {
     await page.locator('[data-action="approve"]').click();
     await page.getByTestId('task-state').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
     expect(dialogs).toEqual(['confirm: Approve the step waiting for a person? The task goes on.']);
+    await page.locator('[data-testid="receipts"] li .ok').first().waitFor();
+    expect(await page.locator('[data-testid="receipts"] li .bad').count()).toBe(0);
     await shot(page, 'task-completed');
+    // A receipt changed on disk no longer matches its signature: the page says ✗ and why.
+    const hookPath = join(home, 'workspaces', readdirSync(join(home, 'workspaces'))[0]!, 'tasks', id, 'hook.json');
+    const hook = JSON.parse(readFileSync(hookPath, 'utf8'));
+    hook.receipts[0].exit_code = 1;
+    writeFileSync(hookPath, JSON.stringify(hook, null, 2));
+    await page.reload();
+    await page.locator('[data-testid="receipts"] li .bad').first().waitFor();
+    await expect(page.locator('[data-testid="receipts"] li .error').first().textContent()).resolves.toContain('signature');
+    await shot(page, 'task-tampered');
     await page.locator('a', { hasText: '← Board' }).click();
     await page.locator(`[data-column="completed"] [data-task="${id}"]`).waitFor({ timeout: 20_000 });
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();

@@ -218,6 +218,11 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   }
 
   addWorkspaceRoutes(router, ctx, conversations, tasks, accountEvents);
+  router.add('GET', '/tasks/:id/verify', async (r) => {
+    const record = tasks.owned(r.account, r.params['id']!);
+    const { verifyTask } = await import('./task-verify.js');
+    sendJson(r.res, 200, await verifyTask(ctx.home, ctx.config, record.dir));
+  });
   // HOOK.md as the CLI writes it (the hook as Markdown), for the board to show as text.
   router.add('GET', '/tasks/:id/hook.md', async (r) => {
     const record = tasks.owned(r.account, r.params['id']!);

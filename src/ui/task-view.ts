@@ -25,8 +25,12 @@ export function TaskView({ id }: { id: string }) {
   const [hookMd, setHookMd] = useState('');
   const [diff, setDiff] = useState('');
   const [message, setMessage] = useState('');
+  const [verified, setVerified] = useState<{ ok: boolean; key_fingerprint: string | null; problems: string[]; receipts: { receipt_id: string; valid: boolean; problems: string[] }[] } | undefined>();
   const path = `/tasks/${encodeURIComponent(id)}`;
-  const load = () => api<TaskDetail>('GET', path).then(setDetail, (e: Error) => setMessage(e.message));
+  const load = () => {
+    api<NonNullable<typeof verified>>('GET', `${path}/verify`).then(setVerified, () => setVerified(undefined));
+    return api<TaskDetail>('GET', path).then(setDetail, (e: Error) => setMessage(e.message));
+  };
 
   useEffect(() => {
     void load();
@@ -73,7 +77,12 @@ export function TaskView({ id }: { id: string }) {
     <h2>Output</h2>
     <pre class="output" data-testid="output">${output.map((e) => `${s(e.data['text'])}\n`).join('')}</pre>
     <h2>Receipts</h2>
-    <ul>${receipts.map((r) => html`<li>${s(r['step_name'])}: <code>${s(r['command'])}</code> exit ${s(r['exit_code'])} · ${s(r['receipt_id'])}</li>`)}</ul>
+    ${verified ? html`<p class="meta">${verified.key_fingerprint ? `${verified.ok ? 'all valid' : 'NOT all valid'}, checked with the account key ${verified.key_fingerprint}` : 'not verified'}${verified.problems.length ? `: ${verified.problems.join('; ')}` : ''}</p>` : null}
+    <ul data-testid="receipts">${receipts.map((r) => {
+      const v = verified?.receipts.find((x) => x.receipt_id === r['receipt_id']);
+      const mark = v ? (v.valid ? html`<span class="ok" aria-label="valid">✓</span>` : html`<span class="bad" aria-label="invalid">✗</span>`) : null;
+      return html`<li data-receipt=${s(r['receipt_id'])}>${mark} ${s(r['step_name'])}: <code>${s(r['command'])}</code> exit ${s(r['exit_code'])} · ${s(r['receipt_id'])}${v && !v.valid ? html`<div class="error">${v.problems.join('; ')}</div>` : null}</li>`;
+    })}</ul>
     <h2>Checkpoints</h2>
     <ul>${checkpoints.map((c) => html`<li>${s(c['created_at'])} · ${s(c['step_name'])}: ${s(c['description'])} <code>${s(c['git_commit']).slice(0, 12)}</code></li>`)}</ul>
     <h2>HOOK.md</h2>
