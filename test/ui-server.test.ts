@@ -11,6 +11,8 @@ import { createToken } from './helpers/server-fixtures.js';
 import { boardServers, signIn } from './helpers/ui-fixtures.js';
 import { revokeToken } from '../src/server/tokens.js';
 import { readTokens } from '../src/server/tokens.js';
+import { verifyTask } from '../src/server/task-verify.js';
+import { defaultConfig } from '../src/config/load.js';
 
 checkResponses();
 const boards = boardServers();
@@ -105,5 +107,17 @@ describe('sign-in by cookie', () => {
     const cookie = ok.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
     expect(await (await fetch(`${url}/session`, { headers: { cookie } })).json()).toMatchObject({ account: 'local' });
     expect((await fetch(`${url}/ui/login?code=c0de-one-time-0123456789`, { redirect: 'manual' })).status).toBe(401);
+  });
+});
+
+describe('receipt verification for the board', () => {
+  it('says so when this server has no public key to verify with', async () => {
+    const saved = process.env['ATLAS_XPUB'];
+    delete process.env['ATLAS_XPUB'];
+    try {
+      expect(await verifyTask(tempDir(), defaultConfig(), tempDir())).toEqual({ ok: false, key_fingerprint: null, problems: [expect.stringContaining('no public key')], receipts: [] });
+    } finally {
+      if (saved !== undefined) process.env['ATLAS_XPUB'] = saved;
+    }
   });
 });
