@@ -40,6 +40,9 @@ withChromium('recovering from the board', () => {
     await card.waitFor({ timeout: 30_000 });
     await expect(card.locator('.advice').textContent()).resolves.toMatch(/^Recommended: /);
     if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'board-crashed.png'), fullPage: true });
+    // Readable on a phone: nothing wider than 375 px.
+    await page.setViewportSize({ width: 375, height: 700 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await card.locator('.card-link').click();
     await page.locator('[data-action="recover"]').click();
     await page.getByTestId('task-state').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });

@@ -104,7 +104,9 @@ withChromium('the board in Chromium', () => {
     // completed live, without a reload.
     const navigatedBefore = navigations;
     const second = await fetch(`${url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'demo', template: 'quick', description: 'second' }) });
-    const id2 = ((await second.json()) as any).task.id as string;
+    const secondBody = (await second.json()) as any;
+    expect(second.status, JSON.stringify(secondBody)).toBe(202);
+    const id2 = secondBody.task.id as string;
     await page.locator(`[data-column="waiting"] [data-task="${id2}"]`).waitFor({ timeout: 60_000 });
     expect((await fetch(`${url}/tasks/${id2}/approve`, { method: 'POST', headers: auth(alice), body: '{}' })).status).toBe(202);
     await page.locator(`[data-column="completed"] [data-task="${id2}"]`).waitFor({ timeout: 60_000 });

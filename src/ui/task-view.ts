@@ -27,23 +27,29 @@ export function TaskView({ id }: { id: string }) {
   const [message, setMessage] = useState('');
   const [verified, setVerified] = useState<{ ok: boolean; key_fingerprint: string | null; problems: string[]; receipts: { receipt_id: string; valid: boolean; problems: string[] }[] } | undefined>();
   const path = `/tasks/${encodeURIComponent(id)}`;
-  const load = () => {
-    api<NonNullable<typeof verified>>('GET', `${path}/verify`).then(setVerified, () => setVerified(undefined));
-    return api<TaskDetail>('GET', path).then(setDetail, (e: Error) => setMessage(e.message));
-  };
+  const load = () => api<TaskDetail>('GET', path).then(setDetail, (e: Error) => setMessage(e.message));
+  const verify = () => api<NonNullable<typeof verified>>('GET', `${path}/verify`).then(setVerified, () => setVerified(undefined));
 
   useEffect(() => {
     void load();
+    void verify();
     api<string>('GET', `${path}/hook.md`).then((t) => setHookMd(String(t)), () => setHookMd(''));
-    api<{ diff: string; truncated: boolean }>('GET', `${path}/diff`).then((d) => setDiff(d.diff + (d.truncated ? '\n… (truncated)' : '')), () => setDiff(''));
+    const loadDiff = () => api<{ diff: string; truncated: boolean }>('GET', `${path}/diff`).then((d) => setDiff(d.diff + (d.truncated ? '\n… (truncated)' : '')), () => setDiff(''));
+    void loadDiff();
     const source = new EventSource(`${path}/events`);
     const onOutput = (e: MessageEvent) => {
       const data = JSON.parse(String(e.data)) as Row;
       setOutput((o) => [...o.slice(-499), { id: Number(e.lastEventId), type: 'output', at: s(data['at']), data }]);
     };
     source.addEventListener('output', onOutput as EventListener);
-    for (const t of ['state', 'finished', 'checkpoint', 'receipt', 'cancelled']) source.addEventListener(t, () => void load());
-    return () => source.close();
+    // Bursts of events (a step's state changes, receipts, checkpoints) become one request, so a
+    // busy task does not spend the account's request rate.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = () => (timer ??= setTimeout(() => ((timer = undefined), void load()), 200));
+    for (const t of ['state', 'finished', 'checkpoint', 'receipt', 'cancelled']) source.addEventListener(t, soon);
+    // Receipts are verified again, and the diff (up to 2 MB) fetched, when a command has ended.
+    source.addEventListener('finished', () => (void verify(), void loadDiff()));
+    return () => (source.close(), timer && clearTimeout(timer));
   }, [id]);
 
   if (!detail) return html`<p>${message || 'Loading…'}</p>`;
