@@ -123,7 +123,8 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
     const skipped = new Set(plan.skip.map((f) => f.path));
     writeLocalState(root, {
       version: STATE_FORMAT_VERSION,
-      last_synced_at: Math.floor(now() / 1000),
+      // When the pull began (as for a push): a file written meanwhile is hashed again next time.
+      last_synced_at: Math.floor(started / 1000),
       files: stored.state.files.map((f) => (skipped.has(f.path) ? localEntry(f, observed.get(f.path)!) : f)),
     });
     stats.version = stored.version;

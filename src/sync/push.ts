@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { SyncStats } from '../domain/sync-plan.js';
 import { emptyStats, nextVersionName, planPush } from '../domain/sync-plan.js';
 import type { ExcludeRule, FileEntry, StateFile } from '../domain/sync-state.js';
-import { serializeState, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
+import { serializeState, STATE_FORMAT_VERSION, unsafeEntries } from '../domain/sync-state.js';
+import { AtlasError, EXIT } from '../domain/errors.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
 import { mapPool } from './pool.js';
 import { silentProgress } from './progress.js';
@@ -32,12 +33,15 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const stats = emptyStats('push');
     const previous = readLocalState(root, warn);
     const scan = await scanWorkspace(root, options.rules, previous);
+    refuseUnpullable(root, scan.files);
     if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) not synced (what they point to is not part of the workspace): ${scan.symlinks.slice(0, 5).join(', ')}${scan.symlinks.length > 5 ? ', ...' : ''}`);
     const names = await store.listVersionNames(tree);
     const latest = await latestVersion(store, tree, names, warn);
     noteUnpulledChanges(latest?.state, previous, scan.files, latest?.version, stats);
     const plan = planPush(scan.files, latest?.state.files);
-    const finish = (files: FileEntry[]): StateFile => ({ version: STATE_FORMAT_VERSION, last_synced_at: Math.floor(now() / 1000), files });
+    // The sync's time is when its scan began, not when it ended: a file written while the push ran
+    // has an mtime at or after it, so the next scan hashes it again instead of trusting the old MD5.
+    const finish = (files: FileEntry[]): StateFile => ({ version: STATE_FORMAT_VERSION, last_synced_at: Math.floor(started / 1000), files });
     if (plan.unchanged || (latest === undefined && scan.files.length === 0)) {
       stats.files_skipped = scan.files.length;
       stats.notes.push(latest ? `nothing changed since version ${latest.version}: no new version` : 'the folder is empty: nothing to push');
@@ -76,6 +80,21 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     stats.version = version;
     stats.duration_ms = now() - started;
     return stats;
+  });
+}
+
+/**
+ * A name that a pull would refuse (a backslash, which a pull on another system would read as a
+ * folder separator, or a control character) is refused here, naming the file: stored, it would make
+ * the version damaged and every later pull and cold start of the workspace fail.
+ */
+function refuseUnpullable(root: string, files: readonly FileEntry[]): void {
+  const refused = unsafeEntries(files);
+  if (refused.length === 0) return;
+  const list = refused.slice(0, 10).map((r) => `  ${JSON.stringify(r.path)} ${r.problem}`).join('\n');
+  throw new AtlasError(`${root}: ${refused.length} file name${refused.length === 1 ? '' : 's'} cannot be stored (a pull would refuse ${refused.length === 1 ? 'it' : 'them'}), so nothing was pushed:\n${list}${refused.length > 10 ? `\n  ... and ${refused.length - 10} more` : ''}`, {
+    exitCode: EXIT.input,
+    hint: 'rename those files, or leave them out with sync.exclude',
   });
 }
 
