@@ -25,12 +25,9 @@ const browser = await chromium.launch({ executablePath: process.env.ATLAS_CHROMI
 try {
   const page = await browser.newPage();
   const rendered = () =>
-    page.waitForFunction((n) => [...document.querySelectorAll('.column .count')].reduce((s, e) => s + Number(e.textContent), 0) === n && document.querySelector('[data-task]') !== null, count, { timeout: Number(process.env.BENCH_WAIT ?? 60_000), polling: 'raf' }).then(() => page.evaluate(() => performance.now()));
+    page.waitForFunction((n) => [...document.querySelectorAll('.column .count')].reduce((s, e) => s + Number(e.textContent), 0) === n && document.querySelector('[data-task]') !== null, count, { timeout: 60_000, polling: 'raf' }).then(() => page.evaluate(() => performance.now()));
   await page.goto(link);
-  const cold = await rendered().catch(async (e) => {
-    console.log(await page.evaluate(() => document.body.innerText.slice(0, 2000)));
-    throw e;
-  });
+  const cold = await rendered();
   const runs = [];
   for (let i = 0; i < 5; i++) {
     await page.reload();
