@@ -111,6 +111,9 @@ withChromium('the board in Chromium', () => {
     expect((await fetch(`${url}/tasks/${id2}/approve`, { method: 'POST', headers: auth(alice), body: '{}' })).status).toBe(202);
     await page.locator(`[data-column="completed"] [data-task="${id2}"]`).waitFor({ timeout: 60_000 });
     expect(navigations).toBe(navigatedBefore);
+    // Filtered by template: only the second task's card stays.
+    await page.getByLabel('Template').selectOption('quick');
+    expect(await page.locator('[data-task]').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-task')))).toEqual([id2]);
 
     // Another account signs in: the task is neither on its board nor reachable by URL.
     const other = await (await browser().newContext()).newPage();

@@ -1,7 +1,9 @@
-// Which column a task's card is in, and the recovery advice a crashed card shows.
+// Which column a task's card is in, the recovery advice a crashed card shows, and the filters.
 import { describe, expect, it } from 'vitest';
 import type { TaskSummary } from '../src/ui/api.js';
 import { columnOf, recoveryAdvice } from '../src/ui/columns.js';
+import type { BoardFilter } from '../src/ui/filters.js';
+import { filterTasks, templatesOf } from '../src/ui/filters.js';
 
 const task = (state: string, activity: string, extra: Partial<TaskSummary> = {}): TaskSummary => ({ id: 't', workspace: 'w', template: 'q', state, activity, step: 0, steps: 1, created_at: '', updated_at: '', ...extra });
 
@@ -27,5 +29,27 @@ describe('board columns', () => {
     expect(recoveryAdvice(task('step_running', 'crashed', { crash_type: 'process_killed', note: 'owner gone' }))).toBe('Recommended: recover after process_killed: owner gone');
     expect(recoveryAdvice(task('step_running', 'crashed'))).toBe('Recommended: recover');
     expect(recoveryAdvice(task('step_running', 'not_responding'))).toMatch(/stopped answering/);
+  });
+});
+
+describe('board filters', () => {
+  const now = Date.parse('2026-11-25T12:00:00Z');
+  const tasks = [
+    task('step_running', 'running', { id: 'a', template: 'bugfix', description: 'Fix the Parser', updated_at: '2026-11-25T11:30:00Z', workspace: 'ws1' }),
+    task('completed', 'ended', { id: 'b', template: 'feature', description: 'add export', updated_at: '2026-11-24T20:00:00Z', workspace: 'ws2' }),
+    { ...task('failed', 'ended', { id: 'c', template: 'bugfix', updated_at: '2026-11-01T00:00:00Z', workspace: 'ws3' }), worktree: '/repos/billing/.atlas' },
+  ];
+  const ids = (f: Partial<BoardFilter>) => filterTasks(tasks, { text: '', template: '', since: 'all', ...f }, now).map((t) => t.id);
+
+  it('filters by words, template and time, together', () => {
+    expect(ids({})).toEqual(['a', 'b', 'c']);
+    expect(ids({ text: 'parser fix' })).toEqual(['a']);
+    expect(ids({ text: 'billing' })).toEqual(['c']);
+    expect(ids({ template: 'bugfix' })).toEqual(['a', 'c']);
+    expect(ids({ since: 'hour' })).toEqual(['a']);
+    expect(ids({ since: 'day' })).toEqual(['a', 'b']);
+    expect(ids({ since: 'week', template: 'feature' })).toEqual(['b']);
+    expect(ids({ text: 'nothing-like-it' })).toEqual([]);
+    expect(templatesOf(tasks)).toEqual(['bugfix', 'feature']);
   });
 });

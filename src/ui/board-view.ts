@@ -5,6 +5,8 @@ import { useEffect, useState } from 'preact/hooks';
 import type { TaskDetail, TaskSummary } from './api.js';
 import { api } from './api.js';
 import { columnOf, COLUMNS, recoveryAdvice } from './columns.js';
+import type { BoardFilter } from './filters.js';
+import { filterTasks, SINCE, templatesOf } from './filters.js';
 import { html } from './html.js';
 
 const EVENT_TYPES = ['started', 'finished', 'cancelled', 'state', 'checkpoint', 'receipt', 'output', 'turn_started', 'message', 'usage', 'error'];
@@ -44,7 +46,7 @@ export function BoardView() {
   const [tasks, setTasks] = useState<Map<string, TaskSummary>>(new Map());
   const [hooks, setHooks] = useState<Map<string, Record<string, unknown>>>(new Map());
   const [error, setError] = useState('');
-  const [filter, setFilter] = useState('');
+  const [filter, setFilter] = useState<BoardFilter>({ text: '', template: '', since: 'all' });
 
   const refresh = (id: string) => {
     api<TaskDetail>('GET', `/tasks/${encodeURIComponent(id)}`)
@@ -80,11 +82,17 @@ export function BoardView() {
     })();
   }, []);
 
-  const f = filter.trim().toLowerCase();
-  const shown = [...tasks.values()].filter((t) => !f || `${t.id} ${t.template} ${t.description ?? ''} ${t.workspace}`.toLowerCase().includes(f));
+  const shown = filterTasks(tasks.values(), filter);
+  const value = (e: Event) => (e.target as HTMLInputElement | HTMLSelectElement).value;
   return html`<section aria-label="Tasks">
     <div class="toolbar">
-      <label>Filter <input type="search" value=${filter} onInput=${(e: Event) => setFilter((e.target as HTMLInputElement).value)} placeholder="template, repository, text" /></label>
+      <label>Filter <input type="search" value=${filter.text} onInput=${(e: Event) => setFilter({ ...filter, text: value(e) })} placeholder="words, repository path" /></label>
+      <label>Template <select value=${filter.template} onChange=${(e: Event) => setFilter({ ...filter, template: value(e) })}>
+        <option value="">all</option>${templatesOf(tasks.values()).map((t) => html`<option value=${t}>${t}</option>`)}
+      </select></label>
+      <label>Changed <select value=${filter.since} onChange=${(e: Event) => setFilter({ ...filter, since: value(e) as BoardFilter['since'] })}>
+        ${SINCE.map((x) => html`<option value=${x.id}>${x.label}</option>`)}
+      </select></label>
       <span class=${live ? 'live on' : 'live'} aria-live="polite">${live ? 'live' : 'connecting…'}</span>
     </div>
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
