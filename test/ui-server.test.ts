@@ -3,6 +3,7 @@
 // revoked tokens, and `atlas ui`'s one-time code.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
@@ -43,6 +44,28 @@ describe('the board page and its assets', () => {
     // Only the files the build listed.
     expect((await fetch(`${url}/ui/manifest.json`)).status).toBe(404);
     expect((await fetch(`${url}/ui/..%2Fmanifest.json`)).status).toBe(404);
+  });
+});
+
+describe('the board without its files', () => {
+  it('answers HEAD like GET without a body, and 404 with what to do when the bundle is missing', async () => {
+    const { url } = await boards.start(tempDir());
+    // HEAD through node:http (the OpenAPI check of fetch covers the documented methods only).
+    const head = (path: string) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${url}${path}`, { method: 'HEAD' }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(await head('/')).toEqual({ status: 200, body: '' });
+    expect(await head(`/ui/${boards.manifest().js}`)).toEqual({ status: 200, body: '' });
+    const bare = await boards.start(tempDir(), { uiDir: tempDir('atlas-no-ui-') });
+    const missing = await fetch(`${bare.url}/`);
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as any).error.message).toContain('scripts/build.mjs');
   });
 });
 

@@ -49,9 +49,12 @@ export class Board {
   private loadManifest(): Manifest {
     if (this.manifest) return this.manifest;
     if (!this.uiDir) throw new HttpError(404, 'not_found', 'this atlas was built without the web board (run node scripts/build.mjs)');
-    const m = JSON.parse(readFileSync(join(this.uiDir, 'manifest.json'), 'utf8')) as Manifest;
-    this.manifest = m;
-    return m;
+    try {
+      this.manifest = JSON.parse(readFileSync(join(this.uiDir, 'manifest.json'), 'utf8')) as Manifest;
+    } catch {
+      throw new HttpError(404, 'not_found', 'the web board\'s files are missing from this installation (run node scripts/build.mjs)');
+    }
+    return this.manifest;
   }
 
   /** Answers the board's routes; undefined for every other path. */

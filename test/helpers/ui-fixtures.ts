@@ -31,13 +31,13 @@ export function boardServers() {
   afterEach(async () => {
     for (const s of running.splice(0)) await s.stop('test over');
   });
-  const start = async (home: string, options: { config?: Config; localLogin?: { account: string; code: string } } = {}): Promise<BoardServer> => {
+  const start = async (home: string, options: { config?: Config; localLogin?: { account: string; code: string }; uiDir?: string } = {}): Promise<BoardServer> => {
     const server = await startServer({
       home, config: options.config ?? agentConfig(), host: '127.0.0.1', port: 0, local: true, recover: false, version: 'test',
-      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, write: () => undefined, warn: () => undefined, uiDir, localLogin: options.localLogin,
+      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, write: () => undefined, warn: () => undefined, uiDir: options.uiDir ?? uiDir, localLogin: options.localLogin,
     });
     running.push(server);
-    return { url: server.url, server, uiDir };
+    return { url: server.url, server, uiDir: options.uiDir ?? uiDir };
   };
   return { start, manifest: () => manifest, uiDir: () => uiDir };
 }
