@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { atlas, ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { repoIn } from './helpers/server-fixtures.js';
-import { adoptLocalTasks } from '../src/server/local-board.js';
+import { adoptLocalTasks, startLocalBoard } from '../src/server/local-board.js';
+import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 
 describe('atlas ui', () => {
   it('prints a one-time link on 127.0.0.1 that becomes the cookie; lists the tasks started in a terminal', async () => {
@@ -44,6 +45,26 @@ describe('atlas ui', () => {
     }
     // Already adopted: nothing new the second time.
     expect(adoptLocalTasks(home)).toBe(0);
+  }, 120_000);
+
+  it('in process: adopts the terminal\'s tasks for `local` once, keeps the operator\'s notes to itself, and signs in by the link', async () => {
+    ensureBuilt();
+    const home = tempDir();
+    const repo = repoIn(tempDir('atlas-repos-'), 'demo');
+    await atlas(['--json', 'start', 'quick', 'in-process', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
+    const warnings: string[] = [];
+    const board = await startLocalBoard({ home, config: agentConfig(), port: 0, version: 'test', atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, warn: (w) => warnings.push(w) });
+    try {
+      expect(board.adopted).toBe(1);
+      expect(board.link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/login\?code=[\w-]{32}$/);
+      expect(warnings.filter((w) => w.startsWith('--local'))).toEqual([]);
+      const login = await fetch(board.link, { redirect: 'manual' });
+      const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const page: any = await (await fetch(`${new URL(board.link).origin}/tasks`, { headers: { cookie } })).json();
+      expect(page.tasks.map((t: any) => t.description)).toEqual(['in-process']);
+    } finally {
+      await board.server.stop('test over');
+    }
   }, 120_000);
 
   it('refuses a bad --port with exit 2', async () => {
