@@ -9,6 +9,7 @@ import { BoardView } from './board-view.js';
 import { ConversationList, ConversationView } from './conversation-view.js';
 import { html } from './html.js';
 import { TaskView } from './task-view.js';
+import { UsageView } from './usage-view.js';
 
 function SignIn({ onDone }: { onDone: (s: Session) => void }) {
   const [error, setError] = useState('');
@@ -53,8 +54,8 @@ function App() {
   const signOut = () => void api('DELETE', '/session').finally(() => setSession(null));
   const task = /^#\/tasks\/([A-Za-z0-9_-]+)$/.exec(hash);
   const conv = /^#\/conversations\/([A-Za-z0-9][A-Za-z0-9_-]{0,79})$/.exec(hash);
-  const page = task ? html`<${TaskView} id=${task[1]} />` : conv ? html`<${ConversationView} id=${conv[1]} />` : hash === '#/conversations' ? html`<${ConversationList} />` : html`<${BoardView} />`;
-  return html`<header><a href="#/" class="brand">atlas</a><nav aria-label="Pages"><a href="#/">Tasks</a> <a href="#/conversations">Conversations</a></nav><span class="meta">${session.account}${session.read_only ? ' (read-only)' : ''}</span><button type="button" onClick=${signOut}>Sign out</button></header>
+  const page = task ? html`<${TaskView} id=${task[1]} />` : conv ? html`<${ConversationView} id=${conv[1]} />` : hash === '#/conversations' ? html`<${ConversationList} />` : hash === '#/usage' ? html`<${UsageView} />` : html`<${BoardView} />`;
+  return html`<header><a href="#/" class="brand">atlas</a><nav aria-label="Pages"><a href="#/">Tasks</a> <a href="#/conversations">Conversations</a> <a href="#/usage">Usage</a></nav><span class="meta">${session.account}${session.read_only ? ' (read-only)' : ''}</span><button type="button" onClick=${signOut}>Sign out</button></header>
     <main>${page}</main>`;
 }
 
