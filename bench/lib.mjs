@@ -87,3 +87,15 @@ export function timeCommands(commands, runs = 30) {
 export function report(rows) {
   for (const r of rows) console.log(`  ${r.label.padEnd(44)} median ${r.median.toFixed(1).padStart(7)} ms   p90 ${r.p90.toFixed(1).padStart(7)} ms   min ${r.min.toFixed(1).padStart(7)} ms`);
 }
+
+/** A small deterministic PRNG (mulberry32), so a failing soak can be replayed with --seed. */
+export function seededRandom(seed) {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

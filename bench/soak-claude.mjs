@@ -13,22 +13,15 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { ATLAS, ROOT, git, makeRepo, tempDir } from './lib.mjs';
+import { ATLAS, ROOT, git, makeRepo, seededRandom, tempDir } from './lib.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] !== undefined ? Number(process.argv[i + 1]) : fallback;
 };
 const KILLS = arg('kills', 50);
-let seed = arg('seed', Date.now() % 1_000_000);
-const SEED = seed;
-function random() {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const SEED = arg('seed', Date.now() % 1_000_000);
+const random = seededRandom(SEED);
 
 // The fake API of the tests, bundled (it is TypeScript).
 const work = tempDir('atlas-soak-claude-');

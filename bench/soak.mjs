@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { ATLAS, ROOT, git, makeRepo, tempDir } from './lib.mjs';
+import { ATLAS, ROOT, git, makeRepo, seededRandom, tempDir } from './lib.mjs';
 
 function flag(name, env, fallback) {
   const i = process.argv.indexOf(`--${name}`);
@@ -21,18 +21,9 @@ function flag(name, env, fallback) {
 
 const KILLS = flag('kills', 'SOAK_KILLS', 200);
 const JOBS = flag('jobs', 'SOAK_JOBS', 2);
-let seed = flag('seed', 'SOAK_SEED', Date.now() % 1_000_000);
+const SEED = flag('seed', 'SOAK_SEED', Date.now() % 1_000_000);
 const KEEP = process.argv.includes('--keep');
-const SEED = seed;
-
-// A small deterministic PRNG (mulberry32), so a failing run can be replayed with --seed.
-function random() {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const random = seededRandom(SEED);
 
 // parseHook exactly as atlas validates hook.json.
 const work = tempDir('atlas-soak-');

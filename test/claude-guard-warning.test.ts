@@ -2,29 +2,20 @@
 // of the signing key, the step's warning says atlas refused it and why, never how to allow it; a
 // call refused by Claude Code's permission settings still gets the hint on allowing it.
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { FakeAnthropic } from './helpers/fake-anthropic.js';
+import { describe, expect, it } from 'vitest';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
-import type { Sandbox } from './helpers/engine-fixtures.js';
-import { atlas, ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
+import { claudeTaskFixture } from './helpers/claude-task-fixtures.js';
+import { atlas, onlyTask, sandbox } from './helpers/engine-fixtures.js';
 
 const TEMPLATE = 'name: fix\nsteps:\n  - name: implement\n    type: ai\n    max_attempts: 1\n    prompt: "Fix: {{description}}"\n';
 
-let sb: Sandbox | undefined;
-let fake: FakeAnthropic | undefined;
-beforeAll(() => ensureBuilt());
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  sb?.cleanup();
-  sb = undefined;
-});
+const fx = claudeTaskFixture();
 
 describe('warnings about refused tool calls', () => {
   it('says atlas refused the key read and why; keeps the allow hint for a permission denial only', async () => {
-    sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    const sb = fx.sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
     const key = join(sb.home, 'keys', 'master.key');
-    fake = await startFakeAnthropic([
+    const fake = fx.fake = await startFakeAnthropic([
       {
         text: 'Looking around.',
         toolUses: [

@@ -3,24 +3,15 @@
 // stays, so `atlas recover` at once sees the crash, stops the orphan, and runs the step again.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ConversationRecord } from '../src/domain/conversation.js';
-import type { FakeAnthropic } from './helpers/fake-anthropic.js';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
-import type { Sandbox } from './helpers/engine-fixtures.js';
-import { atlas, ensureBuilt, finished, onlyTask, sandbox, startAtlas, waitFor } from './helpers/engine-fixtures.js';
+import { claudeTaskFixture } from './helpers/claude-task-fixtures.js';
+import { atlas, finished, onlyTask, sandbox, startAtlas, waitFor } from './helpers/engine-fixtures.js';
 
 const TEMPLATE = 'name: fix\nsteps:\n  - name: implement\n    type: ai\n    max_attempts: 2\n    prompt: "Fix: {{description}}"\n';
 
-let sb: Sandbox | undefined;
-let fake: FakeAnthropic | undefined;
-beforeAll(() => ensureBuilt());
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  sb?.cleanup();
-  sb = undefined;
-});
+const fx = claudeTaskFixture();
 
 /** Running (a zombie waiting for whoever adopted it to reap it has stopped). */
 const alive = (pid: number) => {
@@ -42,7 +33,7 @@ function conversationRows(taskDir: string): ConversationRecord[] {
 
 describe('an orphaned Claude Code after atlas is killed', () => {
   it('does not take the task; recover sees the crash at once, stops the orphan and finishes the step', async () => {
-    fake = await startFakeAnthropic([
+    const fake = fx.fake = await startFakeAnthropic([
       { text: 'Writing a.', toolUses: [{ id: 'toolu_a', name: 'Write', input: { file_path: 'a.txt', content: 'a\n' } }], usage: { input_tokens: 100, output_tokens: 10 } },
       // Answered after atlas is dead: the orphan goes on and fires hook events.
       { text: 'Writing b.', delayMs: 2500, toolUses: [{ id: 'toolu_b', name: 'Write', input: { file_path: 'b.txt', content: 'b\n' } }], usage: { input_tokens: 200, output_tokens: 20, cache_read_input_tokens: 7 } },
@@ -50,19 +41,19 @@ describe('an orphaned Claude Code after atlas is killed', () => {
       { text: 'Finished after the crash.' },
       { text: 'Finished after the crash.' },
     ]);
-    sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    const sb = fx.sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
     const env = claudeEnv(fake, sb.env);
     const child = startAtlas(sb, ['start', 'fix', 'kill me'], { env });
     const done = finished(child);
-    await waitFor(() => fake!.served() >= 2, 60_000, 'the delayed turn');
+    await waitFor(() => fake.served() >= 2, 60_000, 'the delayed turn');
     const ownerPath = join(onlyTask(sb).dir, 'owner.json');
     await waitFor(() => existsSync(ownerPath) && JSON.parse(readFileSync(ownerPath, 'utf8')).process_groups?.length > 0, 20_000, 'the agent in owner.json');
     const dead = JSON.parse(readFileSync(ownerPath, 'utf8'));
     child.kill('SIGKILL');
     await done;
     // The orphan gets its answer, writes b.txt (PostToolUse, a heartbeat event) and asks again.
-    await waitFor(() => fake!.served() >= 3, 30_000, 'the orphan to go on');
-    await waitFor(() => existsSync(join(sb!.repo, 'b.txt')) || existsSync(join(onlyTask(sb!).task.worktree, 'b.txt')), 10_000, 'the orphan\'s write');
+    await waitFor(() => fake.served() >= 3, 30_000, 'the orphan to go on');
+    await waitFor(() => existsSync(join(sb.repo, 'b.txt')) || existsSync(join(onlyTask(sb).task.worktree, 'b.txt')), 10_000, 'the orphan\'s write');
     const orphans: number[] = dead.process_groups.map((g: { pid: number }) => g.pid);
     expect(orphans.some(alive)).toBe(true);
     // owner.json is still the dead run's: nobody claimed the task.
@@ -84,16 +75,16 @@ describe('an orphaned Claude Code after atlas is killed', () => {
   }, 150_000);
 
   it('Claude Code killed under a live atlas: the step is retried and the cut-off run is a partial row with the transcript\'s figures', async () => {
-    fake = await startFakeAnthropic([
+    const fake = fx.fake = await startFakeAnthropic([
       { text: 'Writing a.', toolUses: [{ id: 'toolu_a', name: 'Write', input: { file_path: 'a.txt', content: 'a\n' } }], usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 5 } },
       { text: 'Thinking.', hang: true, usage: { input_tokens: 150, output_tokens: 15 } },
       { text: 'Done after the kill.', usage: { input_tokens: 50, output_tokens: 5 } },
     ]);
-    sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    const sb = fx.sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
     const env = claudeEnv(fake, sb.env);
     const child = startAtlas(sb, ['start', 'fix', 'kill the agent'], { env });
     const done = finished(child);
-    await waitFor(() => fake!.served() >= 2, 60_000, 'the hanging turn');
+    await waitFor(() => fake.served() >= 2, 60_000, 'the hanging turn');
     const ownerPath = join(onlyTask(sb).dir, 'owner.json');
     await waitFor(() => existsSync(ownerPath) && JSON.parse(readFileSync(ownerPath, 'utf8')).process_groups?.length > 0, 20_000, 'the agent in owner.json');
     for (const g of JSON.parse(readFileSync(ownerPath, 'utf8')).process_groups as { pid: number }[]) process.kill(-g.pid, 'SIGKILL');
