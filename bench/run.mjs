@@ -17,6 +17,7 @@ const benches = [
   ['atlas serve: start-up, first byte, 10 and 50 concurrent conversations (issue 13)', 'server.mjs'],
   ['workspace sync against a local S3 server, with rclone and aws s3 sync (issue 10)', 'sync.mjs'],
   ['claude-hook per event vs node -e 0 (issue 11)', 'claude-hook.mjs'],
+  ['web board: first render of 1,000 tasks in Chromium (issue 21)', 'ui.mjs'],
 ];
 
 console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);

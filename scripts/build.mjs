@@ -28,3 +28,6 @@ await build({ ...common, entryPoints: { cli: 'src/cli/main.ts', 'verify-worker':
 // `atlas claude-hook` runs on every Claude Code tool call: one CommonJS file of its own, which Node
 // loads without the ES module loader (bin/claude-hook.cjs; bench/claude-hook.mjs measures it).
 await build({ ...common, splitting: false, format: 'cjs', banner: {}, entryPoints: ['src/integrations/claude/main.ts'], outfile: 'dist/claude-hook.cjs' });
+// The web board (src/ui/, served by `atlas serve` and `atlas ui`): a browser bundle in dist/ui/.
+const { buildUi } = await import('./build-ui.mjs');
+await buildUi();

@@ -298,6 +298,13 @@ const serve = program
   .option('--local', 'run agents and commands UNSANDBOXED on this machine')
   .option('--recover', 'at start-up, continue conversations and tasks a stopped server cut off')
   .action(run(() => import('./commands/serve.js')));
+// atlas ui: the web board for this machine's tasks (src/server/local-board.ts). docs/ui.md
+program
+  .command('ui')
+  .description('open the web board for this machine\'s tasks on 127.0.0.1, signed in by a one-time link (docs/ui.md)')
+  .option('--port <port>', 'port to listen on (0: any free port)', '0')
+  .option('--open', 'open the link in the default browser')
+  .action(run(() => import('./commands/ui.js')));
 const serveToken = serve.command('token').description('API tokens: each belongs to an account, stored as a SHA-256 hash');
 serveToken
   .command('create')

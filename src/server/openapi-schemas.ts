@@ -106,5 +106,16 @@ export const SCHEMAS = {
   EventPage: { type: 'object', required: ['events', 'next_cursor'], properties: { events: { type: 'array', items: { $ref: '#/components/schemas/Event' } }, next_cursor: nstr } },
   FileEntry: { type: 'object', required: ['name', 'type'], properties: { name: str, type: { enum: ['file', 'dir', 'symlink', 'other'] }, size: int } },
   FileListing: { type: 'object', required: ['path', 'entries'], properties: { path: str, entries: { type: 'array', items: { $ref: '#/components/schemas/FileEntry' } } } },
+  TaskVerification: {
+    type: 'object',
+    required: ['ok', 'key_fingerprint', 'problems', 'receipts'],
+    properties: {
+      ok: { type: 'boolean' },
+      key_fingerprint: nstr,
+      problems: { type: 'array', items: str },
+      receipts: { type: 'array', items: { type: 'object', required: ['receipt_id', 'valid', 'problems'], properties: { receipt_id: str, step_name: str, command: str, exit_code: int, valid: { type: 'boolean' }, problems: { type: 'array', items: str } } } },
+    },
+  },
+  Session: { type: 'object', required: ['account', 'read_only', 'csrf_token'], properties: { account: str, read_only: { type: 'boolean' }, csrf_token: str } },
   Diff: { type: 'object', required: ['base', 'diff', 'truncated', 'untracked'], properties: { base: str, diff: str, truncated: { type: 'boolean' }, untracked: { type: 'array', items: str } } },
 } as const;

@@ -70,12 +70,23 @@ export const OPENAPI_PATHS: Record<string, Json> = {
   '/tasks/{id}/events': { get: op('the task\'s events (SSE, replayed after Last-Event-ID), or a page of them (Accept: application/json)', { '200': { description: 'the stream or a page', content: { 'text/event-stream': { schema: { type: 'string' } }, 'application/json': { schema: ref('EventPage') } } } }, { operationId: 'taskEvents', parameters: [task, ...lastEventId, page[0]] }) },
   '/tasks/{id}/files': { get: op('a file or folder of the task\'s worktree', { '200': { description: 'a folder listing (JSON) or the file\'s bytes', content: { 'application/json': { schema: ref('FileListing') }, 'application/octet-stream': { schema: { type: 'string' } } } } }, { operationId: 'taskFiles', parameters: [task, query('path', 'relative to the worktree; no "..", no symbolic links followed')] }) },
   '/tasks/{id}/diff': { get: op('the worktree\'s changes against the task\'s base commit', { '200': json('Diff', 'a unified diff') }, { operationId: 'taskDiff', parameters: [task] }) },
+  '/tasks/{id}/verify': { get: op('the task\'s receipts verified with this server\'s account public key, as atlas verify does', { '200': json('TaskVerification', 'each receipt valid or not, and why') }, { operationId: 'verifyTask', parameters: [task] }) },
+  '/tasks/{id}/hook.md': { get: op('the task\'s HOOK.md (its hook as Markdown, written by atlas)', { '200': { description: 'Markdown text', content: { 'text/markdown': { schema: { type: 'string' } } } } }, { operationId: 'taskHookMarkdown', parameters: [task] }) },
   '/tasks/{id}/checkpoint': taskAction('checkpoint', 'checkpoint the task now'),
   '/tasks/{id}/recover': taskAction('recover', 'recover a crashed or interrupted task'),
   '/tasks/{id}/approve': taskAction('approve', 'approve the step waiting for a person'),
   '/tasks/{id}/reject': taskAction('reject', 'reject the step waiting for a person'),
   '/tasks/{id}/abandon': taskAction('abandon', 'abandon the task'),
   '/tasks/{id}/cancel': taskAction('cancel', 'cancel the running task command: it stops and is checkpointed'),
+  // The web board (docs/ui.md): its page, its assets and its cookie sign-in.
+  '/': { get: op('the web board\'s page (HTML, strict Content-Security-Policy)', { '200': { description: 'the page', content: { 'text/html': { schema: { type: 'string' } } } } }, { operationId: 'board', security: [] }) },
+  '/ui/login': { get: op('`atlas ui` only: exchange the one-time code of the printed link for the session cookie', { '303': { description: 'signed in: to the board', content: { 'text/plain': { schema: { type: 'string' } } } } }, { operationId: 'boardLogin', security: [], parameters: [query('code', 'the one-time code')] }) },
+  '/ui/{file}': { get: op('a file of the board\'s bundle (hashed name, cached for a year)', { '200': { description: 'the file', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } } }, { operationId: 'boardAsset', security: [], parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }] }) },
+  '/session': {
+    post: op('sign the board in: the token becomes an HttpOnly, SameSite=Strict session cookie (and a readable CSRF cookie)', { '200': json('Session', 'signed in') }, { operationId: 'signIn', security: [], requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string', maxLength: 200 } } } } } } }),
+    get: op('the signed-in session: account and CSRF token (cookie)', { '200': json('Session', 'signed in') }, { operationId: 'getSession', security: [{ cookie: [] }] }),
+    delete: op('sign out (needs the x-csrf-token header)', { '200': { description: 'signed out', content: { 'application/json': { schema: { type: 'object', required: ['signed_out'], properties: { signed_out: { type: 'boolean' } } } } } } }, { operationId: 'signOut', security: [{ cookie: [] }] }),
+  },
 };
 
 export function openApiDocument(version: string): Json {
@@ -83,8 +94,8 @@ export function openApiDocument(version: string): Json {
     openapi: '3.1.0',
     info: { title: 'atlas serve', version, description: 'Conversations with an agent and atlas tasks over HTTP, per account (docs/server.md).' },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { cookie: [] }],
     paths: OPENAPI_PATHS,
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: SCHEMAS },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, cookie: { type: 'apiKey', in: 'cookie', name: 'atlas_session', description: 'the board\'s session (docs/ui.md); requests that change something also need the x-csrf-token header' } }, schemas: SCHEMAS },
   };
 }

@@ -1,5 +1,6 @@
 // Every route of the API (docs/server.md). Handlers get the authenticated account; everything they
 // read is looked up under that account, so another account's ids answer 404.
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readHookFile } from '../store/hook-file.js';
 import { taskFiles } from '../store/paths.js';
@@ -217,5 +218,22 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   }
 
   addWorkspaceRoutes(router, ctx, conversations, tasks, accountEvents);
+  router.add('GET', '/tasks/:id/verify', async (r) => {
+    const record = tasks.owned(r.account, r.params['id']!);
+    const { verifyTask } = await import('./task-verify.js');
+    sendJson(r.res, 200, await verifyTask(ctx.home, ctx.config, record.dir));
+  });
+  // HOOK.md as the CLI writes it (the hook as Markdown), for the board to show as text.
+  router.add('GET', '/tasks/:id/hook.md', async (r) => {
+    const record = tasks.owned(r.account, r.params['id']!);
+    let text: string;
+    try {
+      text = readFileSync(taskFiles(record.dir).hookMarkdown, 'utf8');
+    } catch {
+      throw new HttpError(404, 'not_found', `task ${record.task_id} has no HOOK.md yet`);
+    }
+    r.res.writeHead(200, { 'content-type': 'text/markdown; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+    r.res.end(text);
+  });
   return router;
 }

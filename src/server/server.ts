@@ -16,6 +16,7 @@ import { WorkLimiter } from './work-limit.js';
 import { Conversations } from './conversations.js';
 import { AccountEvents } from './account-events.js';
 import { applyCors } from './cors.js';
+import { Board, findUiDir } from './board.js';
 import type { Phase } from './health.js';
 import { checkState, checkStore, ReadinessProbe } from './health.js';
 import { HttpError, sendError, sendJson, setBodyTimeout } from './http.js';
@@ -46,6 +47,9 @@ export interface ServeOptions {
   warn?: (text: string) => void;
   /** Lifecycle buses (default: the configuration's, see lifecycle-adapter.ts). */
   lifecycle?: () => LifecycleBus;
+  /** The web board's bundle (default: dist/ui, see board.ts); `atlas ui`'s one-time sign-in code. */
+  uiDir?: string | undefined;
+  localLogin?: { account: string; code: string } | undefined;
 }
 
 interface RequestLog {
@@ -141,6 +145,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
   const verifier = new TokenVerifier(options.home);
   if (verifier.count() === 0) warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`');
+  const board = new Board(verifier, options.uiDir ?? findUiDir(), options.localLogin);
   const conversations = new Conversations(ctx);
   const tasks = new Tasks(ctx);
   const router = buildRoutes(ctx, conversations, tasks, accountEvents);
@@ -204,9 +209,22 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return;
       }
     }
+    const boardRoute = await board.handle(req, res, url);
+    if (boardRoute) {
+      info.route = boardRoute;
+      return;
+    }
     const header = req.headers['authorization'] ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const verified = m ? verifier.verify(m[1]!) : undefined;
+    let verified = m ? verifier.verify(m[1]!) : undefined;
+    // The board's cookie (docs/ui.md): only without a bearer header, and a change needs the CSRF header.
+    const cookie = m ? undefined : board.sessions.of(req);
+    if (cookie && board.live(cookie.session)) {
+      if (req.method !== 'GET' && req.method !== 'HEAD' && !board.sessions.csrfOk(req, cookie.session)) {
+        throw new HttpError(403, 'csrf_refused', 'a request signed in by cookie that changes something needs the x-csrf-token header (GET /session gives it)');
+      }
+      verified = { ok: true, id: 'session', account: cookie.session.account, readOnly: cookie.session.readOnly };
+    }
     if (!verified?.ok) {
       throw new HttpError(401, verified ? (verified.reason === 'expired' ? 'token_expired' : 'unauthorized') : 'unauthorized', !verified ? 'send Authorization: Bearer <token>' : verified.reason === 'expired' ? 'the bearer token has expired: ask for a new one' : 'the bearer token is not valid (revoked, or never issued)');
     }

@@ -1,0 +1,62 @@
+/// <reference lib="dom" />
+// The board's entry: sign-in (a token posted once to POST /session; the server answers with an
+// HttpOnly cookie, so the page never keeps the token), then the board or a task's page by hash.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import type { Session } from './api.js';
+import { api, ApiError } from './api.js';
+import { BoardView } from './board-view.js';
+import { ConversationList, ConversationView } from './conversation-view.js';
+import { html } from './html.js';
+import { TaskView } from './task-view.js';
+import { UsageView } from './usage-view.js';
+
+function SignIn({ onDone }: { onDone: (s: Session) => void }) {
+  const [error, setError] = useState('');
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const input = (e.target as HTMLFormElement).elements.namedItem('token') as HTMLInputElement;
+    try {
+      const s = await api<Session>('POST', '/session', { token: input.value });
+      input.value = '';
+      onDone(s);
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  return html`<form class="signin" onSubmit=${submit}>
+    <h1>atlas board</h1>
+    <label for="token">API token (<code>atlas serve token create --account NAME</code>)</label>
+    <input id="token" name="token" type="password" autocomplete="off" required />
+    <button type="submit">Sign in</button>
+    ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+  </form>`;
+}
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const on = () => setHash(location.hash);
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return hash;
+}
+
+function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const hash = useHash();
+  useEffect(() => {
+    api<Session>('GET', '/session').then(setSession, (e: unknown) => setSession(e instanceof ApiError && e.status === 401 ? null : null));
+  }, []);
+  if (session === undefined) return html`<p>Loading…</p>`;
+  if (session === null) return html`<main><${SignIn} onDone=${setSession} /></main>`;
+  const signOut = () => void api('DELETE', '/session').finally(() => setSession(null));
+  const task = /^#\/tasks\/([A-Za-z0-9_-]+)$/.exec(hash);
+  const conv = /^#\/conversations\/([A-Za-z0-9][A-Za-z0-9_-]{0,79})$/.exec(hash);
+  const page = task ? html`<${TaskView} id=${task[1]} />` : conv ? html`<${ConversationView} id=${conv[1]} />` : hash === '#/conversations' ? html`<${ConversationList} />` : hash === '#/usage' ? html`<${UsageView} />` : html`<${BoardView} />`;
+  return html`<header><a href="#/" class="brand">atlas</a><nav aria-label="Pages"><a href="#/">Tasks</a> <a href="#/conversations">Conversations</a> <a href="#/usage">Usage</a></nav><span class="meta">${session.account}${session.read_only ? ' (read-only)' : ''}</span><button type="button" onClick=${signOut}>Sign out</button></header>
+    <main>${page}</main>`;
+}
+
+render(html`<${App} />`, document.getElementById('app')!);

@@ -1,0 +1,77 @@
+// The web board in tests: its bundle built once per file into a temp folder (scripts/build-ui.mjs),
+// in-process servers serving it (stopped after each test), and sign-in by cookie.
+import { existsSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe } from 'vitest';
+import type { Config } from '../../src/config/schema.js';
+import type { RunningServer } from '../../src/server/server.js';
+import { startServer } from '../../src/server/server.js';
+import { ATLAS_BIN, tempDir } from './core-fixtures.js';
+import { ensureBuilt } from './engine-fixtures.js';
+import { agentConfig } from './server-inprocess-fixtures.js';
+
+export interface BoardServer {
+  url: string;
+  server: RunningServer;
+  uiDir: string;
+}
+
+export function boardServers() {
+  const running: RunningServer[] = [];
+  let uiDir = '';
+  let manifest: { js: string; css: string; files: string[] } = { js: '', css: '', files: [] };
+  beforeAll(async () => {
+    // @ts-expect-error: a plain .mjs build script without types
+    const { buildUi } = (await import('../../scripts/build-ui.mjs')) as { buildUi: (dir: string) => Promise<{ outdir: string; manifest: typeof manifest }> };
+    const built = await buildUi(tempDir('atlas-ui-build-'));
+    uiDir = built.outdir;
+    manifest = built.manifest;
+  }, 60_000);
+  afterEach(async () => {
+    for (const s of running.splice(0)) await s.stop('test over');
+  });
+  const start = async (home: string, options: { config?: Config; localLogin?: { account: string; code: string }; uiDir?: string } = {}): Promise<BoardServer> => {
+    const server = await startServer({
+      home, config: options.config ?? agentConfig(), host: '127.0.0.1', port: 0, local: true, recover: false, version: 'test',
+      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, write: () => undefined, warn: () => undefined, uiDir: options.uiDir ?? uiDir, localLogin: options.localLogin,
+    });
+    running.push(server);
+    return { url: server.url, server, uiDir: options.uiDir ?? uiDir };
+  };
+  return { start, manifest: () => manifest, uiDir: () => uiDir };
+}
+
+/** Signs in with a token; the cookies as a Cookie header, and the CSRF token. */
+export async function signIn(url: string, token: string): Promise<{ status: number; cookie: string; csrf: string; setCookie: string[]; json: any }> {
+  const res = await fetch(`${url}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+  const setCookie = res.headers.getSetCookie();
+  const cookie = setCookie.map((c) => c.split(';')[0]).join('; ');
+  const json: any = await res.json();
+  return { status: res.status, cookie, csrf: json.csrf_token ?? '', setCookie, json };
+}
+
+export const CHROMIUM = process.env['ATLAS_CHROMIUM'] ?? '/usr/bin/chromium';
+/** Browser tests are skipped only where there is no browser and this is not CI (CI installs chromium: .ci/run). */
+export const withChromium = existsSync(CHROMIUM) || process.env['CI'] ? describe : describe.skip;
+
+/** Debian's Chromium, launched once for the file (after building the CLI its tasks run) and closed after it. */
+export function chromiumOfThisFile(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    ensureBuilt();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => browser!;
+}
+
+/** Signs the page in through the board's form and waits for the live event stream. */
+export async function signInPage(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(`${url}/`);
+  await page.getByLabel(/API token/).fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('.live.on').waitFor({ timeout: 15_000 });
+}
