@@ -48,7 +48,8 @@ describe('ai steps with Claude Code', () => {
     expect(task.in_place).toBe(false);
 
     const [argv] = readLines(log).map((l) => JSON.parse(l) as string[]);
-    expect(argv!.slice(0, 2)).toEqual(['-p', `Fix this: the parser crash (task ${task.id} on fix/the-parser-crash)`]);
+    // A new session gets an id atlas chose, recorded before the agent says anything.
+    expect(argv!.slice(0, 4)).toEqual(['--session-id', expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/), '-p', `Fix this: the parser crash (task ${task.id} on fix/the-parser-crash)`]);
     expect(argv).toEqual(expect.arrayContaining(['--output-format', 'stream-json', '--verbose', '--model', 'fake-model', '--permission-mode', 'acceptEdits']));
 
     expect(transitions(hook)).toEqual([
