@@ -202,7 +202,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     const after = lastEventId(r);
     if (wantsJson(r)) return eventPage(r, tasks.logOf(record), after);
     const release = ctx.streams.acquire(r.account);
-    const idle = () => !tasks.isRunning(record.task_id);
+    const idle = () => !tasks.isLive(record.task_id);
     const log = tasks.logOf(record);
     stream(r, release, log, after, (e) => e.type === 'finished' && idle() && e.id >= log.lastId, idle);
   });

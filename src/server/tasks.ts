@@ -56,6 +56,9 @@ export class Tasks {
 
   constructor(private readonly ctx: ServerContext) {}
 
+  /** Tasks another process on this machine runs (a terminal's `atlas start`), as `atlas ui` sees them. */
+  readonly elsewhere = new Set<string>();
+
   get runningCount(): number {
     return this.running.size;
   }
@@ -64,7 +67,12 @@ export class Tasks {
     return this.running.has(id);
   }
 
-  private record(id: string): ServerTaskRecord | undefined {
+  /** Running here or elsewhere: its event stream stays open for more. */
+  isLive(id: string): boolean {
+    return this.running.has(id) || this.elsewhere.has(id);
+  }
+
+  record(id: string): ServerTaskRecord | undefined {
     if (!TASK_ID.test(id)) return undefined;
     try {
       return JSON.parse(readFileSync(join(recordsDir(this.ctx.home), `${id}.json`), 'utf8')) as ServerTaskRecord;
