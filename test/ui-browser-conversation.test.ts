@@ -6,7 +6,6 @@ import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { createToken } from './helpers/server-fixtures.js';
 import { boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
 import { lineOf } from '../src/ui/conversation-view.js';
-import { usageByDay } from '../src/ui/usage-view.js';
 
 const boards = boardServers();
 
@@ -25,19 +24,6 @@ describe('conversation lines', () => {
     expect(lineOf('usage', { turn: 1, usage: { total_input_tokens: 10, total_output_tokens: 2, cost_usd: 0.5 } })?.text).toBe('turn 1: 10 in / 2 out tokens, $0.5000');
     expect(lineOf('usage', { turn: 1 })?.text).toBe('turn 1: 0 in / 0 out tokens, $0.0000');
     expect(lineOf('something_new', {})).toBeUndefined();
-  });
-});
-
-describe('usage per day', () => {
-  it('adds conversations up by the day they were last active, oldest day first', () => {
-    expect(usageByDay([
-      { updated_at: '2026-11-25T10:00:00Z', stats: { total_input_tokens: 100, total_output_tokens: 20, cost_usd: 0.5 } },
-      { updated_at: '2026-11-24T10:00:00Z', stats: { total_input_tokens: 1 } },
-      { updated_at: '2026-11-25T23:00:00Z' },
-    ])).toEqual([
-      { day: '2026-11-24', tokens: 1, cost: 0, conversations: 1 },
-      { day: '2026-11-25', tokens: 120, cost: 0.5, conversations: 2 },
-    ]);
   });
 });
 
@@ -67,10 +53,10 @@ withChromium('a conversation in Chromium', () => {
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'conversation.png'), fullPage: true });
-    // The usage page draws the day's tokens and cost as SVG bars.
+    // The usage page counts the conversation under (conversations), per day, template and account.
     await page.getByRole('link', { name: 'Usage' }).click();
-    await page.getByTestId('usage-total').filter({ hasText: 'in 1 conversation(s)' }).waitFor();
-    expect(await page.locator('svg rect.bar').count()).toBe(2);
-    if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'usage.png'), fullPage: true });
+    await page.getByTestId('usage-total').filter({ hasText: '· 1 run:' }).waitFor();
+    expect(await page.locator('svg rect.bar').count()).toBe(6);
+    await page.getByRole('img', { name: 'Tokens per template' }).locator('text.axis', { hasText: '(conversations)' }).waitFor();
   }, 120_000);
 });

@@ -15,6 +15,7 @@ import type { PageRequest } from './pagination.js';
 import { itemFilter, matches, numberKey, pageRequest, paginate } from './pagination.js';
 import { Router } from './router.js';
 import type { AccountEvents } from './account-events.js';
+import { addTaskReadRoutes } from './routes-task-reads.js';
 import { addWorkspaceRoutes } from './routes-workspace.js';
 import { pipeLog, SseClient } from './sse.js';
 import type { Tasks } from './tasks.js';
@@ -218,6 +219,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   }
 
   addWorkspaceRoutes(router, ctx, conversations, tasks, accountEvents);
+  addTaskReadRoutes(router, conversations, tasks);
   router.add('GET', '/tasks/:id/verify', async (r) => {
     const record = tasks.owned(r.account, r.params['id']!);
     const { verifyTask } = await import('./task-verify.js');

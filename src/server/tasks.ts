@@ -196,6 +196,11 @@ export class Tasks {
     return names.map((n) => (n.endsWith('.json') ? this.record(n.slice(0, -5)) : undefined)).filter((r): r is ServerTaskRecord => r !== undefined);
   }
 
+  /** The account's tasks as the server recorded them (no summary: cheap). */
+  recordsOf(account: string): ServerTaskRecord[] {
+    return this.records().filter((r) => r.account === account);
+  }
+
   list(account: string): TaskSummary[] {
     const out: TaskSummary[] = [];
     for (const r of this.records()) {

@@ -1,11 +1,13 @@
 /// <reference lib="dom" />
-// A task's page: its state and steps (the hook's history), HOOK.md and output as text, receipts,
-// checkpoints, the diff, and the CLI's actions, each confirmed first. Live through the task's events.
+// A task's page: its state and steps (the hook's history), HOOK.md and output as text, its agent
+// runs with tokens and cost, receipts, checkpoints, the diff, and the CLI's actions, each confirmed
+// first. Live through the task's events.
 import { useEffect, useState } from 'preact/hooks';
 import type { StoredEvent, TaskDetail } from './api.js';
 import { api } from './api.js';
 import { columnOf, recoveryAdvice } from './columns.js';
 import { html } from './html.js';
+import { TaskConversations } from './task-conversations.js';
 
 const ACTIONS = [
   { id: 'approve', label: 'Approve', confirm: 'Approve the step waiting for a person? The task goes on.', when: 'waiting' },
@@ -82,6 +84,7 @@ export function TaskView({ id }: { id: string }) {
     <ol class="history">${history.map((e) => html`<li>${s(e['timestamp'])} · ${s(e['step_name']) || '—'}: ${s(e['from_state'])} → ${s(e['to_state'])} (${s(e['trigger'])})</li>`)}</ol>
     <h2>Output</h2>
     <pre class="output" data-testid="output">${output.map((e) => `${s(e.data['text'])}\n`).join('')}</pre>
+    <${TaskConversations} path=${path} version=${task.updated_at} />
     <h2>Receipts</h2>
     ${verified ? html`<p class="meta">${verified.key_fingerprint ? `${verified.ok ? 'all valid' : 'NOT all valid'}, checked with the account key ${verified.key_fingerprint}` : 'not verified'}${verified.problems.length ? `: ${verified.problems.join('; ')}` : ''}</p>` : null}
     <ul data-testid="receipts">${receipts.map((r) => {
