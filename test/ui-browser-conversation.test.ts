@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { createToken } from './helpers/server-fixtures.js';
 import { boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
-import { lineOf } from '../src/ui/conversation-view.js';
+import { lineOf, visibleLines } from '../src/ui/conversation-view.js';
 
 const boards = boardServers();
 
@@ -24,6 +24,13 @@ describe('conversation lines', () => {
     expect(lineOf('usage', { turn: 1, usage: { total_input_tokens: 10, total_output_tokens: 2, cost_usd: 0.5 } })?.text).toBe('turn 1: 10 in / 2 out tokens, $0.5000');
     expect(lineOf('usage', { turn: 1 })?.text).toBe('turn 1: 0 in / 0 out tokens, $0.0000');
     expect(lineOf('something_new', {})).toBeUndefined();
+  });
+
+  it('draws the newest lines, and earlier ones a page at a time', () => {
+    const all = Array.from({ length: 450 }, (_, i) => i);
+    expect(visibleLines(all, 200)).toEqual({ from: 250, lines: all.slice(250) });
+    expect(visibleLines(all, 600)).toEqual({ from: 0, lines: all });
+    expect(visibleLines([], 200)).toEqual({ from: 0, lines: [] });
   });
 });
 
@@ -45,10 +52,15 @@ withChromium('a conversation in Chromium', () => {
     await messages.getByText('agent: working on: sleep:800 <img src=x onerror=window.__pwned=1>').waitFor({ timeout: 30_000 });
     await messages.getByText(/^turn 1: \d+ in/).waitFor({ timeout: 30_000 });
     await page.getByTestId('conv-status').filter({ hasText: '1 turn(s)' }).waitFor();
-    await page.getByLabel('Next prompt').fill('second prompt');
+    await page.getByLabel('Next prompt').fill('second prompt lines:300');
     await page.getByRole('button', { name: 'Send' }).click();
     await messages.getByText(/^turn 2: \d+ in/).waitFor({ timeout: 30_000 });
     await page.getByTestId('conv-status').filter({ hasText: '2 turn(s)' }).waitFor();
+    // Over 300 lines: the newest 200 are drawn, earlier ones on request.
+    expect(await messages.locator('li').count()).toBe(200);
+    await page.getByRole('button', { name: /^Show earlier lines \(\d+ more\)$/ }).click();
+    await messages.getByText('you: sleep:800').waitFor();
+    expect(await messages.locator('li').count()).toBeGreaterThan(300);
     expect(await messages.getByText('you: second prompt').count()).toBe(1);
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
