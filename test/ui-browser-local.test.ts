@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { outputAdded, outputLines } from '../src/domain/output-delta.js';
 import { startLocalBoard } from '../src/server/local-board.js';
-import { atlas, ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
+import { atlas, ATLAS_BIN, REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { repoIn } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 import { boardServers, chromiumOfThisFile, withChromium } from './helpers/ui-fixtures.js';
@@ -76,6 +76,7 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
       const lines = ((await output.textContent()) ?? '').split('\n').filter((l) => l.startsWith('tick'));
       // Each line once, in order.
       expect(lines).toEqual(Array.from({ length: 15 }, (_, i) => `tick ${i + 1}`));
+      if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await taskPage.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'task-terminal.png'), fullPage: true });
 
       // The card moves to "waiting for a person" and, approved in the terminal, to "completed".
       // Exit 5: it waits for a person (--no-interactive).

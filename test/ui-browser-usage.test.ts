@@ -111,12 +111,12 @@ withChromium('a task\'s conversations and usage in Chromium', () => {
     await page.getByTestId('run-messages').getByText('→ success: </script>done').waitFor();
     // 200 messages a page (one of them with a tool call and its result: two more lines).
     expect(await lines.count()).toBe(202);
+    if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'task-conversations.png'), fullPage: true });
     await page.getByRole('button', { name: 'Show more messages' }).click();
     await page.getByTestId('run-messages').getByText('agent: step 258', { exact: true }).waitFor();
     expect(await page.getByRole('button', { name: 'Show more messages' }).count()).toBe(0);
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
-    if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'task-conversations.png'), fullPage: true });
 
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByTestId('usage-total').filter({ hasText: '1,250 in / ≥300 out tokens' }).waitFor();

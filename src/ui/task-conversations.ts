@@ -57,7 +57,7 @@ function RunMessages({ path }: { path: string }) {
     );
   useEffect(() => void more(), [path]);
   return html`<div>
-    <ol class="messages" data-testid="run-messages">${messages.flatMap((m) => messageLines(m).map((l, i) => html`<li key=${`${m.key}-${i}`} class=${l.startsWith('tool ') || l.startsWith('→ ') ? 'tool' : `role-${m.role}`}><pre>${l}</pre></li>`))}</ol>
+    <ol class="messages run-messages" data-testid="run-messages" tabindex="0" aria-label="Messages and tool calls">${messages.flatMap((m) => messageLines(m).map((l, i) => html`<li key=${`${m.key}-${i}`} class=${l.startsWith('tool ') || l.startsWith('→ ') ? 'tool' : `role-${m.role}`}><pre>${l}</pre></li>`))}</ol>
     ${cursor ? html`<button type="button" onClick=${() => void more(cursor)}>Show more messages</button>` : null}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
   </div>`;
