@@ -17,6 +17,17 @@ const home = tempDir('atlas-bench-ui-');
 const repo = makeRepo();
 for (let i = 0; i < count; i++) writeFixtureTask(home, repo, { id: `task-20260101-120000-${i + 1}`, workspace: `bench${i % 20}` });
 
+/** The page reloaded 5 times: the median and the slowest of `measure` (ms since navigation start). */
+async function overReloads(page, measure) {
+  const runs = [];
+  for (let i = 0; i < 5; i++) {
+    await page.reload();
+    runs.push(await measure());
+  }
+  runs.sort((a, b) => a - b);
+  return { median: runs[Math.floor(runs.length / 2)], slowest: runs.at(-1) };
+}
+
 const child = spawn(process.execPath, [ATLAS, '-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${AGENT}`, 'ui', '--port', '0'], { env: { ...process.env, ATLAS_HOME: home }, stdio: ['ignore', 'pipe', 'inherit'] });
 const link = await new Promise((resolve, reject) => {
   let out = '';
@@ -34,13 +45,7 @@ try {
     page.waitForFunction((n) => [...document.querySelectorAll('.column .count')].reduce((s, e) => s + Number(e.textContent), 0) === n && document.querySelector('[data-task]') !== null, count, { timeout: 60_000, polling: 'raf' }).then(() => page.evaluate(() => performance.now()));
   await page.goto(link);
   const cold = await rendered();
-  const runs = [];
-  for (let i = 0; i < 5; i++) {
-    await page.reload();
-    runs.push(await rendered());
-  }
-  runs.sort((a, b) => a - b);
-  const median = runs[Math.floor(runs.length / 2)];
+  const { median } = await overReloads(page, rendered);
   const cards = await page.locator('[data-task]').count();
   console.log(`board of ${count} tasks (${cards} cards drawn, 200 per column at most): first render ${cold.toFixed(0)} ms on the first visit, median ${median.toFixed(0)} ms over 5 reloads (target <= 1000 ms) ${median <= 1000 ? 'OK' : 'OVER'}`);
 
@@ -51,16 +56,10 @@ try {
   const lastLine = page.getByTestId('messages').getByText(/^turn 1: \d+ in/);
   await lastLine.waitFor({ timeout: 300_000 });
   const convRendered = () => lastLine.waitFor({ timeout: 60_000 }).then(() => page.evaluate(() => performance.now()));
-  const convRuns = [];
-  for (let i = 0; i < 5; i++) {
-    await page.reload();
-    convRuns.push(await convRendered());
-  }
-  convRuns.sort((a, b) => a - b);
-  const convMedian = convRuns[Math.floor(convRuns.length / 2)];
+  const { median: convMedian, slowest } = await overReloads(page, convRendered);
   const lines = Number((await page.getByTestId('messages').getAttribute('aria-label')).split(' ')[0]);
   const drawn = await page.getByTestId('messages').locator('li').count();
-  console.log(`conversation of ${messages} messages (${lines} lines, ${drawn} drawn): first render median ${convMedian.toFixed(0)} ms over 5 reloads, slowest ${convRuns.at(-1).toFixed(0)} ms (target <= 1000 ms) ${convMedian <= 1000 ? 'OK' : 'OVER'}`);
+  console.log(`conversation of ${messages} messages (${lines} lines, ${drawn} drawn): first render median ${convMedian.toFixed(0)} ms over 5 reloads, slowest ${slowest.toFixed(0)} ms (target <= 1000 ms) ${convMedian <= 1000 ? 'OK' : 'OVER'}`);
 } finally {
   await browser.close();
   child.kill('SIGTERM');

@@ -2,8 +2,6 @@
 // child process of the test) makes a card appear and move columns without a reload, the task's
 // page streams the running step's output as it comes, and the terminal's approval completes it.
 import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { outputAdded, outputLines } from '../src/domain/output-delta.js';
@@ -11,7 +9,7 @@ import { startLocalBoard } from '../src/server/local-board.js';
 import { atlas, ATLAS_BIN, REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { repoIn } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { boardServers, chromiumOfThisFile, withChromium } from './helpers/ui-fixtures.js';
+import { addTemplate, boardServers, chromiumOfThisFile, withChromium } from './helpers/ui-fixtures.js';
 
 const boards = boardServers();
 
@@ -33,12 +31,11 @@ describe('the output a step adds between two readings of its tail', () => {
 /** A repository whose template prints a line every 400 ms for a few seconds, then waits for a person. */
 function tickerRepo(): string {
   const repo = repoIn(tempDir('atlas-repos-'), 'demo');
-  writeFileSync(
-    join(repo, '.atlas', 'templates', 'ticker.yaml'),
+  addTemplate(
+    repo,
+    'ticker',
     `name: ticker\nbranch_prefix: ticker/\nsteps:\n  - name: tick\n    type: command\n    run: node -e "let i=0;const t=setInterval(()=>{console.log('tick '+(++i));if(i===15)clearInterval(t)},400)"\n  - name: approve\n    type: human\n    prompt: "Ship it?"\n  - name: finish\n    type: command\n    run: node -e "console.log('shipped')"\n`,
   );
-  execFileSync('git', ['add', '-A'], { cwd: repo });
-  execFileSync('git', ['commit', '-q', '-m', 'ticker'], { cwd: repo });
   return repo;
 }
 
