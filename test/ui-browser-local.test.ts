@@ -2,6 +2,7 @@
 // child process of the test) makes a card appear and move columns without a reload, the task's
 // page streams the running step's output as it comes, and the terminal's approval completes it.
 import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { outputAdded, outputLines } from '../src/domain/output-delta.js';
@@ -85,6 +86,28 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
       await page.locator(`[data-column="completed"] [data-task="${id}"]`).waitFor({ timeout: 30_000 });
       await taskPage.getByTestId('task-state').filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
       await output.filter({ hasText: 'shipped' }).waitFor({ timeout: 30_000 });
+      expect(navigations).toBe(before);
+
+      // A second terminal task, approved in the browser: the server runs that command and logs it;
+      // the watcher does not log its changes a second time.
+      const quick = await atlas(['start', 'quick', 'approved in the browser', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
+      expect(quick.code, quick.stderr).toBe(5);
+      const waiting = page.locator('[data-column="waiting"] [data-task]', { hasText: 'approved in the browser' });
+      await waiting.waitFor({ timeout: 30_000 });
+      const id2 = (await waiting.getAttribute('data-task'))!;
+      taskPage.on('dialog', (d) => void d.accept());
+      await taskPage.goto(`${new URL(board.link).origin}/#/tasks/${id2}`);
+      await taskPage.locator('[data-action="approve"]').click();
+      await page.locator(`[data-column="completed"] [data-task="${id2}"]`).waitFor({ timeout: 30_000 });
+      const workspace = readdirSync(join(home, 'workspaces')).find((w) => existsSync(join(home, 'workspaces', w, 'tasks', id2)))!;
+      const log = readFileSync(join(home, 'workspaces', workspace, 'tasks', id2, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const states = log.filter((e) => e.type === 'state').map((e) => `${e.data.at_hook} ${e.data.step} ${e.data.from}>${e.data.to} ${e.data.trigger}`);
+      // Each entry of the hook's history once.
+      const hook = JSON.parse(readFileSync(join(home, 'workspaces', workspace, 'tasks', id2, 'hook.json'), 'utf8'));
+      expect(states).toHaveLength(hook.history.length);
+      expect(new Set(states).size).toBe(states.length);
+      expect(states.at(-1)).toMatch(/step_pending>completed all_steps_complete$/);
+      expect(log.filter((e) => e.type === 'finished').map((e) => e.data.command)).toEqual(['terminal', 'approve']);
       expect(navigations).toBe(before);
       await context.close();
     } finally {

@@ -62,7 +62,7 @@ interface Followed {
   pending: string;
   /** Another process works on it (the server's own commands are followed by the server). */
   busy: boolean;
-  /** The server ran a command on it since the last reading: the server logged those changes. */
+  /** The server runs a command on it (until that command's end): the server logs its changes. */
   serverRan: boolean;
   watcher?: FSWatcher | undefined;
 }
@@ -103,6 +103,21 @@ export class LocalTaskWatcher {
   }
 
   start(): void {
+    // The server's own commands log their changes themselves: the watcher only keeps up with them.
+    this.tasks.onCommand = (id, done) => {
+      const f = this.followed.get(id);
+      if (!f) return;
+      f.serverRan = true;
+      void done.then(() => {
+        // The server's last reading of the hook is done (its `finished` is logged): start from there.
+        f.serverRan = false;
+        if (this.stopped) return;
+        f.mtime = mtimeOf(f.record.dir) ?? f.mtime;
+        const h = f.hook.scan(false);
+        this.remember(f, h);
+        this.setBusy(f, h, false);
+      });
+    };
     this.scanAll(false);
     this.interval = setInterval(() => this.soon(), this.scanMs);
     this.interval.unref();
@@ -110,6 +125,7 @@ export class LocalTaskWatcher {
 
   stop(): void {
     this.stopped = true;
+    this.tasks.onCommand = undefined;
     if (this.timer) clearTimeout(this.timer);
     if (this.interval) clearInterval(this.interval);
     for (const w of this.dirs.values()) w.close();
@@ -219,21 +235,13 @@ export class LocalTaskWatcher {
       return;
     }
     f.mtime = mtime;
-    if (this.tasks.isRunning(id)) {
+    if (f.serverRan || this.tasks.isRunning(id)) {
       // The server runs a command on it and logs its changes itself: only remember where it is.
-      const h = f.hook.scan(false);
-      f.serverRan = true;
-      this.remember(f, h);
+      this.remember(f, f.hook.scan(false));
       this.setBusy(f, undefined, false);
       return;
     }
-    const h = f.hook.scan(emit && !f.serverRan);
-    if (f.serverRan) {
-      f.serverRan = false;
-      this.remember(f, h);
-      this.setBusy(f, h, false);
-      return;
-    }
+    const h = f.hook.scan(emit);
     if (!h) return;
     this.output(f, h, emit);
     this.setBusy(f, h, emit);

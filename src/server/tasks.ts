@@ -58,6 +58,8 @@ export class Tasks {
 
   /** Tasks another process on this machine runs (a terminal's `atlas start`), as `atlas ui` sees them. */
   readonly elsewhere = new Set<string>();
+  /** Told when the server starts a command on a task, with the promise of its end (local-watch.ts). */
+  onCommand: ((id: string, done: Promise<unknown>) => void) | undefined;
 
   get runningCount(): number {
     return this.running.size;
@@ -158,6 +160,7 @@ export class Tasks {
     child.attach(log, new HookWatcher(record.dir, log, command !== 'start'));
     log.append('started', { command, task_id: record.task_id });
     this.running.set(record.task_id, child);
+    this.onCommand?.(record.task_id, child.done);
     void child.done.then((r) => {
       this.running.delete(record.task_id);
       if (this.cancelling.delete(record.task_id)) log.append('cancelled', { command });
