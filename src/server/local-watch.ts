@@ -163,11 +163,12 @@ export class LocalTaskWatcher {
     }
   }
 
-  private watchDir(path: string, onChange: () => void): FSWatcher | undefined {
+  private watchDir(path: string, onChange: () => void, onGone: () => void = () => undefined): FSWatcher | undefined {
     if (this.watches >= this.maxWatches) return undefined;
     try {
       const w = watch(path, { persistent: false }, onChange);
-      w.on('error', () => w.close());
+      // A folder removed (`atlas cleanup`): the handle is given back; the scan watches it again if it returns.
+      w.on('error', () => (w.close(), onGone()));
       return w;
     } catch {
       // Not there yet, or no notifications here: the full scan sees it.
@@ -199,7 +200,7 @@ export class LocalTaskWatcher {
   }
 
   private keepDir(path: string): void {
-    const w = this.watchDir(path, () => this.soon());
+    const w = this.watchDir(path, () => this.soon(), () => this.dirs.delete(path));
     if (w) this.dirs.set(path, w);
   }
 
@@ -280,7 +281,7 @@ export class LocalTaskWatcher {
     const id = f.record.task_id;
     const busy = working && !this.tasks.isRunning(id);
     // Folders of tasks that are not over are watched (a terminal may take them up again), as many as the cap allows.
-    if (h && !isTerminal(h.state) && !f.watcher) f.watcher = this.watchDir(f.record.dir, () => this.soon(id));
+    if (h && !isTerminal(h.state) && !f.watcher) f.watcher = this.watchDir(f.record.dir, () => this.soon(id), () => (f.watcher = undefined));
     if (f.watcher && h && isTerminal(h.state)) {
       f.watcher.close();
       f.watcher = undefined;
