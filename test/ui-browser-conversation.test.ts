@@ -65,9 +65,9 @@ withChromium('a conversation in Chromium', () => {
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'conversation.png'), fullPage: true });
-    // The usage page counts the conversation under (conversations), per day, template and account.
+    // The usage page counts the conversation's two turns under (conversations), per day, template and account.
     await page.getByRole('link', { name: 'Usage' }).click();
-    await page.getByTestId('usage-total').filter({ hasText: '· 1 run:' }).waitFor();
+    await page.getByTestId('usage-total').filter({ hasText: '· 2 runs:' }).waitFor();
     expect(await page.locator('svg rect.bar').count()).toBe(6);
     await page.getByRole('img', { name: 'Tokens per template' }).locator('text.axis', { hasText: '(conversations)' }).waitFor();
   }, 120_000);

@@ -4,6 +4,7 @@ import { conversationFiles as runFiles } from '../conversation/paths.js';
 import { listConversations, readConversationRecord, readMessages } from '../conversation/read.js';
 import { totalsJson, totalsOf } from '../conversation/totals.js';
 import { CONVERSATION_ID_PATTERN } from '../domain/conversation.js';
+import { conversationFiles } from './conversation-store.js';
 import type { Conversations } from './conversations.js';
 import { HttpError, sendJson } from './http.js';
 import { numberKey, pageRequest, paginate } from './pagination.js';
@@ -13,7 +14,7 @@ import type { Tasks } from './tasks.js';
 import type { UsageItem } from './usage-report.js';
 import { CONVERSATIONS_KEY, usageReport } from './usage-report.js';
 
-export function addTaskReadRoutes(router: Router<Handler>, conversations: Conversations, tasks: Tasks): void {
+export function addTaskReadRoutes(router: Router<Handler>, home: string, conversations: Conversations, tasks: Tasks): void {
   router.add('GET', '/tasks/:id/conversations', async (r) => {
     const record = tasks.owned(r.account, r.params['id']!);
     const runs = listConversations(record.dir);
@@ -35,7 +36,12 @@ export function addTaskReadRoutes(router: Router<Handler>, conversations: Conver
     for (const t of tasks.recordsOf(r.account)) {
       for (const c of listConversations(t.dir)) items.push({ account: r.account, day: c.started_at.slice(0, 10), template: t.template, stats: c.stats });
     }
-    for (const c of conversations.list(r.account)) items.push({ account: r.account, day: c.updated_at.slice(0, 10), template: CONVERSATIONS_KEY, stats: c.stats });
+    // A conversation's totals are the sum of its turns, each a recorded run: each turn counts on its own day.
+    for (const c of conversations.list(r.account)) {
+      const turns = listConversations(conversationFiles(home, r.account, c.id).dir);
+      if (turns.length === 0) items.push({ account: r.account, day: c.updated_at.slice(0, 10), template: CONVERSATIONS_KEY, stats: c.stats });
+      for (const t of turns) items.push({ account: r.account, day: t.started_at.slice(0, 10), template: CONVERSATIONS_KEY, stats: t.stats });
+    }
     sendJson(r.res, 200, usageReport([r.account], items));
   });
 }

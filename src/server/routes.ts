@@ -219,7 +219,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   }
 
   addWorkspaceRoutes(router, ctx, conversations, tasks, accountEvents);
-  addTaskReadRoutes(router, conversations, tasks);
+  addTaskReadRoutes(router, ctx.home, conversations, tasks);
   router.add('GET', '/tasks/:id/verify', async (r) => {
     const record = tasks.owned(r.account, r.params['id']!);
     const { verifyTask } = await import('./task-verify.js');

@@ -1,7 +1,7 @@
 // GET /usage: tokens and cost of what an account may see, per day, per template and per account.
 // Its tasks' agent runs (each run's ledger, on the day it started, under its task's template) and
-// its conversations over the API (each conversation's totals, on the day it was last active, under
-// "(conversations)"). A token sees one account: per account is that account's row.
+// its conversations over the API (each turn's run, on the day it started, under "(conversations)").
+// A token sees one account: per account is that account's row.
 import type { ConversationStats } from '../domain/conversation.js';
 import type { UsageTotals } from '../conversation/totals.js';
 import { addFigures, emptyTotals, figuresOf, totalsJson } from '../conversation/totals.js';

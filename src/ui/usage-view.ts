@@ -48,7 +48,7 @@ export function UsageView() {
   if (!usage) return html`<p>Loading…</p>`;
   return html`<section aria-label="Usage">
     <h1>Usage</h1>
-    <p class="meta" data-testid="usage-total">${usageText(usage.total)}: the agent runs of your tasks (on the day each started) and your conversations (on the day each was last active)</p>
+    <p class="meta" data-testid="usage-total">${usageText(usage.total)}: the agent runs of your tasks and the turns of your conversations, each on the day it started</p>
     <h2>Per day</h2>
     <${Bars} rows=${usage.by_day} value=${tokensOf} label="Tokens per day" short=${(k: string) => k.slice(5)} />
     <${Bars} rows=${usage.by_day} value=${cost} label="Cost per day (USD)" short=${(k: string) => k.slice(5)} />
