@@ -10,6 +10,8 @@ import { startLocalBoard } from '../src/server/local-board.js';
 import { atlas, ATLAS_BIN, REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { repoIn } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
+// @ts-expect-error: the bench's plain .mjs helpers, without types
+import { makeRepo, writeFixtureTask } from '../bench/lib.mjs';
 import { addTemplate, boardServers, chromiumOfThisFile, withChromium } from './helpers/ui-fixtures.js';
 
 const boards = boardServers();
@@ -114,4 +116,24 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
       await board.server.stop('test over');
     }
   }, 180_000);
+
+  it('a column of 230 cards draws 200 and the rest on request', async () => {
+    const home = tempDir();
+    const repo = (makeRepo as () => string)();
+    // Left "step_running" by processes that are gone: all in "Crashed or paused".
+    for (let i = 0; i < 230; i++) (writeFixtureTask as (h: string, r: string, o: object) => void)(home, repo, { id: `task-20260101-120000-${i + 1}`, workspace: `ws${i % 5}` });
+    const board = await startLocalBoard({ home, config: agentConfig(), port: 0, version: 'test', atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, uiDir: boards.uiDir(), warn: () => undefined });
+    try {
+      const page = await (await browser().newContext()).newPage();
+      await page.goto(board.link);
+      const column = page.locator('section.column[data-column="crashed"]');
+      await column.locator('.count', { hasText: '230' }).waitFor({ timeout: 30_000 });
+      expect(await column.locator('[data-task]').count()).toBe(200);
+      await column.getByRole('button', { name: 'Show 30 more of Crashed or paused' }).click();
+      await expect.poll(() => column.locator('[data-task]').count()).toBe(230);
+      expect(await column.getByRole('button').count()).toBe(0);
+    } finally {
+      await board.server.stop('test over');
+    }
+  }, 120_000);
 });
