@@ -62,4 +62,21 @@ describe('the local task watcher', () => {
       watcher.stop();
     }
   }, 60_000);
+
+  it('in a home with no task yet, notices the first one through fs.watch alone (no timed scan)', async () => {
+    const home = tempDir();
+    const repo = (makeRepo as () => string)();
+    const ctx = { home, logs: new EventLogs(), log: () => undefined } as unknown as ServerContext;
+    const tasks = new Tasks(ctx);
+    const watcher = new LocalTaskWatcher(ctx, tasks, 'local', { scanMs: 600_000, debounceMs: 20 });
+    watcher.start();
+    try {
+      const first = write(home, repo, { id: 'task-20260103-120000', workspace: 'first' });
+      await until(() => events(first.dir).some((e) => e.type === 'state'), 5_000);
+      // Once workspaces/ and its tasks/ exist, they are watched instead of their parents.
+      await until(() => watcher.watches === 3, 5_000);
+    } finally {
+      watcher.stop();
+    }
+  }, 30_000);
 });

@@ -178,11 +178,10 @@ export class LocalTaskWatcher {
 
   private scanAll(emit: boolean): void {
     const root = join(this.ctx.home, 'workspaces');
-    if (!this.dirs.has(root)) this.keepDir(root);
+    this.keepDirOrParent(root, this.ctx.home);
     const seen = new Set<string>();
     for (const workspace of listDirs(root)) {
-      const tasksDir = join(root, workspace, 'tasks');
-      if (!this.dirs.has(tasksDir)) this.keepDir(tasksDir);
+      this.keepDirOrParent(join(root, workspace, 'tasks'), join(root, workspace));
       for (const ref of workspaceTaskRefs(root, workspace)) {
         seen.add(ref.id);
         const f = this.followed.get(ref.id);
@@ -197,6 +196,20 @@ export class LocalTaskWatcher {
       this.followed.delete(id);
       this.tasks.elsewhere.delete(id);
     }
+  }
+
+  /**
+   * Watches a folder, or while it does not exist yet, its parent (a new workspace's `tasks/` comes
+   * just after the workspace: its creation then asks for a scan at once, not at the next interval).
+   */
+  private keepDirOrParent(path: string, parent: string): void {
+    if (this.dirs.has(path)) {
+      const stale = this.dirs.get(parent);
+      if (stale) (stale.close(), this.dirs.delete(parent));
+      return;
+    }
+    this.keepDir(path);
+    if (!this.dirs.has(path) && !this.dirs.has(parent)) this.keepDir(parent);
   }
 
   private keepDir(path: string): void {
