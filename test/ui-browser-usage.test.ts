@@ -1,7 +1,7 @@
 // A task's conversations (its agent runs: messages and tool calls, as text) with its tokens and
 // cost, and the usage page per day, per template and per account: through the API (every answer
 // checked against the OpenAPI document) and in Chromium.
-import { readdirSync } from 'node:fs';
+import { appendFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { usageReport } from '../src/server/usage-report.js';
@@ -117,6 +117,17 @@ withChromium('a task\'s conversations and usage in Chromium', () => {
     expect(await page.getByRole('button', { name: 'Show more messages' }).count()).toBe(0);
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    // The cut-off run, open and empty, gets messages while the task goes on: they appear live.
+    const read = page.waitForResponse((r) => r.url().includes(`/conversations/${second.id}/messages`));
+    await page.getByRole('button', { name: 'Messages', exact: true }).click();
+    await read;
+    // One run is open at a time: opening this one closes the first.
+    const late = page.getByTestId('run-messages');
+    expect(await late.locator('li').count()).toBe(0);
+    appendFileSync(join(dir, 'conversations', second.id, 'messages.jsonl'), `${JSON.stringify(message(second.id, { role: 2, body: 'a late message' }))}\n`);
+    page.on('dialog', (d) => void d.accept());
+    await page.locator('[data-action="approve"]').click();
+    await late.getByText('agent: a late message').waitFor({ timeout: 30_000 });
 
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByTestId('usage-total').filter({ hasText: '1,250 in / ≥300 out tokens' }).waitFor();
