@@ -5,8 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { createToken } from './helpers/server-fixtures.js';
 import { boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
-import { lineOf } from '../src/ui/conversation-view.js';
-import { usageByDay } from '../src/ui/usage-view.js';
+import { lineOf, visibleLines } from '../src/ui/conversation-view.js';
 
 const boards = boardServers();
 
@@ -26,18 +25,12 @@ describe('conversation lines', () => {
     expect(lineOf('usage', { turn: 1 })?.text).toBe('turn 1: 0 in / 0 out tokens, $0.0000');
     expect(lineOf('something_new', {})).toBeUndefined();
   });
-});
 
-describe('usage per day', () => {
-  it('adds conversations up by the day they were last active, oldest day first', () => {
-    expect(usageByDay([
-      { updated_at: '2026-11-25T10:00:00Z', stats: { total_input_tokens: 100, total_output_tokens: 20, cost_usd: 0.5 } },
-      { updated_at: '2026-11-24T10:00:00Z', stats: { total_input_tokens: 1 } },
-      { updated_at: '2026-11-25T23:00:00Z' },
-    ])).toEqual([
-      { day: '2026-11-24', tokens: 1, cost: 0, conversations: 1 },
-      { day: '2026-11-25', tokens: 120, cost: 0.5, conversations: 2 },
-    ]);
+  it('draws the newest lines, and earlier ones a page at a time', () => {
+    const all = Array.from({ length: 450 }, (_, i) => i);
+    expect(visibleLines(all, 200)).toEqual({ from: 250, lines: all.slice(250) });
+    expect(visibleLines(all, 600)).toEqual({ from: 0, lines: all });
+    expect(visibleLines([], 200)).toEqual({ from: 0, lines: [] });
   });
 });
 
@@ -59,18 +52,23 @@ withChromium('a conversation in Chromium', () => {
     await messages.getByText('agent: working on: sleep:800 <img src=x onerror=window.__pwned=1>').waitFor({ timeout: 30_000 });
     await messages.getByText(/^turn 1: \d+ in/).waitFor({ timeout: 30_000 });
     await page.getByTestId('conv-status').filter({ hasText: '1 turn(s)' }).waitFor();
-    await page.getByLabel('Next prompt').fill('second prompt');
+    await page.getByLabel('Next prompt').fill('second prompt lines:300');
     await page.getByRole('button', { name: 'Send' }).click();
     await messages.getByText(/^turn 2: \d+ in/).waitFor({ timeout: 30_000 });
     await page.getByTestId('conv-status').filter({ hasText: '2 turn(s)' }).waitFor();
+    // Over 300 lines: the newest 200 are drawn, earlier ones on request.
+    expect(await messages.locator('li').count()).toBe(200);
+    await page.getByRole('button', { name: /^Show earlier lines \(\d+ more\)$/ }).click();
+    await messages.getByText('you: sleep:800').waitFor();
+    expect(await messages.locator('li').count()).toBeGreaterThan(300);
     expect(await messages.getByText('you: second prompt').count()).toBe(1);
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'conversation.png'), fullPage: true });
-    // The usage page draws the day's tokens and cost as SVG bars.
+    // The usage page counts the conversation's two turns under (conversations), per day, template and account.
     await page.getByRole('link', { name: 'Usage' }).click();
-    await page.getByTestId('usage-total').filter({ hasText: 'in 1 conversation(s)' }).waitFor();
-    expect(await page.locator('svg rect.bar').count()).toBe(2);
-    if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'usage.png'), fullPage: true });
+    await page.getByTestId('usage-total').filter({ hasText: '· 2 runs:' }).waitFor();
+    expect(await page.locator('svg rect.bar').count()).toBe(6);
+    await page.getByRole('img', { name: 'Tokens per template' }).locator('text.axis', { hasText: '(conversations)' }).waitFor();
   }, 120_000);
 });

@@ -3,14 +3,13 @@
 // task description and output are shown as text and run nothing, approving in the browser lets the
 // task finish, and another account cannot reach the task by URL.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { auth, createToken, repoIn, TEMPLATE } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
+import { addTemplate, boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 const boards = boardServers();
@@ -26,9 +25,7 @@ async function shot(page: Page, name: string): Promise<void> {
 function hostileRepo(root: string): string {
   const repo = repoIn(root, 'demo');
   const hostile = TEMPLATE.replace('name: quick', 'name: hostile').replace(`console.log('hello-from-task')`, `console.log('<img src=x onerror=window.__pwned=2></script>\\x1b[31mred')`);
-  writeFileSync(join(repo, '.atlas', 'templates', 'hostile.yaml'), hostile);
-  execFileSync('git', ['add', '-A'], { cwd: repo });
-  execFileSync('git', ['commit', '-q', '-m', 'hostile template'], { cwd: repo });
+  addTemplate(repo, 'hostile', hostile);
   return repo;
 }
 

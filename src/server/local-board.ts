@@ -3,15 +3,13 @@
 // server's record of its owner, as a task started over HTTP has), and a one-time code in the
 // printed link that the browser exchanges for the session cookie, as Jupyter does.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
-import { toJson } from '../store/json-file.js';
-import { listTaskRefs, tryReadTask } from '../store/task-store.js';
+import { listTaskRefs } from '../store/task-store.js';
+import { adoptTask } from './local-watch.js';
 import type { RunningServer } from './server.js';
 import { startServer } from './server.js';
-import type { ServerTaskRecord } from './tasks.js';
 import { serverDir } from './tokens.js';
 
 export const LOCAL_ACCOUNT = 'local';
@@ -21,14 +19,8 @@ export function adoptLocalTasks(home: string): number {
   const dir = join(serverDir(home), 'tasks');
   let adopted = 0;
   for (const ref of listTaskRefs(home)) {
-    const path = join(dir, `${ref.id}.json`);
-    if (existsSync(path)) continue;
-    const task = tryReadTask(ref.dir);
-    if (!task) continue;
-    const record: ServerTaskRecord = { task_id: ref.id, account: LOCAL_ACCOUNT, workspace: ref.workspace, dir: ref.dir, repo: task.repo_root, template: task.template, created_at: task.created_at };
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileAtomic(path, toJson(record));
-    adopted++;
+    if (existsSync(join(dir, `${ref.id}.json`))) continue;
+    if (adoptTask(home, ref, LOCAL_ACCOUNT)) adopted++;
   }
   return adopted;
 }
@@ -60,6 +52,8 @@ export async function startLocalBoard(options: { home: string; config: Config; p
     warn: (text) => (/^--local:|no API tokens yet|cut off by a stopped server/.test(text) ? undefined : warn(text)),
     uiDir: options.uiDir,
     localLogin: { account: LOCAL_ACCOUNT, code },
+    // Tasks a terminal starts or runs while the board is open: on the board live (local-watch.ts).
+    localTasks: LOCAL_ACCOUNT,
   });
   return { server, link: `${server.url}/ui/login?code=${code}`, adopted };
 }

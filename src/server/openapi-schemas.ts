@@ -117,5 +117,42 @@ export const SCHEMAS = {
     },
   },
   Session: { type: 'object', required: ['account', 'read_only', 'csrf_token'], properties: { account: str, read_only: { type: 'boolean' }, csrf_token: str } },
+  UsageTotals: {
+    type: 'object',
+    required: ['conversations', 'partial', 'input_tokens', 'output_tokens', 'output_tokens_complete', 'cost_usd', 'cost_complete'],
+    properties: {
+      key: str,
+      conversations: int,
+      partial: int,
+      input_tokens: int,
+      cache_read_tokens: int,
+      cache_creation_tokens: int,
+      output_tokens: { type: ['integer', 'null'], description: 'null: no run reported it' },
+      output_tokens_complete: { type: 'boolean', description: 'false: some runs could not report theirs (a lower bound)' },
+      cost_usd: { type: ['number', 'null'] },
+      cost_complete: { type: 'boolean' },
+    },
+  },
+  TaskRun: {
+    type: 'object',
+    required: ['id', 'task_id', 'step_name', 'attempt', 'agent', 'model', 'started_at', 'ended_at', 'status', 'stats'],
+    properties: { id: str, task_id: str, step_name: str, attempt: int, agent: str, model: str, session_id: str, started_at: time, ended_at: { type: ['string', 'null'] }, status: { enum: ['running', 'completed', 'failed', 'interrupted'] }, continues: nstr, stats: { $ref: '#/components/schemas/Stats' } },
+  },
+  TaskConversations: {
+    type: 'object',
+    required: ['task_id', 'conversations', 'total'],
+    properties: { task_id: str, conversations: { type: 'array', items: { $ref: '#/components/schemas/TaskRun' } }, total: { $ref: '#/components/schemas/UsageTotals' } },
+  },
+  Usage: {
+    type: 'object',
+    required: ['accounts', 'total', 'by_day', 'by_template', 'by_account'],
+    properties: {
+      accounts: { type: 'array', items: str, description: 'the accounts this token may see (its own)' },
+      total: { $ref: '#/components/schemas/UsageTotals' },
+      by_day: { type: 'array', items: { $ref: '#/components/schemas/UsageTotals' } },
+      by_template: { type: 'array', items: { $ref: '#/components/schemas/UsageTotals' } },
+      by_account: { type: 'array', items: { $ref: '#/components/schemas/UsageTotals' } },
+    },
+  },
   Diff: { type: 'object', required: ['base', 'diff', 'truncated', 'untracked'], properties: { base: str, diff: str, truncated: { type: 'boolean' }, untracked: { type: 'array', items: str } } },
 } as const;

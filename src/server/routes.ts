@@ -15,6 +15,7 @@ import type { PageRequest } from './pagination.js';
 import { itemFilter, matches, numberKey, pageRequest, paginate } from './pagination.js';
 import { Router } from './router.js';
 import type { AccountEvents } from './account-events.js';
+import { addTaskReadRoutes } from './routes-task-reads.js';
 import { addWorkspaceRoutes } from './routes-workspace.js';
 import { pipeLog, SseClient } from './sse.js';
 import type { Tasks } from './tasks.js';
@@ -202,7 +203,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     const after = lastEventId(r);
     if (wantsJson(r)) return eventPage(r, tasks.logOf(record), after);
     const release = ctx.streams.acquire(r.account);
-    const idle = () => !tasks.isRunning(record.task_id);
+    const idle = () => !tasks.isLive(record.task_id);
     const log = tasks.logOf(record);
     stream(r, release, log, after, (e) => e.type === 'finished' && idle() && e.id >= log.lastId, idle);
   });
@@ -218,6 +219,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   }
 
   addWorkspaceRoutes(router, ctx, conversations, tasks, accountEvents);
+  addTaskReadRoutes(router, ctx.home, conversations, tasks);
   router.add('GET', '/tasks/:id/verify', async (r) => {
     const record = tasks.owned(r.account, r.params['id']!);
     const { verifyTask } = await import('./task-verify.js');

@@ -29,6 +29,7 @@ import { makeRedactor } from './redact.js';
 import { serverLifecycle } from './lifecycle-adapter.js';
 import { buildRoutes } from './routes.js';
 import { holdSandbox } from './turn-executor.js';
+import { LocalTaskWatcher } from './local-watch.js';
 import { Tasks } from './tasks.js';
 import { serverDir, TokenVerifier } from './tokens.js';
 
@@ -50,6 +51,8 @@ export interface ServeOptions {
   /** The web board's bundle (default: dist/ui, see board.ts); `atlas ui`'s one-time sign-in code. */
   uiDir?: string | undefined;
   localLogin?: { account: string; code: string } | undefined;
+  /** `atlas ui`: the account that gets, live, the tasks other processes of this machine run (local-watch.ts). */
+  localTasks?: string | undefined;
 }
 
 interface RequestLog {
@@ -292,6 +295,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     for (const t of crashed) tasks.recoverInBackground(t);
   }
+  const localWatch = options.localTasks ? new LocalTaskWatcher(ctx, tasks, options.localTasks) : undefined;
+  localWatch?.start();
   phase = 'ready';
   log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder' });
   // prom-client is loaded in the background once the server listens: its 20 ms are not in the
@@ -306,6 +311,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     stopping ??= (async () => {
       ctx.stopping = reason;
       phase = 'stopping';
+      localWatch?.stop();
       log({ msg: 'stopping', reason, grace_ms: options.config.server.grace_period, conversations: conversations.runningCount, tasks: tasks.runningCount });
       server.close();
       server.closeIdleConnections();

@@ -40,10 +40,15 @@ export class HookWatcher {
 
   constructor(
     readonly taskDir: string,
-    private readonly log: EventLog,
+    /** The log, or how to open it when the first event comes (a watcher of many idle tasks opens few). */
+    private readonly logOf: EventLog | (() => EventLog),
     seed = true,
   ) {
     if (seed) this.scan(false);
+  }
+
+  private get log(): EventLog {
+    return typeof this.logOf === 'function' ? this.logOf() : this.logOf;
   }
 
   private read(): Hook | undefined {
@@ -54,10 +59,9 @@ export class HookWatcher {
     }
   }
 
-  /** Reads the hook and appends what is new (or only remembers it, for the starting point). */
-  scan(emit = true): void {
-    const hook = this.read();
-    if (!hook) return;
+  /** Reads the hook and appends what is new (or only remembers it, for the starting point); returns the hook read. */
+  scan(emit = true, hook: Hook | undefined = this.read()): Hook | undefined {
+    if (!hook) return undefined;
     for (const h of hook.history.slice(this.history)) {
       if (emit) this.log.append('state', { from: h.from_state, to: h.to_state, trigger: h.trigger, step: h.step_name ?? null, at_hook: h.timestamp });
     }
@@ -72,6 +76,7 @@ export class HookWatcher {
       this.receipts.add(r.receipt_id);
       if (emit) this.log.append('receipt', { id: r.receipt_id, step: r.step_name, command: r.command, exit_code: r.exit_code, duration: r.duration });
     }
+    return hook;
   }
 }
 

@@ -56,6 +56,11 @@ export class Tasks {
 
   constructor(private readonly ctx: ServerContext) {}
 
+  /** Tasks another process on this machine runs (a terminal's `atlas start`), as `atlas ui` sees them. */
+  readonly elsewhere = new Set<string>();
+  /** Told when the server starts a command on a task, with the promise of its end (local-watch.ts). */
+  onCommand: ((id: string, done: Promise<unknown>) => void) | undefined;
+
   get runningCount(): number {
     return this.running.size;
   }
@@ -64,7 +69,12 @@ export class Tasks {
     return this.running.has(id);
   }
 
-  private record(id: string): ServerTaskRecord | undefined {
+  /** Running here or elsewhere: its event stream stays open for more. */
+  isLive(id: string): boolean {
+    return this.running.has(id) || this.elsewhere.has(id);
+  }
+
+  record(id: string): ServerTaskRecord | undefined {
     if (!TASK_ID.test(id)) return undefined;
     try {
       return JSON.parse(readFileSync(join(recordsDir(this.ctx.home), `${id}.json`), 'utf8')) as ServerTaskRecord;
@@ -150,6 +160,7 @@ export class Tasks {
     child.attach(log, new HookWatcher(record.dir, log, command !== 'start'));
     log.append('started', { command, task_id: record.task_id });
     this.running.set(record.task_id, child);
+    this.onCommand?.(record.task_id, child.done);
     void child.done.then((r) => {
       this.running.delete(record.task_id);
       if (this.cancelling.delete(record.task_id)) log.append('cancelled', { command });
@@ -186,6 +197,11 @@ export class Tasks {
       return [];
     }
     return names.map((n) => (n.endsWith('.json') ? this.record(n.slice(0, -5)) : undefined)).filter((r): r is ServerTaskRecord => r !== undefined);
+  }
+
+  /** The account's tasks as the server recorded them (no summary: cheap). */
+  recordsOf(account: string): ServerTaskRecord[] {
+    return this.records().filter((r) => r.account === account);
   }
 
   list(account: string): TaskSummary[] {

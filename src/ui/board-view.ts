@@ -9,6 +9,9 @@ import type { BoardFilter } from './filters.js';
 import { filterTasks, SINCE, templatesOf } from './filters.js';
 import { html } from './html.js';
 
+/** Cards a column draws at first; a click draws as many more. */
+export const COLUMN_PAGE = 200;
+
 const EVENT_TYPES = ['started', 'finished', 'cancelled', 'state', 'checkpoint', 'receipt', 'output', 'turn_started', 'message', 'usage', 'error'];
 
 /** Calls `onTask(id)` for every task event of the account, live. */
@@ -47,6 +50,8 @@ export function BoardView() {
   const [hooks, setHooks] = useState<Map<string, Record<string, unknown>>>(new Map());
   const [error, setError] = useState('');
   const [filter, setFilter] = useState<BoardFilter>({ text: '', template: '', since: 'all' });
+  // Cards drawn per column: the first COLUMN_PAGE, a page more per click.
+  const [drawn, setDrawn] = useState<Record<string, number>>({});
 
   const refresh = (id: string) => {
     api<TaskDetail>('GET', `/tasks/${encodeURIComponent(id)}`)
@@ -99,10 +104,12 @@ export function BoardView() {
     <div class="columns">
       ${COLUMNS.map((c) => {
         const list = shown.filter((t) => columnOf(t) === c.id);
+        const limit = drawn[c.id] ?? COLUMN_PAGE;
+        const rest = list.length - limit;
         return html`<section class="column" data-column=${c.id} aria-label=${c.title}>
           <h2>${c.title} <span class="count">${list.length}</span></h2>
-          <ul>${list.slice(0, 200).map((t) => html`<${Card} key=${t.id} t=${t} hook=${hooks.get(t.id)} />`)}</ul>
-          ${list.length > 200 ? html`<p class="meta">and ${list.length - 200} more: filter to narrow</p>` : null}
+          <ul>${list.slice(0, limit).map((t) => html`<${Card} key=${t.id} t=${t} hook=${hooks.get(t.id)} />`)}</ul>
+          ${rest > 0 ? html`<button type="button" onClick=${() => setDrawn({ ...drawn, [c.id]: limit + COLUMN_PAGE })}>Show ${Math.min(rest, COLUMN_PAGE)} more of ${c.title}</button>` : null}
         </section>`;
       })}
     </div>

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 // Conversations: the account's list, and one conversation streamed live from its event log
 // (GET /conversations/{id}/events: replayed, then live) with a box for the next prompt. Every
-// message, tool call and output line is text.
+// message, tool call and output line is text; the newest 200 lines are drawn, earlier ones on request.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, csrfToken } from './api.js';
 import { html } from './html.js';
@@ -22,7 +22,14 @@ interface Line {
 }
 
 const ROLE: Record<number, string> = { 1: 'you', 2: 'agent', 3: 'tool' };
-const MAX_LINES = 2000;
+/** Lines drawn at a time: the newest; earlier ones a page more per click (10,000 messages stay fast). */
+export const LINES_PAGE = 200;
+
+/** The lines to draw: the last `shown` of them, and how many earlier ones are not drawn. */
+export function visibleLines<T>(all: readonly T[], shown: number): { from: number; lines: T[] } {
+  const from = Math.max(0, all.length - shown);
+  return { from, lines: all.slice(from) };
+}
 
 /** One event of the log as a line of the page, or nothing (events that only change the status). */
 export function lineOf(type: string, data: Record<string, unknown>): { kind: string; text: string } | undefined {
@@ -72,7 +79,11 @@ export function ConversationList() {
 }
 
 export function ConversationView({ id }: { id: string }) {
-  const [lines, setLines] = useState<Line[]>([]);
+  // Every line is kept; events only push to this list, and the page is drawn again at most every
+  // 30 ms (a replay of 10,000 events is a few renders, not 10,000).
+  const all = useRef<Line[]>([]);
+  const [, setCount] = useState(0);
+  const [shown, setShown] = useState(LINES_PAGE);
   const [conv, setConv] = useState<Conversation | undefined>();
   const [running, setRunning] = useState(false);
   const [message, setMessage] = useState('');
@@ -85,16 +96,25 @@ export function ConversationView({ id }: { id: string }) {
 
   useEffect(() => {
     void load();
-    setLines([]);
+    all.current = [];
+    setCount(0);
+    setShown(LINES_PAGE);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const draw = () => (timer ??= setTimeout(() => ((timer = undefined), setCount(all.current.length)), 30));
+    let last = 0;
     const source = new EventSource(`${path}/events`);
     const on = (type: string) => (e: MessageEvent) => {
+      const eventId = Number(e.lastEventId);
+      // A reconnection replays after Last-Event-ID; a line is never added twice.
+      if (eventId <= last) return;
+      last = eventId;
       const line = lineOf(type, JSON.parse(String(e.data)) as Record<string, unknown>);
-      if (line) setLines((l) => [...l.slice(-(MAX_LINES - 1)), { id: Number(e.lastEventId), ...line }]);
+      if (line) (all.current.push({ id: eventId, ...line }), draw());
       if (type === 'turn_started') setRunning(true);
       if (type === 'usage') (setRunning(false), void load());
     };
     for (const t of ['message', 'tool_use', 'tool_result', 'output', 'turn_started', 'error', 'cancelled', 'interrupted', 'usage']) source.addEventListener(t, on(t) as EventListener);
-    return () => source.close();
+    return () => (source.close(), timer && clearTimeout(timer));
   }, [id, streamKey]);
 
   const send = async (e: Event) => {
@@ -122,11 +142,13 @@ export function ConversationView({ id }: { id: string }) {
     if (!window.confirm('Cancel the running turn?')) return;
     await api('POST', `${path}/cancel`, {}).catch((err: Error) => setMessage(`cancel refused: ${err.message}`));
   };
+  const view = visibleLines(all.current, shown);
   return html`<article aria-labelledby="conv-title">
     <p><a href="#/conversations">← Conversations</a></p>
     <h1 id="conv-title">${id}</h1>
     <p class="meta" data-testid="conv-status">${conv ? `${conv.status} · ${conv.turns} turn(s)${conv.stats?.cost_usd !== undefined ? ` · $${conv.stats.cost_usd.toFixed(4)}` : ''}` : 'new'}${running ? ' · running' : ''}</p>
-    <ol class="messages" data-testid="messages">${lines.map((l) => html`<li key=${l.id} class=${l.kind}><pre>${l.text}</pre></li>`)}</ol>
+    ${view.from > 0 ? html`<button type="button" onClick=${() => setShown((n) => n + LINES_PAGE)}>Show earlier lines (${view.from} more)</button>` : null}
+    <ol class="messages" data-testid="messages" aria-label=${`${all.current.length} lines`}>${view.lines.map((l) => html`<li key=${l.id} class=${l.kind}><pre>${l.text}</pre></li>`)}</ol>
     <form class="prompt" onSubmit=${send}>
       <label for="prompt">Next prompt</label>
       <textarea id="prompt" ref=${box} rows="3"></textarea>

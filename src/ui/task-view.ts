@@ -1,11 +1,13 @@
 /// <reference lib="dom" />
-// A task's page: its state and steps (the hook's history), HOOK.md and output as text, receipts,
-// checkpoints, the diff, and the CLI's actions, each confirmed first. Live through the task's events.
+// A task's page: its state and steps (the hook's history), HOOK.md and output as text, its agent
+// runs with tokens and cost, receipts, checkpoints, the diff, and the CLI's actions, each confirmed
+// first. Live through the task's events.
 import { useEffect, useState } from 'preact/hooks';
 import type { StoredEvent, TaskDetail } from './api.js';
 import { api } from './api.js';
 import { columnOf, recoveryAdvice } from './columns.js';
 import { html } from './html.js';
+import { TaskConversations } from './task-conversations.js';
 
 const ACTIONS = [
   { id: 'approve', label: 'Approve', confirm: 'Approve the step waiting for a person? The task goes on.', when: 'waiting' },
@@ -25,6 +27,8 @@ export function TaskView({ id }: { id: string }) {
   const [hookMd, setHookMd] = useState('');
   const [diff, setDiff] = useState('');
   const [message, setMessage] = useState('');
+  // Bumped (at most once a second) by the task's events: its conversations are read again.
+  const [tick, setTick] = useState(0);
   const [verified, setVerified] = useState<{ ok: boolean; key_fingerprint: string | null; problems: string[]; receipts: { receipt_id: string; valid: boolean; problems: string[] }[] } | undefined>();
   const path = `/tasks/${encodeURIComponent(id)}`;
   const load = () => api<TaskDetail>('GET', path).then(setDetail, (e: Error) => setMessage(e.message));
@@ -49,7 +53,10 @@ export function TaskView({ id }: { id: string }) {
     for (const t of ['state', 'finished', 'checkpoint', 'receipt', 'cancelled']) source.addEventListener(t, soon);
     // Receipts are verified again, and the diff (up to 2 MB) fetched, when a command has ended.
     source.addEventListener('finished', () => (void verify(), void loadDiff()));
-    return () => (source.close(), timer && clearTimeout(timer));
+    let ticker: ReturnType<typeof setTimeout> | undefined;
+    const bump = () => (ticker ??= setTimeout(() => ((ticker = undefined), setTick((n) => n + 1)), 1000));
+    for (const t of ['state', 'output', 'finished', 'checkpoint']) source.addEventListener(t, bump);
+    return () => (source.close(), timer && clearTimeout(timer), ticker && clearTimeout(ticker));
   }, [id]);
 
   if (!detail) return html`<p>${message || 'Loading…'}</p>`;
@@ -82,6 +89,7 @@ export function TaskView({ id }: { id: string }) {
     <ol class="history">${history.map((e) => html`<li>${s(e['timestamp'])} · ${s(e['step_name']) || '—'}: ${s(e['from_state'])} → ${s(e['to_state'])} (${s(e['trigger'])})</li>`)}</ol>
     <h2>Output</h2>
     <pre class="output" data-testid="output">${output.map((e) => `${s(e.data['text'])}\n`).join('')}</pre>
+    <${TaskConversations} path=${path} version=${tick} />
     <h2>Receipts</h2>
     ${verified ? html`<p class="meta">${verified.key_fingerprint ? `${verified.ok ? 'all valid' : 'NOT all valid'}, checked with the account key ${verified.key_fingerprint}` : 'not verified'}${verified.problems.length ? `: ${verified.problems.join('; ')}` : ''}</p>` : null}
     <ul data-testid="receipts">${receipts.map((r) => {

@@ -1,6 +1,8 @@
 // The web board in tests: its bundle built once per file into a temp folder (scripts/build-ui.mjs),
 // in-process servers serving it (stopped after each test), and sign-in by cookie.
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe } from 'vitest';
@@ -74,4 +76,11 @@ export async function signInPage(page: Page, url: string, token: string): Promis
   await page.getByLabel(/API token/).fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.locator('.live.on').waitFor({ timeout: 15_000 });
+}
+
+/** Adds .atlas/templates/<name>.yaml to the repository and commits it. */
+export function addTemplate(repo: string, name: string, yaml: string): void {
+  writeFileSync(join(repo, '.atlas', 'templates', `${name}.yaml`), yaml);
+  execFileSync('git', ['add', '-A'], { cwd: repo });
+  execFileSync('git', ['commit', '-q', '-m', `${name} template`], { cwd: repo });
 }
