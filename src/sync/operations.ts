@@ -86,7 +86,7 @@ export async function syncStatus(target: SyncTarget, deps: SyncDeps): Promise<Sy
   const previous = readLocalState(target.root, deps.warn);
   const scan = await scanWorkspace(target.root, excludeRules(deps.config), previous, true);
   const latest = await latestVersion(deps.store, target.tree, await deps.store.listVersionNames(target.tree), deps.warn);
-  const push = planPush(scan.files, latest?.state.files);
+  const push = planPush(scan.files, latest?.state.files, scan.dirs, latest?.state.dirs);
   const { plan, skipReason } = await planPullOf({ root: target.root, tree: target.tree }, deps, previous);
   return {
     location: deps.store.location,
@@ -96,10 +96,10 @@ export async function syncStatus(target: SyncTarget, deps: SyncDeps): Promise<Sy
     last_synced_at: previous && previous.last_synced_at > 0 ? previous.last_synced_at : null,
     latest_version: latest?.version ?? null,
     push: {
-      new_version: !push.unchanged && (latest !== undefined || scan.files.length > 0),
+      new_version: !push.unchanged && (latest !== undefined || scan.files.length > 0 || scan.dirs.length > 0),
       upload: push.upload.length,
       upload_bytes: push.upload.reduce((n, f) => n + f.size, 0),
-      reuse: push.reuse.length,
+      reuse: push.reused,
       removed: push.removed,
     },
     pull: {

@@ -3,7 +3,7 @@
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { VersionCondition } from '../domain/sync-retention.js';
 import type { StateFile } from '../domain/sync-state.js';
-import { parseStateFile, unsafeEntries } from '../domain/sync-state.js';
+import { parseStateFile, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
 import type { SyncStore } from './store.js';
 
@@ -24,7 +24,7 @@ async function load(store: SyncStore, tree: string, version: string): Promise<Lo
     }
     return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${parsed.problem})` };
   }
-  const unsafe = unsafeEntries(parsed.state.files);
+  const unsafe = [...unsafeEntries(parsed.state.files), ...unsafeDirs(parsed.state)];
   if (unsafe.length > 0) {
     const list = unsafe.slice(0, 10).map((r) => `${JSON.stringify(r.path)} ${r.problem}`).join('; ');
     return { ok: false, missing: false, problem: `lists paths atlas refuses to write: ${list}${unsafe.length > 10 ? ` (and ${unsafe.length - 10} more)` : ''}` };

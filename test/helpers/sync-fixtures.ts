@@ -62,3 +62,14 @@ export async function depsFor(config: Config, home: string, now?: () => number):
   const warnings: string[] = [];
   return { store: await openStore(config, home), config, warn: (t) => warnings.push(t), warnings, ...(now ? { now } : {}) };
 }
+
+/** A version of a folder store as {path: content}: its manifest read, each file from its blob (or, in the old layout, from the version). */
+export function readStoredVersion(store: string, tree: string, version: string): Record<string, string> {
+  const state = JSON.parse(readFileSync(join(store, tree, version, '.sandbox-state'), 'utf8')) as { files: { path: string; sha256?: string; link?: string }[] };
+  return Object.fromEntries(
+    state.files.map((f) => [
+      f.path,
+      f.link !== undefined ? `-> ${f.link}` : readFileSync(f.sha256 ? join(store, tree, '.blobs', f.sha256.slice(0, 2), f.sha256) : join(store, tree, version, f.path), 'utf8'),
+    ]),
+  );
+}
