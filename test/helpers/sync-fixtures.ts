@@ -31,13 +31,13 @@ export function writeTree(root: string, files: Record<string, string | Buffer>):
   }
 }
 
-/** Every file under root (symlinks as "-> target"), minus atlas's own state and lock. */
+/** Every file under root (symlinks as "-> size"), minus atlas's own state, lock and temp folder at the root. */
 export function readTree(root: string, options: { all?: boolean } = {}): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (dir: string, rel: string) => {
     for (const d of readdirSync(dir, { withFileTypes: true })) {
       const path = rel ? `${rel}/${d.name}` : d.name;
-      if (!options.all && d.name.startsWith('.sandbox-state')) continue;
+      if (!options.all && rel === '' && /^\.sandbox-state(\.lock|\.tmp)?$/.test(d.name)) continue;
       if (d.isSymbolicLink()) out[path] = `-> ${lstatSync(join(dir, d.name)).size}`;
       else if (d.isDirectory()) walk(join(dir, d.name), path);
       else out[path] = readFileSync(join(dir, d.name), 'utf8');
