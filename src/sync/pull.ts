@@ -11,9 +11,9 @@ import { DEFAULT_MAX_DELETE, emptyStats, exceedsMaxDelete, parseMaxDelete, planP
 import type { FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
 import { emptyState, linkStaysInside, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
-import { mapPool } from './pool.js';
 import { silentProgress } from './progress.js';
-import { deleteFiles, dropTemps, ensureParents, observePaths, prepareTemps, writeLink, writeVerified } from './safe-fs.js';
+import { writeEntries } from './materialize.js';
+import { deleteFiles, observePaths } from './safe-fs.js';
 import type { SyncDeps } from './target.js';
 import type { StoredVersion } from './versions.js';
 import { latestVersion, namedVersion } from './versions.js';
@@ -109,22 +109,7 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       // Until this pull ends, the folder is not "fresh": a pull cut off here runs again in full.
       writeLocalState(root, { ...(previous ?? emptyState()), last_synced_at: 0 });
     }
-    progress.start(`pull ${tree}`, download.length, download.reduce((n, f) => n + f.size, 0));
-    const folders = new Map<string, Promise<void>>();
-    if (download.length > 0) await prepareTemps(root);
-    try {
-      await mapPool(download, 8, async (entry) => {
-        if (entry.link !== undefined) return writeLink(root, entry, folders);
-        const fetch = (temp: string) => (entry.sha256 !== undefined ? store.getBlob(tree, entry.sha256, temp) : store.download(tree, stored.version, entry.path, temp));
-        const bytes = await writeVerified(root, entry, fetch, `${entry.path} in ${where}`, folders);
-        stats.bytes_transferred += bytes;
-        progress.advance(bytes);
-      });
-      for (const dir of stored.state.dirs ?? []) await ensureParents(root, `${dir}/-`, folders);
-    } finally {
-      progress.finish();
-      if (download.length > 0) await dropTemps(root);
-    }
+    stats.bytes_transferred = await writeEntries(root, { store, tree, version: stored.version, where }, download, stored.state.dirs, progress);
     restoreModes(root, plan.skip, observed);
     stats.files_downloaded = download.length;
     // Only after every download succeeded.
