@@ -4,7 +4,7 @@
 // ETags are never taken for checksums (a multipart ETag is not an MD5): the version's
 // `.sandbox-state` carries the MD5s, and every download is checked against it.
 import { createHash } from 'node:crypto';
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
@@ -30,6 +30,7 @@ import { hashFile } from './scan.js';
 import type { Received } from './safe-fs.js';
 import { DirectRequests } from './s3-direct.js';
 import { s3Error } from './s3-errors.js';
+import { attemptsFrom, JitterRetryStrategy, withRetries } from './s3-retry.js';
 import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
@@ -50,12 +51,16 @@ export class S3Store implements SyncStore {
   private readonly client: S3Client;
   private readonly place: S3Place;
   private readonly direct: DirectRequests;
+  /** Attempts per request (sync.retries + 1, or AWS_MAX_ATTEMPTS). */
+  private readonly attempts: number;
 
   constructor(
     private readonly bucket: string,
     private readonly prefix: string,
     settings: Config['sync']['s3'],
+    retries = 10,
   ) {
+    this.attempts = attemptsFrom(retries);
     this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
     // The SDK warns on every run under Node 20 about its own future releases; atlas supports
     // Node >= 20.19 and pins the SDK, so the warning tells a user nothing they can act on.
@@ -71,6 +76,8 @@ export class S3Store implements SyncStore {
       // The middleware stack is built once per command type, not once per request: a pull or a
       // push sends thousands of the same command, and atlas never changes the stack.
       cacheMiddleware: true,
+      retryStrategy: new JitterRetryStrategy(this.attempts),
+      maxAttempts: this.attempts,
     });
     this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
     this.direct = new DirectRequests(this.client);
@@ -147,12 +154,27 @@ export class S3Store implements SyncStore {
     return this.getTo(this.key(tree, version, path), dest);
   }
 
+  /**
+   * A download, tried again (the partial file removed) when the body is cut off midway: the SDK
+   * retries what fails before the body, not a stream that breaks while it is read.
+   */
   private getTo(key: string, dest: string): Promise<Received> {
-    return this.send(key, async () => {
-      const body = (await this.direct.get(key)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))).Body as Readable);
-      return streamToNewFile(body, dest);
-    });
+    return this.send(key, () =>
+      withRetries(
+        this.attempts,
+        async () => {
+          const body = (await this.direct.get(key)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))).Body as Readable);
+          return streamToNewFile(body, dest).catch(async (error: unknown) => {
+            if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove
+            await rm(dest, { force: true });
+            throw Object.assign(error as object, { $cutOff: true });
+          });
+        },
+        (error) => (error as { $cutOff?: boolean }).$cutOff === true,
+      ),
+    );
   }
+
 
   private blobKey(tree: string, sha256: string): string {
     if (!SHA256_PATTERN.test(sha256)) throw new AtlasError(`not a blob name: ${JSON.stringify(sha256)}`, { exitCode: EXIT.failure });

@@ -134,7 +134,7 @@ export async function openStore(config: Config, home: string): Promise<SyncStore
     return new DirectoryStore(address.path);
   }
   const { S3Store } = await import('./s3-store.js');
-  return new S3Store(address.bucket, address.prefix, config.sync.s3);
+  return new S3Store(address.bucket, address.prefix, config.sync.s3, config.sync.retries);
 }
 
 /** Where a task's own folder is kept in the store. */
