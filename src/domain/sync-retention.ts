@@ -20,8 +20,11 @@ export function isVersionName(version: string): boolean {
   return VERSION_PATTERN.test(version);
 }
 
-/** What reading a version's `.sandbox-state` showed; undefined: not read (see planRetention). */
-export type VersionCondition = 'complete' | 'incomplete' | 'damaged';
+/**
+ * What reading a version's `.sandbox-state` showed; undefined: not read (see planRetention). A
+ * conflict version (a push behind the store) is whole but never counts as one of the newest N.
+ */
+export type VersionCondition = 'complete' | 'conflict' | 'incomplete' | 'damaged';
 
 export interface RetentionPlan {
   /** The newest `keep` complete versions, oldest first. */

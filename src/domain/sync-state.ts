@@ -32,6 +32,13 @@ export interface StateFile {
   dirs?: string[];
   /** The version this folder last pushed or pulled (local state only): the base of a push. */
   synced_version?: string;
+  /**
+   * A version stored by a push that was behind the store and changed files the store changed too:
+   * the newest version it conflicts with. Such a version is never taken as the newest.
+   */
+  conflict_of?: string;
+  /** The files changed on both sides, for people. */
+  conflicts?: string[];
 }
 
 export type StateParse =
@@ -85,6 +92,11 @@ export function parseStateFile(text: string): StateParse {
     if (!Array.isArray(raw['dirs']) || !raw['dirs'].every((d) => typeof d === 'string')) return { ok: false, kind: 'corrupt', problem: '"dirs" is not a list of paths' };
     state.dirs = raw['dirs'] as string[];
   }
+  if (raw['conflict_of'] !== undefined) {
+    if (typeof raw['conflict_of'] !== 'string' || !/^\d{1,15}$/.test(raw['conflict_of'])) return { ok: false, kind: 'corrupt', problem: '"conflict_of" is not a version name' };
+    state.conflict_of = raw['conflict_of'];
+    state.conflicts = Array.isArray(raw['conflicts']) ? (raw['conflicts'] as unknown[]).filter((c): c is string => typeof c === 'string') : [];
+  }
   if (raw['synced_version'] !== undefined) {
     if (typeof raw['synced_version'] !== 'string' || !/^\d{1,15}$/.test(raw['synced_version'])) return { ok: false, kind: 'corrupt', problem: '"synced_version" is not a version name' };
     state.synced_version = raw['synced_version'];
@@ -118,6 +130,10 @@ export function serializeState(state: StateFile): string {
   const out: StateFile = { version: state.version, last_synced_at: state.last_synced_at, files };
   if (state.dirs && state.dirs.length > 0) out.dirs = [...state.dirs].sort();
   if (state.synced_version !== undefined) out.synced_version = state.synced_version;
+  if (state.conflict_of !== undefined) {
+    out.conflict_of = state.conflict_of;
+    out.conflicts = state.conflicts ?? [];
+  }
   return `${JSON.stringify(out)}\n`;
 }
 
