@@ -1,24 +1,28 @@
 // `atlas sync export` as people run it (the built CLI, real processes): a stored version written
 // out as an ordinary folder (no .sandbox-state, modes, links and empty folders kept), from a
-// folder store and from S3 (s3rver on 127.0.0.1); a folder that is not empty is refused.
+// folder store and from S3 (s3rver and moto on 127.0.0.1); a folder that is not empty is refused.
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from './helpers/engine-fixtures.js';
+import { motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
 import { readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 const CLI = join(ROOT, 'bin', 'atlas.js');
 let server: S3Server;
+let moto: S3Server | undefined;
 
 beforeAll(async () => {
   ensureBuilt();
   server = await startS3rver('atlas-export');
+  if (!motoMissing()) moto = await startMoto('atlas-export');
 }, 120_000);
 afterAll(async () => {
   await server?.stop();
+  await moto?.stop();
   removeScratch();
 });
 
@@ -34,10 +38,11 @@ function atlas(args: string[], home: string, env: Record<string, string> = {}): 
 }
 
 describe('atlas sync export', () => {
-  for (const kind of ['folder', 's3'] as const) {
-    it(`writes a version as an ordinary folder (${kind} store)`, async () => {
+  for (const kind of ['folder', 's3rver', 'moto'] as const) {
+    it.skipIf(kind === 'moto' && motoMissing() !== undefined)(`writes a version as an ordinary folder (${kind} store)`, async () => {
       const home = scratch();
-      const env: Record<string, string> = kind === 's3' ? { ...S3RVER_ENV, ATLAS_SYNC_STORE: `s3://${server.bucket}/x`, ATLAS_SYNC_S3_ENDPOINT: server.endpoint, ATLAS_SYNC_S3_FORCE_PATH_STYLE: 'true' } : {};
+      const s3 = kind === 's3rver' ? server : kind === 'moto' ? moto! : undefined;
+      const env: Record<string, string> = s3 ? { ...S3RVER_ENV, ATLAS_SYNC_STORE: `s3://${s3.bucket}/x`, ATLAS_SYNC_S3_ENDPOINT: s3.endpoint, ATLAS_SYNC_S3_FORCE_PATH_STYLE: 'true' } : {};
       const src = join(scratch(), 'proj');
       writeTree(src, { 'run.sh': 'echo', 'a.txt': 'first' });
       chmodSync(join(src, 'run.sh'), 0o755);

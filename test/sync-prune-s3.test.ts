@@ -172,7 +172,7 @@ describe('atlas sync prune (S3, s3rver)', () => {
   });
 
   it('fails clearly on an unreachable endpoint and on refused credentials, before removing anything', async () => {
-    const config = configWith({ store: 's3://nobody-listens/x', s3: { endpoint: 'http://127.0.0.1:9', force_path_style: true } });
+    const config = configWith({ store: 's3://nobody-listens/x', retries: 1, s3: { endpoint: 'http://127.0.0.1:9', force_path_style: true } });
     const target = { root: scratch(), tree: 'ws', workspace: 'ws' };
     await expect(syncPrune(target, await depsFor(config, scratch()), { keep: 1 })).rejects.toMatchObject({
       message: expect.stringMatching(/network error on a listing of s3:\/\/nobody-listens\/x .*ECONNREFUSED/),

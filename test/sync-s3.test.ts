@@ -1,6 +1,6 @@
-// Push and pull through a real S3 API server (s3rver, started here on 127.0.0.1): server-side
-// copies for unchanged files, multipart uploads, listings past 1,000 keys, credentials checked
-// before any transfer, permission and network errors with their fix, hostile objects refused.
+// Push and pull through two real S3 API servers, s3rver and moto (each started here on
+// 127.0.0.1): contents stored once, multipart uploads, listings past 1,000 keys, credentials
+// checked before any transfer, permission and network errors with their fix, hostile objects refused.
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,21 +9,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/target.js';
 import type { S3Server } from './helpers/s3rver.js';
+import { motoMissing, startMoto } from './helpers/moto.js';
 import { listKeys, S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 let server: S3Server;
 const savedEnv = { ...process.env };
 
-beforeAll(async () => {
-  server = await startS3rver();
+beforeAll(() => {
   Object.assign(process.env, S3RVER_ENV, { AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent' });
-}, 20_000);
-afterAll(async () => {
+});
+afterAll(() => {
   process.env = savedEnv;
-  await server?.stop();
   removeScratch();
 });
+
+/** The same tests against both S3 implementations; moto is skipped, with the reason, where it is not installed. */
+const SERVERS = [
+  { name: 's3rver', start: () => startS3rver(), skip: undefined },
+  { name: 'moto', start: () => startMoto(), skip: motoMissing() },
+] as const;
 
 const dir = scratch;
 
@@ -42,7 +47,13 @@ function client(credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER'
 
 const keys = (prefix: string) => listKeys(server, prefix);
 
-describe('S3 store (s3rver)', () => {
+for (const kind of SERVERS) {
+describe.skipIf(kind.skip !== undefined)(`S3 store (${kind.name})${kind.skip ? `: skipped, ${kind.skip}` : ''}`, () => {
+  beforeAll(async () => {
+    server = await kind.start();
+  }, 40_000);
+  afterAll(() => server?.stop());
+
   it('pushes and pulls; a new version is a manifest (gzipped) and the blobs the store lacks, sending only the changed bytes', async () => {
     const s = setup();
     const src = dir();
@@ -81,7 +92,8 @@ describe('S3 store (s3rver)', () => {
     expect((await syncVersions(s.target(src), await s.deps())).versions).toMatchObject([{ version: first.stats.version, files: 1001, status: 'complete' }]);
   }, 60_000);
 
-  it('fails on bad or missing credentials before any transfer, with the fix', async () => {
+  // moto takes any credentials: only s3rver can refuse them.
+  it.skipIf(kind.name === 'moto')('fails on bad or missing credentials before any transfer, with the fix', async () => {
     const s = setup();
     const src = dir();
     writeTree(src, { 'a.txt': 'a' });
@@ -99,7 +111,7 @@ describe('S3 store (s3rver)', () => {
   });
 
   it('names the object and suggests a retry on network errors', async () => {
-    const config = configWith({ store: 's3://nobody-listens/x', s3: { endpoint: 'http://127.0.0.1:9', force_path_style: true } });
+    const config = configWith({ store: 's3://nobody-listens/x', retries: 1, s3: { endpoint: 'http://127.0.0.1:9', force_path_style: true } });
     const src = dir();
     writeTree(src, { 'a.txt': 'a' });
     await expect(syncPush({ root: src, tree: 'ws', workspace: 'ws' }, await depsFor(config, dir()))).rejects.toMatchObject({
@@ -121,7 +133,12 @@ describe('S3 store (s3rver)', () => {
   });
 });
 
-describe('S3 store errors (s3rver)', () => {
+describe.skipIf(kind.skip !== undefined)(`S3 store errors (${kind.name})`, () => {
+  beforeAll(async () => {
+    server = await kind.start();
+  }, 40_000);
+  afterAll(() => server?.stop());
+
   it('says when the bucket does not exist, before any transfer', async () => {
     const config = configWith({ store: 's3://no-such-bucket/x', s3: { endpoint: server.endpoint, force_path_style: true } });
     const src = dir();
@@ -148,3 +165,4 @@ describe('S3 store errors (s3rver)', () => {
     expect(readTree(dest)).toEqual(readTree(src));
   });
 });
+}
