@@ -56,7 +56,10 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     if (combined.conflicts.length === 0 && (plan.unchanged || (latest === undefined && scan.files.length === 0 && scan.dirs.length === 0))) {
       stats.files_skipped = scan.files.length;
       stats.notes.push(latest ? `nothing changed since version ${latest.version}: no new version` : 'the folder is empty: nothing to push');
-      writeLocalState(root, local(combined.fromStore.length > 0 ? previous?.synced_version : latest?.version));
+      const base = combined.fromStore.length > 0 ? previous?.synced_version : latest?.version;
+      // Rewritten only when it would say something new: a newer last_synced_at alone lets a later
+      // scan trust more cached hashes, but every file here already was (2 MB of JSON on 10,000 files).
+      if (!sameLocalState(previous, scan, base)) writeLocalState(root, local(base));
       stats.duration_ms = now() - started;
       return stats;
     }
@@ -176,4 +179,11 @@ function conflictError(root: string, tree: string, version: string, newest: stri
       hint: `compare them (atlas sync export --version ${newest} DIR), then push with --force to publish this folder's versions of them, or pull (--force) to take the store's`,
     },
   );
+}
+
+/** The local state already records this scan: every hash came from it, same files, folders and base. */
+function sameLocalState(previous: StateFile | undefined, scan: ScanResult, base: string | undefined): boolean {
+  if (!previous || scan.bytesHashed > 0 || previous.synced_version !== base || previous.files.length !== scan.files.length) return false;
+  const dirs = previous.dirs ?? [];
+  return dirs.length === scan.dirs.length && dirs.every((d, i) => d === scan.dirs[i]);
 }
