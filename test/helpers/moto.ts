@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { S3Server } from './s3rver.js';
-import { S3RVER_ENV } from './s3rver.js';
+import { S3RVER_ENV, serverOf } from './s3rver.js';
 
 let missing: string | undefined | null = null;
 
@@ -49,17 +49,5 @@ export async function startMoto(bucket = 'atlas-test'): Promise<S3Server> {
     }
   }
   client.destroy();
-  return {
-    endpoint,
-    bucket,
-    config: { store: `s3://${bucket}/stores`, endpoint },
-    // moto takes any credentials: the same as s3rver's, so one environment serves both.
-    env: S3RVER_ENV,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((ok) => child.once('exit', ok));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return serverOf(child, endpoint, bucket);
 }
