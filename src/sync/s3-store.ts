@@ -28,7 +28,7 @@ import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../domain/
 import { mapPool } from './pool.js';
 import { hashFile } from './scan.js';
 import type { Received } from './safe-fs.js';
-import { DirectRequests } from './s3-direct.js';
+import { DirectRequests, encodeKey } from './s3-direct.js';
 import { s3Error } from './s3-errors.js';
 import { attemptsFrom, JitterRetryStrategy, withRetries } from './s3-retry.js';
 import type { S3Place } from './s3-remove.js';
@@ -216,13 +216,18 @@ export class S3Store implements SyncStore {
 
   async touchBlob(tree: string, sha256: string): Promise<boolean> {
     const key = this.blobKey(tree, sha256);
-    try {
-      // A copy onto itself with new metadata gives the object a new LastModified: no bytes sent.
-      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: encodeURI(`${this.bucket}/${key}`), MetadataDirective: 'REPLACE', Metadata: { touched: String(Date.now()) } }));
-      return true;
-    } catch {
-      return false; // gone, or a server without self-copies: the caller sends the blob again
+    // A copy onto itself with new metadata gives the object a new LastModified: no bytes sent. The
+    // source is percent-encoded per segment, as S3 wants it (a prefix may hold `;`, `#`, `?` or
+    // `+`); servers that decode it as a URI path only (s3rver) find it under the encodeURI form.
+    for (const source of new Set([encodeKey(`${this.bucket}/${key}`), encodeURI(`${this.bucket}/${key}`)])) {
+      try {
+        await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: source, MetadataDirective: 'REPLACE', Metadata: { touched: String(Date.now()) } }));
+        return true;
+      } catch {
+        // gone, or the other encoding: tried next; at the end the caller sends the blob again
+      }
     }
+    return false;
   }
 
   async listBlobs(tree: string): Promise<Map<string, { size: number; modifiedMs: number }>> {
