@@ -9,7 +9,7 @@ export interface SyncStats {
   version: string | null;
   files_downloaded: number;
   files_uploaded: number;
-  /** Unchanged files the new version reuses without sending them (server-side copy, hard link). */
+  /** Files whose content the store already holds: the new version names it, nothing is sent. */
   files_reused: number;
   files_deleted: number;
   files_skipped: number;
