@@ -167,6 +167,9 @@ export function pathProblem(path: string): string | undefined {
   if (path.length === 0) return 'empty path';
   if (path.includes('\0')) return 'contains a NUL byte';
   if (path.includes('\\')) return 'contains a backslash';
+  // What Node reads from a name that is not UTF-8: the name on disk is another one, which no store
+  // could give back (docs/sync.md: a name that cannot round-trip is refused at push).
+  if (path.includes('\uFFFD')) return 'is not valid UTF-8 (or holds U+FFFD)';
   if (path.startsWith('/')) return 'is absolute';
   if (/^[A-Za-z]:/.test(path)) return 'starts with a drive letter';
   if (path.length > 4096) return 'is longer than 4096 characters';

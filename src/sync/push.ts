@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { SyncStats } from '../domain/sync-plan.js';
 import { emptyStats, nextVersionName, planPush } from '../domain/sync-plan.js';
 import type { ExcludeRule, FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
-import { serializeState, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
+import { pathProblem, serializeState, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
 import { mergeWithStore } from '../domain/sync-merge.js';
@@ -41,7 +41,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const stats = emptyStats('push');
     const previous = readLocalState(root, warn);
     const scan = await scanWorkspace(root, options.rules, previous);
-    refuseUnpullable(root, [...unsafeEntries(scan.files), ...unsafeDirs(scan)]);
+    refuseUnpullable(root, [...unsafeEntries(scan.files), ...unsafeDirs(scan), ...scan.badNames.map((path) => ({ path, problem: pathProblem(path) ?? 'is not valid UTF-8' }))]);
     if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${scan.symlinks.slice(0, 5).join(', ')}${scan.symlinks.length > 5 ? ', ...' : ''}`);
     const names = await store.listVersionNames(tree);
     const latest = await latestVersion(store, tree, names, warn);

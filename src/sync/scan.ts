@@ -18,6 +18,8 @@ export interface ScanResult {
   symlinks: string[];
   /** Folders with nothing synced inside. */
   dirs: string[];
+  /** Names that are not UTF-8: Node cannot even open them by the name it reads (a push refuses them). */
+  badNames: string[];
   bytesHashed: number;
 }
 
@@ -84,6 +86,7 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   const links: FileEntry[] = [];
   const symlinks: string[] = [];
   const dirs: string[] = [];
+  const badNames: string[] = [];
   /** Returns how many synced things the folder holds (0: it is stored as an empty folder). */
   const walk = async (dir: string, rel: string): Promise<number> => {
     const entries = await readdir(dir, { withFileTypes: true });
@@ -91,6 +94,10 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
       entries.map(async (d): Promise<number> => {
         const path = rel ? `${rel}/${d.name}` : d.name;
         const abs = join(dir, d.name);
+        if (d.name.includes('\uFFFD') && !isExcluded(path, d.isDirectory(), rules)) {
+          badNames.push(path);
+          return 1;
+        }
         if (d.isSymbolicLink()) {
           if (isExcluded(path, false, rules)) return 0;
           const st = lstatSync(abs);
@@ -132,5 +139,5 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   });
   files.push(...links);
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, symlinks: symlinks.sort(), dirs: dirs.sort(), bytesHashed };
+  return { files, symlinks: symlinks.sort(), dirs: dirs.sort(), badNames: badNames.sort(), bytesHashed };
 }
