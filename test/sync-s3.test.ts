@@ -102,6 +102,26 @@ describe.skipIf(kind.skip !== undefined)(`S3 store (${kind.name})${kind.skip ? `
     expect(readTree(dest)).toEqual(readTree(src));
   });
 
+  it('pulls a version stored in the old full-copy layout; a push over it stores blobs, and both versions pull', async () => {
+    const s = setup();
+    const files: Record<string, string> = { 'a.txt': 'alpha', 'dir/b c+.txt': 'beta' };
+    for (const [path, body] of Object.entries(files)) await client().send(new PutObjectCommand({ Bucket: server.bucket, Key: `${s.prefix}/ws/1700000000/${path}`, Body: body }));
+    const state = { version: '1.0', last_synced_at: 1700000000, files: Object.entries(files).map(([path, body]) => ({ path, checksum: createHash('md5').update(body).digest('hex'), size: body.length, modified_at: 1700000000 })) };
+    await client().send(new PutObjectCommand({ Bucket: server.bucket, Key: `${s.prefix}/ws/1700000000/.sandbox-state`, Body: JSON.stringify(state) }));
+    const here = dir();
+    expect((await syncPull(s.target(here), await s.deps(), {})).stats).toMatchObject({ version: '1700000000', files_downloaded: 2 });
+    expect(readTree(here)).toEqual(files);
+    writeTree(here, { 'c.txt': 'new' });
+    const pushed = await syncPush(s.target(here), await s.deps());
+    expect(pushed.stats.files_uploaded).toBe(3);
+    expect(await keys(`${s.prefix}/ws/${pushed.stats.version}/`)).toEqual([`${s.prefix}/ws/${pushed.stats.version}/.sandbox-state`]);
+    const fresh = dir();
+    await syncPull(s.target(fresh), await s.deps(), {});
+    expect(readTree(fresh)).toEqual({ ...files, 'c.txt': 'new' });
+    await syncPull(s.target(fresh), await s.deps(), { version: '1700000000' });
+    expect(readTree(fresh)).toEqual(files);
+  });
+
   it('lists a tree of more than 1,000 keys (a push, then a no-op push over it)', async () => {
     const s = setup();
     const src = dir();
