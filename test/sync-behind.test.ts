@@ -96,7 +96,14 @@ describe('behind the store', () => {
     const pruned = await syncPrune(m.target(m.b), await m.deps(), { keep: 1 });
     expect(pruned.trees[0]!.kept).toEqual([fromA.stats.version]);
     expect(pruned.trees[0]!.removed.map((r) => r.version)).toEqual([m.first]);
-    // --force: B's shared.txt wins, A's other change is kept.
+    // Pulled into another folder to be resolved there, the conflict version pushes as the newest
+    // (it is based on the version it conflicted with, and holds that version's other changes).
+    writeFileSync(join(mine, 'shared.txt'), 'resolved');
+    const published = await m.push(mine);
+    expect(published.stats.notes.join()).not.toMatch(/behind/);
+    await syncPull(m.target(fresh), await m.deps(), { force: true });
+    expect(readTree(fresh)).toEqual({ 'shared.txt': 'resolved', 'other.txt': 'o2' });
+    // --force from B (still behind): B's shared.txt wins, the other change is kept.
     const forced = await m.push(m.b, true);
     expect(forced.stats.notes.join()).toMatch(/--force: 1 file\(s\) changed here and in version \d+ were published as they are here: shared.txt/);
     await syncPull(m.target(fresh), await m.deps(), { force: true });

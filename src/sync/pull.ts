@@ -122,7 +122,9 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       last_synced_at: Math.floor(started / 1000),
       files: stored.state.files.map((f) => (skipped.has(f.path) ? localEntry(f, observed.get(f.path)!) : f)),
       ...(stored.state.dirs ? { dirs: stored.state.dirs } : {}),
-      synced_version: stored.version,
+      // A conflict version holds the newest version it conflicts with plus this side's files: pulled
+      // to be resolved here, its push is based on that newest version, not on itself.
+      synced_version: stored.state.conflict_of ?? stored.version,
     });
     stats.version = stored.version;
     stats.duration_ms = now() - started;
