@@ -49,6 +49,19 @@ function atlas(args: string[], options: { home: string; cwd?: string; env?: Reco
   });
 }
 
+/** Runs the CLI and kills it (SIGKILL) once `count` reaches 20; checks it was stopped midway of `total`. */
+async function killMidway(args: string[], env: NodeJS.ProcessEnv, count: () => number, total: number): Promise<number> {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: 'ignore' });
+  const deadline = Date.now() + 30_000;
+  while (count() < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  child.kill('SIGKILL');
+  await new Promise((r) => child.once('close', r));
+  const atKill = count();
+  expect(atKill).toBeGreaterThanOrEqual(20);
+  expect(atKill).toBeLessThan(total);
+  return atKill;
+}
+
 const s3Env = (prefix: string) => ({
   ...S3RVER_ENV,
   ATLAS_SYNC_STORE: `s3://${server.bucket}/${prefix}`,
@@ -94,15 +107,8 @@ describe('atlas sync (CLI)', () => {
     writeTree(src, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`d${i % 8}/file-${i}.txt`, `content ${i} `.repeat(100)])));
     expect((await atlas(['sync', 'push', '--dir', src, '--workspace', 'kill'], { home, env })).code).toBe(0);
     const dest = dir();
-    const child = spawn(process.execPath, [CLI, 'sync', 'pull', '--dir', dest, '--workspace', 'kill'], { env: baseEnv(home, env), stdio: 'ignore' });
     const count = () => readdirSync(dest, { recursive: true }).filter((n) => String(n).endsWith('.txt')).length;
-    const deadline = Date.now() + 30_000;
-    while (count() < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('close', r));
-    const atKill = count();
-    expect(atKill).toBeGreaterThanOrEqual(20);
-    expect(atKill).toBeLessThan(300);
+    const atKill = await killMidway(['sync', 'pull', '--dir', dest, '--workspace', 'kill'], baseEnv(home, env), count, 300);
     const state = parseStateFile(readFileSync(join(dest, '.sandbox-state'), 'utf8'));
     expect(state.ok && state.state.last_synced_at).toBe(0); // marked unfinished: never taken as fresh
     const again = await atlas(['sync', 'pull', '--dir', dest, '--workspace', 'kill', '--json'], { home, env });
@@ -111,7 +117,26 @@ describe('atlas sync (CLI)', () => {
     expect(stats.files_downloaded + stats.files_skipped).toBe(300);
     expect(stats.files_skipped).toBeGreaterThanOrEqual(atKill - 8);
     expect(readTree(dest)).toEqual(readTree(src));
-    expect(readdirSync(dest, { recursive: true }).filter((n) => String(n).includes('.atlas-sync-'))).toEqual([]);
+    expect(existsSync(join(dest, '.sandbox-state.tmp'))).toBe(false);
+  }, 60_000);
+
+  it('a push killed midway leaves nothing a reader sees; the next push reuses what it had sent', async () => {
+    const home = dir('atlas-home-');
+    const src = dir();
+    writeTree(src, Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`d${i % 8}/file-${i}.txt`, `content ${i} `.repeat(200)])));
+    const blobs = join(home, 'store', 'killed', '.blobs');
+    const count = () => (existsSync(blobs) ? readdirSync(blobs, { recursive: true }).filter((n) => /[0-9a-f]{64}$/.test(String(n))).length : 0);
+    const atKill = await killMidway(['sync', 'push', '--dir', src, '--workspace', 'killed'], baseEnv(home), count, 400);
+    const versions = await atlas(['sync', 'versions', '--dir', src, '--workspace', 'killed', '--json'], { home });
+    expect((JSON.parse(versions.stdout) as { versions: unknown[] }).versions).toEqual([]);
+    const again = await atlas(['sync', 'push', '--dir', src, '--workspace', 'killed', '--json'], { home });
+    expect(again.code).toBe(0);
+    const stats = (JSON.parse(again.stdout) as { stats: { files_uploaded: number; files_reused: number } }).stats;
+    expect(stats.files_uploaded + stats.files_reused).toBe(400);
+    expect(stats.files_reused).toBeGreaterThanOrEqual(atKill);
+    const dest = dir();
+    expect((await atlas(['sync', 'pull', '--dir', dest, '--workspace', 'killed'], { home })).code).toBe(0);
+    expect(readTree(dest)).toEqual(readTree(src));
   }, 60_000);
 
   it('two pulls of one folder at once both succeed, one after the other', async () => {

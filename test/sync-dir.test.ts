@@ -1,13 +1,14 @@
 // Push and pull through a directory store: the pull rules of seed 001 §3-4, versions, hard links,
 // deletions and their safety, max_delete, corrupt state, conflicts, locking, a task's folder.
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AtlasError } from '../src/domain/errors.js';
 import { parseStateFile } from '../src/domain/sync-state.js';
 import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/target.js';
-import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 const dir = scratch;
 afterAll(() => {
@@ -47,7 +48,7 @@ describe('directory store', () => {
     expect(existsSync(join(s.store, 'ws', pushed.stats.version!, '.sandbox-state'))).toBe(true);
   });
 
-  it('a push where nothing changed makes no version; unchanged files of a new version are hard links', async () => {
+  it('a push where nothing changed makes no version; a new version is a manifest, each content stored once by its SHA-256', async () => {
     const s = setup();
     const src = dir();
     writeTree(src, { 'keep.txt': 'same', 'edit.txt': 'v1', 'old-name.txt': 'moved content' });
@@ -62,8 +63,12 @@ describe('directory store', () => {
     expect(second.stats).toMatchObject({ files_uploaded: 1, files_reused: 2, bytes_transferred: 3 });
     const v1 = join(s.store, 'ws', first.stats.version!);
     const v2 = join(s.store, 'ws', second.stats.version!);
-    expect(statSync(join(v2, 'keep.txt')).ino).toBe(statSync(join(v1, 'keep.txt')).ino);
-    expect(statSync(join(v2, 'new-name.txt')).ino).toBe(statSync(join(v1, 'old-name.txt')).ino);
+    expect(readdirSync(v1)).toEqual(['.sandbox-state']);
+    expect(readdirSync(v2)).toEqual(['.sandbox-state']);
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    const blobs = ['same', 'v1', 'moved content', 'v2!'].map(sha).sort();
+    expect(readdirSync(join(s.store, 'ws', '.blobs')).filter((n) => n !== '.incoming').sort()).toEqual([...new Set(blobs.map((b) => b.slice(0, 2)))].sort());
+    for (const b of blobs) expect(statSync(join(s.store, 'ws', '.blobs', b.slice(0, 2), b)).isFile()).toBe(true);
     const versions = await syncVersions(s.target(src), await s.deps());
     expect(versions.versions.map((v) => [v.version, v.files, v.status])).toEqual([[first.stats.version, 3, 'complete'], [second.stats.version, 3, 'complete']]);
   });
@@ -220,9 +225,9 @@ describe('directory store', () => {
     writeTree(taskDir, { 'task.json': '{}', 'hook.json': '{}', 'HOOK.md': '# h', 'owner.json': '{}', 'artifacts/out.txt': 'o', 'conversations/c1/messages.jsonl': '{}\n' });
     mkdirSync(join(taskDir, 'hook.json.lock'));
     const pushed = await syncPush({ ...s.target(src), task: { id: 'task-20260101-000000', dir: taskDir } }, await s.deps());
-    expect(pushed.stats.notes.join()).toMatch(/1 symlink\(s\) not synced .*etc-link/);
-    expect(readTree(join(s.store, 'ws', pushed.stats.version!))).toEqual({ 'a.txt': 'a' });
-    expect(Object.keys(readTree(join(s.store, 'ws', '.tasks', 'task-20260101-000000', pushed.task!.stats.version!))).sort()).toEqual(
+    expect(pushed.stats.notes.join()).toMatch(/1 symlink\(s\) pointing outside the folder not synced: .*etc-link/);
+    expect(readStoredVersion(s.store, 'ws', pushed.stats.version!)).toEqual({ 'a.txt': 'a' });
+    expect(Object.keys(readStoredVersion(s.store, 'ws/.tasks/task-20260101-000000', pushed.task!.stats.version!)).sort()).toEqual(
       ['HOOK.md', 'artifacts/out.txt', 'conversations/c1/messages.jsonl', 'hook.json', 'task.json'],
     );
   });

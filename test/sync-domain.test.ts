@@ -106,14 +106,20 @@ describe('pull plan', () => {
 });
 
 describe('push plan and versions', () => {
-  it('reuses unchanged and renamed files, uploads the rest, and sees when nothing changed', () => {
-    const latest = [entry('a'), entry('b', 'b'), entry('old', 'c')];
-    const plan = planPush([entry('a'), entry('b', 'd'), entry('moved', 'c')], latest);
-    expect(plan.reuse).toEqual([{ entry: entry('a'), from: 'a' }, { entry: entry('moved', 'c'), from: 'old' }]);
+  it('sends each content the latest version lacks once, and sees when nothing changed (mode, link and empty folders count)', () => {
+    const blob = (e: FileEntry, c: string) => ({ ...e, sha256: c.repeat(64), mode: 0o644 });
+    const latest = [blob(entry('a'), 'a'), blob(entry('b', 'b'), 'b'), blob(entry('old', 'c'), 'c')];
+    const plan = planPush([blob(entry('a'), 'a'), blob(entry('b', 'd'), 'd'), blob(entry('moved', 'c'), 'c'), blob(entry('copy', 'd'), 'd')], latest);
     expect(plan.upload.map((f) => f.path)).toEqual(['b']);
+    expect(plan.reused).toBe(3);
     expect(plan.removed).toBe(1);
     expect(plan.unchanged).toBe(false);
     expect(planPush(latest, latest).unchanged).toBe(true);
+    expect(planPush(latest.map((f) => (f.path === 'a' ? { ...f, mode: 0o755 } : f)), latest).unchanged).toBe(false);
+    expect(planPush(latest, latest, ['empty'], []).unchanged).toBe(false);
+    expect(planPush([...latest, { ...entry('l'), link: 'a' }], [...latest, { ...entry('l'), link: 'b' }]).unchanged).toBe(false);
+    // A version stored before modes were kept is not re-made for a mode alone.
+    expect(planPush(latest, latest.map(({ mode: _, ...f }) => f)).unchanged).toBe(true);
     expect(planPush([entry('a')], [entry('a'), entry('b')]).unchanged).toBe(false);
     expect(planPush([entry('x', 'a')], [entry('a')]).unchanged).toBe(false);
     expect(planPush([], undefined).unchanged).toBe(false);

@@ -50,4 +50,18 @@ describe('push edges', () => {
     await syncPull({ root: copy, tree: 'ws', workspace: 'ws' }, await depsFor(configWith({ store }), parent), {});
     expect(readFileSync(join(copy, 'fine.txt'), 'utf8')).toBe('ok');
   });
+
+  it('refuses a file name that is not UTF-8 at push, naming it, instead of storing a name no pull could give back', async () => {
+    const parent = scratch('atlas-sync-edge-');
+    const ws = join(parent, 'ws');
+    const store = join(parent, 'store');
+    writeTree(ws, { 'fine.txt': 'ok' });
+    // "caf\xe9.txt" in Latin-1: a name Linux holds, and Node reads as "caf\uFFFD.txt".
+    writeFileSync(Buffer.concat([Buffer.from(`${ws}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]), 'latin-1 name');
+    const target = { root: ws, tree: 'ws', workspace: 'ws' };
+    await expect(syncPush(target, await depsFor(configWith({ store }), parent))).rejects.toMatchObject({
+      message: expect.stringContaining('"caf\uFFFD.txt" is not valid UTF-8'),
+      hint: expect.stringContaining('rename'),
+    });
+  });
 });

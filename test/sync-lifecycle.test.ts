@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from './helpers/engine-fixtures.js';
 import { atlas, ensureBuilt, onlyTask, sandbox, writeFiles } from './helpers/engine-fixtures.js';
+import { readStoredVersion } from './helpers/sync-fixtures.js';
 
 let sb: Sandbox;
 beforeAll(() => ensureBuilt());
@@ -48,12 +49,13 @@ describe('sync lifecycle builtins in a task run', () => {
     expect(readFileSync(join(task.worktree, 'agent-made.txt'), 'utf8')).toBe('restored\n');
     const versions = readdirSync(join(store, 'synced-ws')).filter((n) => /^\d+$/.test(n)).sort();
     expect(versions).toHaveLength(2);
-    const latest = join(store, 'synced-ws', versions[1]!);
-    expect(readFileSync(join(latest, 'agent-made.txt'), 'utf8')).toBe('restored\n');
-    expect(existsSync(join(latest, '.git'))).toBe(false);
-    const taskVersions = readdirSync(join(store, 'synced-ws', '.tasks', id));
+    // The store's version was in the old layout (files under the version); the push after the run is a manifest with blobs.
+    const latest = readStoredVersion(store, 'synced-ws', versions[1]!);
+    expect(latest['agent-made.txt']).toBe('restored\n');
+    expect(Object.keys(latest).some((p) => p.startsWith('.git'))).toBe(false);
+    const taskVersions = readdirSync(join(store, 'synced-ws', '.tasks', id)).filter((n) => /^\d+$/.test(n));
     expect(taskVersions).toHaveLength(1);
-    expect(existsSync(join(store, 'synced-ws', '.tasks', id, taskVersions[0]!, 'hook.json'))).toBe(true);
+    expect(readStoredVersion(store, `synced-ws/.tasks/${id}`, taskVersions[0]!)['hook.json']).toBeDefined();
     expect(readdirSync(join(store, '.tasks'))).toEqual([`${id}.synced-ws`]);
   });
 

@@ -2,6 +2,7 @@
 // cannot do, a fault proxy in front of it): keep N, dry run, abandoned and young incomplete
 // versions, a pull after a prune, batches of 1,000 with Content-MD5 and the state deleted first,
 // the per-key fallback, per-key errors, refused deletes, an unreachable endpoint.
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -56,8 +57,14 @@ function world(options: { viaProxy?: boolean; keep_versions?: number } = {}) {
     writeTree(src, files);
     return syncPush(target, await deps(seconds));
   };
-  const versionsLeft = async () => [...new Set((await keys(`${prefix}/ws/`)).map((k) => k.split('/')[2]!))];
-  return { prefix, base, src, config, target, deps, push, versionsLeft };
+  const versionsLeft = async () => [...new Set((await keys(`${prefix}/ws/`)).map((k) => k.split('/')[2]!))].filter((v) => /^\d+$/.test(v));
+  /** A version in the layout before content addressing: its files under the version, the state last. */
+  const legacy = async (version: number, files: Record<string, string>) => {
+    for (const [path, body] of Object.entries(files)) await put(`${prefix}/ws/${version}/${path}`, body);
+    const state = { version: '1.0', last_synced_at: version, files: Object.entries(files).map(([path, body]) => ({ path, checksum: createHash('md5').update(body).digest('hex'), size: body.length, modified_at: version })) };
+    await put(`${prefix}/ws/${version}/.sandbox-state`, JSON.stringify(state));
+  };
+  return { prefix, base, src, config, target, deps, push, versionsLeft, legacy };
 }
 
 describe('atlas sync prune (S3, s3rver)', () => {
@@ -66,10 +73,10 @@ describe('atlas sync prune (S3, s3rver)', () => {
     for (let i = 0; i < 3; i++) await w.push(T0 + i * 100, { 'shared.txt': 'same', 'n.txt': `v${i}`, 'dir/deep.txt': 'deep' });
     const before = await keys(`${w.prefix}/`);
     const dry = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1, dryRun: true });
-    expect(dry).toMatchObject({ dry_run: true, removed: { versions: 2, objects: 8 } });
+    expect(dry).toMatchObject({ dry_run: true, removed: { versions: 2, objects: 2 } });
     expect(await keys(`${w.prefix}/`)).toEqual(before);
     const result = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 });
-    expect(result.trees[0]).toMatchObject({ kept: [String(T0 + 200)], removed: [{ version: String(T0), objects: 4, incomplete: false }, { version: String(T0 + 100), objects: 4 }] });
+    expect(result.trees[0]).toMatchObject({ kept: [String(T0 + 200)], removed: [{ version: String(T0), objects: 1, incomplete: false }, { version: String(T0 + 100), objects: 1 }], blobs: { removed: 0, young: 2 } });
     expect(result.removed.bytes).toBe(dry.removed.bytes);
     expect(await w.versionsLeft()).toEqual([String(T0 + 200)]);
     const dest = join(w.base, 'dest');
@@ -119,10 +126,10 @@ describe('atlas sync prune (S3, s3rver)', () => {
     expect(await keys(`${w.prefix}/ws/${T0}0/`)).toEqual([`${w.prefix}/ws/${T0}0/neighbour.txt`]);
   }, 60_000);
 
-  it('falls back to one DeleteObject per key where DeleteObjects is not implemented', async () => {
+  it('falls back to one DeleteObject per key where DeleteObjects is not implemented (versions in the old layout)', async () => {
     const w = world({ viaProxy: true });
-    await w.push(T0, { 'a.txt': 'a', 'b/c.txt': 'c' });
-    await w.push(T0 + 1, { 'a.txt': 'A', 'b/c.txt': 'c' });
+    await w.legacy(T0, { 'a.txt': 'a', 'b/c.txt': 'c' });
+    await w.legacy(T0 + 1, { 'a.txt': 'A', 'b/c.txt': 'c' });
     await w.push(T0 + 2, { 'a.txt': 'AA', 'b/c.txt': 'c' });
     proxy.mode = 'no-batch';
     proxy.deletes.length = 0;
@@ -136,7 +143,7 @@ describe('atlas sync prune (S3, s3rver)', () => {
 
   it('per-key errors are named with the fix, and the version is left incomplete (never pulled as whole)', async () => {
     const w = world({ viaProxy: true });
-    await w.push(T0, { 'a.txt': 'a', 'b.txt': 'b' });
+    await w.legacy(T0, { 'a.txt': 'a', 'b.txt': 'b' });
     await w.push(T0 + 1, { 'a.txt': 'new' });
     proxy.mode = 'batch-denied';
     await expect(syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 })).rejects.toMatchObject({
@@ -160,12 +167,12 @@ describe('atlas sync prune (S3, s3rver)', () => {
     expect(pushed.stats.version).toBe(String(T0 + 10_000));
     expect(pushed.prune_failed).toMatch(/push succeeded, but removing old versions .*access denied to a delete of .*\.sandbox-state/);
     expect(deps.warnings.join('\n')).toMatch(/s3:DeleteObject/);
-    expect((await keys(`${w.prefix}/ws/${T0}/`)).length).toBe(2);
+    expect((await keys(`${w.prefix}/ws/${T0}/`)).length).toBe(1);
     await expect(syncPrune(w.target, await w.deps(T0 + 10_000), {})).rejects.toMatchObject({ exitCode: 1, hint: expect.stringMatching(/s3:DeleteObject/) });
   });
 
   it('fails clearly on an unreachable endpoint and on refused credentials, before removing anything', async () => {
-    const config = configWith({ store: 's3://nobody-listens/x', s3: { endpoint: 'http://127.0.0.1:9', force_path_style: true } });
+    const config = configWith({ store: 's3://nobody-listens/x', retries: 1, s3: { endpoint: 'http://127.0.0.1:9', force_path_style: true } });
     const target = { root: scratch(), tree: 'ws', workspace: 'ws' };
     await expect(syncPrune(target, await depsFor(config, scratch()), { keep: 1 })).rejects.toMatchObject({
       message: expect.stringMatching(/network error on a listing of s3:\/\/nobody-listens\/x .*ECONNREFUSED/),
@@ -196,11 +203,18 @@ describe('atlas sync prune (S3, s3rver)', () => {
     expect(await w.versionsLeft()).toEqual([String(T0)]);
   });
 
-  it('a push that fails as it commits removes what it wrote, with the same batch delete', async () => {
+  it('a push that fails as it commits leaves nothing a reader sees; the next push reuses the contents it sent', async () => {
     const w = world({ viaProxy: true });
     proxy.mode = 'deny-state-put';
     await expect(w.push(T0, { 'a.txt': 'a', 'd/b.txt': 'b' })).rejects.toThrow(/access denied to p\d+\/ws\/\d+\/\.sandbox-state/);
-    expect(await keys(`${w.prefix}/`)).toEqual([]);
-    expect(proxy.deletes.filter((d) => d.status! < 300).map((d) => [d.method, d.keys, d.md5Ok])).toEqual([['POST', 2, true]]);
+    expect((await keys(`${w.prefix}/`)).every((k) => k.startsWith(`${w.prefix}/ws/.blobs/`))).toBe(true);
+    expect(await w.versionsLeft()).toEqual([]);
+    expect((await syncVersions(w.target, await w.deps())).versions).toEqual([]);
+    proxy.mode = 'pass';
+    const again = await syncPush(w.target, await w.deps(T0 + 1));
+    expect(again.stats).toMatchObject({ version: String(T0 + 1), files_uploaded: 0, files_reused: 2, bytes_transferred: 0 });
+    const dest = join(w.base, 'dest');
+    await syncPull({ ...w.target, root: dest }, await w.deps(T0 + 1), {});
+    expect(readTree(dest)).toEqual({ 'a.txt': 'a', 'd/b.txt': 'b' });
   });
 });

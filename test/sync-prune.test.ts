@@ -1,8 +1,8 @@
 // Version retention in a folder store (`atlas sync prune`, sync.keep_versions): the newest N
-// complete versions stay whole (hard links shared with removed versions included), a dry run
-// changes nothing, a push under way is never touched, hostile names and symlinks are refused,
-// and a failed prune after a push is a warning.
-import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+// complete versions stay whole, contents no kept version uses go once past the grace period, a
+// dry run changes nothing, a push under way is never touched, hostile names and symlinks are
+// refused, and a failed prune after a push is a warning.
+import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planRetention } from '../src/domain/sync-retention.js';
@@ -13,7 +13,20 @@ import { syncPull, syncPush } from '../src/sync/operations.js';
 import { syncPrune } from '../src/sync/prune.js';
 import { renderPrune } from '../src/sync/render.js';
 import type { SyncTarget } from '../src/sync/target.js';
-import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+
+/** The blobs of a tree in a folder store. */
+function blobNames(store: string, tree: string): string[] {
+  const area = join(store, tree, '.blobs');
+  return readdirSync(area).filter((n) => /^[0-9a-f]{2}$/.test(n)).flatMap((fan) => readdirSync(join(area, fan))).sort();
+}
+
+/** Makes every blob (and temp file) of a tree `seconds` older, as if pushed that long ago. */
+function ageBlobs(store: string, tree: string, seconds: number): void {
+  const area = join(store, tree, '.blobs');
+  const when = new Date(Date.now() - seconds * 1000);
+  for (const fan of readdirSync(area)) for (const name of readdirSync(join(area, fan))) utimesSync(join(area, fan, name), when, when);
+}
 
 afterAll(() => removeScratch());
 
@@ -68,29 +81,46 @@ describe('retention plan', () => {
 });
 
 describe('atlas sync prune (folder store)', () => {
-  it('keeps the newest N complete versions whole; files hard-linked with removed versions stay intact; a pull gets the newest', async () => {
+  it('keeps the newest N complete versions; contents no kept version uses go once past the grace period; a pull gets the newest', async () => {
     const w = world();
     for (let i = 0; i < 4; i++) await w.push(T0 + i * 100, { 'shared.txt': 'the same in every version', 'n.txt': `version ${i}`, [`only-${i}.txt`]: `${i}` });
-    const sharedBefore = lstatSync(join(w.store, 'ws', String(T0 + 300), 'shared.txt'));
-    expect(sharedBefore.nlink).toBe(4);
+    const blobs = () => blobNames(w.store, 'ws');
+    expect(blobs()).toHaveLength(9); // shared, 4 × n.txt, 4 × only-i
     const result = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 2 });
-    expect(result).toMatchObject({ keep: 2, dry_run: false, removed: { versions: 2 } });
-    expect(result.trees[0]).toMatchObject({ tree: 'ws', kept: [String(T0 + 200), String(T0 + 300)], spared: [] });
-    expect(result.trees[0]!.removed.map((r) => [r.version, r.incomplete])).toEqual([[String(T0), false], [String(T0 + 100), false]]);
-    // Version 0 held shared.txt, n.txt, only-0.txt and its .sandbox-state.
-    expect(result.trees[0]!.removed[0]!.objects).toBe(4);
-    expect(result.removed.bytes).toBe(result.trees[0]!.removed.reduce((n, r) => n + r.bytes, 0));
+    expect(result).toMatchObject({ keep: 2, dry_run: false, removed: { versions: 2, blobs: 0 } });
+    expect(result.trees[0]).toMatchObject({ tree: 'ws', kept: [String(T0 + 200), String(T0 + 300)], spared: [], blobs: { removed: 0, young: 2 } });
+    expect(result.trees[0]!.removed.map((r) => [r.version, r.incomplete, r.objects])).toEqual([[String(T0), false, 1], [String(T0 + 100), false, 1]]);
+    expect(renderPrune(result)).toContain('spared 2 unused content(s) younger than an hour');
     expect(w.versions()).toEqual([String(T0 + 200), String(T0 + 300)]);
-    const newest = join(w.store, 'ws', String(T0 + 300));
-    expect(readTree(newest)).toEqual({ 'shared.txt': 'the same in every version', 'n.txt': 'version 3', 'only-0.txt': '0', 'only-1.txt': '1', 'only-2.txt': '2', 'only-3.txt': '3' });
-    expect(readTree(join(w.store, 'ws', String(T0 + 200)))['only-0.txt']).toBe('0');
-    expect(lstatSync(join(newest, 'shared.txt')).nlink).toBe(2);
+    // Past the grace period the two contents only the removed versions used go; the rest stay.
+    ageBlobs(w.store, 'ws', 2 * 3600);
+    const later = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 2 });
+    expect(later.removed).toMatchObject({ versions: 0, blobs: 2, blob_bytes: 18 });
+    expect(blobs()).toHaveLength(7);
+    const newest = readStoredVersion(w.store, 'ws', String(T0 + 300));
+    expect(newest).toEqual({ 'shared.txt': 'the same in every version', 'n.txt': 'version 3', 'only-0.txt': '0', 'only-1.txt': '1', 'only-2.txt': '2', 'only-3.txt': '3' });
     const dest = join(w.base, 'dest');
     const pulled = await syncPull({ root: dest, tree: 'ws', workspace: 'ws' }, await w.deps(T0 + 10_000), {});
     expect(pulled.stats.version).toBe(String(T0 + 300));
-    expect(readTree(dest)).toEqual(readTree(newest));
-    // Nothing left to remove: a second prune removes nothing.
-    expect((await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 2 })).removed).toEqual({ versions: 0, objects: 0, bytes: 0 });
+    expect(readTree(dest)).toEqual(newest);
+    expect(readTree(dest)).toEqual(readStoredVersion(w.store, 'ws', String(T0 + 300)));
+    // Nothing left to remove: a third prune removes nothing.
+    expect((await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 2 })).removed).toEqual({ versions: 0, objects: 0, bytes: 0, blobs: 0, blob_bytes: 0 });
+  });
+
+  it('collects no content while a remaining version cannot be read, and removes what a killed push left in the blob area past the grace period', async () => {
+    const w = world();
+    await w.push(T0, { 'a.txt': 'a' });
+    await w.push(T0 + 100, { 'a.txt': 'b' });
+    writeTree(join(w.store, 'ws', String(T0 + 50)), { '.sandbox-state': '{ damaged' });
+    writeTree(join(w.store, 'ws', '.blobs', '.incoming'), { '123-1': 'half a blob' });
+    ageBlobs(w.store, 'ws', 2 * 3600);
+    const blocked = await syncPrune(w.target, await w.deps(T0 + 200), { keep: 3 });
+    expect(blocked.trees[0]!.blobs).toMatchObject({ removed: 0, skipped: expect.stringMatching(new RegExp(`version ${T0 + 50} has a corrupt .sandbox-state`)) });
+    expect(blobNames(w.store, 'ws')).toHaveLength(2);
+    const result = await syncPrune(w.target, await w.deps(T0 + 200), { keep: 1 });
+    expect(result.removed).toMatchObject({ versions: 2, blobs: 1 });
+    expect(readdirSync(join(w.store, 'ws', '.blobs', '.incoming'))).toEqual([]);
   });
 
   it('a dry run lists what would go and changes nothing', async () => {
@@ -100,7 +130,7 @@ describe('atlas sync prune (folder store)', () => {
     await w.push(T0 + 1, { 'a.txt': 'b' });
     const before = snapshot(w.store);
     const dry = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1, dryRun: true });
-    expect(dry).toMatchObject({ dry_run: true, removed: { versions: 2, objects: 3 } });
+    expect(dry).toMatchObject({ dry_run: true, removed: { versions: 2, objects: 2 } });
     expect(dry.trees[0]!.removed[0]).toEqual({ version: String(T0 - 100), objects: 1, bytes: 9, incomplete: true });
     expect(snapshot(w.store)).toEqual(before);
   });
@@ -128,12 +158,13 @@ describe('atlas sync prune (folder store)', () => {
     expect(w.versions()).toEqual([String(now - 600), String(now - 300), String(now - 100)]);
     expect(renderPrune(result)).toBe(
       [
-        `removed 3 version(s), 5 file(s), ${result.removed.bytes} B (${w.store}; keeping the newest 1)`,
+        `removed 3 version(s), 4 file(s), ${result.removed.bytes} B (${w.store}; keeping the newest 1)`,
         `  ws: kept ${now - 300}`,
         `    removed ${now - 10_000}  1 file(s), 14 B (incomplete)`,
         `    removed ${now - 9_500}  2 file(s), 15 B`,
-        `    removed ${now - 9_000}  2 file(s), ${result.trees[0]!.removed[2]!.bytes} B`,
+        `    removed ${now - 9_000}  1 file(s), ${result.trees[0]!.removed[2]!.bytes} B`,
         `    spared ${now - 600}  incomplete and younger than an hour: a push may still be writing it`,
+        `    spared 1 unused content(s) younger than an hour: a push may be about to use them`,
       ].join('\n'),
     );
     // An hour later the stalled push is abandoned and goes; the one newer than the kept version stays.
@@ -147,8 +178,8 @@ describe('atlas sync prune (folder store)', () => {
     writeTree(join(w.store, 'ws', String(T0)), { 'a.txt': 'incomplete' });
     writeTree(join(w.store, 'ws', String(T0 + 1)), { '.sandbox-state': '{', 'a.txt': 'damaged' });
     const none = await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 });
-    expect(none.trees[0]).toEqual({ tree: 'ws', kept: [], removed: [], spared: [] });
-    expect(renderPrune({ ...none, dry_run: true })).toBe(`dry run: would remove 0 version(s), 0 file(s), 0 B (${w.store}; keeping the newest 1)\n  ws: kept everything (no complete version)`);
+    expect(none.trees[0]).toEqual({ tree: 'ws', kept: [], removed: [], spared: [], blobs: { removed: 0, bytes: 0, young: 0, skipped: expect.stringMatching(/version 1700000001 has a corrupt/) } });
+    expect(renderPrune({ ...none, dry_run: true }).split('\n').slice(0, 2)).toEqual([`dry run: would remove 0 version(s), 0 file(s), 0 B (${w.store}; keeping the newest 1)`, '  ws: kept everything (no complete version)']);
     await w.push(T0 + 50, { 'a.txt': 'the only complete one' });
     const result = await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 });
     expect(result.trees[0]!.kept).toEqual([String(T0 + 50)]);
@@ -227,7 +258,7 @@ describe('sync.keep_versions', () => {
     expect(w.versions()).toEqual([String(T0 + 20), String(T0 + 30)]);
     expect(w.versions('ws/.tasks/task-20260101-120000')).toHaveLength(2);
     expect(last!.pruned).toMatchObject({ keep: 2, removed: { versions: 2 }, trees: [{ tree: 'ws' }, { tree: 'ws/.tasks/task-20260101-120000' }] });
-    expect(renderPrune(last!.pruned!)).toMatch(/^removed 2 version\(s\), .*\n  ws: kept 2 versions, \d+ to \d+\n.*\n  ws\/\.tasks\/task-20260101-120000: kept 2 versions/);
+    expect(renderPrune(last!.pruned!)).toMatch(/^removed 2 version\(s\), .*\n  ws: kept 2 versions, \d+ to \d+\n(.*\n)+  ws\/\.tasks\/task-20260101-120000: kept 2 versions/);
     // A push that made no version does not prune.
     const noop = await syncPush(target, await w.deps(T0 + 50));
     expect(noop.stats.version).toBeNull();
@@ -242,7 +273,7 @@ describe('sync.keep_versions', () => {
       expect(pushed.status).toBe('pushed');
     }
     expect(w.versions()).toHaveLength(1);
-    expect(readFileSync(join(w.store, 'ws', w.versions()[0]!, 'a.txt'), 'utf8')).toBe('2');
+    expect(readStoredVersion(w.store, 'ws', w.versions()[0]!)['a.txt']).toBe('2');
   });
 
   it('a prune that fails after a successful push is a warning, and says what it removed before failing', async () => {

@@ -23,7 +23,8 @@ describe('writeVerified', () => {
     const root = scratch();
     const folders = new Map<string, Promise<void>>();
     await Promise.all(['a/b/one.txt', 'a/b/two.txt', 'a/three.txt'].map((p) => writeVerified(root, entryOf(p, p), fetchText(p), p, folders)));
-    expect([...folders.keys()].sort()).toEqual(['a', 'a/b']);
+    expect([...folders.keys()].sort()).toEqual(['.sandbox-state.tmp', 'a', 'a/b']);
+    expect(readdirSync(join(root, '.sandbox-state.tmp'))).toEqual([]);
     expect(readFileSync(join(root, 'a/b/two.txt'), 'utf8')).toBe('a/b/two.txt');
     expect(lstatSync(join(root, 'a/three.txt')).mtimeMs).toBe(1_700_000_000_000);
   });
@@ -32,7 +33,8 @@ describe('writeVerified', () => {
     const root = scratch();
     mkdirSync(join(root, 'x', 'inner'), { recursive: true });
     await expect(writeVerified(root, entryOf('x', 'data'), fetchText('data'), 'x')).rejects.toThrow(/refused to write x: it is a folder here/);
-    expect(readdirSync(root)).toEqual(['x']);
+    expect(readdirSync(root)).toEqual(['.sandbox-state.tmp', 'x']);
+    expect(readdirSync(join(root, '.sandbox-state.tmp'))).toEqual([]);
     expect(readdirSync(join(root, 'x'))).toEqual(['inner']);
   });
 
@@ -51,7 +53,8 @@ describe('writeVerified', () => {
     const root = scratch();
     writeFileSync(join(root, 'f.txt'), 'old');
     await expect(writeVerified(root, entryOf('f.txt', 'expected'), fetchText('tampered'), 'f.txt in v1')).rejects.toThrow(/f\.txt in v1 does not match its \.sandbox-state/);
-    expect(readdirSync(root)).toEqual(['f.txt']);
+    expect(readdirSync(root)).toEqual(['.sandbox-state.tmp', 'f.txt']);
+    expect(readdirSync(join(root, '.sandbox-state.tmp'))).toEqual([]);
     expect(readFileSync(join(root, 'f.txt'), 'utf8')).toBe('old');
   });
 });
@@ -66,7 +69,7 @@ describe('streamToNewFile', () => {
 
   it('counts and hashes every chunk, strings too, and fails with the stream', async () => {
     const root = scratch();
-    expect(await streamToNewFile(Readable.from(['ab', Buffer.from('cd')]), join(root, 'ok'))).toEqual({ bytes: 4, md5: md5('abcd') });
+    expect(await streamToNewFile(Readable.from(['ab', Buffer.from('cd')]), join(root, 'ok'))).toEqual({ bytes: 4, md5: md5('abcd'), sha256: createHash('sha256').update('abcd').digest('hex') });
     const broken = new Readable({
       read() {
         this.push(Buffer.from('part'));

@@ -256,6 +256,7 @@ const syncTarget = (c: Command) =>
     .option('--dir <path>', 'sync this folder instead of a task\'s working tree')
     .option('--workspace <name>', 'with --dir: its name in the store (default: the folder\'s name)');
 syncTarget(sync.command('push').description('store the folder as a new version, sending only what changed (a task\'s own folder goes too)'))
+  .option('--force', 'behind the store with files changed on both sides: publish this folder\'s versions of them anyway')
   .action(run(() => import('./commands/sync-push.js')));
 syncTarget(sync.command('pull').description('make the folder equal to a stored version (the newest unless --version), by checksum'))
   .option('--version <ts>', 'pull this version (atlas sync versions)')
@@ -266,6 +267,11 @@ syncTarget(sync.command('status').description('what push and pull would do now (
   .action(run(() => import('./commands/sync-status.js')));
 syncTarget(sync.command('versions').description('the stored versions of the workspace, oldest first'))
   .action(run(() => import('./commands/sync-versions.js')));
+syncTarget(sync.command('export').description('write a stored version (the newest unless --version) out as an ordinary folder: no .sandbox-state, nothing of atlas\'s'))
+  .argument('<dest>', 'a new or empty folder')
+  .option('--version <ts>', 'export this version (atlas sync versions)')
+  .addOption(new Option('--stored-version <ts>').hideHelp())
+  .action(run(() => import('./commands/sync-export.js')));
 syncTarget(sync.command('prune').description('remove old stored versions, keeping the newest N complete ones (and any push still under way)'))
   .option('--keep <n>', 'how many complete versions to keep (default: sync.keep_versions)')
   .option('--dry-run', 'change nothing; list what would be removed')

@@ -33,6 +33,7 @@ export interface Config {
     max_delete: string;
     init_from_store: boolean;
     keep_versions: number;
+    retries: number;
     s3: { endpoint: string; force_path_style: boolean; region: string };
   };
   lifecycle: { on_cold_start: string[]; on_message: string[]; on_stream_finish: string[]; on_terminate: string[]; timeout: number };
@@ -122,6 +123,7 @@ export const LEAVES: readonly Leaf[] = [
   leaf('sync.max_delete', { type: 'string' }, '50%', 'a pull that would delete more tracked files than this (a count, or a % of them) stops unless --force'),
   leaf('sync.init_from_store', { type: 'bool' }, false, 'restore the workspace from sync.store before each agent run (OnColdStart)'),
   leaf('sync.keep_versions', { type: 'int', min: 0, max: 1_000_000 }, 0, 'after each successful push, remove all but the newest N complete versions (0: keep all; atlas sync prune)'),
+  leaf('sync.retries', { type: 'int', min: 0, max: 100 }, 10, 'how many times an S3 request that failed is sent again, with backoff and jitter (AWS_MAX_ATTEMPTS, when set, is the number of attempts instead)'),
   leaf('sync.s3.endpoint', { type: 'string' }, '', 'S3-compatible endpoint URL (empty: AWS)'),
   leaf('sync.s3.force_path_style', { type: 'bool' }, false, 'address buckets as endpoint/bucket (most S3-compatible servers need it)'),
   leaf('sync.s3.region', { type: 'string' }, '', 'S3 region (empty: AWS_REGION, AWS_DEFAULT_REGION, then us-east-1)'),

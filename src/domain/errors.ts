@@ -12,6 +12,11 @@ export const EXIT = {
   notFound: 4,
   /** The task stopped and is waiting for a person (approval, manual recovery). */
   waiting: 5,
+  /**
+   * A push from a folder behind the store changed files the store's newer version changed too: it
+   * was stored as a version that is not the newest (docs/sync.md#behind-the-store).
+   */
+  conflict: 6,
   /** Stopped by Ctrl+C or SIGTERM; the task can be continued with `atlas recover`. */
   interrupted: 130,
 } as const;

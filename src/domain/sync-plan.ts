@@ -9,7 +9,7 @@ export interface SyncStats {
   version: string | null;
   files_downloaded: number;
   files_uploaded: number;
-  /** Unchanged files the new version reuses without sending them (server-side copy, hard link). */
+  /** Files whose content the store already holds: the new version names it, nothing is sent. */
   files_reused: number;
   files_deleted: number;
   files_skipped: number;
@@ -26,9 +26,10 @@ export function emptyStats(direction: SyncStats['direction']): SyncStats {
 /** What is at a path in the workspace right now. */
 export type Observation =
   | { kind: 'missing' }
-  | { kind: 'file'; checksum: string; size: number; modified_at: number }
+  | { kind: 'file'; checksum: string; size: number; modified_at: number; mode?: number }
   | { kind: 'dir' }
-  | { kind: 'symlink' }
+  /** The checksum of its target's text, as a stored link's. */
+  | { kind: 'symlink'; checksum?: string }
   | { kind: 'other' }
   /** A parent is a symlink or a file: nothing may be written there. */
   | { kind: 'blocked'; problem: string };
@@ -62,7 +63,9 @@ export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<stri
         break;
       }
       case 'symlink':
-        plan.conflicts.push({ path: entry.path, problem: 'is a symlink here (it would be replaced by a file, never written through)' });
+        if (entry.link !== undefined && here.checksum === entry.checksum) plan.skip.push(entry);
+        else if (entry.link !== undefined && tracked.get(entry.path)?.link !== undefined && tracked.get(entry.path)?.checksum === here.checksum) plan.download.push(entry);
+        else plan.conflicts.push({ path: entry.path, problem: 'is a symlink here (it would be replaced by a file, never written through)' });
         break;
       case 'dir':
         plan.refused.push({ path: entry.path, problem: 'is a folder here, where the store has a file' });
@@ -80,7 +83,8 @@ export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<stri
     if (wanted.has(path)) continue;
     const here = observe(path);
     if (here.kind === 'missing' || here.kind === 'blocked') continue;
-    if (here.kind === 'file' && here.checksum === record.checksum) plan.delete.push(path);
+    const unchanged = here.kind === 'file' ? record.link === undefined && here.checksum === record.checksum : here.kind === 'symlink' && record.link !== undefined && here.checksum === record.checksum;
+    if (unchanged) plan.delete.push(path);
     else plan.keep.push({ path, problem: here.kind === 'file' ? 'changed here since the last sync, so it is kept' : `is a ${here.kind} here now, so it is kept` });
   }
   return plan;
@@ -89,28 +93,41 @@ export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<stri
 export interface PushPlan {
   /** The new version equals the latest stored one: no version is made. */
   unchanged: boolean;
-  /** Files already stored (same content, at any path of the latest version): reused, not sent. */
-  reuse: { entry: FileEntry; from: string }[];
+  /** One file per content the latest version does not hold (the store may still have it). */
   upload: FileEntry[];
+  /** Files whose content the latest version already holds (at any path): nothing sent. */
+  reused: number;
   /** Paths of the latest version the new one no longer has. */
   removed: number;
 }
 
-export function planPush(local: readonly FileEntry[], latest: readonly FileEntry[] | undefined): PushPlan {
+/** Equal for a push: same content, same kind, and the same mode when the stored one has a mode. */
+export function sameEntry(local: FileEntry, stored: FileEntry): boolean {
+  return local.checksum === stored.checksum && local.size === stored.size && local.link === stored.link && (stored.mode === undefined || local.mode === stored.mode);
+}
+
+export function planPush(local: readonly FileEntry[], latest: readonly FileEntry[] | undefined, localDirs: readonly string[] = [], latestDirs: readonly string[] = []): PushPlan {
   const byPath = new Map((latest ?? []).map((f) => [f.path, f]));
-  const byChecksum = new Map<string, string>();
-  for (const f of latest ?? []) if (!byChecksum.has(f.checksum)) byChecksum.set(f.checksum, f.path);
-  const plan: PushPlan = { unchanged: false, reuse: [], upload: [], removed: 0 };
+  const stored = new Set<string>();
+  for (const f of latest ?? []) if (f.sha256 !== undefined) stored.add(f.sha256);
+  const plan: PushPlan = { unchanged: false, upload: [], reused: 0, removed: 0 };
   const localPaths = new Set<string>();
+  const sending = new Set<string>();
+  let same = 0;
   for (const entry of local) {
     localPaths.add(entry.path);
-    const same = byPath.get(entry.path);
-    const from = same?.checksum === entry.checksum ? same.path : byChecksum.get(entry.checksum);
-    if (from !== undefined) plan.reuse.push({ entry, from });
-    else plan.upload.push(entry);
+    const there = byPath.get(entry.path);
+    if (there && sameEntry(entry, there)) same++;
+    if (entry.sha256 === undefined) continue; // a link: it lives in the manifest
+    if (stored.has(entry.sha256) || sending.has(entry.sha256)) plan.reused++;
+    else {
+      sending.add(entry.sha256);
+      plan.upload.push(entry);
+    }
   }
   for (const path of byPath.keys()) if (!localPaths.has(path)) plan.removed++;
-  plan.unchanged = latest !== undefined && plan.upload.length === 0 && plan.removed === 0 && plan.reuse.every((r) => r.from === r.entry.path);
+  const dirsSame = localDirs.length === latestDirs.length && localDirs.every((d) => latestDirs.includes(d));
+  plan.unchanged = latest !== undefined && same === local.length && plan.removed === 0 && dirsSame;
   return plan;
 }
 

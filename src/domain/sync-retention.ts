@@ -20,8 +20,11 @@ export function isVersionName(version: string): boolean {
   return VERSION_PATTERN.test(version);
 }
 
-/** What reading a version's `.sandbox-state` showed; undefined: not read (see planRetention). */
-export type VersionCondition = 'complete' | 'incomplete' | 'damaged';
+/**
+ * What reading a version's `.sandbox-state` showed; undefined: not read (see planRetention). A
+ * conflict version (a push behind the store) is whole but never counts as one of the newest N.
+ */
+export type VersionCondition = 'complete' | 'conflict' | 'incomplete' | 'damaged';
 
 export interface RetentionPlan {
   /** The newest `keep` complete versions, oldest first. */
@@ -62,3 +65,31 @@ export function planRetention(names: readonly string[], conditionOf: (version: s
   return plan;
 }
 
+
+/**
+ * A blob no kept version references is removed only once it is older than this: a push now under
+ * way may have sent it (or made it young again, reusing it) and not yet written its manifest.
+ */
+export const BLOB_GRACE_SECONDS = 3600;
+
+export interface BlobCollection {
+  remove: string[];
+  bytes: number;
+  /** Unreferenced blobs spared because they are younger than the grace period. */
+  young: number;
+}
+
+/** Which blobs garbage collection removes: referenced by no kept version, and past the grace period. */
+export function planBlobCollection(blobs: ReadonlyMap<string, { size: number; modifiedMs: number }>, referenced: ReadonlySet<string>, nowMs: number, graceSeconds = BLOB_GRACE_SECONDS): BlobCollection {
+  const plan: BlobCollection = { remove: [], bytes: 0, young: 0 };
+  for (const [sha, blob] of blobs) {
+    if (referenced.has(sha)) continue;
+    if (nowMs - blob.modifiedMs <= graceSeconds * 1000) plan.young++;
+    else {
+      plan.remove.push(sha);
+      plan.bytes += blob.size;
+    }
+  }
+  plan.remove.sort();
+  return plan;
+}

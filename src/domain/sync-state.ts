@@ -12,6 +12,15 @@ export interface FileEntry {
   size: number;
   /** Unix seconds. */
   modified_at: number;
+  /**
+   * SHA-256 of the content (64 lowercase hex): the key of its blob in the store. Absent in
+   * versions stored before content addressing (their files sit under the version itself).
+   */
+  sha256?: string;
+  /** Permission bits (e.g. 0o755); absent: the reader's default (0o644 less its umask). */
+  mode?: number;
+  /** A symbolic link: its target (checksum and size are those of the target's text). */
+  link?: string;
 }
 
 export interface StateFile {
@@ -19,6 +28,17 @@ export interface StateFile {
   /** Unix seconds; 0 while a pull is under way (so an interrupted pull is never taken as fresh). */
   last_synced_at: number;
   files: FileEntry[];
+  /** Folders with nothing synced inside, so that they come back empty. */
+  dirs?: string[];
+  /** The version this folder last pushed or pulled (local state only): the base of a push. */
+  synced_version?: string;
+  /**
+   * A version stored by a push that was behind the store and changed files the store changed too:
+   * the newest version it conflicts with. Such a version is never taken as the newest.
+   */
+  conflict_of?: string;
+  /** The files changed on both sides, for people. */
+  conflicts?: string[];
 }
 
 export type StateParse =
@@ -30,6 +50,7 @@ export function emptyState(): StateFile {
 }
 
 const MD5_PATTERN = /^[0-9a-f]{32}$/;
+export const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 
 function isCount(n: unknown): n is number {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
@@ -62,19 +83,83 @@ export function parseStateFile(text: string): StateParse {
       return { ok: false, kind: 'corrupt', problem: `files[${i}].checksum is not an MD5 (32 lowercase hex)` };
     }
     if (!isCount(f['size']) || !isCount(f['modified_at'])) return { ok: false, kind: 'corrupt', problem: `files[${i}] has a bad size or modified_at` };
-    files.push({ path: f['path'], checksum: f['checksum'], size: f['size'], modified_at: f['modified_at'] });
+    const extra = parseExtras(f, i);
+    if (typeof extra === 'string') return { ok: false, kind: 'corrupt', problem: extra };
+    files.push({ path: f['path'], checksum: f['checksum'], size: f['size'], modified_at: f['modified_at'], ...extra });
   }
-  return { ok: true, state: { version: raw['version'], last_synced_at: raw['last_synced_at'], files } };
+  const state: StateFile = { version: raw['version'], last_synced_at: raw['last_synced_at'], files };
+  if (raw['dirs'] !== undefined) {
+    if (!Array.isArray(raw['dirs']) || !raw['dirs'].every((d) => typeof d === 'string')) return { ok: false, kind: 'corrupt', problem: '"dirs" is not a list of paths' };
+    state.dirs = raw['dirs'] as string[];
+  }
+  if (raw['conflict_of'] !== undefined) {
+    if (typeof raw['conflict_of'] !== 'string' || !/^\d{1,15}$/.test(raw['conflict_of'])) return { ok: false, kind: 'corrupt', problem: '"conflict_of" is not a version name' };
+    state.conflict_of = raw['conflict_of'];
+    state.conflicts = Array.isArray(raw['conflicts']) ? (raw['conflicts'] as unknown[]).filter((c): c is string => typeof c === 'string') : [];
+  }
+  if (raw['synced_version'] !== undefined) {
+    if (typeof raw['synced_version'] !== 'string' || !/^\d{1,15}$/.test(raw['synced_version'])) return { ok: false, kind: 'corrupt', problem: '"synced_version" is not a version name' };
+    state.synced_version = raw['synced_version'];
+  }
+  return { ok: true, state };
 }
+
+/** The optional fields of an entry (all checked: a store's manifest is hostile), or the problem. */
+function parseExtras(f: Record<string, unknown>, i: number): Pick<FileEntry, 'sha256' | 'mode' | 'link'> | string {
+  const out: Pick<FileEntry, 'sha256' | 'mode' | 'link'> = {};
+  if (f['sha256'] !== undefined) {
+    if (typeof f['sha256'] !== 'string' || !SHA256_PATTERN.test(f['sha256'])) return `files[${i}].sha256 is not a SHA-256 (64 lowercase hex)`;
+    out.sha256 = f['sha256'];
+  }
+  if (f['mode'] !== undefined) {
+    if (!isCount(f['mode']) || f['mode'] > 0o777) return `files[${i}].mode is not permission bits (0 to 0o777)`;
+    out.mode = f['mode'];
+  }
+  if (f['link'] !== undefined) {
+    if (typeof f['link'] !== 'string' || f['link'].length === 0 || f['link'].length > 4096 || f['link'].includes('\0')) return `files[${i}].link is not a link target`;
+    if (out.sha256 !== undefined) return `files[${i}] is both a link and a blob`;
+    out.link = f['link'];
+  }
+  return out;
+}
+
+const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
 export function serializeState(state: StateFile): string {
-  const files = [...state.files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return `${JSON.stringify({ version: state.version, last_synced_at: state.last_synced_at, files })}\n`;
+  const files = [...state.files].sort(byPath);
+  const out: StateFile = { version: state.version, last_synced_at: state.last_synced_at, files };
+  if (state.dirs && state.dirs.length > 0) out.dirs = [...state.dirs].sort();
+  if (state.synced_version !== undefined) out.synced_version = state.synced_version;
+  if (state.conflict_of !== undefined) {
+    out.conflict_of = state.conflict_of;
+    out.conflicts = state.conflicts ?? [];
+  }
+  return `${JSON.stringify(out)}\n`;
 }
 
-/** Names atlas keeps for itself at any depth: never synced, never written from a store. */
+/** Where a content lives in a tree's blob area: `.blobs/ab/abcdef…` (two hex digits of fan-out, as git and restic). */
+export function blobPath(sha256: string): string {
+  return `${BLOB_AREA}/${sha256.slice(0, 2)}/${sha256}`;
+}
+
+export const BLOB_AREA = '.blobs';
+
+/** The folder at the root where a pull writes its downloads before renaming them into place. */
+export const TEMP_DIR_NAME = '.sandbox-state.tmp';
+
+/** `.git` at any depth is never synced, nor written from a store. */
 export function isReservedName(name: string): boolean {
-  return name === '.git' || name.startsWith(STATE_FILE_NAME) || /^\.atlas-sync-.*\.tmp$/.test(name);
+  return name === '.git';
+}
+
+/**
+ * Names atlas keeps for itself at the root only: the state, its lock, the pull's temp folder and
+ * the atomic writer's temp files of the state (`..sandbox-state.<pid>.<stamp>.tmp`). A user's
+ * `.sandbox-state-notes` or `sub/.sandbox-state`, or a file named like an old atlas temp file, is
+ * the person's and is synced.
+ */
+export function isReservedRootName(name: string): boolean {
+  return name === STATE_FILE_NAME || name === `${STATE_FILE_NAME}.lock` || name === TEMP_DIR_NAME || /^\.\.sandbox-state\.\d+\.[0-9a-z]+\.tmp$/.test(name);
 }
 
 /** Why a path from a state file or a listing must not be written, or undefined when it is safe. */
@@ -82,9 +167,13 @@ export function pathProblem(path: string): string | undefined {
   if (path.length === 0) return 'empty path';
   if (path.includes('\0')) return 'contains a NUL byte';
   if (path.includes('\\')) return 'contains a backslash';
+  // What Node reads from a name that is not UTF-8: the name on disk is another one, which no store
+  // could give back (docs/sync.md: a name that cannot round-trip is refused at push).
+  if (path.includes('\uFFFD')) return 'is not valid UTF-8 (or holds U+FFFD)';
   if (path.startsWith('/')) return 'is absolute';
   if (/^[A-Za-z]:/.test(path)) return 'starts with a drive letter';
   if (path.length > 4096) return 'is longer than 4096 characters';
+  if (isReservedRootName(path.split('/')[0]!)) return `names ${path.split('/')[0]}, which atlas keeps for itself`;
   for (const segment of path.split('/')) {
     if (segment === '') return 'has an empty segment (//, or a trailing /)';
     if (segment === '.' || segment === '..') return `has a "${segment}" segment`;
@@ -120,6 +209,30 @@ export function unsafeEntries(files: readonly FileEntry[]): Refusal[] {
     }
   }
   return refusals;
+}
+
+/** A state's folders (`dirs`) that could not be made safely: the same rules as files' paths. */
+export function unsafeDirs(state: Pick<StateFile, 'dirs'>): Refusal[] {
+  return (state.dirs ?? []).flatMap((path) => {
+    const problem = pathProblem(path);
+    return problem ? [{ path, problem }] : [];
+  });
+}
+
+/**
+ * Whether a link at `path` pointing to `target` stays inside the root, read as text (as the
+ * system resolves it from the link's folder): never absolute, never above the root, never into
+ * `.git` or atlas's own names. Only such links are stored and restored.
+ */
+export function linkStaysInside(path: string, target: string): boolean {
+  if (target.startsWith('/') || target.includes('\\') || target.includes('\0') || /^[A-Za-z]:/.test(target)) return false;
+  const parts = path.split('/').slice(0, -1);
+  for (const segment of target.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment !== '..') parts.push(segment);
+    else if (parts.pop() === undefined) return false;
+  }
+  return !parts.some(isReservedName) && !(parts.length > 0 && isReservedRootName(parts[0]!));
 }
 
 /**
@@ -170,7 +283,7 @@ export function compileExcludes(patterns: readonly string[]): ExcludeRule[] {
 /** Whether the entry at `relPath` (its own name last) is excluded; a walk prunes excluded folders. */
 export function isExcluded(relPath: string, isDir: boolean, rules: readonly ExcludeRule[]): boolean {
   const name = relPath.slice(relPath.lastIndexOf('/') + 1);
-  if (isReservedName(name)) return true;
+  if (isReservedName(name) || (name === relPath && isReservedRootName(name))) return true;
   for (const rule of rules) {
     if (rule.dirOnly && !isDir) continue;
     if (rule.regex.test(rule.anchored ? relPath : name)) return true;

@@ -1,18 +1,20 @@
-// A store in a folder (default `$ATLAS_HOME/store`, or a shared mount). A new version is built in
-// a staging folder and renamed into place whole; unchanged files are hard links to the previous
-// version's (no bytes copied, no extra space), with a plain copy where links are not allowed.
+// A store in a folder (default `$ATLAS_HOME/store`, or a shared mount). Contents are files named by
+// their SHA-256 in the tree's blob area, each written to a temp file and renamed to its name; a
+// version's manifest is staged in a folder renamed into place whole.
 // Nothing below the store folder is followed when it is a symbolic link: whoever could write the
 // store could otherwise have a pull copy in any file of the pulling machine (issue 18), so every
 // folder on the way is checked with lstat and files are opened with O_NOFOLLOW.
 import { createReadStream } from 'node:fs';
-import { access, constants, copyFile, link, lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { access, constants, lstat, mkdir, open, readdir, rename, rm, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { sortVersions } from '../domain/sync-plan.js';
-import { STATE_FILE_NAME } from '../domain/sync-state.js';
+import { BLOB_GRACE_SECONDS } from '../domain/sync-retention.js';
+import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../domain/sync-state.js';
+import { mapPool } from './pool.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import type { Received } from './safe-fs.js';
-import type { RemovedVersion, StoredTask, SyncStore, VersionWriter } from './store.js';
+import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 import { streamToNewFile } from './stream-file.js';
 
@@ -28,6 +30,9 @@ function storeError(error: unknown, what: string): AtlasError {
 }
 
 let staging = 0;
+
+/** Where blobs are written before they are renamed to their name (`<tree>/.blobs/.incoming`). */
+const INCOMING = '.incoming';
 
 /** Opens for reading without following a symbolic link in the last component. */
 const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
@@ -158,58 +163,114 @@ export class DirectoryStore implements SyncStore {
     }
   }
 
-  async beginVersion(tree: string, version: string): Promise<VersionWriter> {
+  private blobFile(tree: string, sha256: string): Promise<string> {
+    if (!SHA256_PATTERN.test(sha256)) throw new AtlasError(`not a blob name: ${JSON.stringify(sha256)}`, { exitCode: EXIT.failure });
+    return this.noLinks(tree, blobPath(sha256));
+  }
+
+  async getBlob(tree: string, sha256: string, dest: string): Promise<Received> {
+    const source = await this.blobFile(tree, sha256);
+    try {
+      const stream = (await open(source, READ_NO_FOLLOW)).createReadStream();
+      try {
+        return await streamToNewFile(stream, dest);
+      } finally {
+        stream.destroy();
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefused(source);
+      throw storeError(error, `cannot read ${source} from the store`);
+    }
+  }
+
+  /** One lstat per blob: a local folder answers faster than it lists. */
+  async findBlobs(tree: string, wanted: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    await mapPool(wanted, 16, async (sha) => {
+      const st = await lstat(await this.blobFile(tree, sha)).catch(() => undefined);
+      if (st?.isFile()) found.add(sha);
+    });
+    return found;
+  }
+
+  async putBlob(tree: string, localFile: string): Promise<Received> {
+    // Written to a temp file in the blob area, hashed as it is written, then renamed to the name
+    // of what was written: a blob's name always matches its bytes, and a killed push leaves only
+    // a temp file (removed by garbage collection once past the grace period).
+    const incoming = await this.realFolder(tree, BLOB_AREA, INCOMING);
+    await mkdir(incoming, { recursive: true }).catch((error: unknown) => {
+      throw storeError(error, `cannot write to the store folder ${this.location}`);
+    });
+    const temp = join(incoming, `${process.pid}-${++staging}`);
+    try {
+      const got = await streamToNewFile(createReadStream(localFile), temp);
+      const final = await this.blobFile(tree, got.sha256);
+      await mkdir(dirname(final), { recursive: true });
+      await rename(temp, final);
+      return got;
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      throw storeError(error, `cannot copy ${localFile} into the store`);
+    }
+  }
+
+  async touchBlob(tree: string, sha256: string): Promise<boolean> {
+    const path = await this.blobFile(tree, sha256);
+    const now = new Date();
+    return utimes(path, now, now).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  async listBlobs(tree: string): Promise<Map<string, { size: number; modifiedMs: number }>> {
+    const area = await this.realFolder(tree, BLOB_AREA);
+    const found = new Map<string, { size: number; modifiedMs: number }>();
+    const fans = await readdir(area, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return [];
+      throw storeError(error, `cannot list ${area}`);
+    });
+    for (const fan of fans) {
+      if (fan.isSymbolicLink()) throw linkRefused(join(area, fan.name));
+      if (!fan.isDirectory() || !/^[0-9a-f]{2}$/.test(fan.name)) continue;
+      for (const name of await readdir(join(area, fan.name))) {
+        if (!SHA256_PATTERN.test(name) || !name.startsWith(fan.name)) continue;
+        const st = await lstat(join(area, fan.name, name));
+        if (st.isFile()) found.set(name, { size: st.size, modifiedMs: st.mtimeMs });
+      }
+    }
+    return found;
+  }
+
+  async removeBlobs(tree: string, sha256s: readonly string[]): Promise<void> {
+    await mapPool(sha256s, 16, async (sha) => {
+      const path = await this.blobFile(tree, sha);
+      await rm(path, { force: true }).catch((error: unknown) => {
+        throw storeError(error, `cannot remove ${path}`);
+      });
+    });
+  }
+
+  async removeStaleUploads(tree: string, nowMs: number): Promise<void> {
+    const incoming = await this.realFolder(tree, BLOB_AREA, INCOMING);
+    for (const name of await readdir(incoming).catch(() => [] as string[])) {
+      const st = await lstat(join(incoming, name)).catch(() => undefined);
+      if (st?.isFile() && nowMs - st.mtimeMs > BLOB_GRACE_SECONDS * 1000) await rm(join(incoming, name), { force: true });
+    }
+  }
+
+  async commitVersion(tree: string, version: string, manifest: string): Promise<void> {
     const final = await this.realFolder(tree, version);
+    // Staged then renamed: the version folder appears with its manifest inside, never without.
     const stage = this.dir(tree, `.incoming-${version}-${process.pid}-${++staging}`);
     try {
       await mkdir(stage, { recursive: true });
+      writeFileAtomic(join(stage, STATE_FILE_NAME), manifest);
+      await rename(stage, final);
     } catch (error) {
-      throw storeError(error, `cannot write to the store folder ${this.location}`);
+      await rm(stage, { recursive: true, force: true }).catch(() => undefined);
+      throw storeError(error, `cannot finish version ${version} in ${this.dir(tree)}`);
     }
-    const made = new Set<string>();
-    const parentOf = async (path: string): Promise<string> => {
-      const target = join(stage, ...path.split('/'));
-      const parent = dirname(target);
-      if (!made.has(parent)) {
-        await mkdir(parent, { recursive: true });
-        made.add(parent);
-      }
-      return target;
-    };
-    return {
-      reuse: async (fromVersion, from, to) => {
-        const source = this.dir(tree, fromVersion, ...from.split('/'));
-        const target = await parentOf(to);
-        try {
-          await link(source, target);
-        } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code;
-          if (code === 'ENOENT') return false;
-          if (code !== 'EPERM' && code !== 'EXDEV' && code !== 'EMLINK' && code !== 'ENOTSUP') throw storeError(error, `cannot link ${source}`);
-          await copyFile(source, target);
-        }
-        return true;
-      },
-      upload: async (path, localFile) => {
-        const target = await parentOf(path);
-        try {
-          return await streamToNewFile(createReadStream(localFile), target);
-        } catch (error) {
-          throw storeError(error, `cannot copy ${localFile} into the store`);
-        }
-      },
-      commit: async (stateText) => {
-        try {
-          writeFileAtomic(join(stage, STATE_FILE_NAME), stateText);
-          await rename(stage, final);
-        } catch (error) {
-          throw storeError(error, `cannot finish version ${version} in ${this.dir(tree)}`);
-        }
-      },
-      abort: async () => {
-        await rm(stage, { recursive: true, force: true }).catch(() => undefined);
-      },
-    };
   }
 
   async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {

@@ -1,8 +1,8 @@
 // The sync commands' work, for the CLI and the lifecycle hooks: push (the folder, and a task's own
 // folder with it), pull, status (what push and pull would do, changing nothing), versions.
-import { AtlasError } from '../domain/errors.js';
+import { AtlasError, EXIT } from '../domain/errors.js';
 import type { SyncStats } from '../domain/sync-plan.js';
-import { planPush } from '../domain/sync-plan.js';
+import { emptyStats, planPush } from '../domain/sync-plan.js';
 import { readLocalState, statePath } from './local-state.js';
 import { planPullOf } from './pull.js';
 import { pullTree } from './pull.js';
@@ -29,15 +29,23 @@ export interface PushResult {
   prune_failed?: string;
 }
 
-export async function syncPush(target: SyncTarget, deps: SyncDeps): Promise<PushResult> {
+export async function syncPush(target: SyncTarget, deps: SyncDeps, options: { force?: boolean } = {}): Promise<PushResult> {
   await deps.store.checkAccess();
-  const stats = await pushTree({ root: target.root, tree: target.tree, rules: excludeRules(deps.config) }, deps);
-  const result: PushResult = { location: deps.store.location, workspace: target.workspace, root: target.root, stats };
+  const force = options.force === true;
+  let conflict: unknown;
+  const stats = await pushTree({ root: target.root, tree: target.tree, rules: excludeRules(deps.config), force }, deps).catch((error: unknown) => {
+    // The task's folder (its conversation) still goes: the workspace's conflict is reported after.
+    if (!(error instanceof AtlasError && error.exitCode === EXIT.conflict) || !target.task) throw error;
+    conflict = error;
+    return undefined;
+  });
+  const result: PushResult = { location: deps.store.location, workspace: target.workspace, root: target.root, stats: stats ?? emptyStats('push') };
   if (target.task) {
-    const taskStats = await pushTree({ root: target.task.dir, tree: taskTree(target.workspace, target.task.id), rules: excludeRules({ ...deps.config, sync: { ...deps.config.sync, exclude: [] } }, TASK_FOLDER_EXCLUDES) }, { ...deps, progress: undefined });
+    const taskStats = await pushTree({ root: target.task.dir, tree: taskTree(target.workspace, target.task.id), rules: excludeRules({ ...deps.config, sync: { ...deps.config.sync, exclude: [] } }, TASK_FOLDER_EXCLUDES), force }, { ...deps, progress: undefined });
     await deps.store.putTaskIndex(target.task.id, target.workspace);
     result.task = { id: target.task.id, stats: taskStats };
   }
+  if (conflict) throw conflict;
   await pruneAfterPush(target, deps, result);
   return result;
 }
@@ -86,7 +94,7 @@ export async function syncStatus(target: SyncTarget, deps: SyncDeps): Promise<Sy
   const previous = readLocalState(target.root, deps.warn);
   const scan = await scanWorkspace(target.root, excludeRules(deps.config), previous, true);
   const latest = await latestVersion(deps.store, target.tree, await deps.store.listVersionNames(target.tree), deps.warn);
-  const push = planPush(scan.files, latest?.state.files);
+  const push = planPush(scan.files, latest?.state.files, scan.dirs, latest?.state.dirs);
   const { plan, skipReason } = await planPullOf({ root: target.root, tree: target.tree }, deps, previous);
   return {
     location: deps.store.location,
@@ -96,10 +104,10 @@ export async function syncStatus(target: SyncTarget, deps: SyncDeps): Promise<Sy
     last_synced_at: previous && previous.last_synced_at > 0 ? previous.last_synced_at : null,
     latest_version: latest?.version ?? null,
     push: {
-      new_version: !push.unchanged && (latest !== undefined || scan.files.length > 0),
+      new_version: !push.unchanged && (latest !== undefined || scan.files.length > 0 || scan.dirs.length > 0),
       upload: push.upload.length,
       upload_bytes: push.upload.reduce((n, f) => n + f.size, 0),
-      reuse: push.reuse.length,
+      reuse: push.reused,
       removed: push.removed,
     },
     pull: {

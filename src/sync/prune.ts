@@ -10,6 +10,8 @@ import type { RemovedVersion } from './store.js';
 import { taskTree } from './store.js';
 import type { SyncDeps, SyncTarget } from './target.js';
 import { versionCondition } from './versions.js';
+import type { CollectedBlobs } from './gc.js';
+import { collectBlobs } from './gc.js';
 
 export interface TreePrune {
   tree: string;
@@ -19,6 +21,8 @@ export interface TreePrune {
   removed: (RemovedVersion & { version: string })[];
   /** Old incomplete versions left alone because a push may still be writing them. */
   spared: { version: string; reason: string }[];
+  /** Contents no remaining version uses, removed once past the grace period. */
+  blobs: CollectedBlobs;
 }
 
 export interface PruneResult {
@@ -27,7 +31,7 @@ export interface PruneResult {
   keep: number;
   dry_run: boolean;
   trees: TreePrune[];
-  removed: { versions: number; objects: number; bytes: number };
+  removed: { versions: number; objects: number; bytes: number; blobs: number; blob_bytes: number };
   duration_ms: number;
 }
 
@@ -45,18 +49,18 @@ export function resolveKeep(flag: number | undefined, config: Config): number {
 export async function syncPrune(target: SyncTarget, deps: SyncDeps, options: { keep?: number; dryRun?: boolean }): Promise<PruneResult> {
   const keep = resolveKeep(options.keep, deps.config);
   await deps.store.checkAccess();
-  return pruneTarget(target, deps, keep, options.dryRun === true);
+  return pruneTarget(target, deps, keep, options.dryRun === true, true);
 }
 
 /** Prunes the workspace's tree and, with a task, the task's folder tree; the caller checked access. */
-export async function pruneTarget(target: SyncTarget, deps: SyncDeps, keep: number, dryRun: boolean): Promise<PruneResult> {
+export async function pruneTarget(target: SyncTarget, deps: SyncDeps, keep: number, dryRun: boolean, collect = false): Promise<PruneResult> {
   const now = deps.now ?? Date.now;
   const started = now();
   const trees = [{ tree: target.tree, folder: target.root }];
   if (target.task) trees.push({ tree: taskTree(target.workspace, target.task.id), folder: target.task.dir });
   const results: TreePrune[] = [];
   for (const { tree, folder } of trees) {
-    const run = () => pruneTree(tree, deps, keep, dryRun, now);
+    const run = () => pruneTree(tree, deps, keep, dryRun, now, collect);
     // Taken like a push or pull of that folder takes it, when this machine has the folder; a dry
     // run changes nothing and takes no lock.
     results.push(dryRun || !existsSync(folder) ? await run() : await withWorkspaceLock(folder, run));
@@ -68,12 +72,18 @@ export async function pruneTarget(target: SyncTarget, deps: SyncDeps, keep: numb
     keep,
     dry_run: dryRun,
     trees: results,
-    removed: { versions: removed.length, objects: removed.reduce((n, r) => n + r.objects, 0), bytes: removed.reduce((n, r) => n + r.bytes, 0) },
+    removed: {
+      versions: removed.length,
+      objects: removed.reduce((n, r) => n + r.objects, 0),
+      bytes: removed.reduce((n, r) => n + r.bytes, 0),
+      blobs: results.reduce((n, t) => n + t.blobs.removed, 0),
+      blob_bytes: results.reduce((n, t) => n + t.blobs.bytes, 0),
+    },
     duration_ms: now() - started,
   };
 }
 
-async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boolean, now: () => number): Promise<TreePrune> {
+async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boolean, now: () => number, collect: boolean): Promise<TreePrune> {
   const { store } = deps;
   const names = await store.listVersionNames(tree);
   const nowSeconds = Math.floor(now() / 1000);
@@ -104,5 +114,10 @@ async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boo
       });
     }
   }
-  return { tree, kept: plan.kept, removed, spared: plan.spared };
+  // Contents go after the manifests that used them, never before: a reader never finds a version
+  // whose blobs are gone. After a push, only when a version went (a listing of every blob costs).
+  // Blob ages are the store's clock against this machine's, never a test's version clock.
+  const gone = new Set(plan.remove);
+  const blobs = collect || removed.length > 0 ? await collectBlobs(store, tree, names.filter((v) => !gone.has(v)), Date.now(), dryRun) : { removed: 0, bytes: 0, young: 0 };
+  return { tree, kept: plan.kept, removed, spared: plan.spared, blobs };
 }

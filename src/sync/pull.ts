@@ -2,17 +2,18 @@
 // (seed 001 §3, §4): download what is new or changed, skip what is equal, delete what the store
 // dropped, but only files the last sync tracked and nobody changed since. Everything is decided
 // before anything changes; downloads are verified then renamed; deletions come last.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { formatDuration } from '../domain/duration.js';
 import type { Observation, PullPlan, SyncStats } from '../domain/sync-plan.js';
 import { DEFAULT_MAX_DELETE, emptyStats, exceedsMaxDelete, parseMaxDelete, planPull, pullMode } from '../domain/sync-plan.js';
 import type { FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
-import { emptyState, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
+import { emptyState, linkStaysInside, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
-import { mapPool } from './pool.js';
 import { silentProgress } from './progress.js';
-import { deleteFiles, observePaths, removeStaleTemps, writeVerified } from './safe-fs.js';
+import { writeEntries } from './materialize.js';
+import { deleteFiles, observePaths } from './safe-fs.js';
 import type { SyncDeps } from './target.js';
 import type { StoredVersion } from './versions.js';
 import { latestVersion, namedVersion } from './versions.js';
@@ -38,7 +39,7 @@ export function maxDeleteRule(value: string, warn: (text: string) => void) {
 }
 
 /** What a pull would do, with nothing changed: for `pull` itself and for `status`. */
-export async function planPullOf(options: PullTreeOptions, deps: SyncDeps, previous: StateFile | undefined): Promise<{ stored?: StoredVersion; plan?: PullPlan; observed?: Map<string, Observation>; skipReason?: string }> {
+export async function planPullOf(options: PullTreeOptions, deps: SyncDeps, previous: StateFile | undefined): Promise<{ stored?: StoredVersion; plan?: PullPlan; observed?: Map<string, Observation>; outside?: string[]; skipReason?: string }> {
   const { store, config, warn } = deps;
   const now = deps.now ?? Date.now;
   const mode = pullMode(previous?.last_synced_at, Math.floor(now() / 1000), config.sync.stale_threshold);
@@ -50,10 +51,13 @@ export async function planPullOf(options: PullTreeOptions, deps: SyncDeps, previ
     ? await namedVersion(store, options.tree, options.version)
     : await latestVersion(store, options.tree, await store.listVersionNames(options.tree), warn, true);
   if (!stored) return { skipReason: `${store.location} has no version of ${options.tree} yet: nothing to pull` };
+  // A link is restored only when it stays inside the folder: a store saying otherwise is ignored.
+  const outside = stored.state.files.filter((f) => f.link !== undefined && !linkStaysInside(f.path, f.link));
+  if (outside.length > 0) stored.state.files = stored.state.files.filter((f) => !outside.includes(f));
   const tracked = new Map((previous?.files ?? []).map((f) => [f.path, f]));
   const paths = new Set([...stored.state.files.map((f) => f.path), ...tracked.keys()]);
   const observed = await observePaths(options.root, [...paths], previous);
-  return { stored, observed, plan: planPull(stored.state.files, tracked, (p) => observed.get(p)!) };
+  return { stored, observed, outside: outside.map((f) => f.path), plan: planPull(stored.state.files, tracked, (p) => observed.get(p)!) };
 }
 
 export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promise<SyncStats> {
@@ -66,7 +70,7 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
   return withWorkspaceLock(root, async () => {
     const stats = emptyStats('pull');
     const previous = readLocalState(root, warn);
-    const { stored, plan, observed, skipReason } = await planPullOf(options, deps, previous);
+    const { stored, plan, observed, outside, skipReason } = await planPullOf(options, deps, previous);
     if (!stored || !plan || !observed) {
       stats.notes.push(skipReason!);
       stats.duration_ms = now() - started;
@@ -100,22 +104,13 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       });
     }
     for (const k of plan.keep) stats.notes.push(`kept ${k.path}: ${k.problem}`);
-    await removeStaleTemps(root, stored.state.files.map((f) => f.path));
+    if (outside && outside.length > 0) stats.notes.push(`${outside.length} link(s) pointing outside the folder not restored: ${outside.slice(0, 5).join(', ')}`);
     if (download.length > 0 || deletions.length > 0) {
       // Until this pull ends, the folder is not "fresh": a pull cut off here runs again in full.
       writeLocalState(root, { ...(previous ?? emptyState()), last_synced_at: 0 });
     }
-    progress.start(`pull ${tree}`, download.length, download.reduce((n, f) => n + f.size, 0));
-    const folders = new Map<string, Promise<void>>();
-    try {
-      await mapPool(download, 8, async (entry) => {
-        const bytes = await writeVerified(root, entry, (temp) => store.download(tree, stored.version, entry.path, temp), `${entry.path} in ${where}`, folders);
-        stats.bytes_transferred += bytes;
-        progress.advance(bytes);
-      });
-    } finally {
-      progress.finish();
-    }
+    stats.bytes_transferred = await writeEntries(root, { store, tree, version: stored.version, where }, download, stored.state.dirs, progress);
+    restoreModes(root, plan.skip, observed);
     stats.files_downloaded = download.length;
     // Only after every download succeeded.
     stats.files_deleted = await deleteFiles(root, deletions);
@@ -126,6 +121,10 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       // When the pull began (as for a push): a file written meanwhile is hashed again next time.
       last_synced_at: Math.floor(started / 1000),
       files: stored.state.files.map((f) => (skipped.has(f.path) ? localEntry(f, observed.get(f.path)!) : f)),
+      ...(stored.state.dirs ? { dirs: stored.state.dirs } : {}),
+      // A conflict version holds the newest version it conflicts with plus this side's files: pulled
+      // to be resolved here, its push is based on that newest version, not on itself.
+      synced_version: stored.state.conflict_of ?? stored.version,
     });
     stats.version = stored.version;
     stats.duration_ms = now() - started;
@@ -136,4 +135,12 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
 /** A skipped file keeps its local mtime in the local state, so the next scan can trust its checksum. */
 function localEntry(f: FileEntry, here: Observation): FileEntry {
   return here.kind === 'file' ? { ...f, modified_at: here.modified_at } : f;
+}
+
+/** A file equal in content but not in mode (chmod +x on the other machine) gets the stored mode. */
+function restoreModes(root: string, skipped: readonly FileEntry[], observed: ReadonlyMap<string, Observation>): void {
+  for (const f of skipped) {
+    const here = observed.get(f.path);
+    if (f.mode !== undefined && here?.kind === 'file' && here.mode !== f.mode) chmodSync(join(root, f.path), f.mode);
+  }
 }

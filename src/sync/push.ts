@@ -1,24 +1,32 @@
-// `atlas sync push`: the folder becomes a new stored version, sending only what the newest stored
-// version lacks (unchanged files are reused by server-side copy or hard link, renamed ones too);
-// when nothing changed, no version is made (seed 000 §3.2, seed 001 §5.2-5.3).
+// `atlas sync push`: the folder becomes a new stored version. Contents the store lacks are sent
+// once, as blobs named by their SHA-256; the version itself is one manifest, written last. When
+// nothing changed, no version is made (seed 000 §3.2, seed 001 §5.2-5.3). A folder behind the
+// store combines with its newer work, never replaces it (docs/sync.md#behind-the-store).
 import { join } from 'node:path';
 import type { SyncStats } from '../domain/sync-plan.js';
 import { emptyStats, nextVersionName, planPush } from '../domain/sync-plan.js';
-import type { ExcludeRule, FileEntry, StateFile } from '../domain/sync-state.js';
-import { serializeState, STATE_FORMAT_VERSION, unsafeEntries } from '../domain/sync-state.js';
+import type { ExcludeRule, FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
+import { pathProblem, serializeState, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
+import { mergeWithStore } from '../domain/sync-merge.js';
 import { mapPool } from './pool.js';
+import type { Progress } from './progress.js';
 import { silentProgress } from './progress.js';
+import type { ScanResult } from './scan.js';
 import { scanWorkspace } from './scan.js';
+import type { SyncStore } from './store.js';
 import type { SyncDeps } from './target.js';
 import { requireFolder } from './target.js';
+import type { StoredVersion } from './versions.js';
 import { latestVersion } from './versions.js';
 
 export interface PushTreeOptions {
   root: string;
   tree: string;
   rules: readonly ExcludeRule[];
+  /** Behind the store, with files changed on both sides: publish anyway (ours win those files). */
+  force?: boolean;
 }
 
 /** Pushes one folder as one tree; the caller has checked access to the store. */
@@ -33,47 +41,49 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const stats = emptyStats('push');
     const previous = readLocalState(root, warn);
     const scan = await scanWorkspace(root, options.rules, previous);
-    refuseUnpullable(root, scan.files);
-    if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) not synced (what they point to is not part of the workspace): ${scan.symlinks.slice(0, 5).join(', ')}${scan.symlinks.length > 5 ? ', ...' : ''}`);
+    refuseUnpullable(root, [...unsafeEntries(scan.files), ...unsafeDirs(scan), ...scan.badNames.map((path) => ({ path, problem: pathProblem(path) ?? 'is not valid UTF-8' }))]);
+    if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${scan.symlinks.slice(0, 5).join(', ')}${scan.symlinks.length > 5 ? ', ...' : ''}`);
     const names = await store.listVersionNames(tree);
     const latest = await latestVersion(store, tree, names, warn);
-    noteUnpulledChanges(latest?.state, previous, scan.files, latest?.version, stats);
-    const plan = planPush(scan.files, latest?.state.files);
+    const combined = combineWithStore(scan, previous, latest, stats, options.force === true);
+    const plan = planPush(combined.files, latest?.state.files, combined.dirs, latest?.state.dirs);
     // The sync's time is when its scan began, not when it ended: a file written while the push ran
     // has an mtime at or after it, so the next scan hashes it again instead of trusting the old MD5.
-    const finish = (files: FileEntry[]): StateFile => ({ version: STATE_FORMAT_VERSION, last_synced_at: Math.floor(started / 1000), files });
-    if (plan.unchanged || (latest === undefined && scan.files.length === 0)) {
+    const syncedAt = Math.floor(started / 1000);
+    // The local state records what this folder holds: its own files, based on the version whose
+    // changes it has (a combined push leaves the store's changes there until a pull).
+    const local = (base: string | undefined, files = scan.files): StateFile => ({ version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: scan.dirs, ...(base ? { synced_version: base } : {}) });
+    if (combined.conflicts.length === 0 && (plan.unchanged || (latest === undefined && scan.files.length === 0 && scan.dirs.length === 0))) {
       stats.files_skipped = scan.files.length;
       stats.notes.push(latest ? `nothing changed since version ${latest.version}: no new version` : 'the folder is empty: nothing to push');
-      writeLocalState(root, finish(scan.files));
+      const base = combined.fromStore.length > 0 ? previous?.synced_version : latest?.version;
+      // Rewritten only when it would say something new: a newer last_synced_at alone lets a later
+      // scan trust more cached hashes, but every file here already was (2 MB of JSON on 10,000 files).
+      if (!sameLocalState(previous, scan, base)) writeLocalState(root, local(base));
       stats.duration_ms = now() - started;
       return stats;
     }
     const version = nextVersionName(Math.floor(now() / 1000), names);
-    const writer = await store.beginVersion(tree, version);
-    const files = new Map(scan.files.map((f) => [f.path, f]));
+    const files = new Map(combined.files.map((f) => [f.path, f]));
+    const storedBlobs = new Set((latest?.state.files ?? []).flatMap((f) => (f.sha256 ? [f.sha256] : []))).size;
     try {
-      const upload = [...plan.upload];
-      await mapPool(plan.reuse, store.kind === 's3' ? 32 : 8, async ({ entry, from }) => {
-        if (await writer.reuse(latest!.version, from, entry.path)) stats.files_reused++;
-        else upload.push(entry); // the stored copy vanished: send it
-      });
-      progress.start(`push ${tree}`, upload.length, upload.reduce((n, f) => n + f.size, 0));
-      await mapPool(upload, 8, async (entry) => {
-        const sent = await writer.upload(entry.path, join(root, ...entry.path.split('/')));
-        // The state records what was stored: a file that changed since the scan is stored as sent
-        // (its newer mtime makes the next scan hash it again).
-        if (sent.md5 !== entry.checksum || sent.bytes !== entry.size) files.set(entry.path, { ...entry, checksum: sent.md5, size: sent.bytes });
-        stats.bytes_transferred += sent.bytes;
-        progress.advance(sent.bytes);
-      });
-      stats.files_uploaded = upload.length;
-      const state = finish([...files.values()]);
-      await writer.commit(serializeState(state));
-      writeLocalState(root, state);
-    } catch (error) {
-      await writer.abort();
-      throw error;
+      const sent = await sendBlobs(store, tree, root, plan.upload, scan.files, storedBlobs, progress);
+      const mine = new Map(scan.files.map((f) => [f.path, f]));
+      for (const entry of sent.changed) {
+        files.set(entry.path, entry);
+        mine.set(entry.path, entry);
+      }
+      stats.files_uploaded = sent.files;
+      stats.bytes_transferred = sent.bytes;
+      stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
+      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files: [...files.values()], dirs: combined.dirs };
+      if (combined.conflicts.length > 0 && latest) {
+        // Stored whole, never as the newest: nothing of the store's newer work is replaced.
+        await store.commitVersion(tree, version, serializeState({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }));
+        throw conflictError(root, tree, version, latest.version, combined.conflicts);
+      }
+      await store.commitVersion(tree, version, serializeState(manifest));
+      writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, [...mine.values()]));
     } finally {
       progress.finish();
     }
@@ -84,12 +94,43 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
 }
 
 /**
+ * Sends the contents the store lacks. Blobs the latest version does not reference may still be
+ * there (a killed push sent them): those are found, made young again for garbage collection, and
+ * not sent. A file that changed since the scan is stored as read, under its new hash, and its
+ * entry says so (its newer mtime makes the next scan hash it again); another file that had the
+ * scanned content is then sent itself.
+ */
+async function sendBlobs(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], storedBlobs: number, progress: Progress): Promise<{ files: number; bytes: number; changed: FileEntry[] }> {
+  const present = await store.findBlobs(tree, candidates.map((f) => f.sha256!), storedBlobs);
+  const lost = new Set<string>();
+  await mapPool([...present], 16, async (sha) => {
+    if (!(await store.touchBlob(tree, sha))) lost.add(sha);
+  });
+  const send = candidates.filter((f) => !present.has(f.sha256!) || lost.has(f.sha256!));
+  const holders = new Map<string, FileEntry[]>();
+  for (const f of all) if (f.sha256 !== undefined) holders.set(f.sha256, [...(holders.get(f.sha256) ?? []), f]);
+  const result = { files: 0, bytes: 0, changed: [] as FileEntry[] };
+  progress.start(`push ${tree}`, send.length, send.reduce((n, f) => n + f.size, 0));
+  await mapPool(send, 8, async (first) => {
+    for (const entry of holders.get(first.sha256!) ?? [first]) {
+      const got = await store.putBlob(tree, join(root, ...entry.path.split('/')));
+      result.files++;
+      result.bytes += got.bytes;
+      progress.advance(got.bytes);
+      if (got.sha256 === entry.sha256) return;
+      result.changed.push({ ...entry, checksum: got.md5, size: got.bytes, sha256: got.sha256 });
+    }
+    throw new AtlasError(`every file with the content of ${first.path} changed while it was being pushed; nothing was published`, { exitCode: EXIT.failure, hint: 'run the push again' });
+  });
+  return result;
+}
+
+/**
  * A name that a pull would refuse (a backslash, which a pull on another system would read as a
  * folder separator, or a control character) is refused here, naming the file: stored, it would make
  * the version damaged and every later pull and cold start of the workspace fail.
  */
-function refuseUnpullable(root: string, files: readonly FileEntry[]): void {
-  const refused = unsafeEntries(files);
+function refuseUnpullable(root: string, refused: readonly Refusal[]): void {
   if (refused.length === 0) return;
   const list = refused.slice(0, 10).map((r) => `  ${JSON.stringify(r.path)} ${r.problem}`).join('\n');
   throw new AtlasError(`${root}: ${refused.length} file name${refused.length === 1 ? '' : 's'} cannot be stored (a pull would refuse ${refused.length === 1 ? 'it' : 'them'}), so nothing was pushed:\n${list}${refused.length > 10 ? `\n  ... and ${refused.length - 10} more` : ''}`, {
@@ -98,13 +139,51 @@ function refuseUnpullable(root: string, files: readonly FileEntry[]): void {
   });
 }
 
-/** A push never merges: say so when the store's newest version has changes this folder never saw. */
-function noteUnpulledChanges(latest: StateFile | undefined, previous: StateFile | undefined, local: readonly FileEntry[], version: string | undefined, stats: SyncStats): void {
-  if (!latest || !previous) return;
-  const known = new Set(previous.files.map((f) => `${f.path}\0${f.checksum}`));
-  const here = new Set(local.map((f) => `${f.path}\0${f.checksum}`));
-  const unseen = latest.files.filter((f) => !known.has(`${f.path}\0${f.checksum}`) && !here.has(`${f.path}\0${f.checksum}`));
-  if (unseen.length > 0) {
-    stats.notes.push(`version ${version} had ${unseen.length} change(s) this folder never pulled (e.g. ${unseen[0]!.path}); they stay in that version (atlas sync pull --version ${version})`);
+interface Combined {
+  files: FileEntry[];
+  dirs: string[];
+  conflicts: string[];
+  fromStore: string[];
+}
+
+/**
+ * The behind-the-store rule: when the store's newest version is not the one this folder last
+ * synced, the push combines at the file level (the base is the local state: what this folder had
+ * at its last sync). A folder whose last sync predates `synced_version` (an older atlas) has no
+ * known base: its push replaces, as before, and says what it did not see.
+ */
+function combineWithStore(scan: ScanResult, previous: StateFile | undefined, latest: StoredVersion | undefined, stats: SyncStats, force: boolean): Combined {
+  const own: Combined = { files: scan.files, dirs: scan.dirs, conflicts: [], fromStore: [] };
+  if (!latest || !previous || previous.synced_version === latest.version) return own;
+  if (previous.synced_version === undefined) {
+    const known = new Set([...previous.files, ...scan.files].map((f) => `${f.path}\0${f.checksum}`));
+    const unseen = latest.state.files.filter((f) => !known.has(`${f.path}\0${f.checksum}`));
+    if (unseen.length > 0) stats.notes.push(`version ${latest.version} had ${unseen.length} change(s) this folder never pulled (e.g. ${unseen[0]!.path}); they stay in that version (atlas sync pull --version ${latest.version})`);
+    return own;
   }
+  const merge = mergeWithStore(scan.files, scan.dirs, latest.state.files, latest.state.dirs ?? [], previous.files, previous.dirs ?? []);
+  // A file of an old-layout version has no blob to point at: it cannot be combined, only pulled.
+  const unaddressed = merge.files.filter((f) => merge.fromStore.includes(f.path) && f.sha256 === undefined && f.link === undefined).map((f) => f.path);
+  const conflicts = force ? [] : [...new Set([...merge.conflicts, ...unaddressed])].sort();
+  if (merge.fromStore.length > 0) stats.notes.push(`behind version ${latest.version}: combined with its ${merge.fromStore.length} change(s) this folder never pulled (e.g. ${merge.fromStore[0]}); pull to have them here`);
+  if (force && merge.conflicts.length > 0) stats.notes.push(`--force: ${merge.conflicts.length} file(s) changed here and in version ${latest.version} were published as they are here: ${merge.conflicts.slice(0, 5).join(', ')}`);
+  return { files: merge.files, dirs: merge.dirs, conflicts, fromStore: merge.fromStore };
+}
+
+function conflictError(root: string, tree: string, version: string, newest: string, conflicts: readonly string[]): AtlasError {
+  const list = conflicts.slice(0, 10).map((p) => `  ${p}`).join('\n');
+  return new AtlasError(
+    `${root} is behind version ${newest} of ${tree}, and ${conflicts.length} file(s) changed both here and there; this push was stored as version ${version}, which is not the newest:\n${list}${conflicts.length > 10 ? `\n  ... and ${conflicts.length - 10} more` : ''}`,
+    {
+      exitCode: EXIT.conflict,
+      hint: `compare them (atlas sync export --version ${newest} DIR), then push with --force to publish this folder's versions of them, or pull (--force) to take the store's`,
+    },
+  );
+}
+
+/** The local state already records this scan: every hash came from it, same files, folders and base. */
+function sameLocalState(previous: StateFile | undefined, scan: ScanResult, base: string | undefined): boolean {
+  if (!previous || scan.bytesHashed > 0 || previous.synced_version !== base || previous.files.length !== scan.files.length) return false;
+  const dirs = previous.dirs ?? [];
+  return dirs.length === scan.dirs.length && dirs.every((d, i) => d === scan.dirs[i]);
 }

@@ -28,11 +28,14 @@ export function renderPrune(result: PruneResult): string {
   const lines = [
     `${result.dry_run ? 'dry run: ' : ''}${verb} ${total.versions} version(s), ${total.objects} file(s), ${formatBytes(total.bytes)} (${result.location}; keeping the newest ${result.keep})`,
   ];
+  if (total.blobs > 0) lines.push(`  and ${total.blobs} content(s) no kept version uses, ${formatBytes(total.blob_bytes)}`);
   for (const tree of result.trees) {
     const kept = tree.kept.length === 0 ? 'everything (no complete version)' : tree.kept.length === 1 ? tree.kept[0] : `${tree.kept.length} versions, ${tree.kept[0]} to ${tree.kept.at(-1)}`;
     lines.push(`  ${tree.tree}: kept ${kept}`);
     for (const r of tree.removed) lines.push(`    ${verb} ${r.version}  ${r.objects} file(s), ${formatBytes(r.bytes)}${r.incomplete ? ' (incomplete)' : ''}`);
     for (const s of tree.spared) lines.push(`    spared ${s.version}  ${s.reason}`);
+    if (tree.blobs.young > 0) lines.push(`    spared ${tree.blobs.young} unused content(s) younger than an hour: a push may be about to use them`);
+    if (tree.blobs.skipped) lines.push(`    ${tree.blobs.skipped}`);
   }
   return lines.join('\n');
 }

@@ -1,16 +1,15 @@
-// GetObject and CopyObject without the SDK's per-request machinery, for the thousands of
-// downloads of a pull and copies of a push. Measured against s3rver: 2,000 GetObjects cost ~2 ms
-// of CPU each through the SDK (a chain of ~30 middlewares, endpoint rules, config copies, XML
-// parsing) and ~0.6 ms as one signed HTTP request, which made the SDK the largest part of a pull's
-// CPU (docs/performance.md#workspace-sync).
+// GetObject without the SDK's per-request machinery, for the thousands of downloads of a pull.
+// Measured against s3rver: 2,000 GetObjects cost ~2 ms of CPU each through the SDK (a chain of
+// ~30 middlewares, endpoint rules, config copies, XML parsing) and ~0.6 ms as one signed HTTP
+// request, which made the SDK the largest part of a pull's CPU (docs/performance.md#workspace-sync).
 //
 // The SDK still decides everything: the shape of a request (scheme, host, port, the path in front
 // of the key, signing region and service) is learned from a GetObject the SDK itself sent and
 // signed with plain SigV4 (push and pull read the newest .sandbox-state that way before any
-// transfer); the credentials come from the SDK's provider chain. An answer other than 200 (or a
-// copy without a CopyObjectResult), or a failure before one, sends that request through the SDK
-// again, which retries and names the error as before; an answer that is not 200 also turns this
-// path off for the rest of the run. Downloads are checked against the version's MD5s either way.
+// transfer); the credentials come from the SDK's provider chain. An answer other than 200, or a
+// failure before one, sends that request through the SDK again, which retries and names the error
+// as before; an answer that is neither 200 nor a server error also turns this path off for the
+// rest of the run. Downloads are checked against the version's hashes either way.
 import { createHash, createHmac } from 'node:crypto';
 import type { Agent, IncomingMessage, RequestOptions } from 'node:http';
 import * as http from 'node:http';
@@ -92,13 +91,6 @@ function amzDateOf(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
 }
 
-/** Reads a small answer (a CopyObject result) whole. */
-async function textOf(response: IncomingMessage): Promise<string> {
-  const parts: Buffer[] = [];
-  for await (const part of response) parts.push(part as Buffer);
-  return Buffer.concat(parts).toString('utf8');
-}
-
 export class DirectRequests {
   private shape: GetShape | undefined;
   private off = false;
@@ -125,22 +117,10 @@ export class DirectRequests {
     if (!response) return undefined;
     if (response.statusCode === 200) return response;
     response.resume();
-    this.off = true;
+    // A server error is this request's: the SDK retries it. Anything else (403, 404, a redirect)
+    // says this path is wrong for the store, and the rest of the run goes through the SDK.
+    if ((response.statusCode ?? 0) < 500) this.off = true;
     return undefined;
-  }
-
-  /**
-   * A server-side copy of `copySource` (bucket/key, encoded as the SDK's CopySource) to `key`;
-   * false when it was not done here (the caller asks the SDK: copying again is harmless). A copy
-   * can fail with 200 and an error in the body, so only a CopyObjectResult counts.
-   */
-  async copy(copySource: string, key: string): Promise<boolean> {
-    const response = await this.send('PUT', key, { 'content-length': '0', 'x-amz-copy-source': copySource });
-    if (!response) return false;
-    const text = await textOf(response).catch(() => '');
-    if (response.statusCode === 200 && text.includes('<CopyObjectResult') && !text.includes('<Error>')) return true;
-    if (response.statusCode !== 200) this.off = true;
-    return false;
   }
 
   private async send(method: 'GET' | 'PUT', key: string, extra: Record<string, string> = {}): Promise<IncomingMessage | undefined> {

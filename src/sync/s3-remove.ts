@@ -22,8 +22,8 @@ export const DELETE_BATCH = 1000;
 const SINGLE_DELETES_IN_FLIGHT = 16;
 
 /** Every object whose key starts with `prefix` (which ends with "/"), with its size. */
-export async function listUnder(place: S3Place, prefix: string): Promise<{ key: string; size: number }[]> {
-  const found: { key: string; size: number }[] = [];
+export async function listUnder(place: S3Place, prefix: string): Promise<{ key: string; size: number; modifiedMs: number }[]> {
+  const found: { key: string; size: number; modifiedMs: number }[] = [];
   let token: string | undefined;
   do {
     const page = await place.client
@@ -32,7 +32,7 @@ export async function listUnder(place: S3Place, prefix: string): Promise<{ key: 
         throw s3Error(error, `a listing of ${prefix}`, place.location);
       });
     // A key outside the prefix (a server that ignores Prefix) is never acted on.
-    for (const o of page.Contents ?? []) if (o.Key?.startsWith(prefix)) found.push({ key: o.Key, size: o.Size ?? 0 });
+    for (const o of page.Contents ?? []) if (o.Key?.startsWith(prefix)) found.push({ key: o.Key, size: o.Size ?? 0, modifiedMs: o.LastModified?.getTime() ?? 0 });
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   return found;

@@ -1,16 +1,20 @@
 // A store in an S3 bucket (or any S3-compatible server: sync.s3.endpoint, force_path_style).
-// Unchanged files of a new version are server-side copies (CopyObject): no content is sent.
+// Contents are objects named by their SHA-256 (`<tree>/.blobs/ab/<sha256>`), sent once; a version
+// is its manifest, gzipped on the wire when that pays.
 // ETags are never taken for checksums (a multipart ETag is not an MD5): the version's
 // `.sandbox-state` carries the MD5s, and every download is checked against it.
 import { createHash } from 'node:crypto';
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CopyObjectCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -18,13 +22,18 @@ import {
 } from '@aws-sdk/client-s3';
 import type { Config } from '../config/schema.js';
 import { sortVersions } from '../domain/sync-plan.js';
-import { STATE_FILE_NAME } from '../domain/sync-state.js';
+import { BLOB_GRACE_SECONDS } from '../domain/sync-retention.js';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../domain/sync-state.js';
+import { mapPool } from './pool.js';
+import { hashFile } from './scan.js';
 import type { Received } from './safe-fs.js';
-import { DirectRequests } from './s3-direct.js';
+import { DirectRequests, encodeKey } from './s3-direct.js';
 import { s3Error } from './s3-errors.js';
+import { attemptsFrom, JitterRetryStrategy, withRetries } from './s3-retry.js';
 import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
-import type { RemovedVersion, StoredTask, SyncStore, VersionWriter } from './store.js';
+import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 import { streamToNewFile } from './stream-file.js';
 
@@ -42,12 +51,16 @@ export class S3Store implements SyncStore {
   private readonly client: S3Client;
   private readonly place: S3Place;
   private readonly direct: DirectRequests;
+  /** Attempts per request (sync.retries + 1, or AWS_MAX_ATTEMPTS). */
+  private readonly attempts: number;
 
   constructor(
     private readonly bucket: string,
     private readonly prefix: string,
     settings: Config['sync']['s3'],
+    retries = 10,
   ) {
+    this.attempts = attemptsFrom(retries);
     this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
     // The SDK warns on every run under Node 20 about its own future releases; atlas supports
     // Node >= 20.19 and pins the SDK, so the warning tells a user nothing they can act on.
@@ -63,6 +76,8 @@ export class S3Store implements SyncStore {
       // The middleware stack is built once per command type, not once per request: a pull or a
       // push sends thousands of the same command, and atlas never changes the stack.
       cacheMiddleware: true,
+      retryStrategy: new JitterRetryStrategy(this.attempts),
+      maxAttempts: this.attempts,
     });
     this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
     this.direct = new DirectRequests(this.client);
@@ -128,58 +143,130 @@ export class S3Store implements SyncStore {
     const key = this.key(tree, version, STATE_FILE_NAME);
     try {
       const got = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return await got.Body!.transformToString('utf8');
+      return decodeManifest(Buffer.from(await got.Body!.transformToByteArray()));
     } catch (error) {
-      const name = (error as { name?: string }).name;
-      if (name === 'NoSuchKey' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+      if (isMissing(error)) return undefined;
       throw s3Error(error, key, this.location);
     }
   }
 
   async download(tree: string, version: string, path: string, dest: string): Promise<Received> {
-    const key = this.key(tree, version, path);
-    return this.send(key, async () => {
-      const body = (await this.direct.get(key)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))).Body as Readable);
-      return streamToNewFile(body, dest);
-    });
+    return this.getTo(this.key(tree, version, path), dest);
   }
 
-  async beginVersion(tree: string, version: string): Promise<VersionWriter> {
-    const written: string[] = [];
-    const keyOf = (path: string) => this.key(tree, version, path);
-    return {
-      reuse: async (fromVersion, from, to) => {
-        const source = this.key(tree, fromVersion, from);
-        const key = keyOf(to);
-        try {
-          // encodeURI keeps "+" literal (servers decode the header as a path, not a form); "?" and
-          // "#" would start a query or a fragment.
-          const copySource = encodeURI(`${this.bucket}/${source}`).replace(/\?/g, '%3F').replace(/#/g, '%23');
-          if (!(await this.direct.copy(copySource, key))) await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: copySource }));
-        } catch (error) {
-          if ((error as { name?: string }).name === 'NoSuchKey') return false;
-          throw s3Error(error, `a copy of ${source}`, this.location);
-        }
-        written.push(key);
+  /**
+   * A download, tried again (the partial file removed) when the body is cut off midway: the SDK
+   * retries what fails before the body, not a stream that breaks while it is read.
+   */
+  private getTo(key: string, dest: string): Promise<Received> {
+    return this.send(key, () =>
+      withRetries(
+        this.attempts,
+        async () => {
+          const body = (await this.direct.get(key)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))).Body as Readable);
+          return streamToNewFile(body, dest).catch(async (error: unknown) => {
+            if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove
+            await rm(dest, { force: true });
+            throw Object.assign(error as object, { $cutOff: true });
+          });
+        },
+        (error) => (error as { $cutOff?: boolean }).$cutOff === true,
+      ),
+    );
+  }
+
+
+  private blobKey(tree: string, sha256: string): string {
+    if (!SHA256_PATTERN.test(sha256)) throw new AtlasError(`not a blob name: ${JSON.stringify(sha256)}`, { exitCode: EXIT.failure });
+    return this.key(tree, blobPath(sha256));
+  }
+
+  async getBlob(tree: string, sha256: string, dest: string): Promise<Received> {
+    return this.getTo(this.blobKey(tree, sha256), dest);
+  }
+
+  /**
+   * One HEAD per wanted blob, or a listing of the blob area when that costs fewer requests
+   * (a listing page holds 1,000 keys): a push of a few changed files asks about those only.
+   */
+  async findBlobs(tree: string, wanted: readonly string[], stored: number): Promise<Set<string>> {
+    const found = new Set<string>();
+    if (wanted.length === 0) return found;
+    if (wanted.length > Math.ceil(stored / 1000) + 1) {
+      const area = `${this.key(tree, BLOB_AREA)}/`;
+      const have = new Set((await listUnder(this.place, area)).map((o) => o.key.slice(o.key.lastIndexOf('/') + 1)));
+      for (const sha of wanted) if (have.has(sha)) found.add(sha);
+      return found;
+    }
+    await mapPool(wanted, 32, async (sha) => {
+      const key = this.blobKey(tree, sha);
+      try {
+        await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+        found.add(sha);
+      } catch (error) {
+        if (!isMissing(error)) throw s3Error(error, key, this.location);
+      }
+    });
+    return found;
+  }
+
+  async putBlob(tree: string, localFile: string): Promise<Received> {
+    return this.send(`the upload of ${localFile}`, () => this.putFile(tree, localFile));
+  }
+
+  async touchBlob(tree: string, sha256: string): Promise<boolean> {
+    const key = this.blobKey(tree, sha256);
+    // A copy onto itself with new metadata gives the object a new LastModified: no bytes sent. The
+    // source is percent-encoded per segment, as S3 wants it (a prefix may hold `;`, `#`, `?` or
+    // `+`); servers that decode it as a URI path only (s3rver) find it under the encodeURI form.
+    for (const source of new Set([encodeKey(`${this.bucket}/${key}`), encodeURI(`${this.bucket}/${key}`)])) {
+      try {
+        await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: source, MetadataDirective: 'REPLACE', Metadata: { touched: String(Date.now()) } }));
         return true;
-      },
-      upload: async (path, localFile) => {
-        const key = keyOf(path);
-        const received = await this.send(key, () => this.putFile(key, localFile));
-        written.push(key);
-        return received;
-      },
-      commit: async (stateText) => {
-        const key = keyOf(STATE_FILE_NAME);
-        const body = Buffer.from(stateText, 'utf8');
-        await this.send(key, () =>
-          this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentMD5: createHash('md5').update(body).digest('base64'), ContentType: 'application/json' })),
-        );
-      },
-      abort: async () => {
-        await deleteKeys(this.place, written, this.key(tree, version)).catch(() => undefined);
-      },
-    };
+      } catch {
+        // gone, or the other encoding: tried next; at the end the caller sends the blob again
+      }
+    }
+    return false;
+  }
+
+  async listBlobs(tree: string): Promise<Map<string, { size: number; modifiedMs: number }>> {
+    const area = `${this.key(tree, BLOB_AREA)}/`;
+    const found = new Map<string, { size: number; modifiedMs: number }>();
+    for (const o of await listUnder(this.place, area)) {
+      const rest = o.key.slice(area.length);
+      const sha = rest.slice(3);
+      if (SHA256_PATTERN.test(sha) && rest === `${sha.slice(0, 2)}/${sha}`) found.set(sha, { size: o.size, modifiedMs: o.modifiedMs });
+    }
+    return found;
+  }
+
+  async removeBlobs(tree: string, sha256s: readonly string[]): Promise<void> {
+    await deleteKeys(this.place, sha256s.map((sha) => this.blobKey(tree, sha)), `${this.key(tree, BLOB_AREA)}/`);
+  }
+
+  async removeStaleUploads(tree: string, nowMs: number): Promise<void> {
+    const area = `${this.key(tree, BLOB_AREA)}/`;
+    // Best effort: a server without multipart listings (s3rver) simply keeps them.
+    const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: area })).catch(() => undefined);
+    for (const u of listed?.Uploads ?? []) {
+      if (!u.Key?.startsWith(area) || !u.UploadId || nowMs - (u.Initiated?.getTime() ?? nowMs) <= BLOB_GRACE_SECONDS * 1000) continue;
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId })).catch(() => undefined);
+    }
+  }
+
+  async commitVersion(tree: string, version: string, manifest: string): Promise<void> {
+    const key = this.key(tree, version, STATE_FILE_NAME);
+    const text = Buffer.from(manifest, 'utf8');
+    // Compressed on the wire when that pays (a manifest of many files): hashes are half of it,
+    // paths and numbers compress well. Readers recognise gzip by its magic bytes.
+    const zipped = text.length > GZIP_FROM ? gzipSync(text, { level: 9 }) : undefined;
+    const body = zipped && zipped.length < text.length ? zipped : text;
+    await this.send(key, () =>
+      this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentMD5: createHash('md5').update(body).digest('base64'), ContentType: 'application/json', ...(body === zipped ? { ContentEncoding: 'gzip' } : {}) }),
+      ),
+    );
   }
 
   async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {
@@ -195,28 +282,35 @@ export class S3Store implements SyncStore {
     return found;
   }
 
-  /** One PutObject with Content-MD5 (the server checks the bytes), or a multipart upload. */
-  private async putFile(key: string, localFile: string): Promise<Received> {
+  /**
+   * One PutObject with Content-MD5 (the server checks the bytes) under the SHA-256 of the bytes
+   * read, or, for a large file, a multipart upload under the hash of a first read, completed only
+   * when the bytes sent hash the same (a file changed meanwhile is refused: push again).
+   */
+  private async putFile(tree: string, localFile: string): Promise<Received> {
     const handle = await open(localFile, 'r');
     try {
       const { size } = await handle.stat();
       if (size <= SINGLE_PUT_LIMIT) {
         const body = size === 0 ? Buffer.alloc(0) : await readFile(handle);
-        const md5 = createHash('md5').update(body);
-        const digest = md5.digest();
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.length, ContentMD5: digest.toString('base64') }));
-        return { bytes: body.length, md5: digest.toString('hex') };
+        const digest = createHash('md5').update(body).digest();
+        const sha256 = createHash('sha256').update(body).digest('hex');
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.blobKey(tree, sha256), Body: body, ContentLength: body.length, ContentMD5: digest.toString('base64') }));
+        return { bytes: body.length, md5: digest.toString('hex'), sha256 };
       }
-      return await this.putMultipart(key, handle);
+      const first = await hashFile(localFile);
+      const sent = await this.putMultipart(this.blobKey(tree, first.sha256), handle, first.sha256);
+      return sent;
     } finally {
       await handle.close();
     }
   }
 
-  private async putMultipart(key: string, handle: Awaited<ReturnType<typeof open>>): Promise<Received> {
+  private async putMultipart(key: string, handle: Awaited<ReturnType<typeof open>>, expected: string): Promise<Received> {
     const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
     const uploadId = created.UploadId!;
     const whole = createHash('md5');
+    const sha = createHash('sha256');
     const parts: { ETag: string; PartNumber: number }[] = [];
     let bytes = 0;
     try {
@@ -226,17 +320,38 @@ export class S3Store implements SyncStore {
         if (bytesRead === 0) break;
         const body = buffer.subarray(0, bytesRead);
         whole.update(body);
+        sha.update(body);
         bytes += bytesRead;
         const done = await this.client.send(
           new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: part, Body: body, ContentLength: bytesRead, ContentMD5: createHash('md5').update(body).digest('base64') }),
         );
         parts.push({ ETag: done.ETag!, PartNumber: part });
       }
+      const sha256 = sha.digest('hex');
+      if (sha256 !== expected) {
+        throw new AtlasError(`${key}: the file changed while it was being pushed`, { exitCode: EXIT.failure, hint: 'run the push again once the file is no longer being written' });
+      }
       await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      return { bytes, md5: whole.digest('hex'), sha256 };
     } catch (error) {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
       throw error;
     }
-    return { bytes, md5: whole.digest('hex') };
   }
+}
+
+/** Bytes above this are sent gzipped when that is smaller. */
+const GZIP_FROM = 4096;
+/** A manifest never inflates past this (a hostile store's zip bomb). */
+const MANIFEST_LIMIT = 1024 * 1024 * 1024;
+
+/** A manifest as stored: JSON, or gzipped JSON (recognised by its magic bytes). */
+export function decodeManifest(bytes: Buffer): string {
+  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) return gunzipSync(bytes, { maxOutputLength: MANIFEST_LIMIT }).toString('utf8');
+  return bytes.toString('utf8');
+}
+
+function isMissing(error: unknown): boolean {
+  const name = (error as { name?: string }).name;
+  return name === 'NoSuchKey' || name === 'NotFound' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404;
 }

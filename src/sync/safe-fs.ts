@@ -1,15 +1,17 @@
 // Every write a pull makes goes through here, so that nothing a store says can land outside the
 // workspace: parents are checked one by one (a symlink or a file on the way refuses the path),
-// content goes to a temp file beside the target, is checked against its MD5, then renamed over
-// it (a rename replaces a symlink, it never writes through one).
-import { lstatSync, renameSync, utimesSync } from 'node:fs';
-import { lstat, mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
+// content goes to a temp file in the root's `.sandbox-state.tmp` folder (where no file of the
+// person's can be mistaken for one), is checked against its MD5, then renamed over the target (a
+// rename replaces a symlink, it never writes through one).
+import { chmodSync, lstatSync, readlinkSync, renameSync, utimesSync } from 'node:fs';
+import { lstat, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Observation } from '../domain/sync-plan.js';
 import type { FileEntry, StateFile } from '../domain/sync-state.js';
+import { TEMP_DIR_NAME } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
-import { cachedChecksum, md5File, seconds } from './scan.js';
+import { cachedChecksum, linkEntry, md5File, seconds } from './scan.js';
 
 type ParentCheck = { ok: true; exists: boolean } | { ok: false; problem: string };
 
@@ -59,12 +61,12 @@ export async function observePaths(root: string, paths: readonly string[], previ
     if (!parents.exists) return void result.set(path, { kind: 'missing' });
     const st = lstatOrNullSync(join(root, path));
     if (st === null) return void result.set(path, { kind: 'missing' });
-    if (st.isSymbolicLink()) return void result.set(path, { kind: 'symlink' });
+    if (st.isSymbolicLink()) return void result.set(path, { kind: 'symlink', checksum: linkEntry(path, readlinkSync(join(root, path)), 0).checksum });
     if (st.isDirectory()) return void result.set(path, { kind: 'dir' });
     if (!st.isFile()) return void result.set(path, { kind: 'other' });
     const mtimeS = seconds(st.mtimeMs);
     const checksum = cachedChecksum(previous, byPath, path, st.size, mtimeS) ?? (await md5File(join(root, path), st.size));
-    result.set(path, { kind: 'file', checksum, size: st.size, modified_at: mtimeS });
+    result.set(path, { kind: 'file', checksum, size: st.size, modified_at: mtimeS, mode: st.mode & 0o777 });
   });
   return result;
 }
@@ -101,15 +103,34 @@ async function ensureFolder(root: string, dir: string): Promise<void> {
 
 let sequence = 0;
 
-export function tempPathFor(root: string, rel: string): string {
+/** A new temp path in the root's temp folder (made by `prepareTemps`). */
+export function tempPathFor(root: string): string {
   sequence = (sequence + 1) % 1_000_000_000;
-  return join(dirname(join(root, rel)), `.atlas-sync-${process.pid}-${sequence}.tmp`);
+  return join(root, TEMP_DIR_NAME, `${process.pid}-${sequence}`);
+}
+
+/**
+ * Empties the root's temp folder (what a killed pull left: only atlas writes there, and the
+ * caller holds the workspace's lock) and makes it again.
+ */
+export async function prepareTemps(root: string): Promise<void> {
+  const dir = join(root, TEMP_DIR_NAME);
+  const st = await lstatOrNull(dir);
+  if (st && !st.isDirectory()) throw new AtlasError(`${dir} is not a folder: atlas keeps its temp files there`, { exitCode: EXIT.failure, hint: 'move it away, then pull again' });
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir);
+}
+
+/** Removes the temp folder once a pull is done with it. */
+export async function dropTemps(root: string): Promise<void> {
+  await rm(join(root, TEMP_DIR_NAME), { recursive: true, force: true }).catch(() => undefined);
 }
 
 /** What a store's download reports about the bytes it wrote. */
 export interface Received {
   bytes: number;
   md5: string;
+  sha256: string;
 }
 
 /**
@@ -119,10 +140,11 @@ export interface Received {
  */
 export async function writeVerified(root: string, entry: FileEntry, fetch: (tempPath: string) => Promise<Received>, describe: string, folders?: Map<string, Promise<void>>): Promise<number> {
   await ensureParents(root, entry.path, folders);
-  const temp = tempPathFor(root, entry.path);
+  await ensureParents(root, `${TEMP_DIR_NAME}/-`, folders);
+  const temp = tempPathFor(root);
   try {
     const got = await fetch(temp);
-    if (got.md5 !== entry.checksum || got.bytes !== entry.size) {
+    if (got.md5 !== entry.checksum || got.bytes !== entry.size || (entry.sha256 !== undefined && got.sha256 !== entry.sha256)) {
       throw new AtlasError(`${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`, {
         exitCode: EXIT.failure,
         hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',
@@ -130,6 +152,7 @@ export async function writeVerified(root: string, entry: FileEntry, fetch: (temp
     }
     // Synchronous: two metadata calls on a local file cost less than two round trips through
     // libuv's thread pool, which dominated a pull of many small files (docs/performance.md).
+    if (entry.mode !== undefined) chmodSync(temp, entry.mode);
     utimesSync(temp, entry.modified_at, entry.modified_at);
     try {
       // A rename replaces a file or a symlink; over a folder it fails (EISDIR), which refuses it.
@@ -169,16 +192,18 @@ async function ensureNoLinkOnTheWay(root: string, rel: string): Promise<void> {
   if (!check.ok) throw new AtlasError(`refused to delete ${rel}: ${check.problem}`, { exitCode: EXIT.failure });
 }
 
-/**
- * Removes temp files a killed pull left in the folders this pull writes to (only ours, by name;
- * the caller holds the workspace lock, so no other pull is writing them now).
- */
-export async function removeStaleTemps(root: string, paths: readonly string[]): Promise<void> {
-  const dirs = new Set<string>(['']);
-  for (const p of paths) for (let d = dirname(p); d !== '.' && d !== ''; d = dirname(d)) dirs.add(d);
-  await mapPool([...dirs], 16, async (d) => {
-    if (d !== '' && !(await checkParents(root, `${d}/x`, new Map())).ok) return;
-    const names = await readdir(join(root, d)).catch(() => [] as string[]);
-    for (const name of names) if (/^\.atlas-sync-\d+-\d+\.tmp$/.test(name)) await unlink(join(root, d, name)).catch(() => undefined);
-  });
+/** Makes a link the version holds (the caller checked it stays inside the root): a temp link renamed over the path. */
+export async function writeLink(root: string, entry: FileEntry, folders?: Map<string, Promise<void>>): Promise<void> {
+  await ensureParents(root, entry.path, folders);
+  await ensureParents(root, `${TEMP_DIR_NAME}/-`, folders);
+  const temp = tempPathFor(root);
+  try {
+    await symlink(entry.link!, temp);
+    renameSync(temp, join(root, entry.path));
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
+    throw error;
+  }
 }

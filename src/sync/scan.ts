@@ -1,18 +1,25 @@
-// The workspace as a list of FileEntry: a walk that skips .git, symlinks, atlas's own files and
-// `sync.exclude`, and MD5s that are reused from the last state only when nothing can have changed.
+// The workspace as a list of FileEntry: a walk that skips .git, atlas's own files and
+// `sync.exclude`; files with their MD5 (the seed's checksum) and SHA-256 (their blob's key), both
+// from one read and reused from the last state only when nothing can have changed; modes; links
+// that stay inside the folder; folders with nothing synced inside.
 import { createHash } from 'node:crypto';
-import { createReadStream, lstatSync } from 'node:fs';
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { createReadStream, lstatSync, readlinkSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExcludeRule, FileEntry, StateFile } from '../domain/sync-state.js';
-import { isExcluded } from '../domain/sync-state.js';
+import { isExcluded, linkStaysInside } from '../domain/sync-state.js';
 import { isSandboxStubFile } from '../exec/sandbox/litter.js';
 import { mapPool } from './pool.js';
 
 export interface ScanResult {
+  /** Files and the links that stay inside the folder, sorted by path. */
   files: FileEntry[];
-  /** Symlinks are never synced: what they point to is not the workspace's to send. */
+  /** Links pointing outside the folder: never synced (what they point to is not the workspace's). */
   symlinks: string[];
+  /** Folders with nothing synced inside. */
+  dirs: string[];
+  /** Names that are not UTF-8: Node cannot even open them by the name it reads (a push refuses them). */
+  badNames: string[];
   bytesHashed: number;
 }
 
@@ -26,16 +33,37 @@ export async function md5File(path: string, size?: number): Promise<string> {
   return hash.digest('hex');
 }
 
+/** MD5 and SHA-256 of a file from one read. */
+export async function hashFile(path: string, size?: number): Promise<{ md5: string; sha256: string }> {
+  const md5 = createHash('md5');
+  const sha = createHash('sha256');
+  if (size !== undefined && size <= WHOLE_READ_LIMIT) {
+    const body = await readFile(path);
+    md5.update(body);
+    sha.update(body);
+  } else {
+    for await (const chunk of createReadStream(path)) {
+      md5.update(chunk as Buffer);
+      sha.update(chunk as Buffer);
+    }
+  }
+  return { md5: md5.digest('hex'), sha256: sha.digest('hex') };
+}
+
 export const seconds = (ms: number) => Math.floor(ms / 1000);
 
 /**
- * A checksum recorded by the last sync still holds when size and mtime match and the mtime is
+ * The entry recorded by the last sync still holds when size and mtime match and the mtime is
  * before that sync: a write after it would carry a later mtime.
  */
-export function cachedChecksum(previous: StateFile | undefined, byPath: ReadonlyMap<string, FileEntry>, path: string, size: number, mtimeS: number): string | undefined {
+export function cachedEntry(previous: StateFile | undefined, byPath: ReadonlyMap<string, FileEntry>, path: string, size: number, mtimeS: number): FileEntry | undefined {
   const known = byPath.get(path);
-  if (!previous || !known || previous.last_synced_at === 0) return undefined;
-  return known.size === size && known.modified_at === mtimeS && mtimeS < previous.last_synced_at ? known.checksum : undefined;
+  if (!previous || !known || previous.last_synced_at === 0 || known.link !== undefined) return undefined;
+  return known.size === size && known.modified_at === mtimeS && mtimeS < previous.last_synced_at ? known : undefined;
+}
+
+export function cachedChecksum(previous: StateFile | undefined, byPath: ReadonlyMap<string, FileEntry>, path: string, size: number, mtimeS: number): string | undefined {
+  return cachedEntry(previous, byPath, path, size, mtimeS)?.checksum;
 }
 
 interface Found {
@@ -43,53 +71,73 @@ interface Found {
   abs: string;
   size: number;
   mtimeS: number;
+  mode: number;
 }
 
-/** `readOnly` (status) leaves a killed pull's temp files in place. */
-export async function scanWorkspace(root: string, rules: readonly ExcludeRule[], previous?: StateFile, readOnly = false): Promise<ScanResult> {
+/** A link as an entry: its checksum and size are its target's text's. */
+export function linkEntry(path: string, target: string, mtimeS: number): FileEntry {
+  const text = Buffer.from(target);
+  return { path, checksum: createHash('md5').update(text).digest('hex'), size: text.length, modified_at: mtimeS, link: target };
+}
+
+/** `readOnly` is kept for status's callers (a scan never changes the folder). */
+export async function scanWorkspace(root: string, rules: readonly ExcludeRule[], previous?: StateFile, _readOnly = false): Promise<ScanResult> {
   const found: Found[] = [];
+  const links: FileEntry[] = [];
   const symlinks: string[] = [];
-  const walk = async (dir: string, rel: string): Promise<void> => {
+  const dirs: string[] = [];
+  const badNames: string[] = [];
+  /** Returns how many synced things the folder holds (0: it is stored as an empty folder). */
+  const walk = async (dir: string, rel: string): Promise<number> => {
     const entries = await readdir(dir, { withFileTypes: true });
-    await Promise.all(
-      entries.map(async (d) => {
+    const counts = await Promise.all(
+      entries.map(async (d): Promise<number> => {
         const path = rel ? `${rel}/${d.name}` : d.name;
         const abs = join(dir, d.name);
+        if (d.name.includes('\uFFFD') && !isExcluded(path, d.isDirectory(), rules)) {
+          badNames.push(path);
+          return 1;
+        }
         if (d.isSymbolicLink()) {
-          if (!isExcluded(path, false, rules)) symlinks.push(path);
-          return;
+          if (isExcluded(path, false, rules)) return 0;
+          const st = lstatSync(abs);
+          const target = readlinkSync(abs);
+          if (!linkStaysInside(path, target)) {
+            symlinks.push(path);
+            return 0;
+          }
+          links.push(linkEntry(path, target, seconds(st.mtimeMs)));
+          return 1;
         }
         if (d.isDirectory()) {
-          if (!isExcluded(path, true, rules)) await walk(abs, path);
-          return;
+          if (isExcluded(path, true, rules)) return 0;
+          const inside = await walk(abs, path);
+          if (inside === 0) dirs.push(path);
+          return 1;
         }
-        if (!d.isFile()) return;
-        if (/^\.atlas-sync-.*\.tmp$/.test(d.name)) {
-          // Left by a pull that was killed: ours, never the person's.
-          if (!readOnly) await unlink(abs).catch(() => undefined);
-          return;
-        }
-        if (isExcluded(path, false, rules)) return;
+        if (!d.isFile() || isExcluded(path, false, rules)) return 0;
         // Synchronous: 10,000 lstats take ~50 ms so, ~200 ms as thread-pool round trips, most of
         // a no-op sync's time (docs/performance.md#workspace-sync).
         const st = lstatSync(abs);
         // A stub a killed sandboxed run left in the worktree is not the person's work.
-        if (st.size === 0 && (await isSandboxStubFile(path, st))) return;
-        found.push({ path, abs, size: st.size, mtimeS: seconds(st.mtimeMs) });
+        if (st.size === 0 && (await isSandboxStubFile(path, st))) return 0;
+        found.push({ path, abs, size: st.size, mtimeS: seconds(st.mtimeMs), mode: st.mode & 0o777 });
+        return 1;
       }),
     );
+    return counts.reduce((a, b) => a + b, 0);
   };
   await walk(root, '');
   const byPath = new Map((previous?.files ?? []).map((f) => [f.path, f]));
   let bytesHashed = 0;
-  const files = await mapPool(found, 8, async (f) => {
-    let checksum = cachedChecksum(previous, byPath, f.path, f.size, f.mtimeS);
-    if (checksum === undefined) {
-      checksum = await md5File(f.abs, f.size);
-      bytesHashed += f.size;
-    }
-    return { path: f.path, checksum, size: f.size, modified_at: f.mtimeS };
+  const files = await mapPool(found, 8, async (f): Promise<FileEntry> => {
+    const known = cachedEntry(previous, byPath, f.path, f.size, f.mtimeS);
+    if (known?.sha256 !== undefined) return { path: f.path, checksum: known.checksum, size: f.size, modified_at: f.mtimeS, sha256: known.sha256, mode: f.mode };
+    const { md5, sha256 } = await hashFile(f.abs, f.size);
+    bytesHashed += f.size;
+    return { path: f.path, checksum: md5, size: f.size, modified_at: f.mtimeS, sha256, mode: f.mode };
   });
+  files.push(...links);
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, symlinks: symlinks.sort(), bytesHashed };
+  return { files, symlinks: symlinks.sort(), dirs: dirs.sort(), badNames: badNames.sort(), bytesHashed };
 }

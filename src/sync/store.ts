@@ -1,6 +1,8 @@
-// A store holds versions of trees: `<prefix>/<tree>/<version>/` with the version's files and its
-// `.sandbox-state` (written last: a version without one is incomplete and never read). A tree is
-// a workspace (`<workspace>`) or a task's own folder (`<workspace>/.tasks/<task-id>`).
+// A store holds versions of trees. A tree is a workspace (`<workspace>`) or a task's own folder
+// (`<workspace>/.tasks/<task-id>`). Each content is stored once, in the tree's blob area
+// (`<tree>/.blobs/ab/<sha256>`), and a version is its manifest, `<tree>/<version>/.sandbox-state`,
+// written last: a version without one is incomplete and never read. Versions stored before
+// content addressing hold their files under the version (`<tree>/<version>/<path>`) and still pull.
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,20 +10,6 @@ import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { isStoredTreeName, isVersionName } from '../domain/sync-retention.js';
 import type { Received } from './safe-fs.js';
-
-export interface VersionWriter {
-  /**
-   * Makes `to` in the new version the same object as `from` in version `fromVersion`, sending no
-   * content; false when the store no longer has the source (the caller sends the file instead).
-   */
-  reuse(fromVersion: string, from: string, to: string): Promise<boolean>;
-  /** Sends a local file; reports what was sent (its MD5 is computed from the bytes sent). */
-  upload(path: string, localFile: string): Promise<Received>;
-  /** Writes the version's `.sandbox-state`, which makes the version visible. */
-  commit(stateText: string): Promise<void>;
-  /** Removes what an unfinished version wrote (best effort). */
-  abort(): Promise<void>;
-}
 
 export interface SyncStore {
   /** Where it is, for messages: a folder path or s3://bucket/prefix. */
@@ -37,9 +25,34 @@ export interface SyncStore {
   listTaskIndex(): Promise<StoredTask[]>;
   /** The version's `.sandbox-state` text, or undefined when the version is incomplete or absent. */
   readState(tree: string, version: string): Promise<string | undefined>;
-  /** Writes one stored file to `dest` (a new file), reporting bytes and MD5 of what arrived. */
+  /** Writes one file of a version in the old layout to `dest` (a new file), reporting what arrived. */
   download(tree: string, version: string, path: string, dest: string): Promise<Received>;
-  beginVersion(tree: string, version: string): Promise<VersionWriter>;
+  /** Writes one blob to `dest` (a new file), reporting what arrived. */
+  getBlob(tree: string, sha256: string, dest: string): Promise<Received>;
+  /**
+   * Which of `wanted` the tree's blob area holds. `stored` is about how many blobs the area holds,
+   * so that a store can choose between asking per blob and listing the area.
+   */
+  findBlobs(tree: string, wanted: readonly string[], stored: number): Promise<Set<string>>;
+  /**
+   * Stores a local file as the blob of its content. The key is the SHA-256 of the bytes actually
+   * read (reported back): a file that changed since it was hashed is stored under its new hash,
+   * never under a stale one. A blob appears whole or not at all.
+   */
+  putBlob(tree: string, localFile: string): Promise<Received>;
+  /**
+   * Makes a blob young again (for the grace period of garbage collection) without sending it:
+   * a push reusing a blob that no version references yet. False when the blob is gone.
+   */
+  touchBlob(tree: string, sha256: string): Promise<boolean>;
+  /** Every blob of the tree with its size and age (for garbage collection). */
+  listBlobs(tree: string): Promise<Map<string, { size: number; modifiedMs: number }>>;
+  /** Removes blobs (nothing else); a blob already gone is fine. */
+  removeBlobs(tree: string, sha256s: readonly string[]): Promise<void>;
+  /** Removes what killed pushes left half-written past the grace period (temp files, multipart uploads). */
+  removeStaleUploads(tree: string, nowMs: number): Promise<void>;
+  /** Writes a version's manifest, which makes the version visible (all its blobs are stored). */
+  commitVersion(tree: string, version: string, manifest: string): Promise<void>;
   /**
    * Removes one version: its `.sandbox-state` first (a version removed halfway reads as incomplete
    * and is never pulled), then everything else under it, and nothing outside it. With `dryRun`,
@@ -121,7 +134,7 @@ export async function openStore(config: Config, home: string): Promise<SyncStore
     return new DirectoryStore(address.path);
   }
   const { S3Store } = await import('./s3-store.js');
-  return new S3Store(address.bucket, address.prefix, config.sync.s3);
+  return new S3Store(address.bucket, address.prefix, config.sync.s3, config.sync.retries);
 }
 
 /** Where a task's own folder is kept in the store. */

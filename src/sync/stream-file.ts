@@ -1,4 +1,4 @@
-// Bytes from a stream into a new file (never an existing one), with the MD5 of what was written.
+// Bytes from a stream into a new file (never an existing one), with the MD5 and SHA-256 of what was written.
 // The file is written with synchronous calls on its descriptor: a pull writes thousands of small
 // files, and each asynchronous open, write and close is a round trip through libuv's thread pool
 // that cost more CPU than the call itself (docs/performance.md#workspace-sync). Each call writes
@@ -10,17 +10,19 @@ import type { Received } from './safe-fs.js';
 
 export async function streamToNewFile(source: AsyncIterable<Buffer | string>, dest: string, mode = 0o644): Promise<Received> {
   const hash = createHash('md5');
+  const sha = createHash('sha256');
   let bytes = 0;
   const fd = openSync(dest, 'wx', mode);
   try {
     for await (const piece of source) {
       const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
       hash.update(chunk);
+      sha.update(chunk);
       for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
       bytes += chunk.length;
     }
   } finally {
     closeSync(fd);
   }
-  return { bytes, md5: hash.digest('hex') };
+  return { bytes, md5: hash.digest('hex'), sha256: sha.digest('hex') };
 }

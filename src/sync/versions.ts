@@ -3,7 +3,7 @@
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { VersionCondition } from '../domain/sync-retention.js';
 import type { StateFile } from '../domain/sync-state.js';
-import { parseStateFile, unsafeEntries } from '../domain/sync-state.js';
+import { parseStateFile, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
 import type { SyncStore } from './store.js';
 
@@ -24,7 +24,7 @@ async function load(store: SyncStore, tree: string, version: string): Promise<Lo
     }
     return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${parsed.problem})` };
   }
-  const unsafe = unsafeEntries(parsed.state.files);
+  const unsafe = [...unsafeEntries(parsed.state.files), ...unsafeDirs(parsed.state)];
   if (unsafe.length > 0) {
     const list = unsafe.slice(0, 10).map((r) => `${JSON.stringify(r.path)} ${r.problem}`).join('; ');
     return { ok: false, missing: false, problem: `lists paths atlas refuses to write: ${list}${unsafe.length > 10 ? ` (and ${unsafe.length - 10} more)` : ''}` };
@@ -41,6 +41,8 @@ async function load(store: SyncStore, tree: string, version: string): Promise<Lo
 export async function latestVersion(store: SyncStore, tree: string, names: readonly string[], warn: (text: string) => void, strict = false): Promise<StoredVersion | undefined> {
   for (let i = names.length - 1; i >= 0; i--) {
     const loaded = await load(store, tree, names[i]!);
+    // A push behind the store stored its conflicting files here: whole, but not the newest work.
+    if (loaded.ok && loaded.stored.state.conflict_of !== undefined) continue;
     if (loaded.ok) return loaded.stored;
     if (loaded.missing) continue;
     const problem = `version ${names[i]} of ${tree} in ${store.location} ${loaded.problem}`;
@@ -70,7 +72,7 @@ export interface VersionInfo {
   created_at: string;
   files: number;
   bytes: number;
-  status: 'complete' | 'incomplete' | 'damaged';
+  status: 'complete' | 'conflict' | 'incomplete' | 'damaged';
   problem?: string;
 }
 
@@ -80,19 +82,23 @@ export async function describeVersions(store: SyncStore, tree: string): Promise<
     const created_at = new Date(Number(version) * 1000).toISOString();
     const loaded = await load(store, tree, version);
     if (!loaded.ok) return { version, created_at, files: 0, bytes: 0, status: loaded.missing ? 'incomplete' : 'damaged', problem: loaded.problem };
-    const files = loaded.stored.state.files;
-    return { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: 'complete' };
+    const { files, conflict_of, conflicts } = loaded.stored.state;
+    const info: VersionInfo = { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: conflict_of === undefined ? 'complete' : 'conflict' };
+    if (conflict_of !== undefined) info.problem = `a push behind version ${conflict_of} that changed ${conflicts?.length ?? 0} file(s) it changed too: ${(conflicts ?? []).slice(0, 5).join(', ')}`;
+    return info;
   });
 }
 
 /**
  * How retention sees a version: complete (a whole version, one written by a newer atlas
- * included), incomplete (no `.sandbox-state`) or damaged (a corrupt or hostile one).
+ * included), a conflict (whole, but never the newest), incomplete (no `.sandbox-state`) or damaged
+ * (a corrupt or hostile one).
  */
 export async function versionCondition(store: SyncStore, tree: string, version: string): Promise<VersionCondition> {
   const text = await store.readState(tree, version);
   if (text === undefined) return 'incomplete';
   const parsed = parseStateFile(text);
   if (!parsed.ok) return parsed.kind === 'newer' ? 'complete' : 'damaged';
-  return unsafeEntries(parsed.state.files).length > 0 ? 'damaged' : 'complete';
+  if (unsafeEntries(parsed.state.files).length > 0) return 'damaged';
+  return parsed.state.conflict_of !== undefined ? 'conflict' : 'complete';
 }

@@ -1,6 +1,7 @@
 // An HTTP proxy on 127.0.0.1 in front of a real S3 server (s3rver), for the failures s3rver
-// cannot produce: a server without DeleteObjects, per-key delete errors, refused deletes. It
-// records every delete request (method, URL, Content-MD5, body) and forwards everything else.
+// cannot produce: a server without DeleteObjects, per-key delete errors, refused deletes, a share
+// of requests failing at random (500, 503). It records every delete request (method, URL,
+// Content-MD5, body), counts requests and the bytes clients sent, and forwards everything else.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, request } from 'node:http';
@@ -16,7 +17,9 @@ export type FaultMode =
   /** Every delete (DELETE and POST ?delete) answers 403 AccessDenied. */
   | 'deny-deletes'
   /** A PUT of a `.sandbox-state` answers 403 AccessDenied (a push fails as it commits). */
-  | 'deny-state-put';
+  | 'deny-state-put'
+  /** A share (`failRate`) of all requests, chosen at random, answers 500 InternalError or 503 SlowDown, unforwarded. */
+  | 'flaky';
 
 export interface DeleteRequest {
   method: string;
@@ -32,6 +35,13 @@ export interface DeleteRequest {
 export interface FaultProxy {
   endpoint: string;
   mode: FaultMode;
+  /** In 'flaky' mode, the share of requests that fail (0.2: one in five). */
+  failRate: number;
+  /** Every request seen, and those the proxy failed. */
+  requests: number;
+  failed: number;
+  /** Bytes of request bodies received (what a client sent), forwarded or not. */
+  bytesIn: number;
   deletes: DeleteRequest[];
   stop(): Promise<void>;
 }
@@ -40,7 +50,10 @@ const xmlError = (code: string, message: string) => `<?xml version="1.0" encodin
 
 export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const target = new URL(upstream);
-  const proxy: FaultProxy = { endpoint: '', mode: 'pass', deletes: [], stop: async () => undefined };
+  const proxy: FaultProxy = { endpoint: '', mode: 'pass', failRate: 0, requests: 0, failed: 0, bytesIn: 0, deletes: [], stop: async () => undefined };
+  // A fixed sequence: a flaky run fails the same requests every time it is run the same way.
+  let seed = 20;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, record?: DeleteRequest) => {
     const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
       if (record) record.status = up.statusCode;
@@ -55,6 +68,14 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      proxy.requests++;
+      proxy.bytesIn += body.length;
+      if (proxy.mode === 'flaky' && random() < proxy.failRate) {
+        proxy.failed++;
+        const slow = random() < 0.5;
+        res.writeHead(slow ? 503 : 500, { 'content-type': 'application/xml' });
+        return res.end(slow ? xmlError('SlowDown', 'Please reduce your request rate.') : xmlError('InternalError', 'We encountered an internal error. Please try again.'));
+      }
       const batch = req.method === 'POST' && /[?&]delete(=|&|$)/.test(req.url ?? '');
       if (proxy.mode === 'deny-state-put' && req.method === 'PUT' && /\/\.sandbox-state(\?|$)/.test(req.url ?? '')) {
         res.writeHead(403, { 'content-type': 'application/xml' });

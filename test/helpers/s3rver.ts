@@ -1,4 +1,5 @@
 // Starts s3rver (test/fixtures/s3rver-child.mjs) in a child process for a test file; stop() in afterAll.
+import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,17 +35,26 @@ export async function startS3rver(bucket = 'atlas-test'): Promise<S3Server> {
       ok((JSON.parse(line) as { port: number }).port);
     });
   });
-  const endpoint = `http://127.0.0.1:${port}`;
+  return serverOf(child, `http://127.0.0.1:${port}`, bucket, () => rmSync(dir, { recursive: true, force: true }));
+}
+
+/**
+ * An S3 server running as `child` at `endpoint`, with s3rver's account (moto takes any
+ * credentials, so one environment serves both); stop() ends it, then runs `cleanup`.
+ */
+export function serverOf(child: ChildProcess, endpoint: string, bucket: string, cleanup: () => void = () => undefined): S3Server {
   return {
     endpoint,
     bucket,
     config: { store: `s3://${bucket}/stores`, endpoint },
     env: S3RVER_ENV,
     stop: async () => {
-      const exited = new Promise((ok) => child.once('exit', ok));
-      child.kill('SIGTERM');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((ok) => child.once('exit', ok));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      cleanup();
     },
   };
 }

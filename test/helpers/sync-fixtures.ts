@@ -31,13 +31,13 @@ export function writeTree(root: string, files: Record<string, string | Buffer>):
   }
 }
 
-/** Every file under root (symlinks as "-> target"), minus atlas's own state and lock. */
+/** Every file under root (symlinks as "-> size"), minus atlas's own state, lock and temp folder at the root. */
 export function readTree(root: string, options: { all?: boolean } = {}): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (dir: string, rel: string) => {
     for (const d of readdirSync(dir, { withFileTypes: true })) {
       const path = rel ? `${rel}/${d.name}` : d.name;
-      if (!options.all && d.name.startsWith('.sandbox-state')) continue;
+      if (!options.all && rel === '' && /^\.sandbox-state(\.lock|\.tmp)?$/.test(d.name)) continue;
       if (d.isSymbolicLink()) out[path] = `-> ${lstatSync(join(dir, d.name)).size}`;
       else if (d.isDirectory()) walk(join(dir, d.name), path);
       else out[path] = readFileSync(join(dir, d.name), 'utf8');
@@ -61,4 +61,15 @@ export interface TestDeps extends SyncDeps {
 export async function depsFor(config: Config, home: string, now?: () => number): Promise<TestDeps> {
   const warnings: string[] = [];
   return { store: await openStore(config, home), config, warn: (t) => warnings.push(t), warnings, ...(now ? { now } : {}) };
+}
+
+/** A version of a folder store as {path: content}: its manifest read, each file from its blob (or, in the old layout, from the version). */
+export function readStoredVersion(store: string, tree: string, version: string): Record<string, string> {
+  const state = JSON.parse(readFileSync(join(store, tree, version, '.sandbox-state'), 'utf8')) as { files: { path: string; sha256?: string; link?: string }[] };
+  return Object.fromEntries(
+    state.files.map((f) => [
+      f.path,
+      f.link !== undefined ? `-> ${f.link}` : readFileSync(f.sha256 ? join(store, tree, '.blobs', f.sha256.slice(0, 2), f.sha256) : join(store, tree, version, f.path), 'utf8'),
+    ]),
+  );
 }

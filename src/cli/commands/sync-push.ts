@@ -1,4 +1,5 @@
-// atlas sync push [--task ID | --dir PATH]: store the folder as a new version (and the task's folder).
+// atlas sync push [--task ID | --dir PATH] [--force]: store the folder as a new version (and the
+// task's folder); behind the store, combined with its newer work (exit 6 on conflicting files).
 import { EXIT } from '../../domain/errors.js';
 import { syncPush } from '../../sync/operations.js';
 import { renderPrune, renderStats } from '../../sync/render.js';
@@ -6,9 +7,9 @@ import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';
 
-export default async function syncPushCommand(ctx: CliContext, flags: SyncFlags): Promise<number> {
+export default async function syncPushCommand(ctx: CliContext, flags: SyncFlags & { force?: boolean }): Promise<number> {
   const { target, deps } = await syncSetup(ctx, flags);
-  const result = await syncPush(target, deps);
+  const result = await syncPush(target, deps, flags.force ? { force: true } : {});
   ctx.out.result(result, () => {
     const lines = [renderStats(result.stats, result.location)];
     if (result.task) lines.push(`task ${result.task.id}: ${renderStats(result.task.stats, result.location).replace(/^push: /, '')}`);

@@ -1,0 +1,30 @@
+// atlas sync export [--task ID | --dir PATH | --workspace NAME] [--version TS] DEST: a stored
+// version as an ordinary folder (docs/sync.md#atlas-sync-export).
+import { resolve } from 'node:path';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { VERSION_PATTERN } from '../../domain/sync-plan.js';
+import { syncExport } from '../../sync/export.js';
+import { formatBytes } from '../../sync/render.js';
+import { checkTreeName } from '../../sync/target.js';
+import type { CliContext } from '../context.js';
+import type { SyncFlags } from './sync-common.js';
+import { syncSetup } from './sync-common.js';
+
+export default async function syncExportCommand(ctx: CliContext, dest: string, given: SyncFlags & { version?: string; storedVersion?: string }): Promise<number> {
+  const version = given.storedVersion ?? given.version;
+  if (version !== undefined && !VERSION_PATTERN.test(version)) {
+    throw new AtlasError(`--version ${version}: a version is the unix time atlas sync versions lists`, { exitCode: EXIT.input });
+  }
+  // A workspace named alone needs no folder: the export reads the store only.
+  const byName = given.workspace !== undefined && given.dir === undefined && given.task === undefined;
+  const { target, deps } = await syncSetup(ctx, byName ? { dir: ctx.cwd, workspace: checkTreeName(given.workspace!, 'workspace') } : given);
+  const result = await syncExport(target, deps, { dest: resolve(ctx.cwd, dest), ...(version !== undefined ? { version } : {}) });
+  ctx.out.result(result, () =>
+    [
+      `exported version ${result.version} of ${result.workspace} (${result.location}) to ${result.dest}`,
+      `  ${result.files} file(s), ${result.links} link(s), ${formatBytes(result.bytes)}`,
+      ...(result.skipped_links.length > 0 ? [`  note: ${result.skipped_links.length} link(s) pointing outside the folder not written: ${result.skipped_links.slice(0, 5).join(', ')}`] : []),
+    ].join('\n'),
+  );
+  return EXIT.ok;
+}
