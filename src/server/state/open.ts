@@ -1,0 +1,110 @@
+// Opens the server state: PostgreSQL when a URL is given (server.database or ATLAS_DATABASE_URL),
+// otherwise SQLite in $ATLAS_HOME/server/state.db. Kysely and the drivers are imported here, on
+// demand, so a CLI command that never opens the state does not pay for loading them.
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Kysely } from 'kysely';
+import { migrate } from './migrations.js';
+import type { Database } from './schema.js';
+import type { ServerState, StateBackend } from './types.js';
+
+export interface StateOptions {
+  home: string;
+  /** A postgres:// or postgresql:// URL; empty or undefined: the embedded SQLite file. */
+  url?: string | undefined;
+  /** Connections per process on PostgreSQL. */
+  poolSize?: number;
+}
+
+export function stateFilePath(home: string): string {
+  return join(home, 'server', 'state.db');
+}
+
+/** The URL without its password, for logs and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url.replace(/:\/\/([^:/@]*):[^@]*@/, '://$1:***@');
+  }
+}
+
+export function isPostgresUrl(url: string | undefined): url is string {
+  return url !== undefined && /^postgres(?:ql)?:\/\//i.test(url);
+}
+
+/**
+ * One handle per file in a process: better-sqlite3 is synchronous, so a second handle waiting on
+ * the first one's write lock would block the very thread that has to finish that transaction.
+ */
+const sqliteHandles = new Map<string, { db: Kysely<Database>; refs: number }>();
+
+interface Opened {
+  db: Kysely<Database>;
+  /** Closes this user's handle (the SQLite file only when its last user closes). */
+  close: () => Promise<void>;
+}
+
+function shared(path: string): Opened {
+  const entry = sqliteHandles.get(path)!;
+  entry.refs++;
+  let closed = false;
+  return {
+    db: entry.db,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      if (--entry.refs > 0) return;
+      sqliteHandles.delete(path);
+      await entry.db.destroy();
+    },
+  };
+}
+
+async function openSqlite(home: string): Promise<Opened> {
+  const path = stateFilePath(home);
+  if (sqliteHandles.has(path)) return shared(path);
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // Created 0600 before SQLite opens it: tokens' hashes and conversations are nobody else's.
+  closeSync(openSync(path, 'a', 0o600));
+  chmodSync(path, 0o600);
+  const [{ Kysely: K, SqliteDialect }, { default: SQLite }] = await Promise.all([import('kysely'), import('better-sqlite3')]);
+  const sqlite = new SQLite(path);
+  sqlite.pragma('journal_mode = WAL');
+  // Another process on this home (atlas serve token create beside a running server) may hold the write lock briefly.
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new K<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  sqliteHandles.set(path, { db, refs: 0 });
+  return shared(path);
+}
+
+async function openPostgres(url: string, poolSize: number): Promise<Opened> {
+  const [{ Kysely: K, PostgresDialect }, pg] = await Promise.all([import('kysely'), import('pg')]);
+  const pool = new pg.default.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 });
+  // A connection cut by the database (idle, or mid-query: that query fails) must not crash the
+  // server with an unhandled 'error' event; the pool opens a new one for the next query.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  const db = new K<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, close: () => db.destroy() };
+}
+
+/** Opens and migrates the state; a database that cannot be reached is an error naming it (password redacted). */
+export async function openState(options: StateOptions): Promise<ServerState> {
+  const backend: StateBackend = isPostgresUrl(options.url) ? 'postgres' : 'sqlite';
+  const location = backend === 'postgres' ? redactUrl(options.url!) : stateFilePath(options.home);
+  const opened = backend === 'postgres' ? await openPostgres(options.url!, options.poolSize ?? 10) : await openSqlite(options.home);
+  try {
+    await migrate(opened.db, backend);
+  } catch (error) {
+    await opened.close().catch(() => undefined);
+    const raw = (error as Error).message;
+    const message = backend === 'postgres' ? raw.split(options.url!).join(location) : raw;
+    throw new Error(`server state at ${location}: ${message}`, { cause: error });
+  }
+  const { SqlState } = await import('./sql-state.js');
+  return new SqlState(opened.db, backend, location, opened.close);
+}

@@ -1,0 +1,102 @@
+// Event logs and leases in SQL. An event's id comes from a per-log counter row, incremented in the
+// transaction that inserts the event: two replicas appending at once get consecutive ids, never the
+// same one, and a rolled-back append uses none. A lease's token increases on every claim, and an
+// append fenced with a token is refused once another holder has claimed the lease.
+import { sql } from 'kysely';
+import { toTimestamp } from '../../domain/time.js';
+import { num, toEvent, toLease } from './rows.js';
+import { SqlRecords } from './sql-records.js';
+import type { EventRow, Fence, LeaseClaim, LeaseRow } from './types.js';
+import { LeaseLostError } from './types.js';
+
+const MAX_EVENTS = 10_000;
+
+export class SqlEvents extends SqlRecords {
+  async appendEvent(log: string, type: string, data: Record<string, unknown>, fence?: Fence): Promise<EventRow> {
+    const at = toTimestamp(new Date());
+    const text = JSON.stringify(data);
+    return this.db.transaction().execute(async (trx) => {
+      // The counter first: its write lock is taken at once (SQLite never upgrades a read to a write).
+      const counter = await trx
+        .insertInto('event_counters')
+        .values({ log, last_id: 1 })
+        .onConflict((oc) => oc.column('log').doUpdateSet({ last_id: sql`event_counters.last_id + 1` }))
+        .returning('last_id')
+        .executeTakeFirstOrThrow();
+      if (fence) {
+        let q = trx.selectFrom('leases').select(['token', 'holder']).where('name', '=', fence.lease);
+        // A claim waits for this append to commit, or this append sees the claim's new token.
+        if (this.backend === 'postgres') q = q.forShare();
+        const lease = await q.executeTakeFirst();
+        if (!lease || lease.holder === '' || num(lease.token, 'leases', 'token') !== fence.token) throw new LeaseLostError(fence.lease, fence.token);
+      }
+      const id = num(counter.last_id, 'event_counters', 'last_id');
+      await trx.insertInto('events').values({ log, id, type, at, data: text }).execute();
+      return { id, type, at, data };
+    });
+  }
+
+  async eventsAfter(log: string, afterId: number, limit = MAX_EVENTS): Promise<EventRow[]> {
+    const rows = await this.db.selectFrom('events').selectAll().where('log', '=', log).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+    return rows.map(toEvent);
+  }
+
+  async lastEventId(log: string): Promise<number> {
+    const row = await this.db.selectFrom('event_counters').select('last_id').where('log', '=', log).executeTakeFirst();
+    return row ? num(row.last_id, 'event_counters', 'last_id') : 0;
+  }
+
+  async dropEvents(log: string): Promise<void> {
+    await this.db.deleteFrom('events').where('log', '=', log).execute();
+  }
+
+  async claimLease(name: string, holder: string, ttlMs: number, now = Date.now()): Promise<LeaseClaim> {
+    const expires = now + ttlMs;
+    const created = await this.db
+      .insertInto('leases')
+      .values({ name, holder, token: 1, expires_at: expires, heartbeat_at: now })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .returning('token')
+      .executeTakeFirst();
+    if (created) return { ok: true, token: num(created.token, 'leases', 'token') };
+    // One statement decides: of replicas racing for a free or expired lease, exactly one matches.
+    const taken = await this.db
+      .updateTable('leases')
+      .set({ holder, token: sql`token + 1`, expires_at: expires, heartbeat_at: now })
+      .where('name', '=', name)
+      .where((eb) => eb.or([eb('holder', '=', ''), eb('expires_at', '<=', now)]))
+      .returning('token')
+      .executeTakeFirst();
+    if (taken) return { ok: true, token: num(taken.token, 'leases', 'token') };
+    const current = await this.getLease(name);
+    // Released and claimed again between the two statements: the caller may simply retry.
+    if (!current) return this.claimLease(name, holder, ttlMs, now);
+    return { ok: false, holder: current };
+  }
+
+  async renewLease(name: string, holder: string, token: number, ttlMs: number, now = Date.now()): Promise<boolean> {
+    const r = await this.db
+      .updateTable('leases')
+      .set({ expires_at: now + ttlMs, heartbeat_at: now })
+      .where('name', '=', name)
+      .where('holder', '=', holder)
+      .where('token', '=', token)
+      .executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
+  async releaseLease(name: string, token: number): Promise<void> {
+    // Kept, not deleted: the next claim's token continues from this one.
+    await this.db.updateTable('leases').set({ holder: '', expires_at: 0 }).where('name', '=', name).where('token', '=', token).execute();
+  }
+
+  async getLease(name: string): Promise<LeaseRow | undefined> {
+    const row = await this.db.selectFrom('leases').selectAll().where('name', '=', name).executeTakeFirst();
+    return row ? toLease(row) : undefined;
+  }
+
+  async expiredLeases(now = Date.now()): Promise<LeaseRow[]> {
+    const rows = await this.db.selectFrom('leases').selectAll().where('holder', '<>', '').where('expires_at', '<=', now).orderBy('name').execute();
+    return rows.map(toLease);
+  }
+}

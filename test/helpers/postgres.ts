@@ -1,0 +1,98 @@
+// A real PostgreSQL for tests: initdb in a temp folder, listening on 127.0.0.1 on a free port with
+// its socket in that folder, stopped (and the folder removed) by stop(). PostgreSQL refuses to run
+// as root, so as root the cluster belongs to `nobody` and its programs run through runuser.
+// Reuse: `const pg = await startPostgres(); const url = await pg.createDatabase('x'); … await pg.stop();`
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+const PG_ROOT = '/usr/lib/postgresql';
+
+/** The newest installed PostgreSQL's bin folder, or undefined. */
+export function postgresBin(): string | undefined {
+  if (!existsSync(PG_ROOT)) return undefined;
+  const versions = readdirSync(PG_ROOT)
+    .filter((v) => existsSync(join(PG_ROOT, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] === undefined ? undefined : join(PG_ROOT, versions[0], 'bin');
+}
+
+/** Why the PostgreSQL tests cannot run here (undefined: they can). CI installs the server. */
+export const postgresSkipReason: string | undefined = postgresBin() ? undefined : `PostgreSQL is not installed (no ${PG_ROOT}/*/bin/initdb; apt-get install postgresql)`;
+
+export interface TestPostgres {
+  port: number;
+  /** URL of the `postgres` database (superuser `postgres`, trust authentication on loopback). */
+  url: string;
+  /** Creates a fresh database and returns its URL. */
+  createDatabase(name: string): Promise<string>;
+  /** Stops the server at once (as a crash would), for failure-path tests; start() brings it back. */
+  kill(): void;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function asPostgresUser(program: string, args: string[], asRoot: boolean): void {
+  const [cmd, argv] = asRoot ? ['runuser', ['-u', 'nobody', '--', program, ...args]] : [program, args];
+  const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`${program} ${args.join(' ')} failed (${r.status}): ${r.stderr}${r.stdout}`);
+}
+
+export async function startPostgres(): Promise<TestPostgres> {
+  const bin = postgresBin();
+  if (!bin) throw new Error(postgresSkipReason);
+  const asRoot = process.getuid?.() === 0;
+  const dir = mkdtempSync(join(tmpdir(), 'atlas-pg-'));
+  chmodSync(dir, 0o700);
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
+    chownSync(dir, uid, gid);
+  }
+  const data = join(dir, 'data');
+  const port = await freePort();
+  asPostgresUser(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], asRoot);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 -c shared_buffers=16MB`;
+  const pgCtl = (args: string[]) => asPostgresUser(join(bin, 'pg_ctl'), ['-D', data, ...args], asRoot);
+  const start = () => pgCtl(['-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
+  start();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  return {
+    port,
+    url,
+    async createDatabase(name: string): Promise<string> {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE "${name.replace(/"/g, '')}"`);
+      } finally {
+        await client.end();
+      }
+      return `postgres://postgres@127.0.0.1:${port}/${encodeURIComponent(name)}`;
+    },
+    kill: () => pgCtl(['-m', 'immediate', 'stop']),
+    start,
+    async stop(): Promise<void> {
+      try {
+        pgCtl(['-m', 'fast', 'stop']);
+      } catch {
+        // Already stopped.
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
