@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openState, redactUrl, stateFilePath } from '../src/server/state/open.js';
+import { redactUrl } from '../src/domain/redact-url.js';
+import { databaseUrl, openState, stateFilePath } from '../src/server/state/open.js';
 import type { ConversationRow, ServerState, StoredMessage } from '../src/server/state/types.js';
 import { LeaseLostError } from '../src/server/state/types.js';
 import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
@@ -146,6 +147,19 @@ for (const backend of backends) {
       }
     });
 
+    it('imports events with their ids once, and the counter continues after the highest id or the floor', async () => {
+      const events = [1, 2, 5].map((id) => ({ id, type: 'delta', at: '2026-11-25T10:00:00.000Z', data: { id } }));
+      expect(await state.importEvents('imported', events)).toBe(3);
+      expect(await state.importEvents('imported', events)).toBe(0);
+      expect((await state.eventsAfter('imported', 0)).map((e) => e.id)).toEqual([1, 2, 5]);
+      expect((await state.appendEvent('imported', 'next', {})).id).toBe(6);
+      expect(await state.importEvents('removed-log', [], 9)).toBe(0);
+      expect((await state.appendEvent('removed-log', 'next', {})).id).toBe(10);
+      // Never down: an import of older events leaves a higher counter alone.
+      await state.importEvents('imported', [{ id: 3, type: 'late', at: '2026-11-25T10:00:00.000Z', data: {} }]);
+      expect(await state.lastEventId('imported')).toBe(6);
+    });
+
     it('leases: one holder at a time, taken over after expiry with a higher token, and the old holder fenced out', async () => {
       const t0 = Date.now();
       const a = await state.claimLease('conv:alice/c1', 'replica-a', 1_000, t0);
@@ -212,6 +226,9 @@ describe('server state: the embedded file and failures', () => {
   it('says which database it cannot reach, never with its password', async () => {
     const url = 'postgres://atlas:s3cret-pass@127.0.0.1:1/atlas';
     expect(redactUrl(url)).toBe('postgres://atlas:***@127.0.0.1:1/atlas');
+    expect(redactUrl('postgres://127.0.0.1/atlas')).toBe('postgres://127.0.0.1/atlas');
+    expect(databaseUrl('', { ATLAS_DATABASE_URL: url })).toBe(url);
+    expect(databaseUrl(' postgres://x/y ', { ATLAS_DATABASE_URL: url })).toBe('postgres://x/y');
     const error = await openState({ home: newHome(), url }).then(() => undefined, (e: Error) => e);
     expect(error?.message).toMatch(/server state at postgres:\/\/atlas:\*\*\*@127\.0\.0\.1:1\/atlas/);
     expect(error?.message).not.toContain('s3cret-pass');

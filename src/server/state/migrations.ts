@@ -112,8 +112,8 @@ export async function migrate(db: Kysely<Database>, backend: StateBackend): Prom
   const migrator = new Migrator({ db, provider: new CodeMigrations(backend), migrationTableName: MIGRATION_TABLE, migrationLockTableName: `${MIGRATION_TABLE}_lock` });
   const result = await migrator.migrateToLatest();
   if (result.error) {
-    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'the migration table';
-    throw new Error(`cannot migrate the server state (${failed}): ${(result.error as Error).message ?? String(result.error)}`, { cause: result.error });
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new Error(`cannot migrate the server state${failed ? ` (${failed})` : ''}: ${(result.error as Error).message ?? String(result.error)}`, { cause: result.error });
   }
   return result;
 }

@@ -4,6 +4,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Kysely } from 'kysely';
+import { redactUrl } from '../../domain/redact-url.js';
 import { migrate } from './migrations.js';
 import type { Database } from './schema.js';
 import type { ServerState, StateBackend } from './types.js';
@@ -20,15 +21,9 @@ export function stateFilePath(home: string): string {
   return join(home, 'server', 'state.db');
 }
 
-/** The URL without its password, for logs and messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/:\/\/([^:/@]*):[^@]*@/, '://$1:***@');
-  }
+/** server.database when set, else ATLAS_DATABASE_URL, else '' (the embedded SQLite file). */
+export function databaseUrl(configured: string, env: NodeJS.ProcessEnv = process.env): string {
+  return configured.trim() || env['ATLAS_DATABASE_URL']?.trim() || '';
 }
 
 export function isPostgresUrl(url: string | undefined): url is string {

@@ -10,6 +10,7 @@ import type { EventRow, Fence, LeaseClaim, LeaseRow } from './types.js';
 import { LeaseLostError } from './types.js';
 
 const MAX_EVENTS = 10_000;
+const IMPORT_BATCH = 500;
 
 export class SqlEvents extends SqlRecords {
   async appendEvent(log: string, type: string, data: Record<string, unknown>, fence?: Fence): Promise<EventRow> {
@@ -48,6 +49,26 @@ export class SqlEvents extends SqlRecords {
 
   async dropEvents(log: string): Promise<void> {
     await this.db.deleteFrom('events').where('log', '=', log).execute();
+  }
+
+  async importEvents(log: string, events: EventRow[], floor = 0): Promise<number> {
+    const top = Math.max(floor, ...events.map((e) => e.id));
+    return this.db.transaction().execute(async (trx) => {
+      let added = 0;
+      for (let i = 0; i < events.length; i += IMPORT_BATCH) {
+        const rows = events.slice(i, i + IMPORT_BATCH).map((e) => ({ log, id: e.id, type: e.type, at: e.at, data: JSON.stringify(e.data) }));
+        const r = await trx.insertInto('events').values(rows).onConflict((oc) => oc.columns(['log', 'id']).doNothing()).executeTakeFirst();
+        added += Number(r.numInsertedOrUpdatedRows ?? 0n);
+      }
+      if (top > 0) {
+        await trx
+          .insertInto('event_counters')
+          .values({ log, last_id: top })
+          .onConflict((oc) => oc.column('log').doUpdateSet({ last_id: sql`case when event_counters.last_id > ${top} then event_counters.last_id else ${top} end` }))
+          .execute();
+      }
+      return added;
+    });
   }
 
   async claimLease(name: string, holder: string, ttlMs: number, now = Date.now()): Promise<LeaseClaim> {

@@ -121,6 +121,12 @@ export interface EventsStore {
   lastEventId(log: string): Promise<number>;
   /** Drops a log's events; its counter stays, so a log made again continues after the old ids. */
   dropEvents(log: string): Promise<void>;
+  /**
+   * Brings in events that already have ids (an import): ids present are left alone, and the
+   * counter moves up to the highest id or `floor` (a removed log's last id), never down.
+   * Returns how many were new.
+   */
+  importEvents(log: string, events: EventRow[], floor?: number): Promise<number>;
 }
 
 export interface TasksStore {
@@ -140,6 +146,13 @@ export interface LeasesStore {
   /** Held leases whose expiry has passed (their holder died or stalled). */
   expiredLeases(now?: number): Promise<LeaseRow[]>;
 }
+
+/** The names of event logs and leases, the same on every replica. */
+export const logKey = {
+  conversation: (account: string, id: string) => `conversation:${account}/${id}`,
+  task: (taskId: string) => `task:${taskId}`,
+  account: (account: string) => `account:${account}`,
+};
 
 export type StateBackend = 'sqlite' | 'postgres';
 

@@ -1,0 +1,116 @@
+// `atlas serve migrate`: a home made by a real `atlas serve` (turns, a removed conversation, two
+// accounts) is imported into SQLite and into a real PostgreSQL; nothing is lost, a second run adds
+// nothing, and the files stay as they were.
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conversationFiles, listConversations } from '../src/server/conversation-store.js';
+import { parseLines } from '../src/server/event-log-file.js';
+import { readMessages } from '../src/server/lifecycle-adapter.js';
+import { openState } from '../src/server/state/open.js';
+import { logKey } from '../src/server/state/types.js';
+import { readTokens } from '../src/server/tokens.js';
+import { atlasSync, tempDir } from './helpers/core-fixtures.js';
+import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
+import type { TestPostgres } from './helpers/postgres.js';
+import { auth, createToken, prompt, serversOfThisFile, startServe } from './helpers/server-fixtures.js';
+
+const servers = serversOfThisFile('SIGTERM');
+let pgServer: TestPostgres | undefined;
+let home: string;
+
+/** Every file under the server folder but the state database, with its hash. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (!name.startsWith('state.db')) out[relative(dir, p)] = createHash('sha256').update(readFileSync(p)).digest('hex');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+beforeAll(async () => {
+  if (!postgresSkipReason) pgServer = await startPostgres();
+  home = tempDir();
+  const alice = createToken(home, 'alice');
+  const bob = createToken(home, 'bob');
+  const s = await startServe(home);
+  servers.push(s);
+  expect((await prompt(s.url, alice, 'first', { prompt: 'hello' })).status).toBe(200);
+  expect((await prompt(s.url, alice, 'first', { prompt: 'again' })).status).toBe(200);
+  expect((await prompt(s.url, alice, 'gone', { prompt: 'short-lived' })).status).toBe(200);
+  expect((await fetch(`${s.url}/conversations/gone`, { method: 'DELETE', headers: auth(alice) })).status).toBe(200);
+  expect((await prompt(s.url, bob, 'first', { prompt: 'bob too' })).status).toBe(200);
+  s.child.kill('SIGTERM');
+  await s.exited;
+}, 120_000);
+
+afterAll(async () => pgServer?.stop());
+
+const targets = [
+  { name: 'the embedded SQLite file', skip: undefined as string | undefined, url: async () => '' },
+  { name: 'PostgreSQL', skip: postgresSkipReason, url: async () => pgServer!.createDatabase('imported') },
+];
+
+for (const target of targets) {
+  describe.skipIf(target.skip !== undefined)(`atlas serve migrate into ${target.name}`, () => {
+    it('imports tokens, conversations, messages, event logs once, and keeps the files', async () => {
+      const url = await target.url();
+      const before = snapshot(join(home, 'server'));
+      const env = { ATLAS_HOME: home, ATLAS_DATABASE_URL: url };
+      const first = atlasSync(['--json', 'serve', 'migrate'], { env });
+      expect(first.code, first.stderr).toBe(0);
+      const report = JSON.parse(first.stdout);
+      expect(report).toMatchObject({ backend: url ? 'postgres' : 'sqlite', tokens: 2, accounts: 2, conversations: 2 });
+      expect(report.events).toBeGreaterThan(0);
+      expect(report.messages).toBeGreaterThan(0);
+
+      const again = JSON.parse(atlasSync(['--json', 'serve', 'migrate'], { env }).stdout);
+      expect(again).toMatchObject({ tokens: 0, accounts: 0, conversations: 0, messages: 0, events: 0, tasks: 0 });
+      expect(again.unchanged).toBeGreaterThan(0);
+      expect(snapshot(join(home, 'server'))).toEqual(before);
+
+      const state = await openState({ home, url });
+      try {
+        expect((await state.listTokens()).map((t) => t.sha256).sort()).toEqual(readTokens(home).map((t) => t.sha256).sort());
+        for (const account of ['alice', 'bob']) {
+          for (const c of listConversations(home, account)) {
+            expect(await state.getConversation(account, c.id)).toEqual(c);
+            const files = conversationFiles(home, account, c.id);
+            const fileEvents = parseLines(readFileSync(files.events, 'utf8'));
+            expect(await state.eventsAfter(logKey.conversation(account, c.id), 0)).toEqual(fileEvents);
+            // The next event continues the file's ids.
+            expect(await state.lastEventId(logKey.conversation(account, c.id))).toBe(fileEvents.at(-1)!.id);
+            const messages = await state.listMessages(account, c.id);
+            expect(messages.map((m) => m.body)).toEqual(readMessages(files.dir).map((m) => m.body));
+          }
+        }
+        expect((await state.getConversation('alice', 'first'))?.turns).toBe(2);
+        // The removed conversation's ids are not handed out again.
+        expect(await state.getConversation('alice', 'gone')).toBeUndefined();
+        expect(await state.lastEventId(logKey.conversation('alice', 'gone'))).toBeGreaterThan(0);
+        expect((await state.eventsAfter(logKey.account('alice'), 0)).length).toBeGreaterThan(0);
+      } finally {
+        await state.close();
+      }
+    }, 60_000);
+  });
+}
+
+describe('atlas serve migrate refuses', () => {
+  it('a database URL that is not PostgreSQL, and says when the database is down, never with the password', () => {
+    const wrong = atlasSync(['serve', 'migrate'], { env: { ATLAS_HOME: home, ATLAS_DATABASE_URL: 'mysql://u:pw@h/db' } });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('must be a postgres:// URL');
+    expect(wrong.stderr).not.toContain(':pw@');
+    const down = atlasSync(['serve', 'migrate'], { env: { ATLAS_HOME: home, ATLAS_DATABASE_URL: 'postgres://atlas:hunter2@127.0.0.1:1/atlas' } });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain('postgres://atlas:***@127.0.0.1:1/atlas');
+    expect(down.stderr + down.stdout).not.toContain('hunter2');
+  });
+});
