@@ -34,7 +34,7 @@ export function isPostgresUrl(url: string | undefined): url is string {
  * One handle per file in a process: better-sqlite3 is synchronous, so a second handle waiting on
  * the first one's write lock would block the very thread that has to finish that transaction.
  */
-const sqliteHandles = new Map<string, { db: Kysely<Database>; refs: number }>();
+const sqliteHandles = new Map<string, { ready: Promise<Kysely<Database>>; refs: number }>();
 
 interface Opened {
   db: Kysely<Database>;
@@ -42,25 +42,7 @@ interface Opened {
   close: () => Promise<void>;
 }
 
-function shared(path: string): Opened {
-  const entry = sqliteHandles.get(path)!;
-  entry.refs++;
-  let closed = false;
-  return {
-    db: entry.db,
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      if (--entry.refs > 0) return;
-      sqliteHandles.delete(path);
-      await entry.db.destroy();
-    },
-  };
-}
-
-async function openSqlite(home: string): Promise<Opened> {
-  const path = stateFilePath(home);
-  if (sqliteHandles.has(path)) return shared(path);
+async function createSqlite(path: string): Promise<Kysely<Database>> {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   // Created 0600 before SQLite opens it: tokens' hashes and conversations are nobody else's.
   closeSync(openSync(path, 'a', 0o600));
@@ -72,8 +54,50 @@ async function openSqlite(home: string): Promise<Opened> {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const db = new K<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  sqliteHandles.set(path, { db, refs: 0 });
-  return shared(path);
+  // Kysely takes no migration lock on SQLite: the migration runs under SQLite's own write lock, so
+  // processes starting together on one home take turns and the later ones find nothing to do.
+  sqlite.exec('BEGIN IMMEDIATE');
+  try {
+    await migrate(db, 'sqlite');
+    sqlite.exec('COMMIT');
+  } catch (error) {
+    if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+    await db.destroy();
+    throw error;
+  }
+  return db;
+}
+
+async function openSqlite(home: string): Promise<Opened> {
+  const path = stateFilePath(home);
+  let entry = sqliteHandles.get(path);
+  if (!entry) {
+    const created = { ready: createSqlite(path), refs: 0 };
+    // A failed open is tried afresh by the next caller.
+    created.ready.catch(() => sqliteHandles.delete(path));
+    sqliteHandles.set(path, created);
+    entry = created;
+  }
+  const held = entry;
+  held.refs++;
+  let db: Kysely<Database>;
+  try {
+    db = await held.ready;
+  } catch (error) {
+    held.refs--;
+    throw error;
+  }
+  let closed = false;
+  return {
+    db,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      if (--held.refs > 0) return;
+      sqliteHandles.delete(path);
+      await db.destroy();
+    },
+  };
 }
 
 async function openPostgres(url: string, poolSize: number): Promise<Opened> {
@@ -91,11 +115,17 @@ async function openPostgres(url: string, poolSize: number): Promise<Opened> {
 export async function openState(options: StateOptions): Promise<ServerState> {
   const backend: StateBackend = isPostgresUrl(options.url) ? 'postgres' : 'sqlite';
   const location = backend === 'postgres' ? redactUrl(options.url!) : stateFilePath(options.home);
-  const opened = backend === 'postgres' ? await openPostgres(options.url!, options.poolSize ?? 10) : await openSqlite(options.home);
+  let opened: Opened;
   try {
-    await migrate(opened.db, backend);
+    if (backend === 'sqlite') opened = await openSqlite(options.home);
+    else {
+      opened = await openPostgres(options.url!, options.poolSize ?? 10);
+      await migrate(opened.db, backend).catch(async (error: unknown) => {
+        await opened.close().catch(() => undefined);
+        throw error;
+      });
+    }
   } catch (error) {
-    await opened.close().catch(() => undefined);
     const raw = (error as Error).message;
     const message = backend === 'postgres' ? raw.split(options.url!).join(location) : raw;
     throw new Error(`server state at ${location}: ${message}`, { cause: error });
