@@ -52,7 +52,8 @@ function asPostgresUser(program: string, args: string[], asRoot: boolean): void 
   if (r.status !== 0) throw new Error(`${program} ${args.join(' ')} failed (${r.status}): ${r.stderr}${r.stdout}`);
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/** `durable`: keep fsync on (benchmarks); tests turn it off, as nothing needs to survive a power cut. */
+export async function startPostgres(settings: { durable?: boolean } = {}): Promise<TestPostgres> {
   const bin = postgresBin();
   if (!bin) throw new Error(postgresSkipReason);
   const asRoot = process.getuid?.() === 0;
@@ -66,7 +67,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   const data = join(dir, 'data');
   const port = await freePort();
   asPostgresUser(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], asRoot);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 -c shared_buffers=16MB`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${settings.durable ? 'on' : 'off'} -c max_connections=200 -c shared_buffers=16MB`;
   const pgCtl = (args: string[]) => asPostgresUser(join(bin, 'pg_ctl'), ['-D', data, ...args], asRoot);
   const start = () => pgCtl(['-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
   start();
