@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactUrl } from '../src/domain/redact-url.js';
+import { followLog } from '../src/server/state/follow.js';
 import { databaseUrl, openState, stateFilePath } from '../src/server/state/open.js';
 import type { ConversationRow, ServerState, StoredMessage } from '../src/server/state/types.js';
 import { LeaseLostError } from '../src/server/state/types.js';
@@ -15,6 +16,14 @@ import type { TestPostgres } from './helpers/postgres.js';
 let pgServer: TestPostgres | undefined;
 let dbCount = 0;
 const homes: string[] = [];
+
+async function waitFor(check: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 function newHome(): string {
   const home = mkdtempSync(join(tmpdir(), 'atlas-state-'));
@@ -234,16 +243,25 @@ describe('server state: the embedded file and failures', () => {
     expect(error?.message).not.toContain('s3cret-pass');
   });
 
-  it.skipIf(postgresSkipReason !== undefined)('fails while PostgreSQL is down and works again once it is back', async () => {
+  it.skipIf(postgresSkipReason !== undefined)('fails while PostgreSQL is down (a follower reports it and keeps its place) and works again once it is back', async () => {
     const url = await pgServer!.createDatabase('downtime');
     const state = await openState({ home: newHome(), url });
+    const seen: number[] = [];
+    const errors: Error[] = [];
+    const follower = followLog(state, 'log', 0, (e) => seen.push(e.id), { intervalMs: 20, onError: (e) => errors.push(e) });
     try {
       expect((await state.appendEvent('log', 'a', {})).id).toBe(1);
+      await waitFor(() => seen.length === 1);
       pgServer!.kill();
       await expect(state.appendEvent('log', 'b', {})).rejects.toThrow();
+      // The follower reports the failed polls and keeps its place.
+      await waitFor(() => errors.length > 0);
       pgServer!.start();
       expect((await state.appendEvent('log', 'c', {})).id).toBe(2);
+      await waitFor(() => seen.length === 2);
+      expect(seen).toEqual([1, 2]);
     } finally {
+      follower.stop();
       await state.close();
     }
   });
