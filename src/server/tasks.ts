@@ -15,6 +15,7 @@ import type { TaskRef } from '../store/task-store.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { toJson } from '../store/json-file.js';
 import type { ServerContext } from './context.js';
+import type { TaskIndexRow } from './state/types.js';
 import type { EventLog } from './event-log.js';
 import { EVENTS_FILE_NAME } from './event-log.js';
 import { HttpError } from './http.js';
@@ -22,15 +23,8 @@ import type { ChildResult, TaskChild } from './task-children.js';
 import { HookWatcher, runAtlasChild } from './task-children.js';
 import { serverDir } from './tokens.js';
 
-export interface ServerTaskRecord {
-  task_id: string;
-  account: string;
-  workspace: string;
-  dir: string;
-  repo: string;
-  template: string;
-  created_at: string;
-}
+/** Which account started a task over the API: the same record as the state's task index. */
+export type ServerTaskRecord = TaskIndexRow;
 
 export const TASK_ACTIONS = ['checkpoint', 'recover', 'approve', 'reject', 'abandon', 'cancel'] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];

@@ -2,6 +2,7 @@
 // one query works on SQLite and PostgreSQL; bigint columns come back from `pg` as strings, which
 // the row readers turn into numbers.
 import type { Generated } from 'kysely';
+import type { ConversationRow, TaskIndexRow } from './types.js';
 
 type Int = number | string;
 
@@ -19,17 +20,8 @@ export interface TokensTable {
   read_only: number;
 }
 
-export interface ConversationsTable {
-  account: string;
-  id: string;
-  agent_id: string | null;
-  provider: string;
-  sandbox_id: string | null;
-  session_id: string;
-  created_at: string;
-  updated_at: string;
-  status: string;
-  turns: number;
+/** The record's own columns as they are; its last turn as JSON and its stats spread into columns. */
+export interface ConversationsTable extends Omit<ConversationRow, 'last_turn' | 'stats'> {
   last_turn: string | null;
   messages_exchanged: number;
   total_input_tokens: Int;
@@ -67,15 +59,7 @@ export interface EventsTable {
   data: string;
 }
 
-export interface TasksTable {
-  task_id: string;
-  account: string;
-  workspace: string;
-  dir: string;
-  repo: string;
-  template: string;
-  created_at: string;
-}
+export type TasksTable = TaskIndexRow;
 
 export interface LeasesTable {
   name: string;
