@@ -2,7 +2,7 @@
 // accounts) is imported into SQLite and into a real PostgreSQL; nothing is lost, a second run adds
 // nothing, and the files stay as they were.
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationFiles, listConversations } from '../src/server/conversation-store.js';
@@ -103,6 +103,22 @@ for (const target of targets) {
 }
 
 describe('atlas serve migrate refuses', () => {
+  it('a conversation record it cannot read, naming it, and goes on once it is repaired', () => {
+    const damaged = tempDir();
+    const dir = join(damaged, 'server', 'accounts', 'alice', 'conversations', 'c1');
+    mkdirSync(dir, { recursive: true });
+    const record = { id: 'c1', account: 'alice', agent_id: null, provider: 'command', sandbox_id: null, session_id: '', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', status: 'idle', turns: 0, last_turn: null };
+    writeFileSync(join(dir, 'conversation.json'), JSON.stringify(record));
+    const refused = atlasSync(['serve', 'migrate'], { env: { ATLAS_HOME: damaged, ATLAS_DATABASE_URL: '' } });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`cannot import ${join(dir, 'conversation.json')}: it has no stats`);
+    const stats = { messages_exchanged: 0, total_input_tokens: 0, total_output_tokens: null, total_cache_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: null, partial: true, models: [] };
+    writeFileSync(join(dir, 'conversation.json'), JSON.stringify({ ...record, stats }));
+    const fixed = atlasSync(['--json', 'serve', 'migrate'], { env: { ATLAS_HOME: damaged, ATLAS_DATABASE_URL: '' } });
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(JSON.parse(fixed.stdout)).toMatchObject({ conversations: 1 });
+  });
+
   it('a database URL that is not PostgreSQL, and says when the database is down, never with the password', () => {
     const wrong = atlasSync(['serve', 'migrate'], { env: { ATLAS_HOME: home, ATLAS_DATABASE_URL: 'mysql://u:pw@h/db' } });
     expect(wrong.code).toBe(2);

@@ -3,8 +3,10 @@
 // files are left as they are, so nothing is lost if the import is stopped half-way.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AtlasError, EXIT } from '../domain/errors.js';
 import { listConversations as listRuns, readMessages as readRunMessages } from '../conversation/read.js';
 import { conversationFiles as runFiles } from '../conversation/paths.js';
+import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, conversationsDir, listAccounts, listConversations } from './conversation-store.js';
 import { EVENTS_FILE_NAME, retiredIdPath } from './event-log.js';
 import { parseLines } from './event-log-file.js';
@@ -67,6 +69,36 @@ function taskRecords(home: string): TaskIndexRow[] {
   return rows;
 }
 
+function recordProblem(c: ServerConversation): string | undefined {
+  const stats = c.stats as Partial<ServerConversation['stats']> | undefined;
+  if (typeof stats !== 'object' || stats === null) return 'it has no stats';
+  for (const k of ['messages_exchanged', 'total_input_tokens', 'cache_read_tokens', 'cache_creation_tokens'] as const) {
+    if (typeof stats[k] !== 'number') return `its stats have no ${k}`;
+  }
+  if (!Array.isArray(stats.models)) return 'its stats have no models list';
+  if (typeof c.turns !== 'number' || typeof c.status !== 'string' || typeof c.created_at !== 'string' || typeof c.updated_at !== 'string') return 'it lacks turns, status or its times';
+  return undefined;
+}
+
+async function importConversation(state: ServerState, home: string, c: ServerConversation, report: ImportReport): Promise<void> {
+  const { account } = c;
+  // Already there: brought up to the file's version (the files stay the source until the switch).
+  if (await state.getConversation(account, c.id)) report.unchanged++;
+  else report.conversations++;
+  await state.putConversation(c);
+  const files = conversationFiles(home, account, c.id);
+  // Each turn is one recorded run: its messages keep their run's id in their key, so two runs'
+  // keys never collide, and their turn is the run's place in the order they started.
+  const messages: StoredMessage[] = listRuns(files.dir).flatMap((run, i) =>
+    readRunMessages(runFiles(files.dir, run.id).messages).map((m) => ({ ...m, key: `${run.id}:${m.key}`, conversation_id: c.id, account, turn: i + 1 })),
+  );
+  const had = (await state.listMessages(account, c.id)).length;
+  await state.putMessages(messages);
+  report.messages += Math.max(0, messages.length - had);
+  report.unchanged += Math.min(had, messages.length);
+  await importLog(state, logKey.conversation(account, c.id), files.events, report);
+}
+
 export async function importFileState(home: string, state: ServerState): Promise<ImportReport> {
   const report: ImportReport = { tokens: 0, accounts: 0, conversations: 0, messages: 0, events: 0, tasks: 0, unchanged: 0 };
   // Read before tokens go in: a token brings its account along.
@@ -91,21 +123,13 @@ export async function importFileState(home: string, state: ServerState): Promise
       report.accounts++;
     }
     for (const c of present) {
-      // Already there: brought up to the file's version (the files stay the source until the switch).
-      if (await state.getConversation(account, c.id)) report.unchanged++;
-      else report.conversations++;
-      await state.putConversation(c);
       const files = conversationFiles(home, account, c.id);
-      // Each turn is one recorded run: its messages keep their run's id in their key, so two runs'
-      // keys never collide, and their turn is the run's place in the order they started.
-      const messages: StoredMessage[] = listRuns(files.dir).flatMap((run, i) =>
-        readRunMessages(runFiles(files.dir, run.id).messages).map((m) => ({ ...m, key: `${run.id}:${m.key}`, conversation_id: c.id, account, turn: i + 1 })),
-      );
-      const had = (await state.listMessages(account, c.id)).length;
-      await state.putMessages(messages);
-      report.messages += Math.max(0, messages.length - had);
-      report.unchanged += Math.min(had, messages.length);
-      await importLog(state, logKey.conversation(account, c.id), files.events, report);
+      // A record the import cannot read stops it, named: nothing is skipped quietly (the files stay).
+      const problem = recordProblem(c);
+      if (problem) {
+        throw new AtlasError(`cannot import ${files.record}: ${problem}`, { exitCode: EXIT.input, hint: 'repair or move that folder away, then run `atlas serve migrate` again (what was imported stays)' });
+      }
+      await importConversation(state, home, c, report);
     }
     // Conversations removed before the import: their ids go on from where they stopped.
     const retired = join(conversationsDir(home, account), '.retired-event-ids');

@@ -1,6 +1,6 @@
 // A real PostgreSQL for tests: initdb in a temp folder, listening on 127.0.0.1 on a free port with
 // its socket in that folder, stopped (and the folder removed) by stop(). PostgreSQL refuses to run
-// as root, so as root the cluster belongs to `nobody` and its programs run through runuser.
+// as root, so as root the cluster belongs to `nobody` (or a system user made for it) and its programs run through runuser.
 // Reuse: `const pg = await startPostgres(); const url = await pg.createDatabase('x'); … await pg.stop();`
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -46,8 +46,18 @@ function freePort(): Promise<number> {
   });
 }
 
-function asPostgresUser(program: string, args: string[], asRoot: boolean): void {
-  const [cmd, argv] = asRoot ? ['runuser', ['-u', 'nobody', '--', program, ...args]] : [program, args];
+/** The user the server runs as when the tests run as root: `nobody`, or one made for it. */
+function postgresUser(): { name: string; uid: number; gid: number } {
+  for (const name of ['nobody', 'atlas-pg-test']) {
+    const r = spawnSync('id', ['-u', name], { encoding: 'utf8' });
+    if (r.status === 0) return { name, uid: Number(r.stdout.trim()), gid: Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim()) };
+  }
+  execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', 'atlas-pg-test']);
+  return postgresUser();
+}
+
+function asPostgresUser(program: string, args: string[], user: string | undefined): void {
+  const [cmd, argv] = user ? ['runuser', ['-u', user, '--', program, ...args]] : [program, args];
   const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`${program} ${args.join(' ')} failed (${r.status}): ${r.stderr}${r.stdout}`);
 }
@@ -56,19 +66,17 @@ function asPostgresUser(program: string, args: string[], asRoot: boolean): void 
 export async function startPostgres(settings: { durable?: boolean } = {}): Promise<TestPostgres> {
   const bin = postgresBin();
   if (!bin) throw new Error(postgresSkipReason);
-  const asRoot = process.getuid?.() === 0;
-  const dir = mkdtempSync(join(tmpdir(), 'atlas-pg-'));
+  const owner = process.getuid?.() === 0 ? postgresUser() : undefined;
+  // As root, under /tmp: a TMPDIR only root may enter would keep the server out of its own folder.
+  const dir = mkdtempSync(join(owner ? '/tmp' : tmpdir(), 'atlas-pg-'));
   chmodSync(dir, 0o700);
-  if (asRoot) {
-    const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
-    chownSync(dir, uid, gid);
-  }
+  if (owner) chownSync(dir, owner.uid, owner.gid);
+  const runAs = owner?.name;
   const data = join(dir, 'data');
   const port = await freePort();
-  asPostgresUser(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], asRoot);
+  asPostgresUser(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], runAs);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${settings.durable ? 'on' : 'off'} -c max_connections=200 -c shared_buffers=16MB`;
-  const pgCtl = (args: string[]) => asPostgresUser(join(bin, 'pg_ctl'), ['-D', data, ...args], asRoot);
+  const pgCtl = (args: string[]) => asPostgresUser(join(bin, 'pg_ctl'), ['-D', data, ...args], runAs);
   const start = () => pgCtl(['-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
   start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
