@@ -2,6 +2,7 @@
 // it created and answers 5xx JSON, failing OnMessage and OnStreamFinish never fail the stream, a
 // slow SSE client is dropped while the agent goes on, DELETE keeps or terminates the sandbox,
 // health reports an unreachable store; and the event log, router, body and token edges.
+import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -16,7 +17,8 @@ import { HttpError, pathId } from '../src/server/http.js';
 import { Router } from '../src/server/router.js';
 import type { RunningServer } from '../src/server/server.js';
 import { isLoopback, sandboxReadiness, startServer } from '../src/server/server.js';
-import { createToken, readTokens, revokeToken, TokenVerifier, tokensPath } from '../src/server/tokens.js';
+import { LazyState } from '../src/server/server-state.js';
+import { createToken, listTokens, readTokens, revokeToken, TokenVerifier, tokensPath } from '../src/server/tokens.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 import { auth, getJson, prompt, readSse, STREAM_AGENT, waitUntil } from './helpers/server-fixtures.js';
@@ -234,24 +236,34 @@ describe('edges', () => {
     expect(() => pathId('%E0%A4%A', 'id')).toThrow(HttpError);
   });
 
-  it('tokens: constant-time lookup, a revoked token stops working, a damaged file authorises no one', async () => {
+  it('tokens: looked up by hash in the state, a revoked token stops working for good, an old tokens.json is adopted once', async () => {
     const home = tempDir();
     const a = await createToken(home, 'alice');
     const b = await createToken(home, 'bob');
-    const verifier = new TokenVerifier(home);
-    expect(verifier.account(a.token)).toBe('alice');
-    expect(verifier.account(b.token)).toBe('bob');
-    expect(verifier.account('atlas_wrong')).toBeUndefined();
+    const handle = new LazyState(home, '');
+    const verifier = new TokenVerifier(() => handle.get());
+    expect(await verifier.account(a.token)).toBe('alice');
+    expect(await verifier.account(b.token)).toBe('bob');
+    expect(await verifier.account('atlas_wrong')).toBeUndefined();
     await revokeToken(home, a.record.id);
-    expect(verifier.account(a.token)).toBeUndefined();
-    expect(readTokens(home).map((t) => t.account)).toEqual(['bob']);
+    expect(await verifier.account(a.token)).toBeUndefined();
+    expect((await listTokens(home)).map((t) => t.account)).toEqual(['bob']);
+    await expect(revokeToken(home, a.record.id)).rejects.toThrow(/no token/);
+    await expect(revokeToken(tempDir(), 'tok-1')).rejects.toThrow(/no token/);
+    // A tokens.json from before the state: its tokens work, a revoked one among them does not come back.
+    const legacy = { id: 'tok-legacy1', account: 'carol', sha256: createHash('sha256').update('atlas_legacy').digest('hex'), created_at: '2026-01-01T00:00:00.000Z' };
+    writeFileSync(tokensPath(home), JSON.stringify({ version: 1, tokens: [legacy, a.record] }));
+    await handle.close();
+    expect(await verifier.account('atlas_legacy')).toBe('carol');
+    expect(await verifier.account(a.token)).toBeUndefined();
+    expect(readTokens(home)).toHaveLength(2);
+    // A damaged file stops the state from opening, naming the file (no one is let in meanwhile).
     writeFileSync(tokensPath(home), '{"tokens": [{"id": 1}]}');
     expect(() => readTokens(home)).toThrow(/not a valid token file/);
-    expect(verifier.account(b.token)).toBeUndefined();
     await expect(createToken(home, 'bob')).rejects.toThrow(/not a valid token file/);
-    await expect(revokeToken(tempDir(), 'tok-1')).rejects.toThrow(/no token/);
     chmodSync(tokensPath(home), 0o000);
     if (process.getuid?.() !== 0) expect(() => readTokens(home)).toThrow(/cannot read/);
+    await handle.close();
   });
 
   it('bodies: wrong media type 415, non-object 400, empty is {}', async () => {

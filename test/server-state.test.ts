@@ -93,17 +93,22 @@ for (const backend of backends) {
       }
     });
 
-    it('keeps tokens as hashes, finds them by hash, lists and removes them', async () => {
+    it('keeps tokens as hashes, finds them by hash, lists and revokes them for good', async () => {
       const sha = 'a'.repeat(64);
       await state.addToken({ id: 'tok-1', account: 'alice', sha256: sha, created_at: '2026-11-25T10:00:00.000Z', expires_at: null, read_only: true });
       await state.addToken({ id: 'tok-2', account: 'bob', sha256: 'b'.repeat(64), created_at: '2026-11-25T10:00:01.000Z', expires_at: '2026-12-01T00:00:00.000Z', read_only: false });
-      expect(await state.tokenByHash(sha)).toEqual({ id: 'tok-1', account: 'alice', sha256: sha, created_at: '2026-11-25T10:00:00.000Z', expires_at: null, read_only: true });
+      expect(await state.tokenByHash(sha)).toEqual({ id: 'tok-1', account: 'alice', sha256: sha, created_at: '2026-11-25T10:00:00.000Z', expires_at: null, read_only: true, revoked_at: null });
       expect((await state.listTokens()).map((t) => t.id)).toEqual(['tok-1', 'tok-2']);
       expect((await state.listAccounts()).map((a) => a.name)).toEqual(expect.arrayContaining(['alice', 'bob']));
       await expect(state.addToken({ id: 'tok-3', account: 'bob', sha256: sha, created_at: '2026-11-25T10:00:02.000Z', expires_at: null, read_only: false })).rejects.toThrow();
-      expect((await state.removeToken('tok-2'))?.account).toBe('bob');
-      expect(await state.removeToken('tok-2')).toBeUndefined();
+      expect((await state.revokeToken('tok-2'))?.account).toBe('bob');
+      expect(await state.revokeToken('tok-2')).toBeUndefined();
       expect(await state.tokenByHash('b'.repeat(64))).toBeUndefined();
+      expect((await state.listTokens()).map((t) => t.id)).toEqual(['tok-1']);
+      // A revoked token's id stays taken: adding it again (an old file imported) changes nothing.
+      expect(await state.addToken({ id: 'tok-2', account: 'bob', sha256: 'b'.repeat(64), created_at: '2026-11-25T10:00:01.000Z', expires_at: null, read_only: false })).toBe(false);
+      expect(await state.tokenByHash('b'.repeat(64))).toBeUndefined();
+      expect((await state.allTokens()).map((t) => [t.id, t.revoked_at === null])).toEqual([['tok-1', true], ['tok-2', false]]);
     });
 
     it('stores conversations with their stats, newest first, per account', async () => {

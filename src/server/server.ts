@@ -30,6 +30,7 @@ import { serverLifecycle } from './lifecycle-adapter.js';
 import { buildRoutes } from './routes.js';
 import { holdSandbox } from './turn-executor.js';
 import { Tasks } from './tasks.js';
+import { LazyState } from './server-state.js';
 import { serverDir, TokenVerifier } from './tokens.js';
 
 export interface ServeOptions {
@@ -143,8 +144,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     local: options.local,
     stopping: undefined,
   };
-  const verifier = new TokenVerifier(options.home);
-  if (verifier.count() === 0) warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`');
+  const state = new LazyState(options.home, options.config.server.database);
+  const verifier = new TokenVerifier(() => state.get());
+  if ((await verifier.count()) === 0) warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`');
   const board = new Board(verifier, options.uiDir ?? findUiDir(), options.localLogin);
   const conversations = new Conversations(ctx);
   const tasks = new Tasks(ctx);
@@ -216,10 +218,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     const header = req.headers['authorization'] ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    let verified = m ? verifier.verify(m[1]!) : undefined;
+    let verified = m ? await verifier.verify(m[1]!) : undefined;
     // The board's cookie (docs/ui.md): only without a bearer header, and a change needs the CSRF header.
     const cookie = m ? undefined : board.sessions.of(req);
-    if (cookie && board.live(cookie.session)) {
+    if (cookie && (await board.live(cookie.session))) {
       if (req.method !== 'GET' && req.method !== 'HEAD' && !board.sessions.csrfOk(req, cookie.session)) {
         throw new HttpError(403, 'csrf_refused', 'a request signed in by cookie that changes something needs the x-csrf-token header (GET /session gives it)');
       }
@@ -328,6 +330,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       server.closeAllConnections();
       loopDelay.disable();
       await releaseSandbox?.();
+      await state.close();
       log({ msg: 'stopped', reason });
     })();
     return stopping;

@@ -1,7 +1,8 @@
 // `atlas serve migrate`: brings a file-based server home (tokens.json, conversation folders, event
-// logs, the task index) into the server state, once. Running it again adds only what is new; the
-// files are left as they are, so nothing is lost if the import is stopped half-way.
-import { readdirSync, readFileSync } from 'node:fs';
+// logs, the task index) into the server state, and into PostgreSQL the embedded state's tokens too.
+// Running it again adds only what is new; the files are left as they are, so nothing is lost if
+// the import is stopped half-way.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { listConversations as listRuns, readMessages as readRunMessages } from '../conversation/read.js';
@@ -10,9 +11,11 @@ import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, conversationsDir, listAccounts, listConversations } from './conversation-store.js';
 import { EVENTS_FILE_NAME, retiredIdPath } from './event-log.js';
 import { parseLines } from './event-log-file.js';
+import { openState, stateFilePath } from './state/open.js';
 import type { ServerState, StoredMessage, TaskIndexRow } from './state/types.js';
 import { logKey } from './state/types.js';
-import { readTokens, serverDir } from './tokens.js';
+import { adoptTokenFile } from './server-state.js';
+import { serverDir } from './token-file.js';
 
 export interface ImportReport {
   tokens: number;
@@ -99,20 +102,34 @@ async function importConversation(state: ServerState, home: string, c: ServerCon
   await importLog(state, logKey.conversation(account, c.id), files.events, report);
 }
 
+/**
+ * Moving to PostgreSQL: the tokens the embedded state holds go along, revoked ones as revoked (so
+ * an old tokens.json adopted later cannot bring them back).
+ */
+async function copyEmbeddedTokens(home: string, state: ServerState, report: ImportReport): Promise<void> {
+  if (!existsSync(stateFilePath(home))) return;
+  const embedded = await openState({ home, url: '' });
+  try {
+    for (const t of await embedded.allTokens()) {
+      if (await state.addToken(t)) report.tokens++;
+      else report.unchanged++;
+    }
+  } finally {
+    await embedded.close();
+  }
+}
+
 export async function importFileState(home: string, state: ServerState): Promise<ImportReport> {
   const report: ImportReport = { tokens: 0, accounts: 0, conversations: 0, messages: 0, events: 0, tasks: 0, unchanged: 0 };
   // Read before tokens go in: a token brings its account along.
   const accounts = new Set((await state.listAccounts()).map((a) => a.name));
-  const known = new Set((await state.listTokens()).map((t) => t.id));
-  for (const t of readTokens(home)) {
-    if (known.has(t.id)) {
-      report.unchanged++;
-      continue;
-    }
-    await state.addToken({ id: t.id, account: t.account, sha256: t.sha256, created_at: t.created_at, expires_at: t.expires_at ?? null, read_only: t.read_only === true });
-    report.tokens++;
-    if (!accounts.has(t.account)) {
-      accounts.add(t.account);
+  const tokens = await adoptTokenFile(home, state);
+  report.tokens += tokens.added;
+  report.unchanged += tokens.present;
+  if (state.backend === 'postgres') await copyEmbeddedTokens(home, state, report);
+  for (const a of await state.listAccounts()) {
+    if (!accounts.has(a.name)) {
+      accounts.add(a.name);
       report.accounts++;
     }
   }

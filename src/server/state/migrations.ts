@@ -19,6 +19,8 @@ function initial(backend: StateBackend): Migration {
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('expires_at', 'text')
         .addColumn('read_only', 'integer', (c) => c.notNull().defaultTo(0))
+        // Revoked tokens stay as rows: an import of an old tokens.json never brings one back.
+        .addColumn('revoked_at', 'text')
         .execute();
       await db.schema
         .createTable('conversations')

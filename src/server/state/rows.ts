@@ -40,7 +40,7 @@ function str(value: unknown, table: string, column: string): string {
 export function toToken(r: TokensTable): TokenRow {
   const sha256 = str(r.sha256, 'tokens', 'sha256');
   if (!/^[0-9a-f]{64}$/.test(sha256)) throw new StateDataError('tokens', 'sha256 is not a hex SHA-256');
-  return { id: str(r.id, 'tokens', 'id'), account: str(r.account, 'tokens', 'account'), sha256, created_at: str(r.created_at, 'tokens', 'created_at'), expires_at: r.expires_at ?? null, read_only: num(r.read_only, 'tokens', 'read_only') === 1 };
+  return { id: str(r.id, 'tokens', 'id'), account: str(r.account, 'tokens', 'account'), sha256, created_at: str(r.created_at, 'tokens', 'created_at'), expires_at: r.expires_at ?? null, read_only: num(r.read_only, 'tokens', 'read_only') === 1, revoked_at: r.revoked_at ?? null };
 }
 
 function toTurn(text: string | null): TurnRow | null {

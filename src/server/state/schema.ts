@@ -18,6 +18,7 @@ export interface TokensTable {
   created_at: string;
   expires_at: string | null;
   read_only: number;
+  revoked_at: string | null;
 }
 
 /** The record's own columns as they are; its last turn as JSON and its stats spread into columns. */

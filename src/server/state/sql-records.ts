@@ -23,24 +23,29 @@ export class SqlRecords {
     return this.db.selectFrom('accounts').selectAll().orderBy('name').execute();
   }
 
-  async addToken(row: TokenRow): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  async addToken(row: TokenRow): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
       await trx.insertInto('accounts').values({ name: row.account, created_at: row.created_at }).onConflict((oc) => oc.column('name').doNothing()).execute();
-      await trx.insertInto('tokens').values({ ...row, read_only: row.read_only ? 1 : 0 }).execute();
+      const r = await trx.insertInto('tokens').values({ ...row, read_only: row.read_only ? 1 : 0, revoked_at: row.revoked_at ?? null }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
     });
   }
 
-  async removeToken(id: string): Promise<TokenRow | undefined> {
-    const removed = await this.db.deleteFrom('tokens').where('id', '=', id).returningAll().executeTakeFirst();
-    return removed ? toToken(removed) : undefined;
+  async revokeToken(id: string, now = new Date()): Promise<TokenRow | undefined> {
+    const revoked = await this.db.updateTable('tokens').set({ revoked_at: toTimestamp(now) }).where('id', '=', id).where('revoked_at', 'is', null).returningAll().executeTakeFirst();
+    return revoked ? toToken(revoked) : undefined;
   }
 
   async listTokens(): Promise<TokenRow[]> {
+    return (await this.db.selectFrom('tokens').selectAll().where('revoked_at', 'is', null).orderBy('created_at').orderBy('id').execute()).map(toToken);
+  }
+
+  async allTokens(): Promise<TokenRow[]> {
     return (await this.db.selectFrom('tokens').selectAll().orderBy('created_at').orderBy('id').execute()).map(toToken);
   }
 
   async tokenByHash(sha256: string): Promise<TokenRow | undefined> {
-    const row = await this.db.selectFrom('tokens').selectAll().where('sha256', '=', sha256).executeTakeFirst();
+    const row = await this.db.selectFrom('tokens').selectAll().where('sha256', '=', sha256).where('revoked_at', 'is', null).executeTakeFirst();
     return row ? toToken(row) : undefined;
   }
 

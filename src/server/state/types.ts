@@ -17,6 +17,8 @@ export interface TokenRow {
   created_at: string;
   expires_at: string | null;
   read_only: boolean;
+  /** When it was revoked (absent or null: live). */
+  revoked_at?: string | null;
 }
 
 export interface TurnRow {
@@ -87,10 +89,15 @@ export interface Fence {
 export interface AccountsStore {
   ensureAccount(name: string, now?: Date): Promise<void>;
   listAccounts(): Promise<AccountRecord[]>;
-  addToken(row: TokenRow): Promise<void>;
-  /** Removes the token; returns it, or undefined when there was none with that id. */
-  removeToken(id: string): Promise<TokenRow | undefined>;
+  /** Adds a token (and its account); false when a token with that id exists, or existed. */
+  addToken(row: TokenRow): Promise<boolean>;
+  /** Revokes the token; returns it, or undefined when there is no live token with that id. */
+  revokeToken(id: string, now?: Date): Promise<TokenRow | undefined>;
+  /** Live (not revoked) tokens, oldest first. */
   listTokens(): Promise<TokenRow[]>;
+  /** Every token ever added, revoked ones too (with revoked_at). */
+  allTokens(): Promise<TokenRow[]>;
+  /** The live token with that hash. */
   tokenByHash(sha256: string): Promise<TokenRow | undefined>;
 }
 
