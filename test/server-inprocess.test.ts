@@ -182,7 +182,8 @@ describe('streams and limits', () => {
     const home = tempDir();
     const { warnings, server } = await serve(home, { host: '0.0.0.0' });
     expect(warnings.some((w) => w.includes('TLS proxy'))).toBe(true);
-    expect(warnings.some((w) => w.includes('no API tokens'))).toBe(true);
+    // Said once the state is open, just after the server listens.
+    await waitUntil(() => warnings.some((w) => w.includes('no API tokens')) || undefined, 10_000, 'the warning about tokens');
     expect(isLoopback('0.0.0.0')).toBe(false);
     const blocker = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));

@@ -146,7 +146,6 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
   const state = new LazyState(options.home, options.config.server.database);
   const verifier = new TokenVerifier(() => state.get());
-  if ((await verifier.count()) === 0) warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`');
   const board = new Board(verifier, options.uiDir ?? findUiDir(), options.localLogin);
   const conversations = new Conversations(ctx);
   const tasks = new Tasks(ctx);
@@ -295,6 +294,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     for (const t of crashed) tasks.recoverInBackground(t);
   }
   phase = 'ready';
+  // The state (and its driver) opens once the server listens: not part of the start-up, and a
+  // request that comes meanwhile waits for the same opening. Not awaited: the caller installs its
+  // signal handlers at once.
+  void verifier.count().then(
+    (n) => (n === 0 ? warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`') : undefined),
+    (error: Error) => warn(`the server state cannot be opened yet (requests get 503 until it can): ${error.message}`),
+  );
   log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder' });
   // prom-client is loaded in the background once the server listens: its 20 ms are not in the
   // start-up (/metrics answers 503 until then), and the caller installs its signal handlers at once

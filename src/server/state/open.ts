@@ -5,7 +5,6 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { redactUrl } from '../../domain/redact-url.js';
-import { migrate } from './migrations.js';
 import type { Database } from './schema.js';
 import type { ServerState, StateBackend } from './types.js';
 
@@ -47,7 +46,7 @@ async function createSqlite(path: string): Promise<Kysely<Database>> {
   // Created 0600 before SQLite opens it: tokens' hashes and conversations are nobody else's.
   closeSync(openSync(path, 'a', 0o600));
   chmodSync(path, 0o600);
-  const [{ Kysely: K, SqliteDialect }, { default: SQLite }] = await Promise.all([import('kysely'), import('better-sqlite3')]);
+  const [{ Kysely: K, SqliteDialect }, { default: SQLite }, { migrate }] = await Promise.all([import('kysely'), import('better-sqlite3'), import('./migrations.js')]);
   const sqlite = new SQLite(path);
   sqlite.pragma('journal_mode = WAL');
   // Another process on this home (atlas serve token create beside a running server) may hold the write lock briefly.
@@ -120,6 +119,7 @@ export async function openState(options: StateOptions): Promise<ServerState> {
     if (backend === 'sqlite') opened = await openSqlite(options.home);
     else {
       opened = await openPostgres(options.url!, options.poolSize ?? 10);
+      const { migrate } = await import('./migrations.js');
       await migrate(opened.db, backend).catch(async (error: unknown) => {
         await opened.close().catch(() => undefined);
         throw error;
