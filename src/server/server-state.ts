@@ -28,8 +28,12 @@ export async function adoptTokenFile(home: string, state: ServerState): Promise<
   return { added, present };
 }
 
-/** Opens the state for this home: `configured` is server.database ('' or undefined: ATLAS_DATABASE_URL, else SQLite). */
-export async function openServerState(home: string, configured = '', poolSize?: number): Promise<ServerState> {
+/**
+ * Opens the state for this home without adopting anything: `configured` is server.database ('' or
+ * undefined: ATLAS_DATABASE_URL, else SQLite). Errors are for people: the URL checked, the
+ * database named without its password.
+ */
+export async function openConfiguredState(home: string, configured = '', poolSize?: number): Promise<ServerState> {
   const url = databaseUrl(configured);
   if (url !== '' && !isPostgresUrl(url)) {
     throw new AtlasError(`server.database must be a postgres:// URL, got "${redactUrl(url)}"`, {
@@ -37,12 +41,16 @@ export async function openServerState(home: string, configured = '', poolSize?: 
       hint: 'for example postgres://atlas:PASSWORD@db.example.com:5432/atlas; leave it empty for the embedded SQLite file',
     });
   }
-  let state: ServerState;
   try {
-    state = await openState({ home, url, ...(poolSize ? { poolSize } : {}) });
+    return await openState({ home, url, ...(poolSize ? { poolSize } : {}) });
   } catch (error) {
     throw new AtlasError((error as Error).message, { exitCode: EXIT.failure, hint: 'check that the database is running and the URL (server.database or ATLAS_DATABASE_URL) is right' });
   }
+}
+
+/** The state for this home, with an old tokens.json adopted. */
+export async function openServerState(home: string, configured = '', poolSize?: number): Promise<ServerState> {
+  const state = await openConfiguredState(home, configured, poolSize);
   try {
     await adoptTokenFile(home, state);
   } catch (error) {

@@ -1,0 +1,52 @@
+// Two `atlas serve` processes with different homes on one real PostgreSQL share their accounts and
+// tokens: a token made once works on both, a revoke counts on both at once, and while the
+// database is down a request gets 503 (not 401) and works again once it is back.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { atlasSync, tempDir } from './helpers/core-fixtures.js';
+import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
+import type { TestPostgres } from './helpers/postgres.js';
+import { getJson, serversOfThisFile, startServe } from './helpers/server-fixtures.js';
+
+const servers = serversOfThisFile('SIGTERM');
+let pgServer: TestPostgres | undefined;
+
+beforeAll(async () => {
+  if (!postgresSkipReason) pgServer = await startPostgres();
+}, 120_000);
+
+afterAll(async () => pgServer?.stop());
+
+describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${postgresSkipReason ? ` (skipped: ${postgresSkipReason})` : ''}`, () => {
+  it('share tokens: made once, accepted by both, revoked on both at once; 503 while the database is down', async () => {
+    const url = await pgServer!.createDatabase('tokens');
+    const env = { ATLAS_DATABASE_URL: url };
+    const [homeA, homeB, homeCli] = [tempDir(), tempDir(), tempDir()];
+    const [a, b] = await Promise.all([startServe(homeA, [], { env }), startServe(homeB, [], { env })]);
+    servers.push(a, b);
+    // Made from a third home: the token is in the database, not in any server's folder.
+    const made = atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice'], { env: { ATLAS_HOME: homeCli, ...env } });
+    expect(made.code, made.stderr).toBe(0);
+    const { token, id } = JSON.parse(made.stdout);
+    for (const s of [a, b]) expect((await getJson(s.url, token, '/conversations')).status).toBe(200);
+    const listed = JSON.parse(atlasSync(['--json', 'serve', 'token', 'list'], { env: { ATLAS_HOME: homeA, ...env } }).stdout);
+    expect(listed.tokens.map((t: { id: string }) => t.id)).toEqual([id]);
+
+    pgServer!.kill();
+    try {
+      const down = await getJson(a.url, token, '/conversations');
+      expect(down.status).toBe(503);
+      expect(down.json.error.code).toBe('state_unavailable');
+    } finally {
+      pgServer!.start();
+    }
+    expect((await getJson(a.url, token, '/conversations')).status).toBe(200);
+
+    expect(atlasSync(['serve', 'token', 'revoke', id], { env: { ATLAS_HOME: homeB, ...env } }).code).toBe(0);
+    for (const s of [a, b]) expect((await getJson(s.url, token, '/conversations')).status).toBe(401);
+    // The password of a URL is never printed, even when the database cannot be reached.
+    const refused = atlasSync(['serve', 'token', 'list'], { env: { ATLAS_HOME: homeA, ATLAS_DATABASE_URL: 'postgres://atlas:hunter2@127.0.0.1:1/x' } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('postgres://atlas:***@127.0.0.1:1/x');
+    expect(refused.stderr).not.toContain('hunter2');
+  }, 60_000);
+});
