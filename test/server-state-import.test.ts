@@ -2,10 +2,11 @@
 // accounts) is imported into SQLite and into a real PostgreSQL; nothing is lost, a second run adds
 // nothing, and the files stay as they were.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conversationFiles, listConversations } from '../src/server/conversation-store.js';
+import { conversationFiles, listConversationFiles } from '../src/server/conversation-store.js';
+import { readTokens } from '../src/server/tokens.js';
 import { parseLines } from '../src/server/event-log-file.js';
 import { readMessages } from '../src/server/lifecycle-adapter.js';
 import { openState } from '../src/server/state/open.js';
@@ -47,6 +48,14 @@ beforeAll(async () => {
   expect((await prompt(s.url, bob, 'first', { prompt: 'bob too' })).status).toBe(200);
   s.child.kill('SIGTERM');
   await s.exited;
+  // As an older atlas left its home: tokens in tokens.json, each record in its conversation.json.
+  const state = await openState({ home, url: '' });
+  const tokens = await state.allTokens();
+  const records = [...(await state.listConversations('alice')), ...(await state.listConversations('bob'))];
+  await state.close();
+  writeFileSync(join(home, 'server', 'tokens.json'), JSON.stringify({ version: 1, tokens: tokens.map(({ revoked_at: _r, ...t }) => t) }));
+  for (const c of records) writeFileSync(conversationFiles(home, c.account, c.id).record, JSON.stringify(c));
+  for (const f of readdirSync(join(home, 'server')).filter((n) => n.startsWith('state.db'))) rmSync(join(home, 'server', f));
 }, 120_000);
 
 afterAll(async () => pgServer?.stop());
@@ -65,8 +74,7 @@ for (const target of targets) {
       const first = atlasSync(['--json', 'serve', 'migrate'], { env });
       expect(first.code, first.stderr).toBe(0);
       const report = JSON.parse(first.stdout);
-      // Tokens live in the embedded state already: into PostgreSQL they are copied from it.
-      expect(report).toMatchObject({ backend: url ? 'postgres' : 'sqlite', tokens: url ? 2 : 0, conversations: 2 });
+      expect(report).toMatchObject({ backend: url ? 'postgres' : 'sqlite', tokens: 2, accounts: 2, conversations: 2 });
       expect(report.events).toBeGreaterThan(0);
       expect(report.messages).toBeGreaterThan(0);
 
@@ -77,13 +85,9 @@ for (const target of targets) {
 
       const state = await openState({ home, url });
       try {
-        const embedded = await openState({ home, url: '' });
-        const expected = (await embedded.listTokens()).map((t) => t.sha256).sort();
-        await embedded.close();
-        expect(expected).toHaveLength(2);
-        expect((await state.listTokens()).map((t) => t.sha256).sort()).toEqual(expected);
+        expect((await state.listTokens()).map((t) => t.sha256).sort()).toEqual(readTokens(home).map((t) => t.sha256).sort());
         for (const account of ['alice', 'bob']) {
-          for (const c of listConversations(home, account)) {
+          for (const c of listConversationFiles(home, account)) {
             expect(await state.getConversation(account, c.id)).toEqual(c);
             const files = conversationFiles(home, account, c.id);
             const fileEvents = parseLines(readFileSync(files.events, 'utf8'));

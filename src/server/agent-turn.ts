@@ -16,6 +16,7 @@ import type { ProcessExecutor } from '../exec/types.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, writeConversation } from './conversation-store.js';
+import type { ServerState } from './state/types.js';
 import type { EventLog } from './event-log.js';
 
 /** The stop reason of a turn cancelled over the API: it ends `cancelled`, not `interrupted`. */
@@ -24,6 +25,8 @@ export const CANCEL_REASON = 'cancelled over the API';
 export interface TurnInput {
   home: string;
   config: Config;
+  /** Where the conversation's record is kept. */
+  state: ServerState;
   conversation: ServerConversation;
   prompt: string;
   log: EventLog;
@@ -134,7 +137,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     updated_at: startedAt,
     last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null },
   };
-  writeConversation(home, conversation);
+  await writeConversation(input.state, conversation);
   const resumeSessionId = conversation.session_id || undefined;
   log.append('turn_started', { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: resumeSessionId ?? null });
 
@@ -198,7 +201,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
     stats: addStats(conversation.stats, record.stats),
   };
-  writeConversation(home, conversation);
+  await writeConversation(input.state, conversation);
   if (error) log.append('error', { message: error, interrupted: Boolean(stopped) });
   return { ok: error === null, error, interrupted: Boolean(stopped), usage: record.stats, conversation };
 }

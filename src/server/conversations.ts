@@ -18,7 +18,7 @@ import { lowerPriority } from './priority.js';
 import { createTurnExecutor } from './turn-executor.js';
 import type { ServerContext } from './context.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
-import { conversationFiles, conversationsDir, listAccounts, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
+import { conversationFiles, conversationsDir, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
 import type { EventLog } from './event-log.js';
 import { retireLog } from './event-log.js';
 import { HttpError } from './http.js';
@@ -83,14 +83,21 @@ export class Conversations {
     const k = key(request.account, request.conversationId);
     if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping; retry on another server or after the restart');
     if (this.running.has(k)) throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is already answering a prompt; wait for its usage event`);
-    const existing = readConversation(home, request.account, request.conversationId);
-    if (existing?.sandbox_id && existing.sandbox_id !== request.sandboxId) {
-      throw new HttpError(409, 'sandbox_mismatch', `conversation ${request.conversationId} runs in sandbox ${existing.sandbox_id}, not ${request.sandboxId}`, { sandbox_id: existing.sandbox_id });
-    }
     const files = conversationFiles(home, request.account, request.conversationId);
     // Claimed in this process before the first await: a second request here gets 409 ...
     const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(), stopReason: undefined, done: Promise.resolve(), release: () => undefined };
     this.running.set(k, slot);
+    let existing: ServerConversation | undefined;
+    try {
+      existing = await readConversation(await this.ctx.state(), request.account, request.conversationId);
+    } catch (error) {
+      this.running.delete(k);
+      throw error;
+    }
+    if (existing?.sandbox_id && existing.sandbox_id !== request.sandboxId) {
+      this.running.delete(k);
+      throw new HttpError(409, 'sandbox_mismatch', `conversation ${request.conversationId} runs in sandbox ${existing.sandbox_id}, not ${request.sandboxId}`, { sandbox_id: existing.sandbox_id });
+    }
     try {
       // A slot of the account's running work, held until the agent has stopped (not the stream).
       slot.release = await this.ctx.work.acquire(request.account, request.aborted);
@@ -172,11 +179,11 @@ export class Conversations {
       await bus.coldStart({ ...this.base(conversation), point: 'on_cold_start', reason: fresh ? 'new_workspace' : 'resumed' });
     } catch (error) {
       if (fresh) rmSync(files.workspace, { recursive: true, force: true });
-      if (created) removeConversation(home, conversation.account, conversation.id);
+      if (created) await removeConversation(await this.ctx.state(), home, conversation.account, conversation.id);
       this.ctx.log({ level: 'error', msg: 'cold start failed', conversation_id: conversation.id, account: conversation.account, error: (error as Error).message });
       throw new HttpError(502, 'cold_start_failed', `the sandbox could not be prepared: ${(error as Error).message}`, { removed: fresh });
     }
-    writeConversation(home, conversation);
+    await writeConversation(await this.ctx.state(), conversation);
     this.warm.add(k);
     return conversation;
   }
@@ -201,7 +208,7 @@ export class Conversations {
       const execution = await createTurnExecutor({ home, config, account: conversation.account, id: conversation.id, local: this.ctx.local });
       let outcome: Awaited<ReturnType<typeof runTurn>>;
       try {
-        outcome = await runTurn({ home, config, conversation, prompt, log, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
+        outcome = await runTurn({ home, config, state: await this.ctx.state(), conversation, prompt, log, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
       } finally {
         await execution.release();
       }
@@ -209,7 +216,8 @@ export class Conversations {
       final = { turn: outcome.conversation.turns, ok: outcome.ok, error: outcome.error, usage: outcome.usage, conversation: outcome.conversation.stats, session_id: outcome.conversation.session_id || null };
     } catch (error) {
       this.ctx.log({ level: 'error', msg: 'turn crashed', conversation_id: conversation.id, error: (error as Error).message });
-      final = { ok: false, error: (error as Error).message, usage: null, conversation: readConversation(home, conversation.account, conversation.id)?.stats ?? null };
+      const latest = await this.ctx.state().then((state) => readConversation(state, conversation.account, conversation.id)).catch(() => undefined);
+      final = { ok: false, error: (error as Error).message, usage: null, conversation: latest?.stats ?? null };
     } finally {
       this.running.delete(k);
       heartbeat.stop();
@@ -223,7 +231,7 @@ export class Conversations {
 
   /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */
   async recover(account: string, id: string, aborted?: AbortSignal): Promise<StartedTurn> {
-    const conversation = this.detect(account, id);
+    const conversation = await this.detect(account, id);
     if (!conversation) throw new HttpError(404, 'not_found', `no conversation ${id}`);
     if (conversation.status !== 'interrupted') {
       throw new HttpError(409, 'nothing_to_recover', `conversation ${id} is ${conversation.status}; only an interrupted turn can be recovered`);
@@ -235,8 +243,9 @@ export class Conversations {
   }
 
   /** The conversation, with a turn whose server died marked interrupted. */
-  detect(account: string, id: string): ServerConversation | undefined {
-    const c = readConversation(this.ctx.home, account, id);
+  async detect(account: string, id: string): Promise<ServerConversation | undefined> {
+    const state = await this.ctx.state();
+    const c = await readConversation(state, account, id);
     if (!c || c.status !== 'running' || this.running.has(key(account, id))) return c;
     const record = readOwner(conversationFiles(this.ctx.home, account, id).owner);
     const owner = checkLiveness(record);
@@ -246,7 +255,7 @@ export class Conversations {
     const killed = killLeftoverProcesses(record);
     if (killed.length > 0) this.ctx.log({ msg: 'stopped a dead server\'s agent', account, conversation_id: id, process_groups: killed });
     const marked: ServerConversation = { ...c, status: 'interrupted' };
-    writeConversation(this.ctx.home, marked);
+    await writeConversation(state, marked);
     // The dead owner's record goes, unless a server claimed the conversation meanwhile.
     const ownerPath = conversationFiles(this.ctx.home, account, id).owner;
     if (JSON.stringify(readOwner(ownerPath)) === JSON.stringify(record)) rmSync(ownerPath, { force: true });
@@ -254,24 +263,26 @@ export class Conversations {
     return marked;
   }
 
-  /** Every conversation of every account whose turn was cut off (start-up). */
-  findInterrupted(): ServerConversation[] {
+  /** Every conversation of every account whose turn was cut off (just after start-up). */
+  async findInterrupted(): Promise<ServerConversation[]> {
+    const state = await this.ctx.state();
     const out: ServerConversation[] = [];
-    for (const account of listAccounts(this.ctx.home)) {
-      for (const c of listConversations(this.ctx.home, account)) {
-        const d = this.detect(account, c.id);
+    for (const account of await state.listAccounts()) {
+      for (const c of await listConversations(state, account.name)) {
+        const d = c.status === 'running' ? await this.detect(account.name, c.id) : c;
         if (d?.status === 'interrupted') out.push(d);
       }
     }
     return out;
   }
 
-  list(account: string): ServerConversation[] {
-    return listConversations(this.ctx.home, account).map((c) => this.detect(account, c.id) ?? c);
+  async list(account: string): Promise<ServerConversation[]> {
+    const all = await listConversations(await this.ctx.state(), account);
+    return Promise.all(all.map(async (c) => (c.status === 'running' ? ((await this.detect(account, c.id)) ?? c) : c)));
   }
 
   async remove(account: string, id: string, terminate: boolean): Promise<void> {
-    const c = this.detect(account, id);
+    const c = await this.detect(account, id);
     if (!c) throw new HttpError(404, 'not_found', `no conversation ${id}`);
     if (this.running.has(key(account, id))) throw new HttpError(409, 'turn_running', `conversation ${id} is answering a prompt; delete it after its usage event`);
     const files = conversationFiles(this.ctx.home, account, id);
@@ -288,7 +299,7 @@ export class Conversations {
     this.ctx.logs.forget(files.events);
     retireLog(files.events);
     this.warm.delete(key(account, id));
-    removeConversation(this.ctx.home, account, id);
+    await removeConversation(await this.ctx.state(), this.ctx.home, account, id);
   }
 
   /**
@@ -300,13 +311,15 @@ export class Conversations {
     const k = key(account, id);
     const slot = this.running.get(k);
     if (!slot) {
-      if (!readConversation(this.ctx.home, account, id)) throw new HttpError(404, 'not_found', `no conversation ${id}`);
+      if (!(await readConversation(await this.ctx.state(), account, id))) throw new HttpError(404, 'not_found', `no conversation ${id}`);
       throw new HttpError(409, 'not_running', `conversation ${id} has no running turn to cancel`);
     }
     slot.stopReason = CANCEL_REASON;
     slot.groups.terminateAll();
     await slot.done;
-    return readConversation(this.ctx.home, account, id)!;
+    const c = await readConversation(await this.ctx.state(), account, id);
+    if (!c) throw new HttpError(404, 'not_found', `no conversation ${id}`);
+    return c;
   }
 
   /** Stops every running turn (grace period over): recorded as interrupted, recoverable. */

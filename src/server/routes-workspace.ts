@@ -30,7 +30,7 @@ export function addWorkspaceRoutes(router: Router<Handler>, ctx: ServerContext, 
   });
 
   router.add('GET', '/conversations/:id/files', async (r) => {
-    const c = conversations.detect(r.account, r.params['id']!);
+    const c = await conversations.detect(r.account, r.params['id']!);
     if (!c) throw new HttpError(404, 'not_found', `no conversation ${r.params['id']}`);
     await serveWorkspacePath(r.res, conversationFiles(ctx.home, r.account, c.id).workspace, r.url.searchParams.get('path'));
   });

@@ -128,23 +128,23 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
 
   router.add('GET', '/conversations', async (r) => {
     const filter = itemFilter(r.url, CONVERSATION_STATES);
-    const all = conversations.list(r.account).filter((c) => matches(filter, c.status, c.updated_at));
+    const all = (await conversations.list(r.account)).filter((c) => matches(filter, c.status, c.updated_at));
     const page = paginate(all, pageRequest(r.url), (c) => [c.updated_at, c.id], ['desc', 'asc']);
     sendJson(r.res, 200, { conversations: page.items, next_cursor: page.next_cursor });
   });
 
-  const conversation = (r: RequestInfo) => {
-    const c = conversations.detect(r.account, r.params['id']!);
+  const conversation = async (r: RequestInfo) => {
+    const c = await conversations.detect(r.account, r.params['id']!);
     if (!c) throw new HttpError(404, 'not_found', `no conversation ${r.params['id']}`);
     return c;
   };
 
   router.add('GET', '/conversations/:id', async (r) => {
-    sendJson(r.res, 200, { conversation: conversation(r), running: conversations.isRunning(r.account, r.params['id']!) });
+    sendJson(r.res, 200, { conversation: await conversation(r), running: conversations.isRunning(r.account, r.params['id']!) });
   });
 
   router.add('GET', '/conversations/:id/messages', async (r) => {
-    const c = conversation(r);
+    const c = await conversation(r);
     const request = pageRequest(r.url);
     // Messages only ever get appended: the position is a stable key.
     const indexed = readMessages(conversationFiles(ctx.home, r.account, c.id).dir).map((m, i) => ({ m, k: numberKey(i) }));
@@ -153,7 +153,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   });
 
   router.add('GET', '/conversations/:id/events', async (r) => {
-    const c = conversation(r);
+    const c = await conversation(r);
     const after = lastEventId(r);
     if (wantsJson(r)) return eventPage(r, conversations.logOf(r.account, c.id), after);
     const release = ctx.streams.acquire(r.account);

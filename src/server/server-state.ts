@@ -1,7 +1,9 @@
 // The server's handle on its state (src/server/state): opened on first use with server.database or
-// ATLAS_DATABASE_URL (else the embedded SQLite file), after which an old tokens.json is adopted.
+// ATLAS_DATABASE_URL (else the embedded SQLite file), after which what an older atlas kept in files
+// (tokens.json, conversation.json records) is adopted.
 import { existsSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { adoptConversationFiles } from './conversation-store.js';
 import { redactUrl } from '../domain/redact-url.js';
 import { databaseUrl, isPostgresUrl, openState } from './state/open.js';
 import type { ServerState } from './state/types.js';
@@ -48,11 +50,12 @@ export async function openConfiguredState(home: string, configured = '', poolSiz
   }
 }
 
-/** The state for this home, with an old tokens.json adopted. */
+/** The state for this home, with an old tokens.json and conversation.json records adopted. */
 export async function openServerState(home: string, configured = '', poolSize?: number): Promise<ServerState> {
   const state = await openConfiguredState(home, configured, poolSize);
   try {
     await adoptTokenFile(home, state);
+    await adoptConversationFiles(home, state);
   } catch (error) {
     await state.close();
     throw error;

@@ -123,6 +123,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
   const serverConfig = options.config.server;
   const accountEvents = new AccountEvents(options.home);
+  const state = new LazyState(options.home, options.config.server.database);
   const ctx: ServerContext = {
     home: options.home,
     config: options.config,
@@ -137,6 +138,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         log({ level: 'error', msg: 'account event not copied', kind, error: redact((error as Error).message) });
       }
     }),
+    state: () => state.get(),
     log,
     streams: new StreamLimiter(serverConfig.max_streams_per_account),
     work: new WorkLimiter({ maxRunning: serverConfig.max_running_per_account, maxQueued: serverConfig.max_queued_per_account, queueTimeoutMs: serverConfig.queue_timeout }),
@@ -144,8 +146,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     local: options.local,
     stopping: undefined,
   };
-  const state = new LazyState(options.home, options.config.server.database);
-  const verifier = new TokenVerifier(() => state.get());
+  const verifier = new TokenVerifier(ctx.state);
   const board = new Board(verifier, options.uiDir ?? findUiDir(), options.localLogin);
   const conversations = new Conversations(ctx);
   const tasks = new Tasks(ctx);
@@ -280,19 +281,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const port = (server.address() as AddressInfo).port;
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
 
-  // Work whose server died: marked interrupted so it can be recovered (now, with --recover).
-  const interrupted = conversations.findInterrupted();
+  // Tasks whose server died (their records are files): recovered before the first request.
+  const reportCutOff = (kind: 'conversation' | 'task', ids: string[]) => {
+    if (ids.length === 0) return;
+    log({ msg: 'interrupted work found', [kind === 'conversation' ? 'conversations' : 'tasks']: ids, recovering: options.recover });
+    if (!options.recover) warn(`${ids.length} ${kind}(s) were cut off by a stopped server: POST .../recover, or restart with --recover`);
+  };
   const crashed = tasks.findCrashed();
-  if (interrupted.length + crashed.length > 0) {
-    log({ msg: 'interrupted work found', conversations: interrupted.map((c) => `${c.account}/${c.id}`), tasks: crashed.map((t) => t.task_id), recovering: options.recover });
-    if (!options.recover) warn(`${interrupted.length} conversation(s) and ${crashed.length} task(s) were cut off by a stopped server: POST .../recover, or restart with --recover`);
-  }
-  if (options.recover) {
-    for (const c of interrupted) {
-      conversations.recover(c.account, c.id).catch((error: Error) => log({ level: 'error', msg: 'recover failed', conversation_id: c.id, error: error.message }));
-    }
-    for (const t of crashed) tasks.recoverInBackground(t);
-  }
+  reportCutOff('task', crashed.map((t) => t.task_id));
+  if (options.recover) for (const t of crashed) tasks.recoverInBackground(t);
   phase = 'ready';
   // The state (and its driver) opens once the server listens: not part of the start-up, and a
   // request that comes meanwhile waits for the same opening. Not awaited: the caller installs its
@@ -302,6 +299,22 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     (error: Error) => warn(`the server state cannot be opened yet (requests get 503 until it can): ${error.message}`),
   );
   log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder' });
+  // Conversations whose server died: marked interrupted so they can be recovered (now, with
+  // --recover). Looked for once the server listens: their records are in the state, which is not
+  // part of the start-up.
+  void (async () => {
+    const interrupted = await conversations.findInterrupted().catch((error: Error) => {
+      warn(`could not look for cut-off conversations (the server state does not answer): ${error.message}`);
+      return [];
+    });
+    reportCutOff('conversation', interrupted.map((c) => `${c.account}/${c.id}`));
+    if (options.recover) {
+      for (const c of interrupted) {
+        conversations.recover(c.account, c.id).catch((error: Error) => log({ level: 'error', msg: 'recover failed', conversation_id: c.id, error: error.message }));
+      }
+    }
+    log({ msg: 'cut-off work checked', conversations: interrupted.length, tasks: crashed.length });
+  })();
   // prom-client is loaded in the background once the server listens: its 20 ms are not in the
   // start-up (/metrics answers 503 until then), and the caller installs its signal handlers at once
   // (a SIGTERM while it loads must stop the server gracefully, not kill it).

@@ -8,7 +8,7 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import { listConversations as listRuns, readMessages as readRunMessages } from '../conversation/read.js';
 import { conversationFiles as runFiles } from '../conversation/paths.js';
 import type { ServerConversation } from './conversation-store.js';
-import { conversationFiles, conversationsDir, listAccounts, listConversations } from './conversation-store.js';
+import { conversationFiles, conversationsDir, listAccounts, listConversationFiles } from './conversation-store.js';
 import { EVENTS_FILE_NAME, retiredIdPath } from './event-log.js';
 import { parseLines } from './event-log-file.js';
 import { openState, stateFilePath } from './state/open.js';
@@ -85,10 +85,12 @@ function recordProblem(c: ServerConversation): string | undefined {
 
 async function importConversation(state: ServerState, home: string, c: ServerConversation, report: ImportReport): Promise<void> {
   const { account } = c;
-  // Already there: brought up to the file's version (the files stay the source until the switch).
+  // Already there: left as it is (the state's record is newer than an old file).
   if (await state.getConversation(account, c.id)) report.unchanged++;
-  else report.conversations++;
-  await state.putConversation(c);
+  else {
+    await state.putConversation(c);
+    report.conversations++;
+  }
   const files = conversationFiles(home, account, c.id);
   // Each turn is one recorded run: its messages keep their run's id in their key, so two runs'
   // keys never collide, and their turn is the run's place in the order they started.
@@ -134,7 +136,7 @@ export async function importFileState(home: string, state: ServerState): Promise
     }
   }
   for (const account of listAccounts(home)) {
-    const present = listConversations(home, account);
+    const present = listConversationFiles(home, account);
     if (!accounts.has(account)) {
       await state.ensureAccount(account);
       report.accounts++;

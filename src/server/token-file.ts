@@ -17,6 +17,8 @@ export interface TokenRecord {
   read_only?: boolean;
 }
 
+export const ACCOUNT_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
+
 export function serverDir(home: string): string {
   return join(home, 'server');
 }

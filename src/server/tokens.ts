@@ -9,9 +9,10 @@ import { HttpError } from './http.js';
 import { withServerState } from './server-state.js';
 import type { ServerState, TokenRow } from './state/types.js';
 import type { TokenRecord } from './token-file.js';
+import { ACCOUNT_PATTERN } from './token-file.js';
 
 export type { TokenRecord } from './token-file.js';
-export { readTokens, serverDir, tokensPath } from './token-file.js';
+export { ACCOUNT_PATTERN, readTokens, serverDir, tokensPath } from './token-file.js';
 
 export interface TokenOptions {
   /** Lifetime in milliseconds (undefined: no expiry). */
@@ -24,7 +25,6 @@ export interface TokenOptions {
 /** Who a presented token speaks for. */
 export type Verified = { ok: true; id: string; account: string; readOnly: boolean } | { ok: false; reason: 'unknown' | 'expired' };
 
-export const ACCOUNT_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
 const TOKEN_PREFIX = 'atlas_';
 
 function sha256(text: string): string {
