@@ -1,11 +1,12 @@
-// Two `atlas serve` processes with different homes on one real PostgreSQL share their accounts and
-// tokens: a token made once works on both, a revoke counts on both at once, and while the
-// database is down a request gets 503 (not 401) and works again once it is back.
+// Two `atlas serve` processes with different homes on one real PostgreSQL share their accounts,
+// tokens and conversation records: a token made once works on both, a conversation answered on
+// one is listed with its turns and stats on the other, a revoke counts on both at once, and while
+// the database is down a request gets 503 (not 401) and works again once it is back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
 import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import type { TestPostgres } from './helpers/postgres.js';
-import { getJson, serversOfThisFile, startServe } from './helpers/server-fixtures.js';
+import { getJson, prompt, serversOfThisFile, startServe } from './helpers/server-fixtures.js';
 
 const servers = serversOfThisFile('SIGTERM');
 let pgServer: TestPostgres | undefined;
@@ -17,7 +18,7 @@ beforeAll(async () => {
 afterAll(async () => pgServer?.stop());
 
 describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${postgresSkipReason ? ` (skipped: ${postgresSkipReason})` : ''}`, () => {
-  it('share tokens: made once, accepted by both, revoked on both at once; 503 while the database is down', async () => {
+  it('share tokens and conversation records: made once, seen by both, revoked on both at once; 503 while the database is down', async () => {
     const url = await pgServer!.createDatabase('tokens');
     const env = { ATLAS_DATABASE_URL: url };
     const [homeA, homeB, homeCli] = [tempDir(), tempDir(), tempDir()];
@@ -28,6 +29,12 @@ describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${po
     expect(made.code, made.stderr).toBe(0);
     const { token, id } = JSON.parse(made.stdout);
     for (const s of [a, b]) expect((await getJson(s.url, token, '/conversations')).status).toBe(200);
+    const turn = await prompt(a.url, token, 'shared', { prompt: 'hello' });
+    expect(turn.events.at(-1)!.data).toMatchObject({ ok: true, turn: 1 });
+    const onB = await getJson(b.url, token, '/conversations/shared');
+    expect(onB.status).toBe(200);
+    expect(onB.json.conversation).toMatchObject({ id: 'shared', status: 'completed', turns: 1, stats: turn.events.at(-1)!.data.conversation });
+    expect((await getJson(b.url, token, '/conversations')).json.conversations.map((c: { id: string }) => c.id)).toEqual(['shared']);
     const listed = JSON.parse(atlasSync(['--json', 'serve', 'token', 'list'], { env: { ATLAS_HOME: homeA, ...env } }).stdout);
     expect(listed.tokens.map((t: { id: string }) => t.id)).toEqual([id]);
 
