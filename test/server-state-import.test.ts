@@ -110,6 +110,28 @@ for (const target of targets) {
   });
 }
 
+describe('atlas serve on an older home', () => {
+  it('adopts its tokens.json and conversation.json records once, and keeps the files', async () => {
+    const old = tempDir();
+    const token = 'atlas_from-an-older-atlas';
+    const sha256 = createHash('sha256').update(token).digest('hex');
+    mkdirSync(join(old, 'server'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(old, 'server', 'tokens.json'), JSON.stringify({ version: 1, tokens: [{ id: 'tok-old1', account: 'alice', sha256, created_at: '2026-01-01T00:00:00.000Z' }] }));
+    const dir = conversationFiles(old, 'alice', 'kept').dir;
+    mkdirSync(dir, { recursive: true });
+    const stats = { messages_exchanged: 2, total_input_tokens: 10, total_output_tokens: 5, total_cache_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 0.01, partial: false, models: [] };
+    const record = { id: 'kept', account: 'alice', agent_id: null, provider: 'command', sandbox_id: 'sb', session_id: 's', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:01.000Z', status: 'completed', turns: 1, last_turn: null, stats };
+    writeFileSync(join(dir, 'conversation.json'), JSON.stringify(record));
+    const before = snapshot(join(old, 'server'));
+    const s = await startServe(old, [], { env: { ATLAS_DATABASE_URL: '' } });
+    servers.push(s);
+    const listed = await fetch(`${s.url}/conversations`, { headers: auth(token) });
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { conversations: unknown[] }).conversations).toEqual([record]);
+    expect(snapshot(join(old, 'server'))).toEqual(before);
+  }, 60_000);
+});
+
 describe('atlas serve migrate refuses', () => {
   it('a conversation record it cannot read, naming it, and goes on once it is repaired', () => {
     const damaged = tempDir();
