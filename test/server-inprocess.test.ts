@@ -210,24 +210,26 @@ describe('streams and limits', () => {
 });
 
 describe('edges', () => {
-  it('the event log numbers events from 1 across reopenings and skips a torn last line', () => {
-    const dir = tempDir();
-    const path = join(dir, 'events.jsonl');
-    const log = new EventLog(path);
-    log.append('a', {});
-    log.append('b', { x: 1 });
-    writeFileSync(path, `${readFileSync(path, 'utf8')}{"id":3,"ty`);
-    const again = new EventLog(path);
-    expect(again.lastId).toBe(2);
-    expect(again.append('c', {}).id).toBe(3);
-    expect(new EventLog(path).since(0).map((e) => e.type)).toEqual(['a', 'b', 'c']);
-    expect(again.since(3)).toEqual([]);
+  it('the event log numbers events from 1 in the order appended, replays after an id and follows what comes next', async () => {
+    const home = tempDir();
+    const state = new LazyState(home, '');
+    const errors: Error[] = [];
+    const log = new EventLog('conversation:alice/edge', () => state.get(), (e) => errors.push(e));
+    await Promise.all([log.append('a', {}), log.append('b', { x: 1 }), log.append('c', {})]);
+    expect((await log.since(0)).map((e) => [e.id, e.type])).toEqual([[1, 'a'], [2, 'b'], [3, 'c']]);
+    expect(await log.since(3)).toEqual([]);
+    expect(await new EventLog('conversation:alice/edge', () => state.get(), () => undefined).readLastId()).toBe(3);
     const seen: number[] = [];
-    const stop = again.follow(1, (e) => seen.push(e.id));
-    again.append('d', {});
+    const replayed: number[][] = [];
+    const stop = log.follow(1, (e) => seen.push(e.id), { onReplay: (past) => replayed.push(past.map((e) => e.id)) });
+    await log.append('d', {});
+    await waitUntil(() => seen.includes(4) || undefined, 5_000, 'the live event');
     stop();
-    again.append('e', {});
-    expect(seen).toEqual([2, 3, 4]);
+    await log.append('e', {});
+    expect(replayed).toEqual([[2, 3]]);
+    expect(seen).toEqual([4]);
+    expect(errors).toEqual([]);
+    await state.close();
   });
 
   it('routes: 404, 405 with Allow, ids validated', () => {

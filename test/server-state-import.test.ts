@@ -52,6 +52,19 @@ beforeAll(async () => {
   const state = await openState({ home, url: '' });
   const tokens = await state.allTokens();
   const records = [...(await state.listConversations('alice')), ...(await state.listConversations('bob'))];
+  // Each log as its events.jsonl; a removed conversation's last id in .retired-event-ids.
+  for (const { log, last_id } of await state.logs()) {
+    const events = await state.eventsAfter(log, 0);
+    const [kind, rest] = [log.slice(0, log.indexOf(':')), log.slice(log.indexOf(':') + 1)];
+    const [account, id] = rest.split('/') as [string, string | undefined];
+    const base = join(home, 'server', 'accounts', account);
+    if (kind === 'account') writeFileSync(join(base, 'events.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    else if (events.length > 0) writeFileSync(join(base, 'conversations', id!, 'events.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    else {
+      mkdirSync(join(base, 'conversations', '.retired-event-ids'), { recursive: true });
+      writeFileSync(join(base, 'conversations', '.retired-event-ids', id!), `${last_id}\n`);
+    }
+  }
   await state.close();
   writeFileSync(join(home, 'server', 'tokens.json'), JSON.stringify({ version: 1, tokens: tokens.map(({ revoked_at: _r, ...t }) => t) }));
   for (const c of records) writeFileSync(conversationFiles(home, c.account, c.id).record, JSON.stringify(c));

@@ -2,32 +2,29 @@
 // tasks, copied as it is appended into the account's own log with its own ids, so a dashboard
 // follows one stream and resumes it with Last-Event-ID. Each copy says where it came from:
 // data.source = { kind, id, event_id }.
-import { mkdirSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { EventLog, StoredEvent } from './event-log.js';
 import { EventLogs } from './event-log.js';
-import { serverDir } from './tokens.js';
+import type { ServerState } from './state/types.js';
+import { logKey } from './state/types.js';
+import { serverDir } from './token-file.js';
 
 export class AccountEvents {
-  private readonly logs = new EventLogs();
-  /** Task id → account (a task's log lives in its workspace, which does not name the account). */
+  private readonly logs: EventLogs;
+  /** Task id → account (the task's record names it). */
   private readonly taskAccounts = new Map<string, string | null>();
 
-  constructor(private readonly home: string) {}
-
-  private accountsDir(): string {
-    return join(serverDir(this.home), 'accounts');
+  constructor(
+    private readonly home: string,
+    state: () => Promise<ServerState>,
+    onError: (error: Error) => void,
+  ) {
+    this.logs = new EventLogs(state, onError);
   }
 
-  private readonly made = new Set<string>();
-
   logOf(account: string): EventLog {
-    const dir = join(this.accountsDir(), account);
-    if (!this.made.has(account)) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      this.made.add(account);
-    }
-    return this.logs.get(join(dir, 'events.jsonl'));
+    return this.logs.get(logKey.account(account));
   }
 
   private taskAccount(taskId: string): string | undefined {
@@ -44,18 +41,20 @@ export class AccountEvents {
     return this.taskAccounts.get(taskId) ?? undefined;
   }
 
-  /** Copies one event of a conversation's or a task's log (path) into its account's log. */
-  copy(kind: 'conversation' | 'task', path: string, e: StoredEvent): void {
-    const id = basename(dirname(path));
+  /** Copies one event of a conversation's or a task's log (by its key) into its account's log. */
+  copy(kind: 'conversation' | 'task', key: string, e: StoredEvent): void {
     let account: string | undefined;
+    let id: string;
     if (kind === 'conversation') {
-      // <accounts>/<account>/conversations/<id>/events.jsonl
-      const parts = relative(this.accountsDir(), path).split(sep);
-      account = parts.length === 4 && parts[1] === 'conversations' ? parts[0] : undefined;
+      // conversation:<account>/<id>
+      const rest = key.slice('conversation:'.length);
+      account = rest.slice(0, rest.indexOf('/'));
+      id = rest.slice(rest.indexOf('/') + 1);
     } else {
+      id = key.slice('task:'.length);
       account = this.taskAccount(id);
     }
     if (!account) return;
-    this.logOf(account).append(e.type, { ...e.data, source: { kind, id, event_id: e.id } });
+    void this.logOf(account).append(e.type, { ...e.data, source: { kind, id, event_id: e.id } });
   }
 }

@@ -20,7 +20,7 @@ import type { ServerContext } from './context.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
 import { conversationFiles, conversationsDir, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
 import type { EventLog } from './event-log.js';
-import { retireLog } from './event-log.js';
+import { logKey } from './state/types.js';
 import { HttpError } from './http.js';
 
 export interface TurnRequest {
@@ -70,7 +70,7 @@ export class Conversations {
   }
 
   logOf(account: string, id: string): EventLog {
-    return this.ctx.logs.get(conversationFiles(this.ctx.home, account, id).events);
+    return this.ctx.logs.get(logKey.conversation(account, id));
   }
 
   private base(c: ServerConversation): LifecycleBase {
@@ -129,7 +129,7 @@ export class Conversations {
       const log = this.logOf(request.account, request.conversationId);
       // From the file, not this process's cache: the previous turn may have run on another server,
       // and its usage event must not end this turn's stream.
-      const fromId = log.readLastId();
+      const fromId = await log.readLastId();
       slot.done = this.run(conversation, request.prompt, slot, log);
       return { log, fromId, done: slot.done };
     } catch (error) {
@@ -296,8 +296,10 @@ export class Conversations {
       mkdirSync(dirname(kept), { recursive: true });
       renameSync(files.workspace, kept);
     }
-    this.ctx.logs.forget(files.events);
-    retireLog(files.events);
+    // Its events go; the log's counter stays, so a conversation made again with this id goes on
+    // from the last id and a client's Last-Event-ID neither skips nor repeats events.
+    this.ctx.logs.forget(logKey.conversation(account, id));
+    await (await this.ctx.state()).dropEvents(logKey.conversation(account, id));
     this.warm.delete(key(account, id));
     await removeConversation(await this.ctx.state(), this.ctx.home, account, id);
   }

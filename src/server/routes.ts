@@ -51,13 +51,13 @@ export function wantsJson(r: RequestInfo): boolean {
 }
 
 /** Events after `after` (Last-Event-ID, last_event_id or cursor), at most `limit`; next_cursor is the last id. */
-export function eventPage(r: RequestInfo, log: EventLog, after: number): void {
+export async function eventPage(r: RequestInfo, log: EventLog, after: number): Promise<void> {
   const cursor = r.url.searchParams.get('cursor');
   if (cursor !== null && !/^\d{1,15}$/.test(cursor)) throw new HttpError(400, 'invalid_field', 'cursor: pass next_cursor unchanged (an event id)', { field: 'cursor' });
   const withoutCursor = new URL(r.url);
   withoutCursor.searchParams.delete('cursor');
   const request: PageRequest = pageRequest(withoutCursor, 1000);
-  const events = log.since(cursor !== null ? Math.max(after, Number(cursor)) : after);
+  const events = await log.since(cursor !== null ? Math.max(after, Number(cursor)) : after, request.limit + 1);
   const items = events.slice(0, request.limit);
   const more = events.length > items.length;
   sendJson(r.res, 200, { events: items, next_cursor: more ? String(items[items.length - 1]!.id) : null });

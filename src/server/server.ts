@@ -2,7 +2,6 @@
 // routes, a JSON-lines access log, /health, /ready, /metrics and /openapi.json, limits on slow and
 // greedy clients, graceful stop on SIGTERM and detection of work whose server died.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -122,17 +121,18 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     warn(`listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`);
   }
   const serverConfig = options.config.server;
-  const accountEvents = new AccountEvents(options.home);
   const state = new LazyState(options.home, options.config.server.database);
+  const logError = (error: Error) => log({ level: 'error', msg: 'event not stored', error: redact(error.message) });
+  const accountEvents = new AccountEvents(options.home, () => state.get(), logError);
   const ctx: ServerContext = {
     home: options.home,
     config: options.config,
     version: options.version,
     lifecycle: options.lifecycle ?? serverLifecycle(options.home, options.config, (e) => log(e)),
-    logs: new ObservedEventLogs(join(serverDir(options.home), 'accounts'), (kind, path, e) => {
+    logs: new ObservedEventLogs(() => state.get(), logError, (kind, key, e) => {
       metrics?.observeEvent(kind, e);
       try {
-        accountEvents.copy(kind, path, e);
+        accountEvents.copy(kind, key, e);
       } catch (error) {
         // The account's stream misses this one; the conversation's or task's own log has it.
         log({ level: 'error', msg: 'account event not copied', kind, error: redact((error as Error).message) });

@@ -2,20 +2,16 @@
 // logs, the task index) into the server state, and into PostgreSQL the embedded state's tokens too.
 // Running it again adds only what is new; the files are left as they are, so nothing is lost if
 // the import is stopped half-way.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { listConversations as listRuns, readMessages as readRunMessages } from '../conversation/read.js';
 import { conversationFiles as runFiles } from '../conversation/paths.js';
 import type { ServerConversation } from './conversation-store.js';
-import { conversationFiles, conversationsDir, listAccounts, listConversationFiles } from './conversation-store.js';
-import { EVENTS_FILE_NAME, retiredIdPath } from './event-log.js';
-import { parseLines } from './event-log-file.js';
+import { conversationFiles, listAccounts, listConversationFiles } from './conversation-store.js';
+import { legacyLogFiles, importLogFile, taskRecordFiles } from './event-files.js';
 import { openState, stateFilePath } from './state/open.js';
-import type { ServerState, StoredMessage, TaskIndexRow } from './state/types.js';
-import { logKey } from './state/types.js';
+import type { ServerState, StoredMessage } from './state/types.js';
 import { adoptTokenFile } from './server-state.js';
-import { serverDir } from './token-file.js';
 
 export interface ImportReport {
   tokens: number;
@@ -26,50 +22,6 @@ export interface ImportReport {
   tasks: number;
   /** Records already in the state, left as they were. */
   unchanged: number;
-}
-
-function readText(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-function floorOf(logPath: string): number {
-  const n = Number(readText(retiredIdPath(logPath))?.trim());
-  return Number.isSafeInteger(n) && n > 0 ? n : 0;
-}
-
-/** Imports one events.jsonl (with the last id its removed predecessor used, if any). */
-async function importLog(state: ServerState, log: string, path: string, report: ImportReport): Promise<void> {
-  const events = parseLines(readText(path) ?? '');
-  const floor = floorOf(path);
-  if (events.length === 0 && floor === 0) return;
-  const added = await state.importEvents(log, events, floor);
-  report.events += added;
-  report.unchanged += events.length - added;
-}
-
-function taskRecords(home: string): TaskIndexRow[] {
-  const dir = join(serverDir(home), 'tasks');
-  let names: string[] = [];
-  try {
-    names = readdirSync(dir).filter((n) => /^task-[0-9a-z-]+\.json$/.test(n));
-  } catch {
-    return [];
-  }
-  const rows: TaskIndexRow[] = [];
-  for (const name of names) {
-    try {
-      const r = JSON.parse(readFileSync(join(dir, name), 'utf8')) as Partial<TaskIndexRow>;
-      const fields = [r.task_id, r.account, r.workspace, r.dir, r.repo, r.template, r.created_at];
-      if (fields.every((f) => typeof f === 'string')) rows.push(r as TaskIndexRow);
-    } catch {
-      // A damaged record is not a task of this server (the server itself skips it too).
-    }
-  }
-  return rows;
 }
 
 function recordProblem(c: ServerConversation): string | undefined {
@@ -101,20 +53,34 @@ async function importConversation(state: ServerState, home: string, c: ServerCon
   await state.putMessages(messages);
   report.messages += Math.max(0, messages.length - had);
   report.unchanged += Math.min(had, messages.length);
-  await importLog(state, logKey.conversation(account, c.id), files.events, report);
 }
 
 /**
- * Moving to PostgreSQL: the tokens the embedded state holds go along, revoked ones as revoked (so
- * an old tokens.json adopted later cannot bring them back).
+ * Moving to PostgreSQL from the embedded state: its tokens (revoked ones as revoked, so an old
+ * tokens.json adopted later cannot bring them back), conversation records, their messages from
+ * the run folders, and every event log with its ids and counter go along.
  */
-async function copyEmbeddedTokens(home: string, state: ServerState, report: ImportReport): Promise<void> {
+async function copyEmbeddedState(home: string, state: ServerState, report: ImportReport): Promise<void> {
   if (!existsSync(stateFilePath(home))) return;
   const embedded = await openState({ home, url: '' });
   try {
     for (const t of await embedded.allTokens()) {
       if (await state.addToken(t)) report.tokens++;
       else report.unchanged++;
+    }
+    for (const a of await embedded.listAccounts()) {
+      for (const c of await embedded.listConversations(a.name)) await importConversation(state, home, c as ServerConversation, report);
+    }
+    for (const { log, last_id } of await embedded.logs()) {
+      let after = 0;
+      for (;;) {
+        const page = await embedded.eventsAfter(log, after, 1_000);
+        const added = await state.importEvents(log, page, last_id);
+        report.events += added;
+        report.unchanged += page.length - added;
+        if (page.length < 1_000) break;
+        after = page[page.length - 1]!.id;
+      }
     }
   } finally {
     await embedded.close();
@@ -128,7 +94,6 @@ export async function importFileState(home: string, state: ServerState): Promise
   const tokens = await adoptTokenFile(home, state);
   report.tokens += tokens.added;
   report.unchanged += tokens.present;
-  if (state.backend === 'postgres') await copyEmbeddedTokens(home, state, report);
   for (const a of await state.listAccounts()) {
     if (!accounts.has(a.name)) {
       accounts.add(a.name);
@@ -150,24 +115,18 @@ export async function importFileState(home: string, state: ServerState): Promise
       }
       await importConversation(state, home, c, report);
     }
-    // Conversations removed before the import: their ids go on from where they stopped.
-    const retired = join(conversationsDir(home, account), '.retired-event-ids');
-    let removed: string[] = [];
-    try {
-      removed = readdirSync(retired);
-    } catch {
-      // None removed.
-    }
-    for (const id of removed) {
-      if (!present.some((c) => c.id === id)) await importLog(state, logKey.conversation(account, id), join(conversationsDir(home, account), id, EVENTS_FILE_NAME), report);
-    }
-    await importLog(state, logKey.account(account), join(serverDir(home), 'accounts', account, EVENTS_FILE_NAME), report);
   }
-  for (const task of taskRecords(home)) {
+  for (const task of taskRecordFiles(home)) {
     if (await state.getTask(task.task_id)) report.unchanged++;
     else report.tasks++;
     await state.putTask(task);
-    await importLog(state, logKey.task(task.task_id), join(task.dir, EVENTS_FILE_NAME), report);
   }
+  // Every log file: conversations' (removed ones' last ids too), accounts' and tasks'.
+  for (const { key, path } of legacyLogFiles(home)) {
+    const r = await importLogFile(state, key, path);
+    report.events += r.added;
+    report.unchanged += r.present;
+  }
+  if (state.backend === 'postgres') await copyEmbeddedState(home, state, report);
   return report;
 }

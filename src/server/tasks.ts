@@ -17,7 +17,7 @@ import { toJson } from '../store/json-file.js';
 import type { ServerContext } from './context.js';
 import type { TaskIndexRow } from './state/types.js';
 import type { EventLog } from './event-log.js';
-import { EVENTS_FILE_NAME } from './event-log.js';
+import { logKey } from './state/types.js';
 import { HttpError } from './http.js';
 import type { ChildResult, TaskChild } from './task-children.js';
 import { HookWatcher, runAtlasChild } from './task-children.js';
@@ -75,7 +75,7 @@ export class Tasks {
   }
 
   logOf(r: ServerTaskRecord): EventLog {
-    return this.ctx.logs.get(join(r.dir, EVENTS_FILE_NAME));
+    return this.ctx.logs.get(logKey.task(r.task_id));
   }
 
   /** The repository, resolved, if it lies inside server.repos_root. */

@@ -49,6 +49,9 @@ async function createSqlite(path: string): Promise<Kysely<Database>> {
   const [{ Kysely: K, SqliteDialect }, { default: SQLite }, { migrate }] = await Promise.all([import('kysely'), import('better-sqlite3'), import('./migrations.js')]);
   const sqlite = new SQLite(path);
   sqlite.pragma('journal_mode = WAL');
+  // Each event is a transaction: in WAL mode NORMAL syncs at checkpoints, not at every commit, and
+  // loses nothing when the process dies (only a power cut may take the last commits).
+  sqlite.pragma('synchronous = NORMAL');
   // Another process on this home (atlas serve token create beside a running server) may hold the write lock briefly.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');

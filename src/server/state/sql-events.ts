@@ -71,6 +71,11 @@ export class SqlEvents extends SqlRecords {
     });
   }
 
+  async logs(): Promise<{ log: string; last_id: number }[]> {
+    const rows = await this.db.selectFrom('event_counters').selectAll().orderBy('log').execute();
+    return rows.map((r) => ({ log: r.log, last_id: num(r.last_id, 'event_counters', 'last_id') }));
+  }
+
   async claimLease(name: string, holder: string, ttlMs: number, now = Date.now()): Promise<LeaseClaim> {
     const expires = now + ttlMs;
     const created = await this.db

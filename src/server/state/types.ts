@@ -134,6 +134,8 @@ export interface EventsStore {
    * Returns how many were new.
    */
   importEvents(log: string, events: EventRow[], floor?: number): Promise<number>;
+  /** Every log with its counter (the last id it handed out), by name. */
+  logs(): Promise<{ log: string; last_id: number }[]>;
 }
 
 export interface TasksStore {
