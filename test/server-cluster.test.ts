@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
 import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import type { TestPostgres } from './helpers/postgres.js';
-import { getJson, prompt, serversOfThisFile, startServe } from './helpers/server-fixtures.js';
+import type { ServeProcess } from './helpers/server-fixtures.js';
+import { AGENT_FLAGS, auth, getJson, prompt, readSse, serversOfThisFile, startServe, waitUntil } from './helpers/server-fixtures.js';
 
 const servers = serversOfThisFile('SIGTERM');
 let pgServer: TestPostgres | undefined;
@@ -56,4 +57,43 @@ describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${po
     expect(refused.stderr).toContain('postgres://atlas:***@127.0.0.1:1/x');
     expect(refused.stderr).not.toContain('hunter2');
   }, 60_000);
+
+  it('a turn on one server streams live to a client of the other; SIGKILLed, it is marked interrupted once its lease expires and recovered there, ids going on', async () => {
+    const url = await pgServer!.createDatabase('replicas');
+    const env = { ATLAS_DATABASE_URL: url };
+    const flags = [...AGENT_FLAGS, '-c', 'server.lease_ttl=3s'];
+    const [homeA, homeB] = [tempDir(), tempDir()];
+    const [a, b] = await Promise.all([startServe(homeA, [], { env, flags }), startServe(homeB, [], { env, flags })]);
+    servers.push(a, b);
+    const made = atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice'], { env: { ATLAS_HOME: homeA, ...env } });
+    const { token } = JSON.parse(made.stdout);
+    const running = async (s: ServeProcess) => ((await getJson(s.url, token, '/conversations/c')).json.conversation?.status === 'running' ? true : undefined);
+
+    // Turn 1 on A; a client of B follows it live from the start, and gets A's log exactly.
+    const onA = readSse(await fetch(`${a.url}/conversations/c/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:1500 first' }) }));
+    await waitUntil(() => running(b), 10_000, 'B to see the turn running');
+    const busy = await fetch(`${b.url}/conversations/c/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'at once' }) });
+    expect(busy.status).toBe(409);
+    const onB = await readSse(await fetch(`${b.url}/conversations/c/events`, { headers: auth(token, { 'last-event-id': '0' }) }));
+    expect(onB.at(-1)).toMatchObject({ event: 'usage', data: { ok: true, turn: 1 } });
+    const first = await onA;
+    expect(onB.map((e) => e.id)).toEqual(Array.from({ length: onB.length }, (_, i) => String(i + 1)));
+    expect(onB.map((e) => [e.id, e.event])).toEqual(expect.arrayContaining(first.map((e) => [e.id, e.event])));
+
+    // Turn 2 on A, which dies mid-turn: B waits for the lease to expire, then marks it interrupted.
+    void fetch(`${a.url}/conversations/c/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 second' }) }).then((r) => r.body?.cancel().catch(() => undefined), () => undefined);
+    await waitUntil(() => running(b), 10_000, 'B to see turn 2 running');
+    a.child.kill('SIGKILL');
+    await a.exited;
+    expect((await getJson(b.url, token, '/conversations/c')).json.conversation.status).toBe('running');
+    await waitUntil(async () => ((await getJson(b.url, token, '/conversations/c')).json.conversation.status === 'interrupted' ? true : undefined), 15_000, 'the lease to expire');
+
+    // B recovers it; every id is handed out once, in order, across both servers.
+    const recovered = await readSse(await fetch(`${b.url}/conversations/c/recover`, { method: 'POST', headers: auth(token) }));
+    expect(recovered.at(-1)!.data).toMatchObject({ ok: true, turn: 3 });
+    const replay = await readSse(await fetch(`${b.url}/conversations/c/events`, { headers: auth(token, { 'last-event-id': '0' }) }));
+    expect(replay.map((e) => Number(e.id))).toEqual(Array.from({ length: replay.length }, (_, i) => i + 1));
+    expect(replay.filter((e) => e.event === 'interrupted').map((e) => e.data.turn)).toEqual([2]);
+    expect(replay.at(-1)).toMatchObject({ event: 'usage', data: { turn: 3 } });
+  }, 90_000);
 });

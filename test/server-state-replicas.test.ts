@@ -55,16 +55,18 @@ function replica(env: Record<string, string>): Replica {
     }
   });
   const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-  void exited.then((code) => {
-    if (code !== 0 && code !== 3 && code !== null) console.error(stderr);
-  });
   return {
     child,
     lines,
     exited,
+    // A process that ends without the line fails the test at once, with what it said.
     saw: (match) => {
       const found = lines.find(match);
-      return found ? Promise.resolve(found) : new Promise((resolve) => waiters.push({ match, resolve }));
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        waiters.push({ match, resolve });
+        void exited.then((code) => reject(new Error(`the replica exited (${code}) before the line the test waits for: ${stderr}${JSON.stringify(lines)}`)));
+      });
     },
   };
 }

@@ -29,7 +29,8 @@ export interface TurnInput {
   state: ServerState;
   conversation: ServerConversation;
   prompt: string;
-  log: EventLog;
+  /** The conversation's log, as the turn may write it (fenced by its lease). */
+  log: Pick<EventLog, 'append'>;
   bus: LifecycleBus;
   groups: ProcessGroups;
   /** Where the agent runs: the sandbox, or this machine with --local (src/server/turn-executor.ts). */
@@ -80,7 +81,7 @@ export function addStats(a: ConversationStats, b: ConversationStats): Conversati
 }
 
 /** The bus the run records through, also sending each message (and its tool calls) as events. */
-function streamingBus(bus: LifecycleBus, log: EventLog): LifecycleBus {
+function streamingBus(bus: LifecycleBus, log: Pick<EventLog, 'append'>): LifecycleBus {
   // Delegates method by method: the bus may be a class instance, whose methods a spread would lose.
   return {
     coldStart: (event) => bus.coldStart(event),
@@ -100,7 +101,7 @@ function streamingBus(bus: LifecycleBus, log: EventLog): LifecycleBus {
 }
 
 /** Lines of a command agent's output that are not stream-json events, for `output` events. */
-function plainLines(log: EventLog): { push(text: string): void; end(): void } {
+function plainLines(log: Pick<EventLog, 'append'>): { push(text: string): void; end(): void } {
   let partial = '';
   const emit = (line: string) => {
     if (line.trim().length === 0) return;

@@ -21,6 +21,8 @@ import type { Provider, ServerConversation } from './conversation-store.js';
 import { conversationFiles, conversationsDir, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
 import type { EventLog } from './event-log.js';
 import { logKey } from './state/types.js';
+import type { HeldLease } from './turn-lease.js';
+import { claimTurnLease, holderOf } from './turn-lease.js';
 import { HttpError } from './http.js';
 
 export interface TurnRequest {
@@ -48,6 +50,8 @@ interface Running {
   done: Promise<void>;
   /** Gives back the account's running-work slot (server.max_running_per_account). */
   release: () => void;
+  /** The turn's lease in the server state (every server on it sees the turn running). */
+  lease?: HeldLease;
 }
 
 const key = (account: string, id: string) => `${account}/${id}`;
@@ -109,6 +113,16 @@ export class Conversations {
         throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server (process ${claim.holder.owner.pid} on ${claim.holder.owner.host})`);
       }
       killLeftoverProcesses(claim.previous);
+      const state = await this.ctx.state();
+      const leaseName = logKey.conversation(request.account, request.conversationId);
+      // The previous owner's process is gone (claimOwner checked): its lease goes with it.
+      if (claim.previous) await state.breakLease(leaseName, holderOf(claim.previous));
+      const held = await claimTurnLease(state, leaseName, this.turnLeaseSettings(), this.ctx.log);
+      if (!held.ok) {
+        releaseOwner(files.owner);
+        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server (${held.holder.split(':')[0]})`);
+      }
+      slot.lease = held.lease;
       const now = toTimestamp(new Date());
       let conversation: ServerConversation = existing ?? {
         id: request.conversationId,
@@ -135,9 +149,15 @@ export class Conversations {
     } catch (error) {
       this.running.delete(k);
       slot.release();
+      await slot.lease?.release();
       if (!(error instanceof HttpError && error.code === 'turn_running')) releaseOwner(files.owner);
       throw error;
     }
+  }
+
+  private turnLeaseSettings() {
+    const ttlMs = this.ctx.config.server.lease_ttl;
+    return { ttlMs, renewMs: Math.min(this.ctx.config.hooks.heartbeat_interval, Math.floor(ttlMs / 3)) };
   }
 
   private leaseSettings() {
@@ -196,6 +216,14 @@ export class Conversations {
     // ... and one turn starts per pass of the event loop (src/server/pace.ts).
     await paced();
     const heartbeat = startHeartbeat(files.owner, this.leaseSettings());
+    // The turn's events carry its lease's token: once another server has taken the lease over,
+    // they are refused, and the turn is stopped.
+    const fence = slot.lease?.fence;
+    const fenced = { append: (type: string, data: Record<string, unknown>) => log.append(type, data, fence) };
+    slot.lease?.onLost(() => {
+      slot.stopReason = 'lease lost';
+      slot.groups.terminateAll();
+    });
     slot.groups.onChange = (pids) => {
       heartbeat.setProcessGroups(pids);
       lowerPriority(pids);
@@ -208,7 +236,7 @@ export class Conversations {
       const execution = await createTurnExecutor({ home, config, account: conversation.account, id: conversation.id, local: this.ctx.local });
       let outcome: Awaited<ReturnType<typeof runTurn>>;
       try {
-        outcome = await runTurn({ home, config, state: await this.ctx.state(), conversation, prompt, log, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
+        outcome = await runTurn({ home, config, state: await this.ctx.state(), conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
       } finally {
         await execution.release();
       }
@@ -222,6 +250,7 @@ export class Conversations {
       this.running.delete(k);
       heartbeat.stop();
       slot.release();
+      await slot.lease?.release();
     }
     if (slot.stopReason === CANCEL_REASON) log.append('cancelled', { turn: final['turn'] ?? null });
     // Announced once the lease is given back: a client that sends its next prompt on this event,
@@ -250,6 +279,15 @@ export class Conversations {
     const record = readOwner(conversationFiles(this.ctx.home, account, id).owner);
     const owner = checkLiveness(record);
     if (owner.status === 'alive' || owner.status === 'remote') return c;
+    const leaseName = logKey.conversation(account, id);
+    if (owner.status === 'none') {
+      // No owner on this machine: another server on the state may run it, while its lease lasts.
+      const lease = await state.getLease(leaseName);
+      if (lease && lease.holder !== '' && lease.expires_at > Date.now()) return c;
+    } else if (record) {
+      // Its server's process is gone (or silent past the threshold): so is its lease.
+      await state.breakLease(leaseName, holderOf(record));
+    }
     // The dead server's agent may still run (a local turn, or no setpriv): it stops before anyone
     // can recover the turn in the same workspace.
     const killed = killLeftoverProcesses(record);

@@ -3,7 +3,7 @@
 // one state hands out each id once. A stream replays what came after Last-Event-ID and then gets
 // new events live: a follower takes events strictly in id order, so an event appended meanwhile,
 // here or by another server, is neither lost nor sent twice.
-import type { EventRow, ServerState } from './state/types.js';
+import type { EventRow, Fence, ServerState } from './state/types.js';
 
 export type StoredEvent = EventRow;
 
@@ -13,6 +13,8 @@ export const EVENTS_FILE_NAME = 'events.jsonl';
 
 /** Pause between reads of the state while a follower waits for an id another process appended. */
 const GAP_POLL_MS = 100;
+/** Pause between reads of the state while following a turn that runs on another server. */
+const REMOTE_POLL_MS = 200;
 const PAGE = 1_000;
 
 interface Follower {
@@ -49,11 +51,12 @@ export class EventLog {
 
   /**
    * Appends after every earlier append of this process to this log (ids follow the order of the
-   * calls). Never rejects: a failed append (the database down) is reported, and resolves undefined.
+   * calls). With a fence, only while that lease token is current. Never rejects: a failed append
+   * (the database down, the lease lost) is reported, and resolves undefined.
    */
-  append(type: string, data: Record<string, unknown>): Promise<StoredEvent | undefined> {
+  append(type: string, data: Record<string, unknown>, fence?: Fence): Promise<StoredEvent | undefined> {
     const done = this.queue.then(async () => {
-      const e = await (await this.state()).appendEvent(this.key, type, data);
+      const e = await (await this.state()).appendEvent(this.key, type, data, fence);
       this.last = Math.max(this.last, e.id);
       for (const f of [...this.followers]) this.offer(f, e);
       return e;
@@ -86,9 +89,12 @@ export class EventLog {
    * each next event, in id order; returns the unsubscribe. `localOnly`: no replay, only the
    * events this process appends from now on.
    */
-  follow(afterId: number, listener: Listener, options: { onReplay?: (events: StoredEvent[]) => void; localOnly?: boolean } = {}): () => void {
+  follow(afterId: number, listener: Listener, options: { onReplay?: (events: StoredEvent[]) => void; localOnly?: boolean; remote?: boolean } = {}): () => void {
     const f: Follower = { cursor: afterId, pending: new Map(), listener, localOnly: options.localOnly === true, closed: false };
     this.followers.add(f);
+    // What another server appends (a turn running there) is read from the state every so often.
+    const poller = options.remote ? setInterval(() => this.poll(f), REMOTE_POLL_MS) : undefined;
+    poller?.unref();
     if (!f.localOnly) {
       this.since(afterId).then(
         (past) => {
@@ -106,6 +112,7 @@ export class EventLog {
     return () => {
       f.closed = true;
       clearTimeout(f.timer);
+      clearInterval(poller);
       this.followers.delete(f);
     };
   }
@@ -136,16 +143,24 @@ export class EventLog {
     if (f.closed || f.pending.size === 0 || f.timer) return;
     f.timer = setTimeout(() => {
       f.timer = undefined;
-      this.state()
-        .then((state) => state.eventsAfter(this.key, f.cursor, PAGE))
-        .then((events) => {
+      this.poll(f);
+    }, GAP_POLL_MS);
+  }
+
+  private poll(f: Follower): void {
+    this.state()
+      .then((state) => state.eventsAfter(this.key, f.cursor, PAGE))
+      .then(
+        (events) => {
           for (const e of events) if (e.id > f.cursor) f.pending.set(e.id, e);
+          if (events.length > 0) this.last = Math.max(this.last, events[events.length - 1]!.id);
           this.drain(f);
-        }, (error: Error) => {
+        },
+        (error: Error) => {
           this.onError(error);
           this.drain(f);
-        });
-    }, GAP_POLL_MS);
+        },
+      );
   }
 }
 

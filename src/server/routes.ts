@@ -75,7 +75,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   const sseOptions = { bufferLimit: ctx.config.server.client_buffer, heartbeatMs: ctx.config.server.sse_heartbeat };
 
   /** Opens an SSE stream counted against the account's limit. */
-  const stream = (r: RequestInfo, release: () => void, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean) => {
+  const stream = (r: RequestInfo, release: () => void, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean, remote = false) => {
     const client = new SseClient(r.res, sseOptions);
     client.open({ 'x-request-id': r.requestId });
     r.started();
@@ -83,7 +83,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
       release();
       if (client.endReason !== 'done') ctx.log({ msg: 'stream closed', request_id: r.requestId, account: r.account, reason: client.endReason });
     });
-    pipeLog(client, log, afterId, isLast, idle);
+    pipeLog(client, log, afterId, isLast, idle, remote);
   };
 
   const streamTurn = (r: RequestInfo, release: () => void, turn: StartedTurn) =>
@@ -158,6 +158,12 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     if (wantsJson(r)) return eventPage(r, conversations.logOf(r.account, c.id), after);
     const release = ctx.streams.acquire(r.account);
     const log = conversations.logOf(r.account, c.id);
+    if (c.status === 'running' && !conversations.isRunning(r.account, c.id)) {
+      // The turn runs on another server on this state (its lease lasts): its events are read from
+      // the state as they come, until its usage, or until a server finds it cut off.
+      const ends = (e: StoredEvent) => (e.type === 'usage' || e.type === 'interrupted') && e.data['turn'] === c.turns;
+      return stream(r, release, log, after, ends, () => false, true);
+    }
     const idle = () => !conversations.isRunning(r.account, c.id);
     // Ends with the running turn's usage event, or after the replay when no turn runs.
     stream(r, release, log, after, (e) => e.type === 'usage' && idle() && e.id >= log.lastId, idle);

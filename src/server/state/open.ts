@@ -48,12 +48,13 @@ async function createSqlite(path: string): Promise<Kysely<Database>> {
   chmodSync(path, 0o600);
   const [{ Kysely: K, SqliteDialect }, { default: SQLite }, { migrate }] = await Promise.all([import('kysely'), import('better-sqlite3'), import('./migrations.js')]);
   const sqlite = new SQLite(path);
+  // First: another process on this home (atlas serve token create beside a running server, or one
+  // starting at the same moment) may hold a lock briefly, even while the journal mode is set.
+  sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('journal_mode = WAL');
   // Each event is a transaction: in WAL mode NORMAL syncs at checkpoints, not at every commit, and
   // loses nothing when the process dies (only a power cut may take the last commits).
   sqlite.pragma('synchronous = NORMAL');
-  // Another process on this home (atlas serve token create beside a running server) may hold the write lock briefly.
-  sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const db = new K<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   // Kysely takes no migration lock on SQLite: the migration runs under SQLite's own write lock, so

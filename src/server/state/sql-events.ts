@@ -116,6 +116,11 @@ export class SqlEvents extends SqlRecords {
     await this.db.updateTable('leases').set({ holder: '', expires_at: 0 }).where('name', '=', name).where('token', '=', token).execute();
   }
 
+  async breakLease(name: string, holder: string): Promise<boolean> {
+    const r = await this.db.updateTable('leases').set({ holder: '', expires_at: 0 }).where('name', '=', name).where('holder', '=', holder).executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
   async getLease(name: string): Promise<LeaseRow | undefined> {
     const row = await this.db.selectFrom('leases').selectAll().where('name', '=', name).executeTakeFirst();
     return row ? toLease(row) : undefined;

@@ -151,6 +151,8 @@ export interface LeasesStore {
   renewLease(name: string, holder: string, token: number, ttlMs: number, now?: number): Promise<boolean>;
   /** Gives it back (the token stays, so the next holder's is higher). */
   releaseLease(name: string, token: number): Promise<void>;
+  /** Frees a lease whose holder is known to be dead (its process is gone), before it expires. */
+  breakLease(name: string, holder: string): Promise<boolean>;
   getLease(name: string): Promise<LeaseRow | undefined>;
   /** Held leases whose expiry has passed (their holder died or stalled). */
   expiredLeases(now?: number): Promise<LeaseRow[]>;
