@@ -1,6 +1,6 @@
 // Two `atlas serve` processes with different homes on one real PostgreSQL share their accounts,
-// tokens and conversation records: a token made once works on both, a conversation answered on
-// one is listed with its turns and stats on the other, a revoke counts on both at once, and while
+// tokens, conversation records, messages and event logs: a token made once works on both, a
+// conversation answered on one is listed with its turns, stats and messages on the other, a revoke counts on both at once, and while
 // the database is down a request gets 503 (not 401) and works again once it is back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
@@ -36,6 +36,10 @@ describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${po
     expect(onB.status).toBe(200);
     expect(onB.json.conversation).toMatchObject({ id: 'shared', status: 'completed', turns: 1, stats: turn.events.at(-1)!.data.conversation });
     expect((await getJson(b.url, token, '/conversations')).json.conversations.map((c: { id: string }) => c.id)).toEqual(['shared']);
+    // Its messages, with their tool calls, read the same on both.
+    const messagesA = (await getJson(a.url, token, '/conversations/shared/messages')).json.messages;
+    expect(messagesA.length).toBeGreaterThan(1);
+    expect((await getJson(b.url, token, '/conversations/shared/messages')).json.messages).toEqual(messagesA);
     const listed = JSON.parse(atlasSync(['--json', 'serve', 'token', 'list'], { env: { ATLAS_HOME: homeA, ...env } }).stdout);
     expect(listed.tokens.map((t: { id: string }) => t.id)).toEqual([id]);
 

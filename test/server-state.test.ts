@@ -126,12 +126,13 @@ for (const backend of backends) {
       expect((await state.listConversations('alice')).map((c) => c.id)).toEqual(['c1']);
     });
 
-    it('keeps messages with their tool calls in time order, replaces a repeated key, and batches large writes', async () => {
-      await state.putMessages([message('c1', 'm2', 200), message('c1', 'm1', 100), message('c1', 'm3', 200, 2)]);
+    it('keeps messages with their tool calls turn by turn in the order put in, replaces a repeated key, and batches large writes', async () => {
+      await state.putMessages([message('c1', 'm3', 50, 2), message('c1', 'm2', 200), message('c1', 'm1', 100)]);
       await state.putMessages([{ ...message('c1', 'm1', 100), body: 'edited' }]);
       const all = await state.listMessages('alice', 'c1');
-      expect(all.map((m) => m.key)).toEqual(['m1', 'm2', 'm3']);
-      expect(all[0]).toMatchObject({ body: 'edited', role: 2, tokens: 7, tool_calls: [{ name: 'Bash', input: { command: 'ls' }, status: 'success' }] });
+      // Turn by turn, in the order first put in (a replaced message keeps its place).
+      expect(all.map((m) => m.key)).toEqual(['m2', 'm1', 'm3']);
+      expect(all[1]).toMatchObject({ body: 'edited', role: 2, tokens: 7, tool_calls: [{ name: 'Bash', input: { command: 'ls' }, status: 'success' }] });
       expect((await state.listMessages('alice', 'c1', { turn: 2 })).map((m) => m.key)).toEqual(['m3']);
       const many = Array.from({ length: 1_200 }, (_, i) => message('big', `k${i}`, 1_000 + i));
       await state.putMessages(many);

@@ -16,6 +16,7 @@ import type { ProcessExecutor } from '../exec/types.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, writeConversation } from './conversation-store.js';
+import { lastRunMessages } from './messages.js';
 import type { ServerState } from './state/types.js';
 import type { EventLog } from './event-log.js';
 
@@ -29,6 +30,8 @@ export interface TurnInput {
   state: ServerState;
   conversation: ServerConversation;
   prompt: string;
+  /** A message the state did not take (the turn goes on; its run folder has it). */
+  onStoreError?: (error: Error) => void;
   /** The conversation's log, as the turn may write it (fenced by its lease). */
   log: Pick<EventLog, 'append'>;
   bus: LifecycleBus;
@@ -193,6 +196,9 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const cancelled = stopped === CANCEL_REASON;
   const error = stopped ? `stopped: ${stopped}` : result.ok ? null : (result.error ?? `the agent exited with code ${result.exitCode}`);
   const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
+  // The run's messages, as its folder has them (tool results joined into their calls), go into the
+  // state, so GET …/messages answers the same on every server.
+  await input.state.putMessages(lastRunMessages(home, conversation.account, conversation.id)).catch((error: Error) => input.onStoreError?.(error));
   const endedAt = toTimestamp(new Date());
   conversation = {
     ...conversation,

@@ -12,7 +12,8 @@ import { claimOwner } from '../liveness/claim.js';
 import { checkLiveness, readOwner, releaseOwner, startHeartbeat } from '../liveness/owner.js';
 import { killLeftoverProcesses } from '../recovery/leftovers.js';
 import { CANCEL_REASON, runTurn } from './agent-turn.js';
-import { conversationSyncTarget, readMessages } from './lifecycle-adapter.js';
+import { conversationSyncTarget } from './lifecycle-adapter.js';
+import { conversationMessages } from './messages.js';
 import { paced } from './pace.js';
 import { lowerPriority } from './priority.js';
 import { createTurnExecutor } from './turn-executor.js';
@@ -236,7 +237,8 @@ export class Conversations {
       const execution = await createTurnExecutor({ home, config, account: conversation.account, id: conversation.id, local: this.ctx.local });
       let outcome: Awaited<ReturnType<typeof runTurn>>;
       try {
-        outcome = await runTurn({ home, config, state: await this.ctx.state(), conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
+        const onStoreError = (error: Error) => this.ctx.log({ level: 'error', msg: 'message not stored', conversation_id: conversation.id, error: error.message });
+        outcome = await runTurn({ home, config, state: await this.ctx.state(), onStoreError, conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
       } finally {
         await execution.release();
       }
@@ -266,7 +268,7 @@ export class Conversations {
       throw new HttpError(409, 'nothing_to_recover', `conversation ${id} is ${conversation.status}; only an interrupted turn can be recovered`);
     }
     // The person's own last request (a recovery that was cut off too quotes it, not itself).
-    const lastPrompt = [...readMessages(conversationFiles(this.ctx.home, account, id).dir)].reverse().find((m) => m.role === MESSAGE_ROLE.user && !m.body.startsWith(RECOVERY_HEADER))?.body ?? '';
+    const lastPrompt = [...(await conversationMessages(await this.ctx.state(), this.ctx.home, account, id))].reverse().find((m) => m.role === MESSAGE_ROLE.user && !m.body.startsWith(RECOVERY_HEADER))?.body ?? '';
     const prompt = [RECOVERY_HEADER, 'Check the workspace for what was already done, then finish that request. It was:', '', lastPrompt].join('\n');
     return this.startTurn({ account, conversationId: id, sandboxId: conversation.sandbox_id ?? id, prompt, aborted });
   }

@@ -6,11 +6,10 @@ import { readHookFile } from '../store/hook-file.js';
 import { taskFiles } from '../store/paths.js';
 import type { ServerContext } from './context.js';
 import type { Conversations, StartedTurn } from './conversations.js';
-import { conversationFiles } from './conversation-store.js';
 import { PROVIDERS } from './conversation-store.js';
 import type { EventLog, StoredEvent } from './event-log.js';
 import { HttpError, optionalBoolean, optionalEnum, optionalString, PATH_ID, readJsonObject, requiredString, sendJson } from './http.js';
-import { readMessages } from './lifecycle-adapter.js';
+import { conversationMessages } from './messages.js';
 import type { PageRequest } from './pagination.js';
 import { itemFilter, matches, numberKey, pageRequest, paginate } from './pagination.js';
 import { Router } from './router.js';
@@ -147,7 +146,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     const c = await conversation(r);
     const request = pageRequest(r.url);
     // Messages only ever get appended: the position is a stable key.
-    const indexed = readMessages(conversationFiles(ctx.home, r.account, c.id).dir).map((m, i) => ({ m, k: numberKey(i) }));
+    const indexed = (await conversationMessages(await ctx.state(), ctx.home, r.account, c.id)).map((m, i) => ({ m, k: numberKey(i) }));
     const page = paginate(indexed, request, (e) => [e.k], ['asc']);
     sendJson(r.res, 200, { conversation_id: c.id, messages: page.items.map((e) => e.m), next_cursor: page.next_cursor });
   });

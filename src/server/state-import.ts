@@ -4,13 +4,12 @@
 // the import is stopped half-way.
 import { existsSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
-import { listConversations as listRuns, readMessages as readRunMessages } from '../conversation/read.js';
-import { conversationFiles as runFiles } from '../conversation/paths.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, listAccounts, listConversationFiles } from './conversation-store.js';
 import { legacyLogFiles, importLogFile, taskRecordFiles } from './event-files.js';
 import { openState, stateFilePath } from './state/open.js';
-import type { ServerState, StoredMessage } from './state/types.js';
+import { messagesFromRuns } from './messages.js';
+import type { ServerState } from './state/types.js';
 import { adoptTokenFile } from './server-state.js';
 
 export interface ImportReport {
@@ -43,12 +42,7 @@ async function importConversation(state: ServerState, home: string, c: ServerCon
     await state.putConversation(c);
     report.conversations++;
   }
-  const files = conversationFiles(home, account, c.id);
-  // Each turn is one recorded run: its messages keep their run's id in their key, so two runs'
-  // keys never collide, and their turn is the run's place in the order they started.
-  const messages: StoredMessage[] = listRuns(files.dir).flatMap((run, i) =>
-    readRunMessages(runFiles(files.dir, run.id).messages).map((m) => ({ ...m, key: `${run.id}:${m.key}`, conversation_id: c.id, account, turn: i + 1 })),
-  );
+  const messages = messagesFromRuns(home, account, c.id);
   const had = (await state.listMessages(account, c.id)).length;
   await state.putMessages(messages);
   report.messages += Math.max(0, messages.length - had);

@@ -61,7 +61,7 @@ function initial(backend: StateBackend): Migration {
         .addColumn('tool_calls', 'text', (c) => c.notNull())
         .addUniqueConstraint('messages_key', ['account', 'conversation_id', 'key'])
         .execute();
-      await db.schema.createIndex('messages_by_time').on('messages').columns(['account', 'conversation_id', 'timestamp', 'seq']).execute();
+      await db.schema.createIndex('messages_by_turn').on('messages').columns(['account', 'conversation_id', 'turn', 'seq']).execute();
       await db.schema.createTable('event_counters').addColumn('log', 'text', (c) => c.primaryKey()).addColumn('last_id', 'bigint', (c) => c.notNull()).execute();
       await db.schema
         .createTable('events')

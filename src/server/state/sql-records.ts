@@ -111,7 +111,7 @@ export class SqlRecords {
   async listMessages(account: string, conversationId: string, options: { limit?: number; turn?: number } = {}): Promise<StoredMessage[]> {
     let q = this.db.selectFrom('messages').selectAll().where('account', '=', account).where('conversation_id', '=', conversationId);
     if (options.turn !== undefined) q = q.where('turn', '=', options.turn);
-    q = q.orderBy('timestamp').orderBy('seq');
+    q = q.orderBy('turn').orderBy('seq');
     if (options.limit !== undefined) q = q.limit(options.limit);
     return (await q.execute()).map(toMessage);
   }

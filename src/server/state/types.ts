@@ -113,7 +113,7 @@ export interface ConversationsStore {
 export interface MessagesStore {
   /** Adds messages in one transaction; a message whose key the conversation already has is replaced. */
   putMessages(messages: StoredMessage[]): Promise<void>;
-  /** In time order, then the order they were put in; only one turn's when `turn` is given. */
+  /** Turn by turn, in the order they were first put in; only one turn's when `turn` is given. */
   listMessages(account: string, conversationId: string, options?: { limit?: number; turn?: number }): Promise<StoredMessage[]>;
 }
 
