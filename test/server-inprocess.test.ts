@@ -246,7 +246,7 @@ describe('edges', () => {
     const home = tempDir();
     const a = await createToken(home, 'alice');
     const b = await createToken(home, 'bob');
-    const handle = new LazyState(home, '');
+    let handle = new LazyState(home, '');
     const verifier = new TokenVerifier(() => handle.get());
     expect(await verifier.account(a.token)).toBe('alice');
     expect(await verifier.account(b.token)).toBe('bob');
@@ -259,7 +259,9 @@ describe('edges', () => {
     // A tokens.json from before the state: its tokens work, a revoked one among them does not come back.
     const legacy = { id: 'tok-legacy1', account: 'carol', sha256: createHash('sha256').update('atlas_legacy').digest('hex'), created_at: '2026-01-01T00:00:00.000Z' };
     writeFileSync(tokensPath(home), JSON.stringify({ version: 1, tokens: [legacy, a.record] }));
+    // A server started now (a fresh handle) adopts it.
     await handle.close();
+    handle = new LazyState(home, '');
     expect(await verifier.account('atlas_legacy')).toBe('carol');
     expect(await verifier.account(a.token)).toBeUndefined();
     expect(readTokens(home)).toHaveLength(2);

@@ -23,6 +23,10 @@ export class AccountEvents {
     this.logs = new EventLogs(state, onError);
   }
 
+  settled(): Promise<void> {
+    return this.logs.settled();
+  }
+
   logOf(account: string): EventLog {
     return this.logs.get(logKey.account(account));
   }

@@ -117,6 +117,11 @@ export class EventLog {
     };
   }
 
+  /** Resolves once every append asked for so far is stored (or reported failed). */
+  settled(): Promise<unknown> {
+    return this.queue;
+  }
+
   get followerCount(): number {
     return this.followers.size;
   }
@@ -188,5 +193,10 @@ export class EventLogs {
 
   forget(key: string): void {
     this.logs.delete(key);
+  }
+
+  /** Every log's appends so far stored (before the state closes). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.logs.values()].map((l) => l.settled()));
   }
 }

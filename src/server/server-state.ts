@@ -78,6 +78,7 @@ export async function withServerState<T>(home: string, configured: string | unde
 /** Opened on first use (a server that gets no request never loads the database driver); a failed open is retried on the next. */
 export class LazyState {
   private opening: Promise<ServerState> | undefined;
+  private closed = false;
 
   constructor(
     private readonly home: string,
@@ -85,6 +86,7 @@ export class LazyState {
   ) {}
 
   get(): Promise<ServerState> {
+    if (this.closed) return Promise.reject(new Error('the server state is closed: the server is stopping'));
     if (!this.opening) {
       const opening = openServerState(this.home, this.configured);
       opening.catch(() => {
@@ -96,6 +98,7 @@ export class LazyState {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const opening = this.opening;
     this.opening = undefined;
     if (opening) await (await opening.catch(() => undefined))?.close();

@@ -349,6 +349,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       server.closeAllConnections();
       loopDelay.disable();
       await releaseSandbox?.();
+      // The last events (usage, the account's copies) are stored before the state closes.
+      await Promise.race([Promise.all([ctx.logs.settled(), accountEvents.settled()]), new Promise((r) => setTimeout(r, 5_000).unref())]);
       await state.close();
       log({ msg: 'stopped', reason });
     })();
