@@ -3,6 +3,7 @@
 // conversation answered on one is listed with its turns, stats and messages on the other, a revoke counts on both at once, and while
 // the database is down a request gets 503 (not 401) and works again once it is back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openState } from '../src/server/state/open.js';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
 import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import type { TestPostgres } from './helpers/postgres.js';
@@ -100,4 +101,31 @@ describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${po
     expect(replay.filter((e) => e.event === 'interrupted').map((e) => e.data.turn)).toEqual([2]);
     expect(replay.at(-1)).toMatchObject({ event: 'usage', data: { turn: 3 } });
   }, 90_000);
+
+  it('a server whose turn lease was taken over stops the turn and publishes nothing more about it', async () => {
+    const url = await pgServer!.createDatabase('fenced');
+    const env = { ATLAS_DATABASE_URL: url };
+    const home = tempDir();
+    const a = await startServe(home, [], { env, flags: [...AGENT_FLAGS, '-c', 'server.lease_ttl=3s'] });
+    servers.push(a);
+    const { token } = JSON.parse(atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice'], { env: { ATLAS_HOME: home, ...env } }).stdout);
+    const stream = fetch(`${a.url}/conversations/f/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 long' }) });
+    void stream.then((r) => r.body?.cancel().catch(() => undefined), () => undefined);
+    await waitUntil(async () => ((await getJson(a.url, token, '/conversations/f')).json.conversation?.status === 'running' ? true : undefined), 10_000, 'the turn to run');
+    // Another server takes the lease over (as if A had stalled past its expiry).
+    const state = await openState({ home: tempDir(), url });
+    try {
+      const lease = (await state.getLease('conversation:alice/f'))!;
+      const taken = await state.claimLease('conversation:alice/f', 'other-server', 60_000, lease.expires_at + 1);
+      expect(taken).toMatchObject({ ok: true, token: lease.token + 1 });
+      const before = await state.lastEventId('conversation:alice/f');
+      await waitUntil(() => a.lines.some((l) => l.includes('lease lost')) || undefined, 10_000, 'A to find its lease lost');
+      await waitUntil(() => a.lines.some((l) => l.includes('its lease was taken over')) || undefined, 15_000, 'A to stop the turn');
+      // Nothing from A after the takeover: no error, no usage, and the record is as A left it running.
+      expect(await state.lastEventId('conversation:alice/f')).toBe(before);
+      expect((await state.getConversation('alice', 'f'))?.status).toBe('running');
+    } finally {
+      await state.close();
+    }
+  }, 60_000);
 });

@@ -30,6 +30,8 @@ export interface TurnInput {
   state: ServerState;
   conversation: ServerConversation;
   prompt: string;
+  /** False once the turn's lease was taken over: its end is then not recorded (the new holder's is). */
+  holdsLease?: () => boolean;
   /** A message the state did not take (the turn goes on; its run folder has it). */
   onStoreError?: (error: Error) => void;
   /** The conversation's log, as the turn may write it (fenced by its lease). */
@@ -198,7 +200,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
   // The run's messages, as its folder has them (tool results joined into their calls), go into the
   // state, so GET …/messages answers the same on every server.
-  await input.state.putMessages(lastRunMessages(home, conversation.account, conversation.id)).catch((error: Error) => input.onStoreError?.(error));
+  if (input.holdsLease?.() !== false) await input.state.putMessages(lastRunMessages(home, conversation.account, conversation.id)).catch((error: Error) => input.onStoreError?.(error));
   const endedAt = toTimestamp(new Date());
   conversation = {
     ...conversation,
@@ -208,7 +210,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
     stats: addStats(conversation.stats, record.stats),
   };
-  await writeConversation(input.state, conversation);
+  if (input.holdsLease?.() !== false) await writeConversation(input.state, conversation);
   if (error) log.append('error', { message: error, interrupted: Boolean(stopped) });
   return { ok: error === null, error, interrupted: Boolean(stopped), usage: record.stats, conversation };
 }

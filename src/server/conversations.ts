@@ -221,7 +221,9 @@ export class Conversations {
     // they are refused, and the turn is stopped.
     const fence = slot.lease?.fence;
     const fenced = { append: (type: string, data: Record<string, unknown>) => log.append(type, data, fence) };
+    let lost = false;
     slot.lease?.onLost(() => {
+      lost = true;
       slot.stopReason = 'lease lost';
       slot.groups.terminateAll();
     });
@@ -238,7 +240,7 @@ export class Conversations {
       let outcome: Awaited<ReturnType<typeof runTurn>>;
       try {
         const onStoreError = (error: Error) => this.ctx.log({ level: 'error', msg: 'message not stored', conversation_id: conversation.id, error: error.message });
-        outcome = await runTurn({ home, config, state: await this.ctx.state(), onStoreError, conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
+        outcome = await runTurn({ home, config, state: await this.ctx.state(), onStoreError, holdsLease: () => !lost, conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
       } finally {
         await execution.release();
       }
@@ -253,6 +255,11 @@ export class Conversations {
       heartbeat.stop();
       slot.release();
       await slot.lease?.release();
+    }
+    if (lost) {
+      // Another server has taken the conversation over: this one publishes nothing more about it.
+      this.ctx.log({ level: 'error', msg: 'turn stopped: its lease was taken over', account: conversation.account, conversation_id: conversation.id });
+      return;
     }
     if (slot.stopReason === CANCEL_REASON) log.append('cancelled', { turn: final['turn'] ?? null });
     // Announced once the lease is given back: a client that sends its next prompt on this event,
