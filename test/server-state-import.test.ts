@@ -124,7 +124,7 @@ for (const target of targets) {
 }
 
 describe('atlas serve on an older home', () => {
-  it('adopts its tokens.json and conversation.json records once, and keeps the files', async () => {
+  it('adopts its tokens.json, conversation.json records and task index once, and keeps the files', async () => {
     const old = tempDir();
     const token = 'atlas_from-an-older-atlas';
     const sha256 = createHash('sha256').update(token).digest('hex');
@@ -135,12 +135,18 @@ describe('atlas serve on an older home', () => {
     const stats = { messages_exchanged: 2, total_input_tokens: 10, total_output_tokens: 5, total_cache_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 0.01, partial: false, models: [] };
     const record = { id: 'kept', account: 'alice', agent_id: null, provider: 'command', sandbox_id: 'sb', session_id: 's', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:01.000Z', status: 'completed', turns: 1, last_turn: null, stats };
     writeFileSync(join(dir, 'conversation.json'), JSON.stringify(record));
+    const task = { task_id: 'task-20260101-000000', account: 'alice', workspace: 'srv-0a0b0c0d0e', dir: join(old, 'workspaces', 'srv-0a0b0c0d0e', 'tasks', 'task-20260101-000000'), repo: '/r', template: 'quick', created_at: '2026-01-01T00:00:00.000Z' };
+    mkdirSync(join(old, 'server', 'tasks'), { recursive: true });
+    writeFileSync(join(old, 'server', 'tasks', `${task.task_id}.json`), JSON.stringify(task));
     const before = snapshot(join(old, 'server'));
     const s = await startServe(old, [], { env: { ATLAS_DATABASE_URL: '' } });
     servers.push(s);
     const listed = await fetch(`${s.url}/conversations`, { headers: auth(token) });
     expect(listed.status).toBe(200);
     expect(((await listed.json()) as { conversations: unknown[] }).conversations).toEqual([record]);
+    const state = await openState({ home: old, url: '' });
+    expect(await state.getTask(task.task_id)).toEqual(task);
+    await state.close();
     expect(snapshot(join(old, 'server'))).toEqual(before);
   }, 60_000);
 });

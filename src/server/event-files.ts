@@ -72,6 +72,17 @@ export async function importLogFile(state: ServerState, key: string, path: strin
   return { added, present: events.length - added };
 }
 
+/** Task records of server/tasks/*.json the state does not have yet go into it (they stay on disk). */
+export async function adoptTaskFiles(home: string, state: ServerState): Promise<number> {
+  let adopted = 0;
+  for (const task of taskRecordFiles(home)) {
+    if (await state.getTask(task.task_id)) continue;
+    await state.putTask(task);
+    adopted++;
+  }
+  return adopted;
+}
+
 /** Adopts the logs whose last id the state has not reached (a cheap look at each file's tail). */
 export async function adoptEventFiles(home: string, state: ServerState): Promise<number> {
   let added = 0;

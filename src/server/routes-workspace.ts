@@ -36,12 +36,12 @@ export function addWorkspaceRoutes(router: Router<Handler>, ctx: ServerContext, 
   });
 
   router.add('GET', '/tasks/:id/files', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     await serveWorkspacePath(r.res, readTask(record.dir).worktree, r.url.searchParams.get('path'));
   });
 
   router.add('GET', '/tasks/:id/diff', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     sendJson(r.res, 200, await taskDiff(record.dir));
   });
 }

@@ -192,18 +192,18 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
 
   router.add('GET', '/tasks', async (r) => {
     const filter = itemFilter(r.url, undefined);
-    const all = tasks.list(r.account).filter((t) => matches(filter, t.state, t.updated_at));
+    const all = (await tasks.list(r.account)).filter((t) => matches(filter, t.state, t.updated_at));
     const page = paginate(all, pageRequest(r.url), (t) => [t.created_at, t.id], ['desc', 'asc']);
     sendJson(r.res, 200, { tasks: page.items, next_cursor: page.next_cursor });
   });
 
   router.add('GET', '/tasks/:id', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     sendJson(r.res, 200, { task: tasks.summary(record), running: tasks.isRunning(record.task_id), hook: readHookFile(taskFiles(record.dir).hook) });
   });
 
   router.add('GET', '/tasks/:id/events', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     const after = lastEventId(r);
     if (wantsJson(r)) return eventPage(r, tasks.logOf(record), after);
     const release = ctx.streams.acquire(r.account);
@@ -224,13 +224,13 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
 
   addWorkspaceRoutes(router, ctx, conversations, tasks, accountEvents);
   router.add('GET', '/tasks/:id/verify', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     const { verifyTask } = await import('./task-verify.js');
     sendJson(r.res, 200, await verifyTask(ctx.home, ctx.config, record.dir));
   });
   // HOOK.md as the CLI writes it (the hook as Markdown), for the board to show as text.
   router.add('GET', '/tasks/:id/hook.md', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     let text: string;
     try {
       text = readFileSync(taskFiles(record.dir).hookMarkdown, 'utf8');

@@ -1,10 +1,10 @@
 // The server's handle on its state (src/server/state): opened on first use with server.database or
 // ATLAS_DATABASE_URL (else the embedded SQLite file), after which what an older atlas kept in files
-// (tokens.json, conversation.json records, events.jsonl logs) is adopted.
+// (tokens.json, conversation.json records, the task index, events.jsonl logs) is adopted.
 import { existsSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { adoptConversationFiles } from './conversation-store.js';
-import { adoptEventFiles } from './event-files.js';
+import { adoptEventFiles, adoptTaskFiles } from './event-files.js';
 import { redactUrl } from '../domain/redact-url.js';
 import { databaseUrl, isPostgresUrl, openState } from './state/open.js';
 import type { ServerState } from './state/types.js';
@@ -57,6 +57,7 @@ export async function openServerState(home: string, configured = '', poolSize?: 
   try {
     await adoptTokenFile(home, state);
     await adoptConversationFiles(home, state);
+    await adoptTaskFiles(home, state);
     await adoptEventFiles(home, state);
   } catch (error) {
     await state.close();

@@ -28,7 +28,7 @@ import { makeRedactor } from './redact.js';
 import { serverLifecycle } from './lifecycle-adapter.js';
 import { buildRoutes } from './routes.js';
 import { holdSandbox } from './turn-executor.js';
-import { Tasks } from './tasks.js';
+import { serverTasksRanHere, Tasks } from './tasks.js';
 import { LazyState } from './server-state.js';
 import { serverDir, TokenVerifier } from './tokens.js';
 
@@ -123,7 +123,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const serverConfig = options.config.server;
   const state = new LazyState(options.home, options.config.server.database);
   const logError = (error: Error) => log({ level: 'error', msg: 'event not stored', error: redact(error.message) });
-  const accountEvents = new AccountEvents(options.home, () => state.get(), logError);
+  const accountEvents = new AccountEvents(() => state.get(), logError);
   const ctx: ServerContext = {
     home: options.home,
     config: options.config,
@@ -281,13 +281,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const port = (server.address() as AddressInfo).port;
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
 
-  // Tasks whose server died (their records are files): recovered before the first request.
+  // Tasks whose server died: recovered before the first request. Their index is in the state, opened
+  // before the server listens only when this machine has run tasks for a server at all.
   const reportCutOff = (kind: 'conversation' | 'task', ids: string[]) => {
     if (ids.length === 0) return;
     log({ msg: 'interrupted work found', [kind === 'conversation' ? 'conversations' : 'tasks']: ids, recovering: options.recover });
     if (!options.recover) warn(`${ids.length} ${kind}(s) were cut off by a stopped server: POST .../recover, or restart with --recover`);
   };
-  const crashed = tasks.findCrashed();
+  const crashed = serverTasksRanHere(options.home)
+    ? await tasks.findCrashed().catch((error: Error) => {
+        warn(`could not look for cut-off tasks (the server state does not answer): ${error.message}`);
+        return [];
+      })
+    : [];
   reportCutOff('task', crashed.map((t) => t.task_id));
   if (options.recover) for (const t of crashed) tasks.recoverInBackground(t);
   phase = 'ready';
