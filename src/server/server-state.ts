@@ -36,7 +36,7 @@ export async function adoptTokenFile(home: string, state: ServerState): Promise<
  * undefined: ATLAS_DATABASE_URL, else SQLite). Errors are for people: the URL checked, the
  * database named without its password.
  */
-export async function openConfiguredState(home: string, configured = '', poolSize?: number): Promise<ServerState> {
+export async function openConfiguredState(home: string, configured = '', poolSize?: number, messages?: string): Promise<ServerState> {
   const url = databaseUrl(configured);
   if (url !== '' && !isPostgresUrl(url)) {
     throw new AtlasError(`server.database must be a postgres:// URL, got "${redactUrl(url)}"`, {
@@ -45,15 +45,15 @@ export async function openConfiguredState(home: string, configured = '', poolSiz
     });
   }
   try {
-    return await openState({ home, url, ...(poolSize ? { poolSize } : {}) });
+    return await openState({ home, url, messages, ...(poolSize ? { poolSize } : {}) });
   } catch (error) {
     throw new AtlasError((error as Error).message, { exitCode: EXIT.failure, hint: 'check that the database is running and the URL (server.database or ATLAS_DATABASE_URL) is right' });
   }
 }
 
 /** The state for this home, with an old tokens.json, conversation.json records and event logs adopted. */
-export async function openServerState(home: string, configured = '', poolSize?: number): Promise<ServerState> {
-  const state = await openConfiguredState(home, configured, poolSize);
+export async function openServerState(home: string, configured = '', poolSize?: number, messages?: string): Promise<ServerState> {
+  const state = await openConfiguredState(home, configured, poolSize, messages);
   try {
     await adoptTokenFile(home, state);
     await adoptConversationFiles(home, state);
@@ -84,12 +84,13 @@ export class LazyState {
   constructor(
     private readonly home: string,
     private readonly configured: string,
+    private readonly messages = '',
   ) {}
 
   get(): Promise<ServerState> {
     if (this.closed) return Promise.reject(new Error('the server state is closed: the server is stopping'));
     if (!this.opening) {
-      const opening = openServerState(this.home, this.configured);
+      const opening = openServerState(this.home, this.configured, undefined, this.messages);
       opening.catch(() => {
         if (this.opening === opening) this.opening = undefined;
       });

@@ -121,7 +121,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     warn(`listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`);
   }
   const serverConfig = options.config.server;
-  const state = new LazyState(options.home, options.config.server.database);
+  const state = new LazyState(options.home, options.config.server.database, options.config.server.messages);
   const logError = (error: Error) => log({ level: 'error', msg: 'event not stored', error: redact(error.message) });
   const accountEvents = new AccountEvents(() => state.get(), logError);
   const ctx: ServerContext = {

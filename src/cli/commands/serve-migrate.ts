@@ -8,7 +8,7 @@ import type { CliContext } from '../context.js';
 
 export default async function serveMigrate(ctx: CliContext): Promise<number> {
   const config = await ctx.config();
-  const state = await openConfiguredState(ctx.home, config.server.database, 2);
+  const state = await openConfiguredState(ctx.home, config.server.database, 2, config.server.messages);
   try {
     const report = await importFileState(ctx.home, state);
     ctx.out.result({ database: state.location, backend: state.backend, ...report }, () =>

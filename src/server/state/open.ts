@@ -14,6 +14,8 @@ export interface StateOptions {
   url?: string | undefined;
   /** Connections per process on PostgreSQL. */
   poolSize?: number;
+  /** server.messages: dynamodb://TABLE[?endpoint=URL&region=NAME] puts the messages there ('' or undefined: with the rest). */
+  messages?: string | undefined;
 }
 
 export function stateFilePath(home: string): string {
@@ -134,6 +136,18 @@ export async function openState(options: StateOptions): Promise<ServerState> {
     const message = backend === 'postgres' ? raw.split(options.url!).join(location) : raw;
     throw new Error(`server state at ${location}: ${message}`, { cause: error });
   }
+  let dynamo;
+  if (options.messages) {
+    const { DynamoMessages, parseDynamoUrl } = await import('./dynamo-messages.js');
+    const target = parseDynamoUrl(options.messages);
+    try {
+      if (!target) throw new Error(`server.messages must be dynamodb://TABLE, got "${options.messages}"`);
+      dynamo = await DynamoMessages.open(target);
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
+  }
   const { SqlState } = await import('./sql-state.js');
-  return new SqlState(opened.db, backend, location, opened.close);
+  return new SqlState(opened.db, backend, location, opened.close, dynamo);
 }
