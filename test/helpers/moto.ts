@@ -1,24 +1,13 @@
 // moto's AWS server (python3 -m moto.server) on 127.0.0.1 for the DynamoDB tests: started on a free
 // port, ready when it answers, stopped by stop(). Credentials and region for the SDK are the test's.
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
 
 export const motoSkipReason: string | undefined = spawnSync('python3', ['-c', 'import moto.server'], { stdio: 'ignore' }).status === 0 ? undefined : 'moto is not installed (pip install "moto[server]")';
 
 export interface TestMoto {
   url: string;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 export async function startMoto(): Promise<TestMoto> {

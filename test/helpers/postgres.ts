@@ -4,10 +4,10 @@
 // Reuse: `const pg = await startPostgres(); const url = await pg.createDatabase('x'); … await pg.stop();`
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './free-port.js';
 
 const PG_ROOT = '/usr/lib/postgresql';
 
@@ -33,17 +33,6 @@ export interface TestPostgres {
   kill(): void;
   start(): void;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** The user the server runs as when the tests run as root: `nobody`, or one made for it. */
