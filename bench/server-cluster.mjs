@@ -4,50 +4,18 @@
 // connection per turn. Prints turns per second, p50/p99 of the first SSE byte and of the whole
 // turn, errors, and PostgreSQL transactions per turn (from pg_stat_database).
 // Usage: node bench/server-cluster.mjs [conversations=50] [turns=2]
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
-import { ATLAS, ROOT } from './lib.mjs';
+import { createToken, pct, postgresTools, sorted, startServer } from './cluster-lib.mjs';
 
 const CONVERSATIONS = Number(process.argv[2] ?? 50);
 const TURNS = Number(process.argv[3] ?? 2);
 const AGENT = join(import.meta.dirname, 'server-agent.mjs');
 const work = mkdtempSync(join(tmpdir(), 'atlas-bench-cluster-'));
-const require = createRequire(join(ROOT, 'package.json'));
-
-// The test helper that starts PostgreSQL, bundled (pg imported from node_modules by path).
-writeFileSync(join(work, 'entry.ts'), `export { startPostgres, postgresSkipReason } from ${JSON.stringify(join(ROOT, 'test/helpers/postgres.ts'))};\nexport { default as pg } from 'pg';\n`);
-const linked = { name: 'linked', setup: (b) => b.onResolve({ filter: /^pg$/ }, (a) => ({ path: require.resolve(a.path), external: true })) };
-await build({ entryPoints: [join(work, 'entry.ts')], outfile: join(work, 'lib.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error', plugins: [linked],
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } });
-const lib = await import(pathToFileURL(join(work, 'lib.mjs')).href);
-
-const sorted = (a) => [...a].sort((x, y) => x - y);
-const pct = (s, p) => s[Math.min(s.length - 1, Math.floor(s.length * p))];
+const lib = await postgresTools(work);
 const FLAGS = ['-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${AGENT}`, '-c', 'server.max_streams_per_account=1000', '-c', 'server.requests_per_second=0', '-c', 'server.max_running_per_account=1000'];
-
-function startServer(home, env) {
-  const child = spawn(process.execPath, [ATLAS, ...FLAGS, 'serve', '--port', '0', '--local'], { env: { ...process.env, ATLAS_HOME: home, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const onData = (d) => {
-      buf += d;
-      const m = /"msg":"listening".*?"port":(\d+)/.exec(buf);
-      if (m) {
-        child.stdout.off('data', onData);
-        child.stdout.resume();
-        resolve({ child, port: Number(m[1]) });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`server exited ${code}`)));
-  });
-}
 
 function turn(port, tok, conversation) {
   return new Promise((resolve, reject) => {
@@ -82,8 +50,8 @@ async function transactions(url) {
 async function run(label, replicas, url) {
   const homes = Array.from({ length: replicas }, (_, i) => join(work, `${label}-${i}`));
   const env = { ATLAS_DATABASE_URL: url };
-  const tok = JSON.parse(spawnSync(process.execPath, [ATLAS, '--json', 'serve', 'token', 'create', '--account', 'bench'], { env: { ...process.env, ATLAS_HOME: homes[0], ...env }, encoding: 'utf8' }).stdout).token;
-  const servers = await Promise.all(homes.map((h) => startServer(h, env)));
+  const tok = createToken(homes[0], env);
+  const servers = await Promise.all(homes.map((h) => startServer(h, env, FLAGS)));
   try {
     const before = await transactions(url);
     const firstBytes = [];

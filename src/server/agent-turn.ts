@@ -210,7 +210,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
     stats: addStats(conversation.stats, record.stats),
   };
-  if (input.holdsLease?.() !== false) await writeConversation(input.state, conversation);
+  // The final record is written by the caller, with the turn's last events, in one transaction.
   if (error) log.append('error', { message: error, interrupted: Boolean(stopped) });
   return { ok: error === null, error, interrupted: Boolean(stopped), usage: record.stats, conversation };
 }

@@ -235,6 +235,7 @@ export class Conversations {
     };
     const started = Date.now();
     let final: Record<string, unknown>;
+    let record: ServerConversation | undefined;
     try {
       const execution = await createTurnExecutor({ home, config, account: conversation.account, id: conversation.id, local: this.ctx.local });
       let outcome: Awaited<ReturnType<typeof runTurn>>;
@@ -245,6 +246,7 @@ export class Conversations {
         await execution.release();
       }
       this.ctx.log({ msg: 'turn finished', account: conversation.account, conversation_id: conversation.id, turn: outcome.conversation.turns, ok: outcome.ok, interrupted: outcome.interrupted, duration_ms: Date.now() - started });
+      record = outcome.conversation;
       final = { turn: outcome.conversation.turns, ok: outcome.ok, error: outcome.error, usage: outcome.usage, conversation: outcome.conversation.stats, session_id: outcome.conversation.session_id || null };
     } catch (error) {
       this.ctx.log({ level: 'error', msg: 'turn crashed', conversation_id: conversation.id, error: (error as Error).message });
@@ -254,17 +256,20 @@ export class Conversations {
       this.running.delete(k);
       heartbeat.stop();
       slot.release();
-      await slot.lease?.release();
     }
     if (lost) {
       // Another server has taken the conversation over: this one publishes nothing more about it.
       this.ctx.log({ level: 'error', msg: 'turn stopped: its lease was taken over', account: conversation.account, conversation_id: conversation.id });
+      await slot.lease?.release();
       return;
     }
-    if (slot.stopReason === CANCEL_REASON) log.append('cancelled', { turn: final['turn'] ?? null });
-    // Announced once the lease is given back: a client that sends its next prompt on this event,
-    // to this server or another, finds the conversation free.
-    log.append('usage', final);
+    // The final record, `cancelled` and `usage`, and the lease given back, in one transaction: a
+    // server that dies before it leaves the turn running (then interrupted once its lease expires),
+    // never a finished record without its usage event. A client that sends its next prompt on
+    // `usage`, to this server or another, finds the conversation free.
+    const events = [...(slot.stopReason === CANCEL_REASON ? [{ type: 'cancelled', data: { turn: final['turn'] ?? null } }] : []), { type: 'usage', data: final }];
+    if (slot.lease) await log.finishTurn(record, events, slot.lease.fence);
+    await slot.lease?.release();
   }
 
   /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */

@@ -3,7 +3,7 @@
 // one state hands out each id once. A stream replays what came after Last-Event-ID and then gets
 // new events live: a follower takes events strictly in id order, so an event appended meanwhile,
 // here or by another server, is neither lost nor sent twice.
-import type { EventRow, Fence, ServerState } from './state/types.js';
+import type { ConversationRow, EventRow, Fence, ServerState } from './state/types.js';
 
 export type StoredEvent = EventRow;
 
@@ -60,6 +60,26 @@ export class EventLog {
       this.last = Math.max(this.last, e.id);
       for (const f of [...this.followers]) this.offer(f, e);
       return e;
+    });
+    this.queue = done.catch(() => undefined);
+    return done.catch((error: Error) => {
+      this.onError(error);
+      return undefined;
+    });
+  }
+
+  /**
+   * A turn's last events, its final record and the lease given back, in one transaction (after
+   * every earlier append of this process to this log). Resolves undefined when that failed, reported.
+   */
+  finishTurn(record: ConversationRow | undefined, events: { type: string; data: Record<string, unknown> }[], fence: Fence): Promise<StoredEvent[] | undefined> {
+    const done = this.queue.then(async () => {
+      const stored = await (await this.state()).finishTurn(record, this.key, events, fence);
+      for (const e of stored) {
+        this.last = Math.max(this.last, e.id);
+        for (const f of [...this.followers]) this.offer(f, e);
+      }
+      return stored;
     });
     this.queue = done.catch(() => undefined);
     return done.catch((error: Error) => {

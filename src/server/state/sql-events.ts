@@ -6,7 +6,9 @@ import { sql } from 'kysely';
 import { toTimestamp } from '../../domain/time.js';
 import { num, toEvent, toLease } from './rows.js';
 import { SqlRecords } from './sql-records.js';
-import type { EventRow, Fence, LeaseClaim, LeaseRow } from './types.js';
+import type { Transaction } from 'kysely';
+import type { Database } from './schema.js';
+import type { ConversationRow, EventRow, Fence, LeaseClaim, LeaseRow } from './types.js';
 import { LeaseLostError } from './types.js';
 
 const MAX_EVENTS = 10_000;
@@ -14,27 +16,45 @@ const IMPORT_BATCH = 500;
 
 export class SqlEvents extends SqlRecords {
   async appendEvent(log: string, type: string, data: Record<string, unknown>, fence?: Fence): Promise<EventRow> {
-    const at = toTimestamp(new Date());
-    const text = JSON.stringify(data);
     return this.db.transaction().execute(async (trx) => {
-      // The counter first: its write lock is taken at once (SQLite never upgrades a read to a write).
-      const counter = await trx
-        .insertInto('event_counters')
-        .values({ log, last_id: 1 })
-        .onConflict((oc) => oc.column('log').doUpdateSet({ last_id: sql`event_counters.last_id + 1` }))
-        .returning('last_id')
-        .executeTakeFirstOrThrow();
-      if (fence) {
-        let q = trx.selectFrom('leases').select(['token', 'holder']).where('name', '=', fence.lease);
-        // A claim waits for this append to commit, or this append sees the claim's new token.
-        if (this.backend === 'postgres') q = q.forShare();
-        const lease = await q.executeTakeFirst();
-        if (!lease || lease.holder === '' || num(lease.token, 'leases', 'token') !== fence.token) throw new LeaseLostError(fence.lease, fence.token);
-      }
-      const id = num(counter.last_id, 'event_counters', 'last_id');
-      await trx.insertInto('events').values({ log, id, type, at, data: text }).execute();
-      return { id, type, at, data };
+      const [e] = await this.appendIn(trx, log, [{ type, data }], fence, false);
+      return e!;
     });
+  }
+
+  async finishTurn(record: ConversationRow | undefined, log: string, events: { type: string; data: Record<string, unknown> }[], fence: Fence): Promise<EventRow[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const stored = await this.appendIn(trx, log, events, fence, true);
+      if (record) await this.putConversationIn(trx, record);
+      await trx.updateTable('leases').set({ holder: '', expires_at: 0 }).where('name', '=', fence.lease).where('token', '=', fence.token).execute();
+      return stored;
+    });
+  }
+
+  /**
+   * Events appended in the caller's transaction. The counter first: its write lock is taken at
+   * once (SQLite never upgrades a read to a write). With a fence, the lease row is read under a
+   * share lock (an update lock when this transaction gives the lease back), so a claim either
+   * waits for this commit or this append sees the claim's new token.
+   */
+  private async appendIn(trx: Transaction<Database>, log: string, events: { type: string; data: Record<string, unknown> }[], fence: Fence | undefined, releasing: boolean): Promise<EventRow[]> {
+    const at = toTimestamp(new Date());
+    const counter = await trx
+      .insertInto('event_counters')
+      .values({ log, last_id: events.length })
+      .onConflict((oc) => oc.column('log').doUpdateSet({ last_id: sql`event_counters.last_id + ${events.length}` }))
+      .returning('last_id')
+      .executeTakeFirstOrThrow();
+    if (fence) {
+      let q = trx.selectFrom('leases').select(['token', 'holder']).where('name', '=', fence.lease);
+      if (this.backend === 'postgres') q = releasing ? q.forUpdate() : q.forShare();
+      const lease = await q.executeTakeFirst();
+      if (!lease || lease.holder === '' || num(lease.token, 'leases', 'token') !== fence.token) throw new LeaseLostError(fence.lease, fence.token);
+    }
+    const last = num(counter.last_id, 'event_counters', 'last_id');
+    const stored = events.map((e, i) => ({ id: last - events.length + 1 + i, type: e.type, at, data: e.data }));
+    if (stored.length > 0) await trx.insertInto('events').values(stored.map((e) => ({ log, id: e.id, type: e.type, at, data: JSON.stringify(e.data) }))).execute();
+    return stored;
   }
 
   async eventsAfter(log: string, afterId: number, limit = MAX_EVENTS): Promise<EventRow[]> {

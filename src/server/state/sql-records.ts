@@ -1,6 +1,6 @@
 // Accounts, tokens, conversations, messages and the task index in SQL: one set of Kysely queries
 // for SQLite and PostgreSQL (only the messages' identity column differs, in the migration).
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { toTimestamp } from '../../domain/time.js';
 import type { Database } from './schema.js';
 import { fromConversation, toConversation, toMessage, toTask, toToken } from './rows.js';
@@ -50,12 +50,15 @@ export class SqlRecords {
   }
 
   async putConversation(c: ConversationRow): Promise<void> {
+    await this.db.transaction().execute((trx) => this.putConversationIn(trx, c));
+  }
+
+  /** The record (and its account) written in the caller's transaction. */
+  protected async putConversationIn(trx: Transaction<Database>, c: ConversationRow): Promise<void> {
     const row = fromConversation(c);
     const { account: _a, id: _i, created_at: _c, ...changing } = row;
-    await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('accounts').values({ name: c.account, created_at: c.created_at }).onConflict((oc) => oc.column('name').doNothing()).execute();
-      await trx.insertInto('conversations').values(row).onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing)).execute();
-    });
+    await trx.insertInto('accounts').values({ name: c.account, created_at: c.created_at }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    await trx.insertInto('conversations').values(row).onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing)).execute();
   }
 
   async getConversation(account: string, id: string): Promise<ConversationRow | undefined> {

@@ -134,6 +134,13 @@ export interface EventsStore {
    * Returns how many were new.
    */
   importEvents(log: string, events: EventRow[], floor?: number): Promise<number>;
+  /**
+   * Ends a turn in one transaction, fenced by its lease: the conversation's final record (if
+   * any), its last events, and the lease given back. A server that dies before it commits leaves
+   * the turn running with its lease (to expire); after, everything is there. Nothing is written
+   * (LeaseLostError) when the lease no longer carries that token.
+   */
+  finishTurn(record: ConversationRow | undefined, log: string, events: { type: string; data: Record<string, unknown> }[], fence: Fence): Promise<EventRow[]>;
   /** Every log with its counter (the last id it handed out), by name. */
   logs(): Promise<{ log: string; last_id: number }[]>;
 }
