@@ -72,6 +72,8 @@ async function run(label, replicas, url) {
       }),
     );
     const wall = performance.now() - t0;
+    // PostgreSQL's backends report their counters a moment after the fact.
+    if (url) await new Promise((r) => setTimeout(r, 1_500));
     const after = await transactions(url);
     const f = sorted(firstBytes);
     const t = sorted(totals);

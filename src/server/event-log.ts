@@ -55,16 +55,10 @@ export class EventLog {
    * (the database down, the lease lost) is reported, and resolves undefined.
    */
   append(type: string, data: Record<string, unknown>, fence?: Fence): Promise<StoredEvent | undefined> {
-    const done = this.queue.then(async () => {
+    return this.enqueue(async () => {
       const e = await (await this.state()).appendEvent(this.key, type, data, fence);
-      this.last = Math.max(this.last, e.id);
-      for (const f of [...this.followers]) this.offer(f, e);
+      this.deliver(e);
       return e;
-    });
-    this.queue = done.catch(() => undefined);
-    return done.catch((error: Error) => {
-      this.onError(error);
-      return undefined;
     });
   }
 
@@ -73,19 +67,27 @@ export class EventLog {
    * every earlier append of this process to this log). Resolves undefined when that failed, reported.
    */
   finishTurn(record: ConversationRow | undefined, events: { type: string; data: Record<string, unknown> }[], fence: Fence): Promise<StoredEvent[] | undefined> {
-    const done = this.queue.then(async () => {
+    return this.enqueue(async () => {
       const stored = await (await this.state()).finishTurn(record, this.key, events, fence);
-      for (const e of stored) {
-        this.last = Math.max(this.last, e.id);
-        for (const f of [...this.followers]) this.offer(f, e);
-      }
+      for (const e of stored) this.deliver(e);
       return stored;
     });
+  }
+
+  /** Runs after every write asked for before it; a failure is reported, and resolves undefined. */
+  private enqueue<T>(work: () => Promise<T>): Promise<T | undefined> {
+    const done = this.queue.then(work);
     this.queue = done.catch(() => undefined);
     return done.catch((error: Error) => {
       this.onError(error);
       return undefined;
     });
+  }
+
+  /** A stored event, to this process's followers. */
+  private deliver(e: StoredEvent): void {
+    this.last = Math.max(this.last, e.id);
+    for (const f of [...this.followers]) this.offer(f, e);
   }
 
   /** Events after `afterId`, every one (read page by page), or at most `limit`. */
