@@ -16,6 +16,7 @@ import type { ProcessExecutor } from '../exec/types.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, writeConversation } from './conversation-store.js';
+import { findClaudeTranscript } from '../conversation/claude-transcript-usage.js';
 import { lastRunMessages } from './messages.js';
 import type { ServerState } from './state/types.js';
 import type { EventLog } from './event-log.js';
@@ -144,7 +145,10 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null },
   };
   await writeConversation(input.state, conversation);
-  const resumeSessionId = conversation.session_id || undefined;
+  // A Claude Code session is resumed only where its transcript is: the previous turn may have run
+  // on another machine sharing the server state, whose Claude Code folder this one cannot read.
+  const here = conversation.provider !== 'claude' || (conversation.session_id !== '' && findClaudeTranscript(conversation.session_id) !== undefined);
+  const resumeSessionId = (here && conversation.session_id) || undefined;
   log.append('turn_started', { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: resumeSessionId ?? null });
 
   const ai = { ...config.ai, agent: conversation.provider };
