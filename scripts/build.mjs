@@ -20,7 +20,9 @@ const common = {
   banner: { js: "import { createRequire as __atlasCreateRequire } from 'node:module'; const require = __atlasCreateRequire(import.meta.url);" },
   // The sandbox runtime finds its own helper binaries (seccomp filters, proxy agent) next to its
   // files: it stays in node_modules, loaded only in sandbox mode.
-  external: ['@anthropic-ai/sandbox-runtime'],
+  // Database drivers stay in node_modules too: better-sqlite3 loads its native addon from beside its
+  // own files, and pg looks for an optional native binding by name.
+  external: ['@anthropic-ai/sandbox-runtime', 'better-sqlite3', 'pg'],
   logLevel: 'warning',
 };
 // verify-worker: worker threads of `atlas verify` for large inputs (src/receipts/check-sets.ts).

@@ -1,61 +1,81 @@
-// The server's event log (issue 19, defects 7 and 8): ids unique and increasing across processes
-// sharing one ATLAS_HOME, continued after a conversation is deleted and made again, and reads after
-// an id that do not depend on re-reading the whole file.
-import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+// The server's event log (issues 19 and 23): ids unique and increasing per log, from the server
+// state, whichever process appends; a follower gets every event once and in order, also one another
+// process appended; a failed append never crashes the server; and the events.jsonl files an older
+// atlas wrote are adopted with their ids (a torn last line skipped, a removed log's last id kept),
+// read without reading all of each file.
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EventLog, EventLogs, retireLog } from '../src/server/event-log.js';
+import { adoptEventFiles } from '../src/server/event-files.js';
+import { EventLog } from '../src/server/event-log.js';
 import { readEventsAfter, readTail } from '../src/server/event-log-file.js';
-import { compileFixture } from './helpers/compile-fixture.js';
+import { openState } from '../src/server/state/open.js';
+import { logKey } from '../src/server/state/types.js';
 import { tempDir } from './helpers/core-fixtures.js';
+import { waitUntil } from './helpers/server-fixtures.js';
 
-const ids = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: number }).id);
-
-function appender(fixture: string, path: string, n: number, startAt: number): Promise<number> {
-  const child = spawn(process.execPath, [fixture, path, String(n), String(startAt)], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
-}
-
-describe('event ids', () => {
-  it('three processes appending to one log at once hand out every id once, in order', async () => {
-    const dir = join(tempDir(), 'conv');
-    mkdirSync(dir);
-    const path = join(dir, 'events.jsonl');
-    const fixture = await compileFixture('test/fixtures/server/event-appender.ts');
-    const startAt = Date.now() + 1500;
-    const codes = await Promise.all([appender(fixture, path, 150, startAt), appender(fixture, path, 150, startAt), appender(fixture, path, 150, startAt)]);
-    expect(codes).toEqual([0, 0, 0]);
-    expect(ids(path)).toEqual(Array.from({ length: 450 }, (_, i) => i + 1));
-  }, 60_000);
-
-  it('a log made again after its folder was removed goes on from the last id; a torn tail is skipped', () => {
-    const root = tempDir();
-    const path = join(root, 'conv', 'events.jsonl');
-    mkdirSync(join(root, 'conv'));
-    const first = new EventLog(path);
-    for (let i = 0; i < 3; i++) first.append('message', { i });
-    retireLog(path);
-    rmSync(join(root, 'conv'), { recursive: true });
-    mkdirSync(join(root, 'conv'));
-    const again = new EventLogs().get(path);
-    expect(again.lastId).toBe(3);
-    expect(again.append('message', {}).id).toBe(4);
-    // A writer killed mid-line: the next append starts a line of its own with the next id.
-    appendFileSync(path, '{"id":5,"type":"mess');
-    expect(readTail(path)).toEqual({ lastId: 4, torn: true });
-    expect(again.append('message', {}).id).toBe(5);
-    expect(readEventsAfter(path, 0).map((e) => e.id)).toEqual([4, 5]);
-    retireLog(path);
-    expect(readFileSync(join(root, '.retired-event-ids', 'conv'), 'utf8').trim()).toBe('5');
+describe('event ids and followers', () => {
+  it('a follower waiting on an id another connection appended gets it, in order, once', async () => {
+    const home = tempDir();
+    const state = await openState({ home, url: '' });
+    const other = await openState({ home, url: '' });
+    try {
+      const errors: Error[] = [];
+      const log = new EventLog('conversation:alice/c', async () => state, (e) => errors.push(e));
+      const seen: number[] = [];
+      const stop = log.follow(0, (e) => seen.push(e.id));
+      await log.append('a', {});
+      // Another server's append (this process does not see it happen): the follower waits for it.
+      await other.appendEvent('conversation:alice/c', 'b', {});
+      await log.append('c', {});
+      await waitUntil(() => (seen.length === 3 ? true : undefined), 5_000, 'three events');
+      stop();
+      expect(seen).toEqual([1, 2, 3]);
+      expect(errors).toEqual([]);
+    } finally {
+      await other.close();
+      await state.close();
+    }
   });
 
-  it('a lock left by a killed process is taken over', () => {
-    const dir = join(tempDir(), 'conv');
-    mkdirSync(join(dir, 'events.jsonl.lock'), { recursive: true });
-    const old = new Date(Date.now() - 60_000);
-    utimesSync(join(dir, 'events.jsonl.lock'), old, old);
-    expect(new EventLog(join(dir, 'events.jsonl')).append('x', {}).id).toBe(1);
+  it('an append the state refuses is reported, never thrown; the next one works', async () => {
+    const home = tempDir();
+    const state = await openState({ home, url: '' });
+    const errors: Error[] = [];
+    let broken = true;
+    const log = new EventLog('task:t1', async () => {
+      if (broken) throw new Error('database down');
+      return state;
+    }, (e) => errors.push(e));
+    expect(await log.append('lost', {})).toBeUndefined();
+    expect(errors.map((e) => e.message)).toEqual(['database down']);
+    broken = false;
+    expect((await log.append('kept', {}))?.id).toBe(1);
+    await state.close();
+  });
+});
+
+describe('logs an older atlas kept in files', () => {
+  it('are adopted once with their ids: a torn last line skipped, a removed conversation\'s last id kept', async () => {
+    const home = tempDir();
+    const conversations = join(home, 'server', 'accounts', 'alice', 'conversations');
+    mkdirSync(join(conversations, 'c1'), { recursive: true });
+    const line = (id: number) => `${JSON.stringify({ id, type: 'message', at: '2026-01-01T00:00:00.000Z', data: { id } })}\n`;
+    writeFileSync(join(conversations, 'c1', 'events.jsonl'), line(1) + line(2));
+    appendFileSync(join(conversations, 'c1', 'events.jsonl'), '{"id":3,"type":"mess');
+    mkdirSync(join(conversations, '.retired-event-ids'), { recursive: true });
+    writeFileSync(join(conversations, '.retired-event-ids', 'gone'), '7\n');
+    const state = await openState({ home, url: '' });
+    try {
+      expect(await adoptEventFiles(home, state)).toBe(2);
+      expect(await adoptEventFiles(home, state)).toBe(0);
+      expect((await state.eventsAfter(logKey.conversation('alice', 'c1'), 0)).map((e) => e.id)).toEqual([1, 2]);
+      expect((await state.appendEvent(logKey.conversation('alice', 'c1'), 'next', {})).id).toBe(3);
+      // A conversation removed before the upgrade, made again: its ids go on from 7.
+      expect((await state.appendEvent(logKey.conversation('alice', 'gone'), 'start', {})).id).toBe(8);
+    } finally {
+      await state.close();
+    }
   });
 });
 

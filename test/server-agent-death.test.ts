@@ -66,7 +66,7 @@ describe('a killed server and its agent', () => {
     expect(agentsWith(marker).length).toBeGreaterThan(0);
     const again = await serve(home, ['--recover'], true);
     // Start-up found the turn cut off and stopped its agent before recovering it.
-    expect(again.lines.some((l) => l.includes("stopped a dead server's agent"))).toBe(true);
+    await waitUntil(() => again.lines.some((l) => l.includes("stopped a dead server's agent")) || undefined, 10_000, 'the dead server\'s agent to be stopped');
     await waitUntil(() => (agentsWith(marker).length === 0 ? true : undefined), 5_000, 'the old agent to be gone');
     await waitUntil(async () => ((await getJson(again.url, token, '/conversations/plain')).json.conversation.status !== 'running' ? true : undefined), 30_000, 'the recovery turn');
   });

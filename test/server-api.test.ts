@@ -1,6 +1,6 @@
 // `atlas serve` as users run it: a real child process on 127.0.0.1, real tokens from the CLI, a
 // real HTTP client (fetch) and SSE parser, the command agent printing stream-json.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
@@ -19,15 +19,18 @@ async function serve(home: string, args: string[] = [], flags: string[] = AGENT_
 }
 
 describe('tokens', () => {
-  it('prints a token once, keeps only its hash in a 0600 file, lists and revokes; a revoked token gets 401 at once', async () => {
+  it('prints a token once, keeps only its hash in the 0600 state file, lists and revokes; a revoked token gets 401 at once', async () => {
     const home = tempDir();
     const created = atlasSync(['serve', 'token', 'create', '--account', 'alice'], { env: { ATLAS_HOME: home } });
     expect(created.code).toBe(0);
     const token = /(atlas_\S+)/.exec(created.stdout)![1]!;
-    const file = join(home, 'server', 'tokens.json');
+    // Tokens live in the server state: the embedded SQLite file, 0600 in a 0700 folder, hashes only.
+    const file = join(home, 'server', 'state.db');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(join(home, 'server')).mode & 0o777).toBe(0o700);
-    expect(readFileSync(file, 'utf8')).not.toContain(token);
+    for (const f of readdirSync(join(home, 'server')).filter((n) => n.startsWith('state.db'))) {
+      expect(readFileSync(join(home, 'server', f)).includes(token)).toBe(false);
+    }
     const list = JSON.parse(atlasSync(['--json', 'serve', 'token', 'list'], { env: { ATLAS_HOME: home } }).stdout);
     expect(list.tokens).toHaveLength(1);
     expect(JSON.stringify(list)).not.toContain(token);

@@ -10,6 +10,7 @@ import { defaultConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import type { RunningServer } from '../src/server/server.js';
 import { startServer } from '../src/server/server.js';
+import { openState } from '../src/server/state/open.js';
 import { createToken } from '../src/server/tokens.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
@@ -103,7 +104,8 @@ describe('tasks, in process', () => {
     expect(first.lines.some((l) => l.includes('grace period over'))).toBe(true);
 
     const second = await serve(home, (c) => (c.server.repos_root = root), true);
-    expect(second.lines.some((l) => l.includes('interrupted work found'))).toBe(true);
+    // Looked for just after the server listens.
+    await waitUntil(() => second.lines.some((l) => l.includes('interrupted work found')) || undefined, 10_000, 'the cut-off work to be found');
     const events = await readSse(await fetch(`${second.url}/tasks/${id}/events`, { headers: auth(token) }));
     expect(events.at(-1)!.data).toMatchObject({ command: 'recover', state: 'completed' });
   });
@@ -128,7 +130,7 @@ describe('conversations cut off, in process', () => {
     expect(events.at(-1)!.data.error).toContain('stopped');
 
     const second = await serve(home);
-    expect(second.warnings.some((w) => w.includes('POST .../recover'))).toBe(true);
+    await waitUntil(() => second.warnings.some((w) => w.includes('POST .../recover')) || undefined, 10_000, 'the warning about cut-off work');
     const listed = (await getJson(second.url, token, '/conversations')).json.conversations;
     expect(listed.find((c: any) => c.id === 'cut').status).toBe('interrupted');
     expect((await fetch(`${second.url}/conversations/nothing/recover`, { method: 'POST', headers: auth(token) })).status).toBe(404);
@@ -144,8 +146,10 @@ describe('conversations cut off, in process', () => {
     expect((await prompt(first.url, token, 'dead', { prompt: 'hello' })).status).toBe(200);
     // As a killed server leaves it: the record says running, owner.json names a process that is gone.
     const dir = join(home, 'server', 'accounts', 'alice', 'conversations', 'dead');
-    const record = JSON.parse(readFileSync(join(dir, 'conversation.json'), 'utf8'));
-    writeFileSync(join(dir, 'conversation.json'), JSON.stringify({ ...record, status: 'running' }));
+    const state = await openState({ home, url: '' });
+    const record = (await state.getConversation('alice', 'dead'))!;
+    await state.putConversation({ ...record, status: 'running' });
+    await state.close();
     writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 7, host: hostname(), process_start: 'x', started_at: record.created_at, heartbeat_at: record.created_at, heartbeat_interval_ms: 1000, stale_threshold_ms: 600_000 }));
     running.splice(running.indexOf(first.server), 1);
     await first.server.stop('test');

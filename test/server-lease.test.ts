@@ -49,6 +49,7 @@ describe('one turn at a time across servers', () => {
     const events = readSse(res);
     await waitUntil(async () => ((await getJson(a.url, token, '/conversations/busy')).json.conversation?.status === 'running' ? true : undefined), 10_000, 'the turn to run');
     const b = await serve(home, ['--recover']);
+    await waitUntil(() => b.lines.some((l) => l.includes('cut-off work checked')) || undefined, 10_000, 'the check for cut-off work');
     expect(b.lines.some((l) => l.includes('interrupted work found'))).toBe(false);
     const second = await fetch(`${b.url}/conversations/busy/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'another' }) });
     expect(second.status).toBe(409);

@@ -60,7 +60,7 @@ describe.skipIf(skipSandbox)('sandboxed conversations', () => {
     expect(escape.events.at(-1)!.data.ok).toBe(false);
     expect(existsSync(outside)).toBe(false);
 
-    const tokens = await prompt(s.url, alice, 'a1', { prompt: `cat ${join(home, 'server', 'tokens.json')}` });
+    const tokens = await prompt(s.url, alice, 'a1', { prompt: `cat ${join(home, 'server', 'state.db')}` });
     expect(tokens.events.at(-1)!.data.ok).toBe(false);
 
     // Bob's conversation cannot read Alice's workspace.

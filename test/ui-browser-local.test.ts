@@ -102,7 +102,8 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
       await taskPage.locator('[data-action="approve"]').click();
       await page.locator(`[data-column="completed"] [data-task="${id2}"]`).waitFor({ timeout: 30_000 });
       const workspace = readdirSync(join(home, 'workspaces')).find((w) => existsSync(join(home, 'workspaces', w, 'tasks', id2)))!;
-      const log = readFileSync(join(home, 'workspaces', workspace, 'tasks', id2, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      // The task's log through the API, as a script would read it (a JSON page, with the session's cookie).
+      const log = (await taskPage.evaluate(async (id) => (await (await fetch(`/tasks/${id}/events?limit=1000`, { headers: { accept: 'application/json' } })).json()).events, id2)) as { type: string; data: Record<string, unknown> }[];
       const states = log.filter((e) => e.type === 'state').map((e) => `${e.data.at_hook} ${e.data.step} ${e.data.from}>${e.data.to} ${e.data.trigger}`);
       // Each entry of the hook's history once.
       const hook = JSON.parse(readFileSync(join(home, 'workspaces', workspace, 'tasks', id2, 'hook.json'), 'utf8'));

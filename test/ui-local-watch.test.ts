@@ -1,11 +1,14 @@
 // The watcher behind `atlas ui`'s live board for tasks other processes run: bounded (fs.watch
 // handles capped, crashed tasks not taken for running ones), a task that appears is adopted and its
 // history logged, and a busy task whose process is gone gets `finished` with why.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerContext } from '../src/server/context.js';
 import { EventLogs } from '../src/server/event-log.js';
+import { openState } from '../src/server/state/open.js';
+import type { ServerState } from '../src/server/state/types.js';
+import { logKey } from '../src/server/state/types.js';
 import { adoptLocalTasks } from '../src/server/local-board.js';
 import { LocalTaskWatcher } from '../src/server/local-watch.js';
 import { Tasks } from '../src/server/tasks.js';
@@ -16,14 +19,22 @@ import { makeRepo, writeFixtureTask } from '../bench/lib.mjs';
 
 const write = writeFixtureTask as (home: string, repo: string, o: { id: string; workspace: string }) => { id: string; dir: string };
 
-function events(dir: string): { type: string; data: Record<string, unknown> }[] {
-  const path = join(dir, 'events.jsonl');
-  return existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [];
+const states: ServerState[] = [];
+afterEach(async () => {
+  for (const s of states.splice(0)) await s.close();
+});
+
+/** A server context on the home's own state (SQLite), as `atlas ui` has. */
+async function contextOf(home: string, log: (e: Record<string, unknown>) => void = () => undefined): Promise<{ ctx: ServerContext; events: (taskId: string) => Promise<{ type: string; data: Record<string, unknown> }[]> }> {
+  const state = await openState({ home, url: '' });
+  states.push(state);
+  const ctx = { home, state: async () => state, logs: new EventLogs(async () => state, (e) => log({ error: e.message })), log } as unknown as ServerContext;
+  return { ctx, events: (taskId) => state.eventsAfter(logKey.task(taskId), 0) };
 }
 
-async function until(what: () => boolean, ms = 10_000): Promise<void> {
+async function until(what: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!what()) {
+  while (!(await what())) {
     if (Date.now() > end) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -37,7 +48,7 @@ describe('the local task watcher', () => {
     for (let i = 0; i < 300; i++) write(home, repo, { id: `task-20260101-120000-${i + 1}`, workspace: `ws${i % 10}` });
     expect(adoptLocalTasks(home)).toBe(300);
     const logged: Record<string, unknown>[] = [];
-    const ctx = { home, logs: new EventLogs(), log: (e: Record<string, unknown>) => logged.push(e) } as unknown as ServerContext;
+    const { ctx, events } = await contextOf(home, (e) => logged.push(e));
     const tasks = new Tasks(ctx);
     const watcher = new LocalTaskWatcher(ctx, tasks, 'local', { maxWatches: 40, scanMs: 300, debounceMs: 20 });
     watcher.start();
@@ -45,14 +56,15 @@ describe('the local task watcher', () => {
       expect(watcher.watches).toBeLessThanOrEqual(40);
       expect(tasks.elsewhere.size).toBe(0);
       // Nothing is logged for the tasks found at start: they are the starting point.
-      expect(events(join(home, 'workspaces', 'ws0', 'tasks', 'task-20260101-120000-1'))).toEqual([]);
+      expect(await events('task-20260101-120000-1')).toEqual([]);
 
       // A task appears in a new workspace (its process, here, is already gone).
       const fresh = write(home, repo, { id: 'task-20260102-120000', workspace: 'fresh' });
-      await until(() => events(fresh.dir).some((e) => e.type === 'finished'));
+      await until(async () => (await events(fresh.id)).some((e) => e.type === 'finished'));
       const record = JSON.parse(readFileSync(join(serverDir(home), 'tasks', 'task-20260102-120000.json'), 'utf8'));
       expect(record.account).toBe('local');
-      const log = events(fresh.dir);
+      expect(await (await ctx.state()).getTask(fresh.id)).toMatchObject({ account: 'local' });
+      const log = await events(fresh.id);
       expect(log.filter((e) => e.type === 'state').map((e) => e.data['to'])).toEqual(['initializing', ...Array.from({ length: 9 }, (_, i) => (i % 2 === 0 ? 'step_running' : 'step_pending'))]);
       expect(log.at(-1)).toMatchObject({ type: 'finished', data: { command: 'terminal', state: 'step_running', message: 'its process is gone: crashed' } });
       expect(tasks.elsewhere.size).toBe(0);
@@ -66,15 +78,15 @@ describe('the local task watcher', () => {
   it('in a home with no task yet, notices the first one through fs.watch alone (no timed scan)', async () => {
     const home = tempDir();
     const repo = (makeRepo as () => string)();
-    const ctx = { home, logs: new EventLogs(), log: () => undefined } as unknown as ServerContext;
+    const { ctx, events } = await contextOf(home);
     const tasks = new Tasks(ctx);
     const watcher = new LocalTaskWatcher(ctx, tasks, 'local', { scanMs: 600_000, debounceMs: 20 });
     watcher.start();
     try {
       const first = write(home, repo, { id: 'task-20260103-120000', workspace: 'first' });
-      await until(() => events(first.dir).some((e) => e.type === 'state'), 5_000);
+      await until(async () => (await events(first.id)).some((e) => e.type === 'state'), 5_000);
       // Once workspaces/ and its tasks/ exist, they are watched instead of their parents.
-      await until(() => watcher.watches === 3, 5_000);
+      await until(() => watcher.watches === 3, 5_000).catch((e) => { throw new Error(`watches ${watcher.watches}: ${e}`); });
     } finally {
       watcher.stop();
     }

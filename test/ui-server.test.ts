@@ -10,8 +10,7 @@ import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { createToken } from './helpers/server-fixtures.js';
 import { boardServers, signIn } from './helpers/ui-fixtures.js';
-import { revokeToken } from '../src/server/tokens.js';
-import { readTokens } from '../src/server/tokens.js';
+import { listTokens, revokeToken } from '../src/server/tokens.js';
 import { verifyTask } from '../src/server/task-verify.js';
 import { defaultConfig } from '../src/config/load.js';
 
@@ -111,7 +110,7 @@ describe('sign-in by cookie', () => {
     const token = createToken(home, 'alice');
     const { url } = await boards.start(home);
     const s = await signIn(url, token);
-    await revokeToken(home, readTokens(home)[0]!.id);
+    await revokeToken(home, (await listTokens(home))[0]!.id);
     expect((await fetch(`${url}/tasks`, { headers: { cookie: s.cookie } })).status).toBe(401);
     expect((await fetch(`${url}/session`, { headers: { cookie: s.cookie } })).status).toBe(401);
     const missing = await fetch(`${url}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });

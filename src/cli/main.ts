@@ -311,6 +311,10 @@ program
   .option('--port <port>', 'port to listen on (0: any free port)', '0')
   .option('--open', 'open the link in the default browser')
   .action(run(() => import('./commands/ui.js')));
+serve
+  .command('migrate')
+  .description('import this ATLAS_HOME\'s server files (tokens, conversations, messages, events, tasks) into the server state: server.database or ATLAS_DATABASE_URL, else $ATLAS_HOME/server/state.db (safe to run again; the files are kept)')
+  .action(run(() => import('./commands/serve-migrate.js')));
 const serveToken = serve.command('token').description('API tokens: each belongs to an account, stored as a SHA-256 hash');
 serveToken
   .command('create')

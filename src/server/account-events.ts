@@ -2,60 +2,53 @@
 // tasks, copied as it is appended into the account's own log with its own ids, so a dashboard
 // follows one stream and resumes it with Last-Event-ID. Each copy says where it came from:
 // data.source = { kind, id, event_id }.
-import { mkdirSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
 import type { EventLog, StoredEvent } from './event-log.js';
 import { EventLogs } from './event-log.js';
-import { serverDir } from './tokens.js';
+import type { ServerState } from './state/types.js';
+import { logKey } from './state/types.js';
 
 export class AccountEvents {
-  private readonly logs = new EventLogs();
-  /** Task id → account (a task's log lives in its workspace, which does not name the account). */
-  private readonly taskAccounts = new Map<string, string | null>();
+  private readonly logs: EventLogs;
+  /** Task id → its account, looked up once (the task index); one promise, so copies keep their order. */
+  private readonly taskAccounts = new Map<string, Promise<string | undefined>>();
 
-  constructor(private readonly home: string) {}
-
-  private accountsDir(): string {
-    return join(serverDir(this.home), 'accounts');
+  constructor(
+    private readonly state: () => Promise<ServerState>,
+    onError: (error: Error) => void,
+  ) {
+    this.logs = new EventLogs(state, onError);
   }
 
-  private readonly made = new Set<string>();
+  settled(): Promise<void> {
+    return this.logs.settled();
+  }
 
   logOf(account: string): EventLog {
-    const dir = join(this.accountsDir(), account);
-    if (!this.made.has(account)) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      this.made.add(account);
-    }
-    return this.logs.get(join(dir, 'events.jsonl'));
+    return this.logs.get(logKey.account(account));
   }
 
-  private taskAccount(taskId: string): string | undefined {
-    if (!this.taskAccounts.has(taskId)) {
-      let account: string | null = null;
-      try {
-        account = (JSON.parse(readFileSync(join(serverDir(this.home), 'tasks', `${taskId}.json`), 'utf8')) as { account?: string }).account ?? null;
-      } catch {
-        // Not (yet) a task of this server: its events are not copied.
-      }
-      if (account) this.taskAccounts.set(taskId, account);
-      else return undefined;
+  private taskAccount(taskId: string): Promise<string | undefined> {
+    let found = this.taskAccounts.get(taskId);
+    if (!found) {
+      found = this.state().then((state) => state.getTask(taskId)).then((t) => t?.account, () => undefined);
+      // Not (yet) a task of this server: asked again next time.
+      void found.then((account) => (account === undefined ? this.taskAccounts.delete(taskId) : undefined));
+      this.taskAccounts.set(taskId, found);
     }
-    return this.taskAccounts.get(taskId) ?? undefined;
+    return found;
   }
 
-  /** Copies one event of a conversation's or a task's log (path) into its account's log. */
-  copy(kind: 'conversation' | 'task', path: string, e: StoredEvent): void {
-    const id = basename(dirname(path));
-    let account: string | undefined;
+  /** Copies one event of a conversation's or a task's log (by its key) into its account's log. */
+  copy(kind: 'conversation' | 'task', key: string, e: StoredEvent): void {
+    const data = (id: string) => ({ ...e.data, source: { kind, id, event_id: e.id } });
     if (kind === 'conversation') {
-      // <accounts>/<account>/conversations/<id>/events.jsonl
-      const parts = relative(this.accountsDir(), path).split(sep);
-      account = parts.length === 4 && parts[1] === 'conversations' ? parts[0] : undefined;
-    } else {
-      account = this.taskAccount(id);
+      // conversation:<account>/<id>
+      const rest = key.slice('conversation:'.length);
+      const account = rest.slice(0, rest.indexOf('/'));
+      void this.logOf(account).append(e.type, data(rest.slice(rest.indexOf('/') + 1)));
+      return;
     }
-    if (!account) return;
-    this.logOf(account).append(e.type, { ...e.data, source: { kind, id, event_id: e.id } });
+    const id = key.slice('task:'.length);
+    void this.taskAccount(id).then((account) => (account ? this.logOf(account).append(e.type, data(id)) : undefined));
   }
 }

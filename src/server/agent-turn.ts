@@ -16,6 +16,9 @@ import type { ProcessExecutor } from '../exec/types.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, writeConversation } from './conversation-store.js';
+import { findClaudeTranscript } from '../conversation/claude-transcript-usage.js';
+import { lastRunMessages } from './messages.js';
+import type { ServerState } from './state/types.js';
 import type { EventLog } from './event-log.js';
 
 /** The stop reason of a turn cancelled over the API: it ends `cancelled`, not `interrupted`. */
@@ -24,9 +27,16 @@ export const CANCEL_REASON = 'cancelled over the API';
 export interface TurnInput {
   home: string;
   config: Config;
+  /** Where the conversation's record is kept. */
+  state: ServerState;
   conversation: ServerConversation;
   prompt: string;
-  log: EventLog;
+  /** False once the turn's lease was taken over: its end is then not recorded (the new holder's is). */
+  holdsLease?: () => boolean;
+  /** A message the state did not take (the turn goes on; its run folder has it). */
+  onStoreError?: (error: Error) => void;
+  /** The conversation's log, as the turn may write it (fenced by its lease). */
+  log: Pick<EventLog, 'append'>;
   bus: LifecycleBus;
   groups: ProcessGroups;
   /** Where the agent runs: the sandbox, or this machine with --local (src/server/turn-executor.ts). */
@@ -77,7 +87,7 @@ export function addStats(a: ConversationStats, b: ConversationStats): Conversati
 }
 
 /** The bus the run records through, also sending each message (and its tool calls) as events. */
-function streamingBus(bus: LifecycleBus, log: EventLog): LifecycleBus {
+function streamingBus(bus: LifecycleBus, log: Pick<EventLog, 'append'>): LifecycleBus {
   // Delegates method by method: the bus may be a class instance, whose methods a spread would lose.
   return {
     coldStart: (event) => bus.coldStart(event),
@@ -97,7 +107,7 @@ function streamingBus(bus: LifecycleBus, log: EventLog): LifecycleBus {
 }
 
 /** Lines of a command agent's output that are not stream-json events, for `output` events. */
-function plainLines(log: EventLog): { push(text: string): void; end(): void } {
+function plainLines(log: Pick<EventLog, 'append'>): { push(text: string): void; end(): void } {
   let partial = '';
   const emit = (line: string) => {
     if (line.trim().length === 0) return;
@@ -134,8 +144,11 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     updated_at: startedAt,
     last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null },
   };
-  writeConversation(home, conversation);
-  const resumeSessionId = conversation.session_id || undefined;
+  await writeConversation(input.state, conversation);
+  // A Claude Code session is resumed only where its transcript is: the previous turn may have run
+  // on another machine sharing the server state, whose Claude Code folder this one cannot read.
+  const here = conversation.provider !== 'claude' || (conversation.session_id !== '' && findClaudeTranscript(conversation.session_id) !== undefined);
+  const resumeSessionId = (here && conversation.session_id) || undefined;
   log.append('turn_started', { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: resumeSessionId ?? null });
 
   const ai = { ...config.ai, agent: conversation.provider };
@@ -189,6 +202,9 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const cancelled = stopped === CANCEL_REASON;
   const error = stopped ? `stopped: ${stopped}` : result.ok ? null : (result.error ?? `the agent exited with code ${result.exitCode}`);
   const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
+  // The run's messages, as its folder has them (tool results joined into their calls), go into the
+  // state, so GET …/messages answers the same on every server.
+  if (input.holdsLease?.() !== false) await input.state.putMessages(lastRunMessages(home, conversation.account, conversation.id)).catch((error: Error) => input.onStoreError?.(error));
   const endedAt = toTimestamp(new Date());
   conversation = {
     ...conversation,
@@ -198,7 +214,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
     stats: addStats(conversation.stats, record.stats),
   };
-  writeConversation(home, conversation);
+  // The final record is written by the caller, with the turn's last events, in one transaction.
   if (error) log.append('error', { message: error, interrupted: Boolean(stopped) });
   return { ok: error === null, error, interrupted: Boolean(stopped), usage: record.stats, conversation };
 }

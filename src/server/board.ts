@@ -86,7 +86,7 @@ export class Board {
     const secure = req.headers['x-forwarded-proto'] === 'https';
     if (method === 'POST') {
       const token = requiredString(await readJsonObject(req, 4096), 'token', 200);
-      const v = this.verifier.verify(token.trim());
+      const v = await this.verifier.verify(token.trim());
       if (!v.ok) throw new HttpError(401, v.reason === 'expired' ? 'token_expired' : 'unauthorized', v.reason === 'expired' ? 'this token has expired: ask for a new one' : 'this token is not valid (revoked, or never issued)');
       const { id, session } = this.sessions.create(v.account, v.readOnly, token.trim());
       sendJson(res, 200, { account: session.account, read_only: session.readOnly, csrf_token: session.csrf }, { 'set-cookie': sessionCookies(id, session, secure) as unknown as string });
@@ -94,7 +94,7 @@ export class Board {
     }
     const current = this.sessions.of(req);
     if (method === 'GET' || method === 'HEAD') {
-      if (!current || !this.live(current.session)) throw new HttpError(401, 'unauthorized', 'not signed in: POST /session with a token');
+      if (!current || !(await this.live(current.session))) throw new HttpError(401, 'unauthorized', 'not signed in: POST /session with a token');
       sendJson(res, 200, { account: current.session.account, read_only: current.session.readOnly, csrf_token: current.session.csrf });
       return 'GET /session';
     }
@@ -120,7 +120,7 @@ export class Board {
   }
 
   /** A session made from a token lasts only while the token does (revoked or expired: signed out). */
-  live(session: { token: string | undefined }): boolean {
-    return session.token === undefined || this.verifier.verify(session.token).ok;
+  async live(session: { token: string | undefined }): Promise<boolean> {
+    return session.token === undefined || (await this.verifier.verify(session.token)).ok;
   }
 }

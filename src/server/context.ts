@@ -3,6 +3,7 @@
 import type { Config } from '../config/schema.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { EventLogs } from './event-log.js';
+import type { ServerState } from './state/types.js';
 import { HttpError } from './http.js';
 import type { WorkLimiter } from './work-limit.js';
 
@@ -15,6 +16,8 @@ export interface ServerContext {
   /** A new lifecycle bus (one per turn, so conversations never wait on each other's hooks). */
   lifecycle: () => LifecycleBus;
   logs: EventLogs;
+  /** The server state (accounts, tokens, conversation records), opened on first use. */
+  state: () => Promise<ServerState>;
   log: LogFn;
   streams: StreamLimiter;
   /** Running turns and task commands per account, with a queue. */

@@ -1,21 +1,22 @@
-// Server conversations on disk, one folder each under the account that owns it:
+// Server conversations: the record below (stats per seed 001 1.5: the totals of its turns) lives in
+// the server state (src/server/state); the rest on disk, one folder each under its account:
 //   $ATLAS_HOME/server/accounts/<account>/conversations/<id>/
-//     conversation.json   the record below (stats per seed 001 1.5: the totals of its turns)
+//     conversation.json   the record, as an older atlas kept it (adopted into the state, then unused)
 //     conversations/      one recorded agent run per turn (issue 9: conversation.json, messages.jsonl)
 //     events.jsonl        the SSE event log
 //     owner.json          the server process running a turn (liveness, as for tasks)
 //     workspace/          the conversation's sandbox workspace
-// An account's folder holds only its own conversations: another account's ids are simply not there.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+// An account's records and folder hold only its own conversations: another account's ids are
+// simply not there.
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConversationStats, ConversationStatus } from '../domain/conversation.js';
 import { CONVERSATION_FILE_NAME } from '../domain/conversation.js';
 import { compareText } from '../domain/text-order.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
-import { toJson } from '../store/json-file.js';
 import { EVENTS_FILE_NAME } from './event-log.js';
 import { PATH_ID } from './http.js';
-import { ACCOUNT_PATTERN, serverDir } from './tokens.js';
+import type { ConversationRow, ServerState } from './state/types.js';
+import { ACCOUNT_PATTERN, serverDir } from './token-file.js';
 
 export const PROVIDERS = ['claude', 'command'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -61,7 +62,8 @@ export function conversationFiles(home: string, account: string, id: string) {
   };
 }
 
-export function readConversation(home: string, account: string, id: string): ServerConversation | undefined {
+/** A conversation.json written by an older atlas (to adopt it), or undefined. */
+export function readConversationFile(home: string, account: string, id: string): ServerConversation | undefined {
   try {
     const data = JSON.parse(readFileSync(conversationFiles(home, account, id).record, 'utf8')) as ServerConversation;
     return data.id === id && data.account === account ? data : undefined;
@@ -70,27 +72,24 @@ export function readConversation(home: string, account: string, id: string): Ser
   }
 }
 
-export function writeConversation(home: string, conversation: ServerConversation): void {
-  const files = conversationFiles(home, conversation.account, conversation.id);
-  mkdirSync(files.dir, { recursive: true });
-  writeFileAtomic(files.record, toJson(conversation), { durable: false });
-}
-
-export function listConversations(home: string, account: string): ServerConversation[] {
-  let names: string[] = [];
-  try {
-    names = readdirSync(conversationsDir(home, account));
-  } catch {
-    return [];
-  }
-  return names
-    .filter((n) => PATH_ID.test(n))
-    .map((n) => readConversation(home, account, n))
+/** The conversation.json files of an account's folders, newest first. */
+export function listConversationFiles(home: string, account: string): ServerConversation[] {
+  return conversationFolders(home, account)
+    .map((n) => readConversationFile(home, account, n))
     .filter((c): c is ServerConversation => c !== undefined)
     .sort((a, b) => compareText(b.updated_at, a.updated_at));
 }
 
-/** Accounts that have a folder (for start-up recovery). */
+/** The ids of an account's conversation folders. */
+export function conversationFolders(home: string, account: string): string[] {
+  try {
+    return readdirSync(conversationsDir(home, account)).filter((n) => PATH_ID.test(n));
+  } catch {
+    return [];
+  }
+}
+
+/** Accounts that have a folder. */
 export function listAccounts(home: string): string[] {
   try {
     return readdirSync(join(serverDir(home), 'accounts')).filter((n) => ACCOUNT_PATTERN.test(n));
@@ -99,8 +98,55 @@ export function listAccounts(home: string): string[] {
   }
 }
 
-export function removeConversation(home: string, account: string, id: string): void {
+const STATUSES: readonly string[] = ['idle', 'running', 'completed', 'failed', 'interrupted', 'cancelled'];
+
+/** A record read back from the state, checked as the server's own type. */
+function fromRow(row: ConversationRow): ServerConversation {
+  if (!(PROVIDERS as readonly string[]).includes(row.provider) || !STATUSES.includes(row.status)) {
+    throw new Error(`server state: conversation ${row.account}/${row.id} has provider "${row.provider}" and status "${row.status}", which this atlas does not know`);
+  }
+  return row as ServerConversation;
+}
+
+export async function readConversation(state: ServerState, account: string, id: string): Promise<ServerConversation | undefined> {
+  const row = await state.getConversation(account, id);
+  return row ? fromRow(row) : undefined;
+}
+
+export async function writeConversation(state: ServerState, conversation: ServerConversation): Promise<void> {
+  await state.putConversation(conversation);
+}
+
+/** Newest first. */
+export async function listConversations(state: ServerState, account: string): Promise<ServerConversation[]> {
+  return (await state.listConversations(account)).map(fromRow);
+}
+
+/** The record, its messages in the state, and its folder (workspace, runs, event log). */
+export async function removeConversation(state: ServerState, home: string, account: string, id: string): Promise<void> {
+  await state.removeConversation(account, id);
   rmSync(conversationFiles(home, account, id).dir, { recursive: true, force: true });
+}
+
+/**
+ * Records an older atlas kept in conversation.json go into the state, once: a conversation the
+ * state has is never overwritten by its old file.
+ */
+export async function adoptConversationFiles(home: string, state: ServerState): Promise<number> {
+  let adopted = 0;
+  for (const account of listAccounts(home)) {
+    const folders = conversationFolders(home, account).filter((id) => existsSync(conversationFiles(home, account, id).record));
+    if (folders.length === 0) continue;
+    const known = new Set((await state.listConversations(account)).map((c) => c.id));
+    for (const id of folders) {
+      if (known.has(id)) continue;
+      const c = readConversationFile(home, account, id);
+      if (!c) continue;
+      await state.putConversation(c);
+      adopted++;
+    }
+  }
+  return adopted;
 }
 
 export function workspaceExists(home: string, account: string, id: string): boolean {

@@ -12,15 +12,18 @@ import { claimOwner } from '../liveness/claim.js';
 import { checkLiveness, readOwner, releaseOwner, startHeartbeat } from '../liveness/owner.js';
 import { killLeftoverProcesses } from '../recovery/leftovers.js';
 import { CANCEL_REASON, runTurn } from './agent-turn.js';
-import { conversationSyncTarget, readMessages } from './lifecycle-adapter.js';
+import { conversationSyncTarget } from './lifecycle-adapter.js';
+import { conversationMessages } from './messages.js';
 import { paced } from './pace.js';
 import { lowerPriority } from './priority.js';
 import { createTurnExecutor } from './turn-executor.js';
 import type { ServerContext } from './context.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
-import { conversationFiles, conversationsDir, listAccounts, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
+import { conversationFiles, conversationsDir, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
 import type { EventLog } from './event-log.js';
-import { retireLog } from './event-log.js';
+import { logKey } from './state/types.js';
+import type { HeldLease } from './turn-lease.js';
+import { claimTurnLease, holderOf } from './turn-lease.js';
 import { HttpError } from './http.js';
 
 export interface TurnRequest {
@@ -48,6 +51,8 @@ interface Running {
   done: Promise<void>;
   /** Gives back the account's running-work slot (server.max_running_per_account). */
   release: () => void;
+  /** The turn's lease in the server state (every server on it sees the turn running). */
+  lease?: HeldLease;
 }
 
 const key = (account: string, id: string) => `${account}/${id}`;
@@ -70,7 +75,7 @@ export class Conversations {
   }
 
   logOf(account: string, id: string): EventLog {
-    return this.ctx.logs.get(conversationFiles(this.ctx.home, account, id).events);
+    return this.ctx.logs.get(logKey.conversation(account, id));
   }
 
   private base(c: ServerConversation): LifecycleBase {
@@ -83,14 +88,21 @@ export class Conversations {
     const k = key(request.account, request.conversationId);
     if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping; retry on another server or after the restart');
     if (this.running.has(k)) throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is already answering a prompt; wait for its usage event`);
-    const existing = readConversation(home, request.account, request.conversationId);
-    if (existing?.sandbox_id && existing.sandbox_id !== request.sandboxId) {
-      throw new HttpError(409, 'sandbox_mismatch', `conversation ${request.conversationId} runs in sandbox ${existing.sandbox_id}, not ${request.sandboxId}`, { sandbox_id: existing.sandbox_id });
-    }
     const files = conversationFiles(home, request.account, request.conversationId);
     // Claimed in this process before the first await: a second request here gets 409 ...
     const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(), stopReason: undefined, done: Promise.resolve(), release: () => undefined };
     this.running.set(k, slot);
+    let existing: ServerConversation | undefined;
+    try {
+      existing = await readConversation(await this.ctx.state(), request.account, request.conversationId);
+    } catch (error) {
+      this.running.delete(k);
+      throw error;
+    }
+    if (existing?.sandbox_id && existing.sandbox_id !== request.sandboxId) {
+      this.running.delete(k);
+      throw new HttpError(409, 'sandbox_mismatch', `conversation ${request.conversationId} runs in sandbox ${existing.sandbox_id}, not ${request.sandboxId}`, { sandbox_id: existing.sandbox_id });
+    }
     try {
       // A slot of the account's running work, held until the agent has stopped (not the stream).
       slot.release = await this.ctx.work.acquire(request.account, request.aborted);
@@ -102,6 +114,16 @@ export class Conversations {
         throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server (process ${claim.holder.owner.pid} on ${claim.holder.owner.host})`);
       }
       killLeftoverProcesses(claim.previous);
+      const state = await this.ctx.state();
+      const leaseName = logKey.conversation(request.account, request.conversationId);
+      // The previous owner's process is gone (claimOwner checked): its lease goes with it.
+      if (claim.previous) await state.breakLease(leaseName, holderOf(claim.previous));
+      const held = await claimTurnLease(state, leaseName, this.turnLeaseSettings(), this.ctx.log);
+      if (!held.ok) {
+        releaseOwner(files.owner);
+        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server (${held.holder.split(':')[0]})`);
+      }
+      slot.lease = held.lease;
       const now = toTimestamp(new Date());
       let conversation: ServerConversation = existing ?? {
         id: request.conversationId,
@@ -122,15 +144,21 @@ export class Conversations {
       const log = this.logOf(request.account, request.conversationId);
       // From the file, not this process's cache: the previous turn may have run on another server,
       // and its usage event must not end this turn's stream.
-      const fromId = log.readLastId();
+      const fromId = await log.readLastId();
       slot.done = this.run(conversation, request.prompt, slot, log);
       return { log, fromId, done: slot.done };
     } catch (error) {
       this.running.delete(k);
       slot.release();
+      await slot.lease?.release();
       if (!(error instanceof HttpError && error.code === 'turn_running')) releaseOwner(files.owner);
       throw error;
     }
+  }
+
+  private turnLeaseSettings() {
+    const ttlMs = this.ctx.config.server.lease_ttl;
+    return { ttlMs, renewMs: Math.min(this.ctx.config.hooks.heartbeat_interval, Math.floor(ttlMs / 3)) };
   }
 
   private leaseSettings() {
@@ -172,11 +200,11 @@ export class Conversations {
       await bus.coldStart({ ...this.base(conversation), point: 'on_cold_start', reason: fresh ? 'new_workspace' : 'resumed' });
     } catch (error) {
       if (fresh) rmSync(files.workspace, { recursive: true, force: true });
-      if (created) removeConversation(home, conversation.account, conversation.id);
+      if (created) await removeConversation(await this.ctx.state(), home, conversation.account, conversation.id);
       this.ctx.log({ level: 'error', msg: 'cold start failed', conversation_id: conversation.id, account: conversation.account, error: (error as Error).message });
       throw new HttpError(502, 'cold_start_failed', `the sandbox could not be prepared: ${(error as Error).message}`, { removed: fresh });
     }
-    writeConversation(home, conversation);
+    await writeConversation(await this.ctx.state(), conversation);
     this.warm.add(k);
     return conversation;
   }
@@ -189,6 +217,16 @@ export class Conversations {
     // ... and one turn starts per pass of the event loop (src/server/pace.ts).
     await paced();
     const heartbeat = startHeartbeat(files.owner, this.leaseSettings());
+    // The turn's events carry its lease's token: once another server has taken the lease over,
+    // they are refused, and the turn is stopped.
+    const fence = slot.lease?.fence;
+    const fenced = { append: (type: string, data: Record<string, unknown>) => log.append(type, data, fence) };
+    let lost = false;
+    slot.lease?.onLost(() => {
+      lost = true;
+      slot.stopReason = 'lease lost';
+      slot.groups.terminateAll();
+    });
     slot.groups.onChange = (pids) => {
       heartbeat.setProcessGroups(pids);
       lowerPriority(pids);
@@ -197,56 +235,79 @@ export class Conversations {
     };
     const started = Date.now();
     let final: Record<string, unknown>;
+    let record: ServerConversation | undefined;
     try {
       const execution = await createTurnExecutor({ home, config, account: conversation.account, id: conversation.id, local: this.ctx.local });
       let outcome: Awaited<ReturnType<typeof runTurn>>;
       try {
-        outcome = await runTurn({ home, config, conversation, prompt, log, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
+        const onStoreError = (error: Error) => this.ctx.log({ level: 'error', msg: 'message not stored', conversation_id: conversation.id, error: error.message });
+        outcome = await runTurn({ home, config, state: await this.ctx.state(), onStoreError, holdsLease: () => !lost, conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
       } finally {
         await execution.release();
       }
       this.ctx.log({ msg: 'turn finished', account: conversation.account, conversation_id: conversation.id, turn: outcome.conversation.turns, ok: outcome.ok, interrupted: outcome.interrupted, duration_ms: Date.now() - started });
+      record = outcome.conversation;
       final = { turn: outcome.conversation.turns, ok: outcome.ok, error: outcome.error, usage: outcome.usage, conversation: outcome.conversation.stats, session_id: outcome.conversation.session_id || null };
     } catch (error) {
       this.ctx.log({ level: 'error', msg: 'turn crashed', conversation_id: conversation.id, error: (error as Error).message });
-      final = { ok: false, error: (error as Error).message, usage: null, conversation: readConversation(home, conversation.account, conversation.id)?.stats ?? null };
+      const latest = await this.ctx.state().then((state) => readConversation(state, conversation.account, conversation.id)).catch(() => undefined);
+      final = { ok: false, error: (error as Error).message, usage: null, conversation: latest?.stats ?? null };
     } finally {
       this.running.delete(k);
       heartbeat.stop();
       slot.release();
     }
-    if (slot.stopReason === CANCEL_REASON) log.append('cancelled', { turn: final['turn'] ?? null });
-    // Announced once the lease is given back: a client that sends its next prompt on this event,
-    // to this server or another, finds the conversation free.
-    log.append('usage', final);
+    if (lost) {
+      // Another server has taken the conversation over: this one publishes nothing more about it.
+      this.ctx.log({ level: 'error', msg: 'turn stopped: its lease was taken over', account: conversation.account, conversation_id: conversation.id });
+      await slot.lease?.release();
+      return;
+    }
+    // The final record, `cancelled` and `usage`, and the lease given back, in one transaction: a
+    // server that dies before it leaves the turn running (then interrupted once its lease expires),
+    // never a finished record without its usage event. A client that sends its next prompt on
+    // `usage`, to this server or another, finds the conversation free.
+    const events = [...(slot.stopReason === CANCEL_REASON ? [{ type: 'cancelled', data: { turn: final['turn'] ?? null } }] : []), { type: 'usage', data: final }];
+    if (slot.lease) await log.finishTurn(record, events, slot.lease.fence);
+    await slot.lease?.release();
   }
 
   /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */
   async recover(account: string, id: string, aborted?: AbortSignal): Promise<StartedTurn> {
-    const conversation = this.detect(account, id);
+    const conversation = await this.detect(account, id);
     if (!conversation) throw new HttpError(404, 'not_found', `no conversation ${id}`);
     if (conversation.status !== 'interrupted') {
       throw new HttpError(409, 'nothing_to_recover', `conversation ${id} is ${conversation.status}; only an interrupted turn can be recovered`);
     }
     // The person's own last request (a recovery that was cut off too quotes it, not itself).
-    const lastPrompt = [...readMessages(conversationFiles(this.ctx.home, account, id).dir)].reverse().find((m) => m.role === MESSAGE_ROLE.user && !m.body.startsWith(RECOVERY_HEADER))?.body ?? '';
+    const lastPrompt = [...(await conversationMessages(await this.ctx.state(), this.ctx.home, account, id))].reverse().find((m) => m.role === MESSAGE_ROLE.user && !m.body.startsWith(RECOVERY_HEADER))?.body ?? '';
     const prompt = [RECOVERY_HEADER, 'Check the workspace for what was already done, then finish that request. It was:', '', lastPrompt].join('\n');
     return this.startTurn({ account, conversationId: id, sandboxId: conversation.sandbox_id ?? id, prompt, aborted });
   }
 
   /** The conversation, with a turn whose server died marked interrupted. */
-  detect(account: string, id: string): ServerConversation | undefined {
-    const c = readConversation(this.ctx.home, account, id);
+  async detect(account: string, id: string): Promise<ServerConversation | undefined> {
+    const state = await this.ctx.state();
+    const c = await readConversation(state, account, id);
     if (!c || c.status !== 'running' || this.running.has(key(account, id))) return c;
     const record = readOwner(conversationFiles(this.ctx.home, account, id).owner);
     const owner = checkLiveness(record);
     if (owner.status === 'alive' || owner.status === 'remote') return c;
+    const leaseName = logKey.conversation(account, id);
+    if (owner.status === 'none') {
+      // No owner on this machine: another server on the state may run it, while its lease lasts.
+      const lease = await state.getLease(leaseName);
+      if (lease && lease.holder !== '' && lease.expires_at > Date.now()) return c;
+    } else if (record) {
+      // Its server's process is gone (or silent past the threshold): so is its lease.
+      await state.breakLease(leaseName, holderOf(record));
+    }
     // The dead server's agent may still run (a local turn, or no setpriv): it stops before anyone
     // can recover the turn in the same workspace.
     const killed = killLeftoverProcesses(record);
     if (killed.length > 0) this.ctx.log({ msg: 'stopped a dead server\'s agent', account, conversation_id: id, process_groups: killed });
     const marked: ServerConversation = { ...c, status: 'interrupted' };
-    writeConversation(this.ctx.home, marked);
+    await writeConversation(state, marked);
     // The dead owner's record goes, unless a server claimed the conversation meanwhile.
     const ownerPath = conversationFiles(this.ctx.home, account, id).owner;
     if (JSON.stringify(readOwner(ownerPath)) === JSON.stringify(record)) rmSync(ownerPath, { force: true });
@@ -254,24 +315,26 @@ export class Conversations {
     return marked;
   }
 
-  /** Every conversation of every account whose turn was cut off (start-up). */
-  findInterrupted(): ServerConversation[] {
+  /** Every conversation of every account whose turn was cut off (just after start-up). */
+  async findInterrupted(): Promise<ServerConversation[]> {
+    const state = await this.ctx.state();
     const out: ServerConversation[] = [];
-    for (const account of listAccounts(this.ctx.home)) {
-      for (const c of listConversations(this.ctx.home, account)) {
-        const d = this.detect(account, c.id);
+    for (const account of await state.listAccounts()) {
+      for (const c of await listConversations(state, account.name)) {
+        const d = c.status === 'running' ? await this.detect(account.name, c.id) : c;
         if (d?.status === 'interrupted') out.push(d);
       }
     }
     return out;
   }
 
-  list(account: string): ServerConversation[] {
-    return listConversations(this.ctx.home, account).map((c) => this.detect(account, c.id) ?? c);
+  async list(account: string): Promise<ServerConversation[]> {
+    const all = await listConversations(await this.ctx.state(), account);
+    return Promise.all(all.map(async (c) => (c.status === 'running' ? ((await this.detect(account, c.id)) ?? c) : c)));
   }
 
   async remove(account: string, id: string, terminate: boolean): Promise<void> {
-    const c = this.detect(account, id);
+    const c = await this.detect(account, id);
     if (!c) throw new HttpError(404, 'not_found', `no conversation ${id}`);
     if (this.running.has(key(account, id))) throw new HttpError(409, 'turn_running', `conversation ${id} is answering a prompt; delete it after its usage event`);
     const files = conversationFiles(this.ctx.home, account, id);
@@ -285,10 +348,12 @@ export class Conversations {
       mkdirSync(dirname(kept), { recursive: true });
       renameSync(files.workspace, kept);
     }
-    this.ctx.logs.forget(files.events);
-    retireLog(files.events);
+    // Its events go; the log's counter stays, so a conversation made again with this id goes on
+    // from the last id and a client's Last-Event-ID neither skips nor repeats events.
+    this.ctx.logs.forget(logKey.conversation(account, id));
+    await (await this.ctx.state()).dropEvents(logKey.conversation(account, id));
     this.warm.delete(key(account, id));
-    removeConversation(this.ctx.home, account, id);
+    await removeConversation(await this.ctx.state(), this.ctx.home, account, id);
   }
 
   /**
@@ -300,13 +365,15 @@ export class Conversations {
     const k = key(account, id);
     const slot = this.running.get(k);
     if (!slot) {
-      if (!readConversation(this.ctx.home, account, id)) throw new HttpError(404, 'not_found', `no conversation ${id}`);
+      if (!(await readConversation(await this.ctx.state(), account, id))) throw new HttpError(404, 'not_found', `no conversation ${id}`);
       throw new HttpError(409, 'not_running', `conversation ${id} has no running turn to cancel`);
     }
     slot.stopReason = CANCEL_REASON;
     slot.groups.terminateAll();
     await slot.done;
-    return readConversation(this.ctx.home, account, id)!;
+    const c = await readConversation(await this.ctx.state(), account, id);
+    if (!c) throw new HttpError(404, 'not_found', `no conversation ${id}`);
+    return c;
   }
 
   /** Stops every running turn (grace period over): recorded as interrupted, recoverable. */

@@ -2,7 +2,16 @@
 // an id by a binary search over byte offsets (ids increase line by line), so a reconnect with
 // Last-Event-ID costs what it replays, not the whole log (issue 19, defect 8).
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { StoredEvent } from './event-log.js';
+
+/**
+ * Where an older atlas kept, once a log's folder was removed, the last id it used (so a
+ * conversation made again went on from there): read to carry that id into the state.
+ */
+export function retiredIdPath(logPath: string): string {
+  return join(dirname(dirname(logPath)), '.retired-event-ids', basename(dirname(logPath)));
+}
 
 const CHUNK = 64 * 1024;
 const TAIL_CHUNK = 4 * 1024;

@@ -1,161 +1,224 @@
-// The append-only event log of a conversation or a task (events.jsonl in its folder): one JSON
-// event a line, ids a sequence from 1 (continued after a removed folder's last id). A stream replays from the file after Last-Event-ID and then
-// gets new events live; both happen in one tick, so nothing falls between them.
-import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { toTimestamp } from '../domain/time.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
-import { readEventsAfter, readTail } from './event-log-file.js';
+// The append-only event log of a conversation, a task or an account, in the server state
+// (src/server/state): ids a sequence from 1 per log, assigned by the database, so every server on
+// one state hands out each id once. A stream replays what came after Last-Event-ID and then gets
+// new events live: a follower takes events strictly in id order, so an event appended meanwhile,
+// here or by another server, is neither lost nor sent twice.
+import type { ConversationRow, EventRow, Fence, ServerState } from './state/types.js';
 
-export interface StoredEvent {
-  id: number;
-  type: string;
-  at: string;
-  data: Record<string, unknown>;
-}
+export type StoredEvent = EventRow;
 
 export type Listener = (event: StoredEvent) => void;
 
 export const EVENTS_FILE_NAME = 'events.jsonl';
 
-/**
- * Where the folder holding a log's folder keeps, once that folder is removed, the last id it used:
- * a conversation deleted and made again goes on from there, so a client's Last-Event-ID neither
- * skips nor repeats events (issue 19, defect 7). Ids start with a letter or digit: no clash.
- */
-export function retiredIdPath(logPath: string): string {
-  return join(dirname(dirname(logPath)), '.retired-event-ids', basename(dirname(logPath)));
-}
+/** Pause between reads of the state while a follower waits for an id another process appended. */
+const GAP_POLL_MS = 100;
+/** Pause between reads of the state while following a turn that runs on another server. */
+const REMOTE_POLL_MS = 200;
+const PAGE = 1_000;
 
-/** Records a log's last id before its folder is removed. */
-export function retireLog(logPath: string): void {
-  const { lastId } = readTail(logPath);
-  const floor = Math.max(lastId, readFloor(logPath));
-  if (floor === 0) return;
-  mkdirSync(dirname(retiredIdPath(logPath)), { recursive: true, mode: 0o700 });
-  writeFileAtomic(retiredIdPath(logPath), `${floor}\n`);
+interface Follower {
+  cursor: number;
+  pending: Map<number, StoredEvent>;
+  listener: Listener;
+  /** Only what this process appends from now on, in the order appended (no gaps to wait for). */
+  localOnly: boolean;
+  closed: boolean;
+  timer?: NodeJS.Timeout;
 }
-
-function readFloor(logPath: string): number {
-  try {
-    const n = Number(readFileSync(retiredIdPath(logPath), 'utf8').trim());
-    return Number.isSafeInteger(n) && n > 0 ? n : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/**
- * Held only around one append: spins briefly (sync, so append stays synchronous) while another
- * process holds it. The lock is a file made with O_EXCL: creating and unlinking one costs a fifth
- * of a folder's mkdir and rmdir, and a busy server appends several events a turn.
- */
-function withAppendLock<T>(path: string, fn: () => T): T {
-  const lockPath = `${path}.lock`;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      closeSync(openSync(lockPath, 'wx', 0o600));
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-        continue;
-      }
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      // A lock left by a killed process: an append takes microseconds, so a second-old lock is stale.
-      try {
-        if (Date.now() - statSync(lockPath).mtimeMs > STALE_LOCK_MS) rmSync(lockPath, { recursive: true, force: true });
-      } catch {
-        // Released meanwhile.
-      }
-      if (Date.now() > deadline) throw new Error(`could not lock ${basename(path)} to append an event`);
-      Atomics.wait(SLEEPER, 0, 0, 1);
-    }
-  }
-  try {
-    return fn();
-  } finally {
-    try {
-      unlinkSync(lockPath);
-    } catch {
-      // Taken away as stale by another process meanwhile: nothing left to release.
-    }
-  }
-}
-
-const STALE_LOCK_MS = 1_000;
-const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 
 export class EventLog {
-  private last: number;
-  private readonly listeners = new Set<Listener>();
+  private last = 0;
+  private readonly followers = new Set<Follower>();
+  private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly path: string) {
-    this.last = Math.max(readTail(path).lastId, readFloor(path));
-  }
+  constructor(
+    readonly key: string,
+    private readonly state: () => Promise<ServerState>,
+    private readonly onError: (error: Error) => void,
+  ) {}
 
   /** The last id this process has seen (appended or read). */
   get lastId(): number {
     return this.last;
   }
 
-  /** The file's last id now: another server sharing this home may have appended since. */
-  readLastId(): number {
-    this.last = Math.max(this.last, readTail(this.path).lastId);
+  /** The state's last id now: another server may have appended since. */
+  async readLastId(): Promise<number> {
+    this.last = Math.max(this.last, await (await this.state()).lastEventId(this.key));
     return this.last;
   }
 
   /**
-   * Appends under a lock shared by every process on this ATLAS_HOME, with the id after the file's
-   * own last one (never a cached counter): two servers on one home never hand out an id twice.
+   * Appends after every earlier append of this process to this log (ids follow the order of the
+   * calls). With a fence, only while that lease token is current. Never rejects: a failed append
+   * (the database down, the lease lost) is reported, and resolves undefined.
    */
-  append(type: string, data: Record<string, unknown>): StoredEvent {
-    const event = withAppendLock(this.path, () => {
-      const tail = readTail(this.path);
-      const id = Math.max(tail.lastId, tail.lastId === 0 ? readFloor(this.path) : 0) + 1;
-      const e: StoredEvent = { id, type, at: toTimestamp(new Date()), data };
-      appendFileSync(this.path, `${tail.torn ? '\n' : ''}${JSON.stringify(e)}\n`);
+  append(type: string, data: Record<string, unknown>, fence?: Fence): Promise<StoredEvent | undefined> {
+    return this.enqueue(async () => {
+      const e = await (await this.state()).appendEvent(this.key, type, data, fence);
+      this.deliver(e);
       return e;
     });
-    this.last = Math.max(this.last, event.id);
-    for (const l of [...this.listeners]) l(event);
-    return event;
   }
 
-  /** Events after `afterId`, from the file (what any process appended). */
-  since(afterId: number): StoredEvent[] {
-    const events = readEventsAfter(this.path, afterId);
-    if (events.length > 0) this.last = Math.max(this.last, events[events.length - 1]!.id);
-    return events;
+  /**
+   * A turn's last events, its final record and the lease given back, in one transaction (after
+   * every earlier append of this process to this log). Resolves undefined when that failed, reported.
+   */
+  finishTurn(record: ConversationRow | undefined, events: { type: string; data: Record<string, unknown> }[], fence: Fence): Promise<StoredEvent[] | undefined> {
+    return this.enqueue(async () => {
+      const stored = await (await this.state()).finishTurn(record, this.key, events, fence);
+      for (const e of stored) this.deliver(e);
+      return stored;
+    });
   }
 
-  /** Replays what came after `afterId` and subscribes to what comes next; returns the unsubscribe. */
-  follow(afterId: number, listener: Listener): () => void {
-    for (const e of this.since(afterId)) listener(e);
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /** Runs after every write asked for before it; a failure is reported, and resolves undefined. */
+  private enqueue<T>(work: () => Promise<T>): Promise<T | undefined> {
+    const done = this.queue.then(work);
+    this.queue = done.catch(() => undefined);
+    return done.catch((error: Error) => {
+      this.onError(error);
+      return undefined;
+    });
   }
 
-  get followers(): number {
-    return this.listeners.size;
+  /** A stored event, to this process's followers. */
+  private deliver(e: StoredEvent): void {
+    this.last = Math.max(this.last, e.id);
+    for (const f of [...this.followers]) this.offer(f, e);
+  }
+
+  /** Events after `afterId`, every one (read page by page), or at most `limit`. */
+  async since(afterId: number, limit = Infinity): Promise<StoredEvent[]> {
+    const state = await this.state();
+    const out: StoredEvent[] = [];
+    let cursor = afterId;
+    while (out.length < limit) {
+      const want = Math.min(PAGE, limit - out.length);
+      const page = await state.eventsAfter(this.key, cursor, want);
+      out.push(...page);
+      if (page.length < want) break;
+      cursor = page[page.length - 1]!.id;
+    }
+    if (out.length > 0) this.last = Math.max(this.last, out[out.length - 1]!.id);
+    return out;
+  }
+
+  /**
+   * Replays what came after `afterId` (to `onReplay`, in one batch) and then calls `listener` with
+   * each next event, in id order; returns the unsubscribe. `localOnly`: no replay, only the
+   * events this process appends from now on.
+   */
+  follow(afterId: number, listener: Listener, options: { onReplay?: (events: StoredEvent[]) => void; localOnly?: boolean; remote?: boolean } = {}): () => void {
+    const f: Follower = { cursor: afterId, pending: new Map(), listener, localOnly: options.localOnly === true, closed: false };
+    this.followers.add(f);
+    // What another server appends (a turn running there) is read from the state every so often.
+    const poller = options.remote ? setInterval(() => this.poll(f), REMOTE_POLL_MS) : undefined;
+    poller?.unref();
+    if (!f.localOnly) {
+      this.since(afterId).then(
+        (past) => {
+          if (f.closed) return;
+          const fresh = past.filter((e) => e.id > f.cursor);
+          if (fresh.length > 0) f.cursor = fresh[fresh.length - 1]!.id;
+          for (const id of [...f.pending.keys()]) if (id <= f.cursor) f.pending.delete(id);
+          if (options.onReplay) options.onReplay(fresh);
+          else for (const e of fresh) listener(e);
+          this.drain(f);
+        },
+        (error: Error) => this.onError(error),
+      );
+    }
+    return () => {
+      f.closed = true;
+      clearTimeout(f.timer);
+      clearInterval(poller);
+      this.followers.delete(f);
+    };
+  }
+
+  /** Resolves once every append asked for so far is stored (or reported failed). */
+  settled(): Promise<unknown> {
+    return this.queue;
+  }
+
+  get followerCount(): number {
+    return this.followers.size;
+  }
+
+  private offer(f: Follower, e: StoredEvent): void {
+    if (f.closed) return;
+    if (f.localOnly) {
+      f.listener(e);
+      return;
+    }
+    if (e.id <= f.cursor) return;
+    f.pending.set(e.id, e);
+    this.drain(f);
+  }
+
+  /** Delivers pending events while they follow on; a gap (another process's append) is read from the state. */
+  private drain(f: Follower): void {
+    while (!f.closed && f.pending.has(f.cursor + 1)) {
+      const e = f.pending.get(f.cursor + 1)!;
+      f.pending.delete(e.id);
+      f.cursor = e.id;
+      f.listener(e);
+    }
+    if (f.closed || f.pending.size === 0 || f.timer) return;
+    f.timer = setTimeout(() => {
+      f.timer = undefined;
+      this.poll(f);
+    }, GAP_POLL_MS);
+  }
+
+  private poll(f: Follower): void {
+    this.state()
+      .then((state) => state.eventsAfter(this.key, f.cursor, PAGE))
+      .then(
+        (events) => {
+          for (const e of events) if (e.id > f.cursor) f.pending.set(e.id, e);
+          if (events.length > 0) this.last = Math.max(this.last, events[events.length - 1]!.id);
+          this.drain(f);
+        },
+        (error: Error) => {
+          this.onError(error);
+          this.drain(f);
+        },
+      );
   }
 }
 
-/** One EventLog per file in this process, so appends and followers meet. */
+/** One EventLog per log in this process, so appends and followers meet. */
 export class EventLogs {
   private readonly logs = new Map<string, EventLog>();
 
-  get(path: string): EventLog {
-    let log = this.logs.get(path);
+  constructor(
+    private readonly state: () => Promise<ServerState>,
+    private readonly onError: (error: Error) => void,
+  ) {}
+
+  get(key: string): EventLog {
+    let log = this.logs.get(key);
     if (!log) {
-      log = new EventLog(path);
-      this.logs.set(path, log);
+      log = new EventLog(key, this.state, this.onError);
+      this.logs.set(key, log);
+      this.opened(key, log);
     }
     return log;
   }
 
-  forget(path: string): void {
-    this.logs.delete(path);
+  /** Called once per log as it is first used here (for observers). */
+  protected opened(_key: string, _log: EventLog): void {}
+
+  forget(key: string): void {
+    this.logs.delete(key);
+  }
+
+  /** Every log's appends so far stored (before the state closes). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.logs.values()].map((l) => l.settled()));
   }
 }

@@ -203,13 +203,11 @@ export class LocalTaskWatcher {
    * just after the workspace: its creation then asks for a scan at once, not at the next interval).
    */
   private keepDirOrParent(path: string, parent: string): void {
+    if (!this.dirs.has(path)) this.keepDir(path);
+    const stale = this.dirs.get(parent);
     if (this.dirs.has(path)) {
-      const stale = this.dirs.get(parent);
       if (stale) (stale.close(), this.dirs.delete(parent));
-      return;
-    }
-    this.keepDir(path);
-    if (!this.dirs.has(path) && !this.dirs.has(parent)) this.keepDir(parent);
+    } else if (!stale) this.keepDir(parent);
   }
 
   private keepDir(path: string): void {
@@ -220,8 +218,17 @@ export class LocalTaskWatcher {
   private discover(ref: TaskRef, emit: boolean): void {
     const mtime = mtimeOf(ref.dir);
     if (mtime === undefined) return;
+    const known = existsSync(join(serverDir(this.ctx.home), 'tasks', `${ref.id}.json`));
     const record = adoptTask(this.ctx.home, ref, this.account);
     if (!record) return;
+    // Found while the server runs: its state, opened already, takes the record too (a record written
+    // before the start is taken in when the state opens).
+    if (!known) {
+      void this.ctx
+        .state()
+        .then((state) => state.putTask(record))
+        .catch((error: Error) => this.ctx.log({ level: 'error', msg: 'local task not recorded', task_id: record.task_id, error: error.message }));
+    }
     const logOf = () => this.tasks.logOf(record);
     // A task found at start-up is the starting point; one found later is news: its whole history is.
     const hook = new HookWatcher(ref.dir, logOf, false);

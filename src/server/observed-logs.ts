@@ -1,29 +1,23 @@
 // The server's event logs, each watched once as it is opened, so /metrics counts the turns and
 // task commands that end in this process without the conversation or task code knowing about it.
-import { sep } from 'node:path';
 import type { EventLog, StoredEvent } from './event-log.js';
 import { EventLogs } from './event-log.js';
+import type { ServerState } from './state/types.js';
 
-export type EventObserver = (kind: 'conversation' | 'task', path: string, event: StoredEvent) => void;
+export type EventObserver = (kind: 'conversation' | 'task', key: string, event: StoredEvent) => void;
 
 export class ObservedEventLogs extends EventLogs {
-  private readonly watched = new WeakSet<EventLog>();
-
   constructor(
-    private readonly accountsDir: string,
+    state: () => Promise<ServerState>,
+    onError: (error: Error) => void,
     private readonly observe: EventObserver,
   ) {
-    super();
+    super(state, onError);
   }
 
-  override get(path: string): EventLog {
-    const log = super.get(path);
-    if (!this.watched.has(log)) {
-      this.watched.add(log);
-      const kind = path.startsWith(this.accountsDir + sep) ? 'conversation' : 'task';
-      // From its last id: only what is appended from now on (nothing is read back).
-      log.follow(log.lastId, (e) => this.observe(kind, path, e));
-    }
-    return log;
+  protected override opened(key: string, log: EventLog): void {
+    const kind = key.startsWith('conversation:') ? 'conversation' : key.startsWith('task:') ? 'task' : undefined;
+    // Only what this process appends from now on (nothing is read back).
+    if (kind) log.follow(0, (e) => this.observe(kind, key, e), { localOnly: true });
   }
 }

@@ -30,18 +30,18 @@ export function addWorkspaceRoutes(router: Router<Handler>, ctx: ServerContext, 
   });
 
   router.add('GET', '/conversations/:id/files', async (r) => {
-    const c = conversations.detect(r.account, r.params['id']!);
+    const c = await conversations.detect(r.account, r.params['id']!);
     if (!c) throw new HttpError(404, 'not_found', `no conversation ${r.params['id']}`);
     await serveWorkspacePath(r.res, conversationFiles(ctx.home, r.account, c.id).workspace, r.url.searchParams.get('path'));
   });
 
   router.add('GET', '/tasks/:id/files', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     await serveWorkspacePath(r.res, readTask(record.dir).worktree, r.url.searchParams.get('path'));
   });
 
   router.add('GET', '/tasks/:id/diff', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     sendJson(r.res, 200, await taskDiff(record.dir));
   });
 }

@@ -6,11 +6,10 @@ import { readHookFile } from '../store/hook-file.js';
 import { taskFiles } from '../store/paths.js';
 import type { ServerContext } from './context.js';
 import type { Conversations, StartedTurn } from './conversations.js';
-import { conversationFiles } from './conversation-store.js';
 import { PROVIDERS } from './conversation-store.js';
 import type { EventLog, StoredEvent } from './event-log.js';
 import { HttpError, optionalBoolean, optionalEnum, optionalString, PATH_ID, readJsonObject, requiredString, sendJson } from './http.js';
-import { readMessages } from './lifecycle-adapter.js';
+import { conversationMessages } from './messages.js';
 import type { PageRequest } from './pagination.js';
 import { itemFilter, matches, numberKey, pageRequest, paginate } from './pagination.js';
 import { Router } from './router.js';
@@ -52,13 +51,13 @@ export function wantsJson(r: RequestInfo): boolean {
 }
 
 /** Events after `after` (Last-Event-ID, last_event_id or cursor), at most `limit`; next_cursor is the last id. */
-export function eventPage(r: RequestInfo, log: EventLog, after: number): void {
+export async function eventPage(r: RequestInfo, log: EventLog, after: number): Promise<void> {
   const cursor = r.url.searchParams.get('cursor');
   if (cursor !== null && !/^\d{1,15}$/.test(cursor)) throw new HttpError(400, 'invalid_field', 'cursor: pass next_cursor unchanged (an event id)', { field: 'cursor' });
   const withoutCursor = new URL(r.url);
   withoutCursor.searchParams.delete('cursor');
   const request: PageRequest = pageRequest(withoutCursor, 1000);
-  const events = log.since(cursor !== null ? Math.max(after, Number(cursor)) : after);
+  const events = await log.since(cursor !== null ? Math.max(after, Number(cursor)) : after, request.limit + 1);
   const items = events.slice(0, request.limit);
   const more = events.length > items.length;
   sendJson(r.res, 200, { events: items, next_cursor: more ? String(items[items.length - 1]!.id) : null });
@@ -76,7 +75,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   const sseOptions = { bufferLimit: ctx.config.server.client_buffer, heartbeatMs: ctx.config.server.sse_heartbeat };
 
   /** Opens an SSE stream counted against the account's limit. */
-  const stream = (r: RequestInfo, release: () => void, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean) => {
+  const stream = (r: RequestInfo, release: () => void, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean, remote = false) => {
     const client = new SseClient(r.res, sseOptions);
     client.open({ 'x-request-id': r.requestId });
     r.started();
@@ -84,7 +83,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
       release();
       if (client.endReason !== 'done') ctx.log({ msg: 'stream closed', request_id: r.requestId, account: r.account, reason: client.endReason });
     });
-    pipeLog(client, log, afterId, isLast, idle);
+    pipeLog(client, log, afterId, isLast, idle, remote);
   };
 
   const streamTurn = (r: RequestInfo, release: () => void, turn: StartedTurn) =>
@@ -129,36 +128,42 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
 
   router.add('GET', '/conversations', async (r) => {
     const filter = itemFilter(r.url, CONVERSATION_STATES);
-    const all = conversations.list(r.account).filter((c) => matches(filter, c.status, c.updated_at));
+    const all = (await conversations.list(r.account)).filter((c) => matches(filter, c.status, c.updated_at));
     const page = paginate(all, pageRequest(r.url), (c) => [c.updated_at, c.id], ['desc', 'asc']);
     sendJson(r.res, 200, { conversations: page.items, next_cursor: page.next_cursor });
   });
 
-  const conversation = (r: RequestInfo) => {
-    const c = conversations.detect(r.account, r.params['id']!);
+  const conversation = async (r: RequestInfo) => {
+    const c = await conversations.detect(r.account, r.params['id']!);
     if (!c) throw new HttpError(404, 'not_found', `no conversation ${r.params['id']}`);
     return c;
   };
 
   router.add('GET', '/conversations/:id', async (r) => {
-    sendJson(r.res, 200, { conversation: conversation(r), running: conversations.isRunning(r.account, r.params['id']!) });
+    sendJson(r.res, 200, { conversation: await conversation(r), running: conversations.isRunning(r.account, r.params['id']!) });
   });
 
   router.add('GET', '/conversations/:id/messages', async (r) => {
-    const c = conversation(r);
+    const c = await conversation(r);
     const request = pageRequest(r.url);
     // Messages only ever get appended: the position is a stable key.
-    const indexed = readMessages(conversationFiles(ctx.home, r.account, c.id).dir).map((m, i) => ({ m, k: numberKey(i) }));
+    const indexed = (await conversationMessages(await ctx.state(), ctx.home, r.account, c.id)).map((m, i) => ({ m, k: numberKey(i) }));
     const page = paginate(indexed, request, (e) => [e.k], ['asc']);
     sendJson(r.res, 200, { conversation_id: c.id, messages: page.items.map((e) => e.m), next_cursor: page.next_cursor });
   });
 
   router.add('GET', '/conversations/:id/events', async (r) => {
-    const c = conversation(r);
+    const c = await conversation(r);
     const after = lastEventId(r);
     if (wantsJson(r)) return eventPage(r, conversations.logOf(r.account, c.id), after);
     const release = ctx.streams.acquire(r.account);
     const log = conversations.logOf(r.account, c.id);
+    if (c.status === 'running' && !conversations.isRunning(r.account, c.id)) {
+      // The turn runs on another server on this state (its lease lasts): its events are read from
+      // the state as they come, until its usage, or until a server finds it cut off.
+      const ends = (e: StoredEvent) => (e.type === 'usage' || e.type === 'interrupted') && e.data['turn'] === c.turns;
+      return stream(r, release, log, after, ends, () => false, true);
+    }
     const idle = () => !conversations.isRunning(r.account, c.id);
     // Ends with the running turn's usage event, or after the replay when no turn runs.
     stream(r, release, log, after, (e) => e.type === 'usage' && idle() && e.id >= log.lastId, idle);
@@ -188,18 +193,18 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
 
   router.add('GET', '/tasks', async (r) => {
     const filter = itemFilter(r.url, undefined);
-    const all = tasks.list(r.account).filter((t) => matches(filter, t.state, t.updated_at));
+    const all = (await tasks.list(r.account)).filter((t) => matches(filter, t.state, t.updated_at));
     const page = paginate(all, pageRequest(r.url), (t) => [t.created_at, t.id], ['desc', 'asc']);
     sendJson(r.res, 200, { tasks: page.items, next_cursor: page.next_cursor });
   });
 
   router.add('GET', '/tasks/:id', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     sendJson(r.res, 200, { task: tasks.summary(record), running: tasks.isRunning(record.task_id), hook: readHookFile(taskFiles(record.dir).hook) });
   });
 
   router.add('GET', '/tasks/:id/events', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     const after = lastEventId(r);
     if (wantsJson(r)) return eventPage(r, tasks.logOf(record), after);
     const release = ctx.streams.acquire(r.account);
@@ -221,13 +226,13 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   addWorkspaceRoutes(router, ctx, conversations, tasks, accountEvents);
   addTaskReadRoutes(router, ctx.home, conversations, tasks);
   router.add('GET', '/tasks/:id/verify', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     const { verifyTask } = await import('./task-verify.js');
     sendJson(r.res, 200, await verifyTask(ctx.home, ctx.config, record.dir));
   });
   // HOOK.md as the CLI writes it (the hook as Markdown), for the board to show as text.
   router.add('GET', '/tasks/:id/hook.md', async (r) => {
-    const record = tasks.owned(r.account, r.params['id']!);
+    const record = await tasks.owned(r.account, r.params['id']!);
     let text: string;
     try {
       text = readFileSync(taskFiles(record.dir).hookMarkdown, 'utf8');

@@ -2,7 +2,6 @@
 // routes, a JSON-lines access log, /health, /ready, /metrics and /openapi.json, limits on slow and
 // greedy clients, graceful stop on SIGTERM and detection of work whose server died.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -30,7 +29,8 @@ import { serverLifecycle } from './lifecycle-adapter.js';
 import { buildRoutes } from './routes.js';
 import { holdSandbox } from './turn-executor.js';
 import { LocalTaskWatcher } from './local-watch.js';
-import { Tasks } from './tasks.js';
+import { serverTasksRanHere, Tasks } from './tasks.js';
+import { LazyState } from './server-state.js';
 import { serverDir, TokenVerifier } from './tokens.js';
 
 export interface ServeOptions {
@@ -124,21 +124,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     warn(`listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`);
   }
   const serverConfig = options.config.server;
-  const accountEvents = new AccountEvents(options.home);
+  const state = new LazyState(options.home, options.config.server.database, options.config.server.messages);
+  const logError = (error: Error) => log({ level: 'error', msg: 'event not stored', error: redact(error.message) });
+  const accountEvents = new AccountEvents(() => state.get(), logError);
   const ctx: ServerContext = {
     home: options.home,
     config: options.config,
     version: options.version,
     lifecycle: options.lifecycle ?? serverLifecycle(options.home, options.config, (e) => log(e)),
-    logs: new ObservedEventLogs(join(serverDir(options.home), 'accounts'), (kind, path, e) => {
+    logs: new ObservedEventLogs(() => state.get(), logError, (kind, key, e) => {
       metrics?.observeEvent(kind, e);
       try {
-        accountEvents.copy(kind, path, e);
+        accountEvents.copy(kind, key, e);
       } catch (error) {
         // The account's stream misses this one; the conversation's or task's own log has it.
         log({ level: 'error', msg: 'account event not copied', kind, error: redact((error as Error).message) });
       }
     }),
+    state: () => state.get(),
     log,
     streams: new StreamLimiter(serverConfig.max_streams_per_account),
     work: new WorkLimiter({ maxRunning: serverConfig.max_running_per_account, maxQueued: serverConfig.max_queued_per_account, queueTimeoutMs: serverConfig.queue_timeout }),
@@ -146,8 +149,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     local: options.local,
     stopping: undefined,
   };
-  const verifier = new TokenVerifier(options.home);
-  if (verifier.count() === 0) warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`');
+  const verifier = new TokenVerifier(ctx.state);
   const board = new Board(verifier, options.uiDir ?? findUiDir(), options.localLogin);
   const conversations = new Conversations(ctx);
   const tasks = new Tasks(ctx);
@@ -219,10 +221,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     const header = req.headers['authorization'] ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    let verified = m ? verifier.verify(m[1]!) : undefined;
+    let verified = m ? await verifier.verify(m[1]!) : undefined;
     // The board's cookie (docs/ui.md): only without a bearer header, and a change needs the CSRF header.
     const cookie = m ? undefined : board.sessions.of(req);
-    if (cookie && board.live(cookie.session)) {
+    if (cookie && (await board.live(cookie.session))) {
       if (req.method !== 'GET' && req.method !== 'HEAD' && !board.sessions.csrfOk(req, cookie.session)) {
         throw new HttpError(403, 'csrf_refused', 'a request signed in by cookie that changes something needs the x-csrf-token header (GET /session gives it)');
       }
@@ -282,23 +284,48 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const port = (server.address() as AddressInfo).port;
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
 
-  // Work whose server died: marked interrupted so it can be recovered (now, with --recover).
-  const interrupted = conversations.findInterrupted();
-  const crashed = tasks.findCrashed();
-  if (interrupted.length + crashed.length > 0) {
-    log({ msg: 'interrupted work found', conversations: interrupted.map((c) => `${c.account}/${c.id}`), tasks: crashed.map((t) => t.task_id), recovering: options.recover });
-    if (!options.recover) warn(`${interrupted.length} conversation(s) and ${crashed.length} task(s) were cut off by a stopped server: POST .../recover, or restart with --recover`);
-  }
-  if (options.recover) {
-    for (const c of interrupted) {
-      conversations.recover(c.account, c.id).catch((error: Error) => log({ level: 'error', msg: 'recover failed', conversation_id: c.id, error: error.message }));
-    }
-    for (const t of crashed) tasks.recoverInBackground(t);
-  }
+  // Tasks whose server died: recovered before the first request. Their index is in the state, opened
+  // before the server listens only when this machine has run tasks for a server at all.
+  const reportCutOff = (kind: 'conversation' | 'task', ids: string[]) => {
+    if (ids.length === 0) return;
+    log({ msg: 'interrupted work found', [kind === 'conversation' ? 'conversations' : 'tasks']: ids, recovering: options.recover });
+    if (!options.recover) warn(`${ids.length} ${kind}(s) were cut off by a stopped server: POST .../recover, or restart with --recover`);
+  };
+  const crashed = serverTasksRanHere(options.home)
+    ? await tasks.findCrashed().catch((error: Error) => {
+        warn(`could not look for cut-off tasks (the server state does not answer): ${error.message}`);
+        return [];
+      })
+    : [];
+  reportCutOff('task', crashed.map((t) => t.task_id));
+  if (options.recover) for (const t of crashed) tasks.recoverInBackground(t);
   const localWatch = options.localTasks ? new LocalTaskWatcher(ctx, tasks, options.localTasks) : undefined;
   localWatch?.start();
   phase = 'ready';
+  // The state (and its driver) opens once the server listens: not part of the start-up, and a
+  // request that comes meanwhile waits for the same opening. Not awaited: the caller installs its
+  // signal handlers at once.
+  void verifier.count().then(
+    (n) => (n === 0 ? warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`') : undefined),
+    (error: Error) => warn(`the server state cannot be opened yet (requests get 503 until it can): ${error.message}`),
+  );
   log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder' });
+  // Conversations whose server died: marked interrupted so they can be recovered (now, with
+  // --recover). Looked for once the server listens: their records are in the state, which is not
+  // part of the start-up.
+  void (async () => {
+    const interrupted = await conversations.findInterrupted().catch((error: Error) => {
+      warn(`could not look for cut-off conversations (the server state does not answer): ${error.message}`);
+      return [];
+    });
+    reportCutOff('conversation', interrupted.map((c) => `${c.account}/${c.id}`));
+    if (options.recover) {
+      for (const c of interrupted) {
+        conversations.recover(c.account, c.id).catch((error: Error) => log({ level: 'error', msg: 'recover failed', conversation_id: c.id, error: error.message }));
+      }
+    }
+    log({ msg: 'cut-off work checked', conversations: interrupted.length, tasks: crashed.length });
+  })();
   // prom-client is loaded in the background once the server listens: its 20 ms are not in the
   // start-up (/metrics answers 503 until then), and the caller installs its signal handlers at once
   // (a SIGTERM while it loads must stop the server gracefully, not kill it).
@@ -334,6 +361,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       server.closeAllConnections();
       loopDelay.disable();
       await releaseSandbox?.();
+      // The last events (usage, the account's copies) are stored before the state closes.
+      await Promise.race([Promise.all([ctx.logs.settled(), accountEvents.settled()]), new Promise((r) => setTimeout(r, 5_000).unref())]);
+      await state.close();
       log({ msg: 'stopped', reason });
     })();
     return stopping;

@@ -101,19 +101,31 @@ export class SseClient {
  * Streams a log to a client: what came after `afterId`, then live events, until `isLast` says an
  * event ends the stream, or at once after the replay when `idle()` says nothing more will come.
  */
-export function pipeLog(client: SseClient, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean): void {
-  const past = log.since(afterId);
-  const lastIndex = past.findIndex(isLast);
-  client.replay(lastIndex >= 0 ? past.slice(0, lastIndex + 1) : past);
-  if (lastIndex >= 0 || idle()) {
-    client.end();
-    return;
-  }
-  // Same tick as the replay: no event can fall between the two.
-  const unsubscribe = log.follow(log.lastId, (e) => {
-    if (client.isClosed) return;
-    client.send(e);
-    if (isLast(e)) queueMicrotask(() => client.end());
-  });
+export function pipeLog(client: SseClient, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean, remote = false): void {
+  let ended = false;
+  // One follower for the replay and what comes after: events in id order, none twice, none lost.
+  const unsubscribe = log.follow(
+    afterId,
+    (e) => {
+      if (client.isClosed || ended) return;
+      client.send(e);
+      if (isLast(e)) {
+        ended = true;
+        queueMicrotask(() => client.end());
+      }
+    },
+    {
+      remote,
+      onReplay: (past) => {
+        if (client.isClosed || ended) return;
+        const lastIndex = past.findIndex(isLast);
+        client.replay(lastIndex >= 0 ? past.slice(0, lastIndex + 1) : past);
+        if (lastIndex >= 0 || idle()) {
+          ended = true;
+          client.end();
+        }
+      },
+    },
+  );
   client.onClose(unsubscribe);
 }

@@ -1,8 +1,8 @@
 // Tasks of the server: POST /tasks starts `atlas start` in a repository inside server.repos_root;
-// the task is an ordinary atlas task, and the server keeps only which account owns it
-// ($ATLAS_HOME/server/tasks/<task-id>.json) and its event log (events.jsonl in the task's folder).
+// the task is an ordinary atlas task, and the server keeps only which account owns it (the task
+// index) and its event log, both in the server state.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { RecoveryAction } from '../domain/recovery-context.js';
 import { compareText } from '../domain/text-order.js';
@@ -12,25 +12,16 @@ import { summarizeTask } from '../engine/task-list.js';
 import { readHookFile } from '../store/hook-file.js';
 import { taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
-import { toJson } from '../store/json-file.js';
 import type { ServerContext } from './context.js';
+import type { TaskIndexRow } from './state/types.js';
 import type { EventLog } from './event-log.js';
-import { EVENTS_FILE_NAME } from './event-log.js';
+import { logKey } from './state/types.js';
 import { HttpError } from './http.js';
 import type { ChildResult, TaskChild } from './task-children.js';
 import { HookWatcher, runAtlasChild } from './task-children.js';
-import { serverDir } from './tokens.js';
 
-export interface ServerTaskRecord {
-  task_id: string;
-  account: string;
-  workspace: string;
-  dir: string;
-  repo: string;
-  template: string;
-  created_at: string;
-}
+/** Which account started a task over the API: the same record as the state's task index. */
+export type ServerTaskRecord = TaskIndexRow;
 
 export const TASK_ACTIONS = ['checkpoint', 'recover', 'approve', 'reject', 'abandon', 'cancel'] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];
@@ -45,8 +36,13 @@ const CANCEL_WAIT_MS = 30_000;
 const TASK_ID = /^task-[0-9]{8}-[0-9]{6}(?:-[0-9a-z]+)?$/;
 const START_WAIT_MS = 60_000;
 
-function recordsDir(home: string): string {
-  return join(serverDir(home), 'tasks');
+/** Whether this home has the workspaces of tasks started over HTTP (`srv-…`). */
+export function serverTasksRanHere(home: string): boolean {
+  try {
+    return readdirSync(join(home, 'workspaces')).some((n) => n.startsWith('srv-'));
+  } catch {
+    return false;
+  }
 }
 
 export class Tasks {
@@ -74,24 +70,20 @@ export class Tasks {
     return this.running.has(id) || this.elsewhere.has(id);
   }
 
-  record(id: string): ServerTaskRecord | undefined {
+  async record(id: string): Promise<ServerTaskRecord | undefined> {
     if (!TASK_ID.test(id)) return undefined;
-    try {
-      return JSON.parse(readFileSync(join(recordsDir(this.ctx.home), `${id}.json`), 'utf8')) as ServerTaskRecord;
-    } catch {
-      return undefined;
-    }
+    return (await this.ctx.state()).getTask(id);
   }
 
   /** The account's task, or 404 (also for another account's: never their data). */
-  owned(account: string, id: string): ServerTaskRecord {
-    const r = this.record(id);
+  async owned(account: string, id: string): Promise<ServerTaskRecord> {
+    const r = await this.record(id);
     if (!r || r.account !== account || !existsSync(r.dir)) throw new HttpError(404, 'not_found', `no task ${id}`);
     return r;
   }
 
   logOf(r: ServerTaskRecord): EventLog {
-    return this.ctx.logs.get(join(r.dir, EVENTS_FILE_NAME));
+    return this.ctx.logs.get(logKey.task(r.task_id));
   }
 
   /** The repository, resolved, if it lies inside server.repos_root. */
@@ -147,8 +139,7 @@ export class Tasks {
     }
     const dir = join(wsTasks, taskId);
     const record: ServerTaskRecord = { task_id: taskId, account, workspace, dir, repo: cwd, template, created_at: toTimestamp(new Date()) };
-    mkdirSync(recordsDir(this.ctx.home), { recursive: true });
-    writeFileAtomic(join(recordsDir(this.ctx.home), `${taskId}.json`), toJson(record));
+    await (await this.ctx.state()).putTask(record);
     this.supervise(record, 'start', child);
     return { record, summary: this.summary(record) };
   }
@@ -188,26 +179,21 @@ export class Tasks {
     return summarizeTask({ id: record.task_id, workspace: record.workspace, dir: record.dir } as TaskRef);
   }
 
-  /** Every task the server started. */
-  private records(): ServerTaskRecord[] {
-    let names: string[] = [];
-    try {
-      names = readdirSync(recordsDir(this.ctx.home));
-    } catch {
-      return [];
-    }
-    return names.map((n) => (n.endsWith('.json') ? this.record(n.slice(0, -5)) : undefined)).filter((r): r is ServerTaskRecord => r !== undefined);
+  /** Every task the server started (of one account). */
+  private async records(account?: string): Promise<ServerTaskRecord[]> {
+    const state = await this.ctx.state();
+    const accounts = account !== undefined ? [account] : (await state.listAccounts()).map((a) => a.name);
+    return (await Promise.all(accounts.map((a) => state.listTasks(a)))).flat();
   }
 
   /** The account's tasks as the server recorded them (no summary: cheap). */
-  recordsOf(account: string): ServerTaskRecord[] {
-    return this.records().filter((r) => r.account === account);
+  recordsOf(account: string): Promise<ServerTaskRecord[]> {
+    return this.records(account);
   }
 
-  list(account: string): TaskSummary[] {
+  async list(account: string): Promise<TaskSummary[]> {
     const out: TaskSummary[] = [];
-    for (const r of this.records()) {
-      if (r.account !== account) continue;
+    for (const r of await this.records(account)) {
       try {
         out.push(this.summary(r));
       } catch {
@@ -219,7 +205,7 @@ export class Tasks {
 
   /** Runs an action; checkpoint and abandon answer when done, the others run the task on. */
   async action(account: string, id: string, action: TaskAction, note: string | undefined, recoverAction?: RecoverAction): Promise<{ status: number; body: Record<string, unknown> }> {
-    const r = this.owned(account, id);
+    const r = await this.owned(account, id);
     if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping');
     const busy = this.running.has(id);
     const noteArgs = note ? ['--note', note] : [];
@@ -263,9 +249,9 @@ export class Tasks {
   }
 
   /** Tasks of this server that crashed (their process died), for start-up `--recover`. */
-  findCrashed(): ServerTaskRecord[] {
+  async findCrashed(): Promise<ServerTaskRecord[]> {
     const out: ServerTaskRecord[] = [];
-    for (const r of this.records()) {
+    for (const r of await this.records()) {
       if (this.running.has(r.task_id)) continue;
       try {
         const s = this.summary(r);
@@ -306,7 +292,7 @@ export class Tasks {
   async stopAll(): Promise<void> {
     await Promise.all(
       [...this.running.keys()].map(async (id) => {
-        const r = this.record(id);
+        const r = await this.record(id);
         if (r) await this.interrupt(r, 'server stopping');
       }),
     );

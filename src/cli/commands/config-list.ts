@@ -3,6 +3,7 @@ import { formatSetting } from '../../config/format.js';
 import { loadConfig } from '../../config/load.js';
 import { LEAVES } from '../../config/schema.js';
 import { EXIT } from '../../domain/errors.js';
+import { redactUrl } from '../../domain/redact-url.js';
 import { locateWorktree } from '../../git/locate.js';
 import type { CliContext } from '../context.js';
 
@@ -11,7 +12,9 @@ export default async function configList(ctx: CliContext): Promise<number> {
   const { config, sources, warnings } = await loadConfig({ home: ctx.home, ...(repoRoot ? { repoRoot } : {}), overrides: ctx.overrides() });
   for (const w of warnings) ctx.out.warn(w);
   const rows = LEAVES.map((leaf) => {
-    const value = leaf.key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], config);
+    const found = leaf.key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], config);
+    // A URL with a password (server.database) is shown without it.
+    const value = typeof found === 'string' ? redactUrl(found) : found;
     return { key: leaf.key, value: formatSetting(leaf, value), raw: value, source: sources[leaf.key] ?? 'default', env: leaf.env, doc: leaf.doc };
   });
   ctx.out.result({ settings: rows.map(({ key, raw, source, env, doc }) => ({ key, value: raw, source, env, doc })) }, () => {

@@ -14,7 +14,7 @@ export default async function serveTokenCreate(ctx: CliContext, opts: { account:
       throw new AtlasError(`--expires-in expects a duration such as 12h or 30d, got "${opts.expiresIn}"`, { exitCode: EXIT.input });
     }
   }
-  const { token, record } = await createToken(ctx.home, opts.account, new Date(), { expiresInMs, readOnly: opts.readOnly });
+  const { token, record } = await createToken(ctx.home, opts.account, new Date(), { expiresInMs, readOnly: opts.readOnly, database: (await ctx.config()).server.database });
   const limits = [record.read_only ? 'read-only' : '', record.expires_at ? `expires ${record.expires_at}` : ''].filter(Boolean).join(', ');
   ctx.out.result({ id: record.id, account: record.account, created_at: record.created_at, expires_at: record.expires_at ?? null, read_only: record.read_only === true, token }, () =>
     [

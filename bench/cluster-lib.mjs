@@ -1,0 +1,45 @@
+// Shared by bench/server-cluster.mjs and bench/server-failover.mjs: a real PostgreSQL (the test
+// helper, bundled; pg imported from node_modules by path) and `atlas serve` processes on it.
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { ATLAS, ROOT } from './lib.mjs';
+
+/** { startPostgres, postgresSkipReason, pg } from the test helper, bundled into `work`. */
+export async function postgresTools(work) {
+  const require = createRequire(join(ROOT, 'package.json'));
+  writeFileSync(join(work, 'entry.ts'), `export { startPostgres, postgresSkipReason } from ${JSON.stringify(join(ROOT, 'test/helpers/postgres.ts'))};\nexport { default as pg } from 'pg';\n`);
+  const linked = { name: 'linked', setup: (b) => b.onResolve({ filter: /^pg$/ }, (a) => ({ path: require.resolve(a.path), external: true })) };
+  await build({ entryPoints: [join(work, 'entry.ts')], outfile: join(work, 'lib.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error', plugins: [linked],
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } });
+  return import(pathToFileURL(join(work, 'lib.mjs')).href);
+}
+
+/** Starts `atlas serve --local` with `flags` before the command; resolves with its port once it listens. */
+export function startServer(home, env, flags) {
+  const child = spawn(process.execPath, [ATLAS, ...flags, 'serve', '--port', '0', '--local'], { env: { ...process.env, ATLAS_HOME: home, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (d) => {
+      buf += d;
+      const m = /"msg":"listening".*?"port":(\d+)/.exec(buf);
+      if (m) {
+        child.stdout.off('data', onData);
+        child.stdout.resume();
+        resolve({ child, port: Number(m[1]) });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+  });
+}
+
+export function createToken(home, env) {
+  return JSON.parse(spawnSync(process.execPath, [ATLAS, '--json', 'serve', 'token', 'create', '--account', 'bench'], { env: { ...process.env, ATLAS_HOME: home, ...env }, encoding: 'utf8' }).stdout).token;
+}
+
+export const sorted = (a) => [...a].sort((x, y) => x - y);
+export const pct = (s, p) => s[Math.min(s.length - 1, Math.floor(s.length * p))];

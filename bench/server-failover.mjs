@@ -1,0 +1,160 @@
+// The issue-23 target on three `atlas serve` on one PostgreSQL: N conversations × T turns spread
+// over the servers (a command agent that works ~300 ms a turn), one server SIGKILLed midway. A
+// turn cut off by the kill is recovered on another server (POST …/recover) once its lease has
+// expired. Then every conversation is checked from a surviving server: event ids 1..n with none
+// missing or twice, every turn completed or reported interrupted and then recovered, usage totals
+// equal to the sum of the turns' usage events, and each completed turn's messages present.
+// Usage: node bench/server-failover.mjs [conversations=100] [turns=4]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createToken, postgresTools, startServer } from './cluster-lib.mjs';
+
+const CONVERSATIONS = Number(process.argv[2] ?? 100);
+const TURNS = Number(process.argv[3] ?? 4);
+const AGENT = join(import.meta.dirname, '..', 'test', 'fixtures', 'server', 'stream-agent.mjs');
+const LEASE_TTL_S = 3;
+const work = mkdtempSync(join(tmpdir(), 'atlas-bench-failover-'));
+const lib = await postgresTools(work);
+const FLAGS = ['-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${AGENT}`, '-c', 'server.max_streams_per_account=10000', '-c', 'server.requests_per_second=0', '-c', 'server.max_running_per_account=1000', '-c', `server.lease_ttl=${LEASE_TTL_S}s`];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Reads an SSE response to its end: the events, and whether it ended with a usage event. */
+async function events(res) {
+  const text = await res.text().catch(() => '');
+  return text
+    .split('\n\n')
+    .filter((b) => b.includes('event: '))
+    .map((b) => ({ id: Number(/^id: (\d+)/m.exec(b)?.[1]), type: /^event: (.*)$/m.exec(b)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(b)?.[1] ?? '{}') }));
+}
+
+const pg = lib.postgresSkipReason ? undefined : await lib.startPostgres({ durable: true });
+if (!pg) {
+  console.error(`PostgreSQL skipped: ${lib.postgresSkipReason}`);
+  process.exit(0);
+}
+const servers = [];
+try {
+  const env = { ATLAS_DATABASE_URL: await pg.createDatabase('failover') };
+  const homes = [0, 1, 2].map((i) => join(work, `server-${i}`));
+  const tok = createToken(homes[0], env);
+  servers.push(...(await Promise.all(homes.map((h) => startServer(h, env, FLAGS)))));
+  const alive = new Set([0, 1, 2]);
+  const auth = { authorization: `Bearer ${tok}`, 'content-type': 'application/json' };
+  const url = (i, path) => `http://127.0.0.1:${servers[i].port}${path}`;
+  const pick = (n) => [...alive][n % alive.size];
+  let done = 0;
+  let cutOff = 0;
+  let recovered = 0;
+  const t0 = performance.now();
+
+  /** After a cut-off: on a surviving server, wait for the lease to expire, then recover. */
+  async function recover(conversation, n) {
+    for (;;) {
+      const i = pick(n++);
+      try {
+        const got = await (await fetch(url(i, `/conversations/${conversation}`), { headers: auth })).json();
+        if (got.conversation?.status === 'running') {
+          await sleep(500);
+          continue;
+        }
+        if (got.conversation?.status !== 'interrupted') return;
+        const res = await fetch(url(i, `/conversations/${conversation}/recover`), { method: 'POST', headers: auth });
+        if (res.status === 409) continue;
+        const evs = await events(res);
+        if (evs.at(-1)?.type === 'usage') {
+          recovered++;
+          return;
+        }
+      } catch {
+        await sleep(200);
+      }
+    }
+  }
+
+  const killer = (async () => {
+    while (done < (CONVERSATIONS * TURNS) / 2) await sleep(50);
+    alive.delete(0);
+    servers[0].child.kill('SIGKILL');
+  })();
+
+  await Promise.all(
+    Array.from({ length: CONVERSATIONS }, async (_, c) => {
+      const conversation = `f-${c}`;
+      for (let k = 0; k < TURNS; k++) {
+        for (let attempt = 0; ; attempt++) {
+          let res;
+          try {
+            res = await fetch(url(pick(c + k + attempt), `/conversations/${conversation}/sandbox/sb`), { method: 'POST', headers: auth, body: JSON.stringify({ prompt: `sleep:300 turn ${k}` }) });
+          } catch {
+            continue; // Not accepted (the server is gone): another server takes it.
+          }
+          if (res.status !== 200) {
+            await res.body?.cancel();
+            await sleep(300);
+            continue;
+          }
+          if ((await events(res)).at(-1)?.type === 'usage') break;
+          // Accepted, then cut off by the kill: reported interrupted, and recovered elsewhere.
+          cutOff++;
+          await recover(conversation, c + k + 1);
+          break;
+        }
+        done++;
+      }
+    }),
+  );
+  await killer;
+  const wall = performance.now() - t0;
+
+  // The checks, from a surviving server.
+  let idProblems = 0;
+  let turnProblems = 0;
+  let usageProblems = 0;
+  let messageProblems = 0;
+  let interruptedThenRecovered = 0;
+  for (let c = 0; c < CONVERSATIONS; c++) {
+    const i = pick(c);
+    const conversation = `f-${c}`;
+    const evs = await events(await fetch(url(i, `/conversations/${conversation}/events`), { headers: { ...auth, 'last-event-id': '0' } }));
+    if (evs.some((e, n) => e.id !== n + 1)) idProblems++;
+    const started = evs.filter((e) => e.type === 'turn_started').map((e) => e.data.turn);
+    const usages = evs.filter((e) => e.type === 'usage');
+    const interrupted = evs.filter((e) => e.type === 'interrupted').map((e) => e.data.turn);
+    interruptedThenRecovered += interrupted.length;
+    // Every turn that started ended with its usage, or was reported interrupted.
+    if (started.some((t) => !usages.some((u) => u.data.turn === t) && !interrupted.includes(t))) {
+      turnProblems++;
+      if (process.env.DEBUG) console.error(conversation, evs.filter((e) => !['output', 'message', 'tool_use', 'tool_result'].includes(e.type)).map((e) => `${e.id}:${e.type}:${e.data.turn ?? ''}`).join(' '));
+    }
+    const record = (await (await fetch(url(i, `/conversations/${conversation}`), { headers: auth })).json()).conversation;
+    const sum = usages.reduce((s, u) => s + (u.data.usage?.total_input_tokens ?? 0), 0);
+    // A turn cut off before its turn_started event still counts (it is reported interrupted).
+    const turnsSeen = Math.max(0, ...started, ...interrupted, ...usages.map((u) => u.data.turn ?? 0));
+    if (record.stats.total_input_tokens !== sum || record.turns !== turnsSeen) {
+      usageProblems++;
+      if (process.env.DEBUG) console.error(conversation, 'record', record.status, record.turns, record.stats.total_input_tokens, 'events', started.length, sum);
+    }
+    const messages = (await (await fetch(url(i, `/conversations/${conversation}/messages?limit=1000`), { headers: auth })).json()).messages;
+    const runs = new Set(messages.map((m) => m.conversation_id));
+    if (runs.size < usages.filter((u) => u.data.ok).length) messageProblems++;
+  }
+  console.log(`${CONVERSATIONS} conversations × ${TURNS} turns over 3 servers on PostgreSQL, one SIGKILLed midway (lease ${LEASE_TTL_S} s)`);
+  console.table([
+    {
+      turns: CONVERSATIONS * TURNS,
+      seconds: Number((wall / 1000).toFixed(1)),
+      cut_off_by_the_kill: cutOff,
+      recovered,
+      interrupted_events: interruptedThenRecovered,
+      conversations_with_id_gaps_or_repeats: idProblems,
+      turns_neither_completed_nor_interrupted: turnProblems,
+      usage_totals_not_the_sum: usageProblems,
+      completed_turns_without_messages: messageProblems,
+    },
+  ]);
+} finally {
+  for (const s of servers) s.child.kill('SIGKILL');
+  await pg.stop();
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,95 @@
+// Event logs as an older atlas kept them, one events.jsonl per conversation, account and task:
+// found, and brought into the server state with their ids (a removed conversation's last id too,
+// so its id never repeats). Adopted when the state opens; `atlas serve migrate` uses them too.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { conversationFolders, conversationsDir, listAccounts } from './conversation-store.js';
+import { EVENTS_FILE_NAME } from './event-log.js';
+import { parseLines, readTail, retiredIdPath } from './event-log-file.js';
+import type { ServerState, TaskIndexRow } from './state/types.js';
+import { logKey } from './state/types.js';
+import { serverDir } from './token-file.js';
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function floorOf(logPath: string): number {
+  const n = Number(readText(retiredIdPath(logPath))?.trim());
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
+/** The task records of server/tasks/*.json (a damaged one is skipped, as the server skips it). */
+export function taskRecordFiles(home: string): TaskIndexRow[] {
+  const dir = join(serverDir(home), 'tasks');
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir).filter((n) => /^task-[0-9a-z-]+\.json$/.test(n));
+  } catch {
+    return [];
+  }
+  const rows: TaskIndexRow[] = [];
+  for (const name of names) {
+    try {
+      const r = JSON.parse(readFileSync(join(dir, name), 'utf8')) as Partial<TaskIndexRow>;
+      const fields = [r.task_id, r.account, r.workspace, r.dir, r.repo, r.template, r.created_at];
+      if (fields.every((f) => typeof f === 'string')) rows.push(r as TaskIndexRow);
+    } catch {
+      // Not a task record.
+    }
+  }
+  return rows;
+}
+
+/** Every events.jsonl of this home, with the log it belongs to (removed conversations' too). */
+export function legacyLogFiles(home: string): { key: string; path: string }[] {
+  const out: { key: string; path: string }[] = [];
+  for (const account of listAccounts(home)) {
+    const dir = conversationsDir(home, account);
+    let retired: string[] = [];
+    try {
+      retired = readdirSync(join(dir, '.retired-event-ids'));
+    } catch {
+      // None removed.
+    }
+    for (const id of new Set([...conversationFolders(home, account), ...retired])) out.push({ key: logKey.conversation(account, id), path: join(dir, id, EVENTS_FILE_NAME) });
+    out.push({ key: logKey.account(account), path: join(serverDir(home), 'accounts', account, EVENTS_FILE_NAME) });
+  }
+  for (const task of taskRecordFiles(home)) out.push({ key: logKey.task(task.task_id), path: join(task.dir, EVENTS_FILE_NAME) });
+  return out;
+}
+
+/** Imports one events.jsonl (and its removed predecessor's last id): how many were new, how many there. */
+export async function importLogFile(state: ServerState, key: string, path: string): Promise<{ added: number; present: number }> {
+  const events = parseLines(readText(path) ?? '');
+  const floor = floorOf(path);
+  if (events.length === 0 && floor === 0) return { added: 0, present: 0 };
+  const added = await state.importEvents(key, events, floor);
+  return { added, present: events.length - added };
+}
+
+/** Task records of server/tasks/*.json the state does not have yet go into it (they stay on disk). */
+export async function adoptTaskFiles(home: string, state: ServerState): Promise<number> {
+  let adopted = 0;
+  for (const task of taskRecordFiles(home)) {
+    if (await state.getTask(task.task_id)) continue;
+    await state.putTask(task);
+    adopted++;
+  }
+  return adopted;
+}
+
+/** Adopts the logs whose last id the state has not reached (a cheap look at each file's tail). */
+export async function adoptEventFiles(home: string, state: ServerState): Promise<number> {
+  let added = 0;
+  for (const { key, path } of legacyLogFiles(home)) {
+    const last = Math.max(readTail(path).lastId, floorOf(path));
+    if (last === 0 || (await state.lastEventId(key)) >= last) continue;
+    added += (await importLogFile(state, key, path)).added;
+  }
+  return added;
+}
