@@ -14,10 +14,14 @@ const benches = [
   ['status with 1,000 ended tasks vs 10 (issue 8)', 'status-ended.mjs'],
   ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
   ['lifecycle hooks and conversation readers (issue 9)', 'lifecycle.mjs'],
-  ['atlas serve: start-up, first byte, 10 and 50 concurrent conversations (issue 13)', 'server.mjs'],
-  ['workspace sync against a local S3 server, with rclone and aws s3 sync (issue 10)', 'sync.mjs'],
+  ['atlas serve: start-up, first byte, 10, 50 and 200 concurrent conversations (issues 13, 19)', 'server.mjs'],
+  ['a sandboxed turn\'s start-up at 1, 1,000 and 5,000 conversations (issue 19)', 'sandbox-scale.mjs'],
+  ['server state: SQLite and PostgreSQL (issue 23)', 'server-state.mjs'],
+  ['one server on SQLite vs one and three on PostgreSQL (issue 23)', 'server-cluster.mjs'],
+  ['three servers, one SIGKILLed midway: nothing lost (issue 23)', 'server-failover.mjs'],
+  ['workspace sync against a local S3 server, with rclone, aws s3 sync and restic (issues 10, 20)', 'sync.mjs'],
   ['claude-hook per event vs node -e 0 (issue 11)', 'claude-hook.mjs'],
-  ['web board: first render of 1,000 tasks in Chromium (issue 21)', 'ui.mjs'],
+  ['web board: first render of 1,000 tasks and of a 10,000-message conversation in Chromium (issue 21)', 'ui.mjs'],
 ];
 
 console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
@@ -31,5 +35,5 @@ for (const [title, file] of benches) {
   }
   console.log('');
 }
-console.log('The crash soak (200 random SIGKILLs with recovery) runs separately: npm run soak');
+console.log('The crash soaks run separately: npm run soak (200 random SIGKILLs with recovery), npm run soak:claude (50 with the real Claude Code)');
 process.exit(failed > 0 ? 1 : 0);
