@@ -1,6 +1,7 @@
 // `atlas sync export` as people run it (the built CLI, real processes): a stored version written
 // out as an ordinary folder (no .sandbox-state, modes, links and empty folders kept), from a
-// folder store and from S3 (s3rver and moto on 127.0.0.1); a folder that is not empty is refused.
+// folder store and from S3 (s3rver and moto on 127.0.0.1); a folder that is not empty is refused;
+// to an S3 prefix as plain objects (links listed, not written), never into a prefix in use.
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from './helpers/engine-fixtures.js';
 import { motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
-import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { listKeys, s3rverClient, S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
 import { readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 const CLI = join(ROOT, 'bin', 'atlas.js');
@@ -70,6 +72,39 @@ describe('atlas sync export', () => {
       const missing = await atlas(['sync', 'export', '--workspace', 'proj', '--version', '12345', join(scratch(), 'm')], home, env);
       expect(missing.code).toBe(4);
       expect(existsSync(join(dest, '.sandbox-state'))).toBe(false);
+    }, 60_000);
+  }
+
+  for (const kind of ['s3rver', 'moto'] as const) {
+    it.skipIf(kind === 'moto' && motoMissing() !== undefined)(`writes a version as plain objects under an S3 prefix (${kind})`, async () => {
+      const home = scratch();
+      const s3 = kind === 's3rver' ? server : moto!;
+      // The store is a folder; the destination a bucket reached with sync.s3's settings.
+      const env: Record<string, string> = { ...S3RVER_ENV, ATLAS_SYNC_S3_ENDPOINT: s3.endpoint, ATLAS_SYNC_S3_FORCE_PATH_STYLE: 'true' };
+      const src = join(scratch(), 'site');
+      writeTree(src, { 'index.html': '<p>hi</p>', 'css/a b;#?.css': 'body{}' });
+      symlinkSync('index.html', join(src, 'home.html'));
+      expect((await atlas(['sync', 'push', '--dir', src], home, env)).code).toBe(0);
+      const dest = `s3://${s3.bucket}/exports/${kind}`;
+      const exported = await atlas(['sync', 'export', '--workspace', 'site', dest], home, env);
+      expect(exported.stderr).toBe('');
+      expect(exported.code).toBe(0);
+      expect(exported.stdout).toContain(`to ${dest}\n  2 file(s), 0 link(s), 15 B`);
+      expect(exported.stdout).toContain('1 link(s) not written (S3 holds no links): home.html');
+      expect((await listKeys(s3, `exports/${kind}/`)).sort()).toEqual([`exports/${kind}/css/a b;#?.css`, `exports/${kind}/index.html`]);
+      const body = await s3rverClient(s3).send(new GetObjectCommand({ Bucket: s3.bucket, Key: `exports/${kind}/css/a b;#?.css` }));
+      expect(await body.Body!.transformToString()).toBe('body{}');
+      // A prefix that holds anything is refused, and nothing is written there.
+      const again = await atlas(['sync', 'export', '--workspace', 'site', dest], home, env);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toMatch(/is not empty: an export writes under a prefix that holds no object yet/);
+      expect(await listKeys(s3, `exports/${kind}/`)).toHaveLength(2);
+      const bad = await atlas(['sync', 'export', '--workspace', 'site', 's3://Not_A_Bucket/x'], home, env);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/not a valid bucket name/);
+      const absent = await atlas(['sync', 'export', '--workspace', 'site', 's3://no-such-bucket/x'], home, env);
+      expect(absent.code).not.toBe(0);
+      expect(absent.stderr).toMatch(/s3:\/\/no-such-bucket\/x/);
     }, 60_000);
   }
 });

@@ -267,7 +267,7 @@ syncTarget(sync.command('status').description('what push and pull would do now (
   .action(run(() => import('./commands/sync-status.js')));
 syncTarget(sync.command('versions').description('the stored versions of the workspace, oldest first'))
   .action(run(() => import('./commands/sync-versions.js')));
-syncTarget(sync.command('export').description('write a stored version (the newest unless --version) out as an ordinary folder: no .sandbox-state, nothing of atlas\'s'))
+syncTarget(sync.command('export').description('write a stored version (the newest unless --version) out as an ordinary folder or s3://bucket/prefix: no .sandbox-state, nothing of atlas\'s'))
   .argument('<dest>', 'a new or empty folder')
   .option('--version <ts>', 'export this version (atlas sync versions)')
   .addOption(new Option('--stored-version <ts>').hideHelp())

@@ -1,8 +1,12 @@
 // `atlas sync export [--version TS] DEST`: a stored version written out as an ordinary folder,
-// for tools that want plain files: no `.sandbox-state`, no lock, nothing of atlas's left in it.
-// DEST must be new or empty, so an export never mixes with or overwrites anything.
-import { existsSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+// or as plain objects under an S3 prefix (export-s3.ts), for tools that want plain files: no
+// `.sandbox-state`, no lock, nothing of atlas's left in it. DEST must be new or empty, so an
+// export never mixes with or overwrites anything.
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import type { FileEntry } from '../domain/sync-state.js';
 import { linkStaysInside } from '../domain/sync-state.js';
 import { writeEntries } from './materialize.js';
 import { silentProgress } from './progress.js';
@@ -39,20 +43,44 @@ export async function syncExport(target: Pick<SyncTarget, 'tree' | 'workspace'>,
   await store.checkAccess();
   const stored = options.version !== undefined ? await namedVersion(store, target.tree, options.version) : await latestVersion(store, target.tree, await store.listVersionNames(target.tree), warn, true);
   if (!stored) throw new AtlasError(`${store.location} has no version of ${target.tree}`, { exitCode: EXIT.notFound, hint: 'run `atlas sync versions` to list the stored versions' });
-  requireEmpty(options.dest);
-  const outside = stored.state.files.filter((f) => f.link !== undefined && !linkStaysInside(f.path, f.link));
-  const entries = stored.state.files.filter((f) => !outside.includes(f));
-  const where = `version ${stored.version} of ${target.tree} (${store.location})`;
-  const bytes = await writeEntries(options.dest, { store, tree: target.tree, version: stored.version, where }, entries, stored.state.dirs, deps.progress ?? silentProgress);
-  return {
+  const source = { store, tree: target.tree, version: stored.version, where: `version ${stored.version} of ${target.tree} (${store.location})` };
+  const progress = deps.progress ?? silentProgress;
+  const result = (entries: FileEntry[], links: number, skipped: FileEntry[], bytes: number): ExportResult => ({
     location: store.location,
     workspace: target.workspace,
     version: stored.version,
     dest: options.dest,
     files: entries.filter((f) => f.link === undefined).length,
-    links: entries.filter((f) => f.link !== undefined).length,
+    links,
     bytes,
-    skipped_links: outside.map((f) => f.path),
+    skipped_links: skipped.map((f) => f.path),
     duration_ms: Date.now() - started,
-  };
+  });
+
+  if (options.dest.startsWith('s3://')) {
+    // Written to a private staging folder first (each file checked against the version as a pull
+    // checks it), then uploaded; S3 holds no links, so none is written.
+    const { S3ExportDestination } = await import('./export-s3.js');
+    const dest = S3ExportDestination.open(options.dest, deps.config);
+    try {
+      await dest.requireEmpty();
+      const files = stored.state.files.filter((f) => f.link === undefined);
+      const staging = mkdtempSync(join(tmpdir(), 'atlas-export-'));
+      try {
+        const bytes = await writeEntries(staging, source, files, [], progress);
+        await dest.upload(staging, files);
+        return result(files, 0, stored.state.files.filter((f) => f.link !== undefined), bytes);
+      } finally {
+        rmSync(staging, { recursive: true, force: true });
+      }
+    } finally {
+      dest.close();
+    }
+  }
+
+  requireEmpty(options.dest);
+  const outside = stored.state.files.filter((f) => f.link !== undefined && !linkStaysInside(f.path, f.link));
+  const entries = stored.state.files.filter((f) => !outside.includes(f));
+  const bytes = await writeEntries(options.dest, source, entries, stored.state.dirs, progress);
+  return result(entries, entries.filter((f) => f.link !== undefined).length, outside, bytes);
 }

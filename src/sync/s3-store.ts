@@ -45,6 +45,27 @@ function regionFrom(settings: Config['sync']['s3']): string {
   return settings.region || process.env['AWS_REGION'] || process.env['AWS_DEFAULT_REGION'] || 'us-east-1';
 }
 
+/** The client for a bucket of these settings: the one way atlas talks to S3 (stores and exports). */
+export function makeS3Client(settings: Config['sync']['s3'], attempts: number): S3Client {
+  // The SDK warns on every run under Node 20 about its own future releases; atlas supports
+  // Node >= 20.19 and pins the SDK, so the warning tells a user nothing they can act on.
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+  return new S3Client({
+    region: regionFrom(settings),
+    ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
+    forcePathStyle: settings.force_path_style,
+    // Many S3-compatible servers reject the SDK's default CRC checksums; the MD5s atlas keeps
+    // (and Content-MD5 on uploads) already cover integrity.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    // The middleware stack is built once per command type, not once per request: a pull or a
+    // push sends thousands of the same command, and atlas never changes the stack.
+    cacheMiddleware: true,
+    retryStrategy: new JitterRetryStrategy(attempts),
+    maxAttempts: attempts,
+  });
+}
+
 export class S3Store implements SyncStore {
   readonly kind = 's3' as const;
   readonly location: string;
@@ -62,23 +83,7 @@ export class S3Store implements SyncStore {
   ) {
     this.attempts = attemptsFrom(retries);
     this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
-    // The SDK warns on every run under Node 20 about its own future releases; atlas supports
-    // Node >= 20.19 and pins the SDK, so the warning tells a user nothing they can act on.
-    process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
-    this.client = new S3Client({
-      region: regionFrom(settings),
-      ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
-      forcePathStyle: settings.force_path_style,
-      // Many S3-compatible servers reject the SDK's default CRC checksums; the MD5s atlas keeps
-      // (and Content-MD5 on uploads) already cover integrity.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      // The middleware stack is built once per command type, not once per request: a pull or a
-      // push sends thousands of the same command, and atlas never changes the stack.
-      cacheMiddleware: true,
-      retryStrategy: new JitterRetryStrategy(this.attempts),
-      maxAttempts: this.attempts,
-    });
+    this.client = makeS3Client(settings, this.attempts);
     this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
     this.direct = new DirectRequests(this.client);
   }

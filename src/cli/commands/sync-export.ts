@@ -1,5 +1,5 @@
 // atlas sync export [--task ID | --dir PATH | --workspace NAME] [--version TS] DEST: a stored
-// version as an ordinary folder (docs/sync.md#atlas-sync-export).
+// version as an ordinary folder or S3 prefix (docs/sync.md#atlas-sync-export).
 import { resolve } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { VERSION_PATTERN } from '../../domain/sync-plan.js';
@@ -18,12 +18,13 @@ export default async function syncExportCommand(ctx: CliContext, dest: string, g
   // A workspace named alone needs no folder: the export reads the store only.
   const byName = given.workspace !== undefined && given.dir === undefined && given.task === undefined;
   const { target, deps } = await syncSetup(ctx, byName ? { dir: ctx.cwd, workspace: checkTreeName(given.workspace!, 'workspace') } : given);
-  const result = await syncExport(target, deps, { dest: resolve(ctx.cwd, dest), ...(version !== undefined ? { version } : {}) });
+  const where = dest.startsWith('s3://') ? dest : resolve(ctx.cwd, dest);
+  const result = await syncExport(target, deps, { dest: where, ...(version !== undefined ? { version } : {}) });
   ctx.out.result(result, () =>
     [
       `exported version ${result.version} of ${result.workspace} (${result.location}) to ${result.dest}`,
       `  ${result.files} file(s), ${result.links} link(s), ${formatBytes(result.bytes)}`,
-      ...(result.skipped_links.length > 0 ? [`  note: ${result.skipped_links.length} link(s) pointing outside the folder not written: ${result.skipped_links.slice(0, 5).join(', ')}`] : []),
+      ...(result.skipped_links.length > 0 ? [`  note: ${result.skipped_links.length} link(s) not written (${where.startsWith('s3://') ? 'S3 holds no links' : 'pointing outside the folder'}): ${result.skipped_links.slice(0, 5).join(', ')}`] : []),
     ].join('\n'),
   );
   return EXIT.ok;
