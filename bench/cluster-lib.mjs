@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { ATLAS, ROOT } from './lib.mjs';
+import { ATLAS, ROOT, untilListening } from './lib.mjs';
 
 /** { startPostgres, postgresSkipReason, pg } from the test helper, bundled into `work`. */
 export async function postgresTools(work) {
@@ -21,19 +21,9 @@ export async function postgresTools(work) {
 /** Starts `atlas serve --local` with `flags` before the command; resolves with its port once it listens. */
 export function startServer(home, env, flags) {
   const child = spawn(process.execPath, [ATLAS, ...flags, 'serve', '--port', '0', '--local'], { env: { ...process.env, ATLAS_HOME: home, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const onData = (d) => {
-      buf += d;
-      const m = /"msg":"listening".*?"port":(\d+)/.exec(buf);
-      if (m) {
-        child.stdout.off('data', onData);
-        child.stdout.resume();
-        resolve({ child, port: Number(m[1]) });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+  return untilListening(child).then((port) => {
+    child.stdout.resume();
+    return { child, port };
   });
 }
 

@@ -99,3 +99,20 @@ export function seededRandom(seed) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** Resolves with the port once an `atlas serve` child logs "listening" (rejects if it exits first). */
+export function untilListening(child) {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (d) => {
+      buf += d;
+      const m = /"msg":"listening".*?"port":(\d+)/.exec(buf);
+      if (m) {
+        child.stdout.off('data', onData);
+        resolve(Number(m[1]));
+      }
+    };
+    child.stdout.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+  });
+}

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { ATLAS, tempDir } from './lib.mjs';
+import { ATLAS, tempDir, untilListening } from './lib.mjs';
 
 const TURNS = Number(process.argv[2] ?? 2);
 const LOADS = (process.argv[3] ?? '10,50,200').split(',').map(Number);
@@ -43,29 +43,20 @@ function startServer(home, local = true, agent = AGENTS.node) {
     env: { ...process.env, ATLAS_HOME: home },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const onData = (d) => {
-      buf += d;
-      const m = /"msg":"listening".*?"port":(\d+)/.exec(buf);
-      if (m) {
-        child.stdout.off('data', onData);
-        // The access log: each stream's ttfb_ms as the server measured it.
-        const ttfb = [];
-        let rest = '';
-        child.stdout.on('data', (chunk) => {
-          const lines = (rest + chunk).split('\n');
-          rest = lines.pop();
-          for (const l of lines) {
-            const t = /"ttfb_ms":([\d.]+)/.exec(l);
-            if (t) ttfb.push(Number(t[1]));
-          }
-        });
-        resolve({ child, port: Number(m[1]), ms: performance.now() - t0, ttfb });
+  return untilListening(child).then((port) => {
+    const ms = performance.now() - t0;
+    // The access log: each stream's ttfb_ms as the server measured it.
+    const ttfb = [];
+    let rest = '';
+    child.stdout.on('data', (chunk) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop();
+      for (const l of lines) {
+        const t = /"ttfb_ms":([\d.]+)/.exec(l);
+        if (t) ttfb.push(Number(t[1]));
       }
-    };
-    child.stdout.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+    });
+    return { child, port, ms, ttfb };
   });
 }
 
