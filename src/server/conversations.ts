@@ -23,8 +23,9 @@ import { conversationFiles, conversationsDir, listConversations, readConversatio
 import type { EventLog } from './event-log.js';
 import { logKey } from './state/types.js';
 import type { HeldLease } from './turn-lease.js';
-import { claimTurnLease, holderOf } from './turn-lease.js';
+import { claimTurnLease, holderOf, requireFence, THIS_HOLDER } from './turn-lease.js';
 import { HttpError } from './http.js';
+import { markInterrupted } from './turn-interrupt.js';
 
 export interface TurnRequest {
   account: string;
@@ -90,7 +91,11 @@ export class Conversations {
     if (this.running.has(k)) throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is already answering a prompt; wait for its usage event`);
     const files = conversationFiles(home, request.account, request.conversationId);
     // Claimed in this process before the first await: a second request here gets 409 ...
-    const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(), stopReason: undefined, done: Promise.resolve(), release: () => undefined };
+    // Its OnStreamFinish push publishes only while the database gives its lease the turn's token.
+    const fenced = async () => {
+      if (slot.lease) await requireFence(await this.ctx.state(), slot.lease.fence, this.ctx.log);
+    };
+    const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(fenced), stopReason: undefined, done: Promise.resolve(), release: () => undefined };
     this.running.set(k, slot);
     let existing: ServerConversation | undefined;
     try {
@@ -287,32 +292,35 @@ export class Conversations {
 
   /** The conversation, with a turn whose server died marked interrupted. */
   async detect(account: string, id: string): Promise<ServerConversation | undefined> {
+    return (await this.interruptIfCut(account, id)).conversation;
+  }
+
+  /**
+   * Marks the conversation's turn interrupted when its server died; `marked`: this call did (the
+   * lease sweep recovers only what it marked itself). The lease is taken over first, so of the
+   * servers that look at once, one marks it and appends the `interrupted` event (fenced).
+   */
+  async interruptIfCut(account: string, id: string): Promise<{ conversation: ServerConversation | undefined; marked: boolean }> {
     const state = await this.ctx.state();
     const c = await readConversation(state, account, id);
-    if (!c || c.status !== 'running' || this.running.has(key(account, id))) return c;
+    if (!c || c.status !== 'running' || this.running.has(key(account, id))) return { conversation: c, marked: false };
     const record = readOwner(conversationFiles(this.ctx.home, account, id).owner);
     const owner = checkLiveness(record);
-    if (owner.status === 'alive' || owner.status === 'remote') return c;
+    if (owner.status === 'alive' || owner.status === 'remote') return { conversation: c, marked: false };
     const leaseName = logKey.conversation(account, id);
-    if (owner.status === 'none') {
-      // No owner on this machine: another server on the state may run it, while its lease lasts.
-      const lease = await state.getLease(leaseName);
-      if (lease && lease.holder !== '' && lease.expires_at > Date.now()) return c;
-    } else if (record) {
-      // Its server's process is gone (or silent past the threshold): so is its lease.
-      await state.breakLease(leaseName, holderOf(record));
+    // Its server's process is gone (or silent past the threshold): so is its lease. With no owner
+    // on this machine, another server on the state may run it while its lease lasts (the claim fails).
+    if (owner.status !== 'none' && record) await state.breakLease(leaseName, holderOf(record));
+    const claim = await state.claimLease(leaseName, THIS_HOLDER, this.turnLeaseSettings().ttlMs);
+    if (!claim.ok) return { conversation: c, marked: false };
+    try {
+      const now = await readConversation(state, account, id);
+      if (now?.status !== 'running') return { conversation: now, marked: false };
+      const marked = await markInterrupted(this.ctx, now, record, owner.status === 'none' ? 'no owner' : owner.reason, { lease: leaseName, token: claim.token });
+      return { conversation: marked, marked: true };
+    } finally {
+      await state.releaseLease(leaseName, claim.token);
     }
-    // The dead server's agent may still run (a local turn, or no setpriv): it stops before anyone
-    // can recover the turn in the same workspace.
-    const killed = killLeftoverProcesses(record);
-    if (killed.length > 0) this.ctx.log({ msg: 'stopped a dead server\'s agent', account, conversation_id: id, process_groups: killed });
-    const marked: ServerConversation = { ...c, status: 'interrupted' };
-    await writeConversation(state, marked);
-    // The dead owner's record goes, unless a server claimed the conversation meanwhile.
-    const ownerPath = conversationFiles(this.ctx.home, account, id).owner;
-    if (JSON.stringify(readOwner(ownerPath)) === JSON.stringify(record)) rmSync(ownerPath, { force: true });
-    this.logOf(account, id).append('interrupted', { turn: c.turns, reason: owner.status === 'none' ? 'no owner' : owner.reason });
-    return marked;
   }
 
   /** Every conversation of every account whose turn was cut off (just after start-up). */
