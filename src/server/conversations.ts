@@ -65,6 +65,9 @@ export class Conversations {
   /** Conversations whose sandbox this process has already started (OnColdStart ran). */
   private readonly warm = new Set<string>();
 
+  /** Told of each turn this server marks interrupted (server.auto_recover recovers it, lease-sweep.ts). */
+  onInterrupted: ((c: ServerConversation) => void) | undefined;
+
   constructor(private readonly ctx: ServerContext) {}
 
   get runningCount(): number {
@@ -295,11 +298,7 @@ export class Conversations {
     return (await this.interruptIfCut(account, id)).conversation;
   }
 
-  /**
-   * Marks the conversation's turn interrupted when its server died; `marked`: this call did (the
-   * lease sweep recovers only what it marked itself). The lease is taken over first, so of the
-   * servers that look at once, one marks it and appends the `interrupted` event (fenced).
-   */
+  /** detect, saying if this call marked it: the lease is taken over first, so only one server does. */
   async interruptIfCut(account: string, id: string): Promise<{ conversation: ServerConversation | undefined; marked: boolean }> {
     const state = await this.ctx.state();
     const c = await readConversation(state, account, id);
@@ -317,6 +316,7 @@ export class Conversations {
       const now = await readConversation(state, account, id);
       if (now?.status !== 'running') return { conversation: now, marked: false };
       const marked = await markInterrupted(this.ctx, now, record, owner.status === 'none' ? 'no owner' : owner.reason, { lease: leaseName, token: claim.token });
+      this.onInterrupted?.(marked);
       return { conversation: marked, marked: true };
     } finally {
       await state.releaseLease(leaseName, claim.token);

@@ -5,7 +5,9 @@
 // takes the lease over (a claim: a new token, so exactly one server acts), marks the turn
 // interrupted with the `interrupted` event its clients understand, and gives the lease back. With
 // server.auto_recover, the server that marked it recovers the turn as POST .../recover does.
+// (Only one server marks a turn: it holds the lease while it does.)
 import type { ServerContext } from './context.js';
+import type { ServerConversation } from './conversation-store.js';
 import type { Conversations } from './conversations.js';
 import type { LeaseRow } from './state/types.js';
 
@@ -68,11 +70,19 @@ export class LeaseSweep {
   /** Detect's own path (Conversations.interruptIfCut): the lease taken over, the turn marked. */
   private async takeOver(expired: LeaseRow, account: string, id: string): Promise<void> {
     const { conversation, marked } = await this.conversations.interruptIfCut(account, id);
-    if (!marked || !conversation) return;
-    this.ctx.log({ msg: 'turn interrupted: its server\'s lease expired', account, conversation_id: id, turn: conversation.turns, holder: expired.holder });
-    if (!this.ctx.config.server.auto_recover) return;
-    const started = await this.conversations.recover(account, id);
-    this.ctx.log({ msg: 'recovering an interrupted turn', account, conversation_id: id });
-    void started.done.catch((error: Error) => this.ctx.log({ level: 'error', msg: 'recover failed', conversation_id: id, error: error.message }));
+    if (marked) this.ctx.log({ msg: 'turn interrupted: its server\'s lease expired', account, conversation_id: id, turn: conversation?.turns, holder: expired.holder });
+  }
+
+  /**
+   * With server.auto_recover, a turn this server marked interrupted (in a sweep, or reading it) is
+   * recovered at once, from the last pushed version, as POST .../recover does.
+   */
+  autoRecover(c: ServerConversation): void {
+    if (!this.ctx.config.server.auto_recover || this.stopped || this.ctx.stopping) return;
+    this.ctx.log({ msg: 'recovering an interrupted turn', account: c.account, conversation_id: c.id });
+    this.conversations
+      .recover(c.account, c.id)
+      .then((started) => started.done)
+      .catch((error: Error) => this.ctx.log({ level: 'error', msg: 'recover failed', conversation_id: c.id, error: error.message }));
   }
 }

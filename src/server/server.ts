@@ -314,6 +314,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   // Conversations whose server died: marked interrupted so they can be recovered (now, with
   // --recover). Looked for once the server listens: their records are in the state, which is not
   // part of the start-up.
+  const leaseSweep = new LeaseSweep(ctx, conversations);
   void (async () => {
     const interrupted = await conversations.findInterrupted().catch((error: Error) => {
       warn(`could not look for cut-off conversations (the server state does not answer): ${error.message}`);
@@ -326,10 +327,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       }
     }
     log({ msg: 'cut-off work checked', conversations: interrupted.length, tasks: crashed.length });
+    // Turns cut off from now on (their server died: its lease expired) are marked by the sweep or
+    // a request, and recovered at once with server.auto_recover.
+    conversations.onInterrupted = (c) => leaseSweep.autoRecover(c);
+    leaseSweep.start();
   })();
-  // Turns of servers that died later: found by their expired leases (lease-sweep.ts).
-  const leaseSweep = new LeaseSweep(ctx, conversations);
-  leaseSweep.start();
   // prom-client is loaded in the background once the server listens: its 20 ms are not in the
   // start-up (/metrics answers 503 until then), and the caller installs its signal handlers at once
   // (a SIGTERM while it loads must stop the server gracefully, not kill it).
