@@ -9,7 +9,7 @@ import { toTimestamp } from '../domain/time.js';
 import { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBase, LifecycleBus, LifecycleEvent } from '../lifecycle/types.js';
 import { claimOwner } from '../liveness/claim.js';
-import { checkLiveness, readOwner, releaseOwner, startHeartbeat } from '../liveness/owner.js';
+import { releaseOwner, startHeartbeat } from '../liveness/owner.js';
 import { killLeftoverProcesses } from '../recovery/leftovers.js';
 import { CANCEL_REASON, runTurn } from './agent-turn.js';
 import { conversationSyncTarget } from './lifecycle-adapter.js';
@@ -23,9 +23,10 @@ import { conversationFiles, conversationsDir, listConversations, readConversatio
 import type { EventLog } from './event-log.js';
 import { logKey } from './state/types.js';
 import type { HeldLease } from './turn-lease.js';
-import { claimTurnLease, holderOf, requireFence, THIS_HOLDER } from './turn-lease.js';
+import { claimTurnLease, holderOf, requireFence } from './turn-lease.js';
 import { HttpError } from './http.js';
-import { markInterrupted } from './turn-interrupt.js';
+import type { CutOff } from './turn-interrupt.js';
+import { interruptIfCut } from './turn-interrupt.js';
 
 export interface TurnRequest {
   account: string;
@@ -62,6 +63,8 @@ const RECOVERY_HEADER = 'The previous turn of this conversation was interrupted 
 
 export class Conversations {
   private readonly running = new Map<string, Running>();
+  /** Looks for a cut-off turn under way, by conversation. */
+  private readonly detecting = new Map<string, Promise<CutOff>>();
   /** Conversations whose sandbox this process has already started (OnColdStart ran). */
   private readonly warm = new Set<string>();
 
@@ -298,29 +301,15 @@ export class Conversations {
     return (await this.interruptIfCut(account, id)).conversation;
   }
 
-  /** detect, saying if this call marked it: the lease is taken over first, so only one server does. */
-  async interruptIfCut(account: string, id: string): Promise<{ conversation: ServerConversation | undefined; marked: boolean }> {
-    const state = await this.ctx.state();
-    const c = await readConversation(state, account, id);
-    if (!c || c.status !== 'running' || this.running.has(key(account, id))) return { conversation: c, marked: false };
-    const record = readOwner(conversationFiles(this.ctx.home, account, id).owner);
-    const owner = checkLiveness(record);
-    if (owner.status === 'alive' || owner.status === 'remote') return { conversation: c, marked: false };
-    const leaseName = logKey.conversation(account, id);
-    // Its server's process is gone (or silent past the threshold): so is its lease. With no owner
-    // on this machine, another server on the state may run it while its lease lasts (the claim fails).
-    if (owner.status !== 'none' && record) await state.breakLease(leaseName, holderOf(record));
-    const claim = await state.claimLease(leaseName, THIS_HOLDER, this.turnLeaseSettings().ttlMs);
-    if (!claim.ok) return { conversation: c, marked: false };
-    try {
-      const now = await readConversation(state, account, id);
-      if (now?.status !== 'running') return { conversation: now, marked: false };
-      const marked = await markInterrupted(this.ctx, now, record, owner.status === 'none' ? 'no owner' : owner.reason, { lease: leaseName, token: claim.token });
-      this.onInterrupted?.(marked);
-      return { conversation: marked, marked: true };
-    } finally {
-      await state.releaseLease(leaseName, claim.token);
+  /** detect, saying if this call marked it (concurrent calls here share one look: see turn-interrupt.ts). */
+  interruptIfCut(account: string, id: string): Promise<CutOff> {
+    const k = key(account, id);
+    let pending = this.detecting.get(k);
+    if (!pending) {
+      pending = interruptIfCut(this.ctx, account, id, { running: this.running.has(k), ttlMs: this.turnLeaseSettings().ttlMs, onInterrupted: this.onInterrupted }).finally(() => this.detecting.delete(k));
+      this.detecting.set(k, pending);
     }
+    return pending;
   }
 
   /** Every conversation of every account whose turn was cut off (just after start-up). */
