@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATE_FILE_NAME } from '../src/domain/sync-state.js';
 import { conversationFiles } from '../src/server/conversation-store.js';
+import { conversationOfLease, sweepDelay } from '../src/server/lease-sweep.js';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
 import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import type { TestPostgres } from './helpers/postgres.js';
@@ -108,4 +109,12 @@ describe.skipIf(postgresSkipReason !== undefined)(`failover between replicas${po
     expect(recovered.at(-1)!.data).toMatchObject({ ok: true, turn: 3 });
     expect(readFileSync(join(conversationFiles(homes[1]!, 'alice', 'f').workspace, 'notes.txt'), 'utf8').startsWith('first\nThe previous turn')).toBe(true);
   }, 90_000);
+});
+
+describe('the lease sweep\'s pieces', () => {
+  it('looks about twice per lease_ttl, jittered by a quarter, and reads only conversation leases', () => {
+    expect([sweepDelay(3000, () => 0), sweepDelay(3000, () => 0.5), sweepDelay(3000, () => 1)]).toEqual([1125, 1500, 1875]);
+    expect(conversationOfLease('conversation:alice/c-1')).toEqual({ account: 'alice', id: 'c-1' });
+    for (const name of ['task:t1', 'account:alice', 'conversation:alice/', 'conversation:/c']) expect(conversationOfLease(name)).toBeUndefined();
+  });
 });

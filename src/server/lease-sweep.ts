@@ -10,6 +10,7 @@ import type { ServerContext } from './context.js';
 import type { ServerConversation } from './conversation-store.js';
 import type { Conversations } from './conversations.js';
 import type { LeaseRow } from './state/types.js';
+import { THIS_HOLDER } from './turn-lease.js';
 
 const PREFIX = 'conversation:';
 
@@ -67,10 +68,19 @@ export class LeaseSweep {
     }
   }
 
-  /** Detect's own path (Conversations.interruptIfCut): the lease taken over, the turn marked. */
+  /** The path a read takes (Conversations.interruptIfCut): the lease taken over, the turn marked. */
   private async takeOver(expired: LeaseRow, account: string, id: string): Promise<void> {
     const { conversation, marked } = await this.conversations.interruptIfCut(account, id);
-    if (marked) this.ctx.log({ msg: 'turn interrupted: its server\'s lease expired', account, conversation_id: id, turn: conversation?.turns, holder: expired.holder });
+    if (marked) {
+      this.ctx.log({ msg: 'turn interrupted: its server\'s lease expired', account, conversation_id: id, turn: conversation?.turns, holder: expired.holder });
+    } else if (conversation?.status !== 'running') {
+      // Its server died before the turn was recorded running (or the conversation is gone): the
+      // lease is freed (claimed, then given back), so later passes do not find it again. A turn
+      // started meanwhile holds a fresh lease: the claim fails, and nothing is touched.
+      const state = await this.ctx.state();
+      const claim = await state.claimLease(expired.name, THIS_HOLDER, this.ctx.config.server.lease_ttl);
+      if (claim.ok) await state.releaseLease(expired.name, claim.token);
+    }
   }
 
   /**
