@@ -370,7 +370,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       await releaseSandbox?.();
       // The last events (usage, the account's copies) are stored before the state closes.
       await Promise.race([Promise.all([ctx.logs.settled(), accountEvents.settled()]), new Promise((r) => setTimeout(r, 5_000).unref())]);
-      await swept;
+      // A sweep pass under way ends before the state closes (bounded: the database may not answer).
+      await Promise.race([swept, new Promise((r) => setTimeout(r, 5_000).unref())]);
       await state.close();
       log({ msg: 'stopped', reason });
     })();
