@@ -13,8 +13,11 @@ export interface ServerContext {
   home: string;
   config: Config;
   version: string;
-  /** A new lifecycle bus (one per turn, so conversations never wait on each other's hooks). */
-  lifecycle: () => LifecycleBus;
+  /**
+   * A new lifecycle bus (one per turn, so conversations never wait on each other's hooks);
+   * `beforePublish` may refuse the turn's push right before its version is published.
+   */
+  lifecycle: (beforePublish?: () => Promise<void>) => LifecycleBus;
   logs: EventLogs;
   /** The server state (accounts, tokens, conversation records), opened on first use. */
   state: () => Promise<ServerState>;

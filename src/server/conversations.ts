@@ -9,7 +9,7 @@ import { toTimestamp } from '../domain/time.js';
 import { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBase, LifecycleBus, LifecycleEvent } from '../lifecycle/types.js';
 import { claimOwner } from '../liveness/claim.js';
-import { checkLiveness, readOwner, releaseOwner, startHeartbeat } from '../liveness/owner.js';
+import { releaseOwner, startHeartbeat } from '../liveness/owner.js';
 import { killLeftoverProcesses } from '../recovery/leftovers.js';
 import { CANCEL_REASON, runTurn } from './agent-turn.js';
 import { conversationSyncTarget } from './lifecycle-adapter.js';
@@ -23,8 +23,10 @@ import { conversationFiles, conversationsDir, listConversations, readConversatio
 import type { EventLog } from './event-log.js';
 import { logKey } from './state/types.js';
 import type { HeldLease } from './turn-lease.js';
-import { claimTurnLease, holderOf } from './turn-lease.js';
+import { claimTurnLease, holderOf, requireFence } from './turn-lease.js';
 import { HttpError } from './http.js';
+import type { CutOff } from './turn-interrupt.js';
+import { interruptIfCut } from './turn-interrupt.js';
 
 export interface TurnRequest {
   account: string;
@@ -61,8 +63,13 @@ const RECOVERY_HEADER = 'The previous turn of this conversation was interrupted 
 
 export class Conversations {
   private readonly running = new Map<string, Running>();
+  /** Looks for a cut-off turn under way, by conversation. */
+  private readonly detecting = new Map<string, Promise<CutOff>>();
   /** Conversations whose sandbox this process has already started (OnColdStart ran). */
   private readonly warm = new Set<string>();
+
+  /** Told of each turn this server marks interrupted (server.auto_recover recovers it, lease-sweep.ts). */
+  onInterrupted: ((c: ServerConversation) => void) | undefined;
 
   constructor(private readonly ctx: ServerContext) {}
 
@@ -90,7 +97,11 @@ export class Conversations {
     if (this.running.has(k)) throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is already answering a prompt; wait for its usage event`);
     const files = conversationFiles(home, request.account, request.conversationId);
     // Claimed in this process before the first await: a second request here gets 409 ...
-    const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(), stopReason: undefined, done: Promise.resolve(), release: () => undefined };
+    // Its OnStreamFinish push publishes only while the database gives its lease the turn's token.
+    const fenced = async () => {
+      if (slot.lease) await requireFence(await this.ctx.state(), slot.lease.fence, this.ctx.log);
+    };
+    const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(fenced), stopReason: undefined, done: Promise.resolve(), release: () => undefined };
     this.running.set(k, slot);
     let existing: ServerConversation | undefined;
     try {
@@ -287,32 +298,18 @@ export class Conversations {
 
   /** The conversation, with a turn whose server died marked interrupted. */
   async detect(account: string, id: string): Promise<ServerConversation | undefined> {
-    const state = await this.ctx.state();
-    const c = await readConversation(state, account, id);
-    if (!c || c.status !== 'running' || this.running.has(key(account, id))) return c;
-    const record = readOwner(conversationFiles(this.ctx.home, account, id).owner);
-    const owner = checkLiveness(record);
-    if (owner.status === 'alive' || owner.status === 'remote') return c;
-    const leaseName = logKey.conversation(account, id);
-    if (owner.status === 'none') {
-      // No owner on this machine: another server on the state may run it, while its lease lasts.
-      const lease = await state.getLease(leaseName);
-      if (lease && lease.holder !== '' && lease.expires_at > Date.now()) return c;
-    } else if (record) {
-      // Its server's process is gone (or silent past the threshold): so is its lease.
-      await state.breakLease(leaseName, holderOf(record));
+    return (await this.interruptIfCut(account, id)).conversation;
+  }
+
+  /** detect, saying if this call marked it (concurrent calls here share one look: see turn-interrupt.ts). */
+  interruptIfCut(account: string, id: string): Promise<CutOff> {
+    const k = key(account, id);
+    let pending = this.detecting.get(k);
+    if (!pending) {
+      pending = interruptIfCut(this.ctx, account, id, { running: this.running.has(k), ttlMs: this.turnLeaseSettings().ttlMs, onInterrupted: this.onInterrupted }).finally(() => this.detecting.delete(k));
+      this.detecting.set(k, pending);
     }
-    // The dead server's agent may still run (a local turn, or no setpriv): it stops before anyone
-    // can recover the turn in the same workspace.
-    const killed = killLeftoverProcesses(record);
-    if (killed.length > 0) this.ctx.log({ msg: 'stopped a dead server\'s agent', account, conversation_id: id, process_groups: killed });
-    const marked: ServerConversation = { ...c, status: 'interrupted' };
-    await writeConversation(state, marked);
-    // The dead owner's record goes, unless a server claimed the conversation meanwhile.
-    const ownerPath = conversationFiles(this.ctx.home, account, id).owner;
-    if (JSON.stringify(readOwner(ownerPath)) === JSON.stringify(record)) rmSync(ownerPath, { force: true });
-    this.logOf(account, id).append('interrupted', { turn: c.turns, reason: owner.status === 'none' ? 'no owner' : owner.reason });
-    return marked;
+    return pending;
   }
 
   /** Every conversation of every account whose turn was cut off (just after start-up). */

@@ -38,13 +38,17 @@ export function conversationSyncTarget(event: LifecycleEvent): SyncTarget {
   return { root: event.workspace, tree, workspace: tree };
 }
 
-export function serverLifecycle(home: string, config: Config, log: LogFn): () => LifecycleBus {
+/**
+ * A new bus for one turn. `beforePublish` fences the turn's OnStreamFinish push: it throws when the
+ * turn's lease was taken over, so the version is not published (src/sync/push.ts).
+ */
+export function serverLifecycle(home: string, config: Config, log: LogFn): (beforePublish?: () => Promise<void>) => LifecycleBus {
   const warn = (text: string) => log({ msg: 'sync', note: text });
-  return () =>
+  return (beforePublish) =>
     createLifecycleBus({
       // With sync.store set, OnStreamFinish pushes the workspace and (sync.init_from_store)
       // OnColdStart of a new sandbox restores it, as for tasks (src/sync/lifecycle-builtins.ts).
-      builtins: composeBuiltins(recordingBuiltins(), syncBuiltins(home, config, warn, conversationSyncTarget)),
+      builtins: composeBuiltins(recordingBuiltins(), syncBuiltins(home, config, warn, conversationSyncTarget, beforePublish)),
       config: config.lifecycle,
       groups: new ProcessGroups(),
       reporter: { note: (text) => log({ msg: 'lifecycle', note: text }) },

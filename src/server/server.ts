@@ -25,6 +25,7 @@ import { openApiDocument } from './openapi.js';
 import { pacedWaiting } from './pace.js';
 import { RateLimiter } from './rate-limit.js';
 import { makeRedactor } from './redact.js';
+import { LeaseSweep } from './lease-sweep.js';
 import { serverLifecycle } from './lifecycle-adapter.js';
 import { buildRoutes } from './routes.js';
 import { holdSandbox } from './turn-executor.js';
@@ -47,7 +48,7 @@ export interface ServeOptions {
   /** Loud notes for the person starting it (default: stderr). */
   warn?: (text: string) => void;
   /** Lifecycle buses (default: the configuration's, see lifecycle-adapter.ts). */
-  lifecycle?: () => LifecycleBus;
+  lifecycle?: (beforePublish?: () => Promise<void>) => LifecycleBus;
   /** The web board's bundle (default: dist/ui, see board.ts); `atlas ui`'s one-time sign-in code. */
   uiDir?: string | undefined;
   localLogin?: { account: string; code: string } | undefined;
@@ -313,6 +314,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   // Conversations whose server died: marked interrupted so they can be recovered (now, with
   // --recover). Looked for once the server listens: their records are in the state, which is not
   // part of the start-up.
+  const leaseSweep = new LeaseSweep(ctx, conversations);
   void (async () => {
     const interrupted = await conversations.findInterrupted().catch((error: Error) => {
       warn(`could not look for cut-off conversations (the server state does not answer): ${error.message}`);
@@ -325,6 +327,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       }
     }
     log({ msg: 'cut-off work checked', conversations: interrupted.length, tasks: crashed.length });
+    // Turns cut off from now on (their server died: its lease expired) are marked by the sweep or
+    // a request, and recovered at once with server.auto_recover.
+    conversations.onInterrupted = (c) => leaseSweep.autoRecover(c);
+    leaseSweep.start();
   })();
   // prom-client is loaded in the background once the server listens: its 20 ms are not in the
   // start-up (/metrics answers 503 until then), and the caller installs its signal handlers at once
@@ -339,6 +345,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       ctx.stopping = reason;
       phase = 'stopping';
       localWatch?.stop();
+      const swept = leaseSweep.stop();
       log({ msg: 'stopping', reason, grace_ms: options.config.server.grace_period, conversations: conversations.runningCount, tasks: tasks.runningCount });
       server.close();
       server.closeIdleConnections();
@@ -363,6 +370,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       await releaseSandbox?.();
       // The last events (usage, the account's copies) are stored before the state closes.
       await Promise.race([Promise.all([ctx.logs.settled(), accountEvents.settled()]), new Promise((r) => setTimeout(r, 5_000).unref())]);
+      // A sweep pass under way ends before the state closes (bounded: the database may not answer).
+      await Promise.race([swept, new Promise((r) => setTimeout(r, 5_000).unref())]);
       await state.close();
       log({ msg: 'stopped', reason });
     })();

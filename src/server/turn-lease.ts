@@ -8,6 +8,7 @@ import type { OwnerRecord } from '../liveness/owner.js';
 import { processStartIdentity } from '../liveness/process-identity.js';
 import type { LogFn } from './context.js';
 import type { Fence, ServerState } from './state/types.js';
+import { LeaseLostError } from './state/types.js';
 
 export interface HeldLease {
   fence: Fence;
@@ -55,4 +56,16 @@ export async function claimTurnLease(state: ServerState, name: string, settings:
       },
     },
   };
+}
+
+/**
+ * Right before a turn publishes outside the database (its workspace's version in the store): the
+ * database, the authority on leases, must still give the lease the turn's token. Otherwise another
+ * server has taken the turn over: logged, and thrown (LeaseLostError), so nothing is published.
+ */
+export async function requireFence(state: ServerState, fence: Fence, log: LogFn): Promise<void> {
+  const current = await state.getLease(fence.lease);
+  if (current?.token === fence.token) return;
+  log({ level: 'error', msg: 'push refused: the turn\'s lease was taken over', lease: fence.lease, token: fence.token, current_token: current?.token ?? null });
+  throw new LeaseLostError(fence.lease, fence.token);
 }

@@ -24,6 +24,8 @@ export interface LifecycleSyncInput {
   target?: SyncTarget;
   /** Where notes go (warnings of the sync itself). */
   warn?: (text: string) => void;
+  /** Checked right before a push publishes its version; throwing refuses it (SyncDeps.beforePublish). */
+  beforePublish?: () => Promise<void>;
 }
 
 /**
@@ -81,7 +83,7 @@ export async function pushWorkspaceOnStreamFinish(input: LifecycleSyncInput): Pr
   try {
     const target = input.target ?? targetOfTask(input.taskId, input.home);
     const store = await openStore(config, input.home);
-    return { status: 'pushed', result: await syncPush(target, { store, config, warn: input.warn ?? (() => undefined) }) };
+    return { status: 'pushed', result: await syncPush(target, { store, config, warn: input.warn ?? (() => undefined), ...(input.beforePublish ? { beforePublish: input.beforePublish } : {}) }) };
   } catch (error) {
     const hint = error instanceof AtlasError ? error.hint : undefined;
     return { status: 'failed', error: `OnStreamFinish: pushing the workspace of ${label(input)} to ${config.sync.store} failed: ${(error as Error).message}`, ...(hint ? { hint } : {}) };

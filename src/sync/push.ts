@@ -77,6 +77,8 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
       const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files: [...files.values()], dirs: combined.dirs };
+      // The manifest makes the version: whoever may refuse it (a lost lease) says so now.
+      await deps.beforePublish?.();
       if (combined.conflicts.length > 0 && latest) {
         // Stored whole, never as the newest: nothing of the store's newer work is replaced.
         await store.commitVersion(tree, version, serializeState({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }));

@@ -30,6 +30,11 @@ export interface SyncDeps {
   progress?: Progress;
   /** Milliseconds; a seam for tests of staleness. */
   now?: () => number;
+  /**
+   * Called right before a version is published (its manifest written), after its blobs are sent:
+   * throwing refuses the version (a server turn whose lease was taken over, src/server/turn-lease.ts).
+   */
+  beforePublish?: () => Promise<void>;
 }
 
 export function checkTreeName(name: string, what: string): string {
