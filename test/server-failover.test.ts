@@ -94,7 +94,7 @@ describe.skipIf(postgresSkipReason !== undefined)(`failover between replicas${po
     try {
       // B's sweep (nobody reads the conversation meanwhile) marks it interrupted once the lease
       // expires; without auto_recover, it is left for POST .../recover.
-      await waitUntil(() => b!.lines.some((l) => l.includes('turn interrupted: its server\'s lease expired')) || undefined, 20_000, 'B\'s sweep to mark the turn interrupted');
+      await waitUntil(() => b!.lines.some((l) => l.includes('turn interrupted: its server\'s lease expired')) || undefined, 30_000, 'B\'s sweep to mark the turn interrupted');
       expect((await status(b!)).status).toBe('interrupted');
     } finally {
       a!.child.kill('SIGCONT');

@@ -105,9 +105,14 @@ async function openSqlite(home: string): Promise<Opened> {
   };
 }
 
+const IDLE_IN_TRANSACTION_MS = 5_000;
+
 async function openPostgres(url: string, poolSize: number): Promise<Opened> {
   const [{ Kysely: K, PostgresDialect }, pg] = await Promise.all([import('kysely'), import('pg')]);
-  const pool = new pg.default.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 });
+  // A server that stalls inside a transaction (SIGSTOP, a frozen VM, a long pause) would hold its
+  // row locks, and every other server waiting on them would stall too: PostgreSQL aborts such a
+  // transaction after 5 s (a healthy one lasts milliseconds), and the others go on.
+  const pool = new pg.default.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS });
   // A connection cut by the database (idle, or mid-query: that query fails) must not crash the
   // server with an unhandled 'error' event; the pool opens a new one for the next query.
   pool.on('error', () => undefined);
