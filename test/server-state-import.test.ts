@@ -2,10 +2,11 @@
 // accounts) is imported into SQLite and into a real PostgreSQL; nothing is lost, a second run adds
 // nothing, and the files stay as they were.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationFiles, listConversationFiles } from '../src/server/conversation-store.js';
+import { importFileState } from '../src/server/state-import.js';
 import { readTokens } from '../src/server/tokens.js';
 import { parseLines } from '../src/server/event-log-file.js';
 import { readMessages } from '../src/server/lifecycle-adapter.js';
@@ -122,6 +123,27 @@ for (const target of targets) {
     }, 60_000);
   });
 }
+
+describe('importFileState in this process', () => {
+  it('imports a copy of the home into its SQLite state once; a second run adds nothing', async () => {
+    const copy = tempDir();
+    cpSync(home, copy, { recursive: true });
+    // The home as an older atlas left it: no state yet (the migrate tests above made one).
+    for (const f of readdirSync(join(copy, 'server')).filter((n) => n.startsWith('state.db'))) rmSync(join(copy, 'server', f));
+    const state = await openState({ home: copy, url: '' });
+    try {
+      const first = await importFileState(copy, state);
+      expect(first).toMatchObject({ tokens: 2, accounts: 2, conversations: 2 });
+      expect(first.events).toBeGreaterThan(0);
+      expect(first.messages).toBeGreaterThan(0);
+      const again = await importFileState(copy, state);
+      expect(again).toMatchObject({ tokens: 0, accounts: 0, conversations: 0, messages: 0, events: 0, tasks: 0 });
+      expect((await state.listTokens()).map((t) => t.sha256).sort()).toEqual(readTokens(copy).map((t) => t.sha256).sort());
+    } finally {
+      await state.close();
+    }
+  }, 60_000);
+});
 
 describe('atlas serve on an older home', () => {
   it('adopts its tokens.json, conversation.json records and task index once, and keeps the files', async () => {
