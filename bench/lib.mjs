@@ -116,3 +116,24 @@ export function untilListening(child) {
     child.on('exit', (code) => reject(new Error(`server exited ${code}`)));
   });
 }
+
+/**
+ * `conversations` conversations at once, each running `turns` turns one after another; `turn(i, k)`
+ * is one turn. Returns how many failed and how long the whole took, in ms.
+ */
+export async function concurrentTurns(conversations, turns, turn) {
+  let errors = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: conversations }, async (_, i) => {
+      for (let k = 0; k < turns; k++) {
+        try {
+          await turn(i, k);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  return { errors, ms: performance.now() - t0 };
+}

@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToken, pct, postgresTools, sorted, startServer } from './cluster-lib.mjs';
+import { concurrentTurns } from './lib.mjs';
 
 const CONVERSATIONS = Number(process.argv[2] ?? 50);
 const TURNS = Number(process.argv[3] ?? 2);
@@ -56,22 +57,11 @@ async function run(label, replicas, url) {
     const before = await transactions(url);
     const firstBytes = [];
     const totals = [];
-    let errors = 0;
-    const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: CONVERSATIONS }, async (_, i) => {
-        for (let k = 0; k < TURNS; k++) {
-          try {
-            const r = await turn(servers[(i + k) % replicas].port, tok, `${label}-${i}`);
-            firstBytes.push(r.firstByte);
-            totals.push(r.total);
-          } catch {
-            errors++;
-          }
-        }
-      }),
-    );
-    const wall = performance.now() - t0;
+    const { errors, ms: wall } = await concurrentTurns(CONVERSATIONS, TURNS, async (i, k) => {
+      const r = await turn(servers[(i + k) % replicas].port, tok, `${label}-${i}`);
+      firstBytes.push(r.firstByte);
+      totals.push(r.total);
+    });
     // PostgreSQL's backends report their counters a moment after the fact.
     if (url) await new Promise((r) => setTimeout(r, 1_500));
     const after = await transactions(url);

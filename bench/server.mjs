@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { ATLAS, tempDir, untilListening } from './lib.mjs';
+import { ATLAS, concurrentTurns, tempDir, untilListening } from './lib.mjs';
 
 const TURNS = Number(process.argv[2] ?? 2);
 const LOADS = (process.argv[3] ?? '10,50,200').split(',').map(Number);
@@ -127,24 +127,14 @@ async function load(port, tok, conversations, label) {
   const headers = [];
   const overheads = [];
   const totals = [];
-  let errors = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: conversations }, async (_, i) => {
-      for (let k = 0; k < TURNS; k++) {
-        try {
-          const r = await turn(port, tok, `${label}-${i}`);
-          firstBytes.push(r.firstByte);
-          headers.push(r.headers);
-          overheads.push(r.agentOverhead);
-          totals.push(r.total);
-        } catch {
-          errors++;
-        }
-      }
-    }),
-  );
-  const seconds = (performance.now() - t0) / 1000;
+  const { errors, ms } = await concurrentTurns(conversations, TURNS, async (i) => {
+    const r = await turn(port, tok, `${label}-${i}`);
+    firstBytes.push(r.firstByte);
+    headers.push(r.headers);
+    overheads.push(r.agentOverhead);
+    totals.push(r.total);
+  });
+  const seconds = ms / 1000;
   return { conversations, turns: totals.length, errors, throughput: totals.length / seconds, firstBytes: sorted(firstBytes), headers: sorted(headers), overheads: sorted(overheads), totals: sorted(totals) };
 }
 

@@ -6,6 +6,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFi
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationFiles, listConversationFiles } from '../src/server/conversation-store.js';
+import type { ImportReport } from '../src/server/state-import.js';
 import { importFileState } from '../src/server/state-import.js';
 import { readTokens } from '../src/server/tokens.js';
 import { parseLines } from '../src/server/event-log-file.js';
@@ -74,6 +75,15 @@ beforeAll(async () => {
 
 afterAll(async () => pgServer?.stop());
 
+/** The home's two accounts, their tokens and live conversations came in with the first import; the second added nothing. */
+function expectImportedOnce(first: ImportReport, again: ImportReport): void {
+  expect(first).toMatchObject({ tokens: 2, accounts: 2, conversations: 2 });
+  expect(first.events).toBeGreaterThan(0);
+  expect(first.messages).toBeGreaterThan(0);
+  expect(again).toMatchObject({ tokens: 0, accounts: 0, conversations: 0, messages: 0, events: 0, tasks: 0 });
+  expect(again.unchanged).toBeGreaterThan(0);
+}
+
 const targets = [
   { name: 'the embedded SQLite file', skip: undefined as string | undefined, url: async () => '' },
   { name: 'PostgreSQL', skip: postgresSkipReason, url: async () => pgServer!.createDatabase('imported') },
@@ -88,13 +98,8 @@ for (const target of targets) {
       const first = atlasSync(['--json', 'serve', 'migrate'], { env });
       expect(first.code, first.stderr).toBe(0);
       const report = JSON.parse(first.stdout);
-      expect(report).toMatchObject({ backend: url ? 'postgres' : 'sqlite', tokens: 2, accounts: 2, conversations: 2 });
-      expect(report.events).toBeGreaterThan(0);
-      expect(report.messages).toBeGreaterThan(0);
-
-      const again = JSON.parse(atlasSync(['--json', 'serve', 'migrate'], { env }).stdout);
-      expect(again).toMatchObject({ tokens: 0, accounts: 0, conversations: 0, messages: 0, events: 0, tasks: 0 });
-      expect(again.unchanged).toBeGreaterThan(0);
+      expect(report).toMatchObject({ backend: url ? 'postgres' : 'sqlite' });
+      expectImportedOnce(report, JSON.parse(atlasSync(['--json', 'serve', 'migrate'], { env }).stdout));
       expect(snapshot(join(home, 'server'))).toEqual(before);
 
       const state = await openState({ home, url });
@@ -132,12 +137,7 @@ describe('importFileState in this process', () => {
     for (const f of readdirSync(join(copy, 'server')).filter((n) => n.startsWith('state.db'))) rmSync(join(copy, 'server', f));
     const state = await openState({ home: copy, url: '' });
     try {
-      const first = await importFileState(copy, state);
-      expect(first).toMatchObject({ tokens: 2, accounts: 2, conversations: 2 });
-      expect(first.events).toBeGreaterThan(0);
-      expect(first.messages).toBeGreaterThan(0);
-      const again = await importFileState(copy, state);
-      expect(again).toMatchObject({ tokens: 0, accounts: 0, conversations: 0, messages: 0, events: 0, tasks: 0 });
+      expectImportedOnce(await importFileState(copy, state), await importFileState(copy, state));
       expect((await state.listTokens()).map((t) => t.sha256).sort()).toEqual(readTokens(copy).map((t) => t.sha256).sort());
     } finally {
       await state.close();
