@@ -3,6 +3,7 @@
 // level. A file changed only here is ours, a file changed only in the store is theirs, a file
 // changed on both sides to the same content is either; changed on both sides differently, it is a
 // conflict. Pure: the caller supplies the three file lists.
+import { sameContent } from './sync-plan.js';
 import type { FileEntry } from './sync-state.js';
 
 export interface Merge {
@@ -13,12 +14,6 @@ export interface Merge {
   conflicts: string[];
   /** Taken from the store's version: changed (or removed) there, not here. */
   fromStore: string[];
-}
-
-/** Same file for the merge: both absent, or the same content and kind. */
-export function sameContent(a: FileEntry | undefined, b: FileEntry | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return a.checksum === b.checksum && a.size === b.size && a.link === b.link;
 }
 
 export function mergeWithStore(ours: readonly FileEntry[], oursDirs: readonly string[], theirs: readonly FileEntry[], theirsDirs: readonly string[], base: readonly FileEntry[], baseDirs: readonly string[]): Merge {

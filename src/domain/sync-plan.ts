@@ -101,9 +101,15 @@ export interface PushPlan {
   removed: number;
 }
 
+/** Same file (a merge's test): both absent, or the same content and kind. */
+export function sameContent(a: FileEntry | undefined, b: FileEntry | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.checksum === b.checksum && a.size === b.size && a.link === b.link;
+}
+
 /** Equal for a push: same content, same kind, and the same mode when the stored one has a mode. */
 export function sameEntry(local: FileEntry, stored: FileEntry): boolean {
-  return local.checksum === stored.checksum && local.size === stored.size && local.link === stored.link && (stored.mode === undefined || local.mode === stored.mode);
+  return sameContent(local, stored) && (stored.mode === undefined || local.mode === stored.mode);
 }
 
 export function planPush(local: readonly FileEntry[], latest: readonly FileEntry[] | undefined, localDirs: readonly string[] = [], latestDirs: readonly string[] = []): PushPlan {

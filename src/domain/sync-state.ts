@@ -1,5 +1,6 @@
 // `.sandbox-state` (seeds 000 §2.1, 001 §7): the files a workspace or a stored version holds, with
 // the MD5 of each. Pure: parsing, validation of every path a store could send, exclusions.
+import { VERSION_PATTERN } from './sync-plan.js';
 
 export const STATE_FILE_NAME = '.sandbox-state';
 export const STATE_FORMAT_VERSION = '1.0';
@@ -93,12 +94,12 @@ export function parseStateFile(text: string): StateParse {
     state.dirs = raw['dirs'] as string[];
   }
   if (raw['conflict_of'] !== undefined) {
-    if (typeof raw['conflict_of'] !== 'string' || !/^\d{1,15}$/.test(raw['conflict_of'])) return { ok: false, kind: 'corrupt', problem: '"conflict_of" is not a version name' };
+    if (typeof raw['conflict_of'] !== 'string' || !VERSION_PATTERN.test(raw['conflict_of'])) return { ok: false, kind: 'corrupt', problem: '"conflict_of" is not a version name' };
     state.conflict_of = raw['conflict_of'];
     state.conflicts = Array.isArray(raw['conflicts']) ? (raw['conflicts'] as unknown[]).filter((c): c is string => typeof c === 'string') : [];
   }
   if (raw['synced_version'] !== undefined) {
-    if (typeof raw['synced_version'] !== 'string' || !/^\d{1,15}$/.test(raw['synced_version'])) return { ok: false, kind: 'corrupt', problem: '"synced_version" is not a version name' };
+    if (typeof raw['synced_version'] !== 'string' || !VERSION_PATTERN.test(raw['synced_version'])) return { ok: false, kind: 'corrupt', problem: '"synced_version" is not a version name' };
     state.synced_version = raw['synced_version'];
   }
   return { ok: true, state };
@@ -123,7 +124,16 @@ function parseExtras(f: Record<string, unknown>, i: number): Pick<FileEntry, 'sh
   return out;
 }
 
-const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+/** Entries in path order (code units, the same on every machine). */
+export const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+/** A version's entries split: what may be written, and the links that leave the folder (never written). */
+export function splitOutsideLinks(files: readonly FileEntry[]): { kept: FileEntry[]; outside: FileEntry[] } {
+  const kept: FileEntry[] = [];
+  const outside: FileEntry[] = [];
+  for (const f of files) (f.link !== undefined && !linkStaysInside(f.path, f.link) ? outside : kept).push(f);
+  return { kept, outside };
+}
 
 export function serializeState(state: StateFile): string {
   const files = [...state.files].sort(byPath);

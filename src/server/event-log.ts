@@ -144,10 +144,6 @@ export class EventLog {
     return this.queue;
   }
 
-  get followerCount(): number {
-    return this.followers.size;
-  }
-
   private offer(f: Follower, e: StoredEvent): void {
     if (f.closed) return;
     if (f.localOnly) {

@@ -75,7 +75,7 @@ export interface LocalWatchOptions {
 
 export class LocalTaskWatcher {
   private readonly followed = new Map<string, Followed>();
-  /** Task folders that are not (yet) this account's: looked at again on each full scan. */
+  /** Watchers of the workspaces' folders (or, until a folder exists, of its parent). */
   private readonly dirs = new Map<string, FSWatcher>();
   private readonly dirty = new Set<string>();
   private full = false;

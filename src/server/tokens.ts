@@ -2,7 +2,8 @@
 // file or PostgreSQL): only the SHA-256 of each token, its id and account, and optionally when it
 // expires and whether it may only read (GET). A token is shown once, when created; a revoked one
 // stays recorded as revoked, so it never comes back.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../crypto/hash.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { toTimestamp } from '../domain/time.js';
 import { HttpError } from './http.js';
@@ -27,10 +28,6 @@ export type Verified = { ok: true; id: string; account: string; readOnly: boolea
 
 const TOKEN_PREFIX = 'atlas_';
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
 function toRecord(row: TokenRow): TokenRecord {
   return { id: row.id, account: row.account, sha256: row.sha256, created_at: row.created_at, expires_at: row.expires_at, read_only: row.read_only };
 }
@@ -49,7 +46,7 @@ export async function createToken(home: string, account: string, now = new Date(
   const row: TokenRow = {
     id: `tok-${randomBytes(4).toString('hex')}`,
     account,
-    sha256: sha256(token),
+    sha256: sha256Hex(token),
     created_at: toTimestamp(now),
     expires_at: options.expiresInMs !== undefined ? toTimestamp(new Date(now.getTime() + options.expiresInMs)) : null,
     read_only: options.readOnly === true,
@@ -94,7 +91,7 @@ export class TokenVerifier {
   async verify(token: string, now = Date.now()): Promise<Verified> {
     let row: TokenRow | undefined;
     try {
-      row = await (await this.state()).tokenByHash(sha256(token));
+      row = await (await this.state()).tokenByHash(sha256Hex(token));
     } catch {
       throw new HttpError(503, 'state_unavailable', 'the server state does not answer (its database may be down): retry shortly', { retry_after_s: 1 });
     }

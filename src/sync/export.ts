@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { FileEntry } from '../domain/sync-state.js';
-import { linkStaysInside } from '../domain/sync-state.js';
+import { splitOutsideLinks } from '../domain/sync-state.js';
 import { writeEntries } from './materialize.js';
 import { silentProgress } from './progress.js';
 import type { SyncDeps, SyncTarget } from './target.js';
-import { latestVersion, namedVersion } from './versions.js';
+import { resolveVersion } from './versions.js';
 
 export interface ExportResult {
   location: string;
@@ -41,7 +41,7 @@ export async function syncExport(target: Pick<SyncTarget, 'tree' | 'workspace'>,
   const { store, warn } = deps;
   const started = Date.now();
   await store.checkAccess();
-  const stored = options.version !== undefined ? await namedVersion(store, target.tree, options.version) : await latestVersion(store, target.tree, await store.listVersionNames(target.tree), warn, true);
+  const stored = await resolveVersion(store, target.tree, options.version, warn);
   if (!stored) throw new AtlasError(`${store.location} has no version of ${target.tree}`, { exitCode: EXIT.notFound, hint: 'run `atlas sync versions` to list the stored versions' });
   const source = { store, tree: target.tree, version: stored.version, where: `version ${stored.version} of ${target.tree} (${store.location})` };
   const progress = deps.progress ?? silentProgress;
@@ -79,8 +79,7 @@ export async function syncExport(target: Pick<SyncTarget, 'tree' | 'workspace'>,
   }
 
   requireEmpty(options.dest);
-  const outside = stored.state.files.filter((f) => f.link !== undefined && !linkStaysInside(f.path, f.link));
-  const entries = stored.state.files.filter((f) => !outside.includes(f));
+  const { kept: entries, outside } = splitOutsideLinks(stored.state.files);
   const bytes = await writeEntries(options.dest, source, entries, stored.state.dirs, progress);
   return result(entries, entries.filter((f) => f.link !== undefined).length, outside, bytes);
 }

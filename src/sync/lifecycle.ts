@@ -6,6 +6,7 @@
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { SyncStats } from '../domain/sync-plan.js';
+import { byPath } from '../domain/sync-state.js';
 import type { PullResult, PushResult } from './operations.js';
 import { syncPull, syncPush } from './operations.js';
 import { readLocalState } from './local-state.js';
@@ -40,8 +41,8 @@ export async function newerInStore(target: SyncTarget, store: SyncStore, warn: (
   if (!newest || newest.state.last_synced_at < local.last_synced_at) return undefined;
   // Times are whole seconds: in the same second, the version is another one if its files differ.
   const same = (a: typeof local.files, b: typeof local.files) => a.length === b.length && a.every((f, i) => f.path === b[i]!.path && f.checksum === b[i]!.checksum);
-  const byPath = (files: typeof local.files) => [...files].sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
-  if (newest.state.last_synced_at === local.last_synced_at && same(byPath(newest.state.files), byPath(local.files))) return undefined;
+  const sorted = (files: typeof local.files) => [...files].sort(byPath);
+  if (newest.state.last_synced_at === local.last_synced_at && same(sorted(newest.state.files), sorted(local.files))) return undefined;
   return newest.version;
 }
 

@@ -92,7 +92,7 @@ export async function syncStatus(target: SyncTarget, deps: SyncDeps): Promise<Sy
   await deps.store.checkAccess();
   requireFolder(target.root);
   const previous = readLocalState(target.root, deps.warn);
-  const scan = await scanWorkspace(target.root, excludeRules(deps.config), previous, true);
+  const scan = await scanWorkspace(target.root, excludeRules(deps.config), previous);
   const latest = await latestVersion(deps.store, target.tree, await deps.store.listVersionNames(target.tree), deps.warn);
   const push = planPush(scan.files, latest?.state.files, scan.dirs, latest?.state.dirs);
   const { plan, skipReason } = await planPullOf({ root: target.root, tree: target.tree }, deps, previous);

@@ -9,14 +9,14 @@ import { formatDuration } from '../domain/duration.js';
 import type { Observation, PullPlan, SyncStats } from '../domain/sync-plan.js';
 import { DEFAULT_MAX_DELETE, emptyStats, exceedsMaxDelete, parseMaxDelete, planPull, pullMode } from '../domain/sync-plan.js';
 import type { FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
-import { emptyState, linkStaysInside, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
+import { emptyState, splitOutsideLinks, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
 import { silentProgress } from './progress.js';
 import { writeEntries } from './materialize.js';
 import { deleteFiles, observePaths } from './safe-fs.js';
 import type { SyncDeps } from './target.js';
 import type { StoredVersion } from './versions.js';
-import { latestVersion, namedVersion } from './versions.js';
+import { resolveVersion } from './versions.js';
 
 export interface PullTreeOptions {
   root: string;
@@ -47,13 +47,11 @@ export async function planPullOf(options: PullTreeOptions, deps: SyncDeps, previ
     const age = formatDuration(now() - previous!.last_synced_at * 1000);
     return { skipReason: `the last sync was ${age} ago, within sync.stale_threshold (${formatDuration(config.sync.stale_threshold)}): nothing to do (--force pulls anyway)` };
   }
-  const stored = options.version !== undefined
-    ? await namedVersion(store, options.tree, options.version)
-    : await latestVersion(store, options.tree, await store.listVersionNames(options.tree), warn, true);
+  const stored = await resolveVersion(store, options.tree, options.version, warn);
   if (!stored) return { skipReason: `${store.location} has no version of ${options.tree} yet: nothing to pull` };
   // A link is restored only when it stays inside the folder: a store saying otherwise is ignored.
-  const outside = stored.state.files.filter((f) => f.link !== undefined && !linkStaysInside(f.path, f.link));
-  if (outside.length > 0) stored.state.files = stored.state.files.filter((f) => !outside.includes(f));
+  const { kept, outside } = splitOutsideLinks(stored.state.files);
+  stored.state.files = kept;
   const tracked = new Map((previous?.files ?? []).map((f) => [f.path, f]));
   const paths = new Set([...stored.state.files.map((f) => f.path), ...tracked.keys()]);
   const observed = await observePaths(options.root, [...paths], previous);

@@ -7,7 +7,7 @@ import { createReadStream, lstatSync, readlinkSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExcludeRule, FileEntry, StateFile } from '../domain/sync-state.js';
-import { isExcluded, linkStaysInside } from '../domain/sync-state.js';
+import { byPath as inPathOrder, isExcluded, linkStaysInside } from '../domain/sync-state.js';
 import { isSandboxStubFile } from '../exec/sandbox/litter.js';
 import { mapPool } from './pool.js';
 
@@ -80,8 +80,7 @@ export function linkEntry(path: string, target: string, mtimeS: number): FileEnt
   return { path, checksum: createHash('md5').update(text).digest('hex'), size: text.length, modified_at: mtimeS, link: target };
 }
 
-/** `readOnly` is kept for status's callers (a scan never changes the folder). */
-export async function scanWorkspace(root: string, rules: readonly ExcludeRule[], previous?: StateFile, _readOnly = false): Promise<ScanResult> {
+export async function scanWorkspace(root: string, rules: readonly ExcludeRule[], previous?: StateFile): Promise<ScanResult> {
   const found: Found[] = [];
   const links: FileEntry[] = [];
   const symlinks: string[] = [];
@@ -138,6 +137,6 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
     return { path: f.path, checksum: md5, size: f.size, modified_at: f.mtimeS, sha256, mode: f.mode };
   });
   files.push(...links);
-  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  files.sort(inPathOrder);
   return { files, symlinks: symlinks.sort(), dirs: dirs.sort(), badNames: badNames.sort(), bytesHashed };
 }

@@ -102,3 +102,8 @@ export async function versionCondition(store: SyncStore, tree: string, version: 
   if (unsafeEntries(parsed.state.files).length > 0) return 'damaged';
   return parsed.state.conflict_of !== undefined ? 'conflict' : 'complete';
 }
+
+/** The version a pull or an export reads: the one named, else the newest complete one. */
+export async function resolveVersion(store: SyncStore, tree: string, version: string | undefined, warn: (text: string) => void): Promise<StoredVersion | undefined> {
+  return version !== undefined ? namedVersion(store, tree, version) : latestVersion(store, tree, await store.listVersionNames(tree), warn, true);
+}
