@@ -52,6 +52,7 @@ export class AgentConversation {
       model: start.model,
       ...(start.resumeSessionId || start.newSessionId ? { sessionId: start.resumeSessionId ?? start.newSessionId } : {}),
       continues,
+      background: start.background === true,
     });
     openConversation(this.recorder);
     this.base = { task_id: start.taskId, step_name: start.stepName, conversation_id: this.recorder.id, workspace: start.workspace, task_dir: start.taskDir };
@@ -105,6 +106,7 @@ export class AgentConversation {
       await this.start.lifecycle.streamFinish({ ...this.base, point: 'on_stream_finish', ok: end.ok, usage, error: end.ok ? null : (end.error ?? 'the agent failed') });
       // A bus without the recording default (or one that failed) still leaves a finished record.
       if (!this.recorder.ended) this.recorder.finish(end.ok ? 'completed' : end.interrupted ? 'interrupted' : 'failed');
+      await this.recorder.flushed();
     } finally {
       closeConversation(this.id);
     }

@@ -7,6 +7,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import type { ConversationRecord, ConversationStats, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
 import { emptyStats } from '../domain/conversation.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
+import { BackgroundFile } from '../store/atomic-write-async.js';
 import { cutOffRunStats } from './claude-transcript-usage.js';
 import type { CallUsage, ResultFigures } from './ledger.js';
 import { RunningLedger, tokenlessStats } from './ledger.js';
@@ -26,6 +27,11 @@ export interface ConversationStart {
   now?: () => Date;
   /** Default: a new conv- id. */
   id?: string;
+  /**
+   * Write conversation.json from libuv's thread pool (a server, whose one thread must not wait on
+   * the disk); flushed() says when it is on disk. Default: synchronously, as each change is made.
+   */
+  background?: boolean;
 }
 
 export class ConversationRecorder {
@@ -42,11 +48,13 @@ export class ConversationRecorder {
   /** Figures of a run cut off before its result, from the agent's own transcript. */
   private cutOff: ((messages: number) => ConversationStats) | undefined;
   private readonly now: () => Date;
+  private readonly background: BackgroundFile | undefined;
 
   constructor(start: ConversationStart) {
     this.now = start.now ?? (() => new Date());
     const id = start.id ?? newConversationId();
     this.files = conversationFiles(start.taskDir, id);
+    this.background = start.background ? new BackgroundFile(this.files.record) : undefined;
     this.record = {
       id,
       task_id: start.taskId,
@@ -198,7 +206,14 @@ export class ConversationRecorder {
     this.save(durable);
   }
 
+  /** Resolves once conversation.json holds the latest record (at once unless written in the background). */
+  flushed(): Promise<void> {
+    return this.background?.flushed() ?? Promise.resolve();
+  }
+
   private save(durable: boolean): void {
-    writeFileAtomic(this.files.record, `${JSON.stringify(this.record, null, 2)}\n`, { durable });
+    const text = `${JSON.stringify(this.record, null, 2)}\n`;
+    if (this.background) this.background.save(text, durable);
+    else writeFileAtomic(this.files.record, text, { durable });
   }
 }

@@ -106,10 +106,13 @@ export interface Heartbeat {
   stop(): void;
 }
 
-/** Claims the task for this process and beats until stopped. The timer never keeps node alive. */
-export function startHeartbeat(path: string, settings: { heartbeatIntervalMs: number; staleThresholdMs: number }): Heartbeat {
-  const owner = ownerRecordForThisProcess(settings);
-  writeOwner(path, owner);
+/**
+ * Claims the task for this process and beats until stopped. The timer never keeps node alive.
+ * `claimed`: the record this process has just written (claimOwner), which is not written again.
+ */
+export function startHeartbeat(path: string, settings: { heartbeatIntervalMs: number; staleThresholdMs: number }, claimed?: OwnerRecord): Heartbeat {
+  const owner = claimed ?? ownerRecordForThisProcess(settings);
+  if (!claimed) writeOwner(path, owner);
   let stopped = false;
   const identities = new Map<number, string>();
   const beat = () => {
@@ -127,11 +130,19 @@ export function startHeartbeat(path: string, settings: { heartbeatIntervalMs: nu
     owner,
     setProcessGroups(pids) {
       if (stopped) return;
-      for (const pid of pids) if (!identities.has(pid)) identities.set(pid, processStartIdentity(pid) ?? 'unknown');
+      let added = false;
+      for (const pid of pids) {
+        if (identities.has(pid)) continue;
+        identities.set(pid, processStartIdentity(pid) ?? 'unknown');
+        added = true;
+      }
       for (const pid of [...identities.keys()]) if (!pids.includes(pid)) identities.delete(pid);
       if (pids.length > 0) owner.process_groups = pids.map((pid) => ({ pid, process_start: identities.get(pid)! }));
       else delete owner.process_groups;
-      beat();
+      // A new group is on record before anything else happens; one that ended goes with the next
+      // beat (or stop()): a recorded group that is gone is never signalled (leftovers.ts checks
+      // its start identity), and a busy server saves a write per process.
+      if (added) beat();
     },
     handOver() {
       stopped = true;

@@ -163,6 +163,8 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     workspace: files.workspace,
     prompt,
     resumeSessionId,
+    // The server's one thread never waits on the disk for the run's record (its flush is awaited at the end).
+    background: true,
   });
   let sessionId = conversation.session_id;
   const plain = plainLines(log);

@@ -9,6 +9,7 @@ import { toTimestamp } from '../domain/time.js';
 import { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBase, LifecycleBus, LifecycleEvent } from '../lifecycle/types.js';
 import { claimOwner } from '../liveness/claim.js';
+import type { OwnerRecord } from '../liveness/owner.js';
 import { releaseOwner, startHeartbeat } from '../liveness/owner.js';
 import { killLeftoverProcesses } from '../recovery/leftovers.js';
 import { CANCEL_REASON, runTurn } from './agent-turn.js';
@@ -156,7 +157,7 @@ export class Conversations {
       // From the file, not this process's cache: the previous turn may have run on another server,
       // and its usage event must not end this turn's stream.
       const fromId = await log.readLastId();
-      slot.done = this.run(conversation, request.prompt, slot, log);
+      slot.done = this.run(conversation, request.prompt, slot, log, claim.owner);
       return { log, fromId, done: slot.done };
     } catch (error) {
       this.running.delete(k);
@@ -220,14 +221,14 @@ export class Conversations {
     return conversation;
   }
 
-  private async run(conversation: ServerConversation, prompt: string, slot: Running, log: EventLog): Promise<void> {
+  private async run(conversation: ServerConversation, prompt: string, slot: Running, log: EventLog, owner: OwnerRecord): Promise<void> {
     const { home, config } = this.ctx;
     const files = conversationFiles(home, conversation.account, conversation.id);
     const k = key(conversation.account, conversation.id);
     // The caller opens the stream first: its headers reach the client before this work starts.
     // ... and one turn starts per pass of the event loop (src/server/pace.ts).
     await paced();
-    const heartbeat = startHeartbeat(files.owner, this.leaseSettings());
+    const heartbeat = startHeartbeat(files.owner, this.leaseSettings(), owner);
     // The turn's events carry its lease's token: once another server has taken the lease over,
     // they are refused, and the turn is stopped.
     const fence = slot.lease?.fence;

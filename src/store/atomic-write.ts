@@ -35,7 +35,7 @@ function fsyncDir(dir: string): void {
 let sequence = 0;
 
 /** Unique per process (pid) and per call (time + counter); `wx` below refuses any collision. */
-function tempName(path: string): string {
+export function tempName(path: string): string {
   sequence = (sequence + 1) % 1_000_000;
   return join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}${sequence}.tmp`);
 }

@@ -1,0 +1,79 @@
+// writeFileAtomic off the event loop, for a server: the same write-then-rename (and fsyncs when
+// durable) done by libuv's thread pool, so a busy server's one thread never waits on the disk.
+// BackgroundFile keeps one file's latest content written: saves made while a write runs are
+// folded into the next one (only the newest content matters), durable if any of them asked.
+import { open, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { AtomicWriteOptions } from './atomic-write.js';
+import { PRIVATE_FILE_MODE, tempName } from './atomic-write.js';
+
+async function fsyncDir(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Some filesystems refuse fsync on directories; the rename is still atomic there.
+  }
+}
+
+export async function writeFileAtomicAsync(path: string, data: string | Uint8Array, options: Pick<AtomicWriteOptions, 'mode' | 'durable'> = {}): Promise<void> {
+  const temp = tempName(path);
+  const durable = options.durable !== false;
+  try {
+    const handle = await open(temp, 'wx', options.mode ?? PRIVATE_FILE_MODE);
+    try {
+      await handle.writeFile(data);
+      if (durable) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  if (durable) await fsyncDir(dirname(path));
+}
+
+export class BackgroundFile {
+  private pending: { data: string; durable: boolean } | undefined;
+  private running: Promise<void> | undefined;
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly mode?: number,
+  ) {}
+
+  /** Writes `data` soon; returns at once. */
+  save(data: string, durable: boolean): void {
+    this.pending = { data, durable: durable || (this.pending?.durable ?? false) };
+    this.running ??= this.drain();
+  }
+
+  /** Resolves once every save so far is on disk; rejects with the first write that failed. */
+  async flushed(): Promise<void> {
+    while (this.running) await this.running;
+    if (this.failure) throw this.failure;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending) {
+        const next = this.pending;
+        this.pending = undefined;
+        try {
+          await writeFileAtomicAsync(this.path, next.data, { durable: next.durable, ...(this.mode === undefined ? {} : { mode: this.mode }) });
+        } catch (error) {
+          this.failure ??= error as Error;
+        }
+      }
+    } finally {
+      this.running = undefined;
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { startHeartbeat } from '../src/liveness/owner.js';
+import { keepingStatements } from '../src/server/state/open.js';
+import { BackgroundFile, writeFileAtomicAsync } from '../src/store/atomic-write-async.js';
+import { tempDir } from './helpers/core-fixtures.js';
+
+describe('atomic writes off the event loop', () => {
+  it('writeFileAtomicAsync replaces the file whole, private, with no temp file left', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'conversation.json');
+    writeFileSync(path, 'old');
+    await writeFileAtomicAsync(path, 'new');
+    await writeFileAtomicAsync(path, Buffer.from('newer'), { durable: false });
+    expect(readFileSync(path, 'utf8')).toBe('newer');
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir)).toEqual(['conversation.json']);
+  });
+
+  it('a failed write leaves the old file and no temp file', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'taken');
+    mkdirSync(path);
+    await expect(writeFileAtomicAsync(path, 'x')).rejects.toThrow();
+    expect(readdirSync(dir)).toEqual(['taken']);
+  });
+
+  it('BackgroundFile keeps the newest content, folding saves made while a write runs', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'record.json');
+    const file = new BackgroundFile(path);
+    for (let i = 0; i < 50; i++) file.save(`{"n":${i}}`, i === 10);
+    await file.flushed();
+    expect(readFileSync(path, 'utf8')).toBe('{"n":49}');
+    expect(readdirSync(dir)).toEqual(['record.json']);
+    file.save('{"n":50}', false);
+    await file.flushed();
+    expect(readFileSync(path, 'utf8')).toBe('{"n":50}');
+  });
+
+  it('BackgroundFile.flushed() says when a write failed', async () => {
+    const dir = tempDir();
+    const file = new BackgroundFile(join(dir, 'missing', 'record.json'));
+    file.save('{}', true);
+    await expect(file.flushed()).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('compiled statements kept per SQL text', () => {
+  it('hands back the same statement for the same SQL, and drops the least recently used past its size', () => {
+    const sqlite = new SQLite(':memory:');
+    const db = keepingStatements(sqlite);
+    const first = db.prepare('select 1 as one');
+    expect(db.prepare('select 1 as one')).toBe(first);
+    for (let i = 0; i < 256; i++) db.prepare(`select ${i + 2} as n`);
+    expect(db.prepare('select 1 as one')).not.toBe(first);
+    expect((db.prepare('select 1 as one') as unknown as { all: () => unknown[] }).all()).toEqual([{ one: 1 }]);
+    db.close();
+    expect(sqlite.open).toBe(false);
+  });
+});
+
+describe('owner.json heartbeat writes', () => {
+  const settings = { heartbeatIntervalMs: 60_000, staleThresholdMs: 180_000 };
+
+  it('a claimed record is not written again; a new process group is on record at once, an ended one with the next write', () => {
+    const path = join(tempDir(), 'owner.json');
+    const claimedText = '{"claimed":true}\n';
+    writeFileSync(path, claimedText);
+    const claimed = { pid: process.pid, host: 'h', process_start: 's', started_at: '2026-11-26T00:00:00Z', heartbeat_at: '2026-11-26T00:00:00Z', heartbeat_interval_ms: 60_000, stale_threshold_ms: 180_000 };
+    const heartbeat = startHeartbeat(path, settings, claimed);
+    expect(readFileSync(path, 'utf8')).toBe(claimedText);
+    heartbeat.setProcessGroups([process.pid]);
+    expect(JSON.parse(readFileSync(path, 'utf8')).process_groups).toEqual([{ pid: process.pid, process_start: expect.any(String) }]);
+    heartbeat.setProcessGroups([]);
+    // Still listed: a group that is gone is never signalled (its start identity is checked).
+    expect(JSON.parse(readFileSync(path, 'utf8')).process_groups).toHaveLength(1);
+    heartbeat.stop();
+    expect(existsSync(path)).toBe(false);
+  });
+});
