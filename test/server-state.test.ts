@@ -199,6 +199,20 @@ for (const backend of backends) {
       expect(await state.claimLease('conv:alice/c1', 'replica-c', 1_000, t0 + 1_800)).toEqual({ ok: true, token: 3 });
     });
 
+    it("fenced appends racing the turn's end: ids stay contiguous, a refused append uses none, and neither waits on the other for good", async () => {
+      const claim = await state.claimLease('conv:alice/race', 'a', 60_000);
+      if (!claim.ok) throw new Error('lease not claimed');
+      const fence = { lease: 'conv:alice/race', token: claim.token };
+      const appends = Array.from({ length: 20 }, (_, i) => state.appendEvent('conv:alice/race', 'delta', { i }, fence).then(() => 'stored', (e: unknown) => (e instanceof LeaseLostError ? 'refused' : Promise.reject(e))));
+      const finished = state.finishTurn(undefined, 'conv:alice/race', [{ type: 'usage', data: {} }], fence);
+      const results = await Promise.all(appends);
+      await finished;
+      const events = await state.eventsAfter('conv:alice/race', 0);
+      expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+      expect(events).toHaveLength(results.filter((r) => r === 'stored').length + 1);
+      expect((await state.getLease('conv:alice/race'))?.holder).toBe('');
+    });
+
     it('of replicas racing for one expired lease exactly one wins', async () => {
       await state.claimLease('race', 'dead', 1, 0);
       const claims = await Promise.all(['r1', 'r2', 'r3', 'r4', 'r5'].map((r) => state.claimLease('race', r, 60_000)));
