@@ -1,7 +1,7 @@
 // owner.json: which process runs a task, and its heartbeat (DESIGN §6). Written only by the owner,
 // atomically; read by anyone deciding whether the task crashed.
 import { hostname } from 'node:os';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { toTimestamp } from '../domain/time.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { toJson } from '../store/json-file.js';
@@ -69,7 +69,12 @@ export function writeOwner(path: string, owner: OwnerRecord): void {
 }
 
 export function removeOwner(path: string): void {
-  rmSync(path, { force: true });
+  // unlink, not rmSync: for one file rmSync walks Node's rimraf (an lstat and retries) on every turn.
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 /** Removes owner.json if this process holds it (a claim given back before any work started). */
