@@ -2,7 +2,8 @@
 // (started here in a temp folder, fsync on): 50 conversations at once with a command agent, each
 // turn sent to the next server in turn (so a conversation's turns move between servers), a fresh
 // connection per turn. Prints turns per second, p50/p99 of the first SSE byte and of the whole
-// turn, errors, and PostgreSQL transactions per turn (from pg_stat_database).
+// turn, errors, and PostgreSQL transactions and statements per turn (pg_stat_database and
+// pg_stat_statements; each statement, BEGIN and COMMIT included, is one round trip).
 // Usage: node bench/server-cluster.mjs [conversations=50] [turns=2]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
@@ -39,13 +40,21 @@ function turn(port, tok, conversation) {
   });
 }
 
-async function transactions(url) {
-  if (!url) return NaN;
+/** Transactions and statements so far in the database of `url` (NaN without one). */
+async function counters(url, show = false) {
+  if (!url) return { transactions: NaN, statements: NaN };
   const client = new lib.pg.Client({ connectionString: url });
   await client.connect();
-  const r = await client.query('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()');
+  await client.query('create extension if not exists pg_stat_statements');
+  const t = await client.query('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()');
+  const s = await client.query('select coalesce(sum(calls), 0) as n from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())');
+  // BENCH_STATEMENTS=1: which statements the round trips are, most called first.
+  if (show && process.env.BENCH_STATEMENTS === '1') {
+    const top = await client.query('select calls, left(regexp_replace(query, E\'\\\\s+\', \' \', \'g\'), 110) as query from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database()) order by calls desc limit 15');
+    console.table(top.rows);
+  }
   await client.end();
-  return Number(r.rows[0].n);
+  return { transactions: Number(t.rows[0].n), statements: Number(s.rows[0].n) };
 }
 
 async function run(label, replicas, url) {
@@ -54,7 +63,7 @@ async function run(label, replicas, url) {
   const tok = createToken(homes[0], env);
   const servers = await Promise.all(homes.map((h) => startServer(h, env, FLAGS)));
   try {
-    const before = await transactions(url);
+    const before = await counters(url);
     const firstBytes = [];
     const totals = [];
     const { errors, ms: wall } = await concurrentTurns(CONVERSATIONS, TURNS, async (i, k) => {
@@ -64,7 +73,7 @@ async function run(label, replicas, url) {
     });
     // PostgreSQL's backends report their counters a moment after the fact.
     if (url) await new Promise((r) => setTimeout(r, 1_500));
-    const after = await transactions(url);
+    const after = await counters(url, true);
     const f = sorted(firstBytes);
     const t = sorted(totals);
     return {
@@ -75,7 +84,8 @@ async function run(label, replicas, url) {
       turn_p50_ms: Math.round(pct(t, 0.5)),
       turn_p99_ms: Math.round(pct(t, 0.99)),
       errors,
-      db_transactions_per_turn: Number.isNaN(before) ? '-' : Number(((after - before) / (CONVERSATIONS * TURNS)).toFixed(1)),
+      db_transactions_per_turn: Number.isNaN(before.transactions) ? '-' : Number(((after.transactions - before.transactions) / (CONVERSATIONS * TURNS)).toFixed(1)),
+      db_round_trips_per_turn: Number.isNaN(before.statements) ? '-' : Number(((after.statements - before.statements) / (CONVERSATIONS * TURNS)).toFixed(1)),
     };
   } finally {
     for (const s of servers) s.child.kill('SIGTERM');
@@ -88,7 +98,7 @@ try {
   rows.push(await run('sqlite-1', 1, ''));
   if (lib.postgresSkipReason) console.error(`PostgreSQL skipped: ${lib.postgresSkipReason}`);
   else {
-    pg = await lib.startPostgres({ durable: true });
+    pg = await lib.startPostgres({ durable: true, statements: true });
     rows.push(await run('postgres-1', 1, await pg.createDatabase('one')));
     rows.push(await run('postgres-3', 3, await pg.createDatabase('three')));
   }

@@ -122,6 +122,8 @@ for (const backend of backends) {
       expect(c1).toMatchObject({ turns: 1, status: 'completed', last_turn: turn, stats, created_at: '2026-11-25T10:00:00.000Z' });
       expect((await state.listConversations('alice')).map((c) => c.id)).toEqual(['c1', 'c2']);
       expect(await state.getConversation('bob', 'c1')).toBeUndefined();
+      // A conversation's account is recorded with it (one statement on PostgreSQL).
+      expect((await state.listAccounts()).map((a) => a.name)).toEqual(expect.arrayContaining(['alice', 'carol']));
       await state.removeConversation('alice', 'c2');
       expect((await state.listConversations('alice')).map((c) => c.id)).toEqual(['c1']);
     });

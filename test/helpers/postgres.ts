@@ -52,7 +52,8 @@ function asPostgresUser(program: string, args: string[], user: string | undefine
 }
 
 /** `durable`: keep fsync on (benchmarks); tests turn it off, as nothing needs to survive a power cut. */
-export async function startPostgres(settings: { durable?: boolean } = {}): Promise<TestPostgres> {
+/** durable: fsync on. statements: pg_stat_statements loaded (the cluster bench counts round trips with it). */
+export async function startPostgres(settings: { durable?: boolean; statements?: boolean } = {}): Promise<TestPostgres> {
   const bin = postgresBin();
   if (!bin) throw new Error(postgresSkipReason);
   const owner = process.getuid?.() === 0 ? postgresUser() : undefined;
@@ -64,7 +65,7 @@ export async function startPostgres(settings: { durable?: boolean } = {}): Promi
   const data = join(dir, 'data');
   const port = await freePort();
   asPostgresUser(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], runAs);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${settings.durable ? 'on' : 'off'} -c max_connections=200 -c shared_buffers=16MB`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${settings.durable ? 'on' : 'off'} -c max_connections=200 -c shared_buffers=16MB${settings.statements ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_utility=on' : ''}`;
   const pgCtl = (args: string[]) => asPostgresUser(join(bin, 'pg_ctl'), ['-D', data, ...args], runAs);
   const start = () => pgCtl(['-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
   start();

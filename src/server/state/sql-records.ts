@@ -50,6 +50,19 @@ export class SqlRecords {
   }
 
   async putConversation(c: ConversationRow): Promise<void> {
+    if (this.backend === 'postgres') {
+      // One statement, one round trip: the account's row in a data-modifying WITH (PostgreSQL
+      // runs it whether or not the rest reads it), the record after it.
+      const row = fromConversation(c);
+      const { account: _a, id: _i, created_at: _c, ...changing } = row;
+      await this.db
+        .with('account', (db) => db.insertInto('accounts').values({ name: c.account, created_at: c.created_at }).onConflict((oc) => oc.column('name').doNothing()))
+        .insertInto('conversations')
+        .values(row)
+        .onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing))
+        .execute();
+      return;
+    }
     await this.db.transaction().execute((trx) => this.putConversationIn(trx, c));
   }
 
