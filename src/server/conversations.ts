@@ -12,7 +12,8 @@ import { claimOwner } from '../liveness/claim.js';
 import { releaseOwner, startHeartbeat } from '../liveness/owner.js';
 import { killLeftoverProcesses } from '../recovery/leftovers.js';
 import { CANCEL_REASON, runTurn } from './agent-turn.js';
-import { conversationSyncTarget } from './lifecycle-adapter.js';
+import { restoreSession } from './claude-session-sync.js';
+import { conversationSyncTarget, sessionSyncTarget } from './lifecycle-adapter.js';
 import { conversationMessages } from './messages.js';
 import { paced } from './pace.js';
 import { lowerPriority } from './priority.js';
@@ -191,6 +192,7 @@ export class Conversations {
     } catch (error) {
       throw new HttpError(502, 'cold_start_failed', `the sandbox could not catch up with the store: ${(error as Error).message}`, { removed: false });
     }
+    await restoreSession(home, config, sessionSyncTarget(this.base(conversation).task_dir), (note) => this.ctx.log({ msg: 'sync', note }));
   }
 
   /** A new sandbox runs OnColdStart; if it fails, what was created is removed and the request fails. */
@@ -252,7 +254,8 @@ export class Conversations {
       let outcome: Awaited<ReturnType<typeof runTurn>>;
       try {
         const onStoreError = (error: Error) => this.ctx.log({ level: 'error', msg: 'message not stored', conversation_id: conversation.id, error: error.message });
-        outcome = await runTurn({ home, config, state: await this.ctx.state(), onStoreError, holdsLease: () => !lost, conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
+        const onSessionNote = (note: string) => this.ctx.log({ msg: 'claude session', conversation_id: conversation.id, note });
+        outcome = await runTurn({ home, config, state: await this.ctx.state(), onStoreError, onSessionNote, holdsLease: () => !lost, conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
       } finally {
         await execution.release();
       }
