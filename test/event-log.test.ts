@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adoptEventFiles } from '../src/server/event-files.js';
 import { EventLog } from '../src/server/event-log.js';
-import { readEventsAfter, readTail } from '../src/server/event-log-file.js';
+import { readTail } from '../src/server/event-log-file.js';
 import { openState } from '../src/server/state/open.js';
 import { logKey } from '../src/server/state/types.js';
 import { tempDir } from './helpers/core-fixtures.js';
@@ -32,6 +32,45 @@ describe('event ids and followers', () => {
       stop();
       expect(seen).toEqual([1, 2, 3]);
       expect(errors).toEqual([]);
+    } finally {
+      await other.close();
+      await state.close();
+    }
+  });
+
+  it('one poller per log serves all its followers of a turn on another server: each gets every event once, in order', async () => {
+    const home = tempDir();
+    const state = await openState({ home, url: '' });
+    const other = await openState({ home, url: '' });
+    try {
+      let reads = 0;
+      const counted = new Proxy(state, {
+        get: (target, name, receiver) => (name === 'eventsAfter' ? (...args: Parameters<typeof state.eventsAfter>) => (reads++, target.eventsAfter(...args)) : Reflect.get(target, name, receiver)),
+      });
+      const log = new EventLog('conversation:alice/r', async () => counted, () => undefined);
+      // A local-only follower (the metrics' observer) never gets another server's events.
+      const local: number[] = [];
+      log.follow(0, (e) => local.push(e.id), { localOnly: true });
+      await other.appendEvent('conversation:alice/r', 'turn_started', {});
+      const seen: number[][] = Array.from({ length: 20 }, () => []);
+      const stops = seen.map((ids) => log.follow(0, (e) => ids.push(e.id), { remote: true }));
+      await waitUntil(() => (seen.every((ids) => ids.length === 1) ? true : undefined), 5_000, 'the replays');
+      const before = reads;
+      const started = Date.now();
+      for (let i = 0; i < 10; i++) {
+        await other.appendEvent('conversation:alice/r', 'output', { i });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await waitUntil(() => (seen.every((ids) => ids.length === 11) ? true : undefined), 5_000, 'every follower to get all 11');
+      for (const ids of seen) expect(ids).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+      // One read per 200 ms for the log, not one per follower (20 followers would make ~100 over 1 s).
+      const polls = reads - before;
+      expect(polls).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 200) + 2);
+      expect(local).toEqual([]);
+      for (const stop of stops) stop();
+      const after = reads;
+      await new Promise((r) => setTimeout(r, 500));
+      expect(reads).toBe(after);
     } finally {
       await other.close();
       await state.close();
@@ -79,23 +118,17 @@ describe('logs an older atlas kept in files', () => {
   });
 });
 
-describe('reading after an id', () => {
-  it('finds the events after any id in a large log, with long and multi-byte lines, as a full read does', () => {
+describe('the tail of an older events.jsonl (adopted into the state)', () => {
+  it('finds the last id of a large log, with long and multi-byte lines, and of a missing one', () => {
     const dir = tempDir();
     const path = join(dir, 'events.jsonl');
     const lines: string[] = [];
     for (let id = 1; id <= 5000; id++) lines.push(JSON.stringify({ id, type: 'output', at: 'x', data: { text: id % 997 === 0 ? 'ü'.repeat(70_000) : '€'.repeat(id % 40) } }));
     writeFileSync(path, `${lines.join('\n')}\n`);
-    for (const after of [0, 1, 996, 997, 2500, 4999, 5000, 7000]) {
-      const got = readEventsAfter(path, after);
-      expect(got.map((e) => e.id)).toEqual(Array.from({ length: Math.max(0, 5000 - after) }, (_, i) => after + i + 1));
-    }
     expect(readTail(path)).toEqual({ lastId: 5000, torn: false });
     // A last line longer than any read chunk.
     appendFileSync(path, `${JSON.stringify({ id: 5001, type: 'output', at: 'x', data: { text: 'ß'.repeat(200_000) } })}\n`);
     expect(readTail(path).lastId).toBe(5001);
-    expect(readEventsAfter(path, 5000).map((e) => e.id)).toEqual([5001]);
-    expect(readEventsAfter(join(dir, 'missing.jsonl'), 0)).toEqual([]);
     expect(readTail(join(dir, 'missing.jsonl'))).toEqual({ lastId: 0, torn: false });
   });
 });

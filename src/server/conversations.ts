@@ -274,7 +274,7 @@ export class Conversations {
     if (lost) {
       // Another server has taken the conversation over: this one publishes nothing more about it.
       this.ctx.log({ level: 'error', msg: 'turn stopped: its lease was taken over', account: conversation.account, conversation_id: conversation.id });
-      await slot.lease?.release();
+      slot.lease?.stop();
       return;
     }
     // The final record, `cancelled` and `usage`, and the lease given back, in one transaction: a
@@ -282,8 +282,10 @@ export class Conversations {
     // never a finished record without its usage event. A client that sends its next prompt on
     // `usage`, to this server or another, finds the conversation free.
     const events = [...(slot.stopReason === CANCEL_REASON ? [{ type: 'cancelled', data: { turn: final['turn'] ?? null } }] : []), { type: 'usage', data: final }];
-    if (slot.lease) await log.finishTurn(record, events, slot.lease.fence);
-    await slot.lease?.release();
+    if (!slot.lease) return;
+    // Given back once: by that transaction, or (it failed: the database down) on its own.
+    if (await log.finishTurn(record, events, slot.lease.fence)) slot.lease.stop();
+    else await slot.lease.release();
   }
 
   /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */

@@ -1,6 +1,5 @@
-// Reading an events.jsonl without reading all of it: the last id from its tail, and the events after
-// an id by a binary search over byte offsets (ids increase line by line), so a reconnect with
-// Last-Event-ID costs what it replays, not the whole log (issue 19, defect 8).
+// The events.jsonl logs an older atlas kept, read to adopt them into the server state: the events
+// of a file, and the last id from its tail without reading all of it (a cheap look at each file).
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { StoredEvent } from './event-log.js';
@@ -90,52 +89,6 @@ export function readTail(path: string): LogTail {
       end = start;
     }
     return { lastId: 0, torn };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The first complete event starting after `offset` (at it, when it is 0): its id and start. */
-function eventAfter(fd: number, offset: number, size: number): { id: number; start: number } | undefined {
-  let lineStart = offset;
-  let atLineStart = offset === 0;
-  let pending = Buffer.alloc(0);
-  let position = offset;
-  while (position < size) {
-    pending = Buffer.concat([pending, readAt(fd, position, Math.min(CHUNK, size - position))]);
-    position = Math.min(size, position + CHUNK);
-    let nl: number;
-    while ((nl = pending.indexOf(NL)) >= 0) {
-      if (atLineStart) {
-        const e = parseLine(pending.subarray(0, nl).toString('utf8'));
-        if (e) return { id: e.id, start: lineStart };
-      }
-      lineStart += nl + 1;
-      pending = pending.subarray(nl + 1);
-      atLineStart = true;
-    }
-  }
-  return undefined;
-}
-
-/** The events after `afterId`. */
-export function readEventsAfter(path: string, afterId: number): StoredEvent[] {
-  const fd = openLog(path);
-  if (fd === undefined) return [];
-  try {
-    const size = fstatSync(fd).size;
-    // Smallest offset whose next event has an id > afterId.
-    let low = 0;
-    let high = size;
-    while (high - low > CHUNK) {
-      const mid = Math.floor((low + high) / 2);
-      const at = eventAfter(fd, mid, size);
-      if (!at || at.id > afterId) high = mid;
-      else low = at.start + 1;
-    }
-    // The first event with a greater id starts at or after `low`: read from the line start there.
-    const start = low === 0 ? 0 : (eventAfter(fd, low - 1, size)?.start ?? size);
-    return parseLines(readAt(fd, start, size - start).toString('utf8')).filter((e) => e.id > afterId);
   } finally {
     closeSync(fd);
   }
