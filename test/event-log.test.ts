@@ -1,14 +1,12 @@
 // The server's event log (issues 19 and 23): ids unique and increasing per log, from the server
 // state, whichever process appends; a follower gets every event once and in order, also one another
 // process appended; a failed append never crashes the server; and the events.jsonl files an older
-// atlas wrote are adopted with their ids (a torn last line skipped, a removed log's last id kept),
-// read without reading all of each file.
+// atlas wrote are adopted once with their ids (a torn last line skipped, a removed log's last id kept).
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adoptEventFiles } from '../src/server/event-files.js';
 import { EventLog } from '../src/server/event-log.js';
-import { readTail } from '../src/server/event-log-file.js';
+import { adoptFilesOnce } from '../src/server/state-import.js';
 import { openState } from '../src/server/state/open.js';
 import { logKey } from '../src/server/state/types.js';
 import { tempDir } from './helpers/core-fixtures.js';
@@ -106,8 +104,8 @@ describe('logs an older atlas kept in files', () => {
     writeFileSync(join(conversations, '.retired-event-ids', 'gone'), '7\n');
     const state = await openState({ home, url: '' });
     try {
-      expect(await adoptEventFiles(home, state)).toBe(2);
-      expect(await adoptEventFiles(home, state)).toBe(0);
+      expect((await adoptFilesOnce(home, state))?.events).toBe(2);
+      expect(await adoptFilesOnce(home, state)).toBeUndefined();
       expect((await state.eventsAfter(logKey.conversation('alice', 'c1'), 0)).map((e) => e.id)).toEqual([1, 2]);
       expect((await state.appendEvent(logKey.conversation('alice', 'c1'), 'next', {})).id).toBe(3);
       // A conversation removed before the upgrade, made again: its ids go on from 7.
@@ -115,20 +113,5 @@ describe('logs an older atlas kept in files', () => {
     } finally {
       await state.close();
     }
-  });
-});
-
-describe('the tail of an older events.jsonl (adopted into the state)', () => {
-  it('finds the last id of a large log, with long and multi-byte lines, and of a missing one', () => {
-    const dir = tempDir();
-    const path = join(dir, 'events.jsonl');
-    const lines: string[] = [];
-    for (let id = 1; id <= 5000; id++) lines.push(JSON.stringify({ id, type: 'output', at: 'x', data: { text: id % 997 === 0 ? 'ü'.repeat(70_000) : '€'.repeat(id % 40) } }));
-    writeFileSync(path, `${lines.join('\n')}\n`);
-    expect(readTail(path)).toEqual({ lastId: 5000, torn: false });
-    // A last line longer than any read chunk.
-    appendFileSync(path, `${JSON.stringify({ id: 5001, type: 'output', at: 'x', data: { text: 'ß'.repeat(200_000) } })}\n`);
-    expect(readTail(path).lastId).toBe(5001);
-    expect(readTail(join(dir, 'missing.jsonl'))).toEqual({ lastId: 0, torn: false });
   });
 });

@@ -165,6 +165,13 @@ export interface LeasesStore {
   expiredLeases(now?: number): Promise<LeaseRow[]>;
 }
 
+export interface MarkersStore {
+  /** Whether something done once (named) was done. */
+  hasMarker(name: string): Promise<boolean>;
+  /** Records that it was done (again: nothing changes). */
+  setMarker(name: string, now?: Date): Promise<void>;
+}
+
 /** The names of event logs and leases, the same on every replica. */
 export const logKey = {
   conversation: (account: string, id: string) => `conversation:${account}/${id}`,
@@ -189,7 +196,7 @@ export function parseLogKey(key: string): LogOf | undefined {
 
 export type StateBackend = 'sqlite' | 'postgres';
 
-export interface ServerState extends AccountsStore, ConversationsStore, MessagesStore, EventsStore, TasksStore, LeasesStore {
+export interface ServerState extends AccountsStore, ConversationsStore, MessagesStore, EventsStore, TasksStore, LeasesStore, MarkersStore {
   readonly backend: StateBackend;
   /** Where the state lives, for logs (a PostgreSQL password is redacted). */
   readonly location: string;
