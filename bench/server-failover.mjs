@@ -3,7 +3,12 @@
 // turn cut off by the kill is recovered on another server (POST …/recover) once its lease has
 // expired. Then every conversation is checked from a surviving server: event ids 1..n with none
 // missing or twice, every turn completed or reported interrupted and then recovered, usage totals
-// equal to the sum of the turns' usage events, and each completed turn's messages present.
+// equal to the sum of the turns' usage events, and each completed turn's messages present. And at
+// each live SSE client: one per conversation follows its events from the start, reconnecting to
+// the next surviving server with Last-Event-ID whenever its stream ends (the kill cuts some), and
+// must end with exactly the conversation's ids, each once; a turn's own client cut off by the kill
+// reconnects to another server the same way and must read on without a gap or repeat to the
+// turn's `interrupted` event.
 // Usage: node bench/server-failover.mjs [conversations=100] [turns=4]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,13 +24,55 @@ const lib = await postgresTools(work);
 const FLAGS = ['-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${AGENT}`, '-c', 'server.max_streams_per_account=10000', '-c', 'server.requests_per_second=0', '-c', 'server.max_running_per_account=1000', '-c', `server.lease_ttl=${LEASE_TTL_S}s`];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Reads an SSE response to its end: the events, and whether it ended with a usage event. */
+function parseBlock(b) {
+  return { id: Number(/^id: (\d+)/m.exec(b)?.[1]), type: /^event: (.*)$/m.exec(b)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(b)?.[1] ?? '{}') };
+}
+
+/**
+ * Reads an SSE response as it comes, each event as soon as its block is whole: a stream cut off by
+ * the kill keeps what arrived before. Never throws.
+ */
 async function events(res) {
-  const text = await res.text().catch(() => '');
-  return text
-    .split('\n\n')
-    .filter((b) => b.includes('event: '))
-    .map((b) => ({ id: Number(/^id: (\d+)/m.exec(b)?.[1]), type: /^event: (.*)$/m.exec(b)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(b)?.[1] ?? '{}') }));
+  const out = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for await (const chunk of res.body) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (block.includes('event: ')) out.push(parseBlock(block));
+      }
+    }
+  } catch {
+    // Cut off: what arrived is kept.
+    out.cut = true;
+  }
+  return out;
+}
+
+/**
+ * A live client's ids, across its reconnections: each must be the one after the last it got (a
+ * lower one is a repeat, a higher one a gap).
+ */
+class Ids {
+  constructor(from = 0) {
+    this.last = from;
+    this.got = 0;
+    this.gaps = 0;
+    this.repeats = 0;
+  }
+  take(evs) {
+    for (const e of evs) {
+      if (e.id <= this.last) this.repeats++;
+      else if (e.id > this.last + 1) this.gaps++;
+      this.last = Math.max(this.last, e.id);
+      this.got++;
+    }
+    return evs;
+  }
 }
 
 const pg = lib.postgresSkipReason ? undefined : await lib.startPostgres({ durable: true });
@@ -72,6 +119,64 @@ try {
     }
   }
 
+  /**
+   * A live client of the conversation's events from id 0, as a dashboard would: each time its
+   * stream ends (a turn's usage, an idle replay, or its server killed under it), it reconnects to
+   * the next surviving server with Last-Event-ID, until the conversation's turns are done and a
+   * last replay has been read to its end.
+   */
+  const finished = new Set();
+  const watchers = [];
+  async function watch(c) {
+    const ids = new Ids(0);
+    let n = c + 1;
+    let previous;
+    let reconnections = 0;
+    let cut = 0;
+    for (;;) {
+      const last = finished.has(c);
+      const i = pick(n++);
+      if (previous !== undefined && previous !== i) reconnections++;
+      previous = i;
+      let read = false;
+      try {
+        const res = await fetch(url(i, `/conversations/f-${c}/events`), { headers: { ...auth, 'last-event-id': String(ids.last) } });
+        if (res.status === 200) {
+          const evs = ids.take(await events(res));
+          if (evs.cut) cut++;
+          read = !evs.cut;
+        } else await res.body?.cancel();
+      } catch {
+        // The server is gone: the next one.
+      }
+      if (last && read) break;
+      await sleep(250);
+    }
+    return { ids, reconnections, cut };
+  }
+  for (let c = 0; c < CONVERSATIONS; c++) watchers.push(watch(c));
+
+  /** The turns' own clients: each stream's ids, and, when the kill cut one, its reconnection elsewhere. */
+  const turnClients = [];
+  /** After a cut-off: the client reconnects to a surviving server with Last-Event-ID and reads on (to `interrupted`). */
+  async function reconnect(conversation, ids, n) {
+    for (;;) {
+      const i = pick(n++);
+      try {
+        const res = await fetch(url(i, `/conversations/${conversation}/events`), { headers: { ...auth, 'last-event-id': String(ids.last) } });
+        if (res.status !== 200) {
+          await res.body?.cancel();
+          await sleep(200);
+          continue;
+        }
+        const evs = ids.take(await events(res));
+        if (!evs.cut) return evs;
+      } catch {
+        await sleep(200);
+      }
+    }
+  }
+
   const killer = (async () => {
     while (done < (CONVERSATIONS * TURNS) / 2) await sleep(50);
     alive.delete(0);
@@ -94,17 +199,26 @@ try {
             await sleep(300);
             continue;
           }
-          if ((await events(res)).at(-1)?.type === 'usage') break;
-          // Accepted, then cut off by the kill: reported interrupted, and recovered elsewhere.
+          const evs = await events(res);
+          const ids = new Ids(evs.length > 0 ? evs[0].id - 1 : 0);
+          ids.take(evs);
+          if (evs.at(-1)?.type === 'usage') break;
+          // Accepted, then cut off by the kill: the client reconnects to another server and sees the
+          // turn reported interrupted; then it is recovered there.
           cutOff++;
+          const client = { ids, interrupted: false };
+          turnClients.push(client);
+          if (evs.length > 0) client.interrupted = (await reconnect(conversation, ids, c + k + 1)).some((e) => e.type === 'interrupted');
           await recover(conversation, c + k + 1);
           break;
         }
         done++;
       }
+      finished.add(c);
     }),
   );
   await killer;
+  const watched = await Promise.all(watchers);
   const wall = performance.now() - t0;
 
   // The checks, from a surviving server.
@@ -113,11 +227,18 @@ try {
   let usageProblems = 0;
   let messageProblems = 0;
   let interruptedThenRecovered = 0;
+  let watcherProblems = 0;
   for (let c = 0; c < CONVERSATIONS; c++) {
     const i = pick(c);
     const conversation = `f-${c}`;
     const evs = await events(await fetch(url(i, `/conversations/${conversation}/events`), { headers: { ...auth, 'last-event-id': '0' } }));
     if (evs.some((e, n) => e.id !== n + 1)) idProblems++;
+    // The live client got exactly the conversation's ids: each once, none missing.
+    const w = watched[c].ids;
+    if (w.gaps > 0 || w.repeats > 0 || w.last !== evs.at(-1)?.id || w.got !== evs.length) {
+      watcherProblems++;
+      if (process.env.DEBUG) console.error(conversation, 'watcher', w, 'log', evs.length);
+    }
     const started = evs.filter((e) => e.type === 'turn_started').map((e) => e.data.turn);
     const usages = evs.filter((e) => e.type === 'usage');
     const interrupted = evs.filter((e) => e.type === 'interrupted').map((e) => e.data.turn);
@@ -151,6 +272,20 @@ try {
       turns_neither_completed_nor_interrupted: turnProblems,
       usage_totals_not_the_sum: usageProblems,
       completed_turns_without_messages: messageProblems,
+    },
+  ]);
+  const cutClients = turnClients.filter((t) => t.ids.got > 0);
+  console.log('Live SSE clients: one per conversation following all its events across reconnections, and each turn client cut off by the kill');
+  console.table([
+    {
+      conversation_clients: watched.length,
+      their_reconnections_to_another_server: watched.reduce((n, w) => n + w.reconnections, 0),
+      their_streams_cut_by_the_kill: watched.reduce((n, w) => n + w.cut, 0),
+      events_they_received: watched.reduce((n, w) => n + w.ids.got, 0),
+      clients_with_a_duplicate_missing_or_extra_event: watcherProblems,
+      cut_turn_clients_reconnected: cutClients.length,
+      of_which_saw_interrupted: cutClients.filter((t) => t.interrupted).length,
+      of_which_with_a_gap_or_repeat: cutClients.filter((t) => t.ids.gaps > 0 || t.ids.repeats > 0).length,
     },
   ]);
 } finally {

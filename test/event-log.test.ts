@@ -1,14 +1,12 @@
 // The server's event log (issues 19 and 23): ids unique and increasing per log, from the server
 // state, whichever process appends; a follower gets every event once and in order, also one another
 // process appended; a failed append never crashes the server; and the events.jsonl files an older
-// atlas wrote are adopted with their ids (a torn last line skipped, a removed log's last id kept),
-// read without reading all of each file.
+// atlas wrote are adopted once with their ids (a torn last line skipped, a removed log's last id kept).
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adoptEventFiles } from '../src/server/event-files.js';
 import { EventLog } from '../src/server/event-log.js';
-import { readEventsAfter, readTail } from '../src/server/event-log-file.js';
+import { adoptFilesOnce } from '../src/server/state-import.js';
 import { openState } from '../src/server/state/open.js';
 import { logKey } from '../src/server/state/types.js';
 import { tempDir } from './helpers/core-fixtures.js';
@@ -32,6 +30,45 @@ describe('event ids and followers', () => {
       stop();
       expect(seen).toEqual([1, 2, 3]);
       expect(errors).toEqual([]);
+    } finally {
+      await other.close();
+      await state.close();
+    }
+  });
+
+  it('one poller per log serves all its followers of a turn on another server: each gets every event once, in order', async () => {
+    const home = tempDir();
+    const state = await openState({ home, url: '' });
+    const other = await openState({ home, url: '' });
+    try {
+      let reads = 0;
+      const counted = new Proxy(state, {
+        get: (target, name, receiver) => (name === 'eventsAfter' ? (...args: Parameters<typeof state.eventsAfter>) => (reads++, target.eventsAfter(...args)) : Reflect.get(target, name, receiver)),
+      });
+      const log = new EventLog('conversation:alice/r', async () => counted, () => undefined);
+      // A local-only follower (the metrics' observer) never gets another server's events.
+      const local: number[] = [];
+      log.follow(0, (e) => local.push(e.id), { localOnly: true });
+      await other.appendEvent('conversation:alice/r', 'turn_started', {});
+      const seen: number[][] = Array.from({ length: 20 }, () => []);
+      const stops = seen.map((ids) => log.follow(0, (e) => ids.push(e.id), { remote: true }));
+      await waitUntil(() => (seen.every((ids) => ids.length === 1) ? true : undefined), 5_000, 'the replays');
+      const before = reads;
+      const started = Date.now();
+      for (let i = 0; i < 10; i++) {
+        await other.appendEvent('conversation:alice/r', 'output', { i });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await waitUntil(() => (seen.every((ids) => ids.length === 11) ? true : undefined), 5_000, 'every follower to get all 11');
+      for (const ids of seen) expect(ids).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+      // One read per 200 ms for the log, not one per follower (20 followers would make ~100 over 1 s).
+      const polls = reads - before;
+      expect(polls).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 200) + 2);
+      expect(local).toEqual([]);
+      for (const stop of stops) stop();
+      const after = reads;
+      await new Promise((r) => setTimeout(r, 500));
+      expect(reads).toBe(after);
     } finally {
       await other.close();
       await state.close();
@@ -67,8 +104,8 @@ describe('logs an older atlas kept in files', () => {
     writeFileSync(join(conversations, '.retired-event-ids', 'gone'), '7\n');
     const state = await openState({ home, url: '' });
     try {
-      expect(await adoptEventFiles(home, state)).toBe(2);
-      expect(await adoptEventFiles(home, state)).toBe(0);
+      expect((await adoptFilesOnce(home, state))?.events).toBe(2);
+      expect(await adoptFilesOnce(home, state)).toBeUndefined();
       expect((await state.eventsAfter(logKey.conversation('alice', 'c1'), 0)).map((e) => e.id)).toEqual([1, 2]);
       expect((await state.appendEvent(logKey.conversation('alice', 'c1'), 'next', {})).id).toBe(3);
       // A conversation removed before the upgrade, made again: its ids go on from 7.
@@ -76,26 +113,5 @@ describe('logs an older atlas kept in files', () => {
     } finally {
       await state.close();
     }
-  });
-});
-
-describe('reading after an id', () => {
-  it('finds the events after any id in a large log, with long and multi-byte lines, as a full read does', () => {
-    const dir = tempDir();
-    const path = join(dir, 'events.jsonl');
-    const lines: string[] = [];
-    for (let id = 1; id <= 5000; id++) lines.push(JSON.stringify({ id, type: 'output', at: 'x', data: { text: id % 997 === 0 ? 'ü'.repeat(70_000) : '€'.repeat(id % 40) } }));
-    writeFileSync(path, `${lines.join('\n')}\n`);
-    for (const after of [0, 1, 996, 997, 2500, 4999, 5000, 7000]) {
-      const got = readEventsAfter(path, after);
-      expect(got.map((e) => e.id)).toEqual(Array.from({ length: Math.max(0, 5000 - after) }, (_, i) => after + i + 1));
-    }
-    expect(readTail(path)).toEqual({ lastId: 5000, torn: false });
-    // A last line longer than any read chunk.
-    appendFileSync(path, `${JSON.stringify({ id: 5001, type: 'output', at: 'x', data: { text: 'ß'.repeat(200_000) } })}\n`);
-    expect(readTail(path).lastId).toBe(5001);
-    expect(readEventsAfter(path, 5000).map((e) => e.id)).toEqual([5001]);
-    expect(readEventsAfter(join(dir, 'missing.jsonl'), 0)).toEqual([]);
-    expect(readTail(join(dir, 'missing.jsonl'))).toEqual({ lastId: 0, torn: false });
   });
 });

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATE_FILE_NAME } from '../src/domain/sync-state.js';
 import { conversationFiles } from '../src/server/conversation-store.js';
-import { conversationOfLease, sweepDelay } from '../src/server/lease-sweep.js';
+import { sweepDelay } from '../src/server/lease-sweep.js';
+import { logKey, parseLogKey } from '../src/server/state/types.js';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
 import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import type { TestPostgres } from './helpers/postgres.js';
@@ -112,9 +113,11 @@ describe.skipIf(postgresSkipReason !== undefined)(`failover between replicas${po
 });
 
 describe('the lease sweep\'s pieces', () => {
-  it('looks about twice per lease_ttl, jittered by a quarter, and reads only conversation leases', () => {
+  it('looks about twice per lease_ttl, jittered by a quarter; one parseLogKey reads every log and lease key', () => {
     expect([sweepDelay(3000, () => 0), sweepDelay(3000, () => 0.5), sweepDelay(3000, () => 1)]).toEqual([1125, 1500, 1875]);
-    expect(conversationOfLease('conversation:alice/c-1')).toEqual({ account: 'alice', id: 'c-1' });
-    for (const name of ['task:t1', 'account:alice', 'conversation:alice/', 'conversation:/c']) expect(conversationOfLease(name)).toBeUndefined();
+    expect(parseLogKey(logKey.conversation('alice', 'c-1'))).toEqual({ kind: 'conversation', account: 'alice', id: 'c-1' });
+    expect(parseLogKey(logKey.task('task-1'))).toEqual({ kind: 'task', taskId: 'task-1' });
+    expect(parseLogKey(logKey.account('alice'))).toEqual({ kind: 'account', account: 'alice' });
+    for (const name of ['conversation:alice/', 'conversation:/c', 'conversation:alice', 'task:', 'other:x', 'plain']) expect(parseLogKey(name)).toBeUndefined();
   });
 });

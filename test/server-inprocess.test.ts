@@ -4,7 +4,7 @@
 // health reports an unreachable store; and the event log, router, body and token edges.
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { Router } from '../src/server/router.js';
 import type { RunningServer } from '../src/server/server.js';
 import { isLoopback, sandboxReadiness, startServer } from '../src/server/server.js';
 import { LazyState } from '../src/server/server-state.js';
+import { importFileState } from '../src/server/state-import.js';
 import { createToken, listTokens, readTokens, revokeToken, TokenVerifier, tokensPath } from '../src/server/tokens.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
@@ -242,7 +243,7 @@ describe('edges', () => {
     expect(() => pathId('%E0%A4%A', 'id')).toThrow(HttpError);
   });
 
-  it('tokens: looked up by hash in the state, a revoked token stops working for good, an old tokens.json is adopted once', async () => {
+  it('tokens: looked up by hash in the state, a revoked token stops working for good, an old tokens.json is adopted when the state first opens', async () => {
     const home = tempDir();
     const a = await createToken(home, 'alice');
     const b = await createToken(home, 'bob');
@@ -256,21 +257,34 @@ describe('edges', () => {
     expect((await listTokens(home)).map((t) => t.account)).toEqual(['bob']);
     await expect(revokeToken(home, a.record.id)).rejects.toThrow(/no token/);
     await expect(revokeToken(tempDir(), 'tok-1')).rejects.toThrow(/no token/);
-    // A tokens.json from before the state: its tokens work, a revoked one among them does not come back.
-    const legacy = { id: 'tok-legacy1', account: 'carol', sha256: createHash('sha256').update('atlas_legacy').digest('hex'), created_at: '2026-01-01T00:00:00.000Z' };
-    writeFileSync(tokensPath(home), JSON.stringify({ version: 1, tokens: [legacy, a.record] }));
-    // A server started now (a fresh handle) adopts it.
     await handle.close();
+    // A tokens.json from before the state: adopted when a home's state first opens, its tokens work.
+    const legacy = { id: 'tok-legacy1', account: 'carol', sha256: createHash('sha256').update('atlas_legacy').digest('hex'), created_at: '2026-01-01T00:00:00.000Z' };
+    const older = tempDir();
+    mkdirSync(join(older, 'server'), { recursive: true });
+    writeFileSync(tokensPath(older), JSON.stringify({ version: 1, tokens: [legacy] }));
+    handle = new LazyState(older, '');
+    const adopted = new TokenVerifier(() => handle.get());
+    expect(await adopted.account('atlas_legacy')).toBe('carol');
+    expect(readTokens(older)).toHaveLength(1);
+    await handle.close();
+    // Only then: a tokens.json written later is not read again by the next server (nor token command) …
+    writeFileSync(tokensPath(home), JSON.stringify({ version: 1, tokens: [legacy, a.record] }));
     handle = new LazyState(home, '');
+    expect(await verifier.account('atlas_legacy')).toBeUndefined();
+    // … but `atlas serve migrate` brings it in, and a revoked token among them does not come back.
+    const report = await importFileState(home, await handle.get());
+    expect(report).toMatchObject({ tokens: 1 });
     expect(await verifier.account('atlas_legacy')).toBe('carol');
     expect(await verifier.account(a.token)).toBeUndefined();
-    expect(readTokens(home)).toHaveLength(2);
-    // A damaged file stops the state from opening, naming the file (no one is let in meanwhile).
-    writeFileSync(tokensPath(home), '{"tokens": [{"id": 1}]}');
-    expect(() => readTokens(home)).toThrow(/not a valid token file/);
-    await expect(createToken(home, 'bob')).rejects.toThrow(/not a valid token file/);
-    chmodSync(tokensPath(home), 0o000);
-    if (process.getuid?.() !== 0) expect(() => readTokens(home)).toThrow(/cannot read/);
+    // A damaged file stops a new home's state from opening, naming the file (no one is let in meanwhile).
+    const damaged = tempDir();
+    mkdirSync(join(damaged, 'server'), { recursive: true });
+    writeFileSync(tokensPath(damaged), '{"tokens": [{"id": 1}]}');
+    expect(() => readTokens(damaged)).toThrow(/not a valid token file/);
+    await expect(createToken(damaged, 'bob')).rejects.toThrow(/not a valid token file/);
+    chmodSync(tokensPath(damaged), 0o000);
+    if (process.getuid?.() !== 0) expect(() => readTokens(damaged)).toThrow(/cannot read/);
     await handle.close();
   });
 

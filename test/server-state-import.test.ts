@@ -7,7 +7,8 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationFiles, listConversationFiles } from '../src/server/conversation-store.js';
 import type { ImportReport } from '../src/server/state-import.js';
-import { importFileState } from '../src/server/state-import.js';
+import { importFileState, importMarker } from '../src/server/state-import.js';
+import { openServerState } from '../src/server/server-state.js';
 import { readTokens } from '../src/server/tokens.js';
 import { parseLines } from '../src/server/event-log-file.js';
 import { readMessages } from '../src/server/lifecycle-adapter.js';
@@ -171,6 +172,40 @@ describe('atlas serve on an older home', () => {
     await state.close();
     expect(snapshot(join(old, 'server'))).toEqual(before);
   }, 60_000);
+});
+
+describe('adopting an older home when the state opens', () => {
+  it('happens the first time only (a marker in the state), not on every open nor every `atlas serve token`; migrate still brings in what came later', async () => {
+    const old = tempDir();
+    const record = (id: string) => ({ id, account: 'alice', agent_id: null, provider: 'command', sandbox_id: null, session_id: '', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', status: 'completed', turns: 1, last_turn: null, stats: { messages_exchanged: 0, total_input_tokens: 0, total_output_tokens: 0, total_cache_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: null, partial: false, models: [] } });
+    const write = (id: string) => {
+      mkdirSync(conversationFiles(old, 'alice', id).dir, { recursive: true });
+      writeFileSync(conversationFiles(old, 'alice', id).record, JSON.stringify(record(id)));
+    };
+    write('first');
+    // A record it cannot read is left out when the state opens (migrate names it and stops).
+    mkdirSync(conversationFiles(old, 'alice', 'damaged').dir, { recursive: true });
+    writeFileSync(conversationFiles(old, 'alice', 'damaged').record, JSON.stringify({ ...record('damaged'), stats: undefined }));
+    const opened = await openServerState(old);
+    try {
+      expect((await opened.listConversations('alice')).map((c) => c.id)).toEqual(['first']);
+      expect(await opened.hasMarker(importMarker(old))).toBe(true);
+    } finally {
+      await opened.close();
+    }
+    // Found after the first open: the next opens (a server, each token command) leave it.
+    write('later');
+    expect(atlasSync(['serve', 'token', 'list'], { env: { ATLAS_HOME: old, ATLAS_DATABASE_URL: '' } }).code).toBe(0);
+    const again = await openServerState(old);
+    try {
+      expect(await again.getConversation('alice', 'later')).toBeUndefined();
+      rmSync(conversationFiles(old, 'alice', 'damaged').dir, { recursive: true });
+      expect(await importFileState(old, again)).toMatchObject({ conversations: 1, skipped: 0 });
+      expect((await again.listConversations('alice')).map((c) => c.id).sort()).toEqual(['first', 'later']);
+    } finally {
+      await again.close();
+    }
+  });
 });
 
 describe('atlas serve migrate refuses', () => {

@@ -5,7 +5,7 @@
 import type { EventLog, StoredEvent } from './event-log.js';
 import { EventLogs } from './event-log.js';
 import type { ServerState } from './state/types.js';
-import { logKey } from './state/types.js';
+import { logKey, parseLogKey } from './state/types.js';
 
 export class AccountEvents {
   private readonly logs: EventLogs;
@@ -41,14 +41,12 @@ export class AccountEvents {
   /** Copies one event of a conversation's or a task's log (by its key) into its account's log. */
   copy(kind: 'conversation' | 'task', key: string, e: StoredEvent): void {
     const data = (id: string) => ({ ...e.data, source: { kind, id, event_id: e.id } });
-    if (kind === 'conversation') {
-      // conversation:<account>/<id>
-      const rest = key.slice('conversation:'.length);
-      const account = rest.slice(0, rest.indexOf('/'));
-      void this.logOf(account).append(e.type, data(rest.slice(rest.indexOf('/') + 1)));
+    const of = parseLogKey(key);
+    if (of?.kind === 'conversation') {
+      void this.logOf(of.account).append(e.type, data(of.id));
       return;
     }
-    const id = key.slice('task:'.length);
-    void this.taskAccount(id).then((account) => (account ? this.logOf(account).append(e.type, data(id)) : undefined));
+    if (of?.kind !== 'task') return;
+    void this.taskAccount(of.taskId).then((account) => (account ? this.logOf(account).append(e.type, data(of.taskId)) : undefined));
   }
 }

@@ -16,7 +16,8 @@ import type { ProcessExecutor } from '../exec/types.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, writeConversation } from './conversation-store.js';
-import { findClaudeTranscript } from '../conversation/claude-transcript-usage.js';
+import { keepSession, placeSession } from './claude-session.js';
+import { sessionTravels } from './claude-session-sync.js';
 import { lastRunMessages } from './messages.js';
 import type { ServerState } from './state/types.js';
 import type { EventLog } from './event-log.js';
@@ -33,6 +34,8 @@ export interface TurnInput {
   prompt: string;
   /** False once the turn's lease was taken over: its end is then not recorded (the new holder's is). */
   holdsLease?: () => boolean;
+  /** What became of the Claude Code session's files (refused, not kept): for the server's log. */
+  onSessionNote?: (text: string) => void;
   /** A message the state did not take (the turn goes on; its run folder has it). */
   onStoreError?: (error: Error) => void;
   /** The conversation's log, as the turn may write it (fenced by its lease). */
@@ -146,8 +149,10 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   };
   await writeConversation(input.state, conversation);
   // A Claude Code session is resumed only where its transcript is: the previous turn may have run
-  // on another machine sharing the server state, whose Claude Code folder this one cannot read.
-  const here = conversation.provider !== 'claude' || (conversation.session_id !== '' && findClaudeTranscript(conversation.session_id) !== undefined);
+  // on another server, whose session came back from the store with the workspace (claude-session.ts).
+  const session = { dir: files.dir, workspace: files.workspace };
+  const note = input.onSessionNote ?? (() => undefined);
+  const here = conversation.provider !== 'claude' || (conversation.session_id !== '' && placeSession(session, conversation.session_id, note));
   const resumeSessionId = (here && conversation.session_id) || undefined;
   log.append('turn_started', { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: resumeSessionId ?? null });
 
@@ -203,6 +208,8 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const stopped = input.stopReason();
   const cancelled = stopped === CANCEL_REASON;
   const error = stopped ? `stopped: ${stopped}` : result.ok ? null : (result.error ?? `the agent exited with code ${result.exitCode}`);
+  // The session's files join the conversation's folder before OnStreamFinish pushes them along.
+  if (ai.agent === 'claude' && sessionTravels(config)) keepSession(session, sessionId || result.sessionId || '', note);
   const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
   // The run's messages, as its folder has them (tool results joined into their calls), go into the
   // state, so GET …/messages answers the same on every server.

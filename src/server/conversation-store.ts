@@ -128,27 +128,6 @@ export async function removeConversation(state: ServerState, home: string, accou
   rmSync(conversationFiles(home, account, id).dir, { recursive: true, force: true });
 }
 
-/**
- * Records an older atlas kept in conversation.json go into the state, once: a conversation the
- * state has is never overwritten by its old file.
- */
-export async function adoptConversationFiles(home: string, state: ServerState): Promise<number> {
-  let adopted = 0;
-  for (const account of listAccounts(home)) {
-    const folders = conversationFolders(home, account).filter((id) => existsSync(conversationFiles(home, account, id).record));
-    if (folders.length === 0) continue;
-    const known = new Set((await state.listConversations(account)).map((c) => c.id));
-    for (const id of folders) {
-      if (known.has(id)) continue;
-      const c = readConversationFile(home, account, id);
-      if (!c) continue;
-      await state.putConversation(c);
-      adopted++;
-    }
-  }
-  return adopted;
-}
-
 export function workspaceExists(home: string, account: string, id: string): boolean {
   return existsSync(conversationFiles(home, account, id).workspace);
 }

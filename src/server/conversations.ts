@@ -13,7 +13,8 @@ import type { OwnerRecord } from '../liveness/owner.js';
 import { releaseOwner, startHeartbeat } from '../liveness/owner.js';
 import { killLeftoverProcesses } from '../recovery/leftovers.js';
 import { CANCEL_REASON, runTurn } from './agent-turn.js';
-import { conversationSyncTarget } from './lifecycle-adapter.js';
+import { restoreSession } from './claude-session-sync.js';
+import { conversationSyncTarget, sessionSyncTarget } from './lifecycle-adapter.js';
 import { conversationMessages } from './messages.js';
 import { paced } from './pace.js';
 import { lowerPriority } from './priority.js';
@@ -192,6 +193,7 @@ export class Conversations {
     } catch (error) {
       throw new HttpError(502, 'cold_start_failed', `the sandbox could not catch up with the store: ${(error as Error).message}`, { removed: false });
     }
+    await restoreSession(home, config, sessionSyncTarget(this.base(conversation).task_dir), (note) => this.ctx.log({ msg: 'sync', note }));
   }
 
   /** A new sandbox runs OnColdStart; if it fails, what was created is removed and the request fails. */
@@ -253,7 +255,8 @@ export class Conversations {
       let outcome: Awaited<ReturnType<typeof runTurn>>;
       try {
         const onStoreError = (error: Error) => this.ctx.log({ level: 'error', msg: 'message not stored', conversation_id: conversation.id, error: error.message });
-        outcome = await runTurn({ home, config, state: await this.ctx.state(), onStoreError, holdsLease: () => !lost, conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
+        const onSessionNote = (note: string) => this.ctx.log({ msg: 'claude session', conversation_id: conversation.id, note });
+        outcome = await runTurn({ home, config, state: await this.ctx.state(), onStoreError, onSessionNote, holdsLease: () => !lost, conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
       } finally {
         await execution.release();
       }
@@ -272,7 +275,7 @@ export class Conversations {
     if (lost) {
       // Another server has taken the conversation over: this one publishes nothing more about it.
       this.ctx.log({ level: 'error', msg: 'turn stopped: its lease was taken over', account: conversation.account, conversation_id: conversation.id });
-      await slot.lease?.release();
+      slot.lease?.stop();
       return;
     }
     // The final record, `cancelled` and `usage`, and the lease given back, in one transaction: a
@@ -280,8 +283,10 @@ export class Conversations {
     // never a finished record without its usage event. A client that sends its next prompt on
     // `usage`, to this server or another, finds the conversation free.
     const events = [...(slot.stopReason === CANCEL_REASON ? [{ type: 'cancelled', data: { turn: final['turn'] ?? null } }] : []), { type: 'usage', data: final }];
-    if (slot.lease) await log.finishTurn(record, events, slot.lease.fence);
-    await slot.lease?.release();
+    if (!slot.lease) return;
+    // Given back once: by that transaction, or (it failed: the database down) on its own.
+    if (await log.finishTurn(record, events, slot.lease.fence)) slot.lease.stop();
+    else await slot.lease.release();
   }
 
   /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */

@@ -1,11 +1,12 @@
 // Event logs as an older atlas kept them, one events.jsonl per conversation, account and task:
 // found, and brought into the server state with their ids (a removed conversation's last id too,
-// so its id never repeats). Adopted when the state opens; `atlas serve migrate` uses them too.
+// so its id never repeats), by the import (state-import.ts) that `atlas serve migrate` runs and
+// the state's first opening on a home does.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { conversationFolders, conversationsDir, listAccounts } from './conversation-store.js';
 import { EVENTS_FILE_NAME } from './event-log.js';
-import { parseLines, readTail, retiredIdPath } from './event-log-file.js';
+import { parseLines, retiredIdPath } from './event-log-file.js';
 import type { ServerState, TaskIndexRow } from './state/types.js';
 import { logKey } from './state/types.js';
 import { serverDir } from './token-file.js';
@@ -70,26 +71,4 @@ export async function importLogFile(state: ServerState, key: string, path: strin
   if (events.length === 0 && floor === 0) return { added: 0, present: 0 };
   const added = await state.importEvents(key, events, floor);
   return { added, present: events.length - added };
-}
-
-/** Task records of server/tasks/*.json the state does not have yet go into it (they stay on disk). */
-export async function adoptTaskFiles(home: string, state: ServerState): Promise<number> {
-  let adopted = 0;
-  for (const task of taskRecordFiles(home)) {
-    if (await state.getTask(task.task_id)) continue;
-    await state.putTask(task);
-    adopted++;
-  }
-  return adopted;
-}
-
-/** Adopts the logs whose last id the state has not reached (a cheap look at each file's tail). */
-export async function adoptEventFiles(home: string, state: ServerState): Promise<number> {
-  let added = 0;
-  for (const { key, path } of legacyLogFiles(home)) {
-    const last = Math.max(readTail(path).lastId, floorOf(path));
-    if (last === 0 || (await state.lastEventId(key)) >= last) continue;
-    added += (await importLogFile(state, key, path)).added;
-  }
-  return added;
 }

@@ -1,7 +1,4 @@
-// Reading an events.jsonl without reading all of it: the last id from its tail, and the events after
-// an id by a binary search over byte offsets (ids increase line by line), so a reconnect with
-// Last-Event-ID costs what it replays, not the whole log (issue 19, defect 8).
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+// The events.jsonl logs an older atlas kept, read to adopt them into the server state.
 import { basename, dirname, join } from 'node:path';
 import type { StoredEvent } from './event-log.js';
 
@@ -12,9 +9,6 @@ import type { StoredEvent } from './event-log.js';
 export function retiredIdPath(logPath: string): string {
   return join(dirname(dirname(logPath)), '.retired-event-ids', basename(dirname(logPath)));
 }
-
-const CHUNK = 64 * 1024;
-const TAIL_CHUNK = 4 * 1024;
 
 function parseLine(line: string): StoredEvent | undefined {
   if (line.length === 0) return undefined;
@@ -34,109 +28,4 @@ export function parseLines(text: string): StoredEvent[] {
     if (e) events.push(e);
   }
   return events;
-}
-
-function openLog(path: string): number | undefined {
-  try {
-    return openSync(path, 'r');
-  } catch {
-    return undefined;
-  }
-}
-
-function readAt(fd: number, position: number, length: number): Buffer {
-  const buffer = Buffer.alloc(length);
-  const n = readSync(fd, buffer, 0, length, position);
-  return buffer.subarray(0, n);
-}
-
-const NL = 0x0a;
-
-export interface LogTail {
-  lastId: number;
-  /** The file does not end with a newline (a torn write): the next append starts a new line. */
-  torn: boolean;
-}
-
-/** The last complete event's id, read backwards from the end (bytes, so no character is split). */
-export function readTail(path: string): LogTail {
-  const fd = openLog(path);
-  if (fd === undefined) return { lastId: 0, torn: false };
-  try {
-    const size = fstatSync(fd).size;
-    if (size === 0) return { lastId: 0, torn: false };
-    const torn = readAt(fd, size - 1, 1)[0] !== NL;
-    let end = size;
-    let carry = Buffer.alloc(0);
-    // The last line is usually short: start small, read more only when it is not.
-    let chunk = TAIL_CHUNK;
-    while (end > 0) {
-      const start = Math.max(0, end - chunk);
-      chunk = Math.min(CHUNK, chunk * 4);
-      let bytes = Buffer.concat([readAt(fd, start, end - start), carry]);
-      // Complete lines only: what precedes the first newline may continue in the chunk before.
-      const first = start > 0 ? bytes.indexOf(NL) : -1;
-      carry = first >= 0 ? bytes.subarray(0, first) : start > 0 ? bytes : Buffer.alloc(0);
-      if (start > 0 && first < 0) {
-        end = start;
-        continue;
-      }
-      bytes = bytes.subarray(first + 1);
-      const lines = bytes.toString('utf8').split('\n');
-      for (let i = lines.length - 1; i >= 0; i--) {
-        const e = parseLine(lines[i]!);
-        if (e) return { lastId: e.id, torn };
-      }
-      end = start;
-    }
-    return { lastId: 0, torn };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The first complete event starting after `offset` (at it, when it is 0): its id and start. */
-function eventAfter(fd: number, offset: number, size: number): { id: number; start: number } | undefined {
-  let lineStart = offset;
-  let atLineStart = offset === 0;
-  let pending = Buffer.alloc(0);
-  let position = offset;
-  while (position < size) {
-    pending = Buffer.concat([pending, readAt(fd, position, Math.min(CHUNK, size - position))]);
-    position = Math.min(size, position + CHUNK);
-    let nl: number;
-    while ((nl = pending.indexOf(NL)) >= 0) {
-      if (atLineStart) {
-        const e = parseLine(pending.subarray(0, nl).toString('utf8'));
-        if (e) return { id: e.id, start: lineStart };
-      }
-      lineStart += nl + 1;
-      pending = pending.subarray(nl + 1);
-      atLineStart = true;
-    }
-  }
-  return undefined;
-}
-
-/** The events after `afterId`. */
-export function readEventsAfter(path: string, afterId: number): StoredEvent[] {
-  const fd = openLog(path);
-  if (fd === undefined) return [];
-  try {
-    const size = fstatSync(fd).size;
-    // Smallest offset whose next event has an id > afterId.
-    let low = 0;
-    let high = size;
-    while (high - low > CHUNK) {
-      const mid = Math.floor((low + high) / 2);
-      const at = eventAfter(fd, mid, size);
-      if (!at || at.id > afterId) high = mid;
-      else low = at.start + 1;
-    }
-    // The first event with a greater id starts at or after `low`: read from the line start there.
-    const start = low === 0 ? 0 : (eventAfter(fd, low - 1, size)?.start ?? size);
-    return parseLines(readAt(fd, start, size - start).toString('utf8')).filter((e) => e.id > afterId);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -24,13 +24,22 @@ interface Follower {
   /** Only what this process appends from now on, in the order appended (no gaps to wait for). */
   localOnly: boolean;
   closed: boolean;
-  timer?: NodeJS.Timeout;
+  remote: boolean;
 }
 
 export class EventLog {
   private last = 0;
   private readonly followers = new Set<Follower>();
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * One reader of the state for every follower of this log: a gap to fill, or (while some
+   * follower follows a turn running on another server) every REMOTE_POLL_MS.
+   */
+  private remoteFollowers = 0;
+  private remoteTimer: NodeJS.Timeout | undefined;
+  private gapTimer: NodeJS.Timeout | undefined;
+  private polling = false;
+  private pollAgain = false;
 
   constructor(
     readonly key: string,
@@ -112,11 +121,14 @@ export class EventLog {
    * events this process appends from now on.
    */
   follow(afterId: number, listener: Listener, options: { onReplay?: (events: StoredEvent[]) => void; localOnly?: boolean; remote?: boolean } = {}): () => void {
-    const f: Follower = { cursor: afterId, pending: new Map(), listener, localOnly: options.localOnly === true, closed: false };
+    const f: Follower = { cursor: afterId, pending: new Map(), listener, localOnly: options.localOnly === true, closed: false, remote: options.remote === true };
     this.followers.add(f);
-    // What another server appends (a turn running there) is read from the state every so often.
-    const poller = options.remote ? setInterval(() => this.poll(f), REMOTE_POLL_MS) : undefined;
-    poller?.unref();
+    // What another server appends (a turn running there) is read from the state every so often,
+    // by one poller for all of this log's followers.
+    if (f.remote && this.remoteFollowers++ === 0) {
+      this.remoteTimer = setInterval(() => this.poll(), REMOTE_POLL_MS);
+      this.remoteTimer.unref();
+    }
     if (!f.localOnly) {
       this.since(afterId).then(
         (past) => {
@@ -132,10 +144,17 @@ export class EventLog {
       );
     }
     return () => {
+      if (f.closed) return;
       f.closed = true;
-      clearTimeout(f.timer);
-      clearInterval(poller);
       this.followers.delete(f);
+      if (f.remote && --this.remoteFollowers === 0) {
+        clearInterval(this.remoteTimer);
+        this.remoteTimer = undefined;
+      }
+      if (this.followers.size === 0) {
+        clearTimeout(this.gapTimer);
+        this.gapTimer = undefined;
+      }
     };
   }
 
@@ -163,27 +182,46 @@ export class EventLog {
       f.cursor = e.id;
       f.listener(e);
     }
-    if (f.closed || f.pending.size === 0 || f.timer) return;
-    f.timer = setTimeout(() => {
-      f.timer = undefined;
-      this.poll(f);
+    if (f.closed || f.pending.size === 0 || this.gapTimer) return;
+    this.gapTimer = setTimeout(() => {
+      this.gapTimer = undefined;
+      this.poll();
     }, GAP_POLL_MS);
   }
 
-  private poll(f: Follower): void {
+  /** One read of the state, from the furthest-behind follower's cursor, offered to every follower. */
+  private poll(): void {
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
+    }
+    const waiting = [...this.followers].filter((f) => !f.localOnly && !f.closed);
+    if (waiting.length === 0) return;
+    const from = Math.min(...waiting.map((f) => f.cursor));
+    this.polling = true;
+    let full = false;
     this.state()
-      .then((state) => state.eventsAfter(this.key, f.cursor, PAGE))
+      .then((state) => state.eventsAfter(this.key, from, PAGE))
       .then(
         (events) => {
-          for (const e of events) if (e.id > f.cursor) f.pending.set(e.id, e);
+          full = events.length === PAGE;
           if (events.length > 0) this.last = Math.max(this.last, events[events.length - 1]!.id);
-          this.drain(f);
+          // Not to local-only followers: they take only what this process appends.
+          for (const f of [...this.followers]) {
+            if (!f.localOnly) for (const e of events) this.offer(f, e);
+          }
         },
         (error: Error) => {
           this.onError(error);
-          this.drain(f);
+          for (const f of [...this.followers]) if (!f.localOnly) this.drain(f);
         },
-      );
+      )
+      .finally(() => {
+        this.polling = false;
+        const again = this.pollAgain || full;
+        this.pollAgain = false;
+        if (again) this.poll();
+      });
   }
 }
 

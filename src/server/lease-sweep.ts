@@ -10,17 +10,8 @@ import type { ServerContext } from './context.js';
 import type { ServerConversation } from './conversation-store.js';
 import type { Conversations } from './conversations.js';
 import type { LeaseRow } from './state/types.js';
+import { parseLogKey } from './state/types.js';
 import { THIS_HOLDER } from './turn-lease.js';
-
-const PREFIX = 'conversation:';
-
-/** The account and id of a conversation lease (`conversation:<account>/<id>`), or undefined. */
-export function conversationOfLease(name: string): { account: string; id: string } | undefined {
-  if (!name.startsWith(PREFIX)) return undefined;
-  const rest = name.slice(PREFIX.length);
-  const slash = rest.indexOf('/');
-  return slash > 0 && slash < rest.length - 1 ? { account: rest.slice(0, slash), id: rest.slice(slash + 1) } : undefined;
-}
 
 /** The pause before the next look: half the lease's life, ± 25 %. */
 export function sweepDelay(ttlMs: number, random = Math.random): number {
@@ -59,9 +50,9 @@ export class LeaseSweep {
     const state = await this.ctx.state();
     for (const lease of await state.expiredLeases()) {
       if (this.stopped || this.ctx.stopping) return;
-      const conversation = conversationOfLease(lease.name);
+      const conversation = parseLogKey(lease.name);
       // This server's own turn renews its lease itself (or finds it lost and stops).
-      if (!conversation || this.conversations.isRunning(conversation.account, conversation.id)) continue;
+      if (conversation?.kind !== 'conversation' || this.conversations.isRunning(conversation.account, conversation.id)) continue;
       await this.takeOver(lease, conversation.account, conversation.id).catch((error: Error) =>
         this.ctx.log({ level: 'error', msg: 'expired lease not taken over', lease: lease.name, error: error.message }),
       );

@@ -5,7 +5,7 @@
 // folder's lifecycle.log. OnColdStart failing throws (the request answers 502); the other points
 // log and go on (seed 001 9.2, 9.3).
 import { createHash } from 'node:crypto';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { listConversations, readMessages as readRunMessages } from '../conversation/read.js';
 import { conversationFiles as runFiles } from '../conversation/paths.js';
@@ -16,15 +16,17 @@ import { composeBuiltins, recordingBuiltins } from '../lifecycle/defaults.js';
 import type { LifecycleBus, LifecycleEvent } from '../lifecycle/types.js';
 import { syncBuiltins } from '../sync/lifecycle-builtins.js';
 import type { SyncTarget } from '../sync/target.js';
+import { sessionBuiltins } from './claude-session-sync.js';
+import { SESSION_FOLDER } from './claude-session.js';
 import type { LogFn } from './context.js';
 
 /**
  * The store tree of a conversation's workspace: `conv.<account>.<id>` (an id has no ".", so no two
  * conversations share one), or a hash of the two when that is too long for a store name.
  */
-export function conversationTree(account: string, id: string): string {
-  const name = `conv.${account}.${id}`;
-  return name.length <= 100 ? name : `conv.${createHash('sha256').update(`${account}\0${id}`).digest('hex').slice(0, 40)}`;
+export function conversationTree(account: string, id: string, kind: 'conv' | 'session' = 'conv'): string {
+  const name = `${kind}.${account}.${id}`;
+  return name.length <= 100 ? name : `${kind}.${createHash('sha256').update(`${account}\0${id}`).digest('hex').slice(0, 40)}`;
 }
 
 /**
@@ -39,6 +41,16 @@ export function conversationSyncTarget(event: LifecycleEvent): SyncTarget {
 }
 
 /**
+ * Where a conversation's Claude Code session is kept (its folder's `claude-session/`, beside the
+ * workspace) and its tree in the store, `session.<account>.<id>`, next to the workspace's
+ * (src/server/claude-session.ts).
+ */
+export function sessionSyncTarget(dir: string): SyncTarget {
+  const tree = conversationTree(basename(dirname(dirname(dir))), basename(dir), 'session');
+  return { root: join(dir, SESSION_FOLDER), tree, workspace: tree };
+}
+
+/**
  * A new bus for one turn. `beforePublish` fences the turn's OnStreamFinish push: it throws when the
  * turn's lease was taken over, so the version is not published (src/sync/push.ts).
  */
@@ -47,8 +59,9 @@ export function serverLifecycle(home: string, config: Config, log: LogFn): (befo
   return (beforePublish) =>
     createLifecycleBus({
       // With sync.store set, OnStreamFinish pushes the workspace and (sync.init_from_store)
-      // OnColdStart of a new sandbox restores it, as for tasks (src/sync/lifecycle-builtins.ts).
-      builtins: composeBuiltins(recordingBuiltins(), syncBuiltins(home, config, warn, conversationSyncTarget, beforePublish)),
+      // OnColdStart of a new sandbox restores it, as for tasks (src/sync/lifecycle-builtins.ts);
+      // the conversation's Claude Code session follows the same way, after it.
+      builtins: composeBuiltins(recordingBuiltins(), syncBuiltins(home, config, warn, conversationSyncTarget, beforePublish), sessionBuiltins(home, config, warn, sessionSyncTarget, beforePublish)),
       config: config.lifecycle,
       groups: new ProcessGroups(),
       reporter: { note: (text) => log({ msg: 'lifecycle', note: text }) },

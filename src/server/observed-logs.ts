@@ -3,6 +3,7 @@
 import type { EventLog, StoredEvent } from './event-log.js';
 import { EventLogs } from './event-log.js';
 import type { ServerState } from './state/types.js';
+import { parseLogKey } from './state/types.js';
 
 export type EventObserver = (kind: 'conversation' | 'task', key: string, event: StoredEvent) => void;
 
@@ -16,7 +17,8 @@ export class ObservedEventLogs extends EventLogs {
   }
 
   protected override opened(key: string, log: EventLog): void {
-    const kind = key.startsWith('conversation:') ? 'conversation' : key.startsWith('task:') ? 'task' : undefined;
+    const of = parseLogKey(key)?.kind;
+    const kind = of === 'conversation' || of === 'task' ? of : undefined;
     // Only what this process appends from now on (nothing is read back).
     if (kind) log.follow(0, (e) => this.observe(kind, key, e), { localOnly: true });
   }

@@ -1,35 +1,11 @@
 // The server's handle on its state (src/server/state): opened on first use with server.database or
-// ATLAS_DATABASE_URL (else the embedded SQLite file), after which what an older atlas kept in files
-// (tokens.json, conversation.json records, the task index, events.jsonl logs) is adopted.
-import { existsSync } from 'node:fs';
+// ATLAS_DATABASE_URL (else the embedded SQLite file). The first time a home opens it, what an older
+// atlas kept there in files (tokens.json, conversation.json records, the task index, events.jsonl
+// logs) is adopted, by the import `atlas serve migrate` runs (state-import.ts), then never again.
 import { AtlasError, EXIT } from '../domain/errors.js';
-import { adoptConversationFiles } from './conversation-store.js';
-import { adoptEventFiles, adoptTaskFiles } from './event-files.js';
 import { redactUrl } from '../domain/redact-url.js';
 import { databaseUrl, isPostgresUrl, openState } from './state/open.js';
 import type { ServerState } from './state/types.js';
-import { readTokens, tokensPath } from './token-file.js';
-
-/**
- * Brings the tokens of a tokens.json (atlas before the state layer) into the state. Ids already
- * there, revoked ones too, are left alone: a revoked token never comes back. The file is kept.
- */
-export async function adoptTokenFile(home: string, state: ServerState): Promise<{ added: number; present: number }> {
-  if (!existsSync(tokensPath(home))) return { added: 0, present: 0 };
-  const known = new Set((await state.allTokens()).map((t) => t.id));
-  let added = 0;
-  let present = 0;
-  for (const t of readTokens(home)) {
-    if (known.has(t.id)) {
-      present++;
-      continue;
-    }
-    const row = { id: t.id, account: t.account, sha256: t.sha256, created_at: t.created_at, expires_at: t.expires_at ?? null, read_only: t.read_only === true };
-    if (await state.addToken(row)) added++;
-    else present++;
-  }
-  return { added, present };
-}
 
 /**
  * Opens the state for this home without adopting anything: `configured` is server.database ('' or
@@ -51,14 +27,12 @@ export async function openConfiguredState(home: string, configured = '', poolSiz
   }
 }
 
-/** The state for this home, with an old tokens.json, conversation.json records and event logs adopted. */
+/** The state for this home, with an older home's files adopted the first time (state-import.ts). */
 export async function openServerState(home: string, configured = '', poolSize?: number, messages?: string): Promise<ServerState> {
   const state = await openConfiguredState(home, configured, poolSize, messages);
   try {
-    await adoptTokenFile(home, state);
-    await adoptConversationFiles(home, state);
-    await adoptTaskFiles(home, state);
-    await adoptEventFiles(home, state);
+    const { adoptFilesOnce } = await import('./state-import.js');
+    await adoptFilesOnce(home, state);
   } catch (error) {
     await state.close();
     throw error;

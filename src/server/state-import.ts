@@ -3,6 +3,8 @@
 // Running it again adds only what is new; the files are left as they are, so nothing is lost if
 // the import is stopped half-way.
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, listAccounts, listConversationFiles } from './conversation-store.js';
@@ -10,7 +12,7 @@ import { legacyLogFiles, importLogFile, taskRecordFiles } from './event-files.js
 import { openState, stateFilePath } from './state/open.js';
 import { messagesFromRuns } from './messages.js';
 import type { ServerState } from './state/types.js';
-import { adoptTokenFile } from './server-state.js';
+import { readTokens, tokensPath } from './token-file.js';
 
 export interface ImportReport {
   tokens: number;
@@ -21,6 +23,29 @@ export interface ImportReport {
   tasks: number;
   /** Records already in the state, left as they were. */
   unchanged: number;
+  /** Conversation records that could not be read, left out (when the state opens; migrate stops). */
+  skipped: number;
+}
+
+/**
+ * Brings the tokens of a tokens.json (atlas before the state layer) into the state. Ids already
+ * there, revoked ones too, are left alone: a revoked token never comes back. The file is kept.
+ */
+export async function adoptTokenFile(home: string, state: ServerState): Promise<{ added: number; present: number }> {
+  if (!existsSync(tokensPath(home))) return { added: 0, present: 0 };
+  const known = new Set((await state.allTokens()).map((t) => t.id));
+  let added = 0;
+  let present = 0;
+  for (const t of readTokens(home)) {
+    if (known.has(t.id)) {
+      present++;
+      continue;
+    }
+    const row = { id: t.id, account: t.account, sha256: t.sha256, created_at: t.created_at, expires_at: t.expires_at ?? null, read_only: t.read_only === true };
+    if (await state.addToken(row)) added++;
+    else present++;
+  }
+  return { added, present };
 }
 
 function recordProblem(c: ServerConversation): string | undefined {
@@ -81,8 +106,26 @@ async function copyEmbeddedState(home: string, state: ServerState, report: Impor
   }
 }
 
-export async function importFileState(home: string, state: ServerState): Promise<ImportReport> {
-  const report: ImportReport = { tokens: 0, accounts: 0, conversations: 0, messages: 0, events: 0, tasks: 0, unchanged: 0 };
+export interface ImportOptions {
+  /**
+   * Opening the state (not `atlas serve migrate`): a record it cannot read is skipped (counted in
+   * `skipped`) rather than stopping the import, and the embedded state is not copied.
+   */
+  adopting?: boolean;
+}
+
+/** The marker of this home's files imported into the state (a home is a path on one machine). */
+export function importMarker(home: string): string {
+  return `files imported: ${hostname()}:${resolve(home)}`;
+}
+
+/**
+ * Brings this home's files into the state: tokens, accounts, conversations with their messages,
+ * the task index and every event log (with their ids). Idempotent: what is there stays as it is.
+ * Records the home's marker once it has all gone in, so opening the state does it only once.
+ */
+export async function importFileState(home: string, state: ServerState, options: ImportOptions = {}): Promise<ImportReport> {
+  const report: ImportReport = { tokens: 0, accounts: 0, conversations: 0, messages: 0, events: 0, tasks: 0, unchanged: 0, skipped: 0 };
   // Read before tokens go in: a token brings its account along.
   const accounts = new Set((await state.listAccounts()).map((a) => a.name));
   const tokens = await adoptTokenFile(home, state);
@@ -104,6 +147,10 @@ export async function importFileState(home: string, state: ServerState): Promise
       const files = conversationFiles(home, account, c.id);
       // A record the import cannot read stops it, named: nothing is skipped quietly (the files stay).
       const problem = recordProblem(c);
+      if (problem && options.adopting) {
+        report.skipped++;
+        continue;
+      }
       if (problem) {
         throw new AtlasError(`cannot import ${files.record}: ${problem}`, { exitCode: EXIT.input, hint: 'repair or move that folder away, then run `atlas serve migrate` again (what was imported stays)' });
       }
@@ -121,6 +168,17 @@ export async function importFileState(home: string, state: ServerState): Promise
     report.events += r.added;
     report.unchanged += r.present;
   }
-  if (state.backend === 'postgres') await copyEmbeddedState(home, state, report);
+  if (state.backend === 'postgres' && !options.adopting) await copyEmbeddedState(home, state, report);
+  await state.setMarker(importMarker(home));
   return report;
+}
+
+/**
+ * When the state opens: an older home's files are adopted the first time only (the marker says
+ * so), not on every open (every `atlas serve token` command opens it). Returns undefined when they
+ * were adopted before.
+ */
+export async function adoptFilesOnce(home: string, state: ServerState): Promise<ImportReport | undefined> {
+  if (await state.hasMarker(importMarker(home))) return undefined;
+  return importFileState(home, state, { adopting: true });
 }

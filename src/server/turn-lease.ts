@@ -14,6 +14,9 @@ export interface HeldLease {
   fence: Fence;
   /** Called once if a renewal finds the lease taken (or the state says it is no longer ours). */
   onLost(fn: () => void): void;
+  /** Stops renewing it: the turn's end gave it back in its own transaction, or another holder has it. */
+  stop(): void;
+  /** Stops renewing it and gives it back. */
   release(): Promise<void>;
 }
 
@@ -44,14 +47,18 @@ export async function claimTurnLease(state: ServerState, name: string, settings:
     );
   }, settings.renewMs);
   timer.unref();
+  const stop = () => {
+    done = true;
+    clearInterval(timer);
+  };
   return {
     ok: true,
     lease: {
       fence,
       onLost: (fn) => lost.push(fn),
+      stop,
       release: async () => {
-        done = true;
-        clearInterval(timer);
+        stop();
         await state.releaseLease(name, claim.token).catch((error: Error) => log({ level: 'error', msg: 'lease not released', lease: name, error: error.message }));
       },
     },

@@ -96,8 +96,15 @@ function initial(backend: StateBackend): Migration {
   };
 }
 
+/** Things done once per state, such as adopting an older home's files: their names, and when. */
+const markers: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema.createTable('markers').addColumn('name', 'text', (c) => c.primaryKey()).addColumn('at', 'text', (c) => c.notNull()).execute();
+  },
+};
+
 export function migrationsFor(backend: StateBackend): Record<string, Migration> {
-  return { '0001_initial': initial(backend) };
+  return { '0001_initial': initial(backend), '0002_markers': markers };
 }
 
 class CodeMigrations implements MigrationProvider {

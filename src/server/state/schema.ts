@@ -70,6 +70,11 @@ export interface LeasesTable {
   heartbeat_at: Int;
 }
 
+export interface MarkersTable {
+  name: string;
+  at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   tokens: TokensTable;
@@ -79,4 +84,5 @@ export interface Database {
   events: EventsTable;
   tasks: TasksTable;
   leases: LeasesTable;
+  markers: MarkersTable;
 }

@@ -145,4 +145,12 @@ export class SqlRecords {
   async listTasks(account: string): Promise<TaskIndexRow[]> {
     return (await this.db.selectFrom('tasks').selectAll().where('account', '=', account).orderBy('created_at', 'desc').orderBy('task_id').execute()).map(toTask);
   }
+
+  async hasMarker(name: string): Promise<boolean> {
+    return (await this.db.selectFrom('markers').select('name').where('name', '=', name).executeTakeFirst()) !== undefined;
+  }
+
+  async setMarker(name: string, now = new Date()): Promise<void> {
+    await this.db.insertInto('markers').values({ name, at: toTimestamp(now) }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  }
 }

@@ -165,6 +165,13 @@ export interface LeasesStore {
   expiredLeases(now?: number): Promise<LeaseRow[]>;
 }
 
+export interface MarkersStore {
+  /** Whether something done once (named) was done. */
+  hasMarker(name: string): Promise<boolean>;
+  /** Records that it was done (again: nothing changes). */
+  setMarker(name: string, now?: Date): Promise<void>;
+}
+
 /** The names of event logs and leases, the same on every replica. */
 export const logKey = {
   conversation: (account: string, id: string) => `conversation:${account}/${id}`,
@@ -172,9 +179,24 @@ export const logKey = {
   account: (account: string) => `account:${account}`,
 };
 
+export type LogOf = { kind: 'conversation'; account: string; id: string } | { kind: 'task'; taskId: string } | { kind: 'account'; account: string };
+
+/** What a log's (or lease's) key names, as logKey made it; undefined for anything else. */
+export function parseLogKey(key: string): LogOf | undefined {
+  const colon = key.indexOf(':');
+  const kind = key.slice(0, colon);
+  const rest = key.slice(colon + 1);
+  if (colon < 0 || rest === '') return undefined;
+  if (kind === 'task') return { kind, taskId: rest };
+  if (kind === 'account') return { kind, account: rest };
+  if (kind !== 'conversation') return undefined;
+  const slash = rest.indexOf('/');
+  return slash > 0 && slash < rest.length - 1 ? { kind, account: rest.slice(0, slash), id: rest.slice(slash + 1) } : undefined;
+}
+
 export type StateBackend = 'sqlite' | 'postgres';
 
-export interface ServerState extends AccountsStore, ConversationsStore, MessagesStore, EventsStore, TasksStore, LeasesStore {
+export interface ServerState extends AccountsStore, ConversationsStore, MessagesStore, EventsStore, TasksStore, LeasesStore, MarkersStore {
   readonly backend: StateBackend;
   /** Where the state lives, for logs (a PostgreSQL password is redacted). */
   readonly location: string;
