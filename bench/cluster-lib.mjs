@@ -1,7 +1,7 @@
 // Shared by bench/server-cluster.mjs and bench/server-failover.mjs: a real PostgreSQL (the test
 // helper, bundled; pg imported from node_modules by path) and `atlas serve` processes on it.
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { createWriteStream, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,11 +18,15 @@ export async function postgresTools(work) {
   return import(pathToFileURL(join(work, 'lib.mjs')).href);
 }
 
-/** Starts `atlas serve --local` with `flags` before the command; resolves with its port once it listens. */
-export function startServer(home, env, flags) {
+/**
+ * Starts `atlas serve --local` with `flags` before the command; resolves with its port once it
+ * listens. With `logFile`, its log lines are kept there (for DEBUG runs).
+ */
+export function startServer(home, env, flags, logFile) {
   const child = spawn(process.execPath, [ATLAS, ...flags, 'serve', '--port', '0', '--local'], { env: { ...process.env, ATLAS_HOME: home, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
   return untilListening(child).then((port) => {
-    child.stdout.resume();
+    if (logFile) child.stdout.pipe(createWriteStream(logFile));
+    else child.stdout.resume();
     return { child, port };
   });
 }

@@ -85,7 +85,7 @@ try {
   const env = { ATLAS_DATABASE_URL: await pg.createDatabase('failover') };
   const homes = [0, 1, 2].map((i) => join(work, `server-${i}`));
   const tok = createToken(homes[0], env);
-  servers.push(...(await Promise.all(homes.map((h) => startServer(h, env, FLAGS)))));
+  servers.push(...(await Promise.all(homes.map((h, i) => startServer(h, env, FLAGS, process.env.DEBUG ? join(tmpdir(), `atlas-failover-server-${i}.log`) : undefined)))));
   const alive = new Set([0, 1, 2]);
   const auth = { authorization: `Bearer ${tok}`, 'content-type': 'application/json' };
   const url = (i, path) => `http://127.0.0.1:${servers[i].port}${path}`;
@@ -99,6 +99,7 @@ try {
   async function recover(conversation, n) {
     for (;;) {
       const i = pick(n++);
+      note(`t-${conversation.slice(2)}`, `recover on ${i}`);
       try {
         const got = await (await fetch(url(i, `/conversations/${conversation}`), { headers: auth })).json();
         if (got.conversation?.status === 'running') {
@@ -127,6 +128,10 @@ try {
    */
   const finished = new Set();
   const watchers = [];
+  /** With DEBUG: what each client waits on, printed while some have not finished. */
+  const doing = new Map();
+  const note = (who, what) => process.env.DEBUG && doing.set(who, `${what} @${((performance.now() - t0) / 1000).toFixed(1)}s`);
+  const watchdog = process.env.DEBUG ? setInterval(() => console.error([...doing].filter(([w]) => !finished.has(Number(w.split('-')[1]))).map(([w, d]) => `${w}: ${d}`).join('\n'), '\n--'), 15_000) : undefined;
   async function watch(c) {
     const ids = new Ids(0);
     let n = c + 1;
@@ -140,6 +145,7 @@ try {
       previous = i;
       let read = false;
       try {
+        note(`w-${c}`, `watch on ${i} after ${ids.last}`);
         const res = await fetch(url(i, `/conversations/f-${c}/events`), { headers: { ...auth, 'last-event-id': String(ids.last) } });
         if (res.status === 200) {
           const evs = ids.take(await events(res));
@@ -163,6 +169,7 @@ try {
     for (;;) {
       const i = pick(n++);
       try {
+        note(`t-${conversation.slice(2)}`, `reconnect on ${i} after ${ids.last}`);
         const res = await fetch(url(i, `/conversations/${conversation}/events`), { headers: { ...auth, 'last-event-id': String(ids.last) } });
         if (res.status !== 200) {
           await res.body?.cancel();
@@ -190,6 +197,7 @@ try {
         for (let attempt = 0; ; attempt++) {
           let res;
           try {
+            note(`t-${c}`, `turn ${k} on ${pick(c + k + attempt)}`);
             res = await fetch(url(pick(c + k + attempt), `/conversations/${conversation}/sandbox/sb`), { method: 'POST', headers: auth, body: JSON.stringify({ prompt: `sleep:300 turn ${k}` }) });
           } catch {
             continue; // Not accepted (the server is gone): another server takes it.
@@ -219,6 +227,7 @@ try {
   );
   await killer;
   const watched = await Promise.all(watchers);
+  clearInterval(watchdog);
   const wall = performance.now() - t0;
 
   // The checks, from a surviving server.

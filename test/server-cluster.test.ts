@@ -102,15 +102,14 @@ describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${po
     expect(replay.at(-1)).toMatchObject({ event: 'usage', data: { turn: 3 } });
   }, 90_000);
 
-  it('a server whose turn lease was taken over stops the turn and publishes nothing more about it', async () => {
+  it('a server whose turn lease was taken over stops the turn and publishes nothing more about it; its client gets the new holder\'s interrupted event', async () => {
     const url = await pgServer!.createDatabase('fenced');
     const env = { ATLAS_DATABASE_URL: url };
     const home = tempDir();
     const a = await startServe(home, [], { env, flags: [...AGENT_FLAGS, '-c', 'server.lease_ttl=3s'] });
     servers.push(a);
     const { token } = JSON.parse(atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice'], { env: { ATLAS_HOME: home, ...env } }).stdout);
-    const stream = fetch(`${a.url}/conversations/f/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 long' }) });
-    void stream.then((r) => r.body?.cancel().catch(() => undefined), () => undefined);
+    const turnClient = fetch(`${a.url}/conversations/f/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 long' }) }).then((r) => readSse(r));
     await waitUntil(async () => ((await getJson(a.url, token, '/conversations/f')).json.conversation?.status === 'running' ? true : undefined), 10_000, 'the turn to run');
     // Another server takes the lease over (as if A had stalled past its expiry).
     const state = await openState({ home: tempDir(), url });
@@ -124,6 +123,12 @@ describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${po
       // Nothing from A after the takeover: no error, no usage, and the record is as A left it running.
       expect(await state.lastEventId('conversation:alice/f')).toBe(before);
       expect((await state.getConversation('alice', 'f'))?.status).toBe('running');
+      // The new holder marks the turn interrupted: the turn's own client on A gets that event
+      // (A reads what others append to a turn it lost) and its stream ends there, no event missed.
+      await state.appendEvent('conversation:alice/f', 'interrupted', { turn: 1, reason: 'taken over' }, { lease: 'conversation:alice/f', token: lease.token + 1 });
+      const got = await turnClient;
+      expect(got.at(-1)).toMatchObject({ event: 'interrupted', data: { turn: 1 } });
+      expect(got.map((e) => Number(e.id))).toEqual(Array.from({ length: before + 1 }, (_, i) => i + 1));
     } finally {
       await state.close();
     }

@@ -16,7 +16,7 @@ import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import type { TestPostgres } from './helpers/postgres.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { listKeys, startS3rver } from './helpers/s3rver.js';
-import type { ServeProcess } from './helpers/server-fixtures.js';
+import type { ServeProcess, SseEvent } from './helpers/server-fixtures.js';
 import { AGENT_FLAGS, auth, getJson, prompt, readSse, serversOfThisFile, startServe, waitUntil } from './helpers/server-fixtures.js';
 
 const servers = serversOfThisFile('SIGTERM');
@@ -55,14 +55,23 @@ describe.skipIf(postgresSkipReason !== undefined)(`failover between replicas${po
     const first = await prompt(a!.url, token, 'c', { prompt: 'first' }, 'sb');
     expect(first.events.at(-1)!.data).toMatchObject({ ok: true, turn: 1 });
     const lastId = first.events.at(-1)!.id!;
-    void fetch(`${a!.url}/conversations/c/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 second' }) }).then((r) => r.body?.cancel().catch(() => undefined), () => undefined);
-    await waitUntil(async () => ((await status(b!))?.status === 'running' ? true : undefined), 10_000, 'B to see turn 2 running');
+    // Turn 2's own client on A keeps what arrives before A dies.
+    const onA: SseEvent[] = [];
+    const turnOnA = fetch(`${a!.url}/conversations/c/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 second' }) }).then((r) => readSse(r, (e) => (onA.push(e), false))).catch(() => undefined);
+    await waitUntil(async () => ((await status(b!))?.status === 'running' && onA.length > 0 ? true : undefined), 10_000, 'B to see turn 2 running');
     // A client of B follows the conversation (nobody reads it over GET: only the sweep can find the turn cut off).
     const following = readSse(await fetch(`${b!.url}/conversations/c/events`, { headers: auth(token, { 'last-event-id': lastId }) }), (e) => e.event === 'interrupted');
     a!.child.kill('SIGKILL');
     await a!.exited;
+    await turnOnA;
     const seen = await following;
     expect(seen.at(-1)).toMatchObject({ event: 'interrupted', data: { turn: 2, reason: 'no owner' } });
+    // A's client, cut off, reconnects to C with Last-Event-ID and reads on: together, exactly the
+    // ids B's client got, each once.
+    const resumed = await readSse(await fetch(`${c!.url}/conversations/c/events`, { headers: auth(token, { 'last-event-id': onA.at(-1)!.id! }) }), (e) => e.event === 'interrupted');
+    const ids = [...onA, ...resumed].map((e) => Number(e.id));
+    expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => Number(lastId) + 1 + i));
+    expect(ids).toEqual(seen.map((e) => Number(e.id)));
 
     // Recovered automatically, by exactly one of the survivors, on the store's last version.
     const done = await waitUntil(async () => {

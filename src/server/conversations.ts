@@ -276,6 +276,7 @@ export class Conversations {
       // Another server has taken the conversation over: this one publishes nothing more about it.
       this.ctx.log({ level: 'error', msg: 'turn stopped: its lease was taken over', account: conversation.account, conversation_id: conversation.id });
       slot.lease?.stop();
+      log.followOthers();
       return;
     }
     // The final record, `cancelled` and `usage`, and the lease given back, in one transaction: a
@@ -284,9 +285,14 @@ export class Conversations {
     // `usage`, to this server or another, finds the conversation free.
     const events = [...(slot.stopReason === CANCEL_REASON ? [{ type: 'cancelled', data: { turn: final['turn'] ?? null } }] : []), { type: 'usage', data: final }];
     if (!slot.lease) return;
-    // Given back once: by that transaction, or (it failed: the database down) on its own.
+    // Given back once: by that transaction, or (it failed: the lease lost meanwhile, or the
+    // database down) on its own; then the turn's clients here wait for the server that marks it
+    // interrupted.
     if (await log.finishTurn(record, events, slot.lease.fence)) slot.lease.stop();
-    else await slot.lease.release();
+    else {
+      await slot.lease.release();
+      log.followOthers();
+    }
   }
 
   /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */

@@ -125,10 +125,7 @@ export class EventLog {
     this.followers.add(f);
     // What another server appends (a turn running there) is read from the state every so often,
     // by one poller for all of this log's followers.
-    if (f.remote && this.remoteFollowers++ === 0) {
-      this.remoteTimer = setInterval(() => this.poll(), REMOTE_POLL_MS);
-      this.remoteTimer.unref();
-    }
+    if (f.remote) this.addRemote();
     if (!f.localOnly) {
       this.since(afterId).then(
         (past) => {
@@ -156,6 +153,25 @@ export class EventLog {
         this.gapTimer = undefined;
       }
     };
+  }
+
+  /**
+   * This process no longer writes the log's running turn (its lease went to another server, or
+   * its end could not be stored): its followers from now on read what other servers append (the
+   * `interrupted` event the new holder writes), as followers of a remote turn do.
+   */
+  followOthers(): void {
+    for (const f of this.followers) {
+      if (f.localOnly || f.remote || f.closed) continue;
+      f.remote = true;
+      this.addRemote();
+    }
+  }
+
+  private addRemote(): void {
+    if (this.remoteFollowers++ > 0) return;
+    this.remoteTimer = setInterval(() => this.poll(), REMOTE_POLL_MS);
+    this.remoteTimer.unref();
   }
 
   /** Resolves once every append asked for so far is stored (or reported failed). */

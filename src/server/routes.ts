@@ -86,8 +86,9 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     pipeLog(client, log, afterId, isLast, idle, remote);
   };
 
+  // A turn's stream ends with its usage, or with `interrupted` when another server took it over.
   const streamTurn = (r: RequestInfo, release: () => void, turn: StartedTurn) =>
-    stream(r, release, turn.log, turn.fromId, (e) => e.type === 'usage' && e.id > turn.fromId, () => false);
+    stream(r, release, turn.log, turn.fromId, (e) => (e.type === 'usage' || e.type === 'interrupted') && e.id > turn.fromId, () => false);
 
   const router = new Router<Handler>();
 
@@ -165,8 +166,9 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
       return stream(r, release, log, after, ends, () => false, true);
     }
     const idle = () => !conversations.isRunning(r.account, c.id);
-    // Ends with the running turn's usage event, or after the replay when no turn runs.
-    stream(r, release, log, after, (e) => e.type === 'usage' && idle() && e.id >= log.lastId, idle);
+    // Ends with the running turn's usage event (or `interrupted`, when another server took the
+    // turn over), or after the replay when no turn runs.
+    stream(r, release, log, after, (e) => (e.type === 'usage' || e.type === 'interrupted') && idle() && e.id >= log.lastId, idle);
   });
 
   router.add('DELETE', '/conversations/:id', async (r) => {
