@@ -8,7 +8,7 @@
 // the next surviving server with Last-Event-ID whenever its stream ends (the kill cuts some), and
 // must end with exactly the conversation's ids, each once; a turn's own client cut off by the kill
 // reconnects to another server the same way and must read on without a gap or repeat to the
-// turn's `interrupted` event.
+// turn's end (`interrupted`, or its `usage` when only the stream was cut).
 // Usage: node bench/server-failover.mjs [conversations=100] [turns=4]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -164,7 +164,7 @@ try {
 
   /** The turns' own clients: each stream's ids, and, when the kill cut one, its reconnection elsewhere. */
   const turnClients = [];
-  /** After a cut-off: the client reconnects to a surviving server with Last-Event-ID and reads on (to `interrupted`). */
+  /** After a cut-off: the client reconnects to a surviving server with Last-Event-ID and reads on (to the turn's end). */
   async function reconnect(conversation, ids, n) {
     for (;;) {
       const i = pick(n++);
@@ -214,9 +214,10 @@ try {
           // Accepted, then cut off by the kill: the client reconnects to another server and sees the
           // turn reported interrupted; then it is recovered there.
           cutOff++;
-          const client = { ids, interrupted: false };
+          const client = { ids, ended: false };
           turnClients.push(client);
-          if (evs.length > 0) client.interrupted = (await reconnect(conversation, ids, c + k + 1)).some((e) => e.type === 'interrupted');
+          // Read on to the turn's end: `interrupted`, or its `usage` when the kill cut only the stream.
+          if (evs.length > 0) client.ended = (await reconnect(conversation, ids, c + k + 1)).some((e) => e.type === 'interrupted' || e.type === 'usage');
           await recover(conversation, c + k + 1);
           break;
         }
@@ -293,7 +294,7 @@ try {
       events_they_received: watched.reduce((n, w) => n + w.ids.got, 0),
       clients_with_a_duplicate_missing_or_extra_event: watcherProblems,
       cut_turn_clients_reconnected: cutClients.length,
-      of_which_saw_interrupted: cutClients.filter((t) => t.interrupted).length,
+      of_which_read_on_to_the_turn_end: cutClients.filter((t) => t.ended).length,
       of_which_with_a_gap_or_repeat: cutClients.filter((t) => t.ids.gaps > 0 || t.ids.repeats > 0).length,
     },
   ]);

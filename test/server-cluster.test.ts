@@ -133,4 +133,29 @@ describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${po
       await state.close();
     }
   }, 60_000);
+  it('a turn that lost its lease to a sweep that left it free marks itself interrupted: its client and the record are not left running', async () => {
+    const url = await pgServer!.createDatabase('lost-free');
+    const env = { ATLAS_DATABASE_URL: url };
+    const home = tempDir();
+    const a = await startServe(home, [], { env, flags: [...AGENT_FLAGS, '-c', 'server.lease_ttl=3s'] });
+    servers.push(a);
+    const { token } = JSON.parse(atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice'], { env: { ATLAS_HOME: home, ...env } }).stdout);
+    const turnClient = fetch(`${a.url}/conversations/g/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 long' }) }).then((r) => readSse(r));
+    await waitUntil(async () => ((await getJson(a.url, token, '/conversations/g')).json.conversation?.status === 'running' ? true : undefined), 10_000, 'the turn to run');
+    // What a sweep does that finds the turn not yet recorded running: claims the lease and gives it back.
+    const state = await openState({ home: tempDir(), url });
+    try {
+      const lease = (await state.getLease('conversation:alice/g'))!;
+      const taken = await state.claimLease('conversation:alice/g', 'other-server', 60_000, lease.expires_at + 1);
+      expect(taken.ok).toBe(true);
+      if (taken.ok) await state.releaseLease('conversation:alice/g', taken.token);
+      const got = await turnClient;
+      expect(got.at(-1)).toMatchObject({ event: 'interrupted', data: { turn: 1, reason: 'its lease was lost' } });
+      expect(got.map((e) => Number(e.id))).toEqual(Array.from({ length: got.length }, (_, i) => i + 1));
+      expect((await state.getConversation('alice', 'g'))?.status).toBe('interrupted');
+      expect(a.lines.some((l) => l.includes('its lease was lost and left free'))).toBe(true);
+    } finally {
+      await state.close();
+    }
+  }, 60_000);
 });

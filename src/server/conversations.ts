@@ -28,7 +28,7 @@ import type { HeldLease } from './turn-lease.js';
 import { claimTurnLease, holderOf, requireFence } from './turn-lease.js';
 import { HttpError } from './http.js';
 import type { CutOff } from './turn-interrupt.js';
-import { interruptIfCut } from './turn-interrupt.js';
+import { interruptIfCut, interruptLostTurn } from './turn-interrupt.js';
 
 export interface TurnRequest {
   account: string;
@@ -272,27 +272,23 @@ export class Conversations {
       heartbeat.stop();
       slot.release();
     }
-    if (lost) {
-      // Another server has taken the conversation over: this one publishes nothing more about it.
-      this.ctx.log({ level: 'error', msg: 'turn stopped: its lease was taken over', account: conversation.account, conversation_id: conversation.id });
-      slot.lease?.stop();
-      log.followOthers();
-      return;
-    }
     // The final record, `cancelled` and `usage`, and the lease given back, in one transaction: a
     // server that dies before it leaves the turn running (then interrupted once its lease expires),
     // never a finished record without its usage event. A client that sends its next prompt on
     // `usage`, to this server or another, finds the conversation free.
     const events = [...(slot.stopReason === CANCEL_REASON ? [{ type: 'cancelled', data: { turn: final['turn'] ?? null } }] : []), { type: 'usage', data: final }];
     if (!slot.lease) return;
-    // Given back once: by that transaction, or (it failed: the lease lost meanwhile, or the
-    // database down) on its own; then the turn's clients here wait for the server that marks it
-    // interrupted.
-    if (await log.finishTurn(record, events, slot.lease.fence)) slot.lease.stop();
-    else {
-      await slot.lease.release();
-      log.followOthers();
-    }
+    // Renewed until then (appends queued before it may take a while), and given back by it.
+    const ended = !lost && (await log.finishTurn(record, events, slot.lease.fence)) !== undefined;
+    slot.lease.stop();
+    if (ended) return;
+    // Its lease went to another server (or the end could not be stored): this one publishes
+    // nothing more about the turn, and its clients here wait for the `interrupted` event, written
+    // by whoever holds the lease, or by this server if the lease is left free (turn-interrupt.ts).
+    if (lost) this.ctx.log({ level: 'error', msg: 'turn stopped: its lease was taken over', account: conversation.account, conversation_id: conversation.id });
+    log.followOthers();
+    const marked = await interruptLostTurn(this.ctx, conversation.account, conversation.id, conversation.turns + 1, this.turnLeaseSettings().ttlMs).catch(() => undefined);
+    if (marked) this.onInterrupted?.(marked);
   }
 
   /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */

@@ -49,6 +49,28 @@ export async function interruptIfCut(ctx: ServerContext, account: string, id: st
 }
 
 /**
+ * A turn of this server whose lease was lost before its end was stored. Whoever holds the lease
+ * now marks the turn (a sweep) or runs the next one. But a sweep that found the turn not yet
+ * recorded `running` (this server too busy to renew in time) freed the lease: nobody else will
+ * mark it, so this server claims the free lease and marks the turn interrupted as a sweep would.
+ * Returns the marked conversation, or undefined when it was not this server's to mark.
+ */
+export async function interruptLostTurn(ctx: ServerContext, account: string, id: string, turn: number, ttlMs: number): Promise<ServerConversation | undefined> {
+  const state = await ctx.state();
+  const leaseName = logKey.conversation(account, id);
+  const claim = await state.claimLease(leaseName, THIS_HOLDER, ttlMs);
+  if (!claim.ok) return undefined;
+  try {
+    const now = await readConversation(state, account, id);
+    if (now?.status !== 'running' || now.turns !== turn) return undefined;
+    ctx.log({ msg: 'turn interrupted: its lease was lost and left free', account, conversation_id: id, turn });
+    return await markInterrupted(ctx, now, undefined, 'its lease was lost', { lease: leaseName, token: claim.token });
+  } finally {
+    await state.releaseLease(leaseName, claim.token);
+  }
+}
+
+/**
  * Marks `c` (a turn still recorded `running`) interrupted. `fence`: the lease taken over for it,
  * so only the server that took it over appends the event. Resolves once the event is stored.
  */
