@@ -3,7 +3,8 @@
 // different Claude Code folders, on one real PostgreSQL and one s3rver store, running the real
 // Claude Code CLI against the fake Messages API. Turn 1 runs on A, turn 2 on B: B restores the
 // workspace and the session from the store and resumes the same session, so the model is sent
-// turn 1's exchange with turn 2's prompt. The session's files never enter the user's workspace.
+// turn 1's exchange with turn 2's prompt; turn 3 back on A replaces A's older copy of the session
+// with the store's. The session's files never enter the user's workspace.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,10 +35,11 @@ afterAll(async () => {
 });
 
 describe.skipIf(postgresSkipReason !== undefined)(`a Claude Code session between replicas${postgresSkipReason ? ` (skipped: ${postgresSkipReason})` : ''}`, () => {
-  it('turn 1 on A, turn 2 on B: B resumes the same session with turn 1\'s history, restored from the store', async () => {
+  it('turn 1 on A, turn 2 on B, turn 3 on A again: each resumes the same session with all its history, restored from the store', async () => {
     fake = await startFakeAnthropic([
       { text: 'I will remember the word PELICAN.', usage: { input_tokens: 100, output_tokens: 10 } },
       { text: 'The word was PELICAN.', usage: { input_tokens: 150, output_tokens: 8 } },
+      { text: 'You asked me which word it was.', usage: { input_tokens: 200, output_tokens: 8 } },
     ]);
     const url = await pgServer!.createDatabase('claude');
     const flags = ['-c', 'ai.agent=claude', '-c', `sync.store=${s3!.config.store}/claude`, '-c', `sync.s3.endpoint=${s3!.config.endpoint}`, '-c', 'sync.s3.force_path_style=true', '-c', 'sync.init_from_store=true'];
@@ -74,6 +76,12 @@ describe.skipIf(postgresSkipReason !== undefined)(`a Claude Code session between
     const projects = readdirSync(join(envB['CLAUDE_CONFIG_DIR']!, 'projects'));
     expect(projects).toHaveLength(1);
     expect(projects[0]).toContain(homeB.replace(/[^a-zA-Z0-9]/g, '-'));
+    // Turn 3 back on A, whose own transcript stops at turn 1: it catches up with the store and
+    // resumes the session with turn 2 in it too.
+    const third = await prompt(a!.url, token, 'c', { prompt: 'what did I ask you last?' });
+    expect(third.events.at(-1)!.data).toMatchObject({ ok: true, turn: 3, session_id: sessionId });
+    const sentA = JSON.stringify(fake.messageRequests().at(-1)!.body.messages);
+    for (const text of ['remember the word pelican', 'which word was it?', 'The word was PELICAN.', 'what did I ask you last?']) expect(sentA).toContain(text);
     // The user's workspace holds none of it.
     const workspaceB = join(homeB, 'server', 'accounts', 'alice', 'conversations', 'c', 'workspace');
     expect(existsSync(workspaceB)).toBe(true);

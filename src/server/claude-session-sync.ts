@@ -1,7 +1,7 @@
 // The conversation's copy of its Claude Code session (claude-session.ts) in the store: a tree of
 // its own next to the workspace's (`session.<account>.<id>`), pushed after the workspace by each
-// turn's OnStreamFinish (fenced by the turn's lease, as the workspace's push is) and pulled when
-// the sandbox starts or catches up with the store. The user's workspace never holds it. A failure
+// turn's OnStreamFinish (fenced by the turn's lease, as the workspace's push is) and pulled after
+// the sandbox starts (OnColdStart) or catches up with the store. The user's workspace never holds it. A failure
 // here never fails a turn: the next turn then starts a fresh session, as before.
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
@@ -46,11 +46,12 @@ export async function pushSession(home: string, config: Config, target: SyncTarg
   }
 }
 
-/** The lifecycle builtins that carry the session along with the workspace's own. */
+/**
+ * The lifecycle builtin that pushes the session after the workspace (OnStreamFinish). Its pull is
+ * the server's, after OnColdStart or a catch-up with the store, for Claude Code conversations only
+ * (src/server/conversations.ts), so a command agent's turn never waits for it.
+ */
 export function sessionBuiltins(home: string, config: Config, warn: (text: string) => void, targetOf: SessionTargetOf, beforePublish?: () => Promise<void>): LifecycleBuiltins {
   if (!sessionTravels(config)) return {};
-  return {
-    on_stream_finish: (event) => pushSession(home, config, targetOf(event.task_dir), warn, beforePublish),
-    on_cold_start: (event) => restoreSession(home, config, targetOf(event.task_dir), warn),
-  };
+  return { on_stream_finish: (event) => pushSession(home, config, targetOf(event.task_dir), warn, beforePublish) };
 }

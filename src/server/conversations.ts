@@ -193,7 +193,12 @@ export class Conversations {
     } catch (error) {
       throw new HttpError(502, 'cold_start_failed', `the sandbox could not catch up with the store: ${(error as Error).message}`, { removed: false });
     }
-    await restoreSession(home, config, sessionSyncTarget(this.base(conversation).task_dir), (note) => this.ctx.log({ msg: 'sync', note }));
+    await this.restoreSession(conversation);
+  }
+
+  /** A Claude Code conversation's session follows its workspace from the store. */
+  private async restoreSession(c: ServerConversation): Promise<void> {
+    if (c.provider === 'claude') await restoreSession(this.ctx.home, this.ctx.config, sessionSyncTarget(this.base(c).task_dir), (note) => this.ctx.log({ msg: 'sync', note }));
   }
 
   /** A new sandbox runs OnColdStart; if it fails, what was created is removed and the request fails. */
@@ -218,6 +223,7 @@ export class Conversations {
       this.ctx.log({ level: 'error', msg: 'cold start failed', conversation_id: conversation.id, account: conversation.account, error: (error as Error).message });
       throw new HttpError(502, 'cold_start_failed', `the sandbox could not be prepared: ${(error as Error).message}`, { removed: fresh });
     }
+    await this.restoreSession(conversation);
     await writeConversation(await this.ctx.state(), conversation);
     this.warm.add(k);
     return conversation;
@@ -278,13 +284,12 @@ export class Conversations {
     // `usage`, to this server or another, finds the conversation free.
     const events = [...(slot.stopReason === CANCEL_REASON ? [{ type: 'cancelled', data: { turn: final['turn'] ?? null } }] : []), { type: 'usage', data: final }];
     if (!slot.lease) return;
-    // Renewed until then (appends queued before it may take a while), and given back by it.
+    // Renewed until the end is stored (queued appends may take a while), which gives it back.
     const ended = !lost && (await log.finishTurn(record, events, slot.lease.fence)) !== undefined;
     slot.lease.stop();
     if (ended) return;
-    // Its lease went to another server (or the end could not be stored): this one publishes
-    // nothing more about the turn, and its clients here wait for the `interrupted` event, written
-    // by whoever holds the lease, or by this server if the lease is left free (turn-interrupt.ts).
+    // Lease lost (or end not stored): nothing more from here; clients here wait for `interrupted`,
+    // written by the lease's holder, or by this server if it was left free (turn-interrupt.ts).
     if (lost) this.ctx.log({ level: 'error', msg: 'turn stopped: its lease was taken over', account: conversation.account, conversation_id: conversation.id });
     log.followOthers();
     const marked = await interruptLostTurn(this.ctx, conversation.account, conversation.id, conversation.turns + 1, this.turnLeaseSettings().ttlMs).catch(() => undefined);
