@@ -222,7 +222,7 @@ for (const backend of backends) {
     });
 
     it('keeps the task index per account', async () => {
-      const row = { task_id: 'task-20261125-100000', account: 'alice', workspace: 'w', dir: '/d', repo: '/r', template: 'default', created_at: '2026-11-25T10:00:00.000Z' };
+      const row = { task_id: 'task-20261125-100000', account: 'alice', workspace: 'w', dir: '/d', repo: '/r', template: 'default', created_at: '2026-11-25T10:00:00.000Z', host: 'build-1' };
       await state.putTask(row);
       await state.putTask({ ...row, task_id: 'task-20261125-100001', account: 'bob' });
       expect(await state.getTask(row.task_id)).toEqual(row);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { atlas, tempDir } from './helpers/core-fixtures.js';
 import { addSlowTemplate, AGENT_FLAGS, auth, createToken, getJson, readSse, repoIn, startServe, serversOfThisFile } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
+import { openState } from '../src/server/state/open.js';
 
 checkResponses();
 
@@ -50,6 +51,18 @@ describe('tasks over HTTP', () => {
     expect((await getJson(s.url, bob, '/tasks')).json.tasks).toEqual([]);
     const mine = await getJson(s.url, alice, `/tasks/${id}`);
     expect(mine.json.hook).toMatchObject({ task_id: id, state: 'awaiting_human' });
+    expect((await getJson(s.url, alice, '/tasks')).json.tasks.map((t: any) => t.id)).toEqual([id]);
+
+    // A task another machine holds (its row in a state shared by several servers): 421, naming
+    // that machine; another account still gets 404.
+    const state = await openState({ home });
+    await state.putTask({ ...(await state.getTask(id))!, task_id: 'task-20261126-070000', host: 'build-elsewhere' });
+    await state.close();
+    const elsewhere = await getJson(s.url, alice, '/tasks/task-20261126-070000');
+    expect(elsewhere.status).toBe(421);
+    expect(elsewhere.json.error).toMatchObject({ code: 'task_elsewhere', host: 'build-elsewhere' });
+    expect(elsewhere.json.error.message).toMatch(/on the server at build-elsewhere/);
+    expect((await getJson(s.url, bob, '/tasks/task-20261126-070000')).status).toBe(404);
     expect((await getJson(s.url, alice, '/tasks')).json.tasks.map((t: any) => t.id)).toEqual([id]);
 
     const cp = await post(s.url, alice, `/tasks/${id}/checkpoint`, { description: 'before approval' });

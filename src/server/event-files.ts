@@ -2,6 +2,7 @@
 // found, and brought into the server state with their ids (a removed conversation's last id too,
 // so its id never repeats), by the import (state-import.ts) that `atlas serve migrate` runs and
 // the state's first opening on a home does.
+import { hostname } from 'node:os';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { conversationFolders, conversationsDir, listAccounts } from './conversation-store.js';
@@ -38,7 +39,8 @@ export function taskRecordFiles(home: string): TaskIndexRow[] {
     try {
       const r = JSON.parse(readFileSync(join(dir, name), 'utf8')) as Partial<TaskIndexRow>;
       const fields = [r.task_id, r.account, r.workspace, r.dir, r.repo, r.template, r.created_at];
-      if (fields.every((f) => typeof f === 'string')) rows.push(r as TaskIndexRow);
+      // A file-based home served one machine: this one.
+      if (fields.every((f) => typeof f === 'string')) rows.push({ ...(r as TaskIndexRow), host: typeof r.host === 'string' ? r.host : hostname() });
     } catch {
       // Not a task record.
     }

@@ -6,6 +6,7 @@
 // task folders and on the folders of tasks that are not over (at most `maxWatches` handles), and
 // by a debounced full scan every `scanMs` (one stat per task; `atlas status`'s liveness check only
 // for tasks a process works on): bounded work for 1,000+ tasks.
+import { hostname } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { join } from 'node:path';
@@ -45,7 +46,7 @@ export function adoptTask(home: string, ref: TaskRef, account: string): ServerTa
   if (ref.workspace.startsWith('srv-')) return undefined;
   const task = tryReadTask(ref.dir);
   if (!task) return undefined;
-  const record: ServerTaskRecord = { task_id: ref.id, account, workspace: ref.workspace, dir: ref.dir, repo: task.repo_root, template: task.template, created_at: task.created_at };
+  const record: ServerTaskRecord = { task_id: ref.id, account, workspace: ref.workspace, dir: ref.dir, repo: task.repo_root, template: task.template, created_at: task.created_at, host: hostname() };
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileAtomic(path, toJson(record));
   return record;

@@ -1,6 +1,7 @@
 // Tasks of the server: POST /tasks starts `atlas start` in a repository inside server.repos_root;
 // the task is an ordinary atlas task, and the server keeps only which account owns it (the task
 // index) and its event log, both in the server state.
+import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
@@ -75,10 +76,17 @@ export class Tasks {
     return (await this.ctx.state()).getTask(id);
   }
 
-  /** The account's task, or 404 (also for another account's: never their data). */
+  /**
+   * The account's task, or 404 (also for another account's: never their data). A task another
+   * machine holds is 421: its repository, worktree and hook are on that machine's disk.
+   */
   async owned(account: string, id: string): Promise<ServerTaskRecord> {
     const r = await this.record(id);
-    if (!r || r.account !== account || !existsSync(r.dir)) throw new HttpError(404, 'not_found', `no task ${id}`);
+    if (!r || r.account !== account) throw new HttpError(404, 'not_found', `no task ${id}`);
+    if (r.host !== '' && r.host !== hostname()) {
+      throw new HttpError(421, 'task_elsewhere', `task ${id} is on the server at ${r.host}: a task stays on the machine that started it, so send its requests there`, { host: r.host });
+    }
+    if (!existsSync(r.dir)) throw new HttpError(404, 'not_found', `no task ${id}`);
     return r;
   }
 
@@ -138,7 +146,7 @@ export class Tasks {
       await new Promise((r) => setTimeout(r, 25));
     }
     const dir = join(wsTasks, taskId);
-    const record: ServerTaskRecord = { task_id: taskId, account, workspace, dir, repo: cwd, template, created_at: toTimestamp(new Date()) };
+    const record: ServerTaskRecord = { task_id: taskId, account, workspace, dir, repo: cwd, template, created_at: toTimestamp(new Date()), host: hostname() };
     await (await this.ctx.state()).putTask(record);
     this.supervise(record, 'start', child);
     return { record, summary: this.summary(record) };

@@ -103,8 +103,15 @@ const markers: Migration = {
   },
 };
 
+/** Which machine a task is on: another server answers its requests with where to send them. */
+const taskHost: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema.alterTable('tasks').addColumn('host', 'text', (c) => c.notNull().defaultTo('')).execute();
+  },
+};
+
 export function migrationsFor(backend: StateBackend): Record<string, Migration> {
-  return { '0001_initial': initial(backend), '0002_markers': markers };
+  return { '0001_initial': initial(backend), '0002_markers': markers, '0003_task_host': taskHost };
 }
 
 class CodeMigrations implements MigrationProvider {

@@ -135,9 +135,9 @@ export function toEvent(r: EventsTable): EventRow {
 }
 
 export function toTask(r: TasksTable): TaskIndexRow {
-  const cols = ['task_id', 'account', 'workspace', 'dir', 'repo', 'template', 'created_at'] as const;
+  const cols = ['task_id', 'account', 'workspace', 'dir', 'repo', 'template', 'created_at', 'host'] as const;
   for (const c of cols) str(r[c], 'tasks', c);
-  return { task_id: r.task_id, account: r.account, workspace: r.workspace, dir: r.dir, repo: r.repo, template: r.template, created_at: r.created_at };
+  return { task_id: r.task_id, account: r.account, workspace: r.workspace, dir: r.dir, repo: r.repo, template: r.template, created_at: r.created_at, host: r.host };
 }
 
 export function toLease(r: LeasesTable): LeaseRow {

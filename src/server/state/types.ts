@@ -65,6 +65,11 @@ export interface TaskIndexRow {
   repo: string;
   template: string;
   created_at: string;
+  /**
+   * The machine whose disk holds the task (its repository, worktree and hook): a task stays where
+   * it started. '' when not recorded (rows from before migration 0003).
+   */
+  host: string;
 }
 
 export interface LeaseRow {
