@@ -65,9 +65,8 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     }
     const version = nextVersionName(Math.floor(now() / 1000), names);
     const files = new Map(combined.files.map((f) => [f.path, f]));
-    const storedBlobs = new Set((latest?.state.files ?? []).flatMap((f) => (f.sha256 ? [f.sha256] : []))).size;
     try {
-      const sent = await sendBlobs(store, tree, root, plan.upload, scan.files, storedBlobs, progress);
+      const sent = await sendBlobs(store, tree, root, plan.upload, scan.files, progress);
       const mine = new Map(scan.files.map((f) => [f.path, f]));
       for (const entry of sent.changed) {
         files.set(entry.path, entry);
@@ -96,25 +95,27 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
 }
 
 /**
- * Sends the contents the store lacks. Blobs the latest version does not reference may still be
- * there (a killed push sent them): those are found, made young again for garbage collection, and
+ * Sends the contents the latest version does not reference. Large ones may still be in the store
+ * (a killed push sent them): those the store finds are made young again for garbage collection and
  * not sent. A file that changed since the scan is stored as read, under its new hash, and its
  * entry says so (its newer mtime makes the next scan hash it again); another file that had the
  * scanned content is then sent itself.
  */
-async function sendBlobs(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], storedBlobs: number, progress: Progress): Promise<{ files: number; bytes: number; changed: FileEntry[] }> {
-  const present = await store.findBlobs(tree, candidates.map((f) => f.sha256!), storedBlobs);
+async function sendBlobs(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], progress: Progress): Promise<{ files: number; bytes: number; changed: FileEntry[] }> {
+  const present = await store.findBlobs(tree, candidates.map((f) => ({ sha256: f.sha256!, size: f.size })));
   const lost = new Set<string>();
   await mapPool([...present], 16, async (sha) => {
     if (!(await store.touchBlob(tree, sha))) lost.add(sha);
   });
   const send = candidates.filter((f) => !present.has(f.sha256!) || lost.has(f.sha256!));
-  const holders = new Map<string, FileEntry[]>();
-  for (const f of all) if (f.sha256 !== undefined) holders.set(f.sha256, [...(holders.get(f.sha256) ?? []), f]);
+  // Every file holding a content to send, in case the first one changed since the scan.
+  const holders = new Map<string, FileEntry[]>(send.map((f) => [f.sha256!, []]));
+  for (const f of all) if (f.sha256 !== undefined) holders.get(f.sha256)?.push(f);
   const result = { files: 0, bytes: 0, changed: [] as FileEntry[] };
   progress.start(`push ${tree}`, send.length, send.reduce((n, f) => n + f.size, 0));
   await mapPool(send, 8, async (first) => {
-    for (const entry of holders.get(first.sha256!) ?? [first]) {
+    const others = holders.get(first.sha256!)!.filter((f) => f !== first);
+    for (const entry of [first, ...others]) {
       const got = await store.putBlob(tree, join(root, ...entry.path.split('/')));
       result.files++;
       result.bytes += got.bytes;

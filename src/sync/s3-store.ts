@@ -40,6 +40,8 @@ import { streamToNewFile } from './stream-file.js';
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
 const SINGLE_PUT_LIMIT = 16 * 1024 * 1024;
 const PART_SIZE = 16 * 1024 * 1024;
+/** A push asks whether the store holds a content (left by a killed push) only from this size on. */
+export const ASK_FROM = 1024 * 1024;
 
 function regionFrom(settings: Config['sync']['s3']): string {
   return settings.region || process.env['AWS_REGION'] || process.env['AWS_DEFAULT_REGION'] || 'us-east-1';
@@ -191,27 +193,26 @@ export class S3Store implements SyncStore {
   }
 
   /**
-   * One HEAD per wanted blob, or a listing of the blob area when that costs fewer requests
-   * (a listing page holds 1,000 keys): a push of a few changed files asks about those only.
+   * A HEAD for each wanted content of ASK_FROM bytes or more; smaller ones are not asked about
+   * (a PUT of an object that is there already is harmless, and for a small file the HEAD and its
+   * round trip cost about what sending it does), nor is the blob area listed: at 100,000 blobs that
+   * is 100 pages, and most of a push's time (docs/sync.md#stores-and-layout).
    */
-  async findBlobs(tree: string, wanted: readonly string[], stored: number): Promise<Set<string>> {
+  async findBlobs(tree: string, wanted: readonly { sha256: string; size: number }[]): Promise<Set<string>> {
     const found = new Set<string>();
-    if (wanted.length === 0) return found;
-    if (wanted.length > Math.ceil(stored / 1000) + 1) {
-      const area = `${this.key(tree, BLOB_AREA)}/`;
-      const have = new Set((await listUnder(this.place, area)).map((o) => o.key.slice(o.key.lastIndexOf('/') + 1)));
-      for (const sha of wanted) if (have.has(sha)) found.add(sha);
-      return found;
-    }
-    await mapPool(wanted, 32, async (sha) => {
-      const key = this.blobKey(tree, sha);
-      try {
-        await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-        found.add(sha);
-      } catch (error) {
-        if (!isMissing(error)) throw s3Error(error, key, this.location);
-      }
-    });
+    await mapPool(
+      wanted.filter((w) => w.size >= ASK_FROM),
+      32,
+      async ({ sha256 }) => {
+        const key = this.blobKey(tree, sha256);
+        try {
+          await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+          found.add(sha256);
+        } catch (error) {
+          if (!isMissing(error)) throw s3Error(error, key, this.location);
+        }
+      },
+    );
     return found;
   }
 
