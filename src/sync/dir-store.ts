@@ -184,7 +184,7 @@ export class DirectoryStore implements SyncStore {
   }
 
   /** One lstat per blob: a local folder answers faster than it lists. */
-  async findBlobs(tree: string, wanted: readonly { sha256: string }[]): Promise<Set<string>> {
+  async findBlobs(tree: string, wanted: readonly { sha256: string; size: number }[]): Promise<Set<string>> {
     const found = new Set<string>();
     await mapPool(wanted, 16, async ({ sha256: sha }) => {
       const st = await lstat(await this.blobFile(tree, sha)).catch(() => undefined);
