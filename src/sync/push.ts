@@ -9,6 +9,7 @@ import type { ExcludeRule, FileEntry, Refusal, StateFile } from '../domain/sync-
 import { pathProblem, serializeState, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
+import { planReferences } from '../domain/sync-manifest.js';
 import { mergeWithStore } from '../domain/sync-merge.js';
 import { mapPool } from './pool.js';
 import type { Progress } from './progress.js';
@@ -76,14 +77,17 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
       const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files: [...files.values()], dirs: combined.dirs };
+      // Unchanged contents named by reference to the base's manifest when few changed.
+      const references = planReferences(manifest.files, latest);
+      if (references) manifest.sha256_from = references.base;
       // The manifest makes the version: whoever may refuse it (a lost lease) says so now.
       await deps.beforePublish?.();
       if (combined.conflicts.length > 0 && latest) {
         // Stored whole, never as the newest: nothing of the store's newer work is replaced.
-        await store.commitVersion(tree, version, serializeState({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }));
+        await store.commitVersion(tree, version, serializeState({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }, references?.omit));
         throw conflictError(root, tree, version, latest.version, combined.conflicts);
       }
-      await store.commitVersion(tree, version, serializeState(manifest));
+      await store.commitVersion(tree, version, serializeState(manifest, references?.omit));
       writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, [...mine.values()]));
     } finally {
       progress.finish();
