@@ -112,14 +112,15 @@ async function sendBlobs(store: SyncStore, tree: string, root: string, candidate
     if (!(await store.touchBlob(tree, sha))) lost.add(sha);
   });
   const send = candidates.filter((f) => !present.has(f.sha256!) || lost.has(f.sha256!));
-  // Every file holding a content to send, in case the first one changed since the scan.
-  const holders = new Map<string, FileEntry[]>(send.map((f) => [f.sha256!, []]));
-  for (const f of all) if (f.sha256 !== undefined) holders.get(f.sha256)?.push(f);
   const result = { files: 0, bytes: 0, changed: [] as FileEntry[] };
   progress.start(`push ${tree}`, send.length, send.reduce((n, f) => n + f.size, 0));
   await mapPool(send, 8, async (first) => {
-    const others = holders.get(first.sha256!)!.filter((f) => f !== first);
-    for (const entry of [first, ...others]) {
+    // The other files with that content are looked for only when the first one changed since the scan.
+    const holders = function* () {
+      yield first;
+      for (const f of all) if (f.sha256 === first.sha256 && f !== first) yield f;
+    };
+    for (const entry of holders()) {
       const got = await store.putBlob(tree, join(root, ...entry.path.split('/')));
       result.files++;
       result.bytes += got.bytes;
