@@ -236,7 +236,7 @@ if (have('aws', ['--version'])) {
   await phases('aws', { push: () => aws(src, `s3://${BUCKET}/aws`), pull: (dest) => aws(`s3://${BUCKET}/aws`, dest) });
 } else console.log('aws: not installed or does not run, its column is skipped (apt-get install awscli)');
 
-/** restic's phases against a repository at `repository`; false when it cannot even make one there. */
+/** restic's phases against a repository at `repository`; false when they failed there. */
 async function resticPhases(name, repository) {
   reset();
   const env = { ...CREDS, RESTIC_REPOSITORY: repository, RESTIC_PASSWORD: 'bench', RESTIC_CACHE_DIR: join(work, `cache-${name}`) };
@@ -259,7 +259,7 @@ async function resticPhases(name, repository) {
     pull: (dest) => restic('restore', 'latest', '--target', dest),
     older: (dest) => restic('restore', snapshots[0], '--target', dest),
   });
-  return true;
+  return results[name] !== undefined;
 }
 
 // restic 0.14 (Debian's) fails against s3rver (`Fatal: Unmarshal`): then restic runs against moto's
@@ -268,6 +268,7 @@ let resticBeside = 'atlas';
 let moto;
 if (!have('restic', ['version'])) console.log('restic: not installed, its column is skipped (apt-get install restic)');
 else if (!(await resticPhases('restic', `s3:${endpoint}/${BUCKET}/restic`))) {
+  console.log("restic: against moto's S3 instead, and atlas again beside it");
   moto = await startMoto();
   if (!moto) console.log("restic: moto's S3 server did not start (pip install 'moto[server]'), its column is skipped");
   else if (await resticPhases('restic (moto)', `s3:${moto.endpoint}/${BUCKET}/restic`)) {
@@ -282,8 +283,9 @@ const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
 const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
 console.log('');
 const cell = (r) => (r ? `${secs(r.ms)} / ${r.requests} / ${mb(r.sent)}` : 'n/a');
-console.log(['phase'.padEnd(27), ...tools.map((t) => `${t}: time / requests / sent`.padEnd(34))].join(''));
-for (const phase of PHASES) console.log([phase.padEnd(27), ...tools.map((t) => cell(results[t][phase]).padEnd(34))].join(''));
+const width = (t) => Math.max(34, t.length + 26);
+console.log(['phase'.padEnd(27), ...tools.map((t) => `${t}: time / requests / sent`.padEnd(width(t)))].join(''));
+for (const phase of PHASES) console.log([phase.padEnd(27), ...tools.map((t) => cell(results[t][phase]).padEnd(width(t)))].join(''));
 const a = results.atlas;
 if (!a) process.exit(1);
 console.log('');
