@@ -13,6 +13,7 @@ import { BLOB_GRACE_SECONDS } from '../domain/sync-retention.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
+import { textBytes } from './local-state.js';
 import type { Received } from './safe-fs.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
@@ -259,13 +260,13 @@ export class DirectoryStore implements SyncStore {
     }
   }
 
-  async commitVersion(tree: string, version: string, manifest: string): Promise<void> {
+  async commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<void> {
     const final = await this.realFolder(tree, version);
     // Staged then renamed: the version folder appears with its manifest inside, never without.
     const stage = this.dir(tree, `.incoming-${version}-${process.pid}-${++staging}`);
     try {
       await mkdir(stage, { recursive: true });
-      writeFileAtomic(join(stage, STATE_FILE_NAME), manifest);
+      writeFileAtomic(join(stage, STATE_FILE_NAME), typeof manifest === 'string' ? manifest : textBytes(manifest));
       await rename(stage, final);
     } catch (error) {
       await rm(stage, { recursive: true, force: true }).catch(() => undefined);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { SyncStats } from '../domain/sync-plan.js';
 import { emptyStats, nextVersionName, planPush } from '../domain/sync-plan.js';
 import type { ExcludeRule, FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
-import { pathProblem, serializeState, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
+import { pathProblem, stateChunks, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
 import { planReferences } from '../domain/sync-manifest.js';
@@ -84,10 +84,10 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       await deps.beforePublish?.();
       if (combined.conflicts.length > 0 && latest) {
         // Stored whole, never as the newest: nothing of the store's newer work is replaced.
-        await store.commitVersion(tree, version, serializeState({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }, references?.omit));
+        await store.commitVersion(tree, version, stateChunks({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }, references?.omit));
         throw conflictError(root, tree, version, latest.version, combined.conflicts);
       }
-      await store.commitVersion(tree, version, serializeState(manifest, references?.omit));
+      await store.commitVersion(tree, version, stateChunks(manifest, references?.omit));
       writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, [...mine.values()]));
     } finally {
       progress.finish();

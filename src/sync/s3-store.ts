@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { open, readFile, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { pipeline } from 'node:stream/promises';
+import { createGzip, gunzipSync } from 'node:zlib';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -261,16 +262,12 @@ export class S3Store implements SyncStore {
     }
   }
 
-  async commitVersion(tree: string, version: string, manifest: string): Promise<void> {
+  async commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<void> {
     const key = this.key(tree, version, STATE_FILE_NAME);
-    const text = Buffer.from(manifest, 'utf8');
-    // Compressed on the wire when that pays (a manifest of many files): hashes are half of it,
-    // paths and numbers compress well. Readers recognise gzip by its magic bytes.
-    const zipped = text.length > GZIP_FROM ? gzipSync(text, { level: 9 }) : undefined;
-    const body = zipped && zipped.length < text.length ? zipped : text;
+    const body = await manifestBody(typeof manifest === 'string' ? [manifest] : manifest);
     await this.send(key, () =>
       this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentMD5: createHash('md5').update(body).digest('base64'), ContentType: 'application/json', ...(body === zipped ? { ContentEncoding: 'gzip' } : {}) }),
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body.bytes, ContentMD5: createHash('md5').update(body.bytes).digest('base64'), ContentType: 'application/json', ...(body.gzip ? { ContentEncoding: 'gzip' } : {}) }),
       ),
     );
   }
@@ -354,6 +351,33 @@ export class S3Store implements SyncStore {
 const GZIP_FROM = 4096;
 /** A manifest never inflates past this (a hostile store's zip bomb). */
 const MANIFEST_LIMIT = 1024 * 1024 * 1024;
+
+/**
+ * A manifest as sent: gzipped when it is larger than GZIP_FROM (hashes are most of it, paths and
+ * numbers compress well), compressed as its pieces come, so that the whole text is never held.
+ * Level 6: at 100,000 files level 9 took three times as long for 3% fewer bytes.
+ */
+export async function manifestBody(chunks: Iterable<string>): Promise<{ bytes: Buffer; gzip: boolean }> {
+  const iterator = chunks[Symbol.iterator]();
+  const head: Buffer[] = [];
+  let size = 0;
+  for (let next = iterator.next(); !next.done; next = iterator.next()) {
+    head.push(Buffer.from(next.value, 'utf8'));
+    size += head.at(-1)!.length;
+    if (size > GZIP_FROM) {
+      const rest = (function* () {
+        yield* head;
+        for (let more = iterator.next(); !more.done; more = iterator.next()) yield Buffer.from(more.value, 'utf8');
+      })();
+      const zipped: Buffer[] = [];
+      await pipeline(Readable.from(rest), createGzip({ level: 6 }), async (source: AsyncIterable<Buffer>) => {
+        for await (const part of source) zipped.push(part);
+      });
+      return { bytes: Buffer.concat(zipped), gzip: true };
+    }
+  }
+  return { bytes: Buffer.concat(head), gzip: false };
+}
 
 /** A manifest as stored: JSON, or gzipped JSON (recognised by its magic bytes). */
 export function decodeManifest(bytes: Buffer): string {
