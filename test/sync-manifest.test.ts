@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planReferences, REFER_FROM, resolveReferences } from '../src/domain/sync-manifest.js';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
-import { parseStateFile, serializeState } from '../src/domain/sync-state.js';
-import { decodeManifest } from '../src/sync/s3-store.js';
+import { parseStateFile, serializeState, stateChunks } from '../src/domain/sync-state.js';
+import { decodeManifest, manifestBody } from '../src/sync/s3-store.js';
 import { syncExport } from '../src/sync/export.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
 import { syncPrune } from '../src/sync/prune.js';
@@ -69,6 +69,28 @@ describe('references (pure)', () => {
     other.files[1] = { ...other.files[1]!, checksum: md5('something else') };
     expect(resolveReferences(other, '200', base)).toMatchObject({ ok: false, problem: expect.stringMatching(/files\[1\].*no content of that MD5 and size/) });
     expect(parseStateFile('{"version":"1.0","last_synced_at":1,"sha256_from":"../x","files":[]}')).toMatchObject({ ok: false, problem: expect.stringMatching(/sha256_from/) });
+  });
+});
+
+describe('writing a state in pieces', () => {
+  it('gives the same JSON whole or in pieces, past 64 KB; a parsed entry keeps only known fields when written again', async () => {
+    const state: StateFile = { version: '1.0', last_synced_at: 5, files: many(2000), dirs: ['z', 'a'] };
+    const chunks = [...stateChunks(state)];
+    expect(chunks.length).toBeGreaterThan(2);
+    const text = chunks.join('');
+    expect(text).toBe(serializeState(state));
+    expect(JSON.parse(text)).toEqual({ ...state, files: [...state.files].sort((a, b) => (a.path < b.path ? -1 : 1)), dirs: ['a', 'z'] });
+    const parsed = parseStateFile('{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"' + md5('a') + '","size":1,"modified_at":2,"note":"x"}],"extra":true}');
+    expect(parsed.ok && serializeState(parsed.state)).toBe(`{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":2}]}\n`);
+  });
+
+  it('sends a small manifest as it is and a large one gzipped, compressed as its pieces come', async () => {
+    expect(await manifestBody(['{"version":"1.0",', '"files":[]}'])).toEqual({ bytes: Buffer.from('{"version":"1.0","files":[]}'), gzip: false });
+    const chunks = [...stateChunks({ version: '1.0', last_synced_at: 5, files: many(2000) })];
+    const body = await manifestBody(chunks);
+    expect(body.gzip).toBe(true);
+    expect(body.bytes.length).toBeLessThan(chunks.join('').length / 2);
+    expect(decodeManifest(body.bytes)).toBe(chunks.join(''));
   });
 });
 
