@@ -178,6 +178,28 @@ describe('references (folder store)', () => {
   });
 });
 
+describe('references behind the store (folder store)', () => {
+  it('a conflict version refers to the same base; retention keeps that base, and the conflict version pulls by name', async () => {
+    const store = join(scratch('atlas-refs-'), 'store');
+    const w = await world(store);
+    const other = scratch();
+    await syncPull(w.target(other), await w.deps(T0 + 5), {});
+    w.change(['d4/f4.txt'], 'from A');
+    const fromA = await syncPush(w.target(w.src), await w.deps(T0 + 10));
+    writeFileSync(join(other, 'd4/f4.txt'), 'from B');
+    utimesSync(join(other, 'd4/f4.txt'), new Date(), new Date(Date.now() + 5000));
+    await expect(syncPush(w.target(other), await w.deps(T0 + 20))).rejects.toMatchObject({ exitCode: 6 });
+    const conflict = manifestIn(store, String(T0 + 20));
+    expect(conflict).toMatchObject({ sha256_from: String(T0), conflict_of: fromA.stats.version, conflicts: ['d4/f4.txt'] });
+    const pruned = await syncPrune(w.target(w.src), await w.deps(T0 + 30), { keep: 1 });
+    expect(pruned.trees[0]).toMatchObject({ kept: [fromA.stats.version], removed: [], spared: [{ version: String(T0) }] });
+    const mine = scratch();
+    await syncPull(w.target(mine), await w.deps(T0 + 40), { version: String(T0 + 20) });
+    expect(readFileSync(join(mine, 'd4/f4.txt'), 'utf8')).toBe('from B');
+    expect(readFileSync(join(mine, 'd6/f6.txt'), 'utf8')).toBe('content 6');
+  });
+});
+
 describe('references (S3, s3rver)', () => {
   let server: S3Server;
   const saved = { ...process.env };
