@@ -1,8 +1,9 @@
 // Workspace sync (issues 10, 20): FILES files of SIZE bytes against a local S3 server (s3rver), in
 // one run: first push, no-op push, push after 1% of the files changed, pull into an empty folder,
 // no-op pull, pull of the older version; the same work with `rclone sync --checksum`, `aws s3 sync`
-// and `restic backup`/`restore` (a repository on the same server) when they are installed
-// ("not installed" otherwise). Every tool talks to the server through a counting proxy, so "sent"
+// and `restic backup`/`restore` (a repository on the same server; restic 0.14 fails against
+// s3rver, and then restic and atlas run again against moto's S3, as "(moto)" columns) when they are
+// installed ("not installed" otherwise). Every tool talks to the server through a counting proxy, so "sent"
 // is what crossed the wire (bodies and headers) and "requests" the HTTP requests it made; atlas's
 // own payload figure (file bytes) and its peak RSS are printed beside them, and the figures are
 // checked against issue 20's targets.
@@ -34,24 +35,28 @@ const counted = { sent: 0, received: 0, requests: 0 };
 // random bytes, which never hold one); the tail of the previous chunk is kept so that a line split
 // between two chunks is still seen once.
 const REQUEST_LINE = /(?:GET|PUT|POST|HEAD|DELETE) \/\S* HTTP\/1\.[01]\r\n/g;
-const proxy = createServer((client) => {
-  const upstream = connect(serverPort, '127.0.0.1');
-  let tail = '';
-  client.on('data', (d) => {
-    counted.sent += d.length;
-    const text = tail + d.toString('latin1');
-    const before = tail.length;
-    for (const m of text.matchAll(REQUEST_LINE)) if (m.index + m[0].length > before) counted.requests++;
-    tail = text.slice(-96);
+/** A counting proxy in front of a server on 127.0.0.1:`port`; every tool talks through one. */
+async function countingProxy(port) {
+  const proxy = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    let tail = '';
+    client.on('data', (d) => {
+      counted.sent += d.length;
+      const text = tail + d.toString('latin1');
+      const before = tail.length;
+      for (const m of text.matchAll(REQUEST_LINE)) if (m.index + m[0].length > before) counted.requests++;
+      tail = text.slice(-96);
+    });
+    upstream.on('data', (d) => (counted.received += d.length));
+    client.pipe(upstream).on('error', () => client.destroy());
+    upstream.pipe(client).on('error', () => upstream.destroy());
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
   });
-  upstream.on('data', (d) => (counted.received += d.length));
-  client.pipe(upstream).on('error', () => client.destroy());
-  upstream.pipe(client).on('error', () => upstream.destroy());
-  client.on('error', () => upstream.destroy());
-  upstream.on('error', () => client.destroy());
-});
-await new Promise((ok) => proxy.listen(0, '127.0.0.1', ok));
-const endpoint = `http://127.0.0.1:${proxy.address().port}`;
+  await new Promise((ok) => proxy.listen(0, '127.0.0.1', ok));
+  return { proxy, endpoint: `http://127.0.0.1:${proxy.address().port}` };
+}
+const { proxy, endpoint } = await countingProxy(serverPort);
 
 const CREDS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1', AWS_DEFAULT_REGION: 'us-east-1' };
 
@@ -115,18 +120,58 @@ function timed(cmd, args, env) {
   });
 }
 
-const atlasEnv = {
-  ...CREDS,
-  ATLAS_HOME: join(work, 'home'),
-  ATLAS_SYNC_STORE: `s3://${BUCKET}/atlas`,
-  ATLAS_SYNC_S3_ENDPOINT: endpoint,
-  ATLAS_SYNC_S3_FORCE_PATH_STYLE: 'true',
+/** atlas against a store at `at` (an endpoint through a counting proxy), its home in `home`. */
+const atlasAt = (at, home) => {
+  const env = { ...CREDS, ATLAS_HOME: join(work, home), ATLAS_SYNC_STORE: `s3://${BUCKET}/atlas`, ATLAS_SYNC_S3_ENDPOINT: at, ATLAS_SYNC_S3_FORCE_PATH_STYLE: 'true' };
+  return async (args) => {
+    const r = await timed(process.execPath, [ATLAS, 'sync', ...args, '--workspace', 'bench', '--json'], env);
+    const { stats } = JSON.parse(r.stdout);
+    return { ...r, payload: stats.bytes_transferred, version: stats.version };
+  };
 };
-const atlasRun = async (args) => {
-  const r = await timed(process.execPath, [ATLAS, 'sync', ...args, '--workspace', 'bench', '--json'], atlasEnv);
-  const { stats } = JSON.parse(r.stdout);
-  return { ...r, payload: stats.bytes_transferred, version: stats.version };
-};
+
+/** The phases of atlas against one store. */
+function atlasPhases(run) {
+  let firstVersion;
+  return {
+    push: async () => {
+      const r = await run(['push', '--dir', src]);
+      firstVersion ??= r.version;
+      return r;
+    },
+    // --force: a real comparison with the store (without it a fresh folder is not even checked).
+    pull: (dest, again) => run(['pull', '--dir', dest, ...(again ? ['--force'] : [])]),
+    older: (dest) => run(['pull', '--dir', dest, '--version', firstVersion]),
+  };
+}
+
+/** A free port on 127.0.0.1. */
+function freePort() {
+  return new Promise((ok) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
+}
+
+/**
+ * moto's S3 server (`python3 -m moto.server`, as test/helpers/moto.ts starts it) on 127.0.0.1 with
+ * the bucket, behind a counting proxy of its own; undefined when it does not start.
+ */
+async function startMoto() {
+  const port = await freePort();
+  const child = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && child.exitCode === null) {
+    // moto accepts unsigned requests: a PUT of the bucket's path creates it.
+    const made = await fetch(`http://127.0.0.1:${port}/${BUCKET}`, { method: 'PUT' }).then((r) => r.ok, () => false);
+    if (made) return { child, ...(await countingProxy(port)) };
+    await new Promise((ok) => setTimeout(ok, 200));
+  }
+  child.kill('SIGTERM');
+  return undefined;
+}
 
 function have(cmd, args) {
   return spawnSync(cmd, args, { encoding: 'utf8' }).status === 0;
@@ -165,17 +210,7 @@ const reset = () => {
 };
 
 console.log(`${FILES} files of ${SIZE} bytes (${(total / 1e6).toFixed(0)} MB), 1% = ${changedFiles} files (${(changedBytes / 1e6).toFixed(2)} MB), s3rver on 127.0.0.1`);
-let firstVersion;
-await phases('atlas', {
-  push: async () => {
-    const r = await atlasRun(['push', '--dir', src]);
-    firstVersion ??= r.version;
-    return r;
-  },
-  // --force: a real comparison with the store (without it a fresh folder is not even checked).
-  pull: (dest, again) => atlasRun(['pull', '--dir', dest, ...(again ? ['--force'] : [])]),
-  older: (dest) => atlasRun(['pull', '--dir', dest, '--version', firstVersion]),
-});
+await phases('atlas', atlasPhases(atlasAt(endpoint, 'home')));
 
 if (have('rclone', ['version'])) {
   reset();
@@ -201,36 +236,56 @@ if (have('aws', ['--version'])) {
   await phases('aws', { push: () => aws(src, `s3://${BUCKET}/aws`), pull: (dest) => aws(`s3://${BUCKET}/aws`, dest) });
 } else console.log('aws: not installed or does not run, its column is skipped (apt-get install awscli)');
 
-if (have('restic', ['version'])) {
+/** restic's phases against a repository at `repository`; false when they failed there. */
+async function resticPhases(name, repository) {
   reset();
-  const env = { ...CREDS, RESTIC_REPOSITORY: `s3:${endpoint}/${BUCKET}/restic`, RESTIC_PASSWORD: 'bench', RESTIC_CACHE_DIR: join(work, 'restic-cache') };
+  const env = { ...CREDS, RESTIC_REPOSITORY: repository, RESTIC_PASSWORD: 'bench', RESTIC_CACHE_DIR: join(work, `cache-${name}`) };
   const restic = (...args) => timed('restic', ['--quiet', '--no-lock', ...args], env);
   const snapshots = [];
   try {
     await restic('init'); // asynchronously: the proxy it talks through lives in this process
-    // restic restores a snapshot whole (its absolute paths under --target), rewriting every file.
-    await phases('restic', {
-      push: async () => {
-        const r = await restic('backup', '--json', src);
-        const summary = r.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((m) => m.message_type === 'summary');
-        if (summary?.snapshot_id) snapshots.push(summary.snapshot_id);
-        return r;
-      },
-      pull: (dest) => restic('restore', 'latest', '--target', dest),
-      older: (dest) => restic('restore', snapshots[0], '--target', dest),
-    });
   } catch (error) {
-    console.log(`restic: could not use a repository on this server (${error.message.split('\n')[0]}), its column is skipped`);
+    console.log(`restic: could not make a repository at ${repository} (${error.message.split('\n').find((l) => /Fatal|rror/.test(l)) ?? error.message.split('\n')[0]})`);
+    return false;
   }
-} else console.log('restic: not installed, its column is skipped (apt-get install restic)');
+  // restic restores a snapshot whole (its absolute paths under --target), rewriting every file.
+  await phases(name, {
+    push: async () => {
+      const r = await restic('backup', '--json', src);
+      const summary = r.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((m) => m.message_type === 'summary');
+      if (summary?.snapshot_id) snapshots.push(summary.snapshot_id);
+      return r;
+    },
+    pull: (dest) => restic('restore', 'latest', '--target', dest),
+    older: (dest) => restic('restore', snapshots[0], '--target', dest),
+  });
+  return results[name] !== undefined;
+}
+
+// restic 0.14 (Debian's) fails against s3rver (`Fatal: Unmarshal`): then restic runs against moto's
+// S3, and so does atlas again, so that the two are compared on the same server ("(moto)" columns).
+let resticBeside = 'atlas';
+let moto;
+if (!have('restic', ['version'])) console.log('restic: not installed, its column is skipped (apt-get install restic)');
+else if (!(await resticPhases('restic', `s3:${endpoint}/${BUCKET}/restic`))) {
+  console.log("restic: against moto's S3 instead, and atlas again beside it");
+  moto = await startMoto();
+  if (!moto) console.log("restic: moto's S3 server did not start (pip install 'moto[server]'), its column is skipped");
+  else if (await resticPhases('restic (moto)', `s3:${moto.endpoint}/${BUCKET}/restic`)) {
+    reset();
+    await phases('atlas (moto)', atlasPhases(atlasAt(moto.endpoint, 'home-moto')));
+    resticBeside = 'atlas (moto)';
+  }
+}
 
 // --- the table
 const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
 const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
 console.log('');
 const cell = (r) => (r ? `${secs(r.ms)} / ${r.requests} / ${mb(r.sent)}` : 'n/a');
-console.log(['phase'.padEnd(27), ...tools.map((t) => `${t}: time / requests / sent`.padEnd(34))].join(''));
-for (const phase of PHASES) console.log([phase.padEnd(27), ...tools.map((t) => cell(results[t][phase]).padEnd(34))].join(''));
+const width = (t) => Math.max(34, t.length + 26);
+console.log(['phase'.padEnd(27), ...tools.map((t) => `${t}: time / requests / sent`.padEnd(width(t)))].join(''));
+for (const phase of PHASES) console.log([phase.padEnd(27), ...tools.map((t) => cell(results[t][phase]).padEnd(width(t)))].join(''));
 const a = results.atlas;
 if (!a) process.exit(1);
 console.log('');
@@ -239,20 +294,24 @@ const maxRss = Math.max(...PHASES.map((p) => a[p].rss));
 console.log(`  = ${((maxRss / FILES) / 1024).toFixed(1)} KB per file at most (target on 100,000 files: <= 1 KB per file${FILES >= 100_000 ? `: ${maxRss / FILES <= 1024 ? 'ok' : 'MISSED'}` : '; run with 100000 to check it'})`);
 console.log('');
 const verdict = (ok) => (ok ? 'ok' : 'MISSED');
-const than = (tool, phase, target) => {
-  if (!results[tool]?.[phase]) return `${tool}: not measured`;
-  const x = results[tool][phase].ms / a[phase].ms;
+const than = (tool, phase, target, mine = a) => {
+  if (!results[tool]?.[phase] || !mine?.[phase]) return `${tool}: not measured`;
+  const x = results[tool][phase].ms / mine[phase].ms;
   return `${x.toFixed(1)}x faster than ${tool} (target ${target === 1 ? 'faster' : `>= ${target}x`}: ${verdict(target === 1 ? x > 1 : x >= target)})`;
 };
 for (const phase of ['no-op push', 'no-op pull']) console.log(`atlas ${phase}: ${secs(a[phase].ms)}; ${than('rclone', phase, 3)}`);
 const push1 = a['push after 1% changed'];
 const oneTarget = FILES >= 100_000 ? 3 : 1;
-console.log(`atlas push after 1% changed: ${secs(push1.ms)}, ${push1.requests} requests; ${than('rclone', 'push after 1% changed', oneTarget)}; ${than('restic', 'push after 1% changed', 1)}`);
+const resticTool = tools.find((t) => t.startsWith('restic')) ?? 'restic';
+const resticVs = resticBeside === 'atlas' ? '' : ` (${resticBeside}: ${secs(results[resticBeside]['push after 1% changed'].ms)})`;
+console.log(`atlas push after 1% changed: ${secs(push1.ms)}, ${push1.requests} requests; ${than('rclone', 'push after 1% changed', oneTarget)}; ${than(resticTool, 'push after 1% changed', 1, results[resticBeside])}${resticVs}`);
 console.log(
   `  ${mb(push1.sent)} sent on the wire (HTTP included) for ${mb(changedBytes)} changed = ${(push1.sent / changedBytes).toFixed(2)}x (target <= 1.5x: ${verdict(push1.sent <= 1.5 * changedBytes)}); ` +
     `${mb(push1.payload)} of it file content`,
 );
 
+moto?.proxy.close();
+moto?.child.kill('SIGTERM');
 proxy.close();
 server.kill('SIGTERM');
 rmSync(work, { recursive: true, force: true });

@@ -1,7 +1,8 @@
-// The pull's GetObject without the SDK's middleware (src/sync/s3-direct.ts): SigV4 checked
+// The pull's GetObject and the push's PutObject of small blobs without the SDK's middleware (src/sync/s3-direct.ts): SigV4 checked
 // against AWS's published example and the SDK's own signer, the request shape learned from the
 // SDK's request, and every answer but 200 left to the SDK, against a real s3rver and a server
 // that misbehaves. (s3rver does not check signatures: the two signing vectors are what does.)
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -21,6 +22,15 @@ describe('signV4', () => {
     const headers = { host: 'examplebucket.s3.amazonaws.com', range: 'bytes=0-9', 'x-amz-content-sha256': EMPTY_SHA256, 'x-amz-date': '20130524T000000Z' };
     expect(signV4({ method: 'GET', path: '/test.txt', headers, payloadHash: EMPTY_SHA256, region: 'us-east-1', service: 's3', credentials: EXAMPLE, amzDate: '20130524T000000Z' })).toBe(
       'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41',
+    );
+  });
+
+  it("matches AWS's published PUT Object example (a signed payload hash, as a blob's PUT carries)", () => {
+    const payloadHash = '44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072';
+    expect(createHash('sha256').update('Welcome to Amazon S3.').digest('hex')).toBe(payloadHash);
+    const headers = { date: 'Fri, 24 May 2013 00:00:00 GMT', host: 'examplebucket.s3.amazonaws.com', 'x-amz-content-sha256': payloadHash, 'x-amz-date': '20130524T000000Z', 'x-amz-storage-class': 'REDUCED_REDUNDANCY' };
+    expect(signV4({ method: 'PUT', path: '/test%24file.text', headers, payloadHash, region: 'us-east-1', service: 's3', credentials: EXAMPLE, amzDate: '20130524T000000Z' })).toBe(
+      'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class, Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd',
     );
   });
 
@@ -85,6 +95,47 @@ describe('DirectRequests against s3rver', () => {
     expect(await direct.get('f/state')).toBeUndefined();
     await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'f/state' }))).Body as AsyncIterable<Buffer>);
     for (const key of keys) expect(await text((await direct.get(key))!)).toBe(`content of ${key}`);
+  });
+
+  it('puts a small object with its Content-MD5 and SHA-256 once the shape is known', async () => {
+    const client = clientOf(server.endpoint);
+    const direct = new DirectRequests(client);
+    const body = Buffer.from('a blob');
+    const md5 = createHash('md5').update(body).digest('base64');
+    const sha = createHash('sha256').update(body).digest('hex');
+    expect(await direct.put('p/blob', body, md5, sha)).toBe(false); // no GetObject yet: the SDK's
+    await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: 'p/state', Body: 's' }));
+    await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'p/state' }))).Body as AsyncIterable<Buffer>);
+    expect(await direct.put('p/blob', body, md5, sha)).toBe(true);
+    expect(await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'p/blob' }))).Body as AsyncIterable<Buffer>)).toBe('a blob');
+  });
+
+  it('a PUT refused (a bad digest, a denied signature) is left to the SDK, and so is every later one', async () => {
+    const seen: { method: string; headers: Record<string, unknown>; bytes: number }[] = [];
+    const strict = createServer((req, res) => {
+      let bytes = 0;
+      req.on('data', (d: Buffer) => (bytes += d.length));
+      req.on('end', () => {
+        seen.push({ method: req.method!, headers: req.headers, bytes });
+        if (req.method === 'PUT') res.writeHead(400).end('<Error><Code>BadDigest</Code></Error>');
+        else res.writeHead(200).end('state');
+      });
+    });
+    await new Promise<void>((ok) => strict.listen(0, '127.0.0.1', ok));
+    try {
+      const client = clientOf(`http://127.0.0.1:${(strict.address() as AddressInfo).port}`);
+      const direct = new DirectRequests(client);
+      await text((await client.send(new GetObjectCommand({ Bucket: 'bucket', Key: 'k/state' }))).Body as AsyncIterable<Buffer>);
+      const body = Buffer.from('bytes');
+      expect(await direct.put('k/a', body, createHash('md5').update(body).digest('base64'), createHash('sha256').update(body).digest('hex'))).toBe(false);
+      expect(seen[1]).toMatchObject({ method: 'PUT', bytes: 5, headers: { 'content-md5': createHash('md5').update(body).digest('base64'), 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') } });
+      expect(seen[1]!.headers['user-agent']).toBeUndefined();
+      expect(await direct.put('k/b', body, 'x', 'y')).toBe(false);
+      expect(seen).toHaveLength(2);
+    } finally {
+      strict.closeAllConnections();
+      await new Promise((ok) => strict.close(ok));
+    }
   });
 
   it('leaves a missing object, then everything, to the SDK', async () => {

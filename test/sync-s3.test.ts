@@ -81,20 +81,25 @@ describe.skipIf(kind.skip !== undefined)(`S3 store (${kind.name})${kind.skip ? `
     expect(status.latest_version).toBe(second.stats.version);
   }, 30_000);
 
-  it('reuses a content a killed push left, making it young again, under a prefix with ; # ? in it', async () => {
+  it('reuses a large content a killed push left, making it young again, under a prefix with ; # ? in it; sends a small one again without asking', async () => {
     const prefix = `odd;#? p${++prefixes}`;
     const config = configWith({ store: `s3://${server.bucket}/${prefix}`, s3: { endpoint: server.endpoint, force_path_style: true } });
-    const sha = createHash('sha256').update('left by a killed push').digest('hex');
-    const key = `${prefix}/ws/.blobs/${sha.slice(0, 2)}/${sha}`;
-    await client().send(new PutObjectCommand({ Bucket: server.bucket, Key: key, Body: 'left by a killed push' }));
+    const large = Buffer.alloc(1024 * 1024 + 5, 'left by a killed push ');
+    const small = 'small, left by a killed push';
+    const keyOf = (body: string | Buffer) => {
+      const sha = createHash('sha256').update(body).digest('hex');
+      return `${prefix}/ws/.blobs/${sha.slice(0, 2)}/${sha}`;
+    };
+    for (const body of [large, small]) await client().send(new PutObjectCommand({ Bucket: server.bucket, Key: keyOf(body), Body: body }));
     const { HeadObjectCommand } = await import('@aws-sdk/client-s3');
-    const before = (await client().send(new HeadObjectCommand({ Bucket: server.bucket, Key: key }))).LastModified!;
+    const before = (await client().send(new HeadObjectCommand({ Bucket: server.bucket, Key: keyOf(large) }))).LastModified!;
     await new Promise((ok) => setTimeout(ok, 1100)); // LastModified has whole seconds
     const src = dir();
-    writeTree(src, { 'a.txt': 'left by a killed push', 'b.txt': 'new' });
+    writeTree(src, { 'a.bin': large, 'b.txt': 'new', 'c.txt': small });
     const pushed = await syncPush({ root: src, tree: 'ws', workspace: 'ws' }, await depsFor(config, dir()));
-    expect(pushed.stats).toMatchObject({ files_uploaded: 1, files_reused: 1, bytes_transferred: 3 });
-    const after = (await client().send(new HeadObjectCommand({ Bucket: server.bucket, Key: key }))).LastModified!;
+    // The large content is found (one HEAD) and not sent; the small ones are sent, unasked.
+    expect(pushed.stats).toMatchObject({ files_uploaded: 2, files_reused: 1, bytes_transferred: 3 + small.length });
+    const after = (await client().send(new HeadObjectCommand({ Bucket: server.bucket, Key: keyOf(large) }))).LastModified!;
     // s3rver keeps an object's LastModified on a copy onto itself (S3 and moto give it a new one).
     if (kind.name !== 's3rver') expect(after.getTime()).toBeGreaterThan(before.getTime());
     const dest = dir();

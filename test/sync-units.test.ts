@@ -203,7 +203,7 @@ describe('store errors say what to do', () => {
     await expect(good.readState('ws', '5')).rejects.toThrow(/cannot read .*\.sandbox-state/);
     await expect(good.download('ws', '5', 'missing.txt', join(base, 'dest.tmp'))).rejects.toThrow(/cannot read .*missing.txt from the store/);
     expect(await good.listTaskIndex()).toEqual([]);
-    expect(await good.findBlobs('ws', ['a'.repeat(64)])).toEqual(new Set());
+    expect(await good.findBlobs('ws', [{ sha256: 'a'.repeat(64), size: 1 }])).toEqual(new Set());
     await expect(good.putBlob('ws', join(base, 'no-such-file'))).rejects.toThrow(/cannot copy .*no-such-file into the store/);
     expect(await good.listVersionNames('ws')).toEqual(['5']);
   });

@@ -39,9 +39,10 @@ export interface RetentionPlan {
  * `names` oldest first. Keeps the newest `keep` complete versions and everything from the oldest of
  * them on (newer incomplete or damaged versions included); older versions go, except an incomplete
  * one younger than INCOMPLETE_GRACE_SECONDS (a push still under way). Without a complete version,
- * nothing goes. A version whose condition is unknown counts as incomplete when it is young.
+ * nothing goes. A version whose condition is unknown counts as incomplete when it is young. A
+ * version that a kept one's manifest refers to for contents (`baseOf`) is kept too, however old.
  */
-export function planRetention(names: readonly string[], conditionOf: (version: string) => VersionCondition | undefined, keep: number, nowSeconds: number): RetentionPlan {
+export function planRetention(names: readonly string[], conditionOf: (version: string) => VersionCondition | undefined, keep: number, nowSeconds: number, baseOf: (version: string) => string | undefined = () => undefined): RetentionPlan {
   if (!Number.isInteger(keep) || keep < 1) throw new RangeError(`keep must be a whole number >= 1, got ${keep}`);
   const kept: string[] = [];
   let oldestKept = -1;
@@ -52,9 +53,18 @@ export function planRetention(names: readonly string[], conditionOf: (version: s
     }
   }
   const plan: RetentionPlan = { kept, remove: [], spared: [] };
+  const bases = new Set<string>();
+  for (let i = Math.max(oldestKept, 0); i < names.length; i++) {
+    const base = baseOf(names[i]!);
+    if (base !== undefined) bases.add(base);
+  }
   for (let i = 0; i < oldestKept; i++) {
     const version = names[i]!;
     const condition = conditionOf(version);
+    if (bases.has(version)) {
+      plan.spared.push({ version, reason: 'a kept version names its contents by reference to it' });
+      continue;
+    }
     const young = nowSeconds - Number(version) <= INCOMPLETE_GRACE_SECONDS;
     if (young && (condition === 'incomplete' || condition === undefined)) {
       plan.spared.push({ version, reason: 'incomplete and younger than an hour: a push may still be writing it' });

@@ -13,6 +13,7 @@ import { BLOB_GRACE_SECONDS } from '../domain/sync-retention.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
+import { textBytes } from './local-state.js';
 import type { Received } from './safe-fs.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
@@ -184,9 +185,9 @@ export class DirectoryStore implements SyncStore {
   }
 
   /** One lstat per blob: a local folder answers faster than it lists. */
-  async findBlobs(tree: string, wanted: readonly string[]): Promise<Set<string>> {
+  async findBlobs(tree: string, wanted: readonly { sha256: string; size: number }[]): Promise<Set<string>> {
     const found = new Set<string>();
-    await mapPool(wanted, 16, async (sha) => {
+    await mapPool(wanted, 16, async ({ sha256: sha }) => {
       const st = await lstat(await this.blobFile(tree, sha)).catch(() => undefined);
       if (st?.isFile()) found.add(sha);
     });
@@ -259,13 +260,13 @@ export class DirectoryStore implements SyncStore {
     }
   }
 
-  async commitVersion(tree: string, version: string, manifest: string): Promise<void> {
+  async commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<void> {
     const final = await this.realFolder(tree, version);
     // Staged then renamed: the version folder appears with its manifest inside, never without.
     const stage = this.dir(tree, `.incoming-${version}-${process.pid}-${++staging}`);
     try {
       await mkdir(stage, { recursive: true });
-      writeFileAtomic(join(stage, STATE_FILE_NAME), manifest);
+      writeFileAtomic(join(stage, STATE_FILE_NAME), typeof manifest === 'string' ? manifest : textBytes(manifest));
       await rename(stage, final);
     } catch (error) {
       await rm(stage, { recursive: true, force: true }).catch(() => undefined);

@@ -20,6 +20,9 @@ export interface CollectedBlobs {
 /** Removes (or, in a dry run, counts) the blobs none of `remaining` references. */
 export async function collectBlobs(store: SyncStore, tree: string, remaining: readonly string[], nowMs: number, dryRun: boolean): Promise<CollectedBlobs> {
   const referenced = new Set<string>();
+  // A manifest naming contents by reference uses its base's blobs: the base must be read too.
+  const read = new Set<string>();
+  const bases = new Map<string, string>();
   let unreadable: string | undefined;
   await mapPool(remaining, 4, async (version) => {
     const text = await store.readState(tree, version);
@@ -29,8 +32,11 @@ export async function collectBlobs(store: SyncStore, tree: string, remaining: re
       unreadable ??= `version ${version} ${parsed.kind === 'newer' ? 'was written by a newer atlas' : `has a corrupt .sandbox-state (${parsed.problem})`}`;
       return;
     }
+    read.add(version);
+    if (parsed.state.sha256_from !== undefined) bases.set(version, parsed.state.sha256_from);
     for (const f of parsed.state.files) if (f.sha256 !== undefined) referenced.add(f.sha256);
   });
+  for (const [version, base] of bases) if (!read.has(base)) unreadable ??= `version ${version} names its contents by reference to version ${base}, which is gone`;
   if (unreadable) return { removed: 0, bytes: 0, young: 0, skipped: `no blob was removed: ${unreadable}, so what it uses is unknown` };
   const plan: BlobCollection = planBlobCollection(await store.listBlobs(tree), referenced, nowMs);
   if (!dryRun) {

@@ -91,15 +91,17 @@ async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boo
   // versions young enough to be a push under way. Older ones go whatever their state says, so
   // their (possibly large) states are never downloaded.
   const conditions = new Map<string, VersionCondition>();
+  const bases = new Map<string, string>();
   let complete = 0;
   for (let i = names.length - 1; i >= 0; i--) {
     const version = names[i]!;
     if (complete >= keep && nowSeconds - Number(version) > INCOMPLETE_GRACE_SECONDS) break;
-    const condition = await versionCondition(store, tree, version);
+    const { condition, base } = await versionCondition(store, tree, version);
     conditions.set(version, condition);
+    if (base !== undefined) bases.set(version, base);
     if (condition === 'complete') complete++;
   }
-  const plan = planRetention(names, (v) => conditions.get(v), keep, nowSeconds);
+  const plan = planRetention(names, (v) => conditions.get(v), keep, nowSeconds, (v) => bases.get(v));
   const removed: TreePrune['removed'] = [];
   for (const version of plan.remove) {
     try {

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import type { SyncStats } from '../domain/sync-plan.js';
 import { emptyStats, nextVersionName, planPush } from '../domain/sync-plan.js';
 import type { ExcludeRule, FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
-import { pathProblem, serializeState, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
+import { pathProblem, stateChunks, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
+import { planReferences } from '../domain/sync-manifest.js';
 import { mergeWithStore } from '../domain/sync-merge.js';
 import { mapPool } from './pool.js';
 import type { Progress } from './progress.js';
@@ -65,9 +66,8 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     }
     const version = nextVersionName(Math.floor(now() / 1000), names);
     const files = new Map(combined.files.map((f) => [f.path, f]));
-    const storedBlobs = new Set((latest?.state.files ?? []).flatMap((f) => (f.sha256 ? [f.sha256] : []))).size;
     try {
-      const sent = await sendBlobs(store, tree, root, plan.upload, scan.files, storedBlobs, progress);
+      const sent = await sendBlobs(store, tree, root, plan.upload, scan.files, progress);
       const mine = new Map(scan.files.map((f) => [f.path, f]));
       for (const entry of sent.changed) {
         files.set(entry.path, entry);
@@ -77,14 +77,17 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
       const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files: [...files.values()], dirs: combined.dirs };
+      // Unchanged contents named by reference to the base's manifest when few changed.
+      const references = planReferences(manifest.files, latest);
+      if (references) manifest.sha256_from = references.base;
       // The manifest makes the version: whoever may refuse it (a lost lease) says so now.
       await deps.beforePublish?.();
       if (combined.conflicts.length > 0 && latest) {
         // Stored whole, never as the newest: nothing of the store's newer work is replaced.
-        await store.commitVersion(tree, version, serializeState({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }));
+        await store.commitVersion(tree, version, stateChunks({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }, references?.omit));
         throw conflictError(root, tree, version, latest.version, combined.conflicts);
       }
-      await store.commitVersion(tree, version, serializeState(manifest));
+      await store.commitVersion(tree, version, stateChunks(manifest, references?.omit));
       writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, [...mine.values()]));
     } finally {
       progress.finish();
@@ -96,25 +99,28 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
 }
 
 /**
- * Sends the contents the store lacks. Blobs the latest version does not reference may still be
- * there (a killed push sent them): those are found, made young again for garbage collection, and
+ * Sends the contents the latest version does not reference. Large ones may still be in the store
+ * (a killed push sent them): those the store finds are made young again for garbage collection and
  * not sent. A file that changed since the scan is stored as read, under its new hash, and its
  * entry says so (its newer mtime makes the next scan hash it again); another file that had the
  * scanned content is then sent itself.
  */
-async function sendBlobs(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], storedBlobs: number, progress: Progress): Promise<{ files: number; bytes: number; changed: FileEntry[] }> {
-  const present = await store.findBlobs(tree, candidates.map((f) => f.sha256!), storedBlobs);
+async function sendBlobs(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], progress: Progress): Promise<{ files: number; bytes: number; changed: FileEntry[] }> {
+  const present = await store.findBlobs(tree, candidates.map((f) => ({ sha256: f.sha256!, size: f.size })));
   const lost = new Set<string>();
   await mapPool([...present], 16, async (sha) => {
     if (!(await store.touchBlob(tree, sha))) lost.add(sha);
   });
   const send = candidates.filter((f) => !present.has(f.sha256!) || lost.has(f.sha256!));
-  const holders = new Map<string, FileEntry[]>();
-  for (const f of all) if (f.sha256 !== undefined) holders.set(f.sha256, [...(holders.get(f.sha256) ?? []), f]);
   const result = { files: 0, bytes: 0, changed: [] as FileEntry[] };
   progress.start(`push ${tree}`, send.length, send.reduce((n, f) => n + f.size, 0));
   await mapPool(send, 8, async (first) => {
-    for (const entry of holders.get(first.sha256!) ?? [first]) {
+    // The other files with that content are looked for only when the first one changed since the scan.
+    const holders = function* () {
+      yield first;
+      for (const f of all) if (f.sha256 === first.sha256 && f !== first) yield f;
+    };
+    for (const entry of holders()) {
       const got = await store.putBlob(tree, join(root, ...entry.path.split('/')));
       result.files++;
       result.bytes += got.bytes;

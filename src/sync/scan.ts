@@ -68,7 +68,6 @@ export function cachedChecksum(previous: StateFile | undefined, byPath: Readonly
 
 interface Found {
   path: string;
-  abs: string;
   size: number;
   mtimeS: number;
   mode: number;
@@ -120,7 +119,7 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
         const st = lstatSync(abs);
         // A stub a killed sandboxed run left in the worktree is not the person's work.
         if (st.size === 0 && (await isSandboxStubFile(path, st))) return 0;
-        found.push({ path, abs, size: st.size, mtimeS: seconds(st.mtimeMs), mode: st.mode & 0o777 });
+        found.push({ path, size: st.size, mtimeS: seconds(st.mtimeMs), mode: st.mode & 0o777 });
         return 1;
       }),
     );
@@ -131,8 +130,10 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   let bytesHashed = 0;
   const files = await mapPool(found, 8, async (f): Promise<FileEntry> => {
     const known = cachedEntry(previous, byPath, f.path, f.size, f.mtimeS);
+    // The recorded entry itself when nothing about the file changed: one object per file, not two.
+    if (known?.sha256 !== undefined && known.mode === f.mode) return known;
     if (known?.sha256 !== undefined) return { path: f.path, checksum: known.checksum, size: f.size, modified_at: f.mtimeS, sha256: known.sha256, mode: f.mode };
-    const { md5, sha256 } = await hashFile(f.abs, f.size);
+    const { md5, sha256 } = await hashFile(join(root, ...f.path.split('/')), f.size);
     bytesHashed += f.size;
     return { path: f.path, checksum: md5, size: f.size, modified_at: f.mtimeS, sha256, mode: f.mode };
   });

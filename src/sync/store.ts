@@ -30,10 +30,10 @@ export interface SyncStore {
   /** Writes one blob to `dest` (a new file), reporting what arrived. */
   getBlob(tree: string, sha256: string, dest: string): Promise<Received>;
   /**
-   * Which of `wanted` the tree's blob area holds. `stored` is about how many blobs the area holds,
-   * so that a store can choose between asking per blob and listing the area.
+   * Which of `wanted` the tree's blob area is known to hold (contents a killed push left, which
+   * then need not be sent). A store may leave out what costs more to ask about than to send.
    */
-  findBlobs(tree: string, wanted: readonly string[], stored: number): Promise<Set<string>>;
+  findBlobs(tree: string, wanted: readonly { sha256: string; size: number }[]): Promise<Set<string>>;
   /**
    * Stores a local file as the blob of its content. The key is the SHA-256 of the bytes actually
    * read (reported back): a file that changed since it was hashed is stored under its new hash,
@@ -51,8 +51,8 @@ export interface SyncStore {
   removeBlobs(tree: string, sha256s: readonly string[]): Promise<void>;
   /** Removes what killed pushes left half-written past the grace period (temp files, multipart uploads). */
   removeStaleUploads(tree: string, nowMs: number): Promise<void>;
-  /** Writes a version's manifest, which makes the version visible (all its blobs are stored). */
-  commitVersion(tree: string, version: string, manifest: string): Promise<void>;
+  /** Writes a version's manifest (its text, whole or in pieces), which makes the version visible (all its blobs are stored). */
+  commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<void>;
   /**
    * Removes one version: its `.sandbox-state` first (a version removed halfway reads as incomplete
    * and is never pulled), then everything else under it, and nothing outside it. With `dryRun`,

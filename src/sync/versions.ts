@@ -2,6 +2,8 @@
 // ones with a warning), a named one (strictly), and the list `atlas sync versions` shows.
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { VersionCondition } from '../domain/sync-retention.js';
+import type { ReferenceInfo } from '../domain/sync-manifest.js';
+import { resolveReferences } from '../domain/sync-manifest.js';
 import type { StateFile } from '../domain/sync-state.js';
 import { parseStateFile, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
@@ -9,12 +11,34 @@ import type { SyncStore } from './store.js';
 
 export interface StoredVersion {
   version: string;
+  /** Resolved: every blob entry has its sha256, whether its manifest carried it or its base did. */
   state: StateFile;
+  /** Set when the manifest left SHA-256s to a base (what the next push needs to refer to it too). */
+  references?: ReferenceInfo;
 }
 
 type Loaded = { ok: true; stored: StoredVersion } | { ok: false; missing: boolean; problem: string };
 
-async function load(store: SyncStore, tree: string, version: string): Promise<Loaded> {
+/** Bases already read, by version: `atlas sync versions` reads many manifests with one base. */
+type BaseCache = Map<string, Promise<Loaded>>;
+
+async function load(store: SyncStore, tree: string, version: string, bases?: BaseCache): Promise<Loaded> {
+  const loaded = await loadOne(store, tree, version);
+  const from = loaded.ok ? loaded.stored.state.sha256_from : undefined;
+  if (!loaded.ok || from === undefined) return loaded;
+  let base = bases?.get(from);
+  if (!base) {
+    base = loadOne(store, tree, from);
+    bases?.set(from, base);
+  }
+  const got = await base;
+  if (!got.ok) return { ok: false, missing: false, problem: `refers to the contents of version ${from}, which ${got.problem}` };
+  const resolved = resolveReferences(loaded.stored.state, version, got.stored.state);
+  if (!resolved.ok) return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${resolved.problem})` };
+  return { ok: true, stored: { version, state: resolved.state, references: { base: from, byReference: resolved.byReference } } };
+}
+
+async function loadOne(store: SyncStore, tree: string, version: string): Promise<Loaded> {
   const text = await store.readState(tree, version);
   if (text === undefined) return { ok: false, missing: true, problem: 'has no .sandbox-state (an unfinished push)' };
   const parsed = parseStateFile(text);
@@ -78,9 +102,10 @@ export interface VersionInfo {
 
 export async function describeVersions(store: SyncStore, tree: string): Promise<VersionInfo[]> {
   const names = await store.listVersionNames(tree);
+  const bases: BaseCache = new Map();
   return mapPool(names, 8, async (version) => {
     const created_at = new Date(Number(version) * 1000).toISOString();
-    const loaded = await load(store, tree, version);
+    const loaded = await load(store, tree, version, bases);
     if (!loaded.ok) return { version, created_at, files: 0, bytes: 0, status: loaded.missing ? 'incomplete' : 'damaged', problem: loaded.problem };
     const { files, conflict_of, conflicts } = loaded.stored.state;
     const info: VersionInfo = { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: conflict_of === undefined ? 'complete' : 'conflict' };
@@ -92,15 +117,16 @@ export async function describeVersions(store: SyncStore, tree: string): Promise<
 /**
  * How retention sees a version: complete (a whole version, one written by a newer atlas
  * included), a conflict (whole, but never the newest), incomplete (no `.sandbox-state`) or damaged
- * (a corrupt or hostile one).
+ * (a corrupt or hostile one); and the version its manifest refers to for contents, which must stay.
  */
-export async function versionCondition(store: SyncStore, tree: string, version: string): Promise<VersionCondition> {
+export async function versionCondition(store: SyncStore, tree: string, version: string): Promise<{ condition: VersionCondition; base?: string }> {
   const text = await store.readState(tree, version);
-  if (text === undefined) return 'incomplete';
+  if (text === undefined) return { condition: 'incomplete' };
   const parsed = parseStateFile(text);
-  if (!parsed.ok) return parsed.kind === 'newer' ? 'complete' : 'damaged';
-  if (unsafeEntries(parsed.state.files).length > 0) return 'damaged';
-  return parsed.state.conflict_of !== undefined ? 'conflict' : 'complete';
+  if (!parsed.ok) return { condition: parsed.kind === 'newer' ? 'complete' : 'damaged' };
+  const base = parsed.state.sha256_from !== undefined ? { base: parsed.state.sha256_from } : {};
+  if (unsafeEntries(parsed.state.files).length > 0) return { condition: 'damaged', ...base };
+  return { condition: parsed.state.conflict_of !== undefined ? 'conflict' : 'complete', ...base };
 }
 
 /** The version a pull or an export reads: the one named, else the newest complete one. */
