@@ -131,3 +131,23 @@ describe('push plan and versions', () => {
     expect(sortVersions(['20', '3', '.tasks', 'x', '100'])).toEqual(['3', '20', '100']);
   });
 });
+
+describe('path checks at 100,000 entries', () => {
+  const e = (path: string): FileEntry => ({ path, checksum: '0'.repeat(32), size: 0, modified_at: 0 });
+  it('finds a file listed where a folder is needed at any depth, after many clean files in other folders', () => {
+    const files = [...Array.from({ length: 1000 }, (_, i) => e(`d${i % 10}/sub/f${i}`)), e('d3/sub'), e('x/y/z/w'), e('x/y'), e('x/y/q')];
+    expect(unsafeEntries(files)).toEqual([
+      ...Array.from({ length: 100 }, (_, i) => ({ path: `d3/sub/f${i * 10 + 3}`, problem: 'needs d3/sub to be a folder, but d3/sub is also listed as a file' })),
+      { path: 'x/y/z/w', problem: 'needs x/y to be a folder, but x/y is also listed as a file' },
+      { path: 'x/y/q', problem: 'needs x/y to be a folder, but x/y is also listed as a file' },
+    ]);
+  });
+
+  it('counts a segment in bytes of UTF-8: 255 pass, 256 do not', () => {
+    expect(pathProblem(`a/${'€'.repeat(85)}`)).toBeUndefined();
+    expect(pathProblem(`a/${'€'.repeat(86)}`)).toBe('has a segment longer than 255 bytes');
+    expect(pathProblem(`${'é'.repeat(127)}x`)).toBeUndefined();
+    expect(pathProblem(`${'é'.repeat(128)}`)).toBe('has a segment longer than 255 bytes');
+    expect(pathProblem('x'.repeat(256))).toBe('has a segment longer than 255 bytes');
+  });
+});

@@ -208,11 +208,13 @@ export function pathProblem(path: string): string | undefined {
   if (path.startsWith('/')) return 'is absolute';
   if (/^[A-Za-z]:/.test(path)) return 'starts with a drive letter';
   if (path.length > 4096) return 'is longer than 4096 characters';
-  if (isReservedRootName(path.split('/')[0]!)) return `names ${path.split('/')[0]}, which atlas keeps for itself`;
-  for (const segment of path.split('/')) {
+  const segments = path.split('/');
+  if (isReservedRootName(segments[0]!)) return `names ${segments[0]}, which atlas keeps for itself`;
+  for (const segment of segments) {
     if (segment === '') return 'has an empty segment (//, or a trailing /)';
     if (segment === '.' || segment === '..') return `has a "${segment}" segment`;
-    if (Buffer.byteLength(segment) > 255) return 'has a segment longer than 255 bytes';
+    // A UTF-16 unit is at most 3 bytes of UTF-8: only a segment of more than 85 can pass 255 bytes.
+    if (segment.length > 85 && Buffer.byteLength(segment) > 255) return 'has a segment longer than 255 bytes';
     if (isReservedName(segment)) return `names ${segment}, which atlas never syncs`;
   }
   return undefined;
@@ -233,15 +235,17 @@ export function unsafeEntries(files: readonly FileEntry[]): Refusal[] {
     else if (seen.has(f.path)) refusals.push({ path: f.path, problem: 'is listed twice' });
     seen.add(f.path);
   }
+  // Folders already known to have no file listed on their way: checked once, not once per file.
+  const clear = new Set<string>();
   for (const f of files) {
-    const parts = f.path.split('/');
-    for (let i = 1; i < parts.length; i++) {
-      const parent = parts.slice(0, i).join('/');
-      if (seen.has(parent)) {
-        refusals.push({ path: f.path, problem: `needs ${parent} to be a folder, but ${parent} is also listed as a file` });
-        break;
-      }
+    const last = f.path.lastIndexOf('/');
+    if (last <= 0 || clear.has(f.path.slice(0, last))) continue;
+    let clash: string | undefined;
+    for (let slash = f.path.indexOf('/'); slash > 0 && slash <= last && clash === undefined; slash = f.path.indexOf('/', slash + 1)) {
+      if (seen.has(f.path.slice(0, slash))) clash = f.path.slice(0, slash);
     }
+    if (clash === undefined) clear.add(f.path.slice(0, last));
+    else refusals.push({ path: f.path, problem: `needs ${clash} to be a folder, but ${clash} is also listed as a file` });
   }
   return refusals;
 }
