@@ -72,7 +72,11 @@ export class ConversationRecorder {
     };
     mkdirSync(this.files.dir, { recursive: true });
     this.fd = openSync(this.files.messages, 'a', 0o644);
-    this.save(true);
+    // A run's folder never shows without its record. In the background the first one is written
+    // at once but not fsynced (the last one is, before the run ends; a server's own record of the
+    // conversation is in its state).
+    if (this.background) writeFileAtomic(this.files.record, this.text(), { durable: false });
+    else this.save(true);
   }
 
   get id(): string {
@@ -211,9 +215,12 @@ export class ConversationRecorder {
     return this.background?.flushed() ?? Promise.resolve();
   }
 
+  private text(): string {
+    return `${JSON.stringify(this.record, null, 2)}\n`;
+  }
+
   private save(durable: boolean): void {
-    const text = `${JSON.stringify(this.record, null, 2)}\n`;
-    if (this.background) this.background.save(text, durable);
-    else writeFileAtomic(this.files.record, text, { durable });
+    if (this.background) this.background.save(this.text(), durable);
+    else writeFileAtomic(this.files.record, this.text(), { durable });
   }
 }
