@@ -92,11 +92,20 @@ async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boo
   // their (possibly large) states are never downloaded.
   const conditions = new Map<string, VersionCondition>();
   const bases = new Map<string, string>();
+  const checked = new Map<string, Promise<boolean>>();
+  const usableBase = (base: string): Promise<boolean> => {
+    if (!checked.has(base)) checked.set(base, versionCondition(store, tree, base).then((b) => b.base === undefined && (b.condition === 'complete' || b.condition === 'conflict')));
+    return checked.get(base)!;
+  };
   let complete = 0;
   for (let i = names.length - 1; i >= 0; i--) {
     const version = names[i]!;
     if (complete >= keep && nowSeconds - Number(version) > INCOMPLETE_GRACE_SECONDS) break;
-    const { condition, base } = await versionCondition(store, tree, version);
+    const read = await versionCondition(store, tree, version);
+    const { base } = read;
+    // A version whose contents are named from a base that is gone, damaged or itself referring
+    // cannot be pulled: it never counts as one of the newest N.
+    const condition = base !== undefined && !(await usableBase(base)) ? 'damaged' : read.condition;
     conditions.set(version, condition);
     if (base !== undefined) bases.set(version, base);
     if (condition === 'complete') complete++;
