@@ -63,25 +63,6 @@ function replay(rec: ConversationRecorder, text: string): void {
   reader.end();
 }
 
-describe('a recorder writing in the background (a server)', () => {
-  it('shows its record with its folder, folds later writes, and has the final record on disk once flushed', async () => {
-    const dir = taskDir();
-    const rec = recorder(dir, { background: true });
-    const path = conversationFiles(dir, rec.id).record;
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ id: rec.id, status: 'running' });
-    rec.setSession('session-1');
-    rec.setModel('claude-x');
-    rec.finish('completed');
-    await rec.flushed();
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ session_id: 'session-1', model: 'claude-x', status: 'completed' });
-  });
-
-  it('a synchronous recorder is flushed at once', async () => {
-    const rec = recorder(taskDir());
-    await expect(rec.flushed()).resolves.toBeUndefined();
-  });
-});
-
 describe('recording a real Claude Code stream', () => {
   it('writes the messages with tool results joined and the ledger from the result', () => {
     const dir = taskDir();

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { startHeartbeat } from '../src/liveness/owner.js';
+import { conversationFiles } from '../src/conversation/paths.js';
+import { ConversationRecorder } from '../src/conversation/recorder.js';
 import { keepingStatements } from '../src/server/state/open.js';
 import { BackgroundFile, writeFileAtomicAsync } from '../src/store/atomic-write-async.js';
 import { tempDir } from './helpers/core-fixtures.js';
@@ -79,5 +81,28 @@ describe('owner.json heartbeat writes', () => {
     expect(JSON.parse(readFileSync(path, 'utf8')).process_groups).toHaveLength(1);
     heartbeat.stop();
     expect(existsSync(path)).toBe(false);
+  });
+});
+
+function recorder(dir: string, extra: Partial<ConstructorParameters<typeof ConversationRecorder>[0]> = {}) {
+  return new ConversationRecorder({ taskDir: dir, taskId: 'task-1', stepName: 'implement', attempt: 1, agent: 'claude', model: '', continues: null, ...extra });
+}
+
+describe('a recorder writing in the background (a server)', () => {
+  it('shows its record with its folder, folds later writes, and has the final record on disk once flushed', async () => {
+    const dir = tempDir();
+    const rec = recorder(dir, { background: true });
+    const path = conversationFiles(dir, rec.id).record;
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ id: rec.id, status: 'running' });
+    rec.setSession('session-1');
+    rec.setModel('claude-x');
+    rec.finish('completed');
+    await rec.flushed();
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ session_id: 'session-1', model: 'claude-x', status: 'completed' });
+  });
+
+  it('a synchronous recorder is flushed at once', async () => {
+    const rec = recorder(tempDir());
+    await expect(rec.flushed()).resolves.toBeUndefined();
   });
 });
