@@ -62,14 +62,15 @@ export class SqlEvents extends SqlRecords {
    */
   private async appendIn(trx: Transaction<Database>, log: string, events: { type: string; data: Record<string, unknown> }[], fence: Fence | undefined, releasing: boolean): Promise<EventRow[]> {
     const at = toTimestamp(new Date());
-    if (fence && this.backend === 'postgres') await this.checkFence(trx, fence, releasing);
+    const leaseFirst = this.backend === 'postgres';
+    if (fence && leaseFirst) await this.checkFence(trx, fence, releasing);
     const counter = await trx
       .insertInto('event_counters')
       .values({ log, last_id: events.length })
       .onConflict((oc) => oc.column('log').doUpdateSet({ last_id: sql`event_counters.last_id + ${events.length}` }))
       .returning('last_id')
       .executeTakeFirstOrThrow();
-    if (fence && this.backend !== 'postgres') await this.checkFence(trx, fence, releasing);
+    if (fence && !leaseFirst) await this.checkFence(trx, fence, releasing);
     const last = num(counter.last_id, 'event_counters', 'last_id');
     const stored = events.map((e, i) => ({ id: last - events.length + 1 + i, type: e.type, at, data: e.data }));
     if (stored.length > 0) await trx.insertInto('events').values(stored.map((e) => ({ log, id: e.id, type: e.type, at, data: JSON.stringify(e.data) }))).execute();

@@ -1,6 +1,6 @@
 // Accounts, tokens, conversations, messages and the task index in SQL: one set of Kysely queries
 // for SQLite and PostgreSQL (only the messages' identity column differs, in the migration).
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { toTimestamp } from '../../domain/time.js';
 import type { Database } from './schema.js';
 import { fromConversation, toConversation, toMessage, toTask, toToken } from './rows.js';
@@ -50,28 +50,31 @@ export class SqlRecords {
   }
 
   async putConversation(c: ConversationRow): Promise<void> {
+    // One statement on PostgreSQL needs no transaction around it.
+    if (this.backend === 'postgres') await this.putConversationIn(this.db, c);
+    else await this.db.transaction().execute((trx) => this.putConversationIn(trx, c));
+  }
+
+  /**
+   * The record and its account, in the caller's transaction (`db` itself for one statement). On
+   * PostgreSQL one statement, one round trip: the account's row in a data-modifying WITH, which
+   * PostgreSQL runs whether or not the rest reads it.
+   */
+  protected async putConversationIn(db: Kysely<Database>, c: ConversationRow): Promise<void> {
+    const row = fromConversation(c);
+    const { account: _a, id: _i, created_at: _c, ...changing } = row;
+    const account = { name: c.account, created_at: c.created_at };
     if (this.backend === 'postgres') {
-      // One statement, one round trip: the account's row in a data-modifying WITH (PostgreSQL
-      // runs it whether or not the rest reads it), the record after it.
-      const row = fromConversation(c);
-      const { account: _a, id: _i, created_at: _c, ...changing } = row;
-      await this.db
-        .with('account', (db) => db.insertInto('accounts').values({ name: c.account, created_at: c.created_at }).onConflict((oc) => oc.column('name').doNothing()))
+      await db
+        .with('account', (w) => w.insertInto('accounts').values(account).onConflict((oc) => oc.column('name').doNothing()))
         .insertInto('conversations')
         .values(row)
         .onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing))
         .execute();
       return;
     }
-    await this.db.transaction().execute((trx) => this.putConversationIn(trx, c));
-  }
-
-  /** The record (and its account) written in the caller's transaction. */
-  protected async putConversationIn(trx: Transaction<Database>, c: ConversationRow): Promise<void> {
-    const row = fromConversation(c);
-    const { account: _a, id: _i, created_at: _c, ...changing } = row;
-    await trx.insertInto('accounts').values({ name: c.account, created_at: c.created_at }).onConflict((oc) => oc.column('name').doNothing()).execute();
-    await trx.insertInto('conversations').values(row).onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing)).execute();
+    await db.insertInto('accounts').values(account).onConflict((oc) => oc.column('name').doNothing()).execute();
+    await db.insertInto('conversations').values(row).onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing)).execute();
   }
 
   async getConversation(account: string, id: string): Promise<ConversationRow | undefined> {
