@@ -13,8 +13,8 @@
 // MAX_SESSION_BYTES or with more than MAX_SESSION_FILES files is refused whole; a file is written
 // to a new temp file (O_EXCL, so never through a link) and renamed into place, inside a folder
 // checked to be a real folder where it should be.
+import { claudeConfigDir } from '../agent/claude-config-dir.js';
 import { constants, closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { isReservedRootName } from '../domain/sync-state.js';
 import { findClaudeTranscript } from '../conversation/claude-transcript-usage.js';
@@ -29,11 +29,6 @@ export const SESSION_FOLDER = 'claude-session';
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
 export type Note = (text: string) => void;
-
-/** Claude Code's folder, as the agent (which inherits this environment) sees it. */
-export function claudeConfigDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env['CLAUDE_CONFIG_DIR'] || join(env['HOME'] ?? homedir(), '.claude');
-}
 
 function javaHash(text: string): number {
   let h = 0;

@@ -2,8 +2,8 @@
 // file (project: .claude/settings.json, local: .claude/settings.local.json, user:
 // ~/.claude/settings.json or $CLAUDE_CONFIG_DIR/settings.json) as text edits, so every other key
 // and hook stays byte for byte; run again, it adds nothing; uninstall removes exactly what it added.
+import { claudeConfigDir } from '../../agent/claude-config-dir.js';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { locateWorktree } from '../../git/locate.js';
@@ -17,7 +17,7 @@ export const INSTALL_SCOPES = ['project', 'local', 'user'] as const;
 export type InstallScope = (typeof INSTALL_SCOPES)[number];
 
 export function settingsPath(scope: InstallScope, cwd: string, env: NodeJS.ProcessEnv): string {
-  if (scope === 'user') return join(env['CLAUDE_CONFIG_DIR'] || join(homedir(), '.claude'), 'settings.json');
+  if (scope === 'user') return join(claudeConfigDir(env), 'settings.json');
   const root = locateWorktree(cwd)?.root ?? cwd;
   return join(root, '.claude', scope === 'local' ? 'settings.local.json' : 'settings.json');
 }
