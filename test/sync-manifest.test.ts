@@ -232,3 +232,25 @@ describe('references (S3, s3rver)', () => {
     expect(readTree(dest)).toEqual(readTree(w.src));
   }, 60_000);
 });
+
+describe('retention and hostile empty folders', () => {
+  it('a version listing an empty folder atlas refuses to write is damaged for retention too, as for a pull', async () => {
+    const { versionCondition } = await import('../src/sync/versions.js');
+    const { DirectoryStore } = await import('../src/sync/dir-store.js');
+    const home = scratch('atlas-home-');
+    const root = scratch('atlas-ws-');
+    writeTree(root, { 'a.txt': 'a' });
+    const config = configWith({ store: join(home, 'store') });
+    const target: SyncTarget = { root, tree: 'ws', workspace: 'ws' };
+    await syncPush(target, await depsFor(config, home), {});
+    const version = readdirSync(join(home, 'store', 'ws')).find((n) => /^\d+$/.test(n))!;
+    const store = new DirectoryStore(join(home, 'store'));
+    expect((await versionCondition(store, 'ws', version)).condition).toBe('complete');
+    const path = join(home, 'store', 'ws', version, '.sandbox-state');
+    const state = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(path, JSON.stringify({ ...state, dirs: ['../outside'] }));
+    expect((await versionCondition(store, 'ws', version)).condition).toBe('damaged');
+    const pulled = scratch('atlas-pull-');
+    await expect(syncPull({ root: pulled, tree: 'ws', workspace: 'ws' }, await depsFor(config, home), { version })).rejects.toThrow(/refuses to write/);
+  });
+});

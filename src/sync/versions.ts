@@ -38,6 +38,11 @@ async function load(store: SyncStore, tree: string, version: string, bases?: Bas
   return { ok: true, stored: { version, state: resolved.state, references: { base: from, byReference: resolved.byReference } } };
 }
 
+/** The paths of a version atlas refuses to write (files and empty folders): any makes it damaged. */
+function unsafePaths(state: StateFile): ReturnType<typeof unsafeEntries> {
+  return [...unsafeEntries(state.files), ...unsafeDirs(state)];
+}
+
 async function loadOne(store: SyncStore, tree: string, version: string): Promise<Loaded> {
   const text = await store.readState(tree, version);
   if (text === undefined) return { ok: false, missing: true, problem: 'has no .sandbox-state (an unfinished push)' };
@@ -48,7 +53,7 @@ async function loadOne(store: SyncStore, tree: string, version: string): Promise
     }
     return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${parsed.problem})` };
   }
-  const unsafe = [...unsafeEntries(parsed.state.files), ...unsafeDirs(parsed.state)];
+  const unsafe = unsafePaths(parsed.state);
   if (unsafe.length > 0) {
     const list = unsafe.slice(0, 10).map((r) => `${JSON.stringify(r.path)} ${r.problem}`).join('; ');
     return { ok: false, missing: false, problem: `lists paths atlas refuses to write: ${list}${unsafe.length > 10 ? ` (and ${unsafe.length - 10} more)` : ''}` };
@@ -125,7 +130,7 @@ export async function versionCondition(store: SyncStore, tree: string, version: 
   const parsed = parseStateFile(text);
   if (!parsed.ok) return { condition: parsed.kind === 'newer' ? 'complete' : 'damaged' };
   const base = parsed.state.sha256_from !== undefined ? { base: parsed.state.sha256_from } : {};
-  if (unsafeEntries(parsed.state.files).length > 0) return { condition: 'damaged', ...base };
+  if (unsafePaths(parsed.state).length > 0) return { condition: 'damaged', ...base };
   return { condition: parsed.state.conflict_of !== undefined ? 'conflict' : 'complete', ...base };
 }
 
