@@ -102,17 +102,22 @@ describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${po
     expect(replay.at(-1)).toMatchObject({ event: 'usage', data: { turn: 3 } });
   }, 90_000);
 
-  it('a server whose turn lease was taken over stops the turn and publishes nothing more about it; its client gets the new holder\'s interrupted event', async () => {
-    const url = await pgServer!.createDatabase('fenced');
+  /** Server A (3 s leases) on a new database, running a long turn of conversation `id`; the state opened beside it. */
+  async function longTurnOnA(database: string, id: string) {
+    const url = await pgServer!.createDatabase(database);
     const env = { ATLAS_DATABASE_URL: url };
     const home = tempDir();
     const a = await startServe(home, [], { env, flags: [...AGENT_FLAGS, '-c', 'server.lease_ttl=3s'] });
     servers.push(a);
     const { token } = JSON.parse(atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice'], { env: { ATLAS_HOME: home, ...env } }).stdout);
-    const turnClient = fetch(`${a.url}/conversations/f/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 long' }) }).then((r) => readSse(r));
-    await waitUntil(async () => ((await getJson(a.url, token, '/conversations/f')).json.conversation?.status === 'running' ? true : undefined), 10_000, 'the turn to run');
+    const turnClient = fetch(`${a.url}/conversations/${id}/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 long' }) }).then((r) => readSse(r));
+    await waitUntil(async () => ((await getJson(a.url, token, `/conversations/${id}`)).json.conversation?.status === 'running' ? true : undefined), 10_000, 'the turn to run');
+    return { a, turnClient, state: await openState({ home: tempDir(), url }) };
+  }
+
+  it('a server whose turn lease was taken over stops the turn and publishes nothing more about it; its client gets the new holder\'s interrupted event', async () => {
+    const { a, turnClient, state } = await longTurnOnA('fenced', 'f');
     // Another server takes the lease over (as if A had stalled past its expiry).
-    const state = await openState({ home: tempDir(), url });
     try {
       const lease = (await state.getLease('conversation:alice/f'))!;
       const taken = await state.claimLease('conversation:alice/f', 'other-server', 60_000, lease.expires_at + 1);
@@ -133,17 +138,10 @@ describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${po
       await state.close();
     }
   }, 60_000);
+
   it('a turn that lost its lease to a sweep that left it free marks itself interrupted: its client and the record are not left running', async () => {
-    const url = await pgServer!.createDatabase('lost-free');
-    const env = { ATLAS_DATABASE_URL: url };
-    const home = tempDir();
-    const a = await startServe(home, [], { env, flags: [...AGENT_FLAGS, '-c', 'server.lease_ttl=3s'] });
-    servers.push(a);
-    const { token } = JSON.parse(atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice'], { env: { ATLAS_HOME: home, ...env } }).stdout);
-    const turnClient = fetch(`${a.url}/conversations/g/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 long' }) }).then((r) => readSse(r));
-    await waitUntil(async () => ((await getJson(a.url, token, '/conversations/g')).json.conversation?.status === 'running' ? true : undefined), 10_000, 'the turn to run');
+    const { a, turnClient, state } = await longTurnOnA('lost-free', 'g');
     // What a sweep does that finds the turn not yet recorded running: claims the lease and gives it back.
-    const state = await openState({ home: tempDir(), url });
     try {
       const lease = (await state.getLease('conversation:alice/g'))!;
       const taken = await state.claimLease('conversation:alice/g', 'other-server', 60_000, lease.expires_at + 1);
