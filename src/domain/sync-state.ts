@@ -46,6 +46,11 @@ export interface StateFile {
    * this version, whose manifest is a full one. Resolved on reading: no code past versions.ts sees it.
    */
   sha256_from?: string;
+  /**
+   * The newest version the push saw and built on (stored versions only): what a concurrent push
+   * has in common with it (docs/sync.md#concurrent-pushes). Absent in the first version of a tree.
+   */
+  parent?: string;
 }
 
 export type StateParse =
@@ -105,13 +110,11 @@ export function parseStateFile(text: string): StateParse {
     state.conflict_of = raw['conflict_of'];
     state.conflicts = Array.isArray(raw['conflicts']) ? (raw['conflicts'] as unknown[]).filter((c): c is string => typeof c === 'string') : [];
   }
-  if (raw['sha256_from'] !== undefined) {
-    if (typeof raw['sha256_from'] !== 'string' || !VERSION_PATTERN.test(raw['sha256_from'])) return { ok: false, kind: 'corrupt', problem: '"sha256_from" is not a version name' };
-    state.sha256_from = raw['sha256_from'];
-  }
-  if (raw['synced_version'] !== undefined) {
-    if (typeof raw['synced_version'] !== 'string' || !VERSION_PATTERN.test(raw['synced_version'])) return { ok: false, kind: 'corrupt', problem: '"synced_version" is not a version name' };
-    state.synced_version = raw['synced_version'];
+  for (const field of ['sha256_from', 'parent', 'synced_version'] as const) {
+    const value = raw[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || !VERSION_PATTERN.test(value)) return { ok: false, kind: 'corrupt', problem: `"${field}" is not a version name` };
+    state[field] = value;
   }
   return { ok: true, state };
 }
@@ -148,6 +151,7 @@ export function* stateChunks(state: StateFile, bySha256From?: (entry: FileEntry)
   const files = [...state.files].sort(byPath);
   let chunk = `{"version":${JSON.stringify(state.version)},"last_synced_at":${state.last_synced_at}`;
   if (state.sha256_from !== undefined) chunk += `,"sha256_from":${JSON.stringify(state.sha256_from)}`;
+  if (state.parent !== undefined) chunk += `,"parent":${JSON.stringify(state.parent)}`;
   chunk += ',"files":[';
   for (let i = 0; i < files.length; i++) {
     const f = files[i]!;

@@ -260,16 +260,20 @@ export class DirectoryStore implements SyncStore {
     }
   }
 
-  async commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<void> {
+  async commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<boolean> {
     const final = await this.realFolder(tree, version);
-    // Staged then renamed: the version folder appears with its manifest inside, never without.
+    // Staged then renamed: the version folder appears with its manifest inside, never without. A
+    // rename onto a folder that holds files fails: a concurrent push that picked the same name.
     const stage = this.dir(tree, `.incoming-${version}-${process.pid}-${++staging}`);
     try {
       await mkdir(stage, { recursive: true });
       writeFileAtomic(join(stage, STATE_FILE_NAME), typeof manifest === 'string' ? manifest : textBytes(manifest));
       await rename(stage, final);
+      return true;
     } catch (error) {
       await rm(stage, { recursive: true, force: true }).catch(() => undefined);
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code === 'ENOTEMPTY' || code === 'EEXIST') && (await lstat(join(final, STATE_FILE_NAME)).then(() => true, () => false))) return false;
       throw storeError(error, `cannot finish version ${version} in ${this.dir(tree)}`);
     }
   }

@@ -4,7 +4,7 @@
 // store combines with its newer work, never replaces it (docs/sync.md#behind-the-store).
 import { join } from 'node:path';
 import type { SyncStats } from '../domain/sync-plan.js';
-import { emptyStats, nextVersionName, planPush } from '../domain/sync-plan.js';
+import { emptyStats, planPush } from '../domain/sync-plan.js';
 import type { ExcludeRule, FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
 import { pathProblem, stateChunks, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -12,6 +12,7 @@ import { readLocalState, withWorkspaceLock, writeLocalState } from './local-stat
 import { planReferences } from '../domain/sync-manifest.js';
 import { mergeWithStore } from '../domain/sync-merge.js';
 import { mapPool } from './pool.js';
+import { commitNew, reconcile } from './publish.js';
 import type { Progress } from './progress.js';
 import { silentProgress } from './progress.js';
 import type { ScanResult } from './scan.js';
@@ -20,7 +21,7 @@ import type { SyncStore } from './store.js';
 import type { SyncDeps } from './target.js';
 import { requireFolder } from './target.js';
 import type { StoredVersion } from './versions.js';
-import { latestVersion } from './versions.js';
+import { latestVersion, loadVersion } from './versions.js';
 
 export interface PushTreeOptions {
   root: string;
@@ -46,7 +47,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${scan.symlinks.slice(0, 5).join(', ')}${scan.symlinks.length > 5 ? ', ...' : ''}`);
     const names = await store.listVersionNames(tree);
     const latest = await latestVersion(store, tree, names, warn);
-    const combined = combineWithStore(scan, previous, latest, stats, options.force === true);
+    const combined = combineWithStore(scan, previous, latest, await sharedBase(store, tree, previous, latest, stats), stats, options.force === true);
     const plan = planPush(combined.files, latest?.state.files, combined.dirs, latest?.state.dirs);
     // The sync's time is when its scan began, not when it ended: a file written while the push ran
     // has an mtime at or after it, so the next scan hashes it again instead of trusting the old MD5.
@@ -64,7 +65,6 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.duration_ms = now() - started;
       return stats;
     }
-    const version = nextVersionName(Math.floor(now() / 1000), names);
     const files = new Map(combined.files.map((f) => [f.path, f]));
     try {
       const sent = await sendBlobs(store, tree, root, plan.upload, scan.files, progress);
@@ -76,23 +76,27 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.files_uploaded = sent.files;
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
-      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files: [...files.values()], dirs: combined.dirs };
+      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files: [...files.values()], dirs: combined.dirs, ...(latest ? { parent: latest.version } : {}) };
       // Unchanged contents named by reference to the base's manifest when few changed.
       const references = planReferences(manifest.files, latest);
       if (references) manifest.sha256_from = references.base;
       // The manifest makes the version: whoever may refuse it (a lost lease) says so now.
       await deps.beforePublish?.();
+      const seconds = () => Math.floor(now() / 1000);
       if (combined.conflicts.length > 0 && latest) {
         // Stored whole, never as the newest: nothing of the store's newer work is replaced.
-        await store.commitVersion(tree, version, stateChunks({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }, references?.omit));
-        throw conflictError(root, tree, version, latest.version, combined.conflicts);
+        const stored = await commitNew(store, tree, () => stateChunks({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }, references?.omit), seconds(), names);
+        throw conflictError(root, tree, stored, latest.version, combined.conflicts);
       }
-      await store.commitVersion(tree, version, stateChunks(manifest, references?.omit));
+      const version = await commitNew(store, tree, () => stateChunks(manifest, references?.omit), seconds(), names);
+      // Another push may have published meanwhile: the newest version must hold both.
+      const settled = await reconcile(store, tree, { version, state: manifest }, { force: options.force === true, nowSeconds: seconds });
+      stats.notes.push(...settled.notes);
       writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, [...mine.values()]));
+      stats.version = settled.version;
     } finally {
       progress.finish();
     }
-    stats.version = version;
     stats.duration_ms = now() - started;
     return stats;
   });
@@ -160,7 +164,7 @@ interface Combined {
  * at its last sync). A folder whose last sync predates `synced_version` (an older atlas) has no
  * known base: its push replaces, as before, and says what it did not see.
  */
-function combineWithStore(scan: ScanResult, previous: StateFile | undefined, latest: StoredVersion | undefined, stats: SyncStats, force: boolean): Combined {
+function combineWithStore(scan: ScanResult, previous: StateFile | undefined, latest: StoredVersion | undefined, older: StateFile | undefined, stats: SyncStats, force: boolean): Combined {
   const own: Combined = { files: scan.files, dirs: scan.dirs, conflicts: [], fromStore: [] };
   if (!latest || !previous || previous.synced_version === latest.version) return own;
   if (previous.synced_version === undefined) {
@@ -169,13 +173,29 @@ function combineWithStore(scan: ScanResult, previous: StateFile | undefined, lat
     if (unseen.length > 0) stats.notes.push(`version ${latest.version} had ${unseen.length} change(s) this folder never pulled (e.g. ${unseen[0]!.path}); they stay in that version (atlas sync pull --version ${latest.version})`);
     return own;
   }
-  const merge = mergeWithStore(scan.files, scan.dirs, latest.state.files, latest.state.dirs ?? [], previous.files, previous.dirs ?? []);
+  const base = older ?? previous;
+  const merge = mergeWithStore(scan.files, scan.dirs, latest.state.files, latest.state.dirs ?? [], base.files, base.dirs ?? []);
   // A file of an old-layout version has no blob to point at: it cannot be combined, only pulled.
   const unaddressed = merge.files.filter((f) => merge.fromStore.includes(f.path) && f.sha256 === undefined && f.link === undefined).map((f) => f.path);
   const conflicts = force ? [] : [...new Set([...merge.conflicts, ...unaddressed])].sort();
   if (merge.fromStore.length > 0) stats.notes.push(`behind version ${latest.version}: combined with its ${merge.fromStore.length} change(s) this folder never pulled (e.g. ${merge.fromStore[0]}); pull to have them here`);
   if (force && merge.conflicts.length > 0) stats.notes.push(`--force: ${merge.conflicts.length} file(s) changed here and in version ${latest.version} were published as they are here: ${merge.conflicts.slice(0, 5).join(', ')}`);
   return { files: merge.files, dirs: merge.dirs, conflicts, fromStore: merge.fromStore };
+}
+
+/**
+ * The newest version was built on one older than this folder's last sync (a concurrent push that
+ * did not see it, whose combining has not run yet): it may lack what this folder published, so the
+ * two are compared from that older version, which both hold. Undefined: the folder's state is the base.
+ */
+async function sharedBase(store: SyncStore, tree: string, previous: StateFile | undefined, latest: StoredVersion | undefined, stats: SyncStats): Promise<StateFile | undefined> {
+  const parent = latest?.state.parent;
+  const synced = previous?.synced_version;
+  if (parent === undefined || synced === undefined || synced === latest!.version || Number(parent) >= Number(synced)) return undefined;
+  const loaded = await loadVersion(store, tree, parent);
+  if (loaded.ok) return loaded.stored.state;
+  stats.notes.push(`version ${latest!.version} was built on version ${parent}, which ${loaded.problem}: combined from this folder's last sync instead`);
+  return undefined;
 }
 
 function conflictError(root: string, tree: string, version: string, newest: string, conflicts: readonly string[]): AtlasError {

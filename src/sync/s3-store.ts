@@ -262,14 +262,20 @@ export class S3Store implements SyncStore {
     }
   }
 
-  async commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<void> {
+  async commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<boolean> {
     const key = this.key(tree, version, STATE_FILE_NAME);
     const body = await manifestBody(typeof manifest === 'string' ? [manifest] : manifest);
-    await this.send(key, () =>
-      this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body.bytes, ContentMD5: createHash('md5').update(body.bytes).digest('base64'), ContentType: 'application/json', ...(body.gzip ? { ContentEncoding: 'gzip' } : {}) }),
-      ),
-    );
+    // If-None-Match: a concurrent push that picked the same name is refused, never overwritten (S3
+    // and moto honour it; a server that ignores it, such as s3rver, lets the later write win).
+    const put = new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body.bytes, IfNoneMatch: '*', ContentMD5: createHash('md5').update(body.bytes).digest('base64'), ContentType: 'application/json', ...(body.gzip ? { ContentEncoding: 'gzip' } : {}) });
+    try {
+      await this.client.send(put);
+      return true;
+    } catch (error) {
+      const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+      if (e.name === 'PreconditionFailed' || e.name === 'ConditionalRequestConflict' || e.$metadata?.httpStatusCode === 412) return false;
+      throw s3Error(error, key, this.location);
+    }
   }
 
   async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {

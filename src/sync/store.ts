@@ -51,8 +51,11 @@ export interface SyncStore {
   removeBlobs(tree: string, sha256s: readonly string[]): Promise<void>;
   /** Removes what killed pushes left half-written past the grace period (temp files, multipart uploads). */
   removeStaleUploads(tree: string, nowMs: number): Promise<void>;
-  /** Writes a version's manifest (its text, whole or in pieces), which makes the version visible (all its blobs are stored). */
-  commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<void>;
+  /**
+   * Writes a version's manifest (its text, whole or in pieces), which makes the version visible (all
+   * its blobs are stored). False, with nothing written, when another push already took that name.
+   */
+  commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<boolean>;
   /**
    * Removes one version: its `.sandbox-state` first (a version removed halfway reads as incomplete
    * and is never pulled), then everything else under it, and nothing outside it. With `dryRun`,

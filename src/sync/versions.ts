@@ -17,12 +17,13 @@ export interface StoredVersion {
   references?: ReferenceInfo;
 }
 
-type Loaded = { ok: true; stored: StoredVersion } | { ok: false; missing: boolean; problem: string };
+export type Loaded = { ok: true; stored: StoredVersion } | { ok: false; missing: boolean; problem: string };
 
 /** Bases already read, by version: `atlas sync versions` reads many manifests with one base. */
 type BaseCache = Map<string, Promise<Loaded>>;
 
-async function load(store: SyncStore, tree: string, version: string, bases?: BaseCache): Promise<Loaded> {
+/** One version, resolved; what is wrong with it otherwise (missing: an unfinished push). */
+export async function loadVersion(store: SyncStore, tree: string, version: string, bases?: BaseCache): Promise<Loaded> {
   const loaded = await loadOne(store, tree, version);
   const from = loaded.ok ? loaded.stored.state.sha256_from : undefined;
   if (!loaded.ok || from === undefined) return loaded;
@@ -69,7 +70,7 @@ async function loadOne(store: SyncStore, tree: string, version: string): Promise
  */
 export async function latestVersion(store: SyncStore, tree: string, names: readonly string[], warn: (text: string) => void, strict = false): Promise<StoredVersion | undefined> {
   for (let i = names.length - 1; i >= 0; i--) {
-    const loaded = await load(store, tree, names[i]!);
+    const loaded = await loadVersion(store, tree, names[i]!);
     // A push behind the store stored its conflicting files here: whole, but not the newest work.
     if (loaded.ok && loaded.stored.state.conflict_of !== undefined) continue;
     if (loaded.ok) return loaded.stored;
@@ -88,7 +89,7 @@ export async function latestVersion(store: SyncStore, tree: string, names: reado
 
 /** A version the person named: any problem with it is an error (no silent fallback). */
 export async function namedVersion(store: SyncStore, tree: string, version: string): Promise<StoredVersion> {
-  const loaded = await load(store, tree, version);
+  const loaded = await loadVersion(store, tree, version);
   if (loaded.ok) return loaded.stored;
   throw new AtlasError(
     loaded.missing ? `version ${version} of ${tree} is not in ${store.location}` : `version ${version} of ${tree} in ${store.location} ${loaded.problem}; refused`,
@@ -110,7 +111,7 @@ export async function describeVersions(store: SyncStore, tree: string): Promise<
   const bases: BaseCache = new Map();
   return mapPool(names, 8, async (version) => {
     const created_at = new Date(Number(version) * 1000).toISOString();
-    const loaded = await load(store, tree, version, bases);
+    const loaded = await loadVersion(store, tree, version, bases);
     if (!loaded.ok) return { version, created_at, files: 0, bytes: 0, status: loaded.missing ? 'incomplete' : 'damaged', problem: loaded.problem };
     const { files, conflict_of, conflicts } = loaded.stored.state;
     const info: VersionInfo = { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: conflict_of === undefined ? 'complete' : 'conflict' };
