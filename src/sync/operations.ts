@@ -30,7 +30,8 @@ export interface PushResult {
 }
 
 export async function syncPush(target: SyncTarget, deps: SyncDeps, options: { force?: boolean } = {}): Promise<PushResult> {
-  await deps.store.checkAccess();
+  // A push lists the tree's versions before anything else: that listing is the bucket's check.
+  await deps.store.checkAccess({ listing: false });
   const force = options.force === true;
   let conflict: unknown;
   const stats = await pushTree({ root: target.root, tree: target.tree, rules: excludeRules(deps.config), force }, deps).catch((error: unknown) => {

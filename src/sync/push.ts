@@ -41,11 +41,12 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
   requireFolder(root);
   return withWorkspaceLock(root, async () => {
     const stats = emptyStats('push');
+    // Listed first: a store that cannot be used fails before the folder is scanned.
+    const names = await store.listVersionNames(tree);
     const previous = readLocalState(root, warn);
     const scan = await scanWorkspace(root, options.rules, previous);
     refuseUnpullable(root, [...unsafeEntries(scan.files), ...unsafeDirs(scan), ...scan.badNames.map((path) => ({ path, problem: pathProblem(path) ?? 'is not valid UTF-8' }))]);
     if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${scan.symlinks.slice(0, 5).join(', ')}${scan.symlinks.length > 5 ? ', ...' : ''}`);
-    const names = await store.listVersionNames(tree);
     const latest = await latestVersion(store, tree, names, warn);
     const combined = combineWithStore(scan, previous, latest, await sharedBase(store, tree, previous, latest, stats), stats, options.force === true);
     const plan = planPush(combined.files, latest?.state.files, combined.dirs, latest?.state.dirs);

@@ -103,11 +103,12 @@ export class S3Store implements SyncStore {
     }
   }
 
-  async checkAccess(): Promise<void> {
+  async checkAccess(options: { listing?: boolean } = {}): Promise<void> {
     // Credentials first: a missing or refused key fails here, before any transfer.
     await this.send('the credentials', async () => {
       await this.client.config.credentials();
     });
+    if (options.listing === false) return;
     await this.send(`a listing of ${this.location}`, () =>
       this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(''), MaxKeys: 1 })),
     );

@@ -15,8 +15,12 @@ export interface SyncStore {
   /** Where it is, for messages: a folder path or s3://bucket/prefix. */
   readonly location: string;
   readonly kind: 'dir' | 's3';
-  /** Fails with a clear message when the store cannot be used (credentials, permissions, missing bucket). */
-  checkAccess(): Promise<void>;
+  /**
+   * Fails with a clear message when the store cannot be used (credentials, permissions, missing
+   * bucket). `listing: false` leaves out the request that proves the bucket answers, for a caller
+   * whose next request is a listing anyway (a push: one request fewer, the same message).
+   */
+  checkAccess(options?: { listing?: boolean }): Promise<void>;
   /** Every version name under a tree, complete or not, oldest first. */
   listVersionNames(tree: string): Promise<string[]>;
   /** Records that a task's folder is stored under `workspace` (`<prefix>/.tasks/<task-id>.<workspace>`). */
