@@ -8,6 +8,7 @@
 // own payload figure (file bytes) and its peak RSS are printed beside them, and the figures are
 // checked against issue 20's targets.
 // Usage: node bench/sync.mjs [files=10000] [bytes-per-file=10240]
+// BENCH_SYNC_TOOLS=atlas,rclone runs only those (atlas always runs; restic brings "atlas (moto)").
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,8 @@ const SIZE = Number(process.argv[3] ?? 10_240);
 const BUCKET = 'bench';
 const TOOL_TIMEOUT_MS = Math.max(Number(process.env.BENCH_TOOL_TIMEOUT ?? 180), FILES / 25) * 1000;
 const work = tempDir('atlas-bench-sync-');
+const only = process.env.BENCH_SYNC_TOOLS?.split(',').map((t) => t.trim());
+const wanted = (tool) => only === undefined || only.includes(tool);
 
 if (spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' }).status !== 0) process.exit(1);
 
@@ -212,7 +215,8 @@ const reset = () => {
 console.log(`${FILES} files of ${SIZE} bytes (${(total / 1e6).toFixed(0)} MB), 1% = ${changedFiles} files (${(changedBytes / 1e6).toFixed(2)} MB), s3rver on 127.0.0.1`);
 await phases('atlas', atlasPhases(atlasAt(endpoint, 'home')));
 
-if (have('rclone', ['version'])) {
+if (!wanted('rclone')) console.log('rclone: left out (BENCH_SYNC_TOOLS)');
+else if (have('rclone', ['version'])) {
   reset();
   const env = {
     RCLONE_CONFIG_BENCH_TYPE: 's3',
@@ -229,7 +233,8 @@ if (have('rclone', ['version'])) {
   await phases('rclone', { push: () => rclone(src, `bench:${BUCKET}/rclone`), pull: (dest) => rclone(`bench:${BUCKET}/rclone`, dest) });
 } else console.log('rclone: not installed, its column is skipped (apt-get install rclone)');
 
-if (have('aws', ['--version'])) {
+if (!wanted('aws')) console.log('aws: left out (BENCH_SYNC_TOOLS)');
+else if (have('aws', ['--version'])) {
   reset();
   const env = { ...CREDS, AWS_REQUEST_CHECKSUM_CALCULATION: 'when_required', AWS_RESPONSE_CHECKSUM_VALIDATION: 'when_required', AWS_EC2_METADATA_DISABLED: 'true' };
   const aws = (from, to) => timed('aws', ['--endpoint-url', endpoint, 's3', 'sync', '--only-show-errors', from, to], env);
@@ -266,7 +271,8 @@ async function resticPhases(name, repository) {
 // S3, and so does atlas again, so that the two are compared on the same server ("(moto)" columns).
 let resticBeside = 'atlas';
 let moto;
-if (!have('restic', ['version'])) console.log('restic: not installed, its column is skipped (apt-get install restic)');
+if (!wanted('restic')) console.log('restic: left out (BENCH_SYNC_TOOLS)');
+else if (!have('restic', ['version'])) console.log('restic: not installed, its column is skipped (apt-get install restic)');
 else if (!(await resticPhases('restic', `s3:${endpoint}/${BUCKET}/restic`))) {
   console.log("restic: against moto's S3 instead, and atlas again beside it");
   moto = await startMoto();

@@ -56,6 +56,16 @@ async function twoMachines(kind: 'dir' | 'moto', files: Record<string, string>) 
   return { a, b, push, newest, versions, deps, target };
 }
 
+/** B's whole push, run by A's fence the first time it is asked (it is asked again before a combination). */
+function once(run: () => Promise<unknown>): () => Promise<void> {
+  let done = false;
+  return async () => {
+    if (done) return;
+    done = true;
+    await run();
+  };
+}
+
 const kinds = ['dir', 'moto'] as const;
 describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
   const skip = kind === 'moto' && motoMissing();
@@ -70,9 +80,7 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
       const m = await twoMachines(kind, { 'a.txt': 'a1', 'b.txt': 'b1', 'c.txt': 'c1' });
       writeTree(m.a, { 'a.txt': 'a2' });
       writeTree(m.b, { 'b.txt': 'b2' });
-      const fromA = await m.push(m.a, c.a, async () => {
-        await m.push(m.b, c.b);
-      });
+      const fromA = await m.push(m.a, c.a, once(() => m.push(m.b, c.b)));
       expect(await m.newest()).toEqual({ 'a.txt': 'a2', 'b.txt': 'b2', 'c.txt': 'c1' });
       expect(fromA.stats.notes.join(' ')).toMatch(/published version \d+ while this push ran/);
       // Each machine's next push (another change) keeps the other's work.
@@ -91,9 +99,7 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
     writeTree(m.a, { 'shared.txt': 'from A', 'a.txt': 'a2' });
     writeTree(m.b, { 'shared.txt': 'from B', 'b.txt': 'b2' });
     const error = await m
-      .push(m.a, T + 5, async () => {
-        await m.push(m.b, T);
-      })
+      .push(m.a, T + 5, once(() => m.push(m.b, T)))
       .then(
         () => undefined,
         (e: unknown) => e,
@@ -119,9 +125,7 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
     writeTree(m.b, { 'b.txt': 'b2' });
     // B lists, then A pushes whole, then B publishes (built on the first version, without a2) and is
     // killed before it looks again: its store stops answering after its version is written.
-    const depsB = await m.deps(T + 5, async () => {
-      await m.push(m.a, T);
-    });
+    const depsB = await m.deps(T + 5, once(() => m.push(m.a, T)));
     let listings = 0;
     const killed = new Proxy(depsB.store, {
       get(target, key, receiver) {
@@ -137,6 +141,43 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
     const next = await m.push(m.a, T + 50);
     expect(next.stats.notes.join(' ')).toMatch(/combined with its 1 change/);
     expect(await m.newest()).toEqual({ 'a.txt': 'a2', 'b.txt': 'b2', 'c.txt': 'c' });
+  });
+
+  it.skipIf(skip)('a server turn that lost its lease publishes no combination: the fence is asked again before it', async () => {
+    const m = await twoMachines(kind, { 'a.txt': 'a1', 'b.txt': 'b1' });
+    writeTree(m.a, { 'a.txt': 'a2' });
+    writeTree(m.b, { 'b.txt': 'b2' });
+    let asked = 0;
+    const pushed = m.push(m.a, T + 5, async () => {
+      if (++asked === 1) await m.push(m.b, T);
+      else throw new Error('the lease was taken over');
+    });
+    await expect(pushed).rejects.toThrow(/lease was taken over/);
+    expect(asked).toBe(2);
+    // A's own version (fenced while it held the lease) is the newest; nothing after it.
+    const versions = (await m.versions()).map((v) => v.version);
+    expect(versions.at(-1)).toBe(String(T + 5));
+  });
+
+  it.skipIf(skip)('without the version both were built on (removed), a file both hold differently is a conflict, never a silent pick', async () => {
+    const m = await twoMachines(kind, { 'a.txt': 'a1', 'b.txt': 'b1' });
+    writeTree(m.a, { 'a.txt': 'a2' });
+    writeTree(m.b, { 'b.txt': 'b2' });
+    const depsA = await m.deps(T + 5, once(() => m.push(m.b, T)));
+    // The first version reads as gone once A has listed and sent (as if retention removed it).
+    let gone = false;
+    const store = new Proxy(depsA.store, {
+      get(target, key, receiver) {
+        if (key === 'readState') return async (tree: string, version: string) => (gone && version === String(T - 100) ? undefined : target.readState(tree, version));
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const fence = depsA.beforePublish!;
+    const error = await syncPush(m.target(m.a), { ...depsA, store, beforePublish: async () => ((gone = true), fence()) }).then(() => undefined, (e: unknown) => e);
+    expect((error as AtlasError).exitCode).toBe(EXIT.conflict);
+    expect((error as AtlasError).message).toMatch(/a\.txt/);
+    expect(await m.newest()).toEqual({ 'a.txt': 'a1', 'b.txt': 'b2' });
   });
 
   it.skipIf(skip)('a manifest names the version it was built on (parent)', async () => {

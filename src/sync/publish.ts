@@ -13,7 +13,7 @@ import type { FileEntry, StateFile } from '../domain/sync-state.js';
 import { stateChunks } from '../domain/sync-state.js';
 import type { SyncStore } from './store.js';
 import type { StoredVersion } from './versions.js';
-import { loadVersion, namedVersion } from './versions.js';
+import { loadVersion } from './versions.js';
 
 /** Attempts at a free name, and rounds of combining, before a push gives up (the store is that busy). */
 const ROUNDS = 5;
@@ -45,7 +45,7 @@ export interface Reconciled {
  * meanwhile until the newest version holds every change of both. With `force`, files both changed
  * keep ours; otherwise theirs stay in the newest and the push fails with a conflict naming ours.
  */
-export async function reconcile(store: SyncStore, tree: string, ours: { version: string; state: StateFile }, options: { force: boolean; nowSeconds: () => number }): Promise<Reconciled> {
+export async function reconcile(store: SyncStore, tree: string, ours: { version: string; state: StateFile }, options: { force: boolean; nowSeconds: () => number; beforePublish?: () => Promise<void> }): Promise<Reconciled> {
   const own = ours.version;
   let current = ours;
   let parent = ours.state.parent;
@@ -70,8 +70,7 @@ export async function reconcile(store: SyncStore, tree: string, ours: { version:
     let dirs = current.state.dirs ?? [];
     for (const rival of rivals) {
       // Both sides hold everything up to the older of the two versions they were built on.
-      const baseName = olderOf(parent, rival.state.parent);
-      const base = baseName === undefined ? undefined : (await namedVersion(store, tree, baseName)).state;
+      const base = await commonBase(store, tree, olderOf(parent, rival.state.parent), notes);
       const merge = mergeWithStore(files, dirs, rival.state.files, rival.state.dirs ?? [], base?.files ?? [], base?.dirs ?? []);
       files = options.force ? merge.files : theirsWhere(merge.files, merge.conflicts, rival.state.files);
       dirs = merge.dirs;
@@ -84,6 +83,8 @@ export async function reconcile(store: SyncStore, tree: string, ours: { version:
       break;
     }
     const state: StateFile = { version: ours.state.version, last_synced_at: ours.state.last_synced_at, files, dirs, parent: newest.version };
+    // A server's turn that lost its lease publishes nothing more (src/server/turn-lease.ts).
+    await options.beforePublish?.();
     current = { version: await commitNew(store, tree, () => stateChunks(state), options.nowSeconds(), names), state };
     parent = newest.version;
     notes.push(`published version ${current.version}, which combines them with this push's version ${own}`);
@@ -92,6 +93,18 @@ export async function reconcile(store: SyncStore, tree: string, ours: { version:
   if (conflicts.size > 0 && !options.force) throw concurrentConflict(tree, own, current.version, [...conflicts].sort(), notes);
   if (conflicts.size > 0) notes.push(`--force: ${conflicts.size} file(s) changed by both pushes were published as they are here: ${[...conflicts].slice(0, 5).join(', ')}`);
   return { version: current.version, notes };
+}
+
+/**
+ * The version both sides hold, read; without one (the first push of a tree, or a base retention
+ * removed), nothing is common: a file both hold differently is then a conflict, never a silent pick.
+ */
+async function commonBase(store: SyncStore, tree: string, name: string | undefined, notes: string[]): Promise<StateFile | undefined> {
+  if (name === undefined) return undefined;
+  const loaded = await loadVersion(store, tree, name);
+  if (loaded.ok) return loaded.stored.state;
+  notes.push(`version ${name}, which both pushes were built on, ${loaded.problem}: combined as if they had nothing in common`);
+  return undefined;
 }
 
 function olderOf(a: string | undefined, b: string | undefined): string | undefined {

@@ -91,7 +91,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       }
       const version = await commitNew(store, tree, () => stateChunks(manifest, references?.omit), seconds(), names);
       // Another push may have published meanwhile: the newest version must hold both.
-      const settled = await reconcile(store, tree, { version, state: manifest }, { force: options.force === true, nowSeconds: seconds });
+      const settled = await reconcile(store, tree, { version, state: manifest }, { force: options.force === true, nowSeconds: seconds, ...(deps.beforePublish ? { beforePublish: deps.beforePublish } : {}) });
       stats.notes.push(...settled.notes);
       writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, [...mine.values()]));
       stats.version = settled.version;
