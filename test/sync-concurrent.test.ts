@@ -180,6 +180,43 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
     expect(await m.newest()).toEqual({ 'a.txt': 'a1', 'b.txt': 'b2' });
   });
 
+  it.skipIf(skip)('--force: the same file changed by both keeps ours in the newest, with every other change combined', async () => {
+    const m = await twoMachines(kind, { 'shared.txt': 'v1', 'a.txt': 'a1', 'b.txt': 'b1' });
+    writeTree(m.a, { 'shared.txt': 'from A', 'a.txt': 'a2' });
+    writeTree(m.b, { 'shared.txt': 'from B', 'b.txt': 'b2' });
+    const depsA = await m.deps(T + 5, once(() => m.push(m.b, T)));
+    const pushed = await syncPush(m.target(m.a), depsA, { force: true });
+    expect(pushed.stats.notes.join(' ')).toMatch(/--force: 1 file\(s\) changed by both pushes were published as they are here: shared\.txt/);
+    expect(await m.newest()).toEqual({ 'shared.txt': 'from A', 'a.txt': 'a2', 'b.txt': 'b2' });
+  });
+
+  it.skipIf(skip)('a store where every name is taken: the push gives up after five tries, saying so, and publishes nothing', async () => {
+    const m = await twoMachines(kind, { 'a.txt': 'a1' });
+    writeTree(m.a, { 'a.txt': 'a2' });
+    const depsA = await m.deps(T);
+    let tries = 0;
+    const store = new Proxy(depsA.store, {
+      get(target, key, receiver) {
+        if (key === 'commitVersion') return async () => (tries++, false);
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await expect(syncPush(m.target(m.a), { ...depsA, store })).rejects.toMatchObject({ exitCode: EXIT.failure, message: expect.stringMatching(/other pushes kept publishing/), hint: 'push again' });
+    expect(tries).toBe(5);
+    expect(await m.newest()).toEqual({ 'a.txt': 'a1' });
+  });
+
+  it.skipIf(skip)('when the other push already holds every change of this one, nothing more is published', async () => {
+    const m = await twoMachines(kind, { 'a.txt': 'a1' });
+    writeTree(m.a, { 'a.txt': 'the same' });
+    writeTree(m.b, { 'a.txt': 'the same' });
+    const pushed = await m.push(m.a, T, once(() => m.push(m.b, T + 5)));
+    expect(pushed.stats.version).toBe(String(T + 5));
+    expect((await m.versions()).map((v) => v.version)).toEqual([String(T - 100), String(T), String(T + 5)]);
+    expect(await m.newest()).toEqual({ 'a.txt': 'the same' });
+  });
+
   it.skipIf(skip)('a manifest names the version it was built on (parent)', async () => {
     const m = await twoMachines(kind, { 'a.txt': 'a1' });
     writeTree(m.a, { 'a.txt': 'a2' });
