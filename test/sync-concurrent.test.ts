@@ -224,5 +224,10 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
     const { store } = await m.deps(T);
     const parsed = parseStateFile((await store.readState('ws', pushed.stats.version!))!);
     expect(parsed.ok && parsed.state.parent).toBe(String(T - 100));
+    // `atlas sync versions` says it too; the first version was built on nothing.
+    expect((await m.versions()).map((v) => [v.version, v.parent])).toEqual([
+      [String(T - 100), undefined],
+      [String(T), String(T - 100)],
+    ]);
   });
 });

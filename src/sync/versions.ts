@@ -104,6 +104,8 @@ export interface VersionInfo {
   bytes: number;
   status: 'complete' | 'conflict' | 'incomplete' | 'damaged';
   problem?: string;
+  /** The version its push built on (docs/sync.md#concurrent-pushes); absent for the first, and for versions of older atlas. */
+  parent?: string;
 }
 
 export async function describeVersions(store: SyncStore, tree: string): Promise<VersionInfo[]> {
@@ -113,8 +115,8 @@ export async function describeVersions(store: SyncStore, tree: string): Promise<
     const created_at = new Date(Number(version) * 1000).toISOString();
     const loaded = await loadVersion(store, tree, version, bases);
     if (!loaded.ok) return { version, created_at, files: 0, bytes: 0, status: loaded.missing ? 'incomplete' : 'damaged', problem: loaded.problem };
-    const { files, conflict_of, conflicts } = loaded.stored.state;
-    const info: VersionInfo = { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: conflict_of === undefined ? 'complete' : 'conflict' };
+    const { files, conflict_of, conflicts, parent } = loaded.stored.state;
+    const info: VersionInfo = { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: conflict_of === undefined ? 'complete' : 'conflict', ...(parent !== undefined ? { parent } : {}) };
     if (conflict_of !== undefined) info.problem = `a push behind version ${conflict_of} that changed ${conflicts?.length ?? 0} file(s) it changed too: ${(conflicts ?? []).slice(0, 5).join(', ')}`;
     return info;
   });
