@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planReferences, REFER_FROM, resolveReferences } from '../src/domain/sync-manifest.js';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { parseStateFile, serializeState, stateChunks } from '../src/domain/sync-state.js';
-import { decodeManifest, manifestBody } from '../src/sync/s3-store.js';
+import { decodeManifest, manifestBody } from '../src/sync/s3-manifest.js';
 import { syncExport } from '../src/sync/export.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
 import { syncPrune } from '../src/sync/prune.js';

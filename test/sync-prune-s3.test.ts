@@ -218,4 +218,25 @@ describe('atlas sync prune (S3, s3rver)', () => {
     await syncPull({ ...w.target, root: dest }, await w.deps(T0 + 1), {});
     expect(readTree(dest)).toEqual({ 'a.txt': 'a', 'd/b.txt': 'b' });
   });
+
+  it('a server that refuses conditional writes (501 to If-None-Match) gets plain ones: the push publishes, and asks once per store', async () => {
+    const w = world({ viaProxy: true });
+    proxy.mode = 'no-conditional-put';
+    const failed = proxy.failed;
+    try {
+      const deps = await w.deps(T0);
+      const target = (root: string) => ({ ...w.target, root });
+      const src = join(w.base, 'src-nc');
+      writeTree(src, { 'a.txt': 'a' });
+      expect((await syncPush(target(src), deps)).stats.version).toBe(String(T0));
+      writeTree(src, { 'a.txt': 'a2' });
+      expect((await syncPush(target(src), { ...deps, now: () => (T0 + 1) * 1000 })).stats.version).toBe(String(T0 + 1));
+      expect(proxy.failed - failed).toBe(1);
+      const dest = join(w.base, 'dest-nc');
+      await syncPull(target(dest), await w.deps(T0 + 1), {});
+      expect(readTree(dest)).toEqual({ 'a.txt': 'a2' });
+    } finally {
+      proxy.mode = 'pass';
+    }
+  });
 });

@@ -5,9 +5,7 @@
 // `.sandbox-state` carries the MD5s, and every download is checked against it.
 import { createHash } from 'node:crypto';
 import { open, readFile, rm } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { createGzip, gunzipSync } from 'node:zlib';
+import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -30,6 +28,7 @@ import { mapPool } from './pool.js';
 import { hashFile } from './scan.js';
 import type { Received } from './safe-fs.js';
 import { DirectRequests, encodeKey } from './s3-direct.js';
+import { decodeManifest, manifestBody } from './s3-manifest.js';
 import { s3Error } from './s3-errors.js';
 import { attemptsFrom, JitterRetryStrategy, withRetries } from './s3-retry.js';
 import type { S3Place } from './s3-remove.js';
@@ -75,6 +74,8 @@ export class S3Store implements SyncStore {
   private readonly client: S3Client;
   private readonly place: S3Place;
   private readonly direct: DirectRequests;
+  /** Whether the server takes `If-None-Match` on a PUT; false once it answered that it does not. */
+  private conditionalWrites = true;
   /** Attempts per request (sync.retries + 1, or AWS_MAX_ATTEMPTS). */
   private readonly attempts: number;
 
@@ -267,16 +268,23 @@ export class S3Store implements SyncStore {
     const key = this.key(tree, version, STATE_FILE_NAME);
     const body = await manifestBody(typeof manifest === 'string' ? [manifest] : manifest);
     // If-None-Match: a concurrent push that picked the same name is refused, never overwritten (S3
-    // and moto honour it; a server that ignores it, such as s3rver, lets the later write win).
-    const put = new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body.bytes, IfNoneMatch: '*', ContentMD5: createHash('md5').update(body.bytes).digest('base64'), ContentType: 'application/json', ...(body.gzip ? { ContentEncoding: 'gzip' } : {}) });
+    // and moto honour it; a server that ignores it, such as s3rver, lets the later write win, and
+    // one that refuses it as not implemented gets plain writes from then on).
+    const put = (conditional: boolean) =>
+      this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body.bytes, ...(conditional ? { IfNoneMatch: '*' } : {}), ContentMD5: createHash('md5').update(body.bytes).digest('base64'), ContentType: 'application/json', ...(body.gzip ? { ContentEncoding: 'gzip' } : {}) }),
+      );
     try {
-      await this.client.send(put);
+      await put(this.conditionalWrites);
       return true;
     } catch (error) {
       const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
       if (e.name === 'PreconditionFailed' || e.name === 'ConditionalRequestConflict' || e.$metadata?.httpStatusCode === 412) return false;
-      throw s3Error(error, key, this.location);
+      if (!this.conditionalWrites || !(e.name === 'NotImplemented' || e.$metadata?.httpStatusCode === 501)) throw s3Error(error, key, this.location);
     }
+    this.conditionalWrites = false;
+    await this.send(key, () => put(false));
+    return true;
   }
 
   async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {
@@ -352,44 +360,6 @@ export class S3Store implements SyncStore {
       throw error;
     }
   }
-}
-
-/** Bytes above this are sent gzipped when that is smaller. */
-const GZIP_FROM = 4096;
-/** A manifest never inflates past this (a hostile store's zip bomb). */
-const MANIFEST_LIMIT = 1024 * 1024 * 1024;
-
-/**
- * A manifest as sent: gzipped when it is larger than GZIP_FROM (hashes are most of it, paths and
- * numbers compress well), compressed as its pieces come, so that the whole text is never held.
- * Level 6: at 100,000 files level 9 took three times as long for 3% fewer bytes.
- */
-export async function manifestBody(chunks: Iterable<string>): Promise<{ bytes: Buffer; gzip: boolean }> {
-  const iterator = chunks[Symbol.iterator]();
-  const head: Buffer[] = [];
-  let size = 0;
-  for (let next = iterator.next(); !next.done; next = iterator.next()) {
-    head.push(Buffer.from(next.value, 'utf8'));
-    size += head.at(-1)!.length;
-    if (size > GZIP_FROM) {
-      const rest = (function* () {
-        yield* head;
-        for (let more = iterator.next(); !more.done; more = iterator.next()) yield Buffer.from(more.value, 'utf8');
-      })();
-      const zipped: Buffer[] = [];
-      await pipeline(Readable.from(rest), createGzip({ level: 6 }), async (source: AsyncIterable<Buffer>) => {
-        for await (const part of source) zipped.push(part);
-      });
-      return { bytes: Buffer.concat(zipped), gzip: true };
-    }
-  }
-  return { bytes: Buffer.concat(head), gzip: false };
-}
-
-/** A manifest as stored: JSON, or gzipped JSON (recognised by its magic bytes). */
-export function decodeManifest(bytes: Buffer): string {
-  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) return gunzipSync(bytes, { maxOutputLength: MANIFEST_LIMIT }).toString('utf8');
-  return bytes.toString('utf8');
 }
 
 function isMissing(error: unknown): boolean {

@@ -1,6 +1,6 @@
 // An HTTP proxy on 127.0.0.1 in front of a real S3 server (s3rver), for the failures s3rver
-// cannot produce: a server without DeleteObjects, per-key delete errors, refused deletes, a share
-// of requests failing at random (500, 503). It records every delete request (method, URL,
+// cannot produce: a server without DeleteObjects, per-key delete errors, refused deletes, a server
+// that refuses conditional writes, a share of requests failing at random (500, 503). It records every delete request (method, URL,
 // Content-MD5, body), counts requests and the bytes clients sent, and forwards everything else.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -18,6 +18,8 @@ export type FaultMode =
   | 'deny-deletes'
   /** A PUT of a `.sandbox-state` answers 403 AccessDenied (a push fails as it commits). */
   | 'deny-state-put'
+  /** A PUT with `If-None-Match` answers 501 NotImplemented (a server without conditional writes that refuses the header). */
+  | 'no-conditional-put'
   /** A share (`failRate`) of all requests, chosen at random, answers 500 InternalError or 503 SlowDown, unforwarded. */
   | 'flaky';
 
@@ -80,6 +82,11 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       if (proxy.mode === 'deny-state-put' && req.method === 'PUT' && /\/\.sandbox-state(\?|$)/.test(req.url ?? '')) {
         res.writeHead(403, { 'content-type': 'application/xml' });
         return res.end(xmlError('AccessDenied', 'Access Denied'));
+      }
+      if (proxy.mode === 'no-conditional-put' && req.method === 'PUT' && req.headers['if-none-match'] !== undefined) {
+        proxy.failed++;
+        res.writeHead(501, { 'content-type': 'application/xml' });
+        return res.end(xmlError('NotImplemented', 'A header you provided implies functionality that is not implemented'));
       }
       if (!batch && req.method !== 'DELETE') return forward(req, res, body);
       const contentMd5 = req.headers['content-md5'] as string | undefined;
