@@ -12,6 +12,7 @@ import { AtlasError } from '../src/domain/errors.js';
 import { EXIT } from '../src/domain/errors.js';
 import { parseStateFile } from '../src/domain/sync-state.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
+import type { SyncStore } from '../src/sync/store.js';
 import type { SyncTarget } from '../src/sync/target.js';
 import { motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
@@ -64,6 +65,17 @@ function once(run: () => Promise<unknown>): () => Promise<void> {
     done = true;
     await run();
   };
+}
+
+/** The real store with one or more of its methods replaced (a kill or a fault at a chosen step). */
+function storeWith(store: SyncStore, replace: Partial<SyncStore>): SyncStore {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key in replace) return replace[key as keyof SyncStore];
+      const value = Reflect.get(target, key, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 const kinds = ['dir', 'moto'] as const;
@@ -127,12 +139,8 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
     // killed before it looks again: its store stops answering after its version is written.
     const depsB = await m.deps(T + 5, once(() => m.push(m.a, T)));
     let listings = 0;
-    const killed = new Proxy(depsB.store, {
-      get(target, key, receiver) {
-        if (key === 'listVersionNames' && ++listings > 1) return async () => Promise.reject(new Error('killed'));
-        const value = Reflect.get(target, key, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const killed = storeWith(depsB.store, {
+      listVersionNames: async (tree) => (++listings > 1 ? Promise.reject(new Error('killed')) : depsB.store.listVersionNames(tree)),
     });
     await expect(syncPush(m.target(m.b), { ...depsB, store: killed })).rejects.toThrow(/killed/);
     expect(await m.newest()).toEqual({ 'a.txt': 'a1', 'b.txt': 'b2' });
@@ -166,12 +174,8 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
     const depsA = await m.deps(T + 5, once(() => m.push(m.b, T)));
     // The first version reads as gone once A has listed and sent (as if retention removed it).
     let gone = false;
-    const store = new Proxy(depsA.store, {
-      get(target, key, receiver) {
-        if (key === 'readState') return async (tree: string, version: string) => (gone && version === String(T - 100) ? undefined : target.readState(tree, version));
-        const value = Reflect.get(target, key, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const store = storeWith(depsA.store, {
+      readState: async (tree, version) => (gone && version === String(T - 100) ? undefined : depsA.store.readState(tree, version)),
     });
     const fence = depsA.beforePublish!;
     const error = await syncPush(m.target(m.a), { ...depsA, store, beforePublish: async () => ((gone = true), fence()) }).then(() => undefined, (e: unknown) => e);
@@ -195,13 +199,7 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
     writeTree(m.a, { 'a.txt': 'a2' });
     const depsA = await m.deps(T);
     let tries = 0;
-    const store = new Proxy(depsA.store, {
-      get(target, key, receiver) {
-        if (key === 'commitVersion') return async () => (tries++, false);
-        const value = Reflect.get(target, key, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const store = storeWith(depsA.store, { commitVersion: async () => (tries++, false) });
     await expect(syncPush(m.target(m.a), { ...depsA, store })).rejects.toMatchObject({ exitCode: EXIT.failure, message: expect.stringMatching(/other pushes kept publishing/), hint: 'push again' });
     expect(tries).toBe(5);
     expect(await m.newest()).toEqual({ 'a.txt': 'a1' });

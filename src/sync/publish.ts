@@ -8,7 +8,7 @@
 // same files, and stop there.
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { mergeWithStore } from '../domain/sync-merge.js';
-import { nextVersionName, sameContent } from '../domain/sync-plan.js';
+import { nextVersionName, sameEntry } from '../domain/sync-plan.js';
 import type { FileEntry, StateFile } from '../domain/sync-state.js';
 import { stateChunks } from '../domain/sync-state.js';
 import type { SyncStore } from './store.js';
@@ -70,7 +70,8 @@ export async function reconcile(store: SyncStore, tree: string, ours: { version:
     let dirs = current.state.dirs ?? [];
     for (const rival of rivals) {
       // Both sides hold everything up to the older of the two versions they were built on.
-      const base = await commonBase(store, tree, olderOf(parent, rival.state.parent), notes);
+      // Without one, nothing is common: a file both hold differently is a conflict, never a silent pick.
+      const base = await commonBase(store, tree, olderOf(parent, rival.state.parent), notes, 'combined as if the two had nothing in common');
       const merge = mergeWithStore(files, dirs, rival.state.files, rival.state.dirs ?? [], base?.files ?? [], base?.dirs ?? []);
       files = options.force ? merge.files : theirsWhere(merge.files, merge.conflicts, rival.state.files);
       dirs = merge.dirs;
@@ -96,14 +97,14 @@ export async function reconcile(store: SyncStore, tree: string, ours: { version:
 }
 
 /**
- * The version both sides hold, read; without one (the first push of a tree, or a base retention
- * removed), nothing is common: a file both hold differently is then a conflict, never a silent pick.
+ * The version both sides hold, read; undefined when there is none (the first push of a tree) or it
+ * cannot be read (retention removed it: `instead` says what is done then, in the notes).
  */
-async function commonBase(store: SyncStore, tree: string, name: string | undefined, notes: string[]): Promise<StateFile | undefined> {
+export async function commonBase(store: SyncStore, tree: string, name: string | undefined, notes: string[], instead: string): Promise<StateFile | undefined> {
   if (name === undefined) return undefined;
   const loaded = await loadVersion(store, tree, name);
   if (loaded.ok) return loaded.stored.state;
-  notes.push(`version ${name}, which both pushes were built on, ${loaded.problem}: combined as if they had nothing in common`);
+  notes.push(`version ${name}, the base of the combination, ${loaded.problem}: ${instead}`);
   return undefined;
 }
 
@@ -122,12 +123,12 @@ function theirsWhere(files: readonly FileEntry[], conflicts: readonly string[], 
   return kept;
 }
 
-/** Same files (content, mode, link) and the same empty folders. */
+/** `state` already holds these files (as a push compares them) and these empty folders. */
 function sameFiles(files: readonly FileEntry[], dirs: readonly string[], state: StateFile): boolean {
   if (files.length !== state.files.length || dirs.length !== (state.dirs ?? []).length) return false;
   const there = new Map(state.files.map((f) => [f.path, f]));
   const theirDirs = new Set(state.dirs ?? []);
-  return files.every((f) => sameContent(f, there.get(f.path)) && f.mode === there.get(f.path)!.mode) && dirs.every((d) => theirDirs.has(d));
+  return files.every((f) => there.has(f.path) && sameEntry(f, there.get(f.path)!)) && dirs.every((d) => theirDirs.has(d));
 }
 
 function concurrentConflict(tree: string, own: string, newest: string, paths: readonly string[], notes: readonly string[]): AtlasError {

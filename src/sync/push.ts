@@ -12,7 +12,7 @@ import { readLocalState, withWorkspaceLock, writeLocalState } from './local-stat
 import { planReferences } from '../domain/sync-manifest.js';
 import { mergeWithStore } from '../domain/sync-merge.js';
 import { mapPool } from './pool.js';
-import { commitNew, reconcile } from './publish.js';
+import { commitNew, commonBase, reconcile } from './publish.js';
 import type { Progress } from './progress.js';
 import { silentProgress } from './progress.js';
 import type { ScanResult } from './scan.js';
@@ -21,7 +21,7 @@ import type { SyncStore } from './store.js';
 import type { SyncDeps } from './target.js';
 import { requireFolder } from './target.js';
 import type { StoredVersion } from './versions.js';
-import { latestVersion, loadVersion } from './versions.js';
+import { latestVersion } from './versions.js';
 
 export interface PushTreeOptions {
   root: string;
@@ -193,10 +193,7 @@ async function sharedBase(store: SyncStore, tree: string, previous: StateFile | 
   const parent = latest?.state.parent;
   const synced = previous?.synced_version;
   if (parent === undefined || synced === undefined || synced === latest!.version || Number(parent) >= Number(synced)) return undefined;
-  const loaded = await loadVersion(store, tree, parent);
-  if (loaded.ok) return loaded.stored.state;
-  stats.notes.push(`version ${latest!.version} was built on version ${parent}, which ${loaded.problem}: combined from this folder's last sync instead`);
-  return undefined;
+  return commonBase(store, tree, parent, stats.notes, "combined from this folder's last sync instead");
 }
 
 function conflictError(root: string, tree: string, version: string, newest: string, conflicts: readonly string[]): AtlasError {

@@ -14,11 +14,16 @@ interface SdkError {
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** An S3 failure's error code (`NoSuchKey`, `PreconditionFailed`…) and HTTP status, as the SDK reports them. */
+export function s3Failure(error: unknown): { name: string; status: number | undefined } {
+  const e = (error ?? {}) as SdkError;
+  return { name: e.name ?? e.Code ?? '', status: e.$metadata?.httpStatusCode };
+}
+
 export function s3Error(error: unknown, what: string, location: string): AtlasError {
   if (error instanceof AtlasError) return error;
   const e = (error ?? {}) as SdkError;
-  const name = e.name ?? e.Code ?? '';
-  const status = e.$metadata?.httpStatusCode;
+  const { name, status } = s3Failure(error);
   const message = e.message ?? String(error);
   const make = (text: string, hint: string, exitCode: ExitCode = EXIT.failure) => new AtlasError(text, { exitCode, hint, cause: error });
   if (name === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {

@@ -7,7 +7,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { DeleteObjectCommand, DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { mapPool } from './pool.js';
-import { s3Error } from './s3-errors.js';
+import { s3Error, s3Failure } from './s3-errors.js';
 
 export interface S3Place {
   client: S3Client;
@@ -87,7 +87,6 @@ async function deleteBatch(place: S3Place, keys: readonly string[], under: strin
 /** The server does not take DeleteObjects (an S3-compatible server without it, or the request's form refused). */
 function batchRefused(error: unknown): boolean {
   if (error instanceof AtlasError) return false;
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  const status = e.$metadata?.httpStatusCode;
-  return status === 400 || status === 405 || status === 411 || status === 501 || e.name === 'NotImplemented' || e.name === 'MissingContentMD5';
+  const { name, status } = s3Failure(error);
+  return status === 400 || status === 405 || status === 411 || status === 501 || name === 'NotImplemented' || name === 'MissingContentMD5';
 }

@@ -29,7 +29,7 @@ import { hashFile } from './scan.js';
 import type { Received } from './safe-fs.js';
 import { DirectRequests, encodeKey } from './s3-direct.js';
 import { decodeManifest, manifestBody } from './s3-manifest.js';
-import { s3Error } from './s3-errors.js';
+import { s3Error, s3Failure } from './s3-errors.js';
 import { attemptsFrom, JitterRetryStrategy, withRetries } from './s3-retry.js';
 import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
@@ -269,7 +269,7 @@ export class S3Store implements SyncStore {
     const body = await manifestBody(typeof manifest === 'string' ? [manifest] : manifest);
     // If-None-Match: a concurrent push that picked the same name is refused, never overwritten (S3
     // and moto honour it; a server that ignores it, such as s3rver, lets the later write win, and
-    // one that refuses it as not implemented gets plain writes from then on).
+    // one that answers it with 501 gets plain writes from then on).
     const put = (conditional: boolean) =>
       this.client.send(
         new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body.bytes, ...(conditional ? { IfNoneMatch: '*' } : {}), ContentMD5: createHash('md5').update(body.bytes).digest('base64'), ContentType: 'application/json', ...(body.gzip ? { ContentEncoding: 'gzip' } : {}) }),
@@ -278,9 +278,9 @@ export class S3Store implements SyncStore {
       await put(this.conditionalWrites);
       return true;
     } catch (error) {
-      const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-      if (e.name === 'PreconditionFailed' || e.name === 'ConditionalRequestConflict' || e.$metadata?.httpStatusCode === 412) return false;
-      if (!this.conditionalWrites || !(e.name === 'NotImplemented' || e.$metadata?.httpStatusCode === 501)) throw s3Error(error, key, this.location);
+      const { name, status } = s3Failure(error);
+      if (name === 'PreconditionFailed' || name === 'ConditionalRequestConflict' || status === 412) return false;
+      if (!this.conditionalWrites || !(name === 'NotImplemented' || status === 501)) throw s3Error(error, key, this.location);
     }
     this.conditionalWrites = false;
     await this.send(key, () => put(false));
@@ -363,6 +363,6 @@ export class S3Store implements SyncStore {
 }
 
 function isMissing(error: unknown): boolean {
-  const name = (error as { name?: string }).name;
-  return name === 'NoSuchKey' || name === 'NotFound' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404;
+  const { name, status } = s3Failure(error);
+  return name === 'NoSuchKey' || name === 'NotFound' || status === 404;
 }
