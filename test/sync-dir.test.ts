@@ -2,13 +2,13 @@
 // deletions and their safety, max_delete, corrupt state, conflicts, locking, a task's folder.
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AtlasError } from '../src/domain/errors.js';
 import { parseStateFile } from '../src/domain/sync-state.js';
 import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/target.js';
-import { configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { blobFiles, configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 const dir = scratch;
 afterAll(() => {
@@ -48,7 +48,7 @@ describe('directory store', () => {
     expect(existsSync(join(s.store, 'ws', pushed.stats.version!, '.sandbox-state'))).toBe(true);
   });
 
-  it('a push where nothing changed makes no version; a new version is a manifest, each content stored once by its SHA-256', async () => {
+  it('a push where nothing changed makes no version; a new version is a manifest, each content stored once, in a pack named by its SHA-256', async () => {
     const s = setup();
     const src = dir();
     writeTree(src, { 'keep.txt': 'same', 'edit.txt': 'v1', 'old-name.txt': 'moved content' });
@@ -65,10 +65,12 @@ describe('directory store', () => {
     const v2 = join(s.store, 'ws', second.stats.version!);
     expect(readdirSync(v1)).toEqual(['.sandbox-state']);
     expect(readdirSync(v2)).toEqual(['.sandbox-state']);
-    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
-    const blobs = ['same', 'v1', 'moved content', 'v2!'].map(sha).sort();
-    expect(readdirSync(join(s.store, 'ws', '.blobs')).filter((n) => n !== '.incoming').sort()).toEqual([...new Set(blobs.map((b) => b.slice(0, 2)))].sort());
-    for (const b of blobs) expect(statSync(join(s.store, 'ws', '.blobs', b.slice(0, 2), b)).isFile()).toBe(true);
+    // One pack per push that sent something: 'same', 'v1' and 'moved content', then 'v2!' alone.
+    const packs = blobFiles(s.store, 'ws');
+    expect(packs.map((p) => statSync(p).size).sort((a, b) => a - b)).toEqual([3, 19]);
+    expect(packs.map((p) => readFileSync(p, 'utf8')).join()).toContain('v2!');
+    for (const p of packs) expect(basename(p)).toBe(createHash('sha256').update(readFileSync(p)).digest('hex'));
+    expect(readStoredVersion(s.store, 'ws', second.stats.version!)).toEqual({ 'keep.txt': 'same', 'edit.txt': 'v2!', 'new-name.txt': 'moved content' });
     const versions = await syncVersions(s.target(src), await s.deps());
     expect(versions.versions.map((v) => [v.version, v.files, v.status])).toEqual([[first.stats.version, 3, 'complete'], [second.stats.version, 3, 'complete']]);
   });

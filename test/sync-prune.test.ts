@@ -2,7 +2,8 @@
 // complete versions stay whole, contents no kept version uses go once past the grace period, a
 // dry run changes nothing, a push under way is never touched, hostile names and symlinks are
 // refused, and a failed prune after a push is a warning.
-import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planRetention } from '../src/domain/sync-retention.js';
@@ -81,31 +82,43 @@ describe('retention plan', () => {
 });
 
 describe('atlas sync prune (folder store)', () => {
-  it('keeps the newest N complete versions; contents no kept version uses go once past the grace period; a pull gets the newest', async () => {
+  it('keeps the newest N complete versions; contents no kept version uses go once past the grace period, packs mostly unused are taken apart; a pull gets the newest', async () => {
     const w = world();
-    for (let i = 0; i < 4; i++) await w.push(T0 + i * 100, { 'shared.txt': 'the same in every version', 'n.txt': `version ${i}`, [`only-${i}.txt`]: `${i}` });
+    // One pack per push: [shared, version 0, 0], [version 1, 1], [version 2, 2], [version 3, 3].
+    for (let i = 0; i < 4; i++) {
+      if (i === 2) rmSync(join(w.src, 'only-1.txt'));
+      await w.push(T0 + i * 100, { 'shared.txt': 'the same in every version', 'n.txt': `version ${i}`, [`only-${i}.txt`]: `${i}` });
+    }
     const blobs = () => blobNames(w.store, 'ws');
-    expect(blobs()).toHaveLength(9); // shared, 4 × n.txt, 4 × only-i
+    expect(blobs()).toHaveLength(4);
     const result = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 2 });
     expect(result).toMatchObject({ keep: 2, dry_run: false, removed: { versions: 2, blobs: 0 } });
-    expect(result.trees[0]).toMatchObject({ tree: 'ws', kept: [String(T0 + 200), String(T0 + 300)], spared: [], blobs: { removed: 0, young: 2 } });
+    // The second pack is used by no kept version, but young; the first is mostly used (26 of 35 bytes).
+    expect(result.trees[0]).toMatchObject({ tree: 'ws', kept: [String(T0 + 200), String(T0 + 300)], spared: [], blobs: { removed: 0, young: 1, packs: { taken_apart: 0, unused_kept: 9 } } });
     expect(result.trees[0]!.removed.map((r) => [r.version, r.incomplete, r.objects])).toEqual([[String(T0), false, 1], [String(T0 + 100), false, 1]]);
-    expect(renderPrune(result)).toContain('spared 2 unused content(s) younger than an hour');
+    expect(renderPrune(result)).toContain('spared 1 unused content(s) younger than an hour');
+    expect(renderPrune(result)).toContain('9 B no kept version uses stays inside packs still mostly used');
     expect(w.versions()).toEqual([String(T0 + 200), String(T0 + 300)]);
-    // Past the grace period the two contents only the removed versions used go; the rest stay.
+    // Past the grace period the pack only the removed versions used goes; the rest stay.
     ageBlobs(w.store, 'ws', 2 * 3600);
     const later = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 2 });
-    expect(later.removed).toMatchObject({ versions: 0, blobs: 2, blob_bytes: 18 });
-    expect(blobs()).toHaveLength(7);
+    expect(later.removed).toMatchObject({ versions: 0, blobs: 1, blob_bytes: 10 });
+    expect(blobs()).toHaveLength(3);
+    // Keeping only the newest leaves 9 of the third pack's 10 bytes unused: it is taken apart, what
+    // is still used ("2") becomes a blob of its own, and a pull reads it there.
+    const apart = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 });
+    expect(apart.removed).toMatchObject({ versions: 1, blobs: 1, blob_bytes: 9 });
+    expect(apart.trees[0]!.blobs.packs).toEqual({ taken_apart: 1, moved: 1, unused_kept: 9 });
+    expect(renderPrune(apart)).toContain('took apart 1 pack(s) mostly unused: 1 content(s) still used moved into blobs of their own');
+    expect(blobs()).toContain(createHash('sha256').update('2').digest('hex'));
     const newest = readStoredVersion(w.store, 'ws', String(T0 + 300));
-    expect(newest).toEqual({ 'shared.txt': 'the same in every version', 'n.txt': 'version 3', 'only-0.txt': '0', 'only-1.txt': '1', 'only-2.txt': '2', 'only-3.txt': '3' });
+    expect(newest).toEqual({ 'shared.txt': 'the same in every version', 'n.txt': 'version 3', 'only-0.txt': '0', 'only-2.txt': '2', 'only-3.txt': '3' });
     const dest = join(w.base, 'dest');
     const pulled = await syncPull({ root: dest, tree: 'ws', workspace: 'ws' }, await w.deps(T0 + 10_000), {});
     expect(pulled.stats.version).toBe(String(T0 + 300));
     expect(readTree(dest)).toEqual(newest);
-    expect(readTree(dest)).toEqual(readStoredVersion(w.store, 'ws', String(T0 + 300)));
-    // Nothing left to remove: a third prune removes nothing.
-    expect((await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 2 })).removed).toEqual({ versions: 0, objects: 0, bytes: 0, blobs: 0, blob_bytes: 0 });
+    // Nothing left to remove: another prune removes nothing.
+    expect((await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 })).removed).toEqual({ versions: 0, objects: 0, bytes: 0, blobs: 0, blob_bytes: 0 });
   });
 
   it('collects no content while a remaining version cannot be read, and removes what a killed push left in the blob area past the grace period', async () => {

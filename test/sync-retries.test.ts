@@ -61,7 +61,8 @@ describe('retries (fault proxy in front of s3rver)', () => {
     const flaky = kind === 'moto' ? moto!.proxy : proxy;
     const w = world(undefined, flaky);
     const src = scratch();
-    writeTree(src, Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`d${i % 10}/f${i}.txt`, `${i} ${kib(1, i)}`])));
+    // 20 contents of over 1 MiB (a request each) and 180 small ones (which travel in packs).
+    writeTree(src, Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`d${i % 10}/f${i}.txt`, `${i} ${kib(i < 190 ? 1 : 1024, i)}`])));
     flaky.mode = 'flaky';
     flaky.failRate = 0.2;
     const failedBefore = flaky.failed;
@@ -76,7 +77,8 @@ describe('retries (fault proxy in front of s3rver)', () => {
     expect(readTree(dest)).toEqual(readTree(src));
     const pruned = await syncPrune(w.target(src), await w.deps(), { keep: 1 });
     expect(pruned.removed.versions).toBe(1);
-    expect(flaky.failed - failedBefore).toBeGreaterThan(30);
+    // About 90 requests, a fifth of them failed: fewer than 6 is a chance below 1 in 10,000.
+    expect(flaky.failed - failedBefore).toBeGreaterThan(5);
     flaky.mode = 'pass';
   }, 120_000);
   }
@@ -127,9 +129,9 @@ describe('retries (fault proxy in front of s3rver)', () => {
     // 48 bytes that do not compress). Issue 20's target, 1.5×, holds from ~2,000 bytes per changed
     // file per manifest entry; at 10 KiB files and 1% changed the hashes alone make it ~1.5×.
     expect(sent).toBeLessThan(changed * 1.7);
-    // The version listing (which is the access check), the newest manifest, the 10 uploads, the
-    // manifest and the listing that looks for a concurrent push: no HEAD before a small content's
-    // PUT, no listing of the blob area, no copies.
-    expect(proxy.requests - before.requests).toBe(14);
+    // The version listing (which is the access check), the newest manifest, one pack with the 10
+    // contents, the manifest and the listing that looks for a concurrent push: no HEAD before a
+    // small content's PUT, no listing of the blob area, no copies.
+    expect(proxy.requests - before.requests).toBe(5);
   }, 60_000);
 });

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/target.js';
@@ -66,7 +66,13 @@ describe.skipIf(kind.skip !== undefined)(`S3 store (${kind.name})${kind.skip ? `
     expect(second.stats).toMatchObject({ files_uploaded: 1, files_reused: 3, bytes_transferred: 6 });
     expect(await keys(`${s.prefix}/ws/${second.stats.version}/`)).toEqual([`${s.prefix}/ws/${second.stats.version}/.sandbox-state`]);
     const sha = (b: string | Buffer) => createHash('sha256').update(b).digest('hex');
-    expect(await keys(`${s.prefix}/ws/.blobs/`)).toEqual(['alpha', 'ALPHA!', 'beta', 'w', big].map((b) => `${s.prefix}/ws/.blobs/${sha(b).slice(0, 2)}/${sha(b)}`).sort());
+    // The large content is a blob of its own; the small ones went in one pack per push.
+    const blobKeys = await keys(`${s.prefix}/ws/.blobs/`);
+    expect(blobKeys).toHaveLength(3);
+    expect(blobKeys).toContain(`${s.prefix}/ws/.blobs/${sha(big).slice(0, 2)}/${sha(big)}`);
+    const packs = await Promise.all(blobKeys.filter((k) => !k.endsWith(sha(big))).map(async (k) => Buffer.from(await (await client().send(new GetObjectCommand({ Bucket: server.bucket, Key: k }))).Body!.transformToByteArray())));
+    expect(packs.map((p) => p.length).sort((a, b) => a - b)).toEqual([6, 10]);
+    for (const [i, k] of blobKeys.filter((k) => !k.endsWith(sha(big))).entries()) expect(k.endsWith(sha(packs[i]!))).toBe(true);
     const noop = await syncPush(s.target(src), await s.deps());
     expect(noop.stats.version).toBeNull();
     const dest = dir();
@@ -199,14 +205,16 @@ describe.skipIf(kind.skip !== undefined)(`S3 store errors (${kind.name})`, () =>
     writeTree(src, { 'a.txt': 'alpha', 'b.txt': 'beta' });
     await syncPush(s.target(src), await s.deps());
     const { DeleteObjectCommand } = await import('@aws-sdk/client-s3');
-    const sha = createHash('sha256').update('alpha').digest('hex');
-    const key = `${s.prefix}/ws/.blobs/${sha.slice(0, 2)}/${sha}`;
-    await client().send(new DeleteObjectCommand({ Bucket: server.bucket, Key: key }));
+    // Both contents are in one pack; without it, a pull looks for each as a blob of its own, and names the one it lacks.
+    const [pack] = await keys(`${s.prefix}/ws/.blobs/`);
+    await client().send(new DeleteObjectCommand({ Bucket: server.bucket, Key: pack! }));
+    const blob = (text: string) => createHash('sha256').update(text).digest('hex');
+    const key = `${s.prefix}/ws/.blobs/(${blob('alpha').slice(0, 2)}/${blob('alpha')}|${blob('beta').slice(0, 2)}/${blob('beta')})`;
     await expect(syncPull(s.target(dir()), await s.deps(), {})).rejects.toThrow(new RegExp(`S3 error on ${key} .*NoSuchKey`));
     // A push trusts the newest version for what the store holds: it re-sends a lost content only when the file changes.
-    writeTree(src, { 'c.txt': 'new', 'a.txt': 'alpha2' });
+    writeTree(src, { 'c.txt': 'new', 'a.txt': 'alpha2', 'b.txt': 'beta2' });
     const second = await syncPush(s.target(src), await s.deps());
-    expect(second.stats).toMatchObject({ files_uploaded: 2, files_reused: 1 });
+    expect(second.stats).toMatchObject({ files_uploaded: 3, files_reused: 0 });
     const dest = dir();
     await syncPull(s.target(dest), await s.deps(), {});
     expect(readTree(dest)).toEqual(readTree(src));

@@ -36,6 +36,11 @@ export function resolveReferences(state: StateFile, version: string, base: State
     const there = byPath.get(f.path);
     if (!there || there.checksum !== f.checksum || there.size !== f.size) return { ok: false, problem: `files[${i}] (${JSON.stringify(f.path)}) has no sha256, and version ${from} has no content of that MD5 and size there` };
     f.sha256 = there.sha256!;
+    // Where the base keeps that content (a pack) goes with it.
+    if (there.pack !== undefined) {
+      f.pack = there.pack;
+      f.offset = there.offset!;
+    }
     byReference.add(f);
   }
   const resolved: StateFile = { ...state, files: state.files };

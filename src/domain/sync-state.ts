@@ -22,6 +22,12 @@ export interface FileEntry {
   mode?: number;
   /** A symbolic link: its target (checksum and size are those of the target's text). */
   link?: string;
+  /**
+   * A content kept in a pack (stored versions only, docs/sync.md#packs): the SHA-256 of the pack's
+   * blob, and where the content starts in it (its length is `size`).
+   */
+  pack?: string;
+  offset?: number;
 }
 
 export interface StateFile {
@@ -68,8 +74,12 @@ function isCount(n: unknown): n is number {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 }
 
-/** Structure only; whether the paths are safe to write is `unsafeEntries`'s job. */
-export function parseStateFile(text: string): StateParse {
+/**
+ * Structure only; whether the paths are safe to write is `unsafeEntries`'s job. A folder's own state
+ * (`local`) never says where contents are stored: one that does was not written by atlas, and where
+ * it points is not trusted.
+ */
+export function parseStateFile(text: string, options: { local?: boolean } = {}): StateParse {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -87,6 +97,7 @@ export function parseStateFile(text: string): StateParse {
   if (!isCount(raw['last_synced_at'])) return { ok: false, kind: 'corrupt', problem: '"last_synced_at" is not unix seconds' };
   if (!Array.isArray(raw['files'])) return { ok: false, kind: 'corrupt', problem: '"files" is not a list' };
   const files: FileEntry[] = [];
+  const packs = new Map<string, string>();
   for (const [i, item] of (raw['files'] as unknown[]).entries()) {
     const f = item as Record<string, unknown> | null;
     if (typeof f !== 'object' || f === null) return { ok: false, kind: 'corrupt', problem: `files[${i}] is not an object` };
@@ -95,8 +106,10 @@ export function parseStateFile(text: string): StateParse {
       return { ok: false, kind: 'corrupt', problem: `files[${i}].checksum is not an MD5 (32 lowercase hex)` };
     }
     if (!isCount(f['size']) || !isCount(f['modified_at'])) return { ok: false, kind: 'corrupt', problem: `files[${i}] has a bad size or modified_at` };
-    const problem = extrasProblem(f, i);
+    const problem = extrasProblem(f, i, options.local === true);
     if (problem !== undefined) return { ok: false, kind: 'corrupt', problem };
+    // One string per pack, not one per entry that names it (a pack holds hundreds of contents).
+    if (typeof f['pack'] === 'string') f['pack'] = intern(packs, f['pack']);
     // The parsed object itself, checked: a copy per entry would be a second 100,000 objects.
     files.push(f as unknown as FileEntry);
   }
@@ -119,9 +132,21 @@ export function parseStateFile(text: string): StateParse {
   return { ok: true, state };
 }
 
+function intern(seen: Map<string, string>, text: string): string {
+  const known = seen.get(text);
+  if (known !== undefined) return known;
+  seen.set(text, text);
+  return text;
+}
+
 /** What is wrong with the optional fields of an entry (all checked: a store's manifest is hostile). */
-function extrasProblem(f: Record<string, unknown>, i: number): string | undefined {
+function extrasProblem(f: Record<string, unknown>, i: number, local: boolean): string | undefined {
   if (f['sha256'] !== undefined && (typeof f['sha256'] !== 'string' || !SHA256_PATTERN.test(f['sha256']))) return `files[${i}].sha256 is not a SHA-256 (64 lowercase hex)`;
+  if (f['pack'] !== undefined || f['offset'] !== undefined) {
+    if (local) return `files[${i}] says where its content is stored, which a folder's own state never does`;
+    if (typeof f['pack'] !== 'string' || !SHA256_PATTERN.test(f['pack']) || !isCount(f['offset'])) return `files[${i}] has a bad pack or offset (a SHA-256 and a byte count, both or neither)`;
+    if (f['sha256'] === undefined) return `files[${i}] is in a pack but has no sha256`;
+  }
   if (f['mode'] !== undefined && (!isCount(f['mode']) || f['mode'] > 0o777)) return `files[${i}].mode is not permission bits (0 to 0o777)`;
   if (f['link'] !== undefined) {
     if (typeof f['link'] !== 'string' || f['link'].length === 0 || f['link'].length > 4096 || f['link'].includes('\0')) return `files[${i}].link is not a link target`;
@@ -144,10 +169,11 @@ export function splitOutsideLinks(files: readonly FileEntry[]): { kept: FileEntr
 /**
  * The state as JSON, entries in path order, the seed's fields first. With `bySha256From`, the
  * entries it names are written without their `sha256` (a manifest naming contents by reference to
- * `state.sha256_from`). Written by hand, in pieces of about 64 KB: 100,000 entries are 20 MB of
- * JSON, which a writer sends on (to a file, to gzip) without ever holding it whole.
+ * `state.sha256_from`; their pack and offset go with it). A folder's own state (`local`) never
+ * says where contents are stored. Written by hand, in pieces of about 64 KB: 100,000 entries are
+ * 20 MB of JSON, which a writer sends on (to a file, to gzip) without ever holding it whole.
  */
-export function* stateChunks(state: StateFile, bySha256From?: (entry: FileEntry) => boolean): Generator<string> {
+export function* stateChunks(state: StateFile, bySha256From?: (entry: FileEntry) => boolean, where: 'store' | 'local' = 'store'): Generator<string> {
   const files = [...state.files].sort(byPath);
   let chunk = `{"version":${JSON.stringify(state.version)},"last_synced_at":${state.last_synced_at}`;
   if (state.sha256_from !== undefined) chunk += `,"sha256_from":${JSON.stringify(state.sha256_from)}`;
@@ -156,7 +182,10 @@ export function* stateChunks(state: StateFile, bySha256From?: (entry: FileEntry)
   for (let i = 0; i < files.length; i++) {
     const f = files[i]!;
     chunk += `${i === 0 ? '' : ','}{"path":${JSON.stringify(f.path)},"checksum":${JSON.stringify(f.checksum)},"size":${f.size},"modified_at":${f.modified_at}`;
-    if (f.sha256 !== undefined && !(bySha256From?.(f) ?? false)) chunk += `,"sha256":${JSON.stringify(f.sha256)}`;
+    if (f.sha256 !== undefined && !(bySha256From?.(f) ?? false)) {
+      chunk += `,"sha256":${JSON.stringify(f.sha256)}`;
+      if (f.pack !== undefined && where === 'store') chunk += `,"pack":"${f.pack}","offset":${f.offset}`;
+    }
     if (f.mode !== undefined) chunk += `,"mode":${f.mode}`;
     if (f.link !== undefined) chunk += `,"link":${JSON.stringify(f.link)}`;
     chunk += '}';
@@ -172,8 +201,8 @@ export function* stateChunks(state: StateFile, bySha256From?: (entry: FileEntry)
   yield `${chunk}}\n`;
 }
 
-export function serializeState(state: StateFile, bySha256From?: (entry: FileEntry) => boolean): string {
-  return [...stateChunks(state, bySha256From)].join('');
+export function serializeState(state: StateFile, bySha256From?: (entry: FileEntry) => boolean, where: 'store' | 'local' = 'store'): string {
+  return [...stateChunks(state, bySha256From, where)].join('');
 }
 
 /** Where a content lives in a tree's blob area: `.blobs/ab/abcdef…` (two hex digits of fan-out, as git and restic). */

@@ -195,23 +195,57 @@ export class DirectoryStore implements SyncStore {
   }
 
   async putBlob(tree: string, localFile: string): Promise<Received> {
-    // Written to a temp file in the blob area, hashed as it is written, then renamed to the name
-    // of what was written: a blob's name always matches its bytes, and a killed push leaves only
-    // a temp file (removed by garbage collection once past the grace period).
+    return this.storeBlob(tree, () => createReadStream(localFile), `cannot copy ${localFile} into the store`);
+  }
+
+  async putBytes(tree: string, body: Buffer): Promise<string> {
+    return (await this.storeBlob(tree, () => [body], 'cannot write a pack into the store')).sha256;
+  }
+
+  /**
+   * Written to a temp file in the blob area, hashed as it is written, then renamed to the name of
+   * what was written: a blob's name always matches its bytes, and a killed push leaves only a temp
+   * file (removed by garbage collection once past the grace period).
+   */
+  private async storeBlob(tree: string, source: () => AsyncIterable<Buffer | string> | Iterable<Buffer>, what: string): Promise<Received> {
     const incoming = await this.realFolder(tree, BLOB_AREA, INCOMING);
     await mkdir(incoming, { recursive: true }).catch((error: unknown) => {
       throw storeError(error, `cannot write to the store folder ${this.location}`);
     });
     const temp = join(incoming, `${process.pid}-${++staging}`);
     try {
-      const got = await streamToNewFile(createReadStream(localFile), temp);
+      const got = await streamToNewFile(source(), temp);
       const final = await this.blobFile(tree, got.sha256);
       await mkdir(dirname(final), { recursive: true });
       await rename(temp, final);
       return got;
     } catch (error) {
       await rm(temp, { force: true }).catch(() => undefined);
-      throw storeError(error, `cannot copy ${localFile} into the store`);
+      throw storeError(error, what);
+    }
+  }
+
+  async readPackRange(tree: string, pack: string, start: number, length: number): Promise<Buffer | undefined> {
+    const source = await this.blobFile(tree, pack);
+    const body = Buffer.allocUnsafe(length);
+    let handle;
+    try {
+      handle = await open(source, READ_NO_FOLLOW);
+      let got = 0;
+      while (got < length) {
+        const { bytesRead } = await handle.read(body, got, length - got, start + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      // A pack shorter than its manifest says: what is there is returned, and the pull's check of
+      // each content against its hashes names the file.
+      return body.subarray(0, got);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefused(source);
+      throw storeError(error, `cannot read ${source} from the store`);
+    } finally {
+      await handle?.close();
     }
   }
 

@@ -3,9 +3,12 @@
 // manifest cannot be read (damaged, or from a newer atlas) stops the collection: what it references
 // is unknown, and a blob removed wrongly is data lost.
 import type { BlobCollection } from '../domain/sync-retention.js';
-import { planBlobCollection } from '../domain/sync-retention.js';
+import { BLOB_GRACE_SECONDS, planBlobCollection } from '../domain/sync-retention.js';
+import type { PackedContent } from '../domain/sync-pack.js';
+import { planRepack } from '../domain/sync-pack.js';
 import { parseStateFile } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
+import { takeApart } from './repack.js';
 import type { SyncStore } from './store.js';
 
 export interface CollectedBlobs {
@@ -15,11 +18,19 @@ export interface CollectedBlobs {
   young: number;
   /** Why nothing was collected, when nothing could be. */
   skipped?: string;
+  /**
+   * Packs (docs/sync.md#packs): those taken apart (counted in `removed`, their unused bytes in
+   * `bytes`), the contents moved out of them, and unused bytes left in packs still mostly used.
+   */
+  packs?: { taken_apart: number; moved: number; unused_kept: number };
+  /** A pack left whole because its contents do not match their hashes. */
+  damaged?: string;
 }
 
 /** Removes (or, in a dry run, counts) the blobs none of `remaining` references. */
 export async function collectBlobs(store: SyncStore, tree: string, remaining: readonly string[], nowMs: number, dryRun: boolean): Promise<CollectedBlobs> {
   const referenced = new Set<string>();
+  const uses = new Map<string, Map<number, PackedContent>>();
   // A manifest naming contents by reference uses its base's blobs: the base must be read too.
   const read = new Set<string>();
   const bases = new Map<string, string>();
@@ -34,14 +45,31 @@ export async function collectBlobs(store: SyncStore, tree: string, remaining: re
     }
     read.add(version);
     if (parsed.state.sha256_from !== undefined) bases.set(version, parsed.state.sha256_from);
-    for (const f of parsed.state.files) if (f.sha256 !== undefined) referenced.add(f.sha256);
+    for (const f of parsed.state.files) {
+      if (f.sha256 !== undefined) referenced.add(f.sha256);
+      if (f.pack === undefined) continue;
+      // A pack is a blob too; which of its bytes are used decides whether it is taken apart.
+      referenced.add(f.pack);
+      const contents = uses.get(f.pack) ?? new Map<number, PackedContent>();
+      contents.set(f.offset!, { offset: f.offset!, size: f.size, sha256: f.sha256! });
+      uses.set(f.pack, contents);
+    }
   });
   for (const [version, base] of bases) if (!read.has(base)) unreadable ??= `version ${version} names its contents by reference to version ${base}, which is gone`;
   if (unreadable) return { removed: 0, bytes: 0, young: 0, skipped: `no blob was removed: ${unreadable}, so what it uses is unknown` };
-  const plan: BlobCollection = planBlobCollection(await store.listBlobs(tree), referenced, nowMs);
+  const blobs = await store.listBlobs(tree);
+  const plan: BlobCollection = planBlobCollection(blobs, referenced, nowMs);
   if (!dryRun) {
     await store.removeBlobs(tree, plan.remove);
     await store.removeStaleUploads(tree, nowMs);
   }
-  return { removed: plan.remove.length, bytes: plan.bytes, young: plan.young };
+  const repack = planRepack(blobs, uses, nowMs, BLOB_GRACE_SECONDS);
+  const apart = await takeApart(store, tree, repack.apart, dryRun);
+  return {
+    removed: plan.remove.length + apart.packs,
+    bytes: plan.bytes + apart.bytes,
+    young: plan.young,
+    packs: { taken_apart: apart.packs, moved: apart.moved, unused_kept: repack.unusedKept },
+    ...(apart.damaged ? { damaged: apart.damaged } : {}),
+  };
 }

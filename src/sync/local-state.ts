@@ -24,7 +24,7 @@ export function readLocalState(root: string, warn: (text: string) => void): Stat
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new AtlasError(`cannot read ${path}: ${(error as Error).message}`, { exitCode: EXIT.input, hint: 'check the permissions of the workspace folder' });
   }
-  const parsed = parseStateFile(text);
+  const parsed = parseStateFile(text, { local: true });
   if (parsed.ok) return parsed.state;
   if (parsed.kind === 'newer') {
     throw new AtlasError(`${path}: ${parsed.problem}`, { exitCode: EXIT.input, hint: 'upgrade atlas on this machine (a newer atlas wrote this workspace)' });
@@ -35,7 +35,7 @@ export function readLocalState(root: string, warn: (text: string) => void): Stat
 
 export function writeLocalState(root: string, state: StateFile): void {
   excludeStateFromGit(root);
-  writeFileAtomic(statePath(root), textBytes(stateChunks(state)));
+  writeFileAtomic(statePath(root), textBytes(stateChunks(state, undefined, 'local')));
 }
 
 /** Text given in pieces as one buffer, never as one string (20 MB of JSON at 100,000 files). */

@@ -2,7 +2,6 @@
 // once, as blobs named by their SHA-256; the version itself is one manifest, written last. When
 // nothing changed, no version is made (seed 000 §3.2, seed 001 §5.2-5.3). A folder behind the
 // store combines with its newer work, never replaces it (docs/sync.md#behind-the-store).
-import { join } from 'node:path';
 import type { SyncStats } from '../domain/sync-plan.js';
 import { emptyStats, planPush } from '../domain/sync-plan.js';
 import type { ExcludeRule, FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
@@ -10,10 +9,11 @@ import { pathProblem, stateChunks, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntri
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
 import { planReferences } from '../domain/sync-manifest.js';
+import type { PackLocation } from '../domain/sync-pack.js';
+import { locationsOf } from '../domain/sync-pack.js';
 import { mergeWithStore } from '../domain/sync-merge.js';
-import { mapPool } from './pool.js';
 import { commitNew, commonBase, reconcile } from './publish.js';
-import type { Progress } from './progress.js';
+import { sendContents } from './upload.js';
 import { silentProgress } from './progress.js';
 import type { ScanResult } from './scan.js';
 import { scanWorkspace } from './scan.js';
@@ -68,7 +68,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     }
     const files = new Map(combined.files.map((f) => [f.path, f]));
     try {
-      const sent = await sendBlobs(store, tree, root, plan.upload, scan.files, progress);
+      const sent = await sendContents(store, tree, root, plan.upload, scan.files, progress);
       const mine = new Map(scan.files.map((f) => [f.path, f]));
       for (const entry of sent.changed) {
         files.set(entry.path, entry);
@@ -77,6 +77,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.files_uploaded = sent.files;
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
+      locate(files.values(), latest, sent.located);
       const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files: [...files.values()], dirs: combined.dirs, ...(latest ? { parent: latest.version } : {}) };
       // Unchanged contents named by reference to the base's manifest when few changed.
       const references = planReferences(manifest.files, latest);
@@ -104,38 +105,17 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
 }
 
 /**
- * Sends the contents the latest version does not reference. Large ones may still be in the store
- * (a killed push sent them): those the store finds are made young again for garbage collection and
- * not sent. A file that changed since the scan is stored as read, under its new hash, and its
- * entry says so (its newer mtime makes the next scan hash it again); another file that had the
- * scanned content is then sent itself.
+ * Each packed content's place, for the manifest: from this push's packs, or from the newest
+ * version, which references every content this push did not send. The entries are this push's
+ * own; the folder's state never records a place (it is written as 'local').
  */
-async function sendBlobs(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], progress: Progress): Promise<{ files: number; bytes: number; changed: FileEntry[] }> {
-  const present = await store.findBlobs(tree, candidates.map((f) => ({ sha256: f.sha256!, size: f.size })));
-  const lost = new Set<string>();
-  await mapPool([...present], 16, async (sha) => {
-    if (!(await store.touchBlob(tree, sha))) lost.add(sha);
-  });
-  const send = candidates.filter((f) => !present.has(f.sha256!) || lost.has(f.sha256!));
-  const result = { files: 0, bytes: 0, changed: [] as FileEntry[] };
-  progress.start(`push ${tree}`, send.length, send.reduce((n, f) => n + f.size, 0));
-  await mapPool(send, 8, async (first) => {
-    // The other files with that content are looked for only when the first one changed since the scan.
-    const holders = function* () {
-      yield first;
-      for (const f of all) if (f.sha256 === first.sha256 && f !== first) yield f;
-    };
-    for (const entry of holders()) {
-      const got = await store.putBlob(tree, join(root, ...entry.path.split('/')));
-      result.files++;
-      result.bytes += got.bytes;
-      progress.advance(got.bytes);
-      if (got.sha256 === entry.sha256) return;
-      result.changed.push({ ...entry, checksum: got.md5, size: got.bytes, sha256: got.sha256 });
-    }
-    throw new AtlasError(`every file with the content of ${first.path} changed while it was being pushed; nothing was published`, { exitCode: EXIT.failure, hint: 'run the push again' });
-  });
-  return result;
+function locate(files: Iterable<FileEntry>, latest: StoredVersion | undefined, sent: ReadonlyMap<string, PackLocation>): void {
+  const known = locationsOf(latest?.state.files ?? []);
+  for (const f of files) {
+    if (f.sha256 === undefined || f.pack !== undefined) continue;
+    const place = sent.get(f.sha256) ?? known.get(f.sha256);
+    if (place) Object.assign(f, place);
+  }
 }
 
 /**

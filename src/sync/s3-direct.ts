@@ -113,11 +113,14 @@ export class DirectRequests {
     );
   }
 
-  /** The object's body when it came back 200, or undefined: then the caller uses the SDK. */
-  async get(key: string): Promise<IncomingMessage | undefined> {
-    const response = await this.send('GET', key);
+  /**
+   * The object's body (of `range`, "bytes=a-b", when given) when it came back 200 (or 206 for a
+   * range), or undefined: then the caller uses the SDK.
+   */
+  async get(key: string, range?: string): Promise<IncomingMessage | undefined> {
+    const response = await this.send('GET', key, range ? { range } : {});
     if (!response) return undefined;
-    if (response.statusCode === 200) return response;
+    if (response.statusCode === 200 || (range && response.statusCode === 206)) return response;
     response.resume();
     // A server error is this request's: the SDK retries it. Anything else (403, 404, a redirect)
     // says this path is wrong for the store, and the rest of the run goes through the SDK.

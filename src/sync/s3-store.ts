@@ -223,6 +223,29 @@ export class S3Store implements SyncStore {
     return this.send(`the upload of ${localFile}`, () => this.putFile(tree, localFile));
   }
 
+  async putBytes(tree: string, body: Buffer): Promise<string> {
+    return (await this.send('the upload of a pack', () => this.putBody(tree, body))).sha256;
+  }
+
+  async readPackRange(tree: string, pack: string, start: number, length: number): Promise<Buffer | undefined> {
+    if (length === 0) return Buffer.alloc(0);
+    const key = this.blobKey(tree, pack);
+    const range = `bytes=${start}-${start + length - 1}`;
+    const read = async () => {
+      const body = (await this.direct.get(key, range)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range }))).Body as Readable);
+      const parts: Buffer[] = [];
+      try {
+        for await (const part of body) parts.push(part as Buffer);
+      } catch (error) {
+        throw Object.assign(error as object, { $cutOff: true });
+      }
+      const got = Buffer.concat(parts);
+      // A server that ignores Range sends the whole pack: the range is cut from it.
+      return got.length > length ? got.subarray(start, start + length) : got;
+    };
+    return this.send(key, () => withRetries(this.attempts, read, (error) => (error as { $cutOff?: boolean }).$cutOff === true).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))));
+  }
+
   async touchBlob(tree: string, sha256: string): Promise<boolean> {
     const key = this.blobKey(tree, sha256);
     // A copy onto itself with new metadata gives the object a new LastModified: no bytes sent. The
@@ -310,15 +333,7 @@ export class S3Store implements SyncStore {
     try {
       const { size } = await handle.stat();
       if (size <= SINGLE_PUT_LIMIT) {
-        const body = size === 0 ? Buffer.alloc(0) : await readFile(handle);
-        const digest = createHash('md5').update(body).digest();
-        const sha256 = createHash('sha256').update(body).digest('hex');
-        const key = this.blobKey(tree, sha256);
-        // Without the SDK's per-request work and headers when its shape is known (s3-direct.ts).
-        if (!(await this.direct.put(key, body, digest.toString('base64'), sha256))) {
-          await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.length, ContentMD5: digest.toString('base64') }));
-        }
-        return { bytes: body.length, md5: digest.toString('hex'), sha256 };
+        return this.putBody(tree, size === 0 ? Buffer.alloc(0) : await readFile(handle));
       }
       const first = await hashFile(localFile);
       const sent = await this.putMultipart(this.blobKey(tree, first.sha256), handle, first.sha256);
@@ -326,6 +341,18 @@ export class S3Store implements SyncStore {
     } finally {
       await handle.close();
     }
+  }
+
+  /** One PutObject of bytes held in memory, under their SHA-256, with Content-MD5. */
+  private async putBody(tree: string, body: Buffer): Promise<Received> {
+    const digest = createHash('md5').update(body).digest();
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    const key = this.blobKey(tree, sha256);
+    // Without the SDK's per-request work and headers when its shape is known (s3-direct.ts).
+    if (!(await this.direct.put(key, body, digest.toString('base64'), sha256))) {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.length, ContentMD5: digest.toString('base64') }));
+    }
+    return { bytes: body.length, md5: digest.toString('hex'), sha256 };
   }
 
   private async putMultipart(key: string, handle: Awaited<ReturnType<typeof open>>, expected: string): Promise<Received> {

@@ -44,6 +44,14 @@ export interface SyncStore {
    * never under a stale one. A blob appears whole or not at all.
    */
   putBlob(tree: string, localFile: string): Promise<Received>;
+  /** Stores bytes (a pack of small contents, docs/sync.md#packs, or one content) as the blob of their SHA-256; that hash. */
+  putBytes(tree: string, body: Buffer): Promise<string>;
+  /**
+   * `length` bytes of a pack from `start` (fewer when the pack is shorter than that: the caller's
+   * check of each content against its hashes then says which file is damaged); undefined when the
+   * pack is gone (pruning moved what was still used out of it, into blobs of their own).
+   */
+  readPackRange(tree: string, pack: string, start: number, length: number): Promise<Buffer | undefined>;
   /**
    * Makes a blob young again (for the grace period of garbage collection) without sending it:
    * a push reusing a blob that no version references yet. False when the blob is gone.

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Received } from './safe-fs.js';
 
-export async function streamToNewFile(source: AsyncIterable<Buffer | string>, dest: string, mode = 0o644): Promise<Received> {
+export async function streamToNewFile(source: AsyncIterable<Buffer | string> | Iterable<Buffer>, dest: string, mode = 0o644): Promise<Received> {
   const hash = createHash('md5');
   const sha = createHash('sha256');
   let bytes = 0;

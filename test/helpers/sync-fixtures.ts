@@ -1,5 +1,5 @@
 // Fixtures for the sync tests: folders of files, their listing, and deps pointing at a store.
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { defaultConfig } from '../../src/config/load.js';
@@ -63,13 +63,25 @@ export async function depsFor(config: Config, home: string, now?: () => number):
   return { store: await openStore(config, home), config, warn: (t) => warnings.push(t), warnings, ...(now ? { now } : {}) };
 }
 
+/** Every blob file of a tree in a folder store (contents of their own and packs), as paths. */
+export function blobFiles(store: string, tree: string): string[] {
+  const area = join(store, tree, '.blobs');
+  if (!existsSync(area)) return [];
+  return readdirSync(area)
+    .filter((fan) => /^[0-9a-f]{2}$/.test(fan))
+    .flatMap((fan) => readdirSync(join(area, fan)).map((name) => join(area, fan, name)))
+    .sort();
+}
+
 /** A version of a folder store as {path: content}: its manifest read, each file from its blob (or, in the old layout, from the version). */
 export function readStoredVersion(store: string, tree: string, version: string): Record<string, string> {
-  const state = JSON.parse(readFileSync(join(store, tree, version, '.sandbox-state'), 'utf8')) as { files: { path: string; sha256?: string; link?: string }[] };
-  return Object.fromEntries(
-    state.files.map((f) => [
-      f.path,
-      f.link !== undefined ? `-> ${f.link}` : readFileSync(f.sha256 ? join(store, tree, '.blobs', f.sha256.slice(0, 2), f.sha256) : join(store, tree, version, f.path), 'utf8'),
-    ]),
-  );
+  const state = JSON.parse(readFileSync(join(store, tree, version, '.sandbox-state'), 'utf8')) as { files: { path: string; size: number; sha256?: string; link?: string; pack?: string; offset?: number }[] };
+  const blob = (sha: string) => readFileSync(join(store, tree, '.blobs', sha.slice(0, 2), sha));
+  const content = (f: (typeof state.files)[number]) => {
+    if (f.link !== undefined) return `-> ${f.link}`;
+    // A pack that pruning took apart: the content is a blob of its own.
+    if (f.pack !== undefined && existsSync(join(store, tree, '.blobs', f.pack.slice(0, 2), f.pack))) return blob(f.pack).subarray(f.offset!, f.offset! + f.size).toString('utf8');
+    return (f.sha256 ? blob(f.sha256) : readFileSync(join(store, tree, version, f.path))).toString('utf8');
+  };
+  return Object.fromEntries(state.files.map((f) => [f.path, content(f)]));
 }

@@ -1,0 +1,130 @@
+// Sending what a push's version needs and the store lacks (docs/sync.md#packs): contents under
+// PACK_BELOW bytes go into packs, a request for hundreds of them; larger ones are blobs of their
+// own. The store may hold either already (a killed push sent them): those are not sent again. A file that changed since the
+// scan is stored as read, under its new hash, and its entry says so (its newer mtime makes the next
+// scan hash it again); another file that had the scanned content is then sent itself.
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AtlasError, EXIT } from '../domain/errors.js';
+import type { PackLocation } from '../domain/sync-pack.js';
+import { PACK_BELOW, packGroups } from '../domain/sync-pack.js';
+import type { FileEntry } from '../domain/sync-state.js';
+import { mapPool } from './pool.js';
+import type { Progress } from './progress.js';
+import type { Received } from './safe-fs.js';
+import type { SyncStore } from './store.js';
+
+export interface Sent {
+  /** Contents sent (a file read again after it changed counts again). */
+  files: number;
+  bytes: number;
+  /** Entries of files that changed since the scan, as they were sent. */
+  changed: FileEntry[];
+  /** Where the packed contents now are. */
+  located: Map<string, PackLocation>;
+}
+
+/** Packs being built and sent at once; a push holds about this many times PACK_TARGET in memory. */
+const PACKS_IN_FLIGHT = 3;
+
+interface Read {
+  entry: FileEntry;
+  got: Received;
+  /** The bytes, for a pack; absent when the file grew past PACK_BELOW and was sent as a blob of its own. */
+  body?: Buffer;
+}
+
+/** Sends `candidates` (one entry per content, none of which the newest version references). */
+export async function sendContents(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], progress: Progress): Promise<Sent> {
+  const large = candidates.filter((f) => f.size >= PACK_BELOW);
+  const present = await store.findBlobs(tree, large.map((f) => ({ sha256: f.sha256!, size: f.size })));
+  const lost = new Set<string>();
+  await mapPool([...present], 16, async (sha) => {
+    if (!(await store.touchBlob(tree, sha))) lost.add(sha);
+  });
+  const single = large.filter((f) => !present.has(f.sha256!) || lost.has(f.sha256!));
+  const small = candidates.filter((f) => f.size < PACK_BELOW);
+  const sent: Sent = { files: 0, bytes: 0, changed: [], located: new Map() };
+  progress.start(`push ${tree}`, single.length + small.length, [...single, ...small].reduce((n, f) => n + f.size, 0));
+  const readAs = (send: (entry: FileEntry) => Promise<Read>) => (first: FileEntry) => firstHolding(first, all, send, sent);
+  const alone = async (entry: FileEntry): Promise<Read> => {
+    const got = await store.putBlob(tree, local(root, entry));
+    count(sent, progress, got.bytes);
+    return { entry, got };
+  };
+  await mapPool(single, 8, readAs(alone));
+  const readSmall = readAs(async (entry) => {
+    const body = await readNoFollow(local(root, entry));
+    // Grown past the pack limit since the scan: a blob of its own, as a large file would be.
+    if (body.length >= PACK_BELOW) return alone(entry);
+    return { entry, body, got: { bytes: body.length, md5: createHash('md5').update(body).digest('hex'), sha256: createHash('sha256').update(body).digest('hex') } };
+  });
+  await mapPool(packGroups(small), PACKS_IN_FLIGHT, async (group) => sendPack(store, tree, (await mapPool(group, 8, readSmall)).flat(), sent, progress));
+  return sent;
+}
+
+function count(sent: Sent, progress: Progress, bytes: number, files = 1): void {
+  sent.files += files;
+  sent.bytes += bytes;
+  progress.advance(bytes);
+}
+
+/**
+ * Reads (or sends) the first file holding a content; the other holders are tried only when it
+ * changed since the scan, and each changed file's entry is recorded as it was read.
+ */
+async function firstHolding(first: FileEntry, all: readonly FileEntry[], read: (entry: FileEntry) => Promise<Read>, sent: Sent): Promise<Read[]> {
+  const got: Read[] = [];
+  for (const entry of holders(first, all)) {
+    const r = await read(entry);
+    got.push(r);
+    if (r.got.sha256 === entry.sha256) return got;
+    sent.changed.push({ path: entry.path, checksum: r.got.md5, size: r.got.bytes, modified_at: entry.modified_at, sha256: r.got.sha256, ...(entry.mode !== undefined ? { mode: entry.mode } : {}) });
+  }
+  throw new AtlasError(`every file with the content of ${first.path} changed while it was being pushed; nothing was published`, { exitCode: EXIT.failure, hint: 'run the push again' });
+}
+
+/** One pack of what was read, in order, each content once; not sent when the store holds it already. */
+async function sendPack(store: SyncStore, tree: string, read: readonly Read[], sent: Sent, progress: Progress): Promise<void> {
+  const parts: Buffer[] = [];
+  const places = new Map<string, number>();
+  let size = 0;
+  for (const r of read) {
+    if (!r.body || places.has(r.got.sha256)) continue;
+    places.set(r.got.sha256, size);
+    parts.push(r.body);
+    size += r.body.length;
+  }
+  if (places.size === 0) return;
+  const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+  const name = createHash('sha256').update(body).digest('hex');
+  // A push that was killed after sending this pack made it already; it is made young again for
+  // garbage collection rather than sent (a store may leave out asking about small ones).
+  const stored = (await store.findBlobs(tree, [{ sha256: name, size }])).has(name) && (await store.touchBlob(tree, name));
+  if (!stored) {
+    await store.putBytes(tree, body);
+    count(sent, progress, size, places.size);
+  } else progress.advance(size);
+  for (const [sha256, offset] of places) sent.located.set(sha256, { pack: name, offset });
+}
+
+function* holders(first: FileEntry, all: readonly FileEntry[]): Generator<FileEntry> {
+  yield first;
+  for (const f of all) if (f.sha256 === first.sha256 && f !== first) yield f;
+}
+
+function local(root: string, entry: FileEntry): string {
+  return join(root, ...entry.path.split('/'));
+}
+
+/** A file's bytes, refusing a symbolic link put in its place since the scan (it may point anywhere). */
+async function readNoFollow(path: string): Promise<Buffer> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
