@@ -12,12 +12,11 @@ import { AtlasError } from '../src/domain/errors.js';
 import { EXIT } from '../src/domain/errors.js';
 import { parseStateFile } from '../src/domain/sync-state.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
-import type { SyncStore } from '../src/sync/store.js';
 import type { SyncTarget } from '../src/sync/target.js';
 import { motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV } from './helpers/s3rver.js';
-import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { configWith, depsFor, readTree, removeScratch, scratch, storeWith, writeTree } from './helpers/sync-fixtures.js';
 
 let moto: S3Server | undefined;
 const savedEnv = { ...process.env };
@@ -65,17 +64,6 @@ function once(run: () => Promise<unknown>): () => Promise<void> {
     done = true;
     await run();
   };
-}
-
-/** The real store with one or more of its methods replaced (a kill or a fault at a chosen step). */
-function storeWith(store: SyncStore, replace: Partial<SyncStore>): SyncStore {
-  return new Proxy(store, {
-    get(target, key, receiver) {
-      if (key in replace) return replace[key as keyof SyncStore];
-      const value = Reflect.get(target, key, receiver) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
 }
 
 const kinds = ['dir', 'moto'] as const;

@@ -35,7 +35,7 @@ import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-import { streamToNewFile } from './stream-file.js';
+import { collectRange, streamToNewFile } from './stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
 const SINGLE_PUT_LIMIT = 16 * 1024 * 1024;
@@ -233,15 +233,7 @@ export class S3Store implements SyncStore {
     const range = `bytes=${start}-${start + length - 1}`;
     const read = async () => {
       const body = (await this.direct.get(key, range)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range }))).Body as Readable);
-      const parts: Buffer[] = [];
-      try {
-        for await (const part of body) parts.push(part as Buffer);
-      } catch (error) {
-        throw Object.assign(error as object, { $cutOff: true });
-      }
-      const got = Buffer.concat(parts);
-      // A server that ignores Range sends the whole pack: the range is cut from it.
-      return got.length > length ? got.subarray(start, start + length) : got;
+      return collectRange(body as AsyncIterable<Buffer>, start, length).catch((error: unknown) => Promise.reject(Object.assign(error as object, { $cutOff: true })));
     };
     return this.send(key, () => withRetries(this.attempts, read, (error) => (error as { $cutOff?: boolean }).$cutOff === true).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))));
   }

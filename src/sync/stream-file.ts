@@ -1,4 +1,5 @@
-// Bytes from a stream into a new file (never an existing one), with the MD5 and SHA-256 of what was written.
+// Bytes from a stream into a new file (never an existing one), with the MD5 and SHA-256 of what was
+// written; and the answer to a ranged read, into memory.
 // The file is written with synchronous calls on its descriptor: a pull writes thousands of small
 // files, and each asynchronous open, write and close is a round trip through libuv's thread pool
 // that cost more CPU than the call itself (docs/performance.md#workspace-sync). Each call writes
@@ -25,4 +26,20 @@ export async function streamToNewFile(source: AsyncIterable<Buffer | string> | I
     closeSync(fd);
   }
   return { bytes, md5: hash.digest('hex'), sha256: sha.digest('hex') };
+}
+
+/**
+ * The answer to a ranged read of `length` bytes from `start`, copied into one buffer as it arrives
+ * (a read is up to 8 MiB: never held twice). A server that ignores Range sends the whole object:
+ * then the range is cut from it.
+ */
+export async function collectRange(source: AsyncIterable<Buffer>, start: number, length: number): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(length);
+  const whole: Buffer[] = [];
+  let at = 0;
+  for await (const part of source) {
+    if (whole.length === 0 && at + part.length <= length) at += part.copy(out, at);
+    else whole.push(...(whole.length === 0 ? [out.subarray(0, at)] : []), part);
+  }
+  return whole.length > 0 ? Buffer.concat(whole).subarray(start, start + length) : out.subarray(0, at);
 }

@@ -73,17 +73,18 @@ function count(sent: Sent, progress: Progress, bytes: number, files = 1): void {
 
 /**
  * Reads (or sends) the first file holding a content; the other holders are tried only when it
- * changed since the scan, and each changed file's entry is recorded as it was read.
+ * changed since the scan, and each changed file's entry is recorded as it was read. When every
+ * holder changed, no entry names the scanned content any more: each is stored as it was read.
  */
 async function firstHolding(first: FileEntry, all: readonly FileEntry[], read: (entry: FileEntry) => Promise<Read>, sent: Sent): Promise<Read[]> {
   const got: Read[] = [];
   for (const entry of holders(first, all)) {
     const r = await read(entry);
     got.push(r);
-    if (r.got.sha256 === entry.sha256) return got;
+    if (r.got.sha256 === entry.sha256) break;
     sent.changed.push({ path: entry.path, checksum: r.got.md5, size: r.got.bytes, modified_at: entry.modified_at, sha256: r.got.sha256, ...(entry.mode !== undefined ? { mode: entry.mode } : {}) });
   }
-  throw new AtlasError(`every file with the content of ${first.path} changed while it was being pushed; nothing was published`, { exitCode: EXIT.failure, hint: 'run the push again' });
+  return got;
 }
 
 /** One pack of what was read, in order, each content once; not sent when the store holds it already. */
@@ -121,7 +122,11 @@ function local(root: string, entry: FileEntry): string {
 
 /** A file's bytes, refusing a symbolic link put in its place since the scan (it may point anywhere). */
 async function readNoFollow(path: string): Promise<Buffer> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
+    const now = error.code === 'ELOOP' ? 'is a symbolic link now' : error.code === 'ENOENT' ? 'is gone' : undefined;
+    if (!now) throw error;
+    throw new AtlasError(`${path} ${now}: it changed while it was being pushed; nothing was published`, { exitCode: EXIT.failure, hint: 'run the push again once nothing is writing to the folder' });
+  });
   try {
     return await handle.readFile();
   } finally {

@@ -1,6 +1,7 @@
 // An HTTP proxy on 127.0.0.1 in front of a real S3 server (s3rver), for the failures s3rver
 // cannot produce: a server without DeleteObjects, per-key delete errors, refused deletes, a server
-// that refuses conditional writes, a share of requests failing at random (500, 503). It records every delete request (method, URL,
+// that refuses conditional writes, a share of requests failing at random (500, 503), a server that
+// ignores Range, a ranged answer cut off midway. It records every delete request (method, URL,
 // Content-MD5, body), counts requests and the bytes clients sent, and forwards everything else.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -21,7 +22,11 @@ export type FaultMode =
   /** A PUT with `If-None-Match` answers 501 NotImplemented (a server without conditional writes that refuses the header). */
   | 'no-conditional-put'
   /** A share (`failRate`) of all requests, chosen at random, answers 500 InternalError or 503 SlowDown, unforwarded. */
-  | 'flaky';
+  | 'flaky'
+  /** A GET's Range header is dropped: the server answers with the whole object (a server that ignores Range). */
+  | 'ignore-range'
+  /** The next ranged GET's answer is cut off after its first byte (the connection closes), then 'pass'. */
+  | 'cut-range';
 
 export interface DeleteRequest {
   method: string;
@@ -57,10 +62,20 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   let seed = 20;
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, record?: DeleteRequest) => {
-    const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+    const headers = { ...req.headers };
+    if (proxy.mode === 'ignore-range') delete headers.range;
+    const cut = proxy.mode === 'cut-range' && req.method === 'GET' && headers.range !== undefined;
+    if (cut) proxy.mode = 'pass';
+    const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (up) => {
       if (record) record.status = up.statusCode;
       res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
+      if (!cut) return up.pipe(res);
+      proxy.failed++;
+      up.once('data', (chunk: Buffer) => {
+        res.write(chunk.subarray(0, 1));
+        res.destroy();
+        up.destroy();
+      });
     });
     out.on('error', () => res.destroy());
     out.end(body);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { defaultConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
+import type { SyncStore } from '../../src/sync/store.js';
 import { openStore } from '../../src/sync/store.js';
 import type { SyncDeps } from '../../src/sync/target.js';
 
@@ -84,4 +85,15 @@ export function readStoredVersion(store: string, tree: string, version: string):
     return (f.sha256 ? blob(f.sha256) : readFileSync(join(store, tree, version, f.path))).toString('utf8');
   };
   return Object.fromEntries(state.files.map((f) => [f.path, content(f)]));
+}
+
+/** The real store with one or more of its methods replaced (a kill or a fault at a chosen step). */
+export function storeWith(store: SyncStore, replace: Partial<SyncStore>): SyncStore {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key in replace) return replace[key as keyof SyncStore];
+      const value = Reflect.get(target, key, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
