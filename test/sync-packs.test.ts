@@ -76,6 +76,9 @@ describe('pack rules', () => {
     expect(parseStateFile(entry(`,"sha256":"${sha('a')}","pack":"${P}"`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
     expect(parseStateFile(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":-1`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
     expect(parseStateFile(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":7`), { local: true })).toMatchObject({ ok: false, problem: expect.stringContaining('never does') });
+    // A hostile manifest cannot make a reader read (and hold) more than a small content for one entry.
+    const huge = `{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":${2 ** 40},"modified_at":1,"sha256":"${sha('a')}","pack":"${P}","offset":0}]}`;
+    expect(parseStateFile(huge)).toMatchObject({ ok: false, problem: 'files[0] is in a pack but is not under 1048576 bytes' });
   });
 
   it('writes pack and offset in a stored manifest only; an entry named by reference leaves them to its base, which gives them back', () => {
@@ -97,6 +100,11 @@ describe('pack rules', () => {
     expect((await collectRange(pieces('cd', 'ef'), 2, 4)).toString()).toBe('cdef');
     expect((await collectRange(pieces('abc', 'defgh'), 2, 4)).toString()).toBe('cdef');
     expect((await collectRange(pieces('c'), 2, 4)).toString()).toBe('c');
+    // A whole object is read only up to the end of the range, however much more a server sends.
+    async function* endless() {
+      for (;;) yield Buffer.from('0123456789');
+    }
+    expect((await collectRange(endless(), 12, 5)).toString()).toBe('23456');
   });
 });
 

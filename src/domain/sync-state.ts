@@ -1,5 +1,6 @@
 // `.sandbox-state` (seeds 000 §2.1, 001 §7): the files a workspace or a stored version holds, with
 // the MD5 of each. Pure: parsing, validation of every path a store could send, exclusions.
+import { PACK_BELOW } from './sync-pack.js';
 import { VERSION_PATTERN } from './sync-plan.js';
 
 export const STATE_FILE_NAME = '.sandbox-state';
@@ -146,6 +147,8 @@ function extrasProblem(f: Record<string, unknown>, i: number, local: boolean): s
     if (local) return `files[${i}] says where its content is stored, which a folder's own state never does`;
     if (typeof f['pack'] !== 'string' || !SHA256_PATTERN.test(f['pack']) || !isCount(f['offset'])) return `files[${i}] has a bad pack or offset (a SHA-256 and a byte count, both or neither)`;
     if (f['sha256'] === undefined) return `files[${i}] is in a pack but has no sha256`;
+    // Only small contents are packed: a reader never reads more than that for one entry.
+    if (typeof f['size'] === 'number' && f['size'] >= PACK_BELOW) return `files[${i}] is in a pack but is not under ${PACK_BELOW} bytes`;
   }
   if (f['mode'] !== undefined && (!isCount(f['mode']) || f['mode'] > 0o777)) return `files[${i}].mode is not permission bits (0 to 0o777)`;
   if (f['link'] !== undefined) {

@@ -199,7 +199,7 @@ export class DirectoryStore implements SyncStore {
   }
 
   async putBytes(tree: string, body: Buffer): Promise<string> {
-    return (await this.storeBlob(tree, () => [body], 'cannot write a pack into the store')).sha256;
+    return (await this.storeBlob(tree, () => [body], `cannot write ${body.length} bytes into the store`)).sha256;
   }
 
   /**

@@ -224,7 +224,7 @@ export class S3Store implements SyncStore {
   }
 
   async putBytes(tree: string, body: Buffer): Promise<string> {
-    return (await this.send('the upload of a pack', () => this.putBody(tree, body))).sha256;
+    return (await this.send(`an upload of ${body.length} bytes`, () => this.putBody(tree, body))).sha256;
   }
 
   async readPackRange(tree: string, pack: string, start: number, length: number): Promise<Buffer | undefined> {

@@ -40,6 +40,8 @@ export async function collectRange(source: AsyncIterable<Buffer>, start: number,
   for await (const part of source) {
     if (whole.length === 0 && at + part.length <= length) at += part.copy(out, at);
     else whole.push(...(whole.length === 0 ? [out.subarray(0, at)] : []), part);
+    // Past the end of the range, nothing more is needed (and nothing more is held).
+    if (whole.length > 0 && (at += part.length) >= start + length) break;
   }
   return whole.length > 0 ? Buffer.concat(whole).subarray(start, start + length) : out.subarray(0, at);
 }

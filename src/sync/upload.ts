@@ -30,7 +30,6 @@ export interface Sent {
 const PACKS_IN_FLIGHT = 3;
 
 interface Read {
-  entry: FileEntry;
   got: Received;
   /** The bytes, for a pack; absent when the file grew past PACK_BELOW and was sent as a blob of its own. */
   body?: Buffer;
@@ -52,14 +51,14 @@ export async function sendContents(store: SyncStore, tree: string, root: string,
   const alone = async (entry: FileEntry): Promise<Read> => {
     const got = await store.putBlob(tree, local(root, entry));
     count(sent, progress, got.bytes);
-    return { entry, got };
+    return { got };
   };
   await mapPool(single, 8, readAs(alone));
   const readSmall = readAs(async (entry) => {
     const body = await readNoFollow(local(root, entry));
     // Grown past the pack limit since the scan: a blob of its own, as a large file would be.
     if (body.length >= PACK_BELOW) return alone(entry);
-    return { entry, body, got: { bytes: body.length, md5: createHash('md5').update(body).digest('hex'), sha256: createHash('sha256').update(body).digest('hex') } };
+    return { body, got: { bytes: body.length, md5: createHash('md5').update(body).digest('hex'), sha256: createHash('sha256').update(body).digest('hex') } };
   });
   await mapPool(packGroups(small), PACKS_IN_FLIGHT, async (group) => sendPack(store, tree, (await mapPool(group, 8, readSmall)).flat(), sent, progress));
   return sent;
