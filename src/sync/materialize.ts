@@ -38,11 +38,11 @@ export async function writeEntries(root: string, source: Source, entries: readon
     const alone = entries.filter((e) => e.pack === undefined || e.link !== undefined);
     await mapPool(planSpans(packed), SPANS_AT_ONCE, async (span) => {
       const body = await store.readPackRange(tree, span.pack, span.start, span.end - span.start);
-      for (const entry of span.entries) {
+      await mapPool(span.entries, 8, async (entry) => {
         const at = entry.offset! - span.start;
         // A pack that pruning took apart: what a kept version still used is now a blob of its own.
         await write(entry, (temp) => (body ? streamToNewFile([body.subarray(at, at + entry.size)], temp) : store.getBlob(tree, entry.sha256!, temp)));
-      }
+      });
     });
     await mapPool(alone, 8, async (entry) => {
       if (entry.link !== undefined) return writeLink(root, entry, folders);
