@@ -188,15 +188,17 @@ describe('packs in a folder store', () => {
     expect(next.stats.version).toBeNull();
   });
 
-  it('a file that became a link or went away after the scan stops the push, naming it; nothing is published', async () => {
-    for (const [name, change] of [
-      ['is a symbolic link now', (src: string) => (rmSync(join(src, 'a.txt')), symlinkSync('/etc/hostname', join(src, 'a.txt')))],
-      ['is gone', (src: string) => rmSync(join(src, 'a.txt'))],
-    ] as const) {
-      const w = folder();
-      writeTree(w.src, { 'a.txt': 'alpha', 'b.txt': 'beta' });
-      await expect(pushChanging(w, () => change(w.src))).rejects.toMatchObject({ message: expect.stringContaining(`a.txt ${name}: it changed while it was being pushed; nothing was published`), hint: expect.stringContaining('push again') });
-      expect((await syncVersions(w.target(), await w.deps())).versions).toEqual([]);
+  it('a file that became a link or went away after the scan stops the push, naming it, small or large; nothing is published', async () => {
+    for (const file of ['a.txt', 'large.bin']) {
+      for (const [name, change] of [
+        ['is a symbolic link now', (src: string) => (rmSync(join(src, file)), symlinkSync('/etc/hostname', join(src, file)))],
+        ['is gone', (src: string) => rmSync(join(src, file))],
+      ] as const) {
+        const w = folder();
+        writeTree(w.src, { 'a.txt': 'alpha', 'b.txt': 'beta', 'large.bin': Buffer.alloc(1024 * 1024 + 1, 'L') });
+        await expect(pushChanging(w, () => change(w.src))).rejects.toMatchObject({ message: expect.stringContaining(`${file} ${name}: it changed while it was being pushed; nothing was published`), hint: expect.stringContaining('push again') });
+        expect((await syncVersions(w.target(), await w.deps())).versions).toEqual([]);
+      }
     }
   });
 
@@ -274,6 +276,21 @@ describe.each(['s3rver', 'moto'] as const)('packs in S3 (%s, through a fault pro
     return { base, target, deps: () => depsFor(config, join(base, 'home')) };
   };
   const files = (n: number, size: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`d${i % 5}/f${i}.txt`, `${i}:`.padEnd(size, String.fromCharCode(97 + (i % 26)))]));
+
+  it.skipIf(skip)('a large file that became a link after the scan is not read through it: the push stops, naming it', async () => {
+    const w = world();
+    const src = join(w.base, 'src');
+    writeTree(src, { 'large.bin': Buffer.alloc(1024 * 1024 + 1, 'L') });
+    const deps = await w.deps();
+    const store = storeWith(deps.store, {
+      findBlobs: async (tree, wanted) => {
+        rmSync(join(src, 'large.bin'));
+        symlinkSync('/etc/hostname', join(src, 'large.bin'));
+        return deps.store.findBlobs(tree, wanted);
+      },
+    });
+    await expect(syncPush(w.target(src), { ...deps, store })).rejects.toThrow(/large\.bin is a symbolic link now: it changed while it was being pushed; nothing was published/);
+  }, 30_000);
 
   it.skipIf(skip)('pulls from a server that ignores Range, and past a ranged answer cut off midway', async () => {
     const w = world();

@@ -4,7 +4,6 @@
 // Nothing below the store folder is followed when it is a symbolic link: whoever could write the
 // store could otherwise have a pull copy in any file of the pulling machine (issue 18), so every
 // folder on the way is checked with lstat and files are opened with O_NOFOLLOW.
-import { createReadStream } from 'node:fs';
 import { access, constants, lstat, mkdir, open, readdir, rename, rm, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -195,11 +194,11 @@ export class DirectoryStore implements SyncStore {
   }
 
   async putBlob(tree: string, localFile: string): Promise<Received> {
-    return this.storeBlob(tree, () => createReadStream(localFile), `cannot copy ${localFile} into the store`);
+    return this.storeBlob(tree, async () => (await open(localFile, READ_NO_FOLLOW)).createReadStream(), `cannot copy ${localFile} into the store`);
   }
 
   async putBytes(tree: string, body: Buffer): Promise<string> {
-    return (await this.storeBlob(tree, () => [body], `cannot write ${body.length} bytes into the store`)).sha256;
+    return (await this.storeBlob(tree, async () => [body], `cannot write ${body.length} bytes into the store`)).sha256;
   }
 
   /**
@@ -207,14 +206,16 @@ export class DirectoryStore implements SyncStore {
    * what was written: a blob's name always matches its bytes, and a killed push leaves only a temp
    * file (removed by garbage collection once past the grace period).
    */
-  private async storeBlob(tree: string, source: () => AsyncIterable<Buffer | string> | Iterable<Buffer>, what: string): Promise<Received> {
+  private async storeBlob(tree: string, openSource: () => Promise<AsyncIterable<Buffer | string> | Iterable<Buffer>>, what: string): Promise<Received> {
     const incoming = await this.realFolder(tree, BLOB_AREA, INCOMING);
     await mkdir(incoming, { recursive: true }).catch((error: unknown) => {
       throw storeError(error, `cannot write to the store folder ${this.location}`);
     });
     const temp = join(incoming, `${process.pid}-${++staging}`);
+    let source: Awaited<ReturnType<typeof openSource>> | undefined;
     try {
-      const got = await streamToNewFile(source(), temp);
+      source = await openSource();
+      const got = await streamToNewFile(source, temp);
       const final = await this.blobFile(tree, got.sha256);
       await mkdir(dirname(final), { recursive: true });
       await rename(temp, final);
@@ -222,6 +223,9 @@ export class DirectoryStore implements SyncStore {
     } catch (error) {
       await rm(temp, { force: true }).catch(() => undefined);
       throw storeError(error, what);
+    } finally {
+      // A file's stream closes its file, also when the temp file could not be made.
+      if (source && 'destroy' in source && typeof source.destroy === 'function') source.destroy();
     }
   }
 

@@ -4,6 +4,7 @@
 // ETags are never taken for checksums (a multipart ETag is not an MD5): the version's
 // `.sandbox-state` carries the MD5s, and every download is checked against it.
 import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
 import { open, readFile, rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import {
@@ -39,6 +40,8 @@ import { collectRange, streamToNewFile } from './stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
 const SINGLE_PUT_LIMIT = 16 * 1024 * 1024;
+/** A file a push sends is never read through a symbolic link put in its place since the scan. */
+const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
 const PART_SIZE = 16 * 1024 * 1024;
 /** A push asks whether the store holds a content (left by a killed push) only from this size on. */
 export const ASK_FROM = 1024 * 1024;
@@ -321,7 +324,7 @@ export class S3Store implements SyncStore {
    * when the bytes sent hash the same (a file changed meanwhile is refused: push again).
    */
   private async putFile(tree: string, localFile: string): Promise<Received> {
-    const handle = await open(localFile, 'r');
+    const handle = await open(localFile, READ_NO_FOLLOW);
     try {
       const { size } = await handle.stat();
       if (size <= SINGLE_PUT_LIMIT) {

@@ -49,7 +49,7 @@ export async function sendContents(store: SyncStore, tree: string, root: string,
   progress.start(`push ${tree}`, single.length + small.length, [...single, ...small].reduce((n, f) => n + f.size, 0));
   const readAs = (send: (entry: FileEntry) => Promise<Read>) => (first: FileEntry) => firstHolding(first, all, send, sent);
   const alone = async (entry: FileEntry): Promise<Read> => {
-    const got = await store.putBlob(tree, local(root, entry));
+    const got = await store.putBlob(tree, local(root, entry)).catch((error: unknown) => Promise.reject(changedUnderPush(local(root, entry), error)));
     count(sent, progress, got.bytes);
     return { got };
   };
@@ -121,14 +121,23 @@ function local(root: string, entry: FileEntry): string {
 
 /** A file's bytes, refusing a symbolic link put in its place since the scan (it may point anywhere). */
 async function readNoFollow(path: string): Promise<Buffer> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
-    const now = error.code === 'ELOOP' ? 'is a symbolic link now' : error.code === 'ENOENT' ? 'is gone' : undefined;
-    if (!now) throw error;
-    throw new AtlasError(`${path} ${now}: it changed while it was being pushed; nothing was published`, { exitCode: EXIT.failure, hint: 'run the push again once nothing is writing to the folder' });
-  });
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: unknown) => Promise.reject(changedUnderPush(path, error)));
   try {
     return await handle.readFile();
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A file that became a symbolic link (refused: it may point anywhere) or went away since the scan,
+ * named; any other failure as it is (a store's own error names the store). The error may come
+ * wrapped by the store, its cause the file's.
+ */
+function changedUnderPush(path: string, error: unknown): unknown {
+  let code: unknown;
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined; e && code === undefined; e = e.cause as typeof e) code = e.code;
+  const now = code === 'ELOOP' ? 'is a symbolic link now' : code === 'ENOENT' ? 'is gone' : undefined;
+  if (!now) return error;
+  return new AtlasError(`${path} ${now}: it changed while it was being pushed; nothing was published`, { exitCode: EXIT.failure, hint: 'run the push again once nothing is writing to the folder' });
 }
