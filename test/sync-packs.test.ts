@@ -251,6 +251,35 @@ describe('packs in a folder store', () => {
   });
 });
 
+describe('taking a pack apart while a push uses it again', () => {
+  it('a pack made young again while pruning moved its contents out stays whole, with what only a removed version used', async () => {
+    const w = folder();
+    writeTree(w.src, { 'keep.txt': 'k', 'gone.txt': 'a long content that the next version drops' });
+    const first = await syncPush(w.target(), await w.deps());
+    rmSync(join(w.src, 'gone.txt'));
+    await syncPush(w.target(), await w.deps());
+    const [pack] = blobFiles(w.store, 'ws');
+    const hour = new Date(Date.now() - 2 * 3600 * 1000);
+    utimesSync(pack!, hour, hour);
+    // While the prune moves "k" out, a push finds the same pack and makes it young again (as a
+    // push run again after a kill does), then publishes a version that names all of it.
+    const deps = await w.deps();
+    const store = storeWith(deps.store, {
+      putBytes: async (tree, body) => {
+        const name = await deps.store.putBytes(tree, body);
+        utimesSync(pack!, new Date(), new Date());
+        return name;
+      },
+    });
+    const pruned = await syncPrune(w.target(), { ...deps, store }, { keep: 1 });
+    expect(pruned.trees[0]!.blobs.packs).toMatchObject({ taken_apart: 0 });
+    // The pack stays whole: "gone.txt", which only the removed version used, is still in it for the push's version.
+    expect(blobFiles(w.store, 'ws')).toContain(pack);
+    expect(readFileSync(pack!, 'utf8')).toContain('a long content that the next version drops');
+    expect((await syncVersions(w.target(), await w.deps())).versions.map((v) => v.version)).not.toContain(first.stats.version);
+  });
+});
+
 describe.each(['s3rver', 'moto'] as const)('packs in S3 (%s, through a fault proxy)', (kind) => {
   const skip = kind === 'moto' && motoMissing() !== undefined;
   let server: S3Server | undefined;
@@ -319,6 +348,12 @@ describe.each(['s3rver', 'moto'] as const)('packs in S3 (%s, through a fault pro
     const again = await syncPush(w.target(src), await w.deps());
     // 421 contents: a pack of 4 MiB (410 of them, found), and a last one under 1 MiB (sent again, unasked).
     expect(again.stats).toMatchObject({ files_uploaded: 11, files_reused: 410 });
+    // What pruning asks before it removes a pack it took apart: when it was last made young.
+    const store = (await w.deps()).store;
+    const listed = await store.listBlobs('ws');
+    expect(listed.size).toBe(2);
+    for (const [name, blob] of listed) expect(await store.blobModifiedMs('ws', name)).toBe(blob.modifiedMs);
+    expect(await store.blobModifiedMs('ws', 'f'.repeat(64))).toBeUndefined();
     const dest = join(w.base, 'dest');
     await syncPull(w.target(dest), await w.deps(), {});
     expect(readTree(dest)).toEqual(readTree(src));

@@ -83,8 +83,11 @@ export interface PackedContent {
 }
 
 export interface RepackPlan {
-  /** Packs to take apart: the contents still used move into blobs of their own, then the pack goes. */
-  apart: { pack: string; used: PackedContent[]; unused: number }[];
+  /**
+   * Packs to take apart: the contents still used move into blobs of their own, then the pack goes
+   * (unless it was made young again since `modifiedMs`, when it was listed: a push uses it again).
+   */
+  apart: { pack: string; used: PackedContent[]; unused: number; modifiedMs: number }[];
   /** Bytes no kept version uses that stay, inside packs that are still mostly used. */
   unusedKept: number;
 }
@@ -109,7 +112,7 @@ export function planRepack(blobs: ReadonlyMap<string, { size: number; modifiedMs
     }
     const unused = Math.max(0, blob.size - usedBytes);
     if (unused === 0) continue;
-    if (unused >= blob.size * REPACK_UNUSED_SHARE && nowMs - blob.modifiedMs > graceSeconds * 1000) plan.apart.push({ pack, used, unused });
+    if (unused >= blob.size * REPACK_UNUSED_SHARE && nowMs - blob.modifiedMs > graceSeconds * 1000) plan.apart.push({ pack, used, unused, modifiedMs: blob.modifiedMs });
     else plan.unusedKept += unused;
   }
   plan.apart.sort((a, b) => (a.pack < b.pack ? -1 : 1));

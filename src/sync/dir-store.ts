@@ -262,6 +262,11 @@ export class DirectoryStore implements SyncStore {
     );
   }
 
+  async blobModifiedMs(tree: string, sha256: string): Promise<number | undefined> {
+    const st = await lstat(await this.blobFile(tree, sha256)).catch(() => undefined);
+    return st?.isFile() ? st.mtimeMs : undefined;
+  }
+
   async listBlobs(tree: string): Promise<Map<string, { size: number; modifiedMs: number }>> {
     const area = await this.realFolder(tree, BLOB_AREA);
     const found = new Map<string, { size: number; modifiedMs: number }>();

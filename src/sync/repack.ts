@@ -21,7 +21,7 @@ export interface TakenApart {
 
 export async function takeApart(store: SyncStore, tree: string, apart: RepackPlan['apart'], dryRun: boolean): Promise<TakenApart> {
   const done: TakenApart = { packs: 0, moved: 0, bytes: 0 };
-  for (const { pack, used, unused } of apart) {
+  for (const { pack, used, unused, modifiedMs } of apart) {
     if (dryRun) {
       Object.assign(done, { packs: done.packs + 1, moved: done.moved + used.length, bytes: done.bytes + unused });
       continue;
@@ -31,6 +31,10 @@ export async function takeApart(store: SyncStore, tree: string, apart: RepackPla
       done.damaged ??= `pack ${pack} was left whole: its contents do not match their hashes`;
       continue;
     }
+    // A push that found this pack (the same contents make the same pack) made it young again and
+    // may name all of it: it stays whole. Gone already: another prune took it apart.
+    const now = await store.blobModifiedMs(tree, pack);
+    if (now === undefined || now > modifiedMs) continue;
     await store.removeBlobs(tree, [pack]);
     Object.assign(done, { packs: done.packs + 1, moved: done.moved + moved, bytes: done.bytes + unused });
   }

@@ -257,6 +257,12 @@ export class S3Store implements SyncStore {
     return false;
   }
 
+  async blobModifiedMs(tree: string, sha256: string): Promise<number | undefined> {
+    const key = this.blobKey(tree, sha256);
+    const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(s3Error(error, key, this.location))));
+    return head?.LastModified?.getTime();
+  }
+
   async listBlobs(tree: string): Promise<Map<string, { size: number; modifiedMs: number }>> {
     const area = `${this.key(tree, BLOB_AREA)}/`;
     const found = new Map<string, { size: number; modifiedMs: number }>();

@@ -57,6 +57,8 @@ export interface SyncStore {
    * a push reusing a blob that no version references yet. False when the blob is gone.
    */
   touchBlob(tree: string, sha256: string): Promise<boolean>;
+  /** When a blob was last written or made young again (ms), or undefined when it is gone. */
+  blobModifiedMs(tree: string, sha256: string): Promise<number | undefined>;
   /** Every blob of the tree with its size and age (for garbage collection). */
   listBlobs(tree: string): Promise<Map<string, { size: number; modifiedMs: number }>>;
   /** Removes blobs (nothing else); a blob already gone is fine. */
