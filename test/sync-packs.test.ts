@@ -108,6 +108,19 @@ describe('pack rules', () => {
   });
 });
 
+/** A push whose files are changed by `change` after the scan, just before it sends anything. */
+function pushChanging(target: SyncTarget, deps: Awaited<ReturnType<typeof depsFor>>, change: () => void) {
+  let changed = false;
+  const store = storeWith(deps.store, {
+    findBlobs: async (tree, wanted) => {
+      if (!changed) change();
+      changed = true;
+      return deps.store.findBlobs(tree, wanted);
+    },
+  });
+  return syncPush(target, { ...deps, store });
+}
+
 function folder() {
   const base = scratch('atlas-packs-');
   const store = join(base, 'store');
@@ -155,27 +168,13 @@ describe('packs in a folder store', () => {
     expect(readStoredVersion(w.store, 'ws', pushed.stats.version!)).toEqual({ 'a.txt': 'alpha', 'b.txt': 'beta' });
   });
 
-  /** A push whose files are changed by `change` after the scan, just before it sends. */
-  async function pushChanging(w: ReturnType<typeof folder>, change: () => void) {
-    const deps = await w.deps();
-    let changed = false;
-    const store = storeWith(deps.store, {
-      findBlobs: async (tree, wanted) => {
-        if (!changed) change();
-        changed = true;
-        return deps.store.findBlobs(tree, wanted);
-      },
-    });
-    return syncPush(w.target(), { ...deps, store });
-  }
-
   it('a file rewritten after the scan is packed as read; one grown past 1 MiB goes alone; the other holder of a changed content is sent too', async () => {
     const w = folder();
     writeTree(w.src, { 'keep.txt': 'base' });
     await syncPush(w.target(), await w.deps());
     writeTree(w.src, { 'edit.txt': 'before', 'grow.txt': 'small', 'one.txt': 'shared', 'two.txt': 'shared' });
     const big = Buffer.alloc(1024 * 1024 + 3, 'G');
-    const pushed = await pushChanging(w, () => {
+    const pushed = await pushChanging(w.target(), await w.deps(), () => {
       writeFileSync(join(w.src, 'edit.txt'), 'AFTER!');
       writeFileSync(join(w.src, 'grow.txt'), big);
       writeFileSync(join(w.src, 'one.txt'), 'one changed');
@@ -196,7 +195,7 @@ describe('packs in a folder store', () => {
       ] as const) {
         const w = folder();
         writeTree(w.src, { 'a.txt': 'alpha', 'b.txt': 'beta', 'large.bin': Buffer.alloc(1024 * 1024 + 1, 'L') });
-        await expect(pushChanging(w, () => change(w.src))).rejects.toMatchObject({ message: expect.stringContaining(`${file} ${name}: it changed while it was being pushed; nothing was published`), hint: expect.stringContaining('push again') });
+        await expect(pushChanging(w.target(), await w.deps(), () => change(w.src))).rejects.toMatchObject({ message: expect.stringContaining(`${file} ${name}: it changed while it was being pushed; nothing was published`), hint: expect.stringContaining('push again') });
         expect((await syncVersions(w.target(), await w.deps())).versions).toEqual([]);
       }
     }
@@ -310,15 +309,8 @@ describe.each(['s3rver', 'moto'] as const)('packs in S3 (%s, through a fault pro
     const w = world();
     const src = join(w.base, 'src');
     writeTree(src, { 'large.bin': Buffer.alloc(1024 * 1024 + 1, 'L') });
-    const deps = await w.deps();
-    const store = storeWith(deps.store, {
-      findBlobs: async (tree, wanted) => {
-        rmSync(join(src, 'large.bin'));
-        symlinkSync('/etc/hostname', join(src, 'large.bin'));
-        return deps.store.findBlobs(tree, wanted);
-      },
-    });
-    await expect(syncPush(w.target(src), { ...deps, store })).rejects.toThrow(/large\.bin is a symbolic link now: it changed while it was being pushed; nothing was published/);
+    const change = () => (rmSync(join(src, 'large.bin')), symlinkSync('/etc/hostname', join(src, 'large.bin')));
+    await expect(pushChanging(w.target(src), await w.deps(), change)).rejects.toThrow(/large\.bin is a symbolic link now: it changed while it was being pushed; nothing was published/);
   }, 30_000);
 
   it.skipIf(skip)('pulls from a server that ignores Range, and past a ranged answer cut off midway', async () => {

@@ -187,8 +187,7 @@ export class DirectoryStore implements SyncStore {
   async findBlobs(tree: string, wanted: readonly { sha256: string; size: number }[]): Promise<Set<string>> {
     const found = new Set<string>();
     await mapPool(wanted, 16, async ({ sha256: sha }) => {
-      const st = await lstat(await this.blobFile(tree, sha)).catch(() => undefined);
-      if (st?.isFile()) found.add(sha);
+      if ((await this.blobModifiedMs(tree, sha)) !== undefined) found.add(sha);
     });
     return found;
   }
@@ -225,7 +224,7 @@ export class DirectoryStore implements SyncStore {
       throw storeError(error, what);
     } finally {
       // A file's stream closes its file, also when the temp file could not be made.
-      if (source && 'destroy' in source && typeof source.destroy === 'function') source.destroy();
+      (source as { destroy?: () => void } | undefined)?.destroy?.();
     }
   }
 

@@ -167,27 +167,34 @@ export class S3Store implements SyncStore {
     return this.getTo(this.key(tree, version, path), dest);
   }
 
-  /**
-   * A download, tried again (the partial file removed) when the body is cut off midway: the SDK
-   * retries what fails before the body, not a stream that breaks while it is read.
-   */
+  /** A download into `dest`, the partial file removed when the body is cut off midway. */
   private getTo(key: string, dest: string): Promise<Received> {
     return this.send(key, () =>
-      withRetries(
-        this.attempts,
-        async () => {
-          const body = (await this.direct.get(key)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))).Body as Readable);
-          return streamToNewFile(body, dest).catch(async (error: unknown) => {
-            if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove
-            await rm(dest, { force: true });
-            throw Object.assign(error as object, { $cutOff: true });
-          });
-        },
-        (error) => (error as { $cutOff?: boolean }).$cutOff === true,
+      this.readBody(key, undefined, (body) =>
+        streamToNewFile(body, dest).catch(async (error: unknown) => {
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove
+          await rm(dest, { force: true });
+          throw cutOff(error);
+        }),
       ),
     );
   }
 
+  /**
+   * GET of an object (or of `range` of it) read by `consume`, tried again when the body is cut off
+   * midway (`consume` says so with cutOff()): the SDK retries what fails before the body, not a
+   * stream that breaks while it is read.
+   */
+  private readBody<T>(key: string, range: string | undefined, consume: (body: AsyncIterable<Buffer>) => Promise<T>): Promise<T> {
+    return withRetries(
+      this.attempts,
+      async () => {
+        const body = (await this.direct.get(key, range)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: range } : {}) }))).Body as Readable);
+        return consume(body as AsyncIterable<Buffer>);
+      },
+      (error) => (error as { $cutOff?: boolean }).$cutOff === true,
+    );
+  }
 
   private blobKey(tree: string, sha256: string): string {
     if (!SHA256_PATTERN.test(sha256)) throw new AtlasError(`not a blob name: ${JSON.stringify(sha256)}`, { exitCode: EXIT.failure });
@@ -210,13 +217,7 @@ export class S3Store implements SyncStore {
       wanted.filter((w) => w.size >= ASK_FROM),
       32,
       async ({ sha256 }) => {
-        const key = this.blobKey(tree, sha256);
-        try {
-          await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-          found.add(sha256);
-        } catch (error) {
-          if (!isMissing(error)) throw s3Error(error, key, this.location);
-        }
+        if ((await this.blobModifiedMs(tree, sha256)) !== undefined) found.add(sha256);
       },
     );
     return found;
@@ -234,11 +235,9 @@ export class S3Store implements SyncStore {
     if (length === 0) return Buffer.alloc(0);
     const key = this.blobKey(tree, pack);
     const range = `bytes=${start}-${start + length - 1}`;
-    const read = async () => {
-      const body = (await this.direct.get(key, range)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range }))).Body as Readable);
-      return collectRange(body as AsyncIterable<Buffer>, start, length).catch((error: unknown) => Promise.reject(Object.assign(error as object, { $cutOff: true })));
-    };
-    return this.send(key, () => withRetries(this.attempts, read, (error) => (error as { $cutOff?: boolean }).$cutOff === true).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))));
+    return this.send(key, () =>
+      this.readBody(key, range, (body) => collectRange(body, start, length).catch((error: unknown) => Promise.reject(cutOff(error)))).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))),
+    );
   }
 
   async touchBlob(tree: string, sha256: string): Promise<boolean> {
@@ -388,6 +387,11 @@ export class S3Store implements SyncStore {
       throw error;
     }
   }
+}
+
+/** Marks a failure while a body was read: the request is tried again. */
+function cutOff(error: unknown): unknown {
+  return Object.assign(error as object, { $cutOff: true });
 }
 
 function isMissing(error: unknown): boolean {

@@ -38,10 +38,17 @@ export async function collectRange(source: AsyncIterable<Buffer>, start: number,
   const whole: Buffer[] = [];
   let at = 0;
   for await (const part of source) {
-    if (whole.length === 0 && at + part.length <= length) at += part.copy(out, at);
-    else whole.push(...(whole.length === 0 ? [out.subarray(0, at)] : []), part);
+    if (whole.length === 0) {
+      if (at + part.length <= length) {
+        at += part.copy(out, at);
+        continue;
+      }
+      whole.push(out.subarray(0, at)); // more than the range: the whole object, from its start
+    }
+    whole.push(part);
+    at += part.length;
     // Past the end of the range, nothing more is needed (and nothing more is held).
-    if (whole.length > 0 && (at += part.length) >= start + length) break;
+    if (at >= start + length) break;
   }
   return whole.length > 0 ? Buffer.concat(whole).subarray(start, start + length) : out.subarray(0, at);
 }

@@ -1,8 +1,9 @@
 // Sending what a push's version needs and the store lacks (docs/sync.md#packs): contents under
 // PACK_BELOW bytes go into packs, a request for hundreds of them; larger ones are blobs of their
-// own. The store may hold either already (a killed push sent them): those are not sent again. A file that changed since the
-// scan is stored as read, under its new hash, and its entry says so (its newer mtime makes the next
-// scan hash it again); another file that had the scanned content is then sent itself.
+// own. The store may hold either already (a killed push sent them): those are not sent again. A
+// file that changed since the scan is stored as read, under its new hash, and its entry says so
+// (its newer mtime makes the next scan hash it again); another file that had the scanned content
+// is then sent itself.
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -38,12 +39,8 @@ interface Read {
 /** Sends `candidates` (one entry per content, none of which the newest version references). */
 export async function sendContents(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], progress: Progress): Promise<Sent> {
   const large = candidates.filter((f) => f.size >= PACK_BELOW);
-  const present = await store.findBlobs(tree, large.map((f) => ({ sha256: f.sha256!, size: f.size })));
-  const lost = new Set<string>();
-  await mapPool([...present], 16, async (sha) => {
-    if (!(await store.touchBlob(tree, sha))) lost.add(sha);
-  });
-  const single = large.filter((f) => !present.has(f.sha256!) || lost.has(f.sha256!));
+  const held = await heldAlready(store, tree, large.map((f) => ({ sha256: f.sha256!, size: f.size })));
+  const single = large.filter((f) => !held.has(f.sha256!));
   const small = candidates.filter((f) => f.size < PACK_BELOW);
   const sent: Sent = { files: 0, bytes: 0, changed: [], located: new Map() };
   progress.start(`push ${tree}`, single.length + small.length, [...single, ...small].reduce((n, f) => n + f.size, 0));
@@ -62,6 +59,19 @@ export async function sendContents(store: SyncStore, tree: string, root: string,
   });
   await mapPool(packGroups(small), PACKS_IN_FLIGHT, async (group) => sendPack(store, tree, (await mapPool(group, 8, readSmall)).flat(), sent, progress));
   return sent;
+}
+
+/**
+ * Which of `wanted` the store holds already (a killed push sent them), each made young again for
+ * garbage collection instead of being sent; one it cannot make young is gone, and sent. A store
+ * may leave out asking about small ones.
+ */
+async function heldAlready(store: SyncStore, tree: string, wanted: readonly { sha256: string; size: number }[]): Promise<Set<string>> {
+  const held = new Set<string>();
+  await mapPool([...(await store.findBlobs(tree, wanted))], 16, async (sha) => {
+    if (await store.touchBlob(tree, sha)) held.add(sha);
+  });
+  return held;
 }
 
 function count(sent: Sent, progress: Progress, bytes: number, files = 1): void {
@@ -100,10 +110,8 @@ async function sendPack(store: SyncStore, tree: string, read: readonly Read[], s
   if (places.size === 0) return;
   const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
   const name = createHash('sha256').update(body).digest('hex');
-  // A push that was killed after sending this pack made it already; it is made young again for
-  // garbage collection rather than sent (a store may leave out asking about small ones).
-  const stored = (await store.findBlobs(tree, [{ sha256: name, size }])).has(name) && (await store.touchBlob(tree, name));
-  if (!stored) {
+  // A push that was killed after sending this pack made it already.
+  if (!(await heldAlready(store, tree, [{ sha256: name, size }])).has(name)) {
     await store.putBytes(tree, body);
     count(sent, progress, size, places.size);
   } else progress.advance(size);
