@@ -1,6 +1,7 @@
 // The sandboxed executor at the process level: the same command, output and exit code as local
 // mode; writes only where the policy allows; the keys unreadable; network only to allowed hosts;
 // a timeout stops the whole sandboxed tree.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -113,6 +114,40 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     await new Promise((r) => setTimeout(r, 2500));
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('starts a command again when the sandbox failed in its own set-up (a bound file replaced meanwhile), and only then', async () => {
+    // The task's own files are bound one by one under a hidden parent; atlas replaces HOOK.md by
+    // rename while a step runs. Here a process does so without pause.
+    const hidden = join(base, 'home-race', 'tasks');
+    const ownDir = join(hidden, 't1');
+    mkdirSync(ownDir, { recursive: true });
+    const brief = join(ownDir, 'HOOK.md');
+    writeFileSync(brief, 'brief\n');
+    const churn = spawn(process.execPath, ['-e', `const fs=require('fs');for(;;){fs.writeFileSync(${JSON.stringify(brief)}+'.n','brief\\n');fs.renameSync(${JSON.stringify(brief)}+'.n',${JSON.stringify(brief)});}`], { stdio: 'ignore' });
+    const executor = createSandboxExecutor(policyFor(worktree, ownDir, { deny_read: [hidden], allow_read: [brief] }), ownDir);
+    try {
+      const results = [];
+      for (let i = 0; i < 60; i++) results.push(await run(executor, worktree, `cat ${brief}`));
+      expect(results.filter((r) => r.exitCode !== 0).map((r) => r.stderr.toString())).toEqual([]);
+      expect(results.every((r) => r.stdout.toString() === 'brief\n')).toBe(true);
+    } finally {
+      churn.kill();
+      await executor.close?.();
+    }
+    // A command that only says what bubblewrap says ran: it is not started again.
+    const count = join(worktree, 'ran.txt');
+    const mimic = await run(executor, worktree, `echo ran >> ${count}; echo "bwrap: Can't bind mount" >&2; exit 1`);
+    expect(mimic.exitCode).toBe(1);
+    expect(mimic.stderr.toString()).toBe("bwrap: Can't bind mount\n");
+    expect(readFileSync(count, 'utf8')).toBe('ran\n');
+    // Output streams as the command writes it, not held until it ends.
+    const seen: number[] = [];
+    const begun = Date.now();
+    const streamed = await runProcess({ command: 'echo first; sleep 1; echo second', shell: true, cwd: worktree, groups: new ProcessGroups(), executor, onStdout: () => seen.push(Date.now() - begun) });
+    expect(streamed.exitCode).toBe(0);
+    expect(seen.length).toBe(2);
+    expect(seen[1]! - seen[0]!).toBeGreaterThan(500);
   });
 
   it('records what a kill would leave before the command starts, and removes the stubs after a normal end', async () => {

@@ -14,6 +14,9 @@ import { evaluatePolicies } from '../src/domain/receipt-policy.js';
 import type { ValidationReceipt } from '../src/domain/receipt.js';
 import { runDoctor } from '../src/exec/doctor.js';
 import { localExecutor } from '../src/exec/local.js';
+import { ProcessGroups } from '../src/exec/process-groups.js';
+import { runProcess, SETUP_ATTEMPTS } from '../src/exec/run-process.js';
+import type { ProcessExecutor } from '../src/exec/types.js';
 import { assertSandboxReady, checkReadiness, installHint } from '../src/exec/readiness.js';
 import { describeSweep } from '../src/exec/sandbox/litter-text.js';
 import { absentStubPaths, finishLitter, LITTER_FILE, readLitter, recordLitter, removeStubs, sweepLitter } from '../src/exec/sandbox/litter.js';
@@ -285,5 +288,44 @@ describe('verify --require-pristine', () => {
     expect(mixed.ok).toBe(false);
     expect(mixed.detail).toBe('2 receipts not run on a pristine tree: rcpt-2 (worktree tree), rcpt-3 (version 3: no tree signed)');
     expect(policy(tasks())).toMatchObject({ ok: false, detail: 'no valid receipts to check' });
+  });
+});
+
+describe('a launch that signals when its command begins', () => {
+  // The seam the sandbox uses (Launch.signalsStart), driven by a plain shell that plays the
+  // sandbox: it writes on fd 3 once "set up", or fails first with bubblewrap's kind of message.
+  function playing(script: string, count: string): { executor: ProcessExecutor; finished: () => number } {
+    let done = 0;
+    const executor: ProcessExecutor = {
+      mode: 'sandbox',
+      prepare: (spec) =>
+        Promise.resolve({ command: '/bin/sh', args: ['-c', `echo try >> ${count}; ${script}`], shell: false, env: spec.env, signalsStart: true, finished: () => void done++ }),
+    };
+    return { executor, finished: () => done };
+  }
+  const attempts = (count: string) => readFileSync(count, 'utf8').split('\n').filter(Boolean).length;
+
+  it('starts again only while the set-up failed, at most SETUP_ATTEMPTS times, and shows the last failure once', async () => {
+    const dir = tempDir('atlas-start-');
+    const count = join(dir, 'count');
+    const failing = playing('echo "bwrap: Can\'t bind mount x" >&2; exit 1', count);
+    const seen: string[] = [];
+    const result = await runProcess({ command: 'true', cwd: dir, capture: true, groups: new ProcessGroups(), executor: failing.executor, onStderr: (c) => seen.push(c.toString()) });
+    expect(result.exitCode).toBe(1);
+    expect(attempts(count)).toBe(SETUP_ATTEMPTS);
+    expect(failing.finished()).toBe(SETUP_ATTEMPTS);
+    expect(result.stderr.toString()).toBe("bwrap: Can't bind mount x\n");
+    expect(seen).toEqual(["bwrap: Can't bind mount x\n"]);
+
+    const second = join(dir, 'second');
+    const flaky = playing(`if [ "$(wc -l < ${second})" -lt 2 ]; then echo "bwrap: race" >&2; exit 1; fi; printf 1 >&3; echo ran`, second);
+    const ok = await runProcess({ command: 'true', cwd: dir, capture: true, groups: new ProcessGroups(), executor: flaky.executor });
+    expect([ok.exitCode, ok.stdout.toString(), ok.stderr.toString()]).toEqual([0, 'ran\n', '']);
+    expect(attempts(second)).toBe(2);
+
+    // Any other failure before the sign is the command's own: not started again.
+    const other = join(dir, 'other');
+    const plain = await runProcess({ command: 'true', cwd: dir, capture: true, groups: new ProcessGroups(), executor: playing('echo "no such thing" >&2; exit 2', other).executor });
+    expect([plain.exitCode, plain.stderr.toString(), attempts(other)]).toEqual([2, 'no such thing\n', 1]);
   });
 });

@@ -39,32 +39,48 @@ export interface RunProcessResult {
   sandboxNote?: string;
 }
 
+/**
+ * How often a sandboxed command whose sandbox failed in its own set-up is started again.
+ * bubblewrap binds the task's own files one by one (policy.ts), and a file atlas replaces by rename
+ * at that moment (HOOK.md, while a step reports progress) fails the bind: a race, not a refusal.
+ */
+export const SETUP_ATTEMPTS = 5;
+
 export async function runProcess(options: RunProcessOptions): Promise<RunProcessResult> {
-  const launch = await (options.executor ?? localExecutor).prepare({
-    command: options.command,
-    args: options.args ?? [],
-    shell: options.shell ?? false,
-    cwd: options.cwd,
-    env: options.env ?? process.env,
-  });
-  try {
-    const { result, stderrTail } = await spawnProcess(options, launch);
-    const violation = launch.verify?.();
-    if (violation) throw violation;
-    if (result.exitCode !== 0 && !result.timedOut && launch.explain) {
-      const note = launch.explain(stderrTail);
-      if (note) return { ...result, sandboxNote: note };
+  for (let attempt = 1; ; attempt++) {
+    const launch = await (options.executor ?? localExecutor).prepare({
+      command: options.command,
+      args: options.args ?? [],
+      shell: options.shell ?? false,
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+    });
+    try {
+      const outcome = await spawnProcess(options, launch, attempt < SETUP_ATTEMPTS);
+      if (outcome === 'setup-failed') continue;
+      const { result, stderrTail } = outcome;
+      const violation = launch.verify?.();
+      if (violation) throw violation;
+      if (result.exitCode !== 0 && !result.timedOut && launch.explain) {
+        const note = launch.explain(stderrTail);
+        if (note) return { ...result, sandboxNote: note };
+      }
+      return result;
+    } finally {
+      launch.finished();
     }
-    return result;
-  } finally {
-    launch.finished();
   }
 }
 
 /** Enough of stderr to see why a command failed. */
 const STDERR_TAIL_BYTES = 8192;
 
-function spawnProcess(options: RunProcessOptions, launch: Launch): Promise<{ result: RunProcessResult; stderrTail: string }> {
+/** bubblewrap's own messages start so; the command never ran when one ends an unstarted attempt. */
+const SANDBOX_SETUP_ERROR = /^bwrap: /m;
+
+type Spawned = { result: RunProcessResult; stderrTail: string };
+
+function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: boolean): Promise<Spawned | 'setup-failed'> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const child = spawn(launch.command, launch.args, {
@@ -73,7 +89,7 @@ function spawnProcess(options: RunProcessOptions, launch: Launch): Promise<{ res
       shell: launch.shell,
       // A new session and process group: the whole tree can be signalled as one.
       detached: GROUPS,
-      stdio: [options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      stdio: [options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(launch.signalsStart ? ['pipe' as const] : [])],
       windowsHide: true,
     });
     const stdout: Buffer[] = [];
@@ -81,6 +97,25 @@ function spawnProcess(options: RunProcessOptions, launch: Launch): Promise<{ res
     let tail = Buffer.alloc(0);
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
+    // Until the command itself began, output is held: a sandbox that failed in its set-up is tried again.
+    let begun = !launch.signalsStart;
+    const held: Array<{ err: boolean; chunk: Buffer }> = [];
+
+    const deliver = (err: boolean, chunk: Buffer) => {
+      if (!err) {
+        if (options.capture) stdout.push(chunk);
+        options.onStdout?.(chunk);
+        return;
+      }
+      if (options.capture) stderr.push(chunk);
+      tail = Buffer.concat([tail, chunk]).subarray(-STDERR_TAIL_BYTES);
+      options.onStderr?.(chunk);
+    };
+    const take = (err: boolean) => (chunk: Buffer) => (begun ? deliver(err, chunk) : held.push({ err, chunk }));
+    const release = () => {
+      begun = true;
+      for (const { err, chunk } of held.splice(0)) deliver(err, chunk);
+    };
 
     child.on('error', (error) => {
       if (timer) clearTimeout(timer);
@@ -97,15 +132,9 @@ function spawnProcess(options: RunProcessOptions, launch: Launch): Promise<{ res
       });
       child.stdin.end(options.input);
     }
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (options.capture) stdout.push(chunk);
-      options.onStdout?.(chunk);
-    });
-    child.stderr!.on('data', (chunk: Buffer) => {
-      if (options.capture) stderr.push(chunk);
-      tail = Buffer.concat([tail, chunk]).subarray(-STDERR_TAIL_BYTES);
-      options.onStderr?.(chunk);
-    });
+    child.stdout!.on('data', take(false));
+    child.stderr!.on('data', take(true));
+    child.stdio[3]?.on('data', release);
     if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
       timer = setTimeout(() => {
         timedOut = true;
@@ -123,6 +152,11 @@ function spawnProcess(options: RunProcessOptions, launch: Launch): Promise<{ res
       options.groups.delete(pid);
       const signalNumber = signal ? (constants.signals[signal] ?? 0) : 0;
       const exitCode = timedOut ? 124 : (code ?? (signal ? 128 + signalNumber : 1));
+      if (!begun && mayRetry && !timedOut && signal === null && exitCode !== 0) {
+        const said = Buffer.concat(held.filter((h) => h.err).map((h) => h.chunk)).toString('utf8');
+        if (SANDBOX_SETUP_ERROR.test(said)) return resolve('setup-failed');
+      }
+      release();
       resolve({
         result: { exitCode, signal, timedOut, stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr), durationMs: Date.now() - started },
         stderrTail: tail.toString('utf8'),

@@ -30,6 +30,11 @@ export interface Launch {
   explain?(stderr: string): string | undefined;
   /** After the process ended: an error that must stop the task (the sandbox's git layout check). */
   verify?(): Error | undefined;
+  /**
+   * The process writes a byte on its fd 3 once the command itself begins (the sandbox's set-up is
+   * done): an attempt that ends without it never ran the command, and its output is the sandbox's.
+   */
+  signalsStart?: boolean;
 }
 
 export interface ProcessExecutor {

@@ -16,7 +16,8 @@ const NO_PROXY_WITHOUT_LOOPBACK = '169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.1
 /** The command line run inside the sandbox. */
 export function innerCommand(spec: Pick<LaunchSpec, 'command' | 'args' | 'shell'>, policy: SandboxPolicy): string {
   const tmp = shellQuote(policy.tmpdir);
-  const lines = ['unset ATLAS_SANDBOX_COMMAND', `export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`];
+  // First the sign that the sandbox is set up (Launch.signalsStart), on a descriptor the command never gets.
+  const lines = ['{ printf 1 >&3; } 2>/dev/null; exec 3>&-', 'unset ATLAS_SANDBOX_COMMAND', `export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`];
   // Inside the sandbox loopback is the sandbox's own: an allowed loopback host (a local model API,
   // a test server) is this machine's, reachable only through the proxy.
   if (policy.allowed_domains.some((d) => LOOPBACK.test(d))) lines.push(`export NO_PROXY=${NO_PROXY_WITHOUT_LOOPBACK} no_proxy=${NO_PROXY_WITHOUT_LOOPBACK}`);
@@ -130,6 +131,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
         },
         explain: (stderr) => explainDenial(stderr, policy),
         verify: () => checkLayoutAfterCommand(policy.worktree, taskDir, policy.deny_write, createdAt),
+        signalsStart: true,
       };
     },
     async close(): Promise<void> {
