@@ -32,6 +32,24 @@ describe('atomic writes', () => {
     expect(readdirSync(dir)).toEqual(['hook.json']);
   });
 
+  it('writes text given in pieces as they come; a failure midway keeps the old file and no temp file', () => {
+    const dir = tempDir();
+    const path = join(dir, 'state');
+    writeFileAtomic(path, (function* () {
+      yield 'é'.repeat(3);
+      yield Buffer.from(' and bytes');
+      yield '';
+    })());
+    expect(readFileSync(path, 'utf8')).toBe('ééé and bytes');
+    const failing = function* () {
+      yield 'half';
+      throw new Error('the pieces ran out');
+    };
+    expect(() => writeFileAtomic(path, failing())).toThrow('the pieces ran out');
+    expect(readFileSync(path, 'utf8')).toBe('ééé and bytes');
+    expect(readdirSync(dir)).toEqual(['state']);
+  });
+
   it('a failed rename removes its temp file and keeps the old content', () => {
     const dir = tempDir();
     const path = join(dir, 'hook.json');

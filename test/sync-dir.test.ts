@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AtlasError } from '../src/domain/errors.js';
-import { parseStateFile } from '../src/domain/sync-state.js';
+import { parseStateFile } from '../src/domain/sync-state-parse.js';
 import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/target.js';
 import { blobFiles, configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';

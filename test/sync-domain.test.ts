@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { Observation } from '../src/domain/sync-plan.js';
 import { exceedsMaxDelete, nextVersionName, parseMaxDelete, planPull, planPush, pullMode, sortVersions } from '../src/domain/sync-plan.js';
 import type { FileEntry } from '../src/domain/sync-state.js';
-import { compileExcludes, emptyState, isExcluded, parseStateFile, pathProblem, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
+import { compileExcludes, emptyState, isExcluded, pathProblem, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
+import { parseStateFile } from '../src/domain/sync-state-parse.js';
 
 const md5 = (c: string) => c.repeat(32);
 const entry = (path: string, c = 'a', size = 1): FileEntry => ({ path, checksum: md5(c), size, modified_at: 100 });

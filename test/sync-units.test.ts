@@ -16,6 +16,7 @@ import { openStore, parseStoreAddress } from '../src/sync/store.js';
 import { resolveTarget, targetOfTask } from '../src/sync/target.js';
 import { cleanupRecoveryFixtures, git, makeRepo, makeTask } from './helpers/recovery-fixtures.js';
 import { configWith, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { joinText } from '../src/sync/stream-file.js';
 
 const dir = scratch;
 afterAll(() => {
@@ -200,7 +201,7 @@ describe('store errors say what to do', () => {
     await expect(store.commitVersion('ws', '1', '{}')).rejects.toThrow(/cannot finish version 1/);
     const good = new DirectoryStore(join(base, 'store'));
     writeTree(join(base, 'store'), { 'ws/5/.sandbox-state/oops': 'a folder where the state goes' });
-    await expect(good.readState('ws', '5')).rejects.toThrow(/cannot read .*\.sandbox-state/);
+    await expect(joinText((await good.readState('ws', '5'))!)).rejects.toThrow(/cannot read .*\.sandbox-state/);
     await expect(good.download('ws', '5', 'missing.txt', join(base, 'dest.tmp'))).rejects.toThrow(/cannot read .*missing.txt from the store/);
     expect(await good.listTaskIndex()).toEqual([]);
     expect(await good.findBlobs('ws', [{ sha256: 'a'.repeat(64), size: 1 }])).toEqual(new Set());

@@ -1,7 +1,6 @@
 // `.sandbox-state` (seeds 000 §2.1, 001 §7): the files a workspace or a stored version holds, with
-// the MD5 of each. Pure: parsing, validation of every path a store could send, exclusions.
-import { PACK_BELOW } from './sync-pack.js';
-import { VERSION_PATTERN } from './sync-plan.js';
+// the MD5 of each. Pure: writing, validation of every path a store could send, exclusions; reading
+// is sync-state-parse.ts.
 
 export const STATE_FILE_NAME = '.sandbox-state';
 export const STATE_FORMAT_VERSION = '1.0';
@@ -68,95 +67,7 @@ export function emptyState(): StateFile {
   return { version: STATE_FORMAT_VERSION, last_synced_at: 0, files: [] };
 }
 
-const MD5_PATTERN = /^[0-9a-f]{32}$/;
 export const SHA256_PATTERN = /^[0-9a-f]{64}$/;
-
-function isCount(n: unknown): n is number {
-  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
-}
-
-/**
- * Structure only; whether the paths are safe to write is `unsafeEntries`'s job. A folder's own state
- * (`local`) never says where contents are stored: one that does was not written by atlas, and where
- * it points is not trusted.
- */
-export function parseStateFile(text: string, options: { local?: boolean } = {}): StateParse {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, kind: 'corrupt', problem: `not valid JSON (${(error as Error).message})` };
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { ok: false, kind: 'corrupt', problem: 'not a JSON object' };
-  const raw = data as Record<string, unknown>;
-  if (typeof raw['version'] !== 'string') return { ok: false, kind: 'corrupt', problem: 'no "version"' };
-  const major = Number(/^(\d+)\./.exec(raw['version'])?.[1] ?? NaN);
-  if (!Number.isInteger(major)) return { ok: false, kind: 'corrupt', problem: `unknown version ${JSON.stringify(raw['version'])}` };
-  if (major > Number(STATE_FORMAT_VERSION.split('.')[0])) {
-    return { ok: false, kind: 'newer', problem: `state format ${raw['version']} is newer than this atlas understands (${STATE_FORMAT_VERSION})` };
-  }
-  if (!isCount(raw['last_synced_at'])) return { ok: false, kind: 'corrupt', problem: '"last_synced_at" is not unix seconds' };
-  if (!Array.isArray(raw['files'])) return { ok: false, kind: 'corrupt', problem: '"files" is not a list' };
-  const files: FileEntry[] = [];
-  const packs = new Map<string, string>();
-  for (const [i, item] of (raw['files'] as unknown[]).entries()) {
-    const f = item as Record<string, unknown> | null;
-    if (typeof f !== 'object' || f === null) return { ok: false, kind: 'corrupt', problem: `files[${i}] is not an object` };
-    if (typeof f['path'] !== 'string') return { ok: false, kind: 'corrupt', problem: `files[${i}].path is not text` };
-    if (typeof f['checksum'] !== 'string' || !MD5_PATTERN.test(f['checksum'])) {
-      return { ok: false, kind: 'corrupt', problem: `files[${i}].checksum is not an MD5 (32 lowercase hex)` };
-    }
-    if (!isCount(f['size']) || !isCount(f['modified_at'])) return { ok: false, kind: 'corrupt', problem: `files[${i}] has a bad size or modified_at` };
-    const problem = extrasProblem(f, i, options.local === true);
-    if (problem !== undefined) return { ok: false, kind: 'corrupt', problem };
-    // One string per pack, not one per entry that names it (a pack holds hundreds of contents).
-    if (typeof f['pack'] === 'string') f['pack'] = intern(packs, f['pack']);
-    // The parsed object itself, checked: a copy per entry would be a second 100,000 objects.
-    files.push(f as unknown as FileEntry);
-  }
-  const state: StateFile = { version: raw['version'], last_synced_at: raw['last_synced_at'], files };
-  if (raw['dirs'] !== undefined) {
-    if (!Array.isArray(raw['dirs']) || !raw['dirs'].every((d) => typeof d === 'string')) return { ok: false, kind: 'corrupt', problem: '"dirs" is not a list of paths' };
-    state.dirs = raw['dirs'] as string[];
-  }
-  if (raw['conflict_of'] !== undefined) {
-    if (typeof raw['conflict_of'] !== 'string' || !VERSION_PATTERN.test(raw['conflict_of'])) return { ok: false, kind: 'corrupt', problem: '"conflict_of" is not a version name' };
-    state.conflict_of = raw['conflict_of'];
-    state.conflicts = Array.isArray(raw['conflicts']) ? (raw['conflicts'] as unknown[]).filter((c): c is string => typeof c === 'string') : [];
-  }
-  for (const field of ['sha256_from', 'parent', 'synced_version'] as const) {
-    const value = raw[field];
-    if (value === undefined) continue;
-    if (typeof value !== 'string' || !VERSION_PATTERN.test(value)) return { ok: false, kind: 'corrupt', problem: `"${field}" is not a version name` };
-    state[field] = value;
-  }
-  return { ok: true, state };
-}
-
-function intern(seen: Map<string, string>, text: string): string {
-  const known = seen.get(text);
-  if (known !== undefined) return known;
-  seen.set(text, text);
-  return text;
-}
-
-/** What is wrong with the optional fields of an entry (all checked: a store's manifest is hostile). */
-function extrasProblem(f: Record<string, unknown>, i: number, local: boolean): string | undefined {
-  if (f['sha256'] !== undefined && (typeof f['sha256'] !== 'string' || !SHA256_PATTERN.test(f['sha256']))) return `files[${i}].sha256 is not a SHA-256 (64 lowercase hex)`;
-  if (f['pack'] !== undefined || f['offset'] !== undefined) {
-    if (local) return `files[${i}] says where its content is stored, which a folder's own state never does`;
-    if (typeof f['pack'] !== 'string' || !SHA256_PATTERN.test(f['pack']) || !isCount(f['offset'])) return `files[${i}] has a bad pack or offset (a SHA-256 and a byte count, both or neither)`;
-    if (f['sha256'] === undefined) return `files[${i}] is in a pack but has no sha256`;
-    // Only small contents are packed: a reader never reads more than that for one entry.
-    if (typeof f['size'] === 'number' && f['size'] >= PACK_BELOW) return `files[${i}] is in a pack but is not under ${PACK_BELOW} bytes`;
-  }
-  if (f['mode'] !== undefined && (!isCount(f['mode']) || f['mode'] > 0o777)) return `files[${i}].mode is not permission bits (0 to 0o777)`;
-  if (f['link'] !== undefined) {
-    if (typeof f['link'] !== 'string' || f['link'].length === 0 || f['link'].length > 4096 || f['link'].includes('\0')) return `files[${i}].link is not a link target`;
-    if (f['sha256'] !== undefined) return `files[${i}] is both a link and a blob`;
-  }
-  return undefined;
-}
 
 /** Entries in path order (code units, the same on every machine). */
 export const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);

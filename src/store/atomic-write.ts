@@ -40,16 +40,23 @@ export function tempName(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}${sequence}.tmp`);
 }
 
-export function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+/**
+ * Writes `data` to `path` through a temp file and a rename. Given in pieces (an iterable), each is
+ * written as it comes: a 20 MB state is never held whole.
+ */
+export function writeFileAtomic(path: string, data: string | Uint8Array | Iterable<string | Uint8Array>, options: AtomicWriteOptions = {}): void {
   const dir = dirname(path);
   // node:crypto is not used for the name: loading it costs read-only commands ~4 ms.
   const temp = tempName(path);
   // Private by default: what atlas writes (prompts, validation output) can hold secrets.
   const fd = openSync(temp, 'wx', options.mode ?? PRIVATE_FILE_MODE);
   try {
-    const buffer = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let offset = 0;
-    while (offset < buffer.length) offset += writeSync(fd, buffer, offset, buffer.length - offset);
+    const pieces = typeof data === 'string' || data instanceof Uint8Array ? [data] : data;
+    for (const piece of pieces) {
+      const buffer = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;
+      let offset = 0;
+      while (offset < buffer.length) offset += writeSync(fd, buffer, offset, buffer.length - offset);
+    }
     if (options.durable !== false) fsyncSync(fd);
   } catch (error) {
     closeSync(fd);

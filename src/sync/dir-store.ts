@@ -12,11 +12,13 @@ import { BLOB_GRACE_SECONDS } from '../domain/sync-retention.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
-import { textBytes } from './local-state.js';
 import type { Received } from './safe-fs.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-import { streamToNewFile } from './stream-file.js';
+import { rethrown, streamToNewFile } from './stream-file.js';
+
+/** How much of a state is read at a time. */
+const STATE_PIECE = 1024 * 1024;
 
 function storeError(error: unknown, what: string): AtlasError {
   const code = (error as NodeJS.ErrnoException).code;
@@ -132,20 +134,19 @@ export class DirectoryStore implements SyncStore {
     return sortVersions(await this.listChildren(tree));
   }
 
-  async readState(tree: string, version: string): Promise<string | undefined> {
+  async readState(tree: string, version: string): Promise<AsyncIterable<string> | undefined> {
     const path = await this.noLinks(tree, version, STATE_FILE_NAME);
+    const failed = (error: unknown) => storeError(error, `cannot read ${this.dir(tree, version, STATE_FILE_NAME)}`);
+    let handle: Awaited<ReturnType<typeof open>>;
     try {
-      const handle = await open(path, READ_NO_FOLLOW);
-      try {
-        return await handle.readFile('utf8');
-      } finally {
-        await handle.close();
-      }
+      handle = await open(path, READ_NO_FOLLOW);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefused(path);
-      throw storeError(error, `cannot read ${this.dir(tree, version, STATE_FILE_NAME)}`);
+      throw failed(error);
     }
+    // The stream closes the file at its end, or when the reader stops early.
+    return rethrown(handle.createReadStream({ encoding: 'utf8', highWaterMark: STATE_PIECE }), failed);
   }
 
   async download(tree: string, version: string, path: string, dest: string): Promise<Received> {
@@ -309,7 +310,7 @@ export class DirectoryStore implements SyncStore {
     const stage = this.dir(tree, `.incoming-${version}-${process.pid}-${++staging}`);
     try {
       await mkdir(stage, { recursive: true });
-      writeFileAtomic(join(stage, STATE_FILE_NAME), typeof manifest === 'string' ? manifest : textBytes(manifest));
+      writeFileAtomic(join(stage, STATE_FILE_NAME), manifest);
       await rename(stage, final);
       return true;
     } catch (error) {

@@ -6,10 +6,10 @@ import type { BlobCollection } from '../domain/sync-retention.js';
 import { BLOB_GRACE_SECONDS, planBlobCollection } from '../domain/sync-retention.js';
 import type { PackedContent } from '../domain/sync-pack.js';
 import { planRepack } from '../domain/sync-pack.js';
-import { parseStateFile } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
 import { takeApart } from './repack.js';
 import type { SyncStore } from './store.js';
+import { readManifest } from './versions.js';
 
 export interface CollectedBlobs {
   removed: number;
@@ -36,9 +36,8 @@ export async function collectBlobs(store: SyncStore, tree: string, remaining: re
   const bases = new Map<string, string>();
   let unreadable: string | undefined;
   await mapPool(remaining, 4, async (version) => {
-    const text = await store.readState(tree, version);
-    if (text === undefined) return; // incomplete: a manifest is written last, so it references nothing yet
-    const parsed = parseStateFile(text);
+    const parsed = await readManifest(store, tree, version);
+    if (parsed === undefined) return; // incomplete: a manifest is written last, so it references nothing yet
     if (!parsed.ok) {
       unreadable ??= `version ${version} ${parsed.kind === 'newer' ? 'was written by a newer atlas' : `has a corrupt .sandbox-state (${parsed.problem})`}`;
       return;

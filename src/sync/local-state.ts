@@ -1,11 +1,13 @@
 // The workspace's own `.sandbox-state`: read leniently (missing → empty, corrupt → warned about,
 // full sync, regenerated; newer format → a clear error), written atomically, and the lock that
 // serializes every sync of one workspace (seed 001 §9.6).
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
-import type { StateFile } from '../domain/sync-state.js';
-import { parseStateFile, STATE_FILE_NAME, stateChunks } from '../domain/sync-state.js';
+import type { StateFile, StateParse } from '../domain/sync-state.js';
+import { STATE_FILE_NAME, stateChunks } from '../domain/sync-state.js';
+import { parseStateChunks, parseWhole } from '../domain/sync-state-parse.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { withLock } from '../store/lock.js';
 import { excludeStateFromGit } from './git-exclude.js';
@@ -17,14 +19,24 @@ export function statePath(root: string): string {
 /** The local state, or undefined when there is none usable (missing or corrupt: a full sync). */
 export function readLocalState(root: string, warn: (text: string) => void): StateFile | undefined {
   const path = statePath(root);
-  let text: string;
+  let parsed: StateParse;
   try {
-    text = readFileSync(path, 'utf8');
+    // Never through a link: the folder is the agent's, and a link would have atlas read anything.
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      parsed = parseStateChunks(pieces(fd), { local: true }) ?? parseWhole(readFileSync(fd, 'utf8'), { local: true });
+    } finally {
+      closeSync(fd);
+    }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') {
+      warn(`${path} is a symbolic link, not atlas's state; doing a full sync, which writes it again`);
+      return undefined;
+    }
     throw new AtlasError(`cannot read ${path}: ${(error as Error).message}`, { exitCode: EXIT.input, hint: 'check the permissions of the workspace folder' });
   }
-  const parsed = parseStateFile(text, { local: true });
   if (parsed.ok) return parsed.state;
   if (parsed.kind === 'newer') {
     throw new AtlasError(`${path}: ${parsed.problem}`, { exitCode: EXIT.input, hint: 'upgrade atlas on this machine (a newer atlas wrote this workspace)' });
@@ -33,16 +45,24 @@ export function readLocalState(root: string, warn: (text: string) => void): Stat
   return undefined;
 }
 
-export function writeLocalState(root: string, state: StateFile): void {
-  excludeStateFromGit(root);
-  writeFileAtomic(statePath(root), textBytes(stateChunks(state, undefined, 'local')));
+/** The file's text from its start, a piece at a time (20 MB at 100,000 files is never held whole). */
+function* pieces(fd: number): Generator<string> {
+  const decoder = new StringDecoder('utf8');
+  const buffer = Buffer.allocUnsafe(PIECE);
+  let position = 0;
+  for (let n = readSync(fd, buffer, 0, PIECE, position); n > 0; n = readSync(fd, buffer, 0, PIECE, position)) {
+    position += n;
+    yield decoder.write(buffer.subarray(0, n));
+  }
+  yield decoder.end();
 }
 
-/** Text given in pieces as one buffer, never as one string (20 MB of JSON at 100,000 files). */
-export function textBytes(chunks: Iterable<string>): Buffer {
-  const parts: Buffer[] = [];
-  for (const chunk of chunks) parts.push(Buffer.from(chunk, 'utf8'));
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+const PIECE = 1024 * 1024;
+
+export function writeLocalState(root: string, state: StateFile): void {
+  excludeStateFromGit(root);
+  // In pieces, as they are made: 20 MB of JSON at 100,000 files is never held whole.
+  writeFileAtomic(statePath(root), stateChunks(state, undefined, 'local'));
 }
 
 /** Runs `fn` holding the workspace's sync lock (a `.sandbox-state.lock` folder beside the state). */

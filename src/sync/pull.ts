@@ -47,12 +47,12 @@ export async function planPullOf(options: PullTreeOptions, deps: SyncDeps, previ
     const age = formatDuration(now() - previous!.last_synced_at * 1000);
     return { skipReason: `the last sync was ${age} ago, within sync.stale_threshold (${formatDuration(config.sync.stale_threshold)}): nothing to do (--force pulls anyway)` };
   }
-  const stored = await resolveVersion(store, options.tree, options.version, warn);
+  const tracked = new Map((previous?.files ?? []).map((f) => [f.path, f]));
+  const stored = await resolveVersion(store, options.tree, options.version, warn, tracked);
   if (!stored) return { skipReason: `${store.location} has no version of ${options.tree} yet: nothing to pull` };
   // A link is restored only when it stays inside the folder: a store saying otherwise is ignored.
   const { kept, outside } = splitOutsideLinks(stored.state.files);
   stored.state.files = kept;
-  const tracked = new Map((previous?.files ?? []).map((f) => [f.path, f]));
   const paths = new Set([...stored.state.files.map((f) => f.path), ...tracked.keys()]);
   const observed = await observePaths(options.root, [...paths], previous);
   return { stored, observed, outside: outside.map((f) => f.path), plan: planPull(stored.state.files, tracked, (p) => observed.get(p)!) };

@@ -47,7 +47,10 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const scan = await scanWorkspace(root, options.rules, previous);
     refuseUnpullable(root, [...unsafeEntries(scan.files), ...unsafeDirs(scan), ...scan.badNames.map((path) => ({ path, problem: pathProblem(path) ?? 'is not valid UTF-8' }))]);
     if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${scan.symlinks.slice(0, 5).join(', ')}${scan.symlinks.length > 5 ? ', ...' : ''}`);
-    const latest = await latestVersion(store, tree, names, warn);
+    // The folder's own entries, for the newest version's equal ones to be the same objects.
+    const known = new Map((previous?.files ?? []).map((f) => [f.path, f]));
+    const latest = await latestVersion(store, tree, names, warn, { known });
+    known.clear();
     const combined = combineWithStore(scan, previous, latest, await sharedBase(store, tree, previous, latest, stats), stats, options.force === true);
     const plan = planPush(combined.files, latest?.state.files, combined.dirs, latest?.state.dirs);
     // The sync's time is when its scan began, not when it ended: a file written while the push ran

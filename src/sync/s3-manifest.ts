@@ -2,7 +2,7 @@
 // and read back with a bound on what it may inflate to.
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGzip, gunzipSync } from 'node:zlib';
+import { createGunzip, createGzip } from 'node:zlib';
 
 /** Bytes above this are sent gzipped when that is smaller. */
 const GZIP_FROM = 4096;
@@ -36,8 +36,25 @@ export async function manifestBody(chunks: Iterable<string>): Promise<{ bytes: B
   return { bytes: Buffer.concat(head), gzip: false };
 }
 
-/** A manifest as stored: JSON, or gzipped JSON (recognised by its magic bytes). */
-export function decodeManifest(bytes: Buffer): string {
-  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) return gunzipSync(bytes, { maxOutputLength: MANIFEST_LIMIT }).toString('utf8');
-  return bytes.toString('utf8');
+/**
+ * A manifest as stored, JSON or gzipped JSON (recognised by its magic bytes), as text in pieces
+ * while it inflates: 100,000 files are 30 MB of text, never held whole.
+ */
+export async function* manifestChunks(bytes: Buffer): AsyncGenerator<string> {
+  if (!(bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b)) {
+    yield bytes.toString('utf8');
+    return;
+  }
+  const inflating = createGunzip();
+  inflating.setEncoding('utf8');
+  inflating.end(bytes);
+  let size = 0;
+  for await (const piece of inflating as AsyncIterable<string>) {
+    size += piece.length;
+    if (size > MANIFEST_LIMIT) {
+      inflating.destroy();
+      throw new Error(`the manifest inflates to more than ${MANIFEST_LIMIT} bytes`);
+    }
+    yield piece;
+  }
 }

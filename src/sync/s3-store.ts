@@ -29,14 +29,14 @@ import { mapPool } from './pool.js';
 import { hashFile } from './scan.js';
 import type { Received } from './safe-fs.js';
 import { DirectRequests, encodeKey } from './s3-direct.js';
-import { decodeManifest, manifestBody } from './s3-manifest.js';
+import { manifestBody, manifestChunks } from './s3-manifest.js';
 import { s3Error, s3Failure } from './s3-errors.js';
 import { attemptsFrom, JitterRetryStrategy, withRetries } from './s3-retry.js';
 import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-import { collectRange, streamToNewFile } from './stream-file.js';
+import { collectRange, rethrown, streamToNewFile } from './stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
 const SINGLE_PUT_LIMIT = 16 * 1024 * 1024;
@@ -152,11 +152,11 @@ export class S3Store implements SyncStore {
     return (await this.listLevel(TASK_INDEX)).objects.map(parseTaskIndexName).filter((t): t is StoredTask => t !== undefined);
   }
 
-  async readState(tree: string, version: string): Promise<string | undefined> {
+  async readState(tree: string, version: string): Promise<AsyncIterable<string> | undefined> {
     const key = this.key(tree, version, STATE_FILE_NAME);
     try {
       const got = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return decodeManifest(Buffer.from(await got.Body!.transformToByteArray()));
+      return rethrown(manifestChunks(Buffer.from(await got.Body!.transformToByteArray())), (error) => s3Error(error, key, this.location));
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw s3Error(error, key, this.location);

@@ -27,8 +27,11 @@ export interface SyncStore {
   putTaskIndex(taskId: string, workspace: string): Promise<void>;
   /** Every task the store holds, from that index. */
   listTaskIndex(): Promise<StoredTask[]>;
-  /** The version's `.sandbox-state` text, or undefined when the version is incomplete or absent. */
-  readState(tree: string, version: string): Promise<string | undefined>;
+  /**
+   * The version's `.sandbox-state` text in pieces as it is read (a 100,000-file manifest is never
+   * held whole), or undefined when the version is incomplete or absent. Each call reads it anew.
+   */
+  readState(tree: string, version: string): Promise<AsyncIterable<string> | undefined>;
   /** Writes one file of a version in the old layout to `dest` (a new file), reporting what arrived. */
   download(tree: string, version: string, path: string, dest: string): Promise<Received>;
   /** Writes one blob to `dest` (a new file), reporting what arrived. */

@@ -1,5 +1,5 @@
 // Bytes from a stream into a new file (never an existing one), with the MD5 and SHA-256 of what was
-// written; and the answer to a ranged read, into memory.
+// written; the answer to a ranged read, into memory; a stream's failures told in the store's words.
 // The file is written with synchronous calls on its descriptor: a pull writes thousands of small
 // files, and each asynchronous open, write and close is a round trip through libuv's thread pool
 // that cost more CPU than the call itself (docs/performance.md#workspace-sync). Each call writes
@@ -51,4 +51,20 @@ export async function collectRange(source: AsyncIterable<Buffer>, start: number,
     if (at >= start + length) break;
   }
   return whole.length > 0 ? Buffer.concat(whole).subarray(start, start + length) : out.subarray(0, at);
+}
+
+/** The pieces of `source`, a failure while reading them told as `failed` says. */
+export async function* rethrown<T>(source: AsyncIterable<T>, failed: (error: unknown) => Error): AsyncGenerator<T> {
+  try {
+    yield* source;
+  } catch (error) {
+    throw failed(error);
+  }
+}
+
+/** Text given in pieces, whole (a state that is not laid out as atlas writes it is parsed so). */
+export async function joinText(source: AsyncIterable<string>): Promise<string> {
+  let text = '';
+  for await (const piece of source) text += piece;
+  return text;
 }

@@ -4,10 +4,13 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import type { VersionCondition } from '../domain/sync-retention.js';
 import type { ReferenceInfo } from '../domain/sync-manifest.js';
 import { resolveReferences } from '../domain/sync-manifest.js';
-import type { StateFile } from '../domain/sync-state.js';
-import { parseStateFile, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
+import type { FileEntry, StateFile, StateParse } from '../domain/sync-state.js';
+import { unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
+import type { ParseOptions } from '../domain/sync-state-parse.js';
+import { parseStateStream, parseWhole } from '../domain/sync-state-parse.js';
 import { mapPool } from './pool.js';
 import type { SyncStore } from './store.js';
+import { joinText } from './stream-file.js';
 
 export interface StoredVersion {
   version: string;
@@ -22,15 +25,24 @@ export type Loaded = { ok: true; stored: StoredVersion } | { ok: false; missing:
 /** Bases already read, by version: `atlas sync versions` reads many manifests with one base. */
 type BaseCache = Map<string, Promise<Loaded>>;
 
+export interface Reading {
+  bases?: BaseCache;
+  /**
+   * The folder's own entries, by path (its local state): an equal entry of the version is that
+   * object, not a copy (parseStateFile's `known`), which halves a sync's memory on a large folder.
+   */
+  known?: ReadonlyMap<string, FileEntry>;
+}
+
 /** One version, resolved; what is wrong with it otherwise (missing: an unfinished push). */
-export async function loadVersion(store: SyncStore, tree: string, version: string, bases?: BaseCache): Promise<Loaded> {
-  const loaded = await loadOne(store, tree, version);
+export async function loadVersion(store: SyncStore, tree: string, version: string, reading: Reading = {}): Promise<Loaded> {
+  const loaded = await loadOne(store, tree, version, reading.known);
   const from = loaded.ok ? loaded.stored.state.sha256_from : undefined;
   if (!loaded.ok || from === undefined) return loaded;
-  let base = bases?.get(from);
+  let base = reading.bases?.get(from);
   if (!base) {
-    base = loadOne(store, tree, from);
-    bases?.set(from, base);
+    base = loadOne(store, tree, from, reading.known);
+    reading.bases?.set(from, base);
   }
   const got = await base;
   if (!got.ok) return { ok: false, missing: false, problem: `refers to the contents of version ${from}, which ${got.problem}` };
@@ -44,10 +56,22 @@ function unsafePaths(state: StateFile): ReturnType<typeof unsafeEntries> {
   return [...unsafeEntries(state.files), ...unsafeDirs(state)];
 }
 
-async function loadOne(store: SyncStore, tree: string, version: string): Promise<Loaded> {
-  const text = await store.readState(tree, version);
-  if (text === undefined) return { ok: false, missing: true, problem: 'has no .sandbox-state (an unfinished push)' };
-  const parsed = parseStateFile(text);
+/**
+ * A version's manifest parsed as it is read, or undefined when it has none. One not laid out as
+ * atlas writes it (an older atlas's, or edited by hand) is read again whole, and parsed so.
+ */
+export async function readManifest(store: SyncStore, tree: string, version: string, options: ParseOptions = {}): Promise<StateParse | undefined> {
+  const pieces = await store.readState(tree, version);
+  if (pieces === undefined) return undefined;
+  const parsed = await parseStateStream(pieces, options);
+  if (parsed !== undefined) return parsed;
+  const again = await store.readState(tree, version);
+  return again === undefined ? undefined : parseWhole(await joinText(again), options);
+}
+
+async function loadOne(store: SyncStore, tree: string, version: string, known: Reading['known']): Promise<Loaded> {
+  const parsed = await readManifest(store, tree, version, known ? { known } : {});
+  if (parsed === undefined) return { ok: false, missing: true, problem: 'has no .sandbox-state (an unfinished push)' };
   if (!parsed.ok) {
     if (parsed.kind === 'newer') {
       throw new AtlasError(`version ${version} of ${tree} in ${store.location}: ${parsed.problem}`, { exitCode: EXIT.input, hint: 'upgrade atlas on this machine' });
@@ -68,9 +92,10 @@ async function loadOne(store: SyncStore, tree: string, version: string): Promise
  * quietly restoring an older version would hide it. A push only needs a base to reuse files from,
  * so it passes over such a version with a warning (its new version supersedes it).
  */
-export async function latestVersion(store: SyncStore, tree: string, names: readonly string[], warn: (text: string) => void, strict = false): Promise<StoredVersion | undefined> {
+export async function latestVersion(store: SyncStore, tree: string, names: readonly string[], warn: (text: string) => void, options: { strict?: boolean; known?: Reading['known'] } = {}): Promise<StoredVersion | undefined> {
+  const { strict = false, known } = options;
   for (let i = names.length - 1; i >= 0; i--) {
-    const loaded = await loadVersion(store, tree, names[i]!);
+    const loaded = await loadVersion(store, tree, names[i]!, known ? { known } : {});
     // A push behind the store stored its conflicting files here: whole, but not the newest work.
     if (loaded.ok && loaded.stored.state.conflict_of !== undefined) continue;
     if (loaded.ok) return loaded.stored;
@@ -88,8 +113,8 @@ export async function latestVersion(store: SyncStore, tree: string, names: reado
 }
 
 /** A version the person named: any problem with it is an error (no silent fallback). */
-export async function namedVersion(store: SyncStore, tree: string, version: string): Promise<StoredVersion> {
-  const loaded = await loadVersion(store, tree, version);
+export async function namedVersion(store: SyncStore, tree: string, version: string, known?: Reading['known']): Promise<StoredVersion> {
+  const loaded = await loadVersion(store, tree, version, known ? { known } : {});
   if (loaded.ok) return loaded.stored;
   throw new AtlasError(
     loaded.missing ? `version ${version} of ${tree} is not in ${store.location}` : `version ${version} of ${tree} in ${store.location} ${loaded.problem}; refused`,
@@ -113,7 +138,7 @@ export async function describeVersions(store: SyncStore, tree: string): Promise<
   const bases: BaseCache = new Map();
   return mapPool(names, 8, async (version) => {
     const created_at = new Date(Number(version) * 1000).toISOString();
-    const loaded = await loadVersion(store, tree, version, bases);
+    const loaded = await loadVersion(store, tree, version, { bases });
     if (!loaded.ok) return { version, created_at, files: 0, bytes: 0, status: loaded.missing ? 'incomplete' : 'damaged', problem: loaded.problem };
     const { files, conflict_of, conflicts, parent } = loaded.stored.state;
     const info: VersionInfo = { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: conflict_of === undefined ? 'complete' : 'conflict', ...(parent !== undefined ? { parent } : {}) };
@@ -128,9 +153,8 @@ export async function describeVersions(store: SyncStore, tree: string): Promise<
  * (a corrupt or hostile one); and the version its manifest refers to for contents, which must stay.
  */
 export async function versionCondition(store: SyncStore, tree: string, version: string): Promise<{ condition: VersionCondition; base?: string }> {
-  const text = await store.readState(tree, version);
-  if (text === undefined) return { condition: 'incomplete' };
-  const parsed = parseStateFile(text);
+  const parsed = await readManifest(store, tree, version);
+  if (parsed === undefined) return { condition: 'incomplete' };
   if (!parsed.ok) return { condition: parsed.kind === 'newer' ? 'complete' : 'damaged' };
   const base = parsed.state.sha256_from !== undefined ? { base: parsed.state.sha256_from } : {};
   if (unsafePaths(parsed.state).length > 0) return { condition: 'damaged', ...base };
@@ -138,6 +162,6 @@ export async function versionCondition(store: SyncStore, tree: string, version: 
 }
 
 /** The version a pull or an export reads: the one named, else the newest complete one. */
-export async function resolveVersion(store: SyncStore, tree: string, version: string | undefined, warn: (text: string) => void): Promise<StoredVersion | undefined> {
-  return version !== undefined ? namedVersion(store, tree, version) : latestVersion(store, tree, await store.listVersionNames(tree), warn, true);
+export async function resolveVersion(store: SyncStore, tree: string, version: string | undefined, warn: (text: string) => void, known?: Reading['known']): Promise<StoredVersion | undefined> {
+  return version !== undefined ? namedVersion(store, tree, version, known) : latestVersion(store, tree, await store.listVersionNames(tree), warn, { strict: true, known });
 }

@@ -1,0 +1,273 @@
+// Reading `.sandbox-state` (a folder's own, or a stored version's manifest): structure and every
+// field checked (a store's manifest is hostile); whether the paths are safe to write is
+// `unsafeEntries`'s job. Entries are parsed one at a time from text that may arrive in pieces, so
+// a 100,000-file state is never held whole as text beside its entries, and an entry the caller
+// already holds (the folder's own state) is taken in place of an equal one: one object, not two.
+import { PACK_BELOW } from './sync-pack.js';
+import { VERSION_PATTERN } from './sync-plan.js';
+import type { FileEntry, StateFile, StateParse } from './sync-state.js';
+import { SHA256_PATTERN, STATE_FORMAT_VERSION } from './sync-state.js';
+
+export interface ParseOptions {
+  /**
+   * A folder's own state, which never says where contents are stored: one that does was not
+   * written by atlas, and where it points is not trusted.
+   */
+  local?: boolean;
+  /**
+   * Entries already held, by path. One equal to a parsed entry is used in its place, and takes the
+   * parsed entry's place in a pack when it has none; otherwise the parsed entry shares its strings.
+   */
+  known?: ReadonlyMap<string, FileEntry>;
+}
+
+type Raw = Record<string, unknown>;
+
+const MD5_PATTERN = /^[0-9a-f]{32}$/;
+/** Between two entries, as atlas writes them: in valid JSON this never lies inside a string. */
+const BETWEEN = '},{"path":';
+const FILES_KEY = '"files":[';
+
+function isCount(n: unknown): n is number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+}
+
+const corrupt = (problem: string): StateParse => ({ ok: false, kind: 'corrupt', problem });
+
+export function parseStateFile(text: string, options: ParseOptions = {}): StateParse {
+  return parseStateChunks([text], options) ?? parseWhole(text, options);
+}
+
+/** The whole text at once: any JSON layout (an older atlas's, or one written by hand). */
+export function parseWhole(text: string, options: ParseOptions = {}): StateParse {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    return corrupt(`not valid JSON (${(error as Error).message})`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return corrupt('not a JSON object');
+  const raw = data as Raw;
+  const header = checkHeader(raw);
+  if ('ok' in header) return header;
+  if (!Array.isArray(raw['files'])) return corrupt('"files" is not a list');
+  const entries = new Entries(options);
+  for (const item of raw['files'] as unknown[]) {
+    const problem = entries.add(item);
+    if (problem !== undefined) return corrupt(problem);
+  }
+  return finish({ ...header, files: entries.files }, raw);
+}
+
+/**
+ * The text in pieces, laid out as atlas writes it (`stateChunks`): the fields before `"files"`,
+ * then one entry after another, each parsed as it is complete. Undefined when the text is laid out
+ * otherwise (valid or not): the caller then parses it whole (`parseWhole`), which decides.
+ */
+export function parseStateChunks(chunks: Iterable<string>, options: ParseOptions = {}): StateParse | undefined {
+  const reader = new StateReader(options);
+  for (const chunk of chunks) if (!reader.push(chunk)) return reader.result;
+  return reader.end();
+}
+
+/** `parseStateChunks` for pieces that arrive over time (a file or a download read as it comes). */
+export async function parseStateStream(chunks: AsyncIterable<string>, options: ParseOptions = {}): Promise<StateParse | undefined> {
+  const reader = new StateReader(options);
+  for await (const chunk of chunks) if (!reader.push(chunk)) return reader.result;
+  return reader.end();
+}
+
+/** The state of one reading: what is not yet parsed, and the entries so far. */
+class StateReader {
+  /** Set once the reading is decided before the end (a problem, or not atlas's layout). */
+  result: StateParse | undefined;
+  private buffer = '';
+  private header: Pick<StateFile, 'version' | 'last_synced_at'> | undefined;
+  private headRaw: Raw | undefined;
+  private readonly entries: Entries;
+
+  constructor(options: ParseOptions) {
+    this.entries = new Entries(options);
+  }
+
+  /** Takes the next piece; false when the reading is decided (see `result`). */
+  push(chunk: string): boolean {
+    this.buffer += chunk;
+    if (this.headRaw === undefined) {
+      const at = this.buffer.indexOf(FILES_KEY);
+      if (at < 0) return true;
+      const head = parseObject(`${this.buffer.slice(0, at + FILES_KEY.length)}]}`);
+      if (head === undefined || typeof head['version'] !== 'string' || head['last_synced_at'] === undefined) return false;
+      const header = checkHeader(head);
+      if ('ok' in header) {
+        this.result = header;
+        return false;
+      }
+      [this.headRaw, this.header] = [head, header];
+      this.buffer = this.buffer.slice(at + FILES_KEY.length);
+    }
+    // Every entry followed by another is complete; the last waits for the end of the text.
+    let start = 0;
+    for (let end = this.buffer.indexOf(BETWEEN); end >= 0; end = this.buffer.indexOf(BETWEEN, start)) {
+      const item = parseObject(this.buffer.slice(start, end + 1));
+      if (item === undefined) return false;
+      const problem = this.entries.add(item);
+      if (problem !== undefined) {
+        this.result = corrupt(problem);
+        return false;
+      }
+      start = end + 2;
+    }
+    this.buffer = this.buffer.slice(start);
+    return true;
+  }
+
+  /** The reading, once every piece was pushed. */
+  end(): StateParse | undefined {
+    if (this.headRaw === undefined || this.header === undefined) return undefined;
+    const rest = lastEntryAndRest(this.buffer);
+    if (rest === undefined) return undefined;
+    if (rest.last !== undefined) {
+      const problem = this.entries.add(rest.last);
+      if (problem !== undefined) return corrupt(problem);
+    }
+    return finish({ ...this.header, files: this.entries.files }, { ...this.headRaw, ...rest.raw });
+  }
+}
+
+/** A JSON object, or undefined when the text is not one. */
+function parseObject(text: string): Raw | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Raw) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What follows the last separator: the last entry (none in an empty list), `]`, and the fields
+ * after the list. `}]` may also sit inside a string, so each place it occurs is tried in turn;
+ * valid JSON has one reading, and the first place where both halves parse is it.
+ */
+function lastEntryAndRest(text: string): { last?: Raw; raw: Raw } | undefined {
+  if (text.startsWith(']')) {
+    const raw = restOf(text.slice(1));
+    return raw && { raw };
+  }
+  // A bound on the tries: text made to hold `}]` many times is read whole instead.
+  let tries = 0;
+  for (let at = text.indexOf('}]'); at >= 0 && tries++ < 64; at = text.indexOf('}]', at + 1)) {
+    const last = parseObject(text.slice(0, at + 1));
+    if (last === undefined) continue;
+    const raw = restOf(text.slice(at + 2));
+    if (raw !== undefined) return { last, raw };
+  }
+  return undefined;
+}
+
+/** The fields after the list (`,"dirs":[…]…}` or `}`); a second "files" is not atlas's layout. */
+function restOf(text: string): Raw | undefined {
+  const tail = text.trimEnd();
+  if (tail === '}') return {};
+  if (!tail.startsWith(',')) return undefined;
+  const raw = parseObject(`{${tail.slice(1)}`);
+  return raw === undefined || 'files' in raw ? undefined : raw;
+}
+
+function checkHeader(raw: Raw): StateParse | Pick<StateFile, 'version' | 'last_synced_at'> {
+  if (typeof raw['version'] !== 'string') return corrupt('no "version"');
+  const major = Number(/^(\d+)\./.exec(raw['version'])?.[1] ?? NaN);
+  if (!Number.isInteger(major)) return corrupt(`unknown version ${JSON.stringify(raw['version'])}`);
+  if (major > Number(STATE_FORMAT_VERSION.split('.')[0])) {
+    return { ok: false, kind: 'newer', problem: `state format ${raw['version']} is newer than this atlas understands (${STATE_FORMAT_VERSION})` };
+  }
+  if (!isCount(raw['last_synced_at'])) return corrupt('"last_synced_at" is not unix seconds');
+  return { version: raw['version'], last_synced_at: raw['last_synced_at'] };
+}
+
+/** The entries of one state as they are checked, in order. */
+class Entries {
+  readonly files: FileEntry[] = [];
+  /** One string per pack, not one per entry that names it (a pack holds hundreds of contents). */
+  private readonly packs = new Map<string, string>();
+
+  constructor(private readonly options: ParseOptions) {}
+
+  /** Checks one item and keeps it; what is wrong with it otherwise. */
+  add(item: unknown): string | undefined {
+    const i = this.files.length;
+    const f = item as Raw | null;
+    if (typeof f !== 'object' || f === null) return `files[${i}] is not an object`;
+    if (typeof f['path'] !== 'string') return `files[${i}].path is not text`;
+    if (typeof f['checksum'] !== 'string' || !MD5_PATTERN.test(f['checksum'])) return `files[${i}].checksum is not an MD5 (32 lowercase hex)`;
+    if (!isCount(f['size']) || !isCount(f['modified_at'])) return `files[${i}] has a bad size or modified_at`;
+    const problem = extrasProblem(f, i, this.options.local === true);
+    if (problem !== undefined) return problem;
+    if (typeof f['pack'] === 'string') {
+      const known = this.packs.get(f['pack']);
+      if (known === undefined) this.packs.set(f['pack'], f['pack']);
+      else f['pack'] = known;
+    }
+    // The parsed object itself, checked: a copy per entry would be a second 100,000 objects.
+    this.files.push(shared(f as unknown as FileEntry, this.options.known));
+    return undefined;
+  }
+}
+
+/** The entry held already when it says the same, else the parsed one with the held one's strings. */
+function shared(f: FileEntry, known: ReadonlyMap<string, FileEntry> | undefined): FileEntry {
+  const held = known?.get(f.path);
+  if (held === undefined) return f;
+  const sameContent = held.checksum === f.checksum && held.sha256 === f.sha256;
+  if (sameContent && held.size === f.size && held.modified_at === f.modified_at && held.mode === f.mode && held.link === f.link) {
+    if (held.pack === undefined && f.pack !== undefined) {
+      held.pack = f.pack;
+      held.offset = f.offset!;
+      return held;
+    }
+    if (held.pack === f.pack && held.offset === f.offset) return held;
+  }
+  f.path = held.path;
+  if (held.checksum === f.checksum) f.checksum = held.checksum;
+  if (sameContent && held.sha256 !== undefined) f.sha256 = held.sha256;
+  return f;
+}
+
+/** What is wrong with the optional fields of an entry (all checked: a store's manifest is hostile). */
+function extrasProblem(f: Raw, i: number, local: boolean): string | undefined {
+  if (f['sha256'] !== undefined && (typeof f['sha256'] !== 'string' || !SHA256_PATTERN.test(f['sha256']))) return `files[${i}].sha256 is not a SHA-256 (64 lowercase hex)`;
+  if (f['pack'] !== undefined || f['offset'] !== undefined) {
+    if (local) return `files[${i}] says where its content is stored, which a folder's own state never does`;
+    if (typeof f['pack'] !== 'string' || !SHA256_PATTERN.test(f['pack']) || !isCount(f['offset'])) return `files[${i}] has a bad pack or offset (a SHA-256 and a byte count, both or neither)`;
+    if (f['sha256'] === undefined) return `files[${i}] is in a pack but has no sha256`;
+    // Only small contents are packed: a reader never reads more than that for one entry.
+    if (typeof f['size'] === 'number' && f['size'] >= PACK_BELOW) return `files[${i}] is in a pack but is not under ${PACK_BELOW} bytes`;
+  }
+  if (f['mode'] !== undefined && (!isCount(f['mode']) || f['mode'] > 0o777)) return `files[${i}].mode is not permission bits (0 to 0o777)`;
+  if (f['link'] !== undefined) {
+    if (typeof f['link'] !== 'string' || f['link'].length === 0 || f['link'].length > 4096 || f['link'].includes('\0')) return `files[${i}].link is not a link target`;
+    if (f['sha256'] !== undefined) return `files[${i}] is both a link and a blob`;
+  }
+  return undefined;
+}
+
+/** The fields besides the entries: folders, a conflict's record, the versions it names. */
+function finish(state: StateFile, raw: Raw): StateParse {
+  if (raw['dirs'] !== undefined) {
+    if (!Array.isArray(raw['dirs']) || !raw['dirs'].every((d) => typeof d === 'string')) return corrupt('"dirs" is not a list of paths');
+    state.dirs = raw['dirs'] as string[];
+  }
+  if (raw['conflict_of'] !== undefined) {
+    if (typeof raw['conflict_of'] !== 'string' || !VERSION_PATTERN.test(raw['conflict_of'])) return corrupt('"conflict_of" is not a version name');
+    state.conflict_of = raw['conflict_of'];
+    state.conflicts = Array.isArray(raw['conflicts']) ? (raw['conflicts'] as unknown[]).filter((c): c is string => typeof c === 'string') : [];
+  }
+  for (const field of ['sha256_from', 'parent', 'synced_version'] as const) {
+    const value = raw[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || !VERSION_PATTERN.test(value)) return corrupt(`"${field}" is not a version name`);
+    state[field] = value;
+  }
+  return { ok: true, state };
+}
