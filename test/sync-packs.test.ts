@@ -8,7 +8,7 @@ import { readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveReferences } from '../src/domain/sync-manifest.js';
-import { locationsOf, PACK_TARGET, packGroups, planRepack, planSpans, SPAN_GAP, SPAN_MAX } from '../src/domain/sync-pack.js';
+import { locationsOf, PACK_MAX_CONTENTS, PACK_TARGET, packGroups, planRepack, planSpans, SPAN_GAP, SPAN_MAX } from '../src/domain/sync-pack.js';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState } from '../src/domain/sync-state.js';
 import { parseStateFile } from '../src/domain/sync-state-parse.js';
@@ -48,6 +48,8 @@ describe('pack rules', () => {
     const sizes = [PACK_TARGET - 1, 1, 5, PACK_TARGET, 7].map((size, i) => ({ size, i }));
     expect(packGroups(sizes).map((g) => g.map((c) => c.i))).toEqual([[0, 1], [2, 3], [4]]);
     expect(packGroups([])).toEqual([]);
+    // Tiny contents: a pack closes at PACK_MAX_CONTENTS of them, whatever its size.
+    expect(packGroups(Array.from({ length: PACK_MAX_CONTENTS * 2 + 1 }, () => ({ size: 1 }))).map((g) => g.length)).toEqual([PACK_MAX_CONTENTS, PACK_MAX_CONTENTS, 1]);
     const s = sha('x');
     expect(locationsOf([{ size: 1, sha256: s, pack: P, offset: 3 }, { size: 1, sha256: s, pack: Q, offset: 0 }, { size: 1, sha256: sha('y') }])).toEqual(new Map([[s, { pack: P, offset: 3 }]]));
   });

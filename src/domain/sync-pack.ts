@@ -12,6 +12,12 @@ export const PACK_BELOW = 1024 * 1024;
 /** A pack is sent once it holds this many bytes (the last one of a push may hold fewer). */
 export const PACK_TARGET = 4 * 1024 * 1024;
 
+/**
+ * A pack is also sent once it holds this many contents: a push holds each content of the packs it
+ * is building, and tiny files would otherwise make a pack of tens of thousands of them.
+ */
+export const PACK_MAX_CONTENTS = 4096;
+
 /** A pull reads through a gap of up to this many bytes of contents it does not need rather than ask twice. */
 export const SPAN_GAP = 64 * 1024;
 
@@ -121,8 +127,8 @@ export function planRepack(blobs: ReadonlyMap<string, { size: number; modifiedMs
 
 /**
  * The packs a push makes of `contents`, in their order, each closed once it reaches PACK_TARGET
- * bytes: the same contents give the same packs, byte for byte, so a push run again after one was
- * killed finds the packs it had sent, by name, instead of sending them again.
+ * bytes or PACK_MAX_CONTENTS contents: the same contents give the same packs, byte for byte, so a
+ * push run again after one was killed finds the packs it had sent, by name, instead of sending them again.
  */
 export function packGroups<T extends { size: number }>(contents: readonly T[]): T[][] {
   const groups: T[][] = [];
@@ -131,7 +137,7 @@ export function packGroups<T extends { size: number }>(contents: readonly T[]): 
   for (const c of contents) {
     group.push(c);
     bytes += c.size;
-    if (bytes >= PACK_TARGET) {
+    if (bytes >= PACK_TARGET || group.length >= PACK_MAX_CONTENTS) {
       groups.push(group);
       group = [];
       bytes = 0;
