@@ -7,8 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState } from '../src/domain/sync-state.js';
 import { parseStateChunks, parseStateFile, parseStateStream, parseWhole } from '../src/domain/sync-state-parse.js';
+import { DirectoryStore } from '../src/sync/dir-store.js';
 import { readLocalState } from '../src/sync/local-state.js';
-import { removeScratch, scratch } from './helpers/sync-fixtures.js';
+import { readManifest } from '../src/sync/versions.js';
+import { removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 afterAll(removeScratch);
 
@@ -133,5 +135,19 @@ describe("the folder's own state", () => {
     symlinkSync(join(other, 'secret'), join(linked, '.sandbox-state'));
     expect(readLocalState(linked, warn)).toBeUndefined();
     expect(warnings).toEqual([`${join(linked, '.sandbox-state')} is a symbolic link, not atlas's state; doing a full sync, which writes it again`]);
+  });
+});
+
+describe("a store's manifest", () => {
+  it('is read as it arrives, and read again whole when laid out otherwise', async () => {
+    const base = scratch('manifests');
+    const state: StateFile = { version: '1.0', last_synced_at: 7, files: [entry('a'), entry('b/c')] };
+    writeTree(base, { 'ws/1700000001/.sandbox-state': serializeState(state), 'ws/1700000002/.sandbox-state': JSON.stringify(state, null, 2), 'ws/1700000003/.sandbox-state': '{"version":"1.0"' });
+    const store = new DirectoryStore(base);
+    const expected = { ok: true, state };
+    expect(await readManifest(store, 'ws', '1700000001')).toEqual(expected);
+    expect(await readManifest(store, 'ws', '1700000002')).toEqual(expected);
+    expect(await readManifest(store, 'ws', '1700000003')).toMatchObject({ ok: false, kind: 'corrupt', problem: /^not valid JSON/ });
+    expect(await readManifest(store, 'ws', '1700000004')).toBeUndefined();
   });
 });

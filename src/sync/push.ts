@@ -109,14 +109,15 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
 
 /**
  * Each packed content's place, for the manifest: from this push's packs, or from the newest
- * version, which references every content this push did not send. The entries are this push's
- * own; the folder's state never records a place (it is written as 'local').
+ * version, which references every content this push did not send (an entry equal to one of its
+ * own has its place already: the same object). The entries are this push's own; the folder's
+ * state never records a place (it is written as 'local').
  */
 function locate(files: Iterable<FileEntry>, latest: StoredVersion | undefined, sent: ReadonlyMap<string, PackLocation>): void {
-  const known = locationsOf(latest?.state.files ?? []);
+  let known: Map<string, PackLocation> | undefined;
   for (const f of files) {
     if (f.sha256 === undefined || f.pack !== undefined) continue;
-    const place = sent.get(f.sha256) ?? known.get(f.sha256);
+    const place = sent.get(f.sha256) ?? (known ??= locationsOf(latest?.state.files ?? [])).get(f.sha256);
     if (place) Object.assign(f, place);
   }
 }

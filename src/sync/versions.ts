@@ -29,7 +29,7 @@ export interface Reading {
   bases?: BaseCache;
   /**
    * The folder's own entries, by path (its local state): an equal entry of the version is that
-   * object, not a copy (parseStateFile's `known`), which halves a sync's memory on a large folder.
+   * object, not a copy (parseStateFile's `known`): one set of entries in memory, not two.
    */
   known?: ReadonlyMap<string, FileEntry>;
 }
