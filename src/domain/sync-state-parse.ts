@@ -106,19 +106,20 @@ class StateReader {
       [this.headRaw, this.header] = [head, header];
       this.buffer = this.buffer.slice(at + FILES_KEY.length);
     }
-    // Every entry followed by another is complete; the last waits for the end of the text.
-    let start = 0;
-    for (let end = this.buffer.indexOf(BETWEEN); end >= 0; end = this.buffer.indexOf(BETWEEN, start)) {
-      const item = parseObject(this.buffer.slice(start, end + 1));
-      if (item === undefined) return false;
+    // Every entry followed by another is complete, and those are parsed together (one JSON.parse
+    // per piece, not per entry); the last waits for the end of the text.
+    const end = this.buffer.lastIndexOf(BETWEEN);
+    if (end < 0) return true;
+    const items = parseArray(`[${this.buffer.slice(0, end + 1)}]`);
+    if (items === undefined) return false;
+    for (const item of items) {
       const problem = this.entries.add(item);
       if (problem !== undefined) {
         this.result = corrupt(problem);
         return false;
       }
-      start = end + 2;
     }
-    this.buffer = this.buffer.slice(start);
+    this.buffer = this.buffer.slice(end + 2);
     return true;
   }
 
@@ -132,6 +133,19 @@ class StateReader {
       if (problem !== undefined) return corrupt(problem);
     }
     return finish({ ...this.header, files: this.entries.files }, { ...this.headRaw, ...rest.raw });
+  }
+}
+
+/**
+ * A JSON array, or undefined when the text is not one. Entries cut at `},{"path":` make a valid
+ * array only when every cut lies between two entries of the list (not inside one, nor a string).
+ */
+function parseArray(text: string): unknown[] | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
   }
 }
 
