@@ -40,11 +40,12 @@ export interface RunProcessResult {
 }
 
 /**
- * How often a sandboxed command whose sandbox failed in its own set-up is started again.
+ * How many times a sandboxed command whose sandbox failed in its own set-up is started in all.
  * bubblewrap binds the task's own files one by one (policy.ts), and a file atlas replaces by rename
  * at that moment (HOOK.md, while a step reports progress) fails the bind: a race, not a refusal.
+ * Even with the file replaced without pause, about one start in eight fails so.
  */
-export const SETUP_ATTEMPTS = 5;
+export const SETUP_ATTEMPTS = 8;
 
 export async function runProcess(options: RunProcessOptions): Promise<RunProcessResult> {
   for (let attempt = 1; ; attempt++) {
