@@ -6,7 +6,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseStateFile } from '../src/domain/sync-state-parse.js';
+import { parseWhole } from '../src/domain/sync-state-parse.js';
 import { ensureBuilt, ROOT } from './helpers/engine-fixtures.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
@@ -109,7 +109,7 @@ describe('atlas sync (CLI)', () => {
     const dest = dir();
     const count = () => readdirSync(dest, { recursive: true }).filter((n) => String(n).endsWith('.txt')).length;
     const atKill = await killMidway(['sync', 'pull', '--dir', dest, '--workspace', 'kill'], baseEnv(home, env), count, 300);
-    const state = parseStateFile(readFileSync(join(dest, '.sandbox-state'), 'utf8'));
+    const state = parseWhole(readFileSync(join(dest, '.sandbox-state'), 'utf8'));
     expect(state.ok && state.state.last_synced_at).toBe(0); // marked unfinished: never taken as fresh
     const again = await atlas(['sync', 'pull', '--dir', dest, '--workspace', 'kill', '--json'], { home, env });
     expect(again.code).toBe(0);

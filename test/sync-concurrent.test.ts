@@ -10,14 +10,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtlasError } from '../src/domain/errors.js';
 import { EXIT } from '../src/domain/errors.js';
-import { parseStateFile } from '../src/domain/sync-state-parse.js';
+import { parseWhole } from '../src/domain/sync-state-parse.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/target.js';
 import { motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, storeWith, writeTree } from './helpers/sync-fixtures.js';
-import { joinText } from '../src/sync/stream-file.js';
+import { text as joinText } from 'node:stream/consumers';
 
 let moto: S3Server | undefined;
 const savedEnv = { ...process.env };
@@ -209,7 +209,7 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
     writeTree(m.a, { 'a.txt': 'a2' });
     const pushed = await m.push(m.a, T);
     const { store } = await m.deps(T);
-    const parsed = parseStateFile(await joinText((await store.readState('ws', pushed.stats.version!))!));
+    const parsed = parseWhole(await joinText((await store.readState('ws', pushed.stats.version!))!));
     expect(parsed.ok && parsed.state.parent).toBe(String(T - 100));
     // `atlas sync versions` says it too; the first version was built on nothing.
     expect((await m.versions()).map((v) => [v.version, v.parent])).toEqual([

@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AtlasError } from '../src/domain/errors.js';
-import { parseStateFile } from '../src/domain/sync-state-parse.js';
+import { parseWhole } from '../src/domain/sync-state-parse.js';
 import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/target.js';
 import { blobFiles, configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
@@ -39,7 +39,7 @@ describe('directory store', () => {
     expect(pulled.stats).toMatchObject({ direction: 'pull', version: pushed.stats.version, files_downloaded: 3, files_deleted: 0, files_skipped: 0, bytes_transferred: 9 });
     expect(readTree(dest)).toEqual(readTree(src));
     expect(statSync(join(dest, 'a.txt')).mtimeMs).toBe(1_600_000_000_000);
-    const state = parseStateFile(readFileSync(join(dest, '.sandbox-state'), 'utf8'));
+    const state = parseWhole(readFileSync(join(dest, '.sandbox-state'), 'utf8'));
     expect(state.ok && state.state.files.map((f) => [f.path, f.checksum, f.size])).toEqual([
       ['a.txt', '2c1743a391305fbf367df8e4f069f9f9', 5],
       ['empty.bin', 'd41d8cd98f00b204e9800998ecf8427e', 0],
@@ -168,7 +168,7 @@ describe('directory store', () => {
     const pulled = await syncPull(s.target(dest), deps, {});
     expect(deps.warnings.join()).toMatch(/\.sandbox-state is corrupt .* full sync/);
     expect(pulled.stats).toMatchObject({ files_downloaded: 1, files_skipped: 1 });
-    const state = parseStateFile(readFileSync(join(dest, '.sandbox-state'), 'utf8'));
+    const state = parseWhole(readFileSync(join(dest, '.sandbox-state'), 'utf8'));
     expect(state.ok && state.state.files.length).toBe(2);
     writeFileSync(join(dest, '.sandbox-state'), '{"version":"9.0","last_synced_at":1,"files":[]}');
     await expect(syncPull(s.target(dest), await s.deps(), {})).rejects.toThrow(/newer than this atlas understands/);

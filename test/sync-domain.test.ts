@@ -4,7 +4,7 @@ import type { Observation } from '../src/domain/sync-plan.js';
 import { exceedsMaxDelete, nextVersionName, parseMaxDelete, planPull, planPush, pullMode, sortVersions } from '../src/domain/sync-plan.js';
 import type { FileEntry } from '../src/domain/sync-state.js';
 import { compileExcludes, emptyState, isExcluded, pathProblem, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
-import { parseStateFile } from '../src/domain/sync-state-parse.js';
+import { parseWhole } from '../src/domain/sync-state-parse.js';
 
 const md5 = (c: string) => c.repeat(32);
 const entry = (path: string, c = 'a', size = 1): FileEntry => ({ path, checksum: md5(c), size, modified_at: 100 });
@@ -14,7 +14,7 @@ describe('.sandbox-state', () => {
     const state = { version: '1.0', last_synced_at: 1700000000, files: [entry('b'), entry('a/x')] };
     const text = serializeState(state);
     expect(JSON.parse(text)).toEqual({ version: '1.0', last_synced_at: 1700000000, files: [entry('a/x'), entry('b')] });
-    expect(parseStateFile(text)).toEqual({ ok: true, state: { ...state, files: [entry('a/x'), entry('b')] } });
+    expect(parseWhole(text)).toEqual({ ok: true, state: { ...state, files: [entry('a/x'), entry('b')] } });
     expect(serializeState(emptyState())).toBe('{"version":"1.0","last_synced_at":0,"files":[]}\n');
   });
 
@@ -31,9 +31,9 @@ describe('.sandbox-state', () => {
       '{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"ETAG-1","size":1,"modified_at":1}]}',
       '{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"' + md5('a') + '","size":1.5,"modified_at":1}]}',
     ];
-    for (const text of bad) expect(parseStateFile(text)).toMatchObject({ ok: false, kind: 'corrupt' });
-    expect(parseStateFile('{"version":"2.0","last_synced_at":1,"files":[]}')).toMatchObject({ ok: false, kind: 'newer' });
-    expect(parseStateFile('{"version":"1.7","last_synced_at":1,"files":[]}').ok).toBe(true);
+    for (const text of bad) expect(parseWhole(text)).toMatchObject({ ok: false, kind: 'corrupt' });
+    expect(parseWhole('{"version":"2.0","last_synced_at":1,"files":[]}')).toMatchObject({ ok: false, kind: 'newer' });
+    expect(parseWhole('{"version":"1.7","last_synced_at":1,"files":[]}').ok).toBe(true);
   });
 
   it('refuses every path that could leave the root or clash', () => {

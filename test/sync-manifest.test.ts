@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planReferences, REFER_FROM, resolveReferences } from '../src/domain/sync-manifest.js';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState, stateChunks } from '../src/domain/sync-state.js';
-import { parseStateFile } from '../src/domain/sync-state-parse.js';
+import { parseWhole } from '../src/domain/sync-state-parse.js';
 import { manifestBody, manifestChunks } from '../src/sync/s3-manifest.js';
-import { joinText } from '../src/sync/stream-file.js';
+import { text as joinText } from 'node:stream/consumers';
 import { syncExport } from '../src/sync/export.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
 import { syncPrune } from '../src/sync/prune.js';
@@ -45,7 +45,7 @@ describe('references (pure)', () => {
     const changed = entry(files[0]!.path, 'new');
     // Version 200 as stored: it carries the changed file's SHA-256 and leaves the rest to 100.
     const stored: StateFile = { version: '1.0', last_synced_at: 2, sha256_from: '100', files: [changed, ...files.slice(1)] };
-    const parsed = parseStateFile(serializeState(stored, (f) => f !== changed));
+    const parsed = parseWhole(serializeState(stored, (f) => f !== changed));
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
     expect(parsed.state.files.filter((f) => f.sha256 !== undefined)).toHaveLength(1);
@@ -70,7 +70,7 @@ describe('references (pure)', () => {
     const other = stripped();
     other.files[1] = { ...other.files[1]!, checksum: md5('something else') };
     expect(resolveReferences(other, '200', base)).toMatchObject({ ok: false, problem: expect.stringMatching(/files\[1\].*no content of that MD5 and size/) });
-    expect(parseStateFile('{"version":"1.0","last_synced_at":1,"sha256_from":"../x","files":[]}')).toMatchObject({ ok: false, problem: expect.stringMatching(/sha256_from/) });
+    expect(parseWhole('{"version":"1.0","last_synced_at":1,"sha256_from":"../x","files":[]}')).toMatchObject({ ok: false, problem: expect.stringMatching(/sha256_from/) });
   });
 });
 
@@ -82,7 +82,7 @@ describe('writing a state in pieces', () => {
     const text = chunks.join('');
     expect(text).toBe(serializeState(state));
     expect(JSON.parse(text)).toEqual({ ...state, files: [...state.files].sort((a, b) => (a.path < b.path ? -1 : 1)), dirs: ['a', 'z'] });
-    const parsed = parseStateFile('{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"' + md5('a') + '","size":1,"modified_at":2,"note":"x"}],"extra":true}');
+    const parsed = parseWhole('{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"' + md5('a') + '","size":1,"modified_at":2,"note":"x"}],"extra":true}');
     expect(parsed.ok && serializeState(parsed.state)).toBe(`{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":2}]}\n`);
   });
 

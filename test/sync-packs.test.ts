@@ -11,7 +11,7 @@ import { resolveReferences } from '../src/domain/sync-manifest.js';
 import { locationsOf, PACK_MAX_CONTENTS, PACK_TARGET, packGroups, planRepack, planSpans, SPAN_GAP, SPAN_MAX } from '../src/domain/sync-pack.js';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState } from '../src/domain/sync-state.js';
-import { parseStateFile } from '../src/domain/sync-state-parse.js';
+import { parseWhole } from '../src/domain/sync-state-parse.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
 import { syncPrune } from '../src/sync/prune.js';
 import { renderPrune } from '../src/sync/render.js';
@@ -72,16 +72,16 @@ describe('pack rules', () => {
 
   it('reads pack and offset in a stored manifest only, with a SHA-256; a folder state that names them is corrupt', () => {
     const entry = (extra: string) => `{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":1${extra}}]}`;
-    const good = parseStateFile(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":7`));
+    const good = parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":7`));
     expect(good.ok && good.state.files[0]).toMatchObject({ pack: P, offset: 7 });
-    expect(parseStateFile(entry(`,"pack":"${P}","offset":7`))).toMatchObject({ ok: false, problem: 'files[0] is in a pack but has no sha256' });
-    expect(parseStateFile(entry(`,"sha256":"${sha('a')}","pack":"nope","offset":7`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
-    expect(parseStateFile(entry(`,"sha256":"${sha('a')}","pack":"${P}"`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
-    expect(parseStateFile(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":-1`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
-    expect(parseStateFile(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":7`), { local: true })).toMatchObject({ ok: false, problem: expect.stringContaining('never does') });
+    expect(parseWhole(entry(`,"pack":"${P}","offset":7`))).toMatchObject({ ok: false, problem: 'files[0] is in a pack but has no sha256' });
+    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"nope","offset":7`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
+    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}"`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
+    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":-1`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
+    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":7`), { local: true })).toMatchObject({ ok: false, problem: expect.stringContaining('never does') });
     // A hostile manifest cannot make a reader read (and hold) more than a small content for one entry.
     const huge = `{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":${2 ** 40},"modified_at":1,"sha256":"${sha('a')}","pack":"${P}","offset":0}]}`;
-    expect(parseStateFile(huge)).toMatchObject({ ok: false, problem: 'files[0] is in a pack but is not under 1048576 bytes' });
+    expect(parseWhole(huge)).toMatchObject({ ok: false, problem: 'files[0] is in a pack but is not under 1048576 bytes' });
   });
 
   it('writes pack and offset in a stored manifest only; an entry named by reference leaves them to its base, which gives them back', () => {
@@ -91,7 +91,7 @@ describe('pack rules', () => {
     expect(serializeState(state, undefined, 'local')).not.toContain('pack');
     const referring = serializeState({ ...state, sha256_from: '100' }, () => true);
     expect(referring).not.toContain('pack');
-    const parsed = parseStateFile(referring);
+    const parsed = parseWhole(referring);
     const resolved = parsed.ok ? resolveReferences(parsed.state, '200', state) : undefined;
     expect(resolved?.ok && resolved.state.files[0]).toMatchObject({ sha256: sha('a'), pack: P, offset: 7 });
   });

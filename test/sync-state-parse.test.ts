@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState } from '../src/domain/sync-state.js';
-import { parseStateChunks, parseStateFile, parseStateStream, parseWhole } from '../src/domain/sync-state-parse.js';
+import type { ParseOptions } from '../src/domain/sync-state-parse.js';
+import { parseStateChunks, parseStateStream, parseWhole } from '../src/domain/sync-state-parse.js';
 import { DirectoryStore } from '../src/sync/dir-store.js';
 import { readLocalState } from '../src/sync/local-state.js';
 import { readManifest } from '../src/sync/versions.js';
@@ -17,6 +18,9 @@ afterAll(removeScratch);
 const hex = (c: string, n: number) => c.repeat(n);
 const PACK = hex('e', 64);
 const entry = (path: string, extra: Partial<FileEntry> = {}): FileEntry => ({ path, checksum: hex('a', 32), size: 3, modified_at: 1_700_000_000, sha256: hex('b', 64), mode: 0o644, ...extra });
+
+/** What the product does with a text: read as atlas lays it out, else whole. */
+const parseStateFile = (text: string, options: ParseOptions = {}) => parseStateChunks([text], options) ?? parseWhole(text, options);
 
 /** Text cut into pieces of `size` characters. */
 const cut = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
@@ -117,15 +121,15 @@ describe('reading a state a piece at a time', () => {
 });
 
 describe("the folder's own state", () => {
-  it('is read in pieces, any layout, and never through a link', () => {
+  it('is read in pieces, any layout, and never through a link', async () => {
     const root = scratch('local-state');
     const warnings: string[] = [];
     const warn = (w: string) => warnings.push(w);
     const state: StateFile = { version: '1.0', last_synced_at: 5, files: Array.from({ length: 20_000 }, (_, i) => entry(`d/${i}`)), synced_version: '1700000000' };
     writeFileSync(join(root, '.sandbox-state'), serializeState(state, undefined, 'local'));
-    expect(readLocalState(root, warn)?.files.length).toBe(20_000);
+    expect((await readLocalState(root, warn))?.files.length).toBe(20_000);
     writeFileSync(join(root, '.sandbox-state'), JSON.stringify({ ...state, files: state.files.slice(0, 2) }, null, 1));
-    expect(readLocalState(root, warn)).toMatchObject({ synced_version: '1700000000', files: [{ path: 'd/0' }, { path: 'd/1' }] });
+    expect(await readLocalState(root, warn)).toMatchObject({ synced_version: '1700000000', files: [{ path: 'd/0' }, { path: 'd/1' }] });
     expect(warnings).toEqual([]);
     // A link planted where the state goes (an agent can write the folder): not followed.
     const other = scratch('elsewhere');
@@ -133,7 +137,7 @@ describe("the folder's own state", () => {
     writeFileSync(join(other, 'secret'), 'not a state');
     const linked = scratch('linked');
     symlinkSync(join(other, 'secret'), join(linked, '.sandbox-state'));
-    expect(readLocalState(linked, warn)).toBeUndefined();
+    expect(await readLocalState(linked, warn)).toBeUndefined();
     expect(warnings).toEqual([`${join(linked, '.sandbox-state')} is a symbolic link, not atlas's state; doing a full sync, which writes it again`]);
   });
 });

@@ -16,7 +16,7 @@ import { openStore, parseStoreAddress } from '../src/sync/store.js';
 import { resolveTarget, targetOfTask } from '../src/sync/target.js';
 import { cleanupRecoveryFixtures, git, makeRepo, makeTask } from './helpers/recovery-fixtures.js';
 import { configWith, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
-import { joinText } from '../src/sync/stream-file.js';
+import { text as joinText } from 'node:stream/consumers';
 
 const dir = scratch;
 afterAll(() => {

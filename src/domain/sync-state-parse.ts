@@ -34,10 +34,6 @@ function isCount(n: unknown): n is number {
 
 const corrupt = (problem: string): StateParse => ({ ok: false, kind: 'corrupt', problem });
 
-export function parseStateFile(text: string, options: ParseOptions = {}): StateParse {
-  return parseStateChunks([text], options) ?? parseWhole(text, options);
-}
-
 /** The whole text at once: any JSON layout (an older atlas's, or one written by hand). */
 export function parseWhole(text: string, options: ParseOptions = {}): StateParse {
   let data: unknown;
@@ -110,8 +106,9 @@ class StateReader {
     // per piece, not per entry); the last waits for the end of the text.
     const end = this.buffer.lastIndexOf(BETWEEN);
     if (end < 0) return true;
-    const items = parseArray(`[${this.buffer.slice(0, end + 1)}]`);
-    if (items === undefined) return false;
+    // A valid array only when every cut lies between two entries of the list (not inside one, nor a string).
+    const items = jsonOf(`[${this.buffer.slice(0, end + 1)}]`);
+    if (!Array.isArray(items)) return false;
     for (const item of items) {
       const problem = this.entries.add(item);
       if (problem !== undefined) {
@@ -136,14 +133,10 @@ class StateReader {
   }
 }
 
-/**
- * A JSON array, or undefined when the text is not one. Entries cut at `},{"path":` make a valid
- * array only when every cut lies between two entries of the list (not inside one, nor a string).
- */
-function parseArray(text: string): unknown[] | undefined {
+/** The value of a JSON text, or undefined when it is not JSON. */
+function jsonOf(text: string): unknown {
   try {
-    const value: unknown = JSON.parse(text);
-    return Array.isArray(value) ? value : undefined;
+    return JSON.parse(text) as unknown;
   } catch {
     return undefined;
   }
@@ -151,12 +144,8 @@ function parseArray(text: string): unknown[] | undefined {
 
 /** A JSON object, or undefined when the text is not one. */
 function parseObject(text: string): Raw | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Raw) : undefined;
-  } catch {
-    return undefined;
-  }
+  const value = jsonOf(text);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Raw) : undefined;
 }
 
 /**

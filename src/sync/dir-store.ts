@@ -15,10 +15,7 @@ import { writeFileAtomic } from '../store/atomic-write.js';
 import type { Received } from './safe-fs.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-import { rethrown, streamToNewFile } from './stream-file.js';
-
-/** How much of a state is read at a time. */
-const STATE_PIECE = 1024 * 1024;
+import { readTextPieces, rethrown, streamToNewFile } from './stream-file.js';
 
 function storeError(error: unknown, what: string): AtlasError {
   const code = (error as NodeJS.ErrnoException).code;
@@ -137,16 +134,13 @@ export class DirectoryStore implements SyncStore {
   async readState(tree: string, version: string): Promise<AsyncIterable<string> | undefined> {
     const path = await this.noLinks(tree, version, STATE_FILE_NAME);
     const failed = (error: unknown) => storeError(error, `cannot read ${this.dir(tree, version, STATE_FILE_NAME)}`);
-    let handle: Awaited<ReturnType<typeof open>>;
     try {
-      handle = await open(path, READ_NO_FOLLOW);
+      return rethrown(await readTextPieces(path), failed);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefused(path);
       throw failed(error);
     }
-    // The stream closes the file at its end, or when the reader stops early.
-    return rethrown(handle.createReadStream({ encoding: 'utf8', highWaterMark: STATE_PIECE }), failed);
   }
 
   async download(tree: string, version: string, path: string, dest: string): Promise<Received> {

@@ -35,7 +35,7 @@ export interface LifecycleSyncInput {
  * recently it synced, and must not be trusted as it is.
  */
 export async function newerInStore(target: SyncTarget, store: SyncStore, warn: (text: string) => void): Promise<string | undefined> {
-  const local = readLocalState(target.root, warn);
+  const local = await readLocalState(target.root, warn);
   if (!local || local.last_synced_at === 0) return undefined; // never synced or cut off: a full pull anyway
   const newest = await latestVersion(store, target.tree, await store.listVersionNames(target.tree), warn);
   if (!newest || newest.state.last_synced_at < local.last_synced_at) return undefined;

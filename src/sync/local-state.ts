@@ -1,33 +1,43 @@
 // The workspace's own `.sandbox-state`: read leniently (missing → empty, corrupt → warned about,
 // full sync, regenerated; newer format → a clear error), written atomically, and the lock that
 // serializes every sync of one workspace (seed 001 §9.6).
-import { closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
+import { text } from 'node:stream/consumers';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { StateFile, StateParse } from '../domain/sync-state.js';
 import { STATE_FILE_NAME, stateChunks } from '../domain/sync-state.js';
-import { parseStateChunks, parseWhole } from '../domain/sync-state-parse.js';
+import type { ParseOptions } from '../domain/sync-state-parse.js';
+import { parseStateStream, parseWhole } from '../domain/sync-state-parse.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { withLock } from '../store/lock.js';
 import { excludeStateFromGit } from './git-exclude.js';
+import { readTextPieces } from './stream-file.js';
 
 export function statePath(root: string): string {
   return join(root, STATE_FILE_NAME);
 }
 
+/**
+ * A state parsed as it is read (`read` gives its text in pieces, anew at each call; undefined when
+ * there is none). One not laid out as atlas writes it (an older atlas's, or edited by hand) is
+ * read again whole, and parsed so.
+ */
+export async function parseReading(read: () => Promise<AsyncIterable<string> | undefined>, options: ParseOptions): Promise<StateParse | undefined> {
+  const pieces = await read();
+  if (pieces === undefined) return undefined;
+  const parsed = await parseStateStream(pieces, options);
+  if (parsed !== undefined) return parsed;
+  const again = await read();
+  return again === undefined ? undefined : parseWhole(await text(again), options);
+}
+
 /** The local state, or undefined when there is none usable (missing or corrupt: a full sync). */
-export function readLocalState(root: string, warn: (text: string) => void): StateFile | undefined {
+export async function readLocalState(root: string, warn: (text: string) => void): Promise<StateFile | undefined> {
   const path = statePath(root);
   let parsed: StateParse;
   try {
     // Never through a link: the folder is the agent's, and a link would have atlas read anything.
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      parsed = parseStateChunks(pieces(fd), { local: true }) ?? parseWhole(readFileSync(fd, 'utf8'), { local: true });
-    } finally {
-      closeSync(fd);
-    }
+    parsed = (await parseReading(() => readTextPieces(path), { local: true }))!;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
@@ -44,20 +54,6 @@ export function readLocalState(root: string, warn: (text: string) => void): Stat
   warn(`${path} is corrupt (${parsed.problem}); doing a full sync, which writes it again`);
   return undefined;
 }
-
-/** The file's text from its start, a piece at a time (20 MB at 100,000 files is never held whole). */
-function* pieces(fd: number): Generator<string> {
-  const decoder = new StringDecoder('utf8');
-  const buffer = Buffer.allocUnsafe(PIECE);
-  let position = 0;
-  for (let n = readSync(fd, buffer, 0, PIECE, position); n > 0; n = readSync(fd, buffer, 0, PIECE, position)) {
-    position += n;
-    yield decoder.write(buffer.subarray(0, n));
-  }
-  yield decoder.end();
-}
-
-const PIECE = 1024 * 1024;
 
 export function writeLocalState(root: string, state: StateFile): void {
   excludeStateFromGit(root);

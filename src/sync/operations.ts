@@ -92,7 +92,7 @@ export interface SyncStatus {
 export async function syncStatus(target: SyncTarget, deps: SyncDeps): Promise<SyncStatus> {
   await deps.store.checkAccess();
   requireFolder(target.root);
-  const previous = readLocalState(target.root, deps.warn);
+  const previous = await readLocalState(target.root, deps.warn);
   const scan = await scanWorkspace(target.root, excludeRules(deps.config), previous);
   const latest = await latestVersion(deps.store, target.tree, await deps.store.listVersionNames(target.tree), deps.warn);
   const push = planPush(scan.files, latest?.state.files, scan.dirs, latest?.state.dirs);

@@ -14,6 +14,7 @@ import { readLocalState, withWorkspaceLock, writeLocalState } from './local-stat
 import { silentProgress } from './progress.js';
 import { writeEntries } from './materialize.js';
 import { deleteFiles, observePaths } from './safe-fs.js';
+import { byPathOf } from './scan.js';
 import type { SyncDeps } from './target.js';
 import type { StoredVersion } from './versions.js';
 import { resolveVersion } from './versions.js';
@@ -47,14 +48,14 @@ export async function planPullOf(options: PullTreeOptions, deps: SyncDeps, previ
     const age = formatDuration(now() - previous!.last_synced_at * 1000);
     return { skipReason: `the last sync was ${age} ago, within sync.stale_threshold (${formatDuration(config.sync.stale_threshold)}): nothing to do (--force pulls anyway)` };
   }
-  const tracked = new Map((previous?.files ?? []).map((f) => [f.path, f]));
+  const tracked = byPathOf(previous);
   const stored = await resolveVersion(store, options.tree, options.version, warn, tracked);
   if (!stored) return { skipReason: `${store.location} has no version of ${options.tree} yet: nothing to pull` };
   // A link is restored only when it stays inside the folder: a store saying otherwise is ignored.
   const { kept, outside } = splitOutsideLinks(stored.state.files);
   stored.state.files = kept;
   const paths = new Set([...stored.state.files.map((f) => f.path), ...tracked.keys()]);
-  const observed = await observePaths(options.root, [...paths], previous);
+  const observed = await observePaths(options.root, [...paths], previous, tracked);
   return { stored, observed, outside: outside.map((f) => f.path), plan: planPull(stored.state.files, tracked, (p) => observed.get(p)!) };
 }
 
@@ -67,7 +68,7 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
   mkdirSync(root, { recursive: true });
   return withWorkspaceLock(root, async () => {
     const stats = emptyStats('pull');
-    const previous = readLocalState(root, warn);
+    const previous = await readLocalState(root, warn);
     const { stored, plan, observed, outside, skipReason } = await planPullOf(options, deps, previous);
     if (!stored || !plan || !observed) {
       stats.notes.push(skipReason!);

@@ -16,7 +16,7 @@ import { commitNew, commonBase, reconcile } from './publish.js';
 import { sendContents } from './upload.js';
 import { silentProgress } from './progress.js';
 import type { ScanResult } from './scan.js';
-import { scanWorkspace } from './scan.js';
+import { byPathOf, scanWorkspace } from './scan.js';
 import type { SyncStore } from './store.js';
 import type { SyncDeps } from './target.js';
 import { requireFolder } from './target.js';
@@ -43,12 +43,13 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const stats = emptyStats('push');
     // Listed first: a store that cannot be used fails before the folder is scanned.
     const names = await store.listVersionNames(tree);
-    const previous = readLocalState(root, warn);
-    const scan = await scanWorkspace(root, options.rules, previous);
+    const previous = await readLocalState(root, warn);
+    // The folder's own entries: the scan reuses their hashes, and the newest version's equal
+    // entries are the same objects.
+    const known = byPathOf(previous);
+    const scan = await scanWorkspace(root, options.rules, previous, known);
     refuseUnpullable(root, [...unsafeEntries(scan.files), ...unsafeDirs(scan), ...scan.badNames.map((path) => ({ path, problem: pathProblem(path) ?? 'is not valid UTF-8' }))]);
     if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${scan.symlinks.slice(0, 5).join(', ')}${scan.symlinks.length > 5 ? ', ...' : ''}`);
-    // The folder's own entries, for the newest version's equal ones to be the same objects.
-    const known = new Map((previous?.files ?? []).map((f) => [f.path, f]));
     const latest = await latestVersion(store, tree, names, warn, { known });
     known.clear();
     const combined = combineWithStore(scan, previous, latest, await sharedBase(store, tree, previous, latest, stats), stats, options.force === true);

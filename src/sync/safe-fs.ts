@@ -11,7 +11,7 @@ import type { Observation } from '../domain/sync-plan.js';
 import type { FileEntry, StateFile } from '../domain/sync-state.js';
 import { TEMP_DIR_NAME } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
-import { cachedChecksum, linkEntry, md5File, seconds } from './scan.js';
+import { byPathOf, cachedChecksum, linkEntry, md5File, seconds } from './scan.js';
 
 type ParentCheck = { ok: true; exists: boolean } | { ok: false; problem: string };
 
@@ -50,10 +50,12 @@ async function checkParents(root: string, rel: string, cache: Map<string, Promis
   return { ok: true, exists: true };
 }
 
-/** What is at each path now; checksums reuse the last state's when nothing can have changed. */
-export async function observePaths(root: string, paths: readonly string[], previous: StateFile | undefined): Promise<Map<string, Observation>> {
+/**
+ * What is at each path now; checksums reuse the last state's when nothing can have changed
+ * (`byPath`: its entries by path, when the caller has them already).
+ */
+export async function observePaths(root: string, paths: readonly string[], previous: StateFile | undefined, byPath: ReadonlyMap<string, FileEntry> = byPathOf(previous)): Promise<Map<string, Observation>> {
   const cache = new Map<string, Promise<ParentCheck>>();
-  const byPath = new Map((previous?.files ?? []).map((f) => [f.path, f]));
   const result = new Map<string, Observation>();
   await mapPool(paths, 16, async (path) => {
     const parents = await checkParents(root, path, cache);

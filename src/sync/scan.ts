@@ -79,7 +79,8 @@ export function linkEntry(path: string, target: string, mtimeS: number): FileEnt
   return { path, checksum: createHash('md5').update(text).digest('hex'), size: text.length, modified_at: mtimeS, link: target };
 }
 
-export async function scanWorkspace(root: string, rules: readonly ExcludeRule[], previous?: StateFile): Promise<ScanResult> {
+/** `byPath`: the previous state's entries by path, when the caller has them already. */
+export async function scanWorkspace(root: string, rules: readonly ExcludeRule[], previous?: StateFile, byPath: ReadonlyMap<string, FileEntry> = byPathOf(previous)): Promise<ScanResult> {
   const found: Found[] = [];
   const links: FileEntry[] = [];
   const symlinks: string[] = [];
@@ -126,7 +127,6 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
     return counts.reduce((a, b) => a + b, 0);
   };
   await walk(root, '');
-  const byPath = new Map((previous?.files ?? []).map((f) => [f.path, f]));
   let bytesHashed = 0;
   const files = await mapPool(found, 8, async (f): Promise<FileEntry> => {
     const known = cachedEntry(previous, byPath, f.path, f.size, f.mtimeS);
@@ -140,4 +140,9 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   files.push(...links);
   files.sort(inPathOrder);
   return { files, symlinks: symlinks.sort(), dirs: dirs.sort(), badNames: badNames.sort(), bytesHashed };
+}
+
+/** A state's entries by path. */
+export function byPathOf(state: StateFile | undefined): Map<string, FileEntry> {
+  return new Map((state?.files ?? []).map((f) => [f.path, f]));
 }

@@ -1,12 +1,14 @@
 // Bytes from a stream into a new file (never an existing one), with the MD5 and SHA-256 of what was
-// written; the answer to a ranged read, into memory; a stream's failures told in the store's words.
+// written; the answer to a ranged read, into memory; a stream's failures told in the store's words;
+// a text file read in pieces.
 // The file is written with synchronous calls on its descriptor: a pull writes thousands of small
 // files, and each asynchronous open, write and close is a round trip through libuv's thread pool
 // that cost more CPU than the call itself (docs/performance.md#workspace-sync). Each call writes
 // one chunk as it arrives (at most 64 KiB from a socket or a file stream) into the page cache, so
 // the event loop is held for microseconds at a time, never for the whole file.
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Received } from './safe-fs.js';
 
 export async function streamToNewFile(source: AsyncIterable<Buffer | string> | Iterable<Buffer>, dest: string, mode = 0o644): Promise<Received> {
@@ -62,9 +64,15 @@ export async function* rethrown<T>(source: AsyncIterable<T>, failed: (error: unk
   }
 }
 
-/** Text given in pieces, whole (a state that is not laid out as atlas writes it is parsed so). */
-export async function joinText(source: AsyncIterable<string>): Promise<string> {
-  let text = '';
-  for await (const piece of source) text += piece;
-  return text;
+/** How much of a text file is read at a time. */
+const TEXT_PIECE = 1024 * 1024;
+
+/**
+ * A text file (a `.sandbox-state`) in pieces as it is read, opened without following a symbolic
+ * link (ELOOP): 20 MB of state at 100,000 files is never held whole. The stream closes the file at
+ * its end, or when the reader stops early. Errors of the open (ENOENT, ELOOP) are the caller's.
+ */
+export async function readTextPieces(path: string): Promise<AsyncIterable<string>> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  return handle.createReadStream({ encoding: 'utf8', highWaterMark: TEXT_PIECE });
 }

@@ -7,10 +7,9 @@ import { resolveReferences } from '../domain/sync-manifest.js';
 import type { FileEntry, StateFile, StateParse } from '../domain/sync-state.js';
 import { unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
 import type { ParseOptions } from '../domain/sync-state-parse.js';
-import { parseStateStream, parseWhole } from '../domain/sync-state-parse.js';
 import { mapPool } from './pool.js';
 import type { SyncStore } from './store.js';
-import { joinText } from './stream-file.js';
+import { parseReading } from './local-state.js';
 
 export interface StoredVersion {
   version: string;
@@ -29,7 +28,7 @@ export interface Reading {
   bases?: BaseCache;
   /**
    * The folder's own entries, by path (its local state): an equal entry of the version is that
-   * object, not a copy (parseStateFile's `known`): one set of entries in memory, not two.
+   * object, not a copy (ParseOptions' `known`): one set of entries in memory, not two.
    */
   known?: ReadonlyMap<string, FileEntry>;
 }
@@ -56,21 +55,13 @@ function unsafePaths(state: StateFile): ReturnType<typeof unsafeEntries> {
   return [...unsafeEntries(state.files), ...unsafeDirs(state)];
 }
 
-/**
- * A version's manifest parsed as it is read, or undefined when it has none. One not laid out as
- * atlas writes it (an older atlas's, or edited by hand) is read again whole, and parsed so.
- */
-export async function readManifest(store: SyncStore, tree: string, version: string, options: ParseOptions = {}): Promise<StateParse | undefined> {
-  const pieces = await store.readState(tree, version);
-  if (pieces === undefined) return undefined;
-  const parsed = await parseStateStream(pieces, options);
-  if (parsed !== undefined) return parsed;
-  const again = await store.readState(tree, version);
-  return again === undefined ? undefined : parseWhole(await joinText(again), options);
+/** A version's manifest parsed as it is read (`parseReading`), or undefined when it has none. */
+export function readManifest(store: SyncStore, tree: string, version: string, options: ParseOptions = {}): Promise<StateParse | undefined> {
+  return parseReading(() => store.readState(tree, version), options);
 }
 
 async function loadOne(store: SyncStore, tree: string, version: string, known: Reading['known']): Promise<Loaded> {
-  const parsed = await readManifest(store, tree, version, known ? { known } : {});
+  const parsed = await readManifest(store, tree, version, { known });
   if (parsed === undefined) return { ok: false, missing: true, problem: 'has no .sandbox-state (an unfinished push)' };
   if (!parsed.ok) {
     if (parsed.kind === 'newer') {
@@ -95,7 +86,7 @@ async function loadOne(store: SyncStore, tree: string, version: string, known: R
 export async function latestVersion(store: SyncStore, tree: string, names: readonly string[], warn: (text: string) => void, options: { strict?: boolean; known?: Reading['known'] } = {}): Promise<StoredVersion | undefined> {
   const { strict = false, known } = options;
   for (let i = names.length - 1; i >= 0; i--) {
-    const loaded = await loadVersion(store, tree, names[i]!, known ? { known } : {});
+    const loaded = await loadVersion(store, tree, names[i]!, { known });
     // A push behind the store stored its conflicting files here: whole, but not the newest work.
     if (loaded.ok && loaded.stored.state.conflict_of !== undefined) continue;
     if (loaded.ok) return loaded.stored;
@@ -114,7 +105,7 @@ export async function latestVersion(store: SyncStore, tree: string, names: reado
 
 /** A version the person named: any problem with it is an error (no silent fallback). */
 export async function namedVersion(store: SyncStore, tree: string, version: string, known?: Reading['known']): Promise<StoredVersion> {
-  const loaded = await loadVersion(store, tree, version, known ? { known } : {});
+  const loaded = await loadVersion(store, tree, version, { known });
   if (loaded.ok) return loaded.stored;
   throw new AtlasError(
     loaded.missing ? `version ${version} of ${tree} is not in ${store.location}` : `version ${version} of ${tree} in ${store.location} ${loaded.problem}; refused`,
