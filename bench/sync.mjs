@@ -298,6 +298,11 @@ console.log('');
 console.log(`atlas peak RSS: ${PHASES.map((p) => `${p} ${(a[p].rss / 1e6).toFixed(0)} MB`).join(', ')}`);
 const maxRss = Math.max(...PHASES.map((p) => a[p].rss));
 console.log(`  = ${((maxRss / FILES) / 1024).toFixed(1)} KB per file at most (target on 100,000 files: <= 1 KB per file${FILES >= 100_000 ? `: ${maxRss / FILES <= 1024 ? 'ok' : 'MISSED'}` : '; run with 100000 to check it'})`);
+// The others' peaks, for scale (a tool started through a wrapper script shows the wrapper's).
+for (const t of tools.filter((t) => t !== 'atlas')) {
+  const measured = PHASES.filter((p) => results[t][p]);
+  if (measured.length > 0) console.log(`${t} peak RSS: ${measured.map((p) => `${p} ${(results[t][p].rss / 1e6).toFixed(0)} MB`).join(', ')}`);
+}
 console.log('');
 const verdict = (ok) => (ok ? 'ok' : 'MISSED');
 const than = (tool, phase, target, mine = a) => {
