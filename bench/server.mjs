@@ -5,6 +5,7 @@
 // against bench/server-floor.mjs, a server that only spawns the agent and pipes its output: the
 // least any server costs on this machine, side by side with atlas.
 // Usage: node bench/server.mjs [turns per conversation=2] [loads=10,50,200]
+// BENCH_SERVER_AGENTS=node,shell: which command agents to run the loads with (both by default).
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -157,7 +158,9 @@ console.log(`  node -e 0                                     ${nodeBare.toFixed(
 console.log(`  atlas --version                               ${version.toFixed(1).padStart(7)} ms`);
 console.log(`  atlas serve --local: start to listening       ${startup.toFixed(1).padStart(7)} ms   (${(startup / nodeBare).toFixed(2)}x node -e 0; target <= 2x plus the sandbox's own start) ${startup <= 2 * nodeBare ? 'ok' : 'MISSED'}`);
 
-for (const [kind, agent] of Object.entries(AGENTS)) {
+// BENCH_SERVER_AGENTS=node (or shell) runs only that agent's loads.
+const kinds = process.env.BENCH_SERVER_AGENTS?.split(',') ?? Object.keys(AGENTS);
+for (const [kind, agent] of Object.entries(AGENTS).filter(([k]) => kinds.includes(k))) {
   const server = await startServer(home, true, agent);
   console.log(`  --local, ${kind} agent:`);
   const single = await load(server.port, tok, 1, `warm-${kind}`);
