@@ -205,11 +205,15 @@ for (const [kind, agent] of Object.entries(AGENTS).filter(([k]) => kinds.include
 async function floor(kind, agent) {
   const child = spawn(process.execPath, [join(import.meta.dirname, 'server-floor.mjs'), agent], { stdio: ['ignore', 'pipe', 'ignore'] });
   const port = await untilListening(child);
+  const delay = async () => (await fetch(`http://127.0.0.1:${port}/delay`)).json();
   for (const n of LOADS) {
+    await delay();
     const r = await load(port, tok, n, `floor${n}-${kind}`);
+    const loop = await delay();
     console.log(
       `  floor (spawn and pipe, nothing else), ${kind} agent, ${String(n).padStart(3)} concurrent x ${TURNS} turns: ${r.errors} errors, ${r.throughput.toFixed(1)} turns/s; ` +
-        `agent's first message beyond its own start-up p50 ${pct(r.overheads, 0.5)?.toFixed(1)} / p99 ${pct(r.overheads, 0.99)?.toFixed(1)} ms` +
+        `agent's first message beyond its own start-up p50 ${pct(r.overheads, 0.5)?.toFixed(1)} / p99 ${pct(r.overheads, 0.99)?.toFixed(1)} ms; ` +
+        `event-loop delay p99 ${loop.p99.toFixed(1)} / max ${loop.max.toFixed(1)} ms` +
         (n >= 200 ? `  (issue 19's 250 ms p99 ${pct(r.overheads, 0.99) > 250 ? 'is below what any server reaches on this machine' : 'is within reach here'})` : ''),
     );
   }
