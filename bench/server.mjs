@@ -158,7 +158,6 @@ console.log(`  node -e 0                                     ${nodeBare.toFixed(
 console.log(`  atlas --version                               ${version.toFixed(1).padStart(7)} ms`);
 console.log(`  atlas serve --local: start to listening       ${startup.toFixed(1).padStart(7)} ms   (${(startup / nodeBare).toFixed(2)}x node -e 0; target <= 2x plus the sandbox's own start) ${startup <= 2 * nodeBare ? 'ok' : 'MISSED'}`);
 
-// BENCH_SERVER_AGENTS=node (or shell) runs only that agent's loads.
 const kinds = process.env.BENCH_SERVER_AGENTS?.split(',') ?? Object.keys(AGENTS);
 for (const [kind, agent] of Object.entries(AGENTS).filter(([k]) => kinds.includes(k))) {
   const server = await startServer(home, true, agent);
