@@ -1,6 +1,8 @@
 // Agents run at a lower CPU priority than the server: under load (hundreds of agents starting at
 // once on a few cores) the server still answers, streams and accepts at once, and the agents share
-// what is left. Called when a turn's process groups change (a syscall per live group).
+// what is left. Called when a turn's process groups change (a syscall per live group). Where the
+// kernel's autogroups are on, each agent's session is a scheduling group of its own and its
+// niceness weighs only inside it (docs/server.md#performance).
 import { getPriority, setPriority } from 'node:os';
 
 const AGENT_NICENESS = 10;
