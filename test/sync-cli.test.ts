@@ -100,6 +100,34 @@ describe('atlas sync (CLI)', () => {
     expect(noTask.stderr).toMatch(/hint: pass --task ID/);
   }, 30_000);
 
+  it('versions, prune and export take --workspace alone, outside any folder or task; push, pull and status refuse it without --dir', async () => {
+    const home = dir('atlas-home-');
+    const src = dir();
+    const elsewhere = dir();
+    writeTree(src, { 'a.txt': 'one' });
+    expect((await atlas(['sync', 'push', '--dir', src, '--workspace', 'named'], { home })).code).toBe(0);
+    writeTree(src, { 'a.txt': 'two' });
+    expect((await atlas(['sync', 'push', '--dir', src, '--workspace', 'named'], { home })).code).toBe(0);
+    // Run where there is no task and nothing of the workspace's: that folder is neither read nor locked.
+    const versions = await atlas(['sync', 'versions', '--workspace', 'named', '--json'], { home, cwd: elsewhere });
+    expect(versions.code).toBe(0);
+    expect((JSON.parse(versions.stdout) as { versions: unknown[] }).versions).toHaveLength(2);
+    const pruned = await atlas(['sync', 'prune', '--workspace', 'named', '--keep', '1', '--json'], { home, cwd: elsewhere });
+    expect(pruned.code).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toMatchObject({ workspace: 'named', removed: { versions: 1 } });
+    const out = join(dir(), 'out');
+    expect((await atlas(['sync', 'export', '--workspace', 'named', out], { home, cwd: elsewhere })).code).toBe(0);
+    expect(readFileSync(join(out, 'a.txt'), 'utf8')).toBe('two');
+    expect(readdirSync(elsewhere)).toEqual([]);
+    for (const command of ['push', 'pull', 'status']) {
+      const refused = await atlas(['sync', command, '--workspace', 'named'], { home, cwd: elsewhere });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('pass the folder too, with --dir PATH');
+    }
+    expect((await atlas(['sync', 'versions', '--workspace', 'named', '--task', 'task-20260101-000000'], { home })).stderr).toContain('--workspace goes with --dir');
+    expect((await atlas(['sync', 'versions', '--workspace', '../up'], { home, cwd: elsewhere })).code).toBe(2);
+  }, 30_000);
+
   it('a pull killed midway, run again, converges', async () => {
     const home = dir('atlas-home-');
     const env = s3Env('kill');

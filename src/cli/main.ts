@@ -254,7 +254,7 @@ const syncTarget = (c: Command) =>
   c
     .option('--task <id>', 'the task whose working tree to sync (default: the task of this directory)')
     .option('--dir <path>', 'sync this folder instead of a task\'s working tree')
-    .option('--workspace <name>', 'with --dir: its name in the store (default: the folder\'s name)');
+    .option('--workspace <name>', 'with --dir: its name in the store (default: the folder\'s name); versions, prune and export take it alone');
 syncTarget(sync.command('push').description('store the folder as a new version, sending only what changed (a task\'s own folder goes too)'))
   .option('--force', 'behind the store with files changed on both sides: publish this folder\'s versions of them anyway')
   .action(run(() => import('./commands/sync-push.js')));

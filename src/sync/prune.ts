@@ -56,14 +56,14 @@ export async function syncPrune(target: SyncTarget, deps: SyncDeps, options: { k
 export async function pruneTarget(target: SyncTarget, deps: SyncDeps, keep: number, dryRun: boolean, collect = false): Promise<PruneResult> {
   const now = deps.now ?? Date.now;
   const started = now();
-  const trees = [{ tree: target.tree, folder: target.root }];
+  const trees: { tree: string; folder: string | undefined }[] = [{ tree: target.tree, folder: target.named ? undefined : target.root }];
   if (target.task) trees.push({ tree: taskTree(target.workspace, target.task.id), folder: target.task.dir });
   const results: TreePrune[] = [];
   for (const { tree, folder } of trees) {
     const run = () => pruneTree(tree, deps, keep, dryRun, now, collect);
     // Taken like a push or pull of that folder takes it, when this machine has the folder; a dry
     // run changes nothing and takes no lock.
-    results.push(dryRun || !existsSync(folder) ? await run() : await withWorkspaceLock(folder, run));
+    results.push(dryRun || folder === undefined || !existsSync(folder) ? await run() : await withWorkspaceLock(folder, run));
   }
   const removed = results.flatMap((t) => t.removed);
   return {

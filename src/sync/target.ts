@@ -14,8 +14,10 @@ import type { Progress } from './progress.js';
 import type { SyncStore } from './store.js';
 
 export interface SyncTarget {
-  /** The folder synced. */
+  /** The folder synced (with `named`, the current directory, which is not read or locked). */
   root: string;
+  /** Named by --workspace alone: only the store's tree, no folder of this machine. */
+  named?: true;
   /** Its tree in the store: the workspace name. */
   tree: string;
   workspace: string;
@@ -56,7 +58,11 @@ export interface TargetFlags {
   workspace?: string;
 }
 
-export function resolveTarget(flags: TargetFlags, cwd: string, home: string): SyncTarget {
+/**
+ * `storeOnly`: the command reads or changes the store alone (versions, prune, export), so
+ * `--workspace NAME` by itself names what it works on; a push, pull or status needs the folder.
+ */
+export function resolveTarget(flags: TargetFlags, cwd: string, home: string, options: { storeOnly?: boolean } = {}): SyncTarget {
   if (flags.task !== undefined && flags.dir !== undefined) {
     throw new AtlasError('--task and --dir are two ways to say what to sync: pass one', { exitCode: EXIT.input });
   }
@@ -65,12 +71,15 @@ export function resolveTarget(flags: TargetFlags, cwd: string, home: string): Sy
     const workspace = checkTreeName(flags.workspace ?? slugify(basename(root), 'workspace'), 'workspace');
     return { root, tree: workspace, workspace };
   }
-  const target = flags.task !== undefined ? targetOfTask(flags.task, home) : (() => {
-    const { task } = requireTask({ cwd, home, includeEnded: true });
-    return targetOfTask(task.id, home);
-  })();
-  if (flags.workspace !== undefined) throw new AtlasError('--workspace goes with --dir (a task syncs under its own workspace name)', { exitCode: EXIT.input });
-  return target;
+  if (flags.workspace !== undefined) {
+    if (flags.task !== undefined) throw new AtlasError('--workspace goes with --dir (a task syncs under its own workspace name)', { exitCode: EXIT.input });
+    if (!options.storeOnly) throw new AtlasError('--workspace names the store\'s copy of a folder: pass the folder too, with --dir PATH', { exitCode: EXIT.input });
+    const workspace = checkTreeName(flags.workspace, 'workspace');
+    return { root: cwd, tree: workspace, workspace, named: true };
+  }
+  if (flags.task !== undefined) return targetOfTask(flags.task, home);
+  const { task } = requireTask({ cwd, home, includeEnded: true });
+  return targetOfTask(task.id, home);
 }
 
 export function requireFolder(root: string): void {

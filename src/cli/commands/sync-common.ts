@@ -20,9 +20,10 @@ export type SyncFlags = TargetFlags;
  */
 const HEAP_GROWTH = '--heap-growing-percent=50';
 
-export async function syncSetup(ctx: CliContext, flags: SyncFlags): Promise<{ target: SyncTarget; deps: SyncDeps; config: Config }> {
+/** `storeOnly`: a command of the store alone, which `--workspace NAME` by itself may name. */
+export async function syncSetup(ctx: CliContext, flags: SyncFlags, options: { storeOnly?: boolean } = {}): Promise<{ target: SyncTarget; deps: SyncDeps; config: Config }> {
   setFlagsFromString(HEAP_GROWTH);
-  const target = resolveTarget(flags, ctx.cwd, ctx.home);
+  const target = resolveTarget(flags, ctx.cwd, ctx.home, options);
   const config = await ctx.config(target.task ? readTask(target.task.dir).repo_root : undefined);
   const store = await openStore(config, ctx.home);
   return {

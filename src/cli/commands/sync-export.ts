@@ -5,7 +5,6 @@ import { AtlasError, EXIT } from '../../domain/errors.js';
 import { VERSION_PATTERN } from '../../domain/sync-plan.js';
 import { syncExport } from '../../sync/export.js';
 import { formatBytes } from '../../sync/render.js';
-import { checkTreeName } from '../../sync/target.js';
 import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';
@@ -15,9 +14,7 @@ export default async function syncExportCommand(ctx: CliContext, dest: string, g
   if (version !== undefined && !VERSION_PATTERN.test(version)) {
     throw new AtlasError(`--version ${version}: a version is the unix time atlas sync versions lists`, { exitCode: EXIT.input });
   }
-  // A workspace named alone needs no folder: the export reads the store only.
-  const byName = given.workspace !== undefined && given.dir === undefined && given.task === undefined;
-  const { target, deps } = await syncSetup(ctx, byName ? { dir: ctx.cwd, workspace: checkTreeName(given.workspace!, 'workspace') } : given);
+  const { target, deps } = await syncSetup(ctx, given, { storeOnly: true });
   const where = dest.startsWith('s3://') ? dest : resolve(ctx.cwd, dest);
   const result = await syncExport(target, deps, { dest: where, ...(version !== undefined ? { version } : {}) });
   ctx.out.result(result, () =>

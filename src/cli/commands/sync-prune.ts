@@ -1,4 +1,4 @@
-// atlas sync prune [--task ID | --dir PATH [--workspace NAME]] [--keep N] [--dry-run]: removes old
+// atlas sync prune [--task ID | --dir PATH | --workspace NAME] [--keep N] [--dry-run]: removes old
 // stored versions, keeping the newest N complete ones (docs/sync.md#retention).
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { syncPrune } from '../../sync/prune.js';
@@ -11,7 +11,7 @@ export default async function syncPruneCommand(ctx: CliContext, flags: SyncFlags
   if (flags.keep !== undefined && !/^\d{1,9}$/.test(flags.keep.trim())) {
     throw new AtlasError(`--keep ${flags.keep}: expected a whole number of versions to keep (1 or more)`, { exitCode: EXIT.input });
   }
-  const { target, deps } = await syncSetup(ctx, flags);
+  const { target, deps } = await syncSetup(ctx, flags, { storeOnly: true });
   const result = await syncPrune(target, deps, { ...(flags.keep !== undefined ? { keep: Number(flags.keep) } : {}), ...(flags.dryRun ? { dryRun: true } : {}) });
   ctx.out.result(result, () => renderPrune(result));
   return EXIT.ok;

@@ -1,4 +1,5 @@
-// atlas sync versions [--task ID | --dir PATH]: the stored versions of the workspace, oldest first.
+// atlas sync versions [--task ID | --dir PATH | --workspace NAME]: the stored versions of the
+// workspace, oldest first.
 import { EXIT } from '../../domain/errors.js';
 import { syncVersions } from '../../sync/operations.js';
 import { formatBytes } from '../../sync/render.js';
@@ -7,7 +8,7 @@ import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';
 
 export default async function syncVersionsCommand(ctx: CliContext, flags: SyncFlags): Promise<number> {
-  const { target, deps } = await syncSetup(ctx, flags);
+  const { target, deps } = await syncSetup(ctx, flags, { storeOnly: true });
   const result = await syncVersions(target, deps);
   ctx.out.result(result, () => {
     if (result.versions.length === 0) return `${result.location} has no version of ${result.workspace}`;
