@@ -63,6 +63,11 @@ describe('pagination and filters', () => {
     }
     const tasks = await getJson(url, token, '/tasks?limit=5');
     expect(tasks.json).toEqual({ tasks: [], next_cursor: null });
+    expect((await getJson(url, token, '/tasks?state=awaiting_human')).json).toEqual({ tasks: [], next_cursor: null });
+    // A state no task can be in is a mistake to say, not an empty list.
+    const badState = await getJson(url, token, '/tasks?state=waiting');
+    expect(badState.status).toBe(400);
+    expect(badState.json.error).toMatchObject({ code: 'invalid_field', field: 'state', message: expect.stringContaining('awaiting_human') });
     // Events as JSON pages, resumable from next_cursor.
     const page = await fetch(`${url}/conversations/a1/events?limit=2`, { headers: auth(token, { accept: 'application/json' }) });
     const body: any = await page.json();

@@ -1,6 +1,7 @@
 // The API's description, OpenAPI 3.1, served at GET /openapi.json. Written by hand next to the
 // routes; a test checks that every route of the router is here and docs/server.md names each one,
 // and the server tests validate every answer they get against it.
+import { HOOK_STATES } from '../domain/hook-state.js';
 import { SCHEMAS } from './openapi-schemas.js';
 
 type Json = Record<string, unknown>;
@@ -60,7 +61,7 @@ export const OPENAPI_PATHS: Record<string, Json> = {
   '/conversations/{id}/cancel': { post: op('cancel the running turn: the agent stops, the workspace is checkpointed and pushed, the turn ends with a cancelled event', { '200': { description: 'cancelled: the turn has ended', content: { 'application/json': { schema: { type: 'object', required: ['conversation'], properties: { conversation: ref('Conversation') } } } } } }, { operationId: 'cancelConversation', parameters: [conv], requestBody: jsonBody({}) }) },
   '/conversations/{id}/files': { get: op('a file or folder of the conversation\'s workspace', { '200': { description: 'a folder listing (JSON) or the file\'s bytes', content: { 'application/json': { schema: ref('FileListing') }, 'application/octet-stream': { schema: { type: 'string' } } } } }, { operationId: 'conversationFiles', parameters: [conv, query('path', 'relative to the workspace; no "..", no symbolic links followed')] }) },
   '/tasks': {
-    get: op('the account\'s tasks, newest first', { '200': json('TaskPage', 'a page') }, { operationId: 'listTasks', parameters: [...page, query('state', 'only tasks in this hook state'), ...times] }),
+    get: op('the account\'s tasks, newest first', { '200': json('TaskPage', 'a page') }, { operationId: 'listTasks', parameters: [...page, query('state', 'only tasks in this hook state', { enum: [...HOOK_STATES] }), ...times] }),
     post: op('start a task', { '202': json('TaskCreated', 'started: follow the events') }, {
       operationId: 'createTask',
       requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['repo', 'template'], properties: { repo: { type: 'string' }, template: { type: 'string' }, description: { type: 'string', maxLength: 10000 } } } } } },

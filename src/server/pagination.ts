@@ -87,9 +87,9 @@ function time(url: URL, field: string): number | undefined {
   return t;
 }
 
-export function itemFilter(url: URL, states: readonly string[] | undefined): ItemFilter {
+export function itemFilter(url: URL, states: readonly string[]): ItemFilter {
   const state = url.searchParams.get('state') ?? undefined;
-  if (state !== undefined && states && !states.includes(state)) throw invalid('state', `must be one of ${states.join(', ')}`);
+  if (state !== undefined && !states.includes(state)) throw invalid('state', `must be one of ${states.join(', ')}`);
   return { state, since: time(url, 'since'), until: time(url, 'until') };
 }
 

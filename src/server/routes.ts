@@ -2,6 +2,7 @@
 // read is looked up under that account, so another account's ids answer 404.
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HOOK_STATES } from '../domain/hook-state.js';
 import { readHookFile } from '../store/hook-file.js';
 import { taskFiles } from '../store/paths.js';
 import type { ServerContext } from './context.js';
@@ -194,7 +195,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   });
 
   router.add('GET', '/tasks', async (r) => {
-    const filter = itemFilter(r.url, undefined);
+    const filter = itemFilter(r.url, HOOK_STATES);
     const all = (await tasks.list(r.account)).filter((t) => matches(filter, t.state, t.updated_at));
     const page = paginate(all, pageRequest(r.url), (t) => [t.created_at, t.id], ['desc', 'asc']);
     sendJson(r.res, 200, { tasks: page.items, next_cursor: page.next_cursor });
