@@ -254,6 +254,24 @@ describe('atlas sync prune (folder store)', () => {
     await held;
     expect((await pruning).removed.versions).toBe(1);
   });
+
+  it('takes no folder\'s lock when the workspace is named alone (--workspace without --dir)', async () => {
+    const w = world();
+    await w.push(T0, { 'a.txt': 'a' });
+    await w.push(T0 + 1, { 'a.txt': 'b' });
+    let release!: () => void;
+    // The current directory of such a prune is not the workspace's folder: its lock is not waited for.
+    const held = withWorkspaceLock(w.src, () => new Promise<void>((ok) => (release = ok)));
+    await new Promise((ok) => setTimeout(ok, 50));
+    try {
+      const named: SyncTarget = { root: w.src, tree: 'ws', workspace: 'ws', named: true };
+      expect((await syncPrune(named, await w.deps(T0 + 10_000), { keep: 1 })).removed.versions).toBe(1);
+      expect(w.versions()).toEqual([String(T0 + 1)]);
+    } finally {
+      release();
+      await held;
+    }
+  });
 });
 
 describe('sync.keep_versions', () => {

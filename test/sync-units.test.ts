@@ -141,6 +141,11 @@ describe('targets, store addresses, output', () => {
     expect(() => resolveTarget({ task: a.id, workspace: 'w' }, '/', a.homeA)).toThrow(/--workspace goes with --dir/);
     expect(() => resolveTarget({ dir: d, workspace: '.hidden' }, '/', a.homeA)).toThrow(/cannot name a folder in the store/);
     expect(() => resolveTarget({}, d, a.homeA)).toThrow(/no atlas task for this directory/);
+    // --workspace alone: a command of the store alone takes it; one that needs the folder refuses it.
+    expect(resolveTarget({ workspace: 'named' }, d, a.homeA, { storeOnly: true })).toEqual({ root: d, tree: 'named', workspace: 'named', named: true });
+    expect(() => resolveTarget({ workspace: 'named' }, d, a.homeA)).toThrow(/pass the folder too, with --dir PATH/);
+    expect(() => resolveTarget({ workspace: 'named', task: a.id }, d, a.homeA, { storeOnly: true })).toThrow(/--workspace goes with --dir/);
+    expect(() => resolveTarget({ workspace: '../up' }, d, a.homeA, { storeOnly: true })).toThrow(/cannot name a folder in the store/);
   });
 
   it('parses store addresses', () => {
