@@ -2,6 +2,7 @@
 // which folder a sync means, store addresses, and the terminal progress line.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { emptyStats } from '../src/domain/sync-plan.js';
@@ -157,6 +158,18 @@ describe('targets, store addresses, output', () => {
     expect(() => parseStoreAddress('s3://B_ad/x', '/h')).toThrow(/not a valid bucket name/);
     expect(() => parseStoreAddress('s3://bucket/../x', '/h')).toThrow(/"\.\."/);
     expect(() => parseStoreAddress('gs://bucket/x', '/h')).toThrow(/unsupported store/);
+    // A mistyped S3 address was a folder named "s3:" in the current directory; a relative folder a
+    // different store wherever atlas ran.
+    for (const typo of ['s3:/bucket/x', 's3:bucket', 'S3//bucket']) expect(() => parseStoreAddress(typo, '/h'), typo).toThrow(typo === 'S3//bucket' ? /relative folder/ : /unsupported store/);
+    expect(() => parseStoreAddress('store', '/h')).toThrow(/a relative folder would be a different store/);
+    let code: number | undefined;
+    try {
+      parseStoreAddress('./store', '/h');
+    } catch (error) {
+      code = (error as { exitCode?: number }).exitCode;
+    }
+    expect(code).toBe(2);
+    expect(parseStoreAddress('~/atlas-store', '/h')).toEqual({ kind: 'dir', path: join(homedir(), 'atlas-store') });
   });
 
   it('draws a progress line only on a terminal, and renders stats', () => {

@@ -4,7 +4,7 @@
 // written last: a version without one is incomplete and never read. Versions stored before
 // content addressing hold their files under the version (`<tree>/<version>/<path>`) and still pull.
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -138,12 +138,17 @@ export function parseStoreAddress(value: string, home: string): StoreAddress {
     }
     return { kind: 's3', bucket, prefix };
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text) && !text.startsWith('file://')) {
+  // Any other scheme, or a mistyped one ("s3:/bucket", "s3:bucket"), is not a folder's name.
+  if (/^[a-z][a-z0-9+.-]*:/i.test(text) && !text.startsWith('file://')) {
     throw new AtlasError(`sync.store ${text}: unsupported store`, { exitCode: EXIT.input, hint: 'use a folder path, a file:// URL or s3://bucket/prefix' });
   }
   let path = text.startsWith('file://') ? fileURLToPath(text) : text;
   path = path.replace(/^\$ATLAS_HOME(?=\/|$)/, home).replace(/^~(?=\/|$)/, homedir());
-  return { kind: 'dir', path: isAbsolute(path) ? path : resolve(path) };
+  // A relative folder would be another store in each directory atlas runs from.
+  if (!isAbsolute(path)) {
+    throw new AtlasError(`sync.store ${text}: a relative folder would be a different store in each directory atlas runs from`, { exitCode: EXIT.input, hint: 'give an absolute path, ~/path, $ATLAS_HOME/path, file:///path or s3://bucket/prefix' });
+  }
+  return { kind: 'dir', path };
 }
 
 /** Opens the configured store; the S3 client is loaded only when an s3:// store is used. */
