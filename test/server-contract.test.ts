@@ -111,6 +111,10 @@ describe('tokens, CORS, metrics, logs and errors', () => {
     expect(ro).toMatchObject({ read_only: true, account: 'alice' });
     expect(Date.parse(ro.expires_at) - Date.now()).toBeGreaterThan(29 * 86_400_000);
     expect(atlasSync(['serve', 'token', 'create', '--account', 'alice', '--expires-in', 'soon'], { env: { ATLAS_HOME: home } }).code).toBe(2);
+    // Past the longest lifetime: the message says what is accepted.
+    const tooLong = atlasSync(['serve', 'token', 'create', '--account', 'alice', '--expires-in', '99999d'], { env: { ATLAS_HOME: home } });
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toContain('days up to 9999d');
     const listed = atlasSync(['serve', 'token', 'list'], { env: { ATLAS_HOME: home } });
     expect(listed.stdout).toContain('read-only');
     const old = await createToken(home, 'alice', new Date(Date.now() - 7_200_000), { expiresInMs: 3_600_000 });

@@ -11,7 +11,7 @@ export default async function serveTokenCreate(ctx: CliContext, opts: { account:
     const days = /^(\d{1,4})d$/.exec(opts.expiresIn.trim());
     expiresInMs = days ? Number(days[1]) * 86_400_000 : parseDuration(opts.expiresIn);
     if (expiresInMs === undefined || expiresInMs <= 0) {
-      throw new AtlasError(`--expires-in expects a duration such as 12h or 30d, got "${opts.expiresIn}"`, { exitCode: EXIT.input });
+      throw new AtlasError(`--expires-in expects a duration above zero such as 90m, 12h or 30d (days up to 9999d), got "${opts.expiresIn}"`, { exitCode: EXIT.input });
     }
   }
   const { token, record } = await createToken(ctx.home, opts.account, new Date(), { expiresInMs, readOnly: opts.readOnly, database: (await ctx.config()).server.database });
