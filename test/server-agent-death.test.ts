@@ -1,12 +1,11 @@
 // Issue 19, defect 1: an agent and its sandbox die with the server that started them. A SIGKILLed
 // server leaves no agent running (sandboxed: at once, through the parent-death signal; local: the
 // next server's start-up stops it), and `--recover` never runs a second agent beside the first.
-import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
-import { createToken, getJson, readSse, startServe, serversOfThisFile, waitUntil, auth } from './helpers/server-fixtures.js';
+import { createToken, getJson, processesWith, readSse, startServe, serversOfThisFile, waitUntil, auth } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 
 checkResponses();
@@ -22,26 +21,10 @@ async function serve(home: string, args: string[], local: boolean): Promise<Serv
   return s;
 }
 
-/** Processes whose command line holds the marker (the agent's sleep), anywhere on this machine. */
-function agentsWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      const state = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (cmd.includes(marker) && state.charAt(state.lastIndexOf(')') + 2) !== 'Z') out.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out;
-}
-
 async function killMidTurn(s: ServeProcess, token: string, id: string, marker: string): Promise<void> {
   const res = await fetch(`${s.url}/conversations/${id}/sandbox/${id}`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: `sleep ${marker}; echo finished > done.txt` }) });
   void readSse(res).catch(() => undefined);
-  await waitUntil(() => (agentsWith(marker).length > 0 ? true : undefined), 20_000, 'the agent to start');
+  await waitUntil(() => (processesWith(marker).length > 0 ? true : undefined), 20_000, 'the agent to start');
   s.child.kill('SIGKILL');
   await s.exited;
 }
@@ -53,7 +36,7 @@ describe('a killed server and its agent', () => {
     const marker = '31.4159';
     const s = await serve(home, [], false);
     await killMidTurn(s, token, 'boxed', marker);
-    await waitUntil(() => (agentsWith(marker).length === 0 ? true : undefined), 5_000, 'the sandboxed agent to die with its server');
+    await waitUntil(() => (processesWith(marker).length === 0 ? true : undefined), 5_000, 'the sandboxed agent to die with its server');
   });
 
   it('local: the next server stops the dead server\'s agent before it recovers the turn; one agent at a time', async () => {
@@ -63,11 +46,11 @@ describe('a killed server and its agent', () => {
     const s = await serve(home, [], true);
     await killMidTurn(s, token, 'plain', marker);
     // With --local nothing but the next server can stop it: it is still running now.
-    expect(agentsWith(marker).length).toBeGreaterThan(0);
+    expect(processesWith(marker).length).toBeGreaterThan(0);
     const again = await serve(home, ['--recover'], true);
     // Start-up found the turn cut off and stopped its agent before recovering it.
     await waitUntil(() => again.lines.some((l) => l.includes("stopped a dead server's agent")) || undefined, 10_000, 'the dead server\'s agent to be stopped');
-    await waitUntil(() => (agentsWith(marker).length === 0 ? true : undefined), 5_000, 'the old agent to be gone');
+    await waitUntil(() => (processesWith(marker).length === 0 ? true : undefined), 5_000, 'the old agent to be gone');
     await waitUntil(async () => ((await getJson(again.url, token, '/conversations/plain')).json.conversation.status !== 'running' ? true : undefined), 30_000, 'the recovery turn');
   });
 });

@@ -3,11 +3,10 @@
 // what is tested is the server under a burst: every turn answered, each stream carrying its own
 // conversation's answer, event ids without gaps or repeats across turns, the records complete, and
 // no agent left running afterwards.
-import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
-import { createToken, getJson, prompt, startServe, serversOfThisFile } from './helpers/server-fixtures.js';
+import { createToken, getJson, processesWith, prompt, startServe, serversOfThisFile } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 
 checkResponses();
@@ -16,20 +15,6 @@ const servers = serversOfThisFile();
 const SHELL_AGENT = join(REPO_ROOT, 'test', 'fixtures', 'server', 'shell-agent.sh');
 const CONVERSATIONS = 200;
 const TURNS = 2;
-
-/** Processes of this machine whose command line names `needle` (the server's own names its agent). */
-function processesNaming(needle: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) pids.push(Number(name));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return pids;
-}
 
 describe('a burst of conversations', () => {
   it(`serves ${CONVERSATIONS} conversations at once, ${TURNS} turns each: 0 errors, each stream its own, ids in order, nothing left running`, async () => {
@@ -83,9 +68,9 @@ describe('a burst of conversations', () => {
     expect(seen.size).toBe(CONVERSATIONS);
     expect([...seen.values()].every((c) => c.status === 'completed' && c.turns === TURNS)).toBe(true);
 
-    // The server is still ready, and no agent outlived its turn.
+    // The server is still ready, and no agent outlived its turn (the server's own command line names it).
     expect((await fetch(`${s.url}/ready`)).status).toBe(200);
-    expect(processesNaming(SHELL_AGENT).filter((pid) => pid !== s.child.pid)).toEqual([]);
+    expect(processesWith(SHELL_AGENT).filter((pid) => pid !== s.child.pid)).toEqual([]);
     expect(s.lines.filter((l) => l.includes('"level":"error"'))).toEqual([]);
   }, 180_000);
 });

@@ -160,15 +160,10 @@ describe('targets, store addresses, output', () => {
     expect(() => parseStoreAddress('gs://bucket/x', '/h')).toThrow(/unsupported store/);
     // A mistyped S3 address was a folder named "s3:" in the current directory; a relative folder a
     // different store wherever atlas ran.
-    for (const typo of ['s3:/bucket/x', 's3:bucket', 'S3//bucket']) expect(() => parseStoreAddress(typo, '/h'), typo).toThrow(typo === 'S3//bucket' ? /relative folder/ : /unsupported store/);
+    for (const typo of ['s3:/bucket/x', 's3:bucket']) expect(() => parseStoreAddress(typo, '/h'), typo).toThrow(/unsupported store/);
+    expect(() => parseStoreAddress('S3//bucket', '/h')).toThrow(/relative folder/);
     expect(() => parseStoreAddress('store', '/h')).toThrow(/a relative folder would be a different store/);
-    let code: number | undefined;
-    try {
-      parseStoreAddress('./store', '/h');
-    } catch (error) {
-      code = (error as { exitCode?: number }).exitCode;
-    }
-    expect(code).toBe(2);
+    expect(() => parseStoreAddress('./store', '/h')).toThrow(expect.objectContaining({ exitCode: 2 }));
     expect(parseStoreAddress('~/atlas-store', '/h')).toEqual({ kind: 'dir', path: join(homedir(), 'atlas-store') });
   });
 

@@ -10,8 +10,8 @@
 // simply not there.
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ConversationStats, ConversationStatus } from '../domain/conversation.js';
-import { CONVERSATION_FILE_NAME } from '../domain/conversation.js';
+import type { ConversationStats } from '../domain/conversation.js';
+import { CONVERSATION_FILE_NAME, CONVERSATION_STATUSES } from '../domain/conversation.js';
 import { compareText } from '../domain/text-order.js';
 import { EVENTS_FILE_NAME } from './event-log.js';
 import { PATH_ID } from './http.js';
@@ -29,6 +29,10 @@ export interface TurnRecord {
   error: string | null;
 }
 
+/** A conversation's states on the server: the recorder's, plus `idle` (no turn yet) and `cancelled`. */
+export const SERVER_CONVERSATION_STATUSES = ['idle', ...CONVERSATION_STATUSES, 'cancelled'] as const;
+export type ServerConversationStatus = (typeof SERVER_CONVERSATION_STATUSES)[number];
+
 export interface ServerConversation {
   id: string;
   account: string;
@@ -41,7 +45,7 @@ export interface ServerConversation {
   created_at: string;
   updated_at: string;
   /** `cancelled`: its last turn was stopped over the API (not recovered at restart). */
-  status: ConversationStatus | 'idle' | 'cancelled';
+  status: ServerConversationStatus;
   turns: number;
   last_turn: TurnRecord | null;
   stats: ConversationStats;
@@ -98,11 +102,10 @@ export function listAccounts(home: string): string[] {
   }
 }
 
-const STATUSES: readonly string[] = ['idle', 'running', 'completed', 'failed', 'interrupted', 'cancelled'];
 
 /** A record read back from the state, checked as the server's own type. */
 function fromRow(row: ConversationRow): ServerConversation {
-  if (!(PROVIDERS as readonly string[]).includes(row.provider) || !STATUSES.includes(row.status)) {
+  if (!(PROVIDERS as readonly string[]).includes(row.provider) || !(SERVER_CONVERSATION_STATUSES as readonly string[]).includes(row.status)) {
     throw new Error(`server state: conversation ${row.account}/${row.id} has provider "${row.provider}" and status "${row.status}", which this atlas does not know`);
   }
   return row as ServerConversation;

@@ -1,5 +1,7 @@
 // The data the API answers with, as JSON Schema (2020-12, which OpenAPI 3.1 uses). Objects allow
 // more fields than listed: clients must ignore what they do not know, so fields can be added.
+import { SERVER_CONVERSATION_STATUSES } from './conversation-store.js';
+
 const str = { type: 'string' } as const;
 const nstr = { type: ['string', 'null'] } as const;
 const int = { type: 'integer', minimum: 0 } as const;
@@ -66,7 +68,7 @@ export const SCHEMAS = {
       session_id: str,
       created_at: time,
       updated_at: time,
-      status: { enum: ['idle', 'running', 'completed', 'failed', 'interrupted', 'cancelled'] },
+      status: { enum: [...SERVER_CONVERSATION_STATUSES] },
       turns: int,
       last_turn: { type: ['object', 'null'] },
       stats: { $ref: '#/components/schemas/Stats' },

@@ -2,6 +2,7 @@
 // routes; a test checks that every route of the router is here and docs/server.md names each one,
 // and the server tests validate every answer they get against it.
 import { HOOK_STATES } from '../domain/hook-state.js';
+import { SERVER_CONVERSATION_STATUSES } from './conversation-store.js';
 import { SCHEMAS } from './openapi-schemas.js';
 
 type Json = Record<string, unknown>;
@@ -43,7 +44,7 @@ export const OPENAPI_PATHS: Record<string, Json> = {
   '/metrics': { get: op('Prometheus metrics', { '200': { description: 'text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } }, { operationId: 'metrics', security: [] }) },
   '/openapi.json': { get: op('this document', { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } }, { operationId: 'openapi', security: [] }) },
   '/events': { get: op('every event of the account\'s conversations and tasks, live (SSE, resumable), or a page of them (Accept: application/json)', { '200': { description: 'the stream or a page', content: { 'text/event-stream': { schema: { type: 'string' } }, 'application/json': { schema: ref('EventPage') } } } }, { operationId: 'accountEvents', parameters: [...lastEventId, page[0]] }) },
-  '/conversations': { get: op('the account\'s conversations, newest first', { '200': json('ConversationPage', 'a page') }, { operationId: 'listConversations', parameters: [...page, query('state', 'only conversations in this state', { enum: ['idle', 'running', 'completed', 'failed', 'interrupted', 'cancelled'] }), ...times] }) },
+  '/conversations': { get: op('the account\'s conversations, newest first', { '200': json('ConversationPage', 'a page') }, { operationId: 'listConversations', parameters: [...page, query('state', 'only conversations in this state', { enum: [...SERVER_CONVERSATION_STATUSES] }), ...times] }) },
   '/conversations/{conversationId}/sandbox/{sandboxId}': {
     post: op('send a prompt: the turn streams back as SSE', { '200': sse('the turn: message, tool and usage events') }, {
       operationId: 'prompt',

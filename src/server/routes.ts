@@ -7,7 +7,7 @@ import { readHookFile } from '../store/hook-file.js';
 import { taskFiles } from '../store/paths.js';
 import type { ServerContext } from './context.js';
 import type { Conversations, StartedTurn } from './conversations.js';
-import { PROVIDERS } from './conversation-store.js';
+import { PROVIDERS, SERVER_CONVERSATION_STATUSES } from './conversation-store.js';
 import type { EventLog, StoredEvent } from './event-log.js';
 import { HttpError, optionalBoolean, optionalEnum, optionalString, PATH_ID, readJsonObject, requiredString, sendJson } from './http.js';
 import { conversationMessages } from './messages.js';
@@ -43,7 +43,6 @@ export function lastEventId(r: RequestInfo): number {
   return Number(text);
 }
 
-const CONVERSATION_STATES = ['idle', 'running', 'completed', 'failed', 'interrupted', 'cancelled'] as const;
 
 /** An events route answers a page of JSON instead of a stream when asked for JSON. */
 export function wantsJson(r: RequestInfo): boolean {
@@ -129,7 +128,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   });
 
   router.add('GET', '/conversations', async (r) => {
-    const filter = itemFilter(r.url, CONVERSATION_STATES);
+    const filter = itemFilter(r.url, SERVER_CONVERSATION_STATUSES);
     const all = (await conversations.list(r.account)).filter((c) => matches(filter, c.status, c.updated_at));
     const page = paginate(all, pageRequest(r.url), (c) => [c.updated_at, c.id], ['desc', 'asc']);
     sendJson(r.res, 200, { conversations: page.items, next_cursor: page.next_cursor });

@@ -2,7 +2,7 @@
 // is read from its "listening" log line), or in-process with startServer for coverage; tokens made
 // with the real CLI; SSE read with fetch and eventsource-parser.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createParser } from 'eventsource-parser';
@@ -202,4 +202,20 @@ export function readTurn(response: Response): { started: Promise<void>; events: 
     return false;
   });
   return { started: first, events };
+}
+
+/** Live processes (not zombies) whose command line holds `marker`, anywhere on this machine. */
+export function processesWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
+      const state = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (cmd.includes(marker) && state.charAt(state.lastIndexOf(')') + 2) !== 'Z') out.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
 }
