@@ -222,7 +222,7 @@ describe('conversations over HTTP', () => {
 });
 
 describe('start-up and stop', () => {
-  it('without a usable sandbox refuses to start unless --local, and says why', () => {
+  it('without a usable sandbox refuses to start unless --local, and says why; a bad port or sync.store exits 2', () => {
     const home = tempDir();
     // No bwrap, socat or rg on PATH: the sandbox cannot run.
     const r = atlasSync(['serve', '--port', '0'], { env: { ATLAS_HOME: home, PATH: '/nonexistent' } });
@@ -230,6 +230,10 @@ describe('start-up and stop', () => {
     expect(r.stderr).toContain('sandboxed');
     expect(r.stderr).toContain('--local');
     expect(atlasSync(['serve', '--port', 'x', '--local'], { env: { ATLAS_HOME: home } }).code).toBe(2);
+    // A sync.store that cannot be a store: refused before listening, not at each turn's push.
+    const badStore = atlasSync(['serve', '--port', '0', '--local'], { env: { ATLAS_HOME: home, ATLAS_SYNC_STORE: 's3:/bucket/x' } });
+    expect(badStore.code).toBe(2);
+    expect(badStore.stderr).toContain('sync.store s3:/bucket/x: unsupported store');
   });
 
   it('SIGTERM mid-stream: the stream ends with an interrupted usage event; after a restart the conversation is recovered', async () => {

@@ -32,6 +32,7 @@ import { holdSandbox } from './turn-executor.js';
 import { LocalTaskWatcher } from './local-watch.js';
 import { serverTasksRanHere, Tasks } from './tasks.js';
 import { LazyState } from './server-state.js';
+import { parseStoreAddress } from '../sync/store.js';
 import { serverDir, TokenVerifier } from './tokens.js';
 
 export interface ServeOptions {
@@ -111,6 +112,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
   // Filled in below; the log and the event logs report to it as turns and task commands end.
   let metrics: ServerMetrics | undefined;
+  // A store address that cannot be a store stops the start-up (exit 2), not each turn's push.
+  if (options.config.sync.store) parseStoreAddress(options.config.sync.store, options.home);
   const sandbox = await sandboxReadiness(options.local);
   if (!sandbox.ready) {
     throw new AtlasError(`atlas serve runs steps sandboxed, and ${sandbox.detail}; nothing was started`, {
