@@ -24,6 +24,10 @@ const common = {
   // own files, and pg looks for an optional native binding by name.
   external: ['@anthropic-ai/sandbox-runtime', 'better-sqlite3', 'pg'],
   logLevel: 'warning',
+  // A package's ES module build where it has one: esbuild then keeps only what atlas imports. The
+  // AWS SDK's CommonJS build is one module holding every S3 command; its ES build let a sync
+  // command start ~90 ms sooner (docs/performance.md#workspace-sync).
+  mainFields: ['module', 'main'],
 };
 // verify-worker: worker threads of `atlas verify` for large inputs (src/receipts/check-sets.ts).
 await build({ ...common, entryPoints: { cli: 'src/cli/main.ts', 'verify-worker': 'src/receipts/verify-worker.ts' }, outdir: 'dist' });

@@ -1,5 +1,6 @@
 // What the four `atlas sync` commands share: the target from --task/--dir, the configuration of
 // its repository, the store, and a progress line on a terminal.
+import { PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import type { Config } from '../../config/schema.js';
 import { readTask } from '../../store/task-store.js';
@@ -15,14 +16,31 @@ export type SyncFlags = TargetFlags;
  * A sync holds every entry of the workspace for a few seconds and makes garbage fast, and V8 then
  * lets its heap grow to up to 4 times what is live before a full collection: at 100,000 files the
  * peak was 3 times what the sync held. Growth of at most 1.5 times cut each phase's peak by 30-50
- * MB there, for 5-8% more time in a no-op sync (nothing measurable at 10,000 files;
- * docs/performance.md#workspace-sync). V8 reads the setting at each collection.
+ * MB there, for 5-8% more time in a no-op sync (docs/performance.md#workspace-sync). V8 reads the
+ * setting at each collection.
  */
 const HEAP_GROWTH = '--heap-growing-percent=50';
 
+/** Past this much live heap the sync is a large one, and its heap grows by HEAP_GROWTH from then on. */
+const LARGE_HEAP = 24 * 1024 * 1024;
+
+/**
+ * A small sync keeps V8's default growth: the extra collections cost a no-op pull at 10,000 files
+ * 12% of its time (docs/performance.md#workspace-sync). The switch comes with the first collection
+ * that leaves a large heap, before the default factor has let it grow far.
+ */
+function limitHeapGrowthWhenLarge(): void {
+  const observer = new PerformanceObserver(() => {
+    if (process.memoryUsage().heapUsed < LARGE_HEAP) return;
+    setFlagsFromString(HEAP_GROWTH);
+    observer.disconnect();
+  });
+  observer.observe({ entryTypes: ['gc'] });
+}
+
 /** `storeOnly`: a command of the store alone, which `--workspace NAME` by itself may name. */
 export async function syncSetup(ctx: CliContext, flags: SyncFlags, options: { storeOnly?: boolean } = {}): Promise<{ target: SyncTarget; deps: SyncDeps; config: Config }> {
-  setFlagsFromString(HEAP_GROWTH);
+  limitHeapGrowthWhenLarge();
   const target = resolveTarget(flags, ctx.cwd, ctx.home, options);
   const config = await ctx.config(target.task ? readTask(target.task.dir).repo_root : undefined);
   const store = await openStore(config, ctx.home);
