@@ -140,7 +140,12 @@ for (let n = 0; n < KILLS; n++) {
     if (readJson(join(dir, 'hook.json'))?.state !== 'completed' && yes.code !== 0) await run(['recover', '--task', id, '--action', 'retry_step']);
   }
   if (readJson(join(dir, 'hook.json'))?.state === 'completed') stats.completed++;
-  else stats.unrecovered.push(`${id}: ${readJson(join(dir, 'hook.json'))?.state ?? 'no hook'}`);
+  else {
+    // Why, for whoever reads a failed run: the hook's last events and what each said.
+    const hook = readJson(join(dir, 'hook.json'));
+    const last = (hook?.history ?? []).slice(-4).map((e) => `${e.trigger}${e.step_name ? ` ${e.step_name}` : ''}${e.details ? ` ${JSON.stringify(e.details).slice(0, 300)}` : ''}`);
+    stats.unrecovered.push(`${id}: ${hook?.state ?? 'no hook'}${last.length > 0 ? `\n      ${last.join('\n      ')}` : ''}`);
+  }
   for (const pid of seen) if (alive(pid)) stats.orphans++;
   process.stdout.write(`\r  ${n + 1}/${KILLS} tasks`);
 }
