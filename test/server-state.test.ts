@@ -1,5 +1,6 @@
 // The server state layer (src/server/state) against both backends: the embedded SQLite file and a
 // real PostgreSQL started by the test. One suite, run once per backend.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactUrl } from '../src/domain/redact-url.js';
 import { followLog } from '../src/server/state/follow.js';
-import { databaseUrl, openState, stateFilePath } from '../src/server/state/open.js';
+import { databaseUrl, openState, stateFilePath, whenNotBusy } from '../src/server/state/open.js';
 import type { ConversationRow, ServerState, StoredMessage } from '../src/server/state/types.js';
 import { LeaseLostError } from '../src/server/state/types.js';
 import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
@@ -241,6 +242,35 @@ describe('server state: the embedded file and failures', () => {
     const raw = new Database(stateFilePath(home), { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
+  });
+
+  it('waits for another process that holds the write lock past busy_timeout, instead of failing to open', async () => {
+    const home = newHome();
+    await (await openState({ home, url: '' })).close();
+    // Another process on this home holds the write lock for 6 s (busy_timeout is 5 s).
+    const holder = spawn(process.execPath, ['-e', `const db = new (require('better-sqlite3'))(${JSON.stringify(stateFilePath(home))}); db.exec('BEGIN IMMEDIATE'); console.log('locked'); setTimeout(() => db.exec('COMMIT'), 6000);`], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise((r) => holder.on('close', r));
+    await new Promise((r) => holder.stdout.once('data', r));
+    const started = Date.now();
+    const state = await openState({ home, url: '' });
+    expect(Date.now() - started).toBeGreaterThan(5000);
+    await state.putConversation(conversation('alice', 'c1', '2026-11-25T10:00:00.000Z'));
+    expect((await state.getConversation('alice', 'c1'))?.id).toBe('c1');
+    await state.close();
+    await exited;
+  }, 30_000);
+
+  it('tries a busy step again until its time is up, and any other failure at once', async () => {
+    const busy = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    let calls = 0;
+    await expect(whenNotBusy(() => (++calls < 3 ? (() => { throw busy(); })() : 'open'), 5_000)).resolves.toBe('open');
+    expect(calls).toBe(3);
+    const started = Date.now();
+    await expect(whenNotBusy(() => { throw busy(); }, 300)).rejects.toThrow('database is locked');
+    expect(Date.now() - started).toBeLessThan(2_000);
+    calls = 0;
+    await expect(whenNotBusy(() => { calls++; throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' }); })).rejects.toThrow('disk I/O error');
+    expect(calls).toBe(1);
   });
 
   it('refuses a damaged row with the table it is in', async () => {

@@ -69,6 +69,26 @@ export function keepingStatements(sqlite: import('better-sqlite3').Database): im
   };
 }
 
+/** How long opening the file waits for the other processes on this home. */
+const OPEN_WAIT_MS = 30_000;
+
+/**
+ * Runs `step`, again while SQLite answers BUSY: a process on a loaded machine may hold its lock
+ * past busy_timeout (a replica starting while another migrates or recovers the WAL of one that was
+ * killed), and a server that gives up there fails to start for nothing.
+ */
+export async function whenNotBusy<T>(step: () => T, waitMs = OPEN_WAIT_MS): Promise<T> {
+  const until = Date.now() + waitMs;
+  for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
+    try {
+      return step();
+    } catch (error) {
+      if (!String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY') || Date.now() + delay > until) throw error;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
 async function createSqlite(path: string): Promise<Kysely<Database>> {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   // Created 0600 before SQLite opens it: tokens' hashes and conversations are nobody else's.
@@ -79,7 +99,7 @@ async function createSqlite(path: string): Promise<Kysely<Database>> {
   // First: another process on this home (atlas serve token create beside a running server, or one
   // starting at the same moment) may hold a lock briefly, even while the journal mode is set.
   sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('journal_mode = WAL');
+  await whenNotBusy(() => sqlite.pragma('journal_mode = WAL'));
   // Each event is a transaction: in WAL mode NORMAL syncs at checkpoints, not at every commit, and
   // loses nothing when the process dies (only a power cut may take the last commits).
   sqlite.pragma('synchronous = NORMAL');
@@ -87,7 +107,7 @@ async function createSqlite(path: string): Promise<Kysely<Database>> {
   const db = new K<Database>({ dialect: new SqliteDialect({ database: keepingStatements(sqlite) }) });
   // Kysely takes no migration lock on SQLite: the migration runs under SQLite's own write lock, so
   // processes starting together on one home take turns and the later ones find nothing to do.
-  sqlite.exec('BEGIN IMMEDIATE');
+  await whenNotBusy(() => sqlite.exec('BEGIN IMMEDIATE'));
   try {
     await migrate(db, 'sqlite');
     sqlite.exec('COMMIT');
