@@ -94,6 +94,38 @@ describe('writing a state in pieces', () => {
     expect(body.bytes.length).toBeLessThan(chunks.join('').length / 2);
     expect(await joinText(manifestChunks(body.bytes))).toBe(chunks.join(''));
   });
+
+  it('reads a manifest as it arrives, in pieces of any size, gzipped or not, and fails (never stalls) when the download breaks', async () => {
+    const text = [...stateChunks({ version: '1.0', last_synced_at: 5, files: [...many(2000), { path: 'é/ü/漢字.txt', checksum: md5('x'), size: 1, modified_at: 2 }] })].join('');
+    const zipped = (await manifestBody([text])).bytes;
+    /** `bytes` as a download would bring them: a first piece of one byte (the magic split), then pieces of `size`. */
+    const arriving = (bytes: Buffer, size: number, failAt = Infinity) =>
+      (async function* () {
+        for (let at = 0, step = 1; at < bytes.length; at += step, step = size) {
+          if (at >= failAt) throw new Error('socket hang up');
+          yield new Uint8Array(bytes.subarray(at, at + step));
+        }
+      })();
+    for (const size of [7, 4096]) {
+      expect(await joinText(manifestChunks(arriving(zipped, size)))).toBe(text);
+      expect(await joinText(manifestChunks(arriving(Buffer.from(text), size)))).toBe(text);
+    }
+    await expect(joinText(manifestChunks(arriving(zipped, 1024, zipped.length / 2)))).rejects.toThrow('socket hang up');
+    await expect(joinText(manifestChunks(arriving(Buffer.from(text), 1024, 5000)))).rejects.toThrow('socket hang up');
+    // A reader that stops early lets go of the download.
+    let closed = false;
+    const source = (async function* () {
+      try {
+        yield* arriving(zipped, 512);
+      } finally {
+        closed = true;
+      }
+    })();
+    for await (const piece of manifestChunks(source)) if (piece.length > 0) break;
+    for (let waited = 0; !closed && waited < 2000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    expect(closed).toBe(true);
+    expect(await joinText(manifestChunks(arriving(Buffer.alloc(0), 1)))).toBe('');
+  });
 });
 
 afterAll(() => removeScratch());

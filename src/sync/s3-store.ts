@@ -156,7 +156,7 @@ export class S3Store implements SyncStore {
     const key = this.key(tree, version, STATE_FILE_NAME);
     try {
       const got = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return rethrown(manifestChunks(Buffer.from(await got.Body!.transformToByteArray())), (error) => s3Error(error, key, this.location));
+      return rethrown(manifestChunks(got.Body as AsyncIterable<Uint8Array>), (error) => s3Error(error, key, this.location));
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw s3Error(error, key, this.location);
