@@ -125,6 +125,11 @@ describe('writing a state in pieces', () => {
     for (let waited = 0; !closed && waited < 2000; waited += 10) await new Promise((r) => setTimeout(r, 10));
     expect(closed).toBe(true);
     expect(await joinText(manifestChunks(arriving(Buffer.alloc(0), 1)))).toBe('');
+    // A text cut inside a character ends in U+FFFD (the parse then calls it corrupt), never in a stall.
+    expect(await joinText(manifestChunks(arriving(Buffer.from('{"é').subarray(0, 3), 1)))).toBe('{"\uFFFD');
+    // A store's zip bomb stops at the limit.
+    const bomb = (await manifestBody([' '.repeat(200_000)])).bytes;
+    await expect(joinText(manifestChunks(arriving(bomb, 1024), 100_000))).rejects.toThrow('the manifest inflates to more than 100000 bytes');
   });
 });
 
