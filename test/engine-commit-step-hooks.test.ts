@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { whileIndexLocked } from '../src/git/index-lock.js';
 import { listTaskRefs } from '../src/store/task-store.js';
 import { atlas, git, makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 
@@ -37,5 +38,42 @@ describe('a template commit step with atlas git hooks installed', () => {
     const done = hook.checkpoints.filter((c: any) => c.trigger === 'step_complete' && c.step_name === 'commit');
     expect(done).toHaveLength(1);
     expect(done[0].git_commit).toBe(head);
+  });
+});
+
+describe('a commit step while another git holds the tree\'s index', () => {
+  it('waits for it (a git that a killed atlas left running) instead of failing the task', async () => {
+    const home = tempDir('atlas-home-');
+    const repo = makeGitRepo();
+    mkdirSync(join(repo, '.atlas', 'templates'), { recursive: true });
+    // The first step takes the worktree's index.lock as a running git would, and lets go 1.5 s later
+    // from a process of its own session (the step's own processes end with the step).
+    writeFileSync(join(repo, '.atlas', 'templates', 'locked.yaml'), `name: locked
+steps:
+  - name: write
+    type: command
+    run: "echo hello > hello.txt && lock=$(git rev-parse --git-path index.lock) && : > \\"$lock\\" && { setsid sh -c \\"sleep 1.5; rm -f '$lock'\\" >/dev/null 2>&1 < /dev/null & }"
+  - name: commit
+    type: git
+    action: commit
+    message: "add hello"
+`);
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'template');
+    const result = await atlas(['start', 'locked', 'say hello', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    const task = JSON.parse(readFileSync(join(listTaskRefs(home)[0]!.dir, 'task.json'), 'utf8'));
+    expect(git(task.worktree, 'log', '-1', '--format=%s')).toBe('add hello');
+  });
+
+  it('tries again only while git says the index is locked, and gives up when the wait is over', async () => {
+    const locked = () => new Error("fatal: Unable to create '/r/.git/index.lock': File exists.\n\nAnother git process seems to be running");
+    let calls = 0;
+    await expect(whileIndexLocked(async () => (++calls < 3 ? Promise.reject(locked()) : 'done'), 5_000)).resolves.toBe('done');
+    expect(calls).toBe(3);
+    await expect(whileIndexLocked(() => Promise.reject(locked()), 200)).rejects.toThrow('index.lock');
+    calls = 0;
+    await expect(whileIndexLocked(async () => { calls++; throw new Error('fatal: not a git repository'); })).rejects.toThrow('not a git repository');
+    expect(calls).toBe(1);
   });
 });

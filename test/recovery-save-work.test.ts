@@ -151,6 +151,18 @@ describe('saveWork', () => {
     }
   });
 
+  it('waits for a git that still holds the index (one a killed atlas left running), then resets', async () => {
+    writeFileSync(join(repo, 'notes.md'), 'edited\n');
+    const lock = join(repo, '.git', 'index.lock');
+    writeFileSync(lock, '');
+    const released = setTimeout(() => rmSync(lock), 700);
+    const started = Date.now();
+    await resetToCheckpoint(repo, base);
+    clearTimeout(released);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+    expect(read('notes.md')).toBe('notes v0\n');
+  });
+
   it('refuses to reset to a commit that does not exist, before touching anything', async () => {
     makeMess();
     const status = git(repo, 'status', '--porcelain=v1', '-uall');

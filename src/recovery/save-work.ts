@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { copyIndex } from '../git/files-tree.js';
+import { whileIndexLocked } from '../git/index-lock.js';
 import { runGit } from '../git/run-git.js';
 import { readGitState } from '../git/state.js';
 import type { SubmoduleWork } from './save-submodules.js';
@@ -210,7 +211,8 @@ export async function resetToCheckpoint(worktree: string, commit: string, option
       hint: 'it may have been rebased away or garbage-collected; choose another action (retry_step or manual)',
     });
   }
-  await runGit(worktree, [...(options.submodulesSaved ? [] : ['-c', 'submodule.recurse=false']), 'reset', '--hard', '--quiet', commit]);
+  // A git that the killed atlas left running may still hold the index for a moment.
+  await whileIndexLocked(() => runGit(worktree, [...(options.submodulesSaved ? [] : ['-c', 'submodule.recurse=false']), 'reset', '--hard', '--quiet', commit]));
   await runGit(worktree, ['clean', '-fd', '--quiet']);
 }
 

@@ -3,6 +3,7 @@
 import type { GitStep } from '../../domain/template.js';
 import { createCheckpoint } from '../../hook/checkpoint.js';
 import { localExecutor } from '../../exec/local.js';
+import { whileIndexLocked } from '../../git/index-lock.js';
 import { runGit } from '../../git/run-git.js';
 import { SIMPLE_GIT_UNSAFE, safeGitConfigArgs } from '../../git/safe-config.js';
 import { shellQuote } from '../processes.js';
@@ -45,27 +46,27 @@ function errorText(error: unknown): string {
 async function commit(ctx: StepRunContext<GitStep>): Promise<StepResult> {
   const repo = await git(ctx);
   ctx.progress.setWorkingOn('committing');
-  // atlas's own git (pinned folders, no hooks): in a sandboxed task the tree is the step's.
-  if (ctx.executor.mode === 'sandbox') await runGit(ctx.task.worktree, ['add', '-A']);
-  else await repo.add(['-A']);
-  const status = await repo.status();
-  if (status.staged.length === 0 && status.files.length === 0) {
-    ctx.reporter.note('nothing to commit: the working tree is clean');
-    return { status: 'ok', summary: 'nothing to commit', details: { committed: false } };
-  }
-  const message = ctx.fill(ctx.step.message ?? DEFAULT_MESSAGE);
   // atlas's own post-commit hook (atlas hook install) stays out of this commit: the step's
   // step_complete checkpoint records it under the right step, where the hook's background
   // checkpoint would land after the step ended (under the next step, or not at all at the end).
   const skipBefore = process.env['ATLAS_HOOK_SKIP'];
   process.env['ATLAS_HOOK_SKIP'] = '1';
   try {
+    // atlas's own git (pinned folders, no hooks): in a sandboxed task the tree is the step's. A git
+    // that a killed atlas left running may still hold the index: the step waits for it.
+    await whileIndexLocked(async () => void (ctx.executor.mode === 'sandbox' ? await runGit(ctx.task.worktree, ['add', '-A']) : await repo.add(['-A'])));
+    const status = await repo.status();
+    if (status.staged.length === 0 && status.files.length === 0) {
+      ctx.reporter.note('nothing to commit: the working tree is clean');
+      return { status: 'ok', summary: 'nothing to commit', details: { committed: false } };
+    }
+    const message = ctx.fill(ctx.step.message ?? DEFAULT_MESSAGE);
     let branch = ctx.task.branch;
     if (ctx.executor.mode === 'sandbox') {
       const done = await commitInSandbox(ctx, message);
       if (!done.ok) return { status: 'failed', error: `git commit failed: ${done.error}` };
     } else {
-      branch = (await repo.commit(message)).branch || branch;
+      branch = (await whileIndexLocked(() => repo.commit(message))).branch || branch;
     }
     const sha = (await repo.revparse(['HEAD'])).trim();
     ctx.progress.addFiles(status.files.map((f) => f.path));
