@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { whileIndexLocked } from '../src/git/index-lock.js';
@@ -46,13 +46,13 @@ describe('a commit step while another git holds the tree\'s index', () => {
     const home = tempDir('atlas-home-');
     const repo = makeGitRepo();
     mkdirSync(join(repo, '.atlas', 'templates'), { recursive: true });
-    // The first step takes the worktree's index.lock as a running git would, and lets go 1.5 s later
-    // from a process of its own session (the step's own processes end with the step).
+    // The first step takes the worktree's index.lock as a running git would; the test lets go of
+    // it 1.5 s later, while the commit step waits.
     writeFileSync(join(repo, '.atlas', 'templates', 'locked.yaml'), `name: locked
 steps:
   - name: write
     type: command
-    run: "echo hello > hello.txt && lock=$(git rev-parse --git-path index.lock) && : > \\"$lock\\" && { setsid sh -c \\"sleep 1.5; rm -f '$lock'\\" >/dev/null 2>&1 < /dev/null & }"
+    run: 'echo hello > hello.txt && : > "$(git rev-parse --git-path index.lock)"'
   - name: commit
     type: git
     action: commit
@@ -60,7 +60,16 @@ steps:
 `);
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'template');
-    const result = await atlas(['start', 'locked', 'say hello', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
+    const run = atlas(['start', 'locked', 'say hello', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
+    const worktrees = join(repo, '.git', 'worktrees');
+    let lock: string | undefined;
+    for (const end = Date.now() + 30_000; lock === undefined && Date.now() < end; await new Promise((r) => setTimeout(r, 20))) {
+      lock = (existsSync(worktrees) ? readdirSync(worktrees) : []).map((w) => join(worktrees, w, 'index.lock')).find((l) => existsSync(l));
+    }
+    expect(lock).toBeDefined();
+    await new Promise((r) => setTimeout(r, 1500));
+    rmSync(lock!);
+    const result = await run;
     expect(result.code, result.stderr + result.stdout).toBe(0);
     const task = JSON.parse(readFileSync(join(listTaskRefs(home)[0]!.dir, 'task.json'), 'utf8'));
     expect(git(task.worktree, 'log', '-1', '--format=%s')).toBe('add hello');
