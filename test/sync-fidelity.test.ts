@@ -1,7 +1,9 @@
 // What a push stores and a pull restores (issue 20): executable bits, empty folders, links that
 // stay inside the folder (and only those), user files named like atlas's temp and state files,
 // versions stored before content addressing, and a hostile manifest's blob names, modes and links.
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:net';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -78,6 +80,22 @@ describe('fidelity', () => {
     expect(readlinkSync(join(dest, 'README.md'))).toBe('bin/tool');
     expect(existsSync(join(dest, 'bin/docs'))).toBe(false);
     expect(lstatSync(join(dest, 'docs/real.md')).isFile()).toBe(true);
+  });
+
+  it('leaves out named pipes and sockets, and says so; the rest of the folder is pushed', async () => {
+    const w = world();
+    const src = w.folder('src');
+    writeTree(src, { 'data.txt': 'data', 'run/keep.txt': 'kept' });
+    execFileSync('mkfifo', [join(src, 'run/queue')]);
+    const socket = createServer().listen(join(src, 'run/agent.sock'));
+    await new Promise((r) => socket.once('listening', r));
+    try {
+      const pushed = await syncPush(w.target(src), await w.deps());
+      expect(pushed.stats.notes.join()).toMatch(/2 named pipe\(s\), socket\(s\) or device\(s\) not synced \(they hold no content to store\): run\/agent.sock, run\/queue/);
+      expect(readStoredVersion(w.store, 'ws', pushed.stats.version!)).toEqual({ 'data.txt': 'data', 'run/keep.txt': 'kept' });
+    } finally {
+      await new Promise((r) => socket.close(r));
+    }
   });
 
   it('user files named like atlas\'s temp or state files are synced, and never deleted by a push or pull', async () => {

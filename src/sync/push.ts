@@ -49,7 +49,8 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const known = byPathOf(previous);
     const scan = await scanWorkspace(root, options.rules, previous, known);
     refuseUnpullable(root, [...unsafeEntries(scan.files), ...unsafeDirs(scan), ...scan.badNames.map((path) => ({ path, problem: pathProblem(path) ?? 'is not valid UTF-8' }))]);
-    if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${scan.symlinks.slice(0, 5).join(', ')}${scan.symlinks.length > 5 ? ', ...' : ''}`);
+    if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${someOf(scan.symlinks)}`);
+    if (scan.specials.length > 0) stats.notes.push(`${scan.specials.length} named pipe(s), socket(s) or device(s) not synced (they hold no content to store): ${someOf(scan.specials)}`);
     const latest = await latestVersion(store, tree, names, warn, { known });
     known.clear();
     const combined = combineWithStore(scan, previous, latest, await sharedBase(store, tree, previous, latest, stats), stats, options.force === true);
@@ -121,6 +122,11 @@ function locate(files: Iterable<FileEntry>, latest: StoredVersion | undefined, s
     const place = sent.get(f.sha256) ?? (known ??= locationsOf(latest?.state.files ?? [])).get(f.sha256);
     if (place) Object.assign(f, place);
   }
+}
+
+/** The first few of `paths`, for a note. */
+function someOf(paths: readonly string[]): string {
+  return `${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}`;
 }
 
 /**

@@ -16,6 +16,8 @@ export interface ScanResult {
   files: FileEntry[];
   /** Links pointing outside the folder: never synced (what they point to is not the workspace's). */
   symlinks: string[];
+  /** Named pipes, sockets and devices: no content a store could hold, never synced. */
+  specials: string[];
   /** Folders with nothing synced inside. */
   dirs: string[];
   /** Names that are not UTF-8: Node cannot even open them by the name it reads (a push refuses them). */
@@ -84,6 +86,7 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   const found: Found[] = [];
   const links: FileEntry[] = [];
   const symlinks: string[] = [];
+  const specials: string[] = [];
   const dirs: string[] = [];
   const badNames: string[] = [];
   /** Returns how many synced things the folder holds (0: it is stored as an empty folder). */
@@ -114,7 +117,11 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
           if (inside === 0) dirs.push(path);
           return 1;
         }
-        if (!d.isFile() || isExcluded(path, false, rules)) return 0;
+        if (isExcluded(path, false, rules)) return 0;
+        if (!d.isFile()) {
+          specials.push(path);
+          return 0;
+        }
         // Synchronous: 10,000 lstats take ~50 ms so, ~200 ms as thread-pool round trips, most of
         // a no-op sync's time (docs/performance.md#workspace-sync).
         const st = lstatSync(abs);
@@ -139,7 +146,7 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   });
   files.push(...links);
   files.sort(inPathOrder);
-  return { files, symlinks: symlinks.sort(), dirs: dirs.sort(), badNames: badNames.sort(), bytesHashed };
+  return { files, symlinks: symlinks.sort(), specials: specials.sort(), dirs: dirs.sort(), badNames: badNames.sort(), bytesHashed };
 }
 
 /** A state's entries by path. */
