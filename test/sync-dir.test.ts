@@ -48,6 +48,23 @@ describe('directory store', () => {
     expect(existsSync(join(s.store, 'ws', pushed.stats.version!, '.sandbox-state'))).toBe(true);
   });
 
+  it('keeps what it stores private (folders 0700, files 0600), whatever the files\' own modes', async () => {
+    const s = setup();
+    const src = dir();
+    writeTree(src, { 'README.md': 'readme', 'big.bin': 'x'.repeat(1024 * 1024 + 1), 'sub/.env': 'TOKEN=secret' });
+    chmodSync(join(src, 'README.md'), 0o644);
+    const pushed = await syncPush(s.target(src), await s.deps());
+    const modes = (path: string): string[] =>
+      readdirSync(path, { withFileTypes: true }).flatMap((d) => {
+        const child = join(path, d.name);
+        const mode = (statSync(child).mode & 0o777).toString(8);
+        return [`${d.isDirectory() ? 'dir' : 'file'} ${mode}`, ...(d.isDirectory() ? modes(child) : [])];
+      });
+    expect(statSync(s.store).mode & 0o777).toBe(0o700);
+    expect([...new Set(modes(s.store))].sort()).toEqual(['dir 700', 'file 600']);
+    expect(pushed.stats.files_uploaded).toBe(3);
+  });
+
   it('a push where nothing changed makes no version; a new version is a manifest, each content stored once, in a pack named by its SHA-256', async () => {
     const s = setup();
     const src = dir();

@@ -11,7 +11,7 @@ import { sortVersions } from '../domain/sync-plan.js';
 import { BLOB_GRACE_SECONDS } from '../domain/sync-retention.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../store/atomic-write.js';
 import type { Received } from './safe-fs.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
@@ -88,7 +88,7 @@ export class DirectoryStore implements SyncStore {
 
   async checkAccess(): Promise<void> {
     try {
-      await mkdir(this.location, { recursive: true });
+      await mkdir(this.location, { recursive: true, mode: PRIVATE_DIR_MODE });
       await access(this.location, constants.R_OK | constants.W_OK | constants.X_OK);
     } catch (error) {
       throw storeError(error, `cannot use the store folder ${this.location}`);
@@ -97,7 +97,7 @@ export class DirectoryStore implements SyncStore {
 
   async putTaskIndex(taskId: string, workspace: string): Promise<void> {
     try {
-      await mkdir(await this.realFolder(TASK_INDEX), { recursive: true });
+      await mkdir(await this.realFolder(TASK_INDEX), { recursive: true, mode: PRIVATE_DIR_MODE });
       writeFileAtomic(this.dir(TASK_INDEX, taskIndexName(taskId, workspace)), '');
     } catch (error) {
       throw storeError(error, `cannot write to the store folder ${this.location}`);
@@ -202,16 +202,17 @@ export class DirectoryStore implements SyncStore {
    */
   private async storeBlob(tree: string, openSource: () => Promise<AsyncIterable<Buffer | string> | Iterable<Buffer>>, what: string): Promise<Received> {
     const incoming = await this.realFolder(tree, BLOB_AREA, INCOMING);
-    await mkdir(incoming, { recursive: true }).catch((error: unknown) => {
+    await mkdir(incoming, { recursive: true, mode: PRIVATE_DIR_MODE }).catch((error: unknown) => {
       throw storeError(error, `cannot write to the store folder ${this.location}`);
     });
     const temp = join(incoming, `${process.pid}-${++staging}`);
     let source: Awaited<ReturnType<typeof openSource>> | undefined;
     try {
       source = await openSource();
-      const got = await streamToNewFile(source, temp);
+      // The store holds the person's files, whatever their own modes: nobody else's to read.
+      const got = await streamToNewFile(source, temp, PRIVATE_FILE_MODE);
       const final = await this.blobFile(tree, got.sha256);
-      await mkdir(dirname(final), { recursive: true });
+      await mkdir(dirname(final), { recursive: true, mode: PRIVATE_DIR_MODE });
       await rename(temp, final);
       return got;
     } catch (error) {
@@ -303,7 +304,7 @@ export class DirectoryStore implements SyncStore {
     // rename onto a folder that holds files fails: a concurrent push that picked the same name.
     const stage = this.dir(tree, `.incoming-${version}-${process.pid}-${++staging}`);
     try {
-      await mkdir(stage, { recursive: true });
+      await mkdir(stage, { recursive: true, mode: PRIVATE_DIR_MODE });
       writeFileAtomic(join(stage, STATE_FILE_NAME), manifest);
       await rename(stage, final);
       return true;
