@@ -84,7 +84,8 @@ export interface SyncStatus {
   state_file: string;
   last_synced_at: number | null;
   latest_version: string | null;
-  push: { new_version: boolean; upload: number; upload_bytes: number; reuse: number; removed: number };
+  /** `unreadable`: files and folders this user may not read, which a push refuses. */
+  push: { new_version: boolean; upload: number; upload_bytes: number; reuse: number; removed: number; unreadable: string[] };
   pull: { skipped_because: string | null; download: number; download_bytes: number; delete: number; skip: number; keep: number; conflicts: string[]; refused: string[] };
 }
 
@@ -110,6 +111,7 @@ export async function syncStatus(target: SyncTarget, deps: SyncDeps): Promise<Sy
       upload_bytes: push.upload.reduce((n, f) => n + f.size, 0),
       reuse: push.reused,
       removed: push.removed,
+      unreadable: scan.unreadable,
     },
     pull: {
       skipped_because: skipReason ?? null,

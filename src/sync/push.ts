@@ -48,6 +48,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     // entries are the same objects.
     const known = byPathOf(previous);
     const scan = await scanWorkspace(root, options.rules, previous, known);
+    refuseUnreadable(root, scan.unreadable);
     refuseUnpullable(root, [...unsafeEntries(scan.files), ...unsafeDirs(scan), ...scan.badNames.map((path) => ({ path, problem: pathProblem(path) ?? 'is not valid UTF-8' }))]);
     if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${someOf(scan.symlinks)}`);
     if (scan.specials.length > 0) stats.notes.push(`${scan.specials.length} named pipe(s), socket(s) or device(s) not synced (they hold no content to store): ${someOf(scan.specials)}`);
@@ -127,6 +128,19 @@ function locate(files: Iterable<FileEntry>, latest: StoredVersion | undefined, s
 /** The first few of `paths`, for a note. */
 function someOf(paths: readonly string[]): string {
   return `${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}`;
+}
+
+/**
+ * A file or folder this user may not read: stored without it, the version would say it was
+ * deleted, and a pull elsewhere would delete it there. Nothing is pushed until it can be read.
+ */
+function refuseUnreadable(root: string, paths: readonly string[]): void {
+  if (paths.length === 0) return;
+  const list = paths.slice(0, 10).map((p) => `  ${JSON.stringify(p)}`).join('\n');
+  throw new AtlasError(`${root}: ${paths.length} file(s) or folder(s) cannot be read (permission denied), so nothing was pushed:\n${list}${paths.length > 10 ? `\n  ... and ${paths.length - 10} more` : ''}`, {
+    exitCode: EXIT.input,
+    hint: 'give yourself read access to them (chmod u+r, and u+rx for a folder), or leave them out with sync.exclude',
+  });
 }
 
 /**

@@ -18,6 +18,8 @@ export interface ScanResult {
   symlinks: string[];
   /** Named pipes, sockets and devices: no content a store could hold, never synced. */
   specials: string[];
+  /** Files and folders this process may not read (a push refuses to store the folder without them). */
+  unreadable: string[];
   /** Folders with nothing synced inside. */
   dirs: string[];
   /** Names that are not UTF-8: Node cannot even open them by the name it reads (a push refuses them). */
@@ -87,66 +89,90 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   const links: FileEntry[] = [];
   const symlinks: string[] = [];
   const specials: string[] = [];
+  const unreadable: string[] = [];
   const dirs: string[] = [];
   const badNames: string[] = [];
   /** Returns how many synced things the folder holds (0: it is stored as an empty folder). */
   const walk = async (dir: string, rel: string): Promise<number> => {
-    const entries = await readdir(dir, { withFileTypes: true });
+    const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) => (rel !== '' && isDenied(error) ? undefined : Promise.reject(error)));
+    if (entries === undefined) {
+      unreadable.push(rel);
+      return 1; // not an empty folder: its contents are unknown
+    }
     const counts = await Promise.all(
       entries.map(async (d): Promise<number> => {
         const path = rel ? `${rel}/${d.name}` : d.name;
         const abs = join(dir, d.name);
-        if (d.name.includes('\uFFFD') && !isExcluded(path, d.isDirectory(), rules)) {
-          badNames.push(path);
-          return 1;
-        }
-        if (d.isSymbolicLink()) {
+        try {
+          if (d.name.includes('\uFFFD') && !isExcluded(path, d.isDirectory(), rules)) {
+            badNames.push(path);
+            return 1;
+          }
+          if (d.isSymbolicLink()) {
+            if (isExcluded(path, false, rules)) return 0;
+            const st = lstatSync(abs);
+            const target = readlinkSync(abs);
+            if (!linkStaysInside(path, target)) {
+              symlinks.push(path);
+              return 0;
+            }
+            links.push(linkEntry(path, target, seconds(st.mtimeMs)));
+            return 1;
+          }
+          if (d.isDirectory()) {
+            if (isExcluded(path, true, rules)) return 0;
+            const inside = await walk(abs, path);
+            if (inside === 0) dirs.push(path);
+            return 1;
+          }
           if (isExcluded(path, false, rules)) return 0;
-          const st = lstatSync(abs);
-          const target = readlinkSync(abs);
-          if (!linkStaysInside(path, target)) {
-            symlinks.push(path);
+          if (!d.isFile()) {
+            specials.push(path);
             return 0;
           }
-          links.push(linkEntry(path, target, seconds(st.mtimeMs)));
+          // Synchronous: 10,000 lstats take ~50 ms so, ~200 ms as thread-pool round trips, most of
+          // a no-op sync's time (docs/performance.md#workspace-sync).
+          const st = lstatSync(abs);
+          // A stub a killed sandboxed run left in the worktree is not the person's work.
+          if (st.size === 0 && (await isSandboxStubFile(path, st))) return 0;
+          found.push({ path, size: st.size, mtimeS: seconds(st.mtimeMs), mode: st.mode & 0o777 });
+          return 1;
+        } catch (error) {
+          // A file or folder this user may not read (a folder without search permission refuses
+          // the lstat of what it holds): named, never an unexplained failure.
+          if (!isDenied(error)) throw error;
+          unreadable.push(path);
           return 1;
         }
-        if (d.isDirectory()) {
-          if (isExcluded(path, true, rules)) return 0;
-          const inside = await walk(abs, path);
-          if (inside === 0) dirs.push(path);
-          return 1;
-        }
-        if (isExcluded(path, false, rules)) return 0;
-        if (!d.isFile()) {
-          specials.push(path);
-          return 0;
-        }
-        // Synchronous: 10,000 lstats take ~50 ms so, ~200 ms as thread-pool round trips, most of
-        // a no-op sync's time (docs/performance.md#workspace-sync).
-        const st = lstatSync(abs);
-        // A stub a killed sandboxed run left in the worktree is not the person's work.
-        if (st.size === 0 && (await isSandboxStubFile(path, st))) return 0;
-        found.push({ path, size: st.size, mtimeS: seconds(st.mtimeMs), mode: st.mode & 0o777 });
-        return 1;
       }),
     );
     return counts.reduce((a, b) => a + b, 0);
   };
   await walk(root, '');
   let bytesHashed = 0;
-  const files = await mapPool(found, 8, async (f): Promise<FileEntry> => {
+  const hashed = await mapPool(found, 8, async (f): Promise<FileEntry | undefined> => {
     const known = cachedEntry(previous, byPath, f.path, f.size, f.mtimeS);
     // The recorded entry itself when nothing about the file changed: one object per file, not two.
     if (known?.sha256 !== undefined && known.mode === f.mode) return known;
     if (known?.sha256 !== undefined) return { path: f.path, checksum: known.checksum, size: f.size, modified_at: f.mtimeS, sha256: known.sha256, mode: f.mode };
-    const { md5, sha256 } = await hashFile(join(root, ...f.path.split('/')), f.size);
+    const read = await hashFile(join(root, ...f.path.split('/')), f.size).catch((error: unknown) => (isDenied(error) ? undefined : Promise.reject(error)));
+    if (read === undefined) {
+      unreadable.push(f.path);
+      return undefined;
+    }
     bytesHashed += f.size;
-    return { path: f.path, checksum: md5, size: f.size, modified_at: f.mtimeS, sha256, mode: f.mode };
+    return { path: f.path, checksum: read.md5, size: f.size, modified_at: f.mtimeS, sha256: read.sha256, mode: f.mode };
   });
+  const files = hashed.filter((f): f is FileEntry => f !== undefined);
   files.push(...links);
   files.sort(inPathOrder);
-  return { files, symlinks: symlinks.sort(), specials: specials.sort(), dirs: dirs.sort(), badNames: badNames.sort(), bytesHashed };
+  return { files, symlinks: symlinks.sort(), specials: specials.sort(), unreadable: unreadable.sort(), dirs: dirs.sort(), badNames: badNames.sort(), bytesHashed };
+}
+
+/** A permission refusal (a file or folder without read access for this user). */
+function isDenied(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EACCES' || code === 'EPERM';
 }
 
 /** A state's entries by path. */
