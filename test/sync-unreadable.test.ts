@@ -11,11 +11,15 @@ import { removeScratch, scratch } from './helpers/sync-fixtures.js';
 
 const asRoot = process.getuid?.() === 0;
 const nobody = asRoot ? { uid: Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim()), gid: Number(spawnSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).stdout.trim()) } : undefined;
+/** As root, `nobody` must be able to run this Node.js (a Node.js inside root's home is not). */
+const cannotDrop = nobody && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status !== 0
+  ? `runuser -u nobody cannot run ${process.execPath}`
+  : undefined;
 let cli = join(ROOT, 'bin', 'atlas.js');
 
 beforeAll(() => {
   ensureBuilt();
-  if (!nobody) return;
+  if (!nobody || cannotDrop) return;
   const copy = scratch('atlas-cli-copy-');
   chmodSync(copy, 0o755);
   cpSync(join(ROOT, 'bin'), join(copy, 'bin'), { recursive: true });
@@ -43,7 +47,7 @@ function sync(args: string[], env: Record<string, string>) {
 }
 
 describe('a folder with files its user may not read', () => {
-  it('is refused by a push, naming them, and nothing is stored; status lists them; once readable it pushes', () => {
+  it.skipIf(cannotDrop !== undefined)(`is refused by a push, naming them, and nothing is stored; status lists them; once readable it pushes${cannotDrop ? ` (skipped: ${cannotDrop})` : ''}`, () => {
     const base = scratch('atlas-unreadable-');
     chmodSync(base, 0o755);
     const folder = join(base, 'w');
