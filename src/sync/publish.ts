@@ -11,6 +11,7 @@ import { mergeWithStore } from '../domain/sync-merge.js';
 import { nextVersionName, sameEntry } from '../domain/sync-plan.js';
 import type { FileEntry, StateFile } from '../domain/sync-state.js';
 import { stateChunks } from '../domain/sync-state.js';
+import { listed } from './render.js';
 import type { SyncStore } from './store.js';
 import type { StoredVersion } from './versions.js';
 import { loadVersion } from './versions.js';
@@ -132,9 +133,8 @@ function sameFiles(files: readonly FileEntry[], dirs: readonly string[], state: 
 }
 
 function concurrentConflict(tree: string, own: string, newest: string, paths: readonly string[], notes: readonly string[]): AtlasError {
-  const list = paths.slice(0, 10).map((p) => `  ${p}`).join('\n');
   return new AtlasError(
-    `${notes[0] ?? 'another push published while this push ran'}, and ${paths.length} file(s) changed in both: the newest version of ${tree}, ${newest}, keeps theirs; version ${own} keeps this push's:\n${list}${paths.length > 10 ? `\n  ... and ${paths.length - 10} more` : ''}`,
+    `${notes[0] ?? 'another push published while this push ran'}, and ${paths.length} file(s) changed in both: the newest version of ${tree}, ${newest}, keeps theirs; version ${own} keeps this push's:\n${listed(paths)}`,
     {
       exitCode: EXIT.conflict,
       hint: `compare them (atlas sync export --version ${own} DIR), then push with --force to publish this folder's versions of them, or pull (--force) to take the store's`,

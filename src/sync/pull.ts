@@ -12,6 +12,7 @@ import type { FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
 import { emptyState, splitOutsideLinks, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
 import { silentProgress } from './progress.js';
+import { listed } from './render.js';
 import { writeEntries } from './materialize.js';
 import { deleteFiles, observePaths } from './safe-fs.js';
 import { byPathOf } from './scan.js';
@@ -27,9 +28,8 @@ export interface PullTreeOptions {
   force?: boolean;
 }
 
-function listed(items: readonly Refusal[]): string {
-  const shown = items.slice(0, 10).map((r) => `  ${JSON.stringify(r.path)} ${r.problem}`);
-  return [...shown, ...(items.length > 10 ? [`  ... and ${items.length - 10} more`] : [])].join('\n');
+function refusals(items: readonly Refusal[]): string {
+  return listed(items.map((r) => `${JSON.stringify(r.path)} ${r.problem}`));
 }
 
 export function maxDeleteRule(value: string, warn: (text: string) => void) {
@@ -77,13 +77,13 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
     }
     const where = `version ${stored.version} of ${tree} (${store.location})`;
     if (plan.refused.length > 0) {
-      throw new AtlasError(`refused to pull ${where}; nothing was changed:\n${listed(plan.refused)}`, {
+      throw new AtlasError(`refused to pull ${where}; nothing was changed:\n${refusals(plan.refused)}`, {
         exitCode: EXIT.failure,
         hint: 'move the folder, file or symlink named above out of the way, then pull again',
       });
     }
     if (plan.conflicts.length > 0 && !options.force) {
-      throw new AtlasError(`${plan.conflicts.length} file(s) here differ from ${where} and would be overwritten; nothing was changed:\n${listed(plan.conflicts)}`, {
+      throw new AtlasError(`${plan.conflicts.length} file(s) here differ from ${where} and would be overwritten; nothing was changed:\n${refusals(plan.conflicts)}`, {
         exitCode: EXIT.failure,
         hint: 'push them first (atlas sync push), move them aside, or pull with --force to overwrite them',
       });

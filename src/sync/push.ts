@@ -15,6 +15,7 @@ import { mergeWithStore } from '../domain/sync-merge.js';
 import { commitNew, commonBase, reconcile } from './publish.js';
 import { sendContents } from './upload.js';
 import { silentProgress } from './progress.js';
+import { listed, someOf } from './render.js';
 import type { ScanResult } from './scan.js';
 import { byPathOf, scanWorkspace } from './scan.js';
 import type { SyncStore } from './store.js';
@@ -125,19 +126,13 @@ function locate(files: Iterable<FileEntry>, latest: StoredVersion | undefined, s
   }
 }
 
-/** The first few of `paths`, for a note. */
-function someOf(paths: readonly string[]): string {
-  return `${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}`;
-}
-
 /**
  * A file or folder this user may not read: stored without it, the version would say it was
  * deleted, and a pull elsewhere would delete it there. Nothing is pushed until it can be read.
  */
 function refuseUnreadable(root: string, paths: readonly string[]): void {
   if (paths.length === 0) return;
-  const list = paths.slice(0, 10).map((p) => `  ${JSON.stringify(p)}`).join('\n');
-  throw new AtlasError(`${root}: ${paths.length} file(s) or folder(s) cannot be read (permission denied), so nothing was pushed:\n${list}${paths.length > 10 ? `\n  ... and ${paths.length - 10} more` : ''}`, {
+  throw new AtlasError(`${root}: ${paths.length} file(s) or folder(s) cannot be read (permission denied), so nothing was pushed:\n${listed(paths.map((p) => JSON.stringify(p)))}`, {
     exitCode: EXIT.input,
     hint: 'give yourself read access to them (chmod u+r, and u+rx for a folder), or leave them out with sync.exclude',
   });
@@ -150,8 +145,7 @@ function refuseUnreadable(root: string, paths: readonly string[]): void {
  */
 function refuseUnpullable(root: string, refused: readonly Refusal[]): void {
   if (refused.length === 0) return;
-  const list = refused.slice(0, 10).map((r) => `  ${JSON.stringify(r.path)} ${r.problem}`).join('\n');
-  throw new AtlasError(`${root}: ${refused.length} file name${refused.length === 1 ? '' : 's'} cannot be stored (a pull would refuse ${refused.length === 1 ? 'it' : 'them'}), so nothing was pushed:\n${list}${refused.length > 10 ? `\n  ... and ${refused.length - 10} more` : ''}`, {
+  throw new AtlasError(`${root}: ${refused.length} file name${refused.length === 1 ? '' : 's'} cannot be stored (a pull would refuse ${refused.length === 1 ? 'it' : 'them'}), so nothing was pushed:\n${listed(refused.map((r) => `${JSON.stringify(r.path)} ${r.problem}`))}`, {
     exitCode: EXIT.input,
     hint: 'rename those files, or leave them out with sync.exclude',
   });
@@ -202,9 +196,8 @@ async function sharedBase(store: SyncStore, tree: string, previous: StateFile | 
 }
 
 function conflictError(root: string, tree: string, version: string, newest: string, conflicts: readonly string[]): AtlasError {
-  const list = conflicts.slice(0, 10).map((p) => `  ${p}`).join('\n');
   return new AtlasError(
-    `${root} is behind version ${newest} of ${tree}, and ${conflicts.length} file(s) changed both here and there; this push was stored as version ${version}, which is not the newest:\n${list}${conflicts.length > 10 ? `\n  ... and ${conflicts.length - 10} more` : ''}`,
+    `${root} is behind version ${newest} of ${tree}, and ${conflicts.length} file(s) changed both here and there; this push was stored as version ${version}, which is not the newest:\n${listed(conflicts)}`,
     {
       exitCode: EXIT.conflict,
       hint: `compare them (atlas sync export --version ${newest} DIR), then push with --force to publish this folder's versions of them, or pull (--force) to take the store's`,

@@ -3,6 +3,16 @@ import { formatDuration } from '../domain/duration.js';
 import type { SyncStats } from '../domain/sync-plan.js';
 import type { PruneResult } from './prune.js';
 
+/** Lines for a message, indented: the first 10, then how many more there are. */
+export function listed(lines: readonly string[]): string {
+  return [...lines.slice(0, 10).map((l) => `  ${l}`), ...(lines.length > 10 ? [`  ... and ${lines.length - 10} more`] : [])].join('\n');
+}
+
+/** The first few of `paths`, for a note. */
+export function someOf(paths: readonly string[]): string {
+  return `${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}`;
+}
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;

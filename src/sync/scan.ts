@@ -94,9 +94,9 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   const badNames: string[] = [];
   /** Returns how many synced things the folder holds (0: it is stored as an empty folder). */
   const walk = async (dir: string, rel: string): Promise<number> => {
-    const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) => (rel !== '' && isDenied(error) ? undefined : Promise.reject(error)));
+    const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) => (isDenied(error) ? undefined : Promise.reject(error)));
     if (entries === undefined) {
-      unreadable.push(rel);
+      unreadable.push(rel || '.');
       return 1; // not an empty folder: its contents are unknown
     }
     const counts = await Promise.all(

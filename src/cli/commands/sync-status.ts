@@ -1,7 +1,7 @@
 // atlas sync status [--task ID | --dir PATH]: what push and pull would do; changes nothing.
 import { EXIT } from '../../domain/errors.js';
 import { syncStatus } from '../../sync/operations.js';
-import { formatBytes } from '../../sync/render.js';
+import { formatBytes, someOf } from '../../sync/render.js';
 import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';
@@ -24,7 +24,7 @@ export default async function syncStatusCommand(ctx: CliContext, flags: SyncFlag
     ];
     if (s.pull.conflicts.length > 0) lines.push(`  conflicts    ${s.pull.conflicts.length} file(s) changed here that a pull would overwrite (--force): ${s.pull.conflicts.slice(0, 5).join(', ')}`);
     for (const r of s.pull.refused.slice(0, 10)) lines.push(`  refused      ${r}`);
-    if (s.push.unreadable.length > 0) lines.push(`  unreadable   ${s.push.unreadable.length} file(s) or folder(s) a push cannot read, and refuses: ${s.push.unreadable.slice(0, 5).join(', ')}${s.push.unreadable.length > 5 ? ', ...' : ''}`);
+    if (s.push.unreadable.length > 0) lines.push(`  unreadable   ${s.push.unreadable.length} file(s) or folder(s) a push cannot read, and refuses: ${someOf(s.push.unreadable)}`);
     return lines.join('\n');
   });
   return EXIT.ok;

@@ -54,7 +54,10 @@ async function commit(ctx: StepRunContext<GitStep>): Promise<StepResult> {
   try {
     // atlas's own git (pinned folders, no hooks): in a sandboxed task the tree is the step's. A git
     // that a killed atlas left running may still hold the index: the step waits for it.
-    await whileIndexLocked(async () => void (ctx.executor.mode === 'sandbox' ? await runGit(ctx.task.worktree, ['add', '-A']) : await repo.add(['-A'])));
+    await whileIndexLocked(async () => {
+      if (ctx.executor.mode === 'sandbox') await runGit(ctx.task.worktree, ['add', '-A']);
+      else await repo.add(['-A']);
+    });
     const status = await repo.status();
     if (status.staged.length === 0 && status.files.length === 0) {
       ctx.reporter.note('nothing to commit: the working tree is clean');

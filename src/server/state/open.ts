@@ -5,6 +5,7 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { redactUrl } from '../../domain/redact-url.js';
+import { retryWhile } from '../../domain/retry-while.js';
 import type { Database } from './schema.js';
 import type { ServerState, StateBackend } from './types.js';
 
@@ -77,16 +78,8 @@ const OPEN_WAIT_MS = 30_000;
  * past busy_timeout (a replica starting while another migrates or recovers the WAL of one that was
  * killed), and a server that gives up there fails to start for nothing.
  */
-export async function whenNotBusy<T>(step: () => T, waitMs = OPEN_WAIT_MS): Promise<T> {
-  const until = Date.now() + waitMs;
-  for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
-    try {
-      return step();
-    } catch (error) {
-      if (!String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY') || Date.now() + delay > until) throw error;
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
+export function whenNotBusy<T>(step: () => T, waitMs = OPEN_WAIT_MS): Promise<T> {
+  return retryWhile(step, (error) => String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY'), { waitMs, firstMs: 25, maxMs: 500 });
 }
 
 async function createSqlite(path: string): Promise<Kysely<Database>> {
