@@ -1,7 +1,7 @@
 // The .sandbox-state format, path safety, exclusions and the push/pull plans (pure).
 import { describe, expect, it } from 'vitest';
 import type { Observation } from '../src/domain/sync-plan.js';
-import { exceedsMaxDelete, nextVersionName, parseMaxDelete, planPull, planPush, pullMode, sortVersions } from '../src/domain/sync-plan.js';
+import { exceedsMaxDelete, nextVersionName, pairByPath, parseMaxDelete, planPull, planPush, pullMode, sortVersions } from '../src/domain/sync-plan.js';
 import type { FileEntry } from '../src/domain/sync-state.js';
 import { compileExcludes, emptyState, isExcluded, pathProblem, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
@@ -124,6 +124,21 @@ describe('push plan and versions', () => {
     expect(planPush([entry('a')], [entry('a'), entry('b')]).unchanged).toBe(false);
     expect(planPush([entry('x', 'a')], [entry('a')]).unchanged).toBe(false);
     expect(planPush([], undefined).unchanged).toBe(false);
+  });
+
+  it('decides the same whether the lists are in path order (walked side by side) or not (through a map)', () => {
+    const blob = (e: FileEntry, c: string) => ({ ...e, sha256: c.repeat(64), mode: 0o644 });
+    const latest = [blob(entry('a'), 'a'), blob(entry('b', 'b'), 'b'), blob(entry('c/x', 'c'), 'c'), blob(entry('old', 'e'), 'e')];
+    const local = [blob(entry('a'), 'a'), blob(entry('b', 'd'), 'd'), blob(entry('c/x', 'c'), 'c'), blob(entry('copy', 'd'), 'd'), blob(entry('moved', 'e'), 'e'), { ...entry('z'), link: 'a' }];
+    const sorted = planPush(local, latest);
+    expect(sorted).toEqual({ unchanged: false, upload: [local[1]], reused: 4, removed: 1 });
+    expect(planPush([...local].reverse(), [...latest].reverse())).toEqual({ ...sorted, upload: [local[3]] });
+    expect(planPush(local, [...latest].reverse())).toEqual(sorted);
+    // A list in path order with a path twice is not walked side by side.
+    expect(planPush(latest, [...latest, latest[3]!]).removed).toBe(0);
+    const paired: string[] = [];
+    expect(pairByPath(local, latest, (f, there) => paired.push(`${f.path}:${there?.path ?? '-'}`))).toBe(4);
+    expect(paired).toEqual(['a:a', 'b:b', 'c/x:c/x', 'copy:-', 'moved:-', 'z:-']);
   });
 
   it('names versions by unix seconds, always after the newest', () => {

@@ -3,6 +3,7 @@
 // mtime); the SHA-256 that names an unchanged file's blob may instead be left to an earlier full
 // manifest, `sha256_from`: on the wire, a SHA-256 is 64 hex digits that do not compress, most of
 // what a version costs when few files changed. Pure: the caller reads the manifests.
+import { pairByPath } from './sync-plan.js';
 import type { FileEntry, StateFile } from './sync-state.js';
 
 /** Below this many entries a manifest is always written in full: a reference saves little. */
@@ -28,21 +29,25 @@ export function resolveReferences(state: StateFile, version: string, base: State
   const from = state.sha256_from!;
   if (!(Number(from) < Number(version))) return { ok: false, problem: `refers to version ${from}, which is not older` };
   if (base.sha256_from !== undefined) return { ok: false, problem: `refers to version ${from}, which itself refers to ${base.sha256_from}` };
-  const byPath = new Map<string, FileEntry>();
-  for (const f of base.files) if (f.sha256 !== undefined) byPath.set(f.path, f);
   const byReference = new Set<FileEntry>();
-  for (const [i, f] of state.files.entries()) {
-    if (f.sha256 !== undefined || f.link !== undefined) continue;
-    const there = byPath.get(f.path);
-    if (!there || there.checksum !== f.checksum || there.size !== f.size) return { ok: false, problem: `files[${i}] (${JSON.stringify(f.path)}) has no sha256, and version ${from} has no content of that MD5 and size there` };
-    f.sha256 = there.sha256!;
+  let i = 0;
+  let problem: string | undefined;
+  pairByPath(state.files, base.files, (f, there) => {
+    const at = i++;
+    if (problem !== undefined || f.sha256 !== undefined || f.link !== undefined) return;
+    if (there?.sha256 === undefined || there.checksum !== f.checksum || there.size !== f.size) {
+      problem = `files[${at}] (${JSON.stringify(f.path)}) has no sha256, and version ${from} has no content of that MD5 and size there`;
+      return;
+    }
+    f.sha256 = there.sha256;
     // Where the base keeps that content (a pack) goes with it.
     if (there.pack !== undefined) {
       f.pack = there.pack;
       f.offset = there.offset!;
     }
     byReference.add(f);
-  }
+  });
+  if (problem !== undefined) return { ok: false, problem };
   const resolved: StateFile = { ...state, files: state.files };
   delete resolved.sha256_from;
   return { ok: true, state: resolved, byReference };
@@ -58,16 +63,14 @@ export function planReferences(files: readonly FileEntry[], latest: { version: s
   const base = latest.references?.base ?? latest.version;
   // What the base holds at a path: the latest's entry, when the latest is the base or left that
   // entry's SHA-256 to the base.
-  const known = new Map<string, FileEntry>();
-  for (const f of latest.state.files) if (f.sha256 !== undefined && (latest.references === undefined || latest.references.byReference.has(f))) known.set(f.path, f);
+  const inBase = (f: FileEntry) => f.sha256 !== undefined && (latest.references === undefined || latest.references.byReference.has(f));
   const omitted = new Set<FileEntry>();
   let carried = 0;
-  for (const f of files) {
-    if (f.sha256 === undefined) continue;
-    const there = known.get(f.path);
-    if (there && there.sha256 === f.sha256 && there.checksum === f.checksum && there.size === f.size) omitted.add(f);
+  pairByPath(files, latest.state.files, (f, there) => {
+    if (f.sha256 === undefined) return;
+    if (there && inBase(there) && there.sha256 === f.sha256 && there.checksum === f.checksum && there.size === f.size) omitted.add(f);
     else carried++;
-  }
+  });
   if (carried > files.length * REFER_MAX_SHARE) return undefined;
   return { base, omit: (entry) => omitted.has(entry) };
 }

@@ -114,12 +114,13 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
     // Only after every download succeeded.
     stats.files_deleted = await deleteFiles(root, deletions);
     stats.files_skipped = plan.skip.length;
-    const skipped = new Set(plan.skip.map((f) => f.path));
+    // The skipped entries are entries of the version, in its order: walked alongside, not looked up.
+    let skipped = 0;
     writeLocalState(root, {
       version: STATE_FORMAT_VERSION,
       // When the pull began (as for a push): a file written meanwhile is hashed again next time.
       last_synced_at: Math.floor(started / 1000),
-      files: stored.state.files.map((f) => (skipped.has(f.path) ? localEntry(f, observed.get(f.path)!) : f)),
+      files: stored.state.files.map((f) => (plan.skip[skipped] === f ? localEntry(plan.skip[skipped++]!, observed.get(f.path)!) : f)),
       ...(stored.state.dirs ? { dirs: stored.state.dirs } : {}),
       // A conflict version holds the newest version it conflicts with plus this side's files: pulled
       // to be resolved here, its push is based on that newest version, not on itself.

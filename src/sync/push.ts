@@ -73,19 +73,14 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.duration_ms = now() - started;
       return stats;
     }
-    const files = new Map(combined.files.map((f) => [f.path, f]));
     try {
       const sent = await sendContents(store, tree, root, plan.upload, scan.files, progress);
-      const mine = new Map(scan.files.map((f) => [f.path, f]));
-      for (const entry of sent.changed) {
-        files.set(entry.path, entry);
-        mine.set(entry.path, entry);
-      }
+      const files = withChanged(combined.files, sent.changed);
       stats.files_uploaded = sent.files;
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
-      locate(files.values(), latest, sent.located);
-      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files: [...files.values()], dirs: combined.dirs, ...(latest ? { parent: latest.version } : {}) };
+      locate(files, latest, sent.located);
+      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: combined.dirs, ...(latest ? { parent: latest.version } : {}) };
       // Unchanged contents named by reference to the base's manifest when few changed.
       const references = planReferences(manifest.files, latest);
       if (references) manifest.sha256_from = references.base;
@@ -101,7 +96,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       // Another push may have published meanwhile: the newest version must hold both.
       const settled = await reconcile(store, tree, { version, state: manifest }, { force: options.force === true, nowSeconds: seconds, ...(deps.beforePublish ? { beforePublish: deps.beforePublish } : {}) });
       stats.notes.push(...settled.notes);
-      writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, [...mine.values()]));
+      writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, withChanged(scan.files, sent.changed)));
       stats.version = settled.version;
     } finally {
       progress.finish();
@@ -111,13 +106,25 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
   });
 }
 
+/** `files` with the entries of files that changed under the push in place of theirs (added when absent). */
+function withChanged(files: FileEntry[], changed: readonly FileEntry[]): FileEntry[] {
+  if (changed.length === 0) return files;
+  const byPath = new Map(changed.map((e) => [e.path, e]));
+  const replaced = files.map((f) => {
+    const now = byPath.get(f.path);
+    byPath.delete(f.path);
+    return now ?? f;
+  });
+  return [...replaced, ...byPath.values()];
+}
+
 /**
  * Each packed content's place, for the manifest: from this push's packs, or from the newest
  * version, which references every content this push did not send (an entry equal to one of its
  * own has its place already: the same object). The entries are this push's own; the folder's
  * state never records a place (it is written as 'local').
  */
-function locate(files: Iterable<FileEntry>, latest: StoredVersion | undefined, sent: ReadonlyMap<string, PackLocation>): void {
+function locate(files: readonly FileEntry[], latest: StoredVersion | undefined, sent: ReadonlyMap<string, PackLocation>): void {
   let known: Map<string, PackLocation> | undefined;
   for (const f of files) {
     if (f.sha256 === undefined || f.pack !== undefined) continue;

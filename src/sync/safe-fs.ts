@@ -50,6 +50,11 @@ async function checkParents(root: string, rel: string, cache: Map<string, Promis
   return { ok: true, exists: true };
 }
 
+/** One object for every path that is missing (a pull into an empty folder: 100,000 of them), a folder or neither. */
+const MISSING: Observation = Object.freeze({ kind: 'missing' });
+const DIR: Observation = Object.freeze({ kind: 'dir' });
+const OTHER: Observation = Object.freeze({ kind: 'other' });
+
 /**
  * What is at each path now; checksums reuse the last state's when nothing can have changed
  * (`byPath`: its entries by path, when the caller has them already).
@@ -60,12 +65,12 @@ export async function observePaths(root: string, paths: readonly string[], previ
   await mapPool(paths, 16, async (path) => {
     const parents = await checkParents(root, path, cache);
     if (!parents.ok) return void result.set(path, { kind: 'blocked', problem: parents.problem });
-    if (!parents.exists) return void result.set(path, { kind: 'missing' });
+    if (!parents.exists) return void result.set(path, MISSING);
     const st = lstatOrNullSync(join(root, path));
-    if (st === null) return void result.set(path, { kind: 'missing' });
+    if (st === null) return void result.set(path, MISSING);
     if (st.isSymbolicLink()) return void result.set(path, { kind: 'symlink', checksum: linkEntry(path, readlinkSync(join(root, path)), 0).checksum });
-    if (st.isDirectory()) return void result.set(path, { kind: 'dir' });
-    if (!st.isFile()) return void result.set(path, { kind: 'other' });
+    if (st.isDirectory()) return void result.set(path, DIR);
+    if (!st.isFile()) return void result.set(path, OTHER);
     const mtimeS = seconds(st.mtimeMs);
     const checksum = cachedChecksum(previous, byPath, path, st.size, mtimeS) ?? (await md5File(join(root, path), st.size));
     result.set(path, { kind: 'file', checksum, size: st.size, modified_at: mtimeS, mode: st.mode & 0o777 });
