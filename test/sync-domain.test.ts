@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Observation } from '../src/domain/sync-plan.js';
 import { exceedsMaxDelete, nextVersionName, pairByPath, parseMaxDelete, planPull, planPush, pullMode, sortVersions } from '../src/domain/sync-plan.js';
 import type { FileEntry } from '../src/domain/sync-state.js';
-import { compileExcludes, emptyState, isExcluded, pathProblem, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
+import { byPath, compileExcludes, emptyState, isExcluded, pathProblem, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
 
 const md5 = (c: string) => c.repeat(32);
@@ -157,6 +157,11 @@ describe('path checks at 100,000 entries', () => {
       { path: 'x/y/z/w', problem: 'needs x/y to be a folder, but x/y is also listed as a file' },
       { path: 'x/y/q', problem: 'needs x/y to be a folder, but x/y is also listed as a file' },
     ]);
+    // In path order, paths are found by bisection instead of a set: the same findings.
+    const inOrder = [...files].sort(byPath);
+    const found = (list: FileEntry[]) => unsafeEntries(list).map((r) => `${r.path}: ${r.problem}`).sort();
+    expect(found(inOrder)).toEqual(found(files));
+    expect(found([e('a'), e('a/b'), e('b'), e('b/c/d'), e('b/c')])).toEqual(found([e('a'), e('a/b'), e('b'), e('b/c'), e('b/c/d')]));
   });
 
   it('counts a segment in bytes of UTF-8: 255 pass, 256 do not', () => {

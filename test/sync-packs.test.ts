@@ -175,15 +175,17 @@ describe('packs in a folder store', () => {
     const w = folder();
     writeTree(w.src, { 'keep.txt': 'base' });
     await syncPush(w.target(), await w.deps());
-    writeTree(w.src, { 'edit.txt': 'before', 'grow.txt': 'small', 'one.txt': 'shared', 'two.txt': 'shared' });
+    writeTree(w.src, { 'edit.txt': 'before', 'grow.txt': 'small', 'one.txt': 'shared', 'shrink.txt': 'a longer text', 'two.txt': 'shared' });
     const big = Buffer.alloc(1024 * 1024 + 3, 'G');
     const pushed = await pushChanging(w.target(), await w.deps(), () => {
+      // The same size (read into its place in the pack), larger, past 1 MiB, smaller.
       writeFileSync(join(w.src, 'edit.txt'), 'AFTER!');
       writeFileSync(join(w.src, 'grow.txt'), big);
       writeFileSync(join(w.src, 'one.txt'), 'one changed');
+      writeFileSync(join(w.src, 'shrink.txt'), 'tiny');
     });
     const stored = readStoredVersion(w.store, 'ws', pushed.stats.version!);
-    expect(stored).toEqual({ 'keep.txt': 'base', 'edit.txt': 'AFTER!', 'grow.txt': big.toString(), 'one.txt': 'one changed', 'two.txt': 'shared' });
+    expect(stored).toEqual({ 'keep.txt': 'base', 'edit.txt': 'AFTER!', 'grow.txt': big.toString(), 'one.txt': 'one changed', 'shrink.txt': 'tiny', 'two.txt': 'shared' });
     expect(blobFiles(w.store, 'ws')).toContain(join(w.store, 'ws', '.blobs', sha(big).slice(0, 2), sha(big)));
     // The files changed since the scan are hashed again by the next push, which finds nothing new.
     const next = await syncPush(w.target(), await w.deps());

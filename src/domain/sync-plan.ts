@@ -1,6 +1,7 @@
 // What a push or a pull will do, decided before anything changes (seeds 000 §2.4, 001 §3, §4).
 // Pure: the caller observes the disk and the store, this decides.
 import type { FileEntry, Refusal } from './sync-state.js';
+import { strictlyInPathOrder } from './sync-state.js';
 
 /** Seed 000's SyncStats, for both directions. */
 export interface SyncStats {
@@ -153,8 +154,6 @@ function heldAmong(files: readonly FileEntry[], wanted: readonly FileEntry[]): S
   for (const f of files) if (f.sha256 !== undefined && hashes.has(f.sha256)) held.add(f.sha256);
   return held;
 }
-
-const strictlyInPathOrder = (files: readonly FileEntry[]) => files.every((f, i) => i === 0 || files[i - 1]!.path < f.path);
 
 /**
  * Calls `visit` with each entry of `mine` and the entry of `theirs` at the same path (if any), in

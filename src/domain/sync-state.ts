@@ -72,6 +72,21 @@ export const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 /** Entries in path order (code units, the same on every machine). */
 export const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
+/** Whether the entries are in path order with no path twice. */
+export const strictlyInPathOrder = (files: readonly FileEntry[]) => files.every((f, i) => i === 0 || files[i - 1]!.path < f.path);
+
+/** Whether `path` is listed, in entries that are strictly in path order. */
+function listedInOrder(files: readonly FileEntry[], path: string): boolean {
+  let low = 0;
+  let high = files.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (files[mid]!.path < path) low = mid + 1;
+    else high = mid;
+  }
+  return files[low]?.path === path;
+}
+
 /** A version's entries split: what may be written, and the links that leave the folder (never written). */
 export function splitOutsideLinks(files: readonly FileEntry[]): { kept: FileEntry[]; outside: FileEntry[] } {
   const kept: FileEntry[] = [];
@@ -175,13 +190,16 @@ export interface Refusal {
 /** Entries a hostile or damaged state could use to write outside the root or over each other. */
 export function unsafeEntries(files: readonly FileEntry[]): Refusal[] {
   const refusals: Refusal[] = [];
-  const seen = new Set<string>();
+  // In path order (as atlas scans and writes), no path is listed twice and one is found by
+  // bisection: no set of every path (100,000 of them) beside the entries.
+  const seen = strictlyInPathOrder(files) ? undefined : new Set<string>();
   for (const f of files) {
     const problem = pathProblem(f.path);
     if (problem) refusals.push({ path: f.path, problem });
-    else if (seen.has(f.path)) refusals.push({ path: f.path, problem: 'is listed twice' });
-    seen.add(f.path);
+    else if (seen?.has(f.path)) refusals.push({ path: f.path, problem: 'is listed twice' });
+    seen?.add(f.path);
   }
+  const isListed = seen ? (path: string) => seen.has(path) : (path: string) => listedInOrder(files, path);
   // Folders already known to have no file listed on their way: checked once, not once per file.
   const clear = new Set<string>();
   for (const f of files) {
@@ -189,7 +207,7 @@ export function unsafeEntries(files: readonly FileEntry[]): Refusal[] {
     if (last <= 0 || clear.has(f.path.slice(0, last))) continue;
     let clash: string | undefined;
     for (let slash = f.path.indexOf('/'); slash > 0 && slash <= last && clash === undefined; slash = f.path.indexOf('/', slash + 1)) {
-      if (seen.has(f.path.slice(0, slash))) clash = f.path.slice(0, slash);
+      if (isListed(f.path.slice(0, slash))) clash = f.path.slice(0, slash);
     }
     if (clash === undefined) clear.add(f.path.slice(0, last));
     else refusals.push({ path: f.path, problem: `needs ${clash} to be a folder, but ${clash} is also listed as a file` });

@@ -26,7 +26,7 @@ import { BLOB_GRACE_SECONDS } from '../domain/sync-retention.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
-import { hashFile } from './scan.js';
+import { hashFile } from './file-hash.js';
 import type { Received } from './safe-fs.js';
 import { DirectRequests, encodeKey } from './s3-direct.js';
 import { manifestBody, manifestChunks } from './s3-manifest.js';

@@ -11,7 +11,8 @@ import type { Observation } from '../domain/sync-plan.js';
 import type { FileEntry, StateFile } from '../domain/sync-state.js';
 import { TEMP_DIR_NAME } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
-import { byPathOf, cachedChecksum, linkEntry, md5File, seconds } from './scan.js';
+import { md5File } from './file-hash.js';
+import { byPathOf, cachedChecksum, linkEntry, seconds } from './scan.js';
 
 type ParentCheck = { ok: true; exists: boolean } | { ok: false; problem: string };
 

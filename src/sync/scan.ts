@@ -4,12 +4,13 @@
 // that stay inside the folder; folders with nothing synced inside.
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { createReadStream, lstatSync, readlinkSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExcludeRule, FileEntry, StateFile } from '../domain/sync-state.js';
 import { byPath as inPathOrder, isExcluded, linkStaysInside } from '../domain/sync-state.js';
 import { isSandboxStubFile } from '../exec/sandbox/litter.js';
+import { hashFile } from './file-hash.js';
 import { mapPool } from './pool.js';
 
 export interface ScanResult {
@@ -26,33 +27,6 @@ export interface ScanResult {
   /** Names that are not UTF-8: Node cannot even open them by the name it reads (a push refuses them). */
   badNames: string[];
   bytesHashed: number;
-}
-
-/** Below this a file is read whole; above, streamed. */
-const WHOLE_READ_LIMIT = 8 * 1024 * 1024;
-
-export async function md5File(path: string, size?: number): Promise<string> {
-  if (size !== undefined && size <= WHOLE_READ_LIMIT) return createHash('md5').update(await readFile(path)).digest('hex');
-  const hash = createHash('md5');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
-/** MD5 and SHA-256 of a file from one read. */
-export async function hashFile(path: string, size?: number): Promise<{ md5: string; sha256: string }> {
-  const md5 = createHash('md5');
-  const sha = createHash('sha256');
-  if (size !== undefined && size <= WHOLE_READ_LIMIT) {
-    const body = await readFile(path);
-    md5.update(body);
-    sha.update(body);
-  } else {
-    for await (const chunk of createReadStream(path)) {
-      md5.update(chunk as Buffer);
-      sha.update(chunk as Buffer);
-    }
-  }
-  return { md5: md5.digest('hex'), sha256: sha.digest('hex') };
 }
 
 export const seconds = (ms: number) => Math.floor(ms / 1000);

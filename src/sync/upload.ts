@@ -4,7 +4,7 @@
 // file that changed since the scan is stored as read, under its new hash, and its entry says so
 // (its newer mtime makes the next scan hash it again); another file that had the scanned content
 // is then sent itself.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -51,14 +51,45 @@ export async function sendContents(store: SyncStore, tree: string, root: string,
     return { got };
   };
   await mapPool(single, 8, readAs(alone));
-  const readSmall = readAs(async (entry) => {
-    const body = await readNoFollow(local(root, entry));
-    // Grown past the pack limit since the scan: a blob of its own, as a large file would be.
-    if (body.length >= PACK_BELOW) return alone(entry);
-    return { body, got: { bytes: body.length, md5: createHash('md5').update(body).digest('hex'), sha256: createHash('sha256').update(body).digest('hex') } };
+  await mapPool(packGroups(small), PACKS_IN_FLIGHT, async (group) => {
+    const slots = slotsFor(group);
+    const readSmall = readAs(async (entry) => {
+      const body = await readNoFollow(local(root, entry), slots.get(entry));
+      // Grown past the pack limit since the scan: a blob of its own, as a large file would be.
+      if (body.length >= PACK_BELOW) return alone(entry);
+      return { body, got: { bytes: body.length, md5: hash('md5', body, 'hex'), sha256: hash('sha256', body, 'hex') } };
+    });
+    await sendPack(store, tree, (await mapPool(group, 8, readSmall)).flat(), sent, progress);
   });
-  await mapPool(packGroups(small), PACKS_IN_FLIGHT, async (group) => sendPack(store, tree, (await mapPool(group, 8, readSmall)).flat(), sent, progress));
   return sent;
+}
+
+/**
+ * Where each content of a pack is read to: one buffer for the pack, each file at its place in it
+ * by the size the scan saw. Read so, the pack is that buffer, not a copy of a buffer per file: those
+ * left the collector 64 MB of them at once at 100,000 files (docs/sync.md#peak-memory).
+ */
+function slotsFor(group: readonly FileEntry[]): Map<FileEntry, Buffer> {
+  // Its own memory (never Node's shared pool): a pack made of it holds nothing else.
+  const slab = Buffer.allocUnsafeSlow(group.reduce((n, f) => n + f.size, 0));
+  const slots = new Map<FileEntry, Buffer>();
+  let at = 0;
+  for (const f of group) {
+    slots.set(f, slab.subarray(at, at + f.size));
+    at += f.size;
+  }
+  return slots;
+}
+
+/** The parts one after another: the buffer they fill when they lie so in it (a pack read into its slots), else a copy. */
+function joined(parts: readonly Buffer[], size: number): Buffer {
+  const first = parts[0]!;
+  let end = first.byteOffset;
+  for (const p of parts) {
+    if (p.buffer !== first.buffer || p.byteOffset !== end) return Buffer.concat(parts, size);
+    end += p.length;
+  }
+  return Buffer.from(first.buffer, first.byteOffset, size);
 }
 
 /**
@@ -108,8 +139,8 @@ async function sendPack(store: SyncStore, tree: string, read: readonly Read[], s
     size += r.body.length;
   }
   if (places.size === 0) return;
-  const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
-  const name = createHash('sha256').update(body).digest('hex');
+  const body = joined(parts, size);
+  const name = hash('sha256', body, 'hex');
   // A push that was killed after sending this pack made it already.
   if (!(await heldAlready(store, tree, [{ sha256: name, size }])).has(name)) {
     await store.putBytes(tree, body);
@@ -127,10 +158,21 @@ function local(root: string, entry: FileEntry): string {
   return join(root, ...entry.path.split('/'));
 }
 
-/** A file's bytes, refusing a symbolic link put in its place since the scan (it may point anywhere). */
-async function readNoFollow(path: string): Promise<Buffer> {
+/** Where the byte past a full slot is read to (only whether there is one matters). */
+const PAST_END = Buffer.alloc(1);
+
+/**
+ * A file's bytes, refusing a symbolic link put in its place since the scan (it may point anywhere):
+ * in `slot` when they fill it exactly, else (the file changed size since the scan) in a buffer of their own.
+ */
+async function readNoFollow(path: string, slot?: Buffer): Promise<Buffer> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: unknown) => Promise.reject(changedUnderPush(path, error)));
   try {
+    if (slot) {
+      let got = 0;
+      for (let n = -1; n !== 0 && got < slot.length; got += n) n = (await handle.read(slot, got, slot.length - got, got)).bytesRead;
+      if (got === slot.length && (await handle.read(PAST_END, 0, 1, got)).bytesRead === 0) return slot;
+    }
     return await handle.readFile();
   } finally {
     await handle.close();
