@@ -108,6 +108,12 @@ describe('pack rules', () => {
       for (;;) yield Buffer.from('0123456789');
     }
     expect((await collectRange(endless(), 12, 5)).toString()).toBe('23456');
+    // Into a buffer the caller gives (and reuses): the answer is that buffer's memory.
+    const into = Buffer.alloc(16);
+    const got = await collectRange(pieces('cd', 'ef'), 2, 4, into);
+    expect(got.toString()).toBe('cdef');
+    expect(got.buffer).toBe(into.buffer);
+    expect(into.subarray(0, 4).toString()).toBe('cdef');
   });
 });
 

@@ -224,9 +224,9 @@ export class DirectoryStore implements SyncStore {
     }
   }
 
-  async readPackRange(tree: string, pack: string, start: number, length: number): Promise<Buffer | undefined> {
+  async readPackRange(tree: string, pack: string, start: number, length: number, into?: Buffer): Promise<Buffer | undefined> {
     const source = await this.blobFile(tree, pack);
-    const body = Buffer.allocUnsafe(length);
+    const body = into ?? Buffer.allocUnsafe(length);
     let handle;
     try {
       handle = await open(source, READ_NO_FOLLOW);

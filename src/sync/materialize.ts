@@ -3,7 +3,7 @@
 // the old layout, from the version itself, through a verified temp file; each link (the caller
 // kept only links that stay inside), then the empty folders.
 import type { FileEntry, StateFile } from '../domain/sync-state.js';
-import { planSpans } from '../domain/sync-pack.js';
+import { planSpans, SPAN_MAX } from '../domain/sync-pack.js';
 import { mapPool } from './pool.js';
 import type { Progress } from './progress.js';
 import { dropTemps, ensureParents, prepareTemps, writeLink, writeVerified } from './safe-fs.js';
@@ -36,13 +36,22 @@ export async function writeEntries(root: string, source: Source, entries: readon
   try {
     const packed = entries.filter((e) => e.pack !== undefined && e.link === undefined);
     const alone = entries.filter((e) => e.pack === undefined || e.link !== undefined);
+    // A buffer per read under way, used again by the next: a new one per read left hundreds of
+    // them (2 MiB each) to the collector at once.
+    const buffers: Buffer[] = [];
     await mapPool(planSpans(packed), SPANS_AT_ONCE, async (span) => {
-      const body = await store.readPackRange(tree, span.pack, span.start, span.end - span.start);
-      await mapPool(span.entries, 8, async (entry) => {
-        const at = entry.offset! - span.start;
-        // A pack that pruning took apart: what a kept version still used is now a blob of its own.
-        await write(entry, (temp) => (body ? streamToNewFile([body.subarray(at, at + entry.size)], temp) : store.getBlob(tree, entry.sha256!, temp)));
-      });
+      const length = span.end - span.start;
+      const into = length <= SPAN_MAX ? (buffers.pop() ?? Buffer.allocUnsafeSlow(SPAN_MAX)) : undefined;
+      try {
+        const body = await store.readPackRange(tree, span.pack, span.start, length, into);
+        await mapPool(span.entries, 8, async (entry) => {
+          const at = entry.offset! - span.start;
+          // A pack that pruning took apart: what a kept version still used is now a blob of its own.
+          await write(entry, (temp) => (body ? streamToNewFile([body.subarray(at, at + entry.size)], temp) : store.getBlob(tree, entry.sha256!, temp)));
+        });
+      } finally {
+        if (into) buffers.push(into);
+      }
     });
     await mapPool(alone, 8, async (entry) => {
       if (entry.link !== undefined) return writeLink(root, entry, folders);

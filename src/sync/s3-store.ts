@@ -231,12 +231,12 @@ export class S3Store implements SyncStore {
     return (await this.send(`an upload of ${body.length} bytes`, () => this.putBody(tree, body))).sha256;
   }
 
-  async readPackRange(tree: string, pack: string, start: number, length: number): Promise<Buffer | undefined> {
+  async readPackRange(tree: string, pack: string, start: number, length: number, into?: Buffer): Promise<Buffer | undefined> {
     if (length === 0) return Buffer.alloc(0);
     const key = this.blobKey(tree, pack);
     const range = `bytes=${start}-${start + length - 1}`;
     return this.send(key, () =>
-      this.readBody(key, range, (body) => collectRange(body, start, length).catch((error: unknown) => Promise.reject(cutOff(error)))).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))),
+      this.readBody(key, range, (body) => collectRange(body, start, length, into).catch((error: unknown) => Promise.reject(cutOff(error)))).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))),
     );
   }
 

@@ -52,9 +52,10 @@ export interface SyncStore {
   /**
    * `length` bytes of a pack from `start` (fewer when the pack is shorter than that: the caller's
    * check of each content against its hashes then says which file is damaged); undefined when the
-   * pack is gone (pruning moved what was still used out of it, into blobs of their own).
+   * pack is gone (pruning moved what was still used out of it, into blobs of their own). `into`:
+   * where to read them (at least `length` bytes; the caller reuses it), else a new buffer.
    */
-  readPackRange(tree: string, pack: string, start: number, length: number): Promise<Buffer | undefined>;
+  readPackRange(tree: string, pack: string, start: number, length: number, into?: Buffer): Promise<Buffer | undefined>;
   /**
    * Makes a blob young again (for the grace period of garbage collection) without sending it:
    * a push reusing a blob that no version references yet. False when the blob is gone.

@@ -32,11 +32,11 @@ export async function streamToNewFile(source: AsyncIterable<Buffer | string> | I
 
 /**
  * The answer to a ranged read of `length` bytes from `start`, copied into one buffer as it arrives
- * (a read is up to 8 MiB: never held twice). A server that ignores Range sends the whole object:
- * then the range is cut from it.
+ * (`into`, when given, else a new one: a read is up to 2 MiB, never held twice). A server that
+ * ignores Range sends the whole object: then the range is cut from it.
  */
-export async function collectRange(source: AsyncIterable<Buffer>, start: number, length: number): Promise<Buffer> {
-  const out = Buffer.allocUnsafe(length);
+export async function collectRange(source: AsyncIterable<Buffer>, start: number, length: number, into?: Buffer): Promise<Buffer> {
+  const out = into ?? Buffer.allocUnsafe(length);
   const whole: Buffer[] = [];
   let at = 0;
   for await (const part of source) {
