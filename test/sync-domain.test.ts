@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Observation } from '../src/domain/sync-plan.js';
 import { exceedsMaxDelete, nextVersionName, pairByPath, parseMaxDelete, planPull, planPush, pullMode, sortVersions } from '../src/domain/sync-plan.js';
 import type { FileEntry } from '../src/domain/sync-state.js';
-import { byPath, compileExcludes, emptyState, isExcluded, pathProblem, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
+import { byPath, compileExcludes, emptyState, isExcluded, pathLookup, pathProblem, pathsOfBoth, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
 
 const md5 = (c: string) => c.repeat(32);
@@ -162,6 +162,23 @@ describe('path checks at 100,000 entries', () => {
     const found = (list: FileEntry[]) => unsafeEntries(list).map((r) => `${r.path}: ${r.problem}`).sort();
     expect(found(inOrder)).toEqual(found(files));
     expect(found([e('a'), e('a/b'), e('b'), e('b/c/d'), e('b/c')])).toEqual(found([e('a'), e('a/b'), e('b'), e('b/c'), e('b/c/d')]));
+  });
+
+  it('finds paths and joins two lists the same way in path order (bisection, a merge) as not (sets)', () => {
+    const a = ['a', 'b/x', 'c', 'e'].map(e);
+    const b = ['a', 'b', 'd', 'e', 'f'].map(e);
+    const both = ['a', 'b', 'b/x', 'c', 'd', 'e', 'f'];
+    expect(pathsOfBoth(a, b)).toEqual(both);
+    expect(pathsOfBoth(b, a)).toEqual(both);
+    expect(pathsOfBoth([], b)).toEqual(b.map((f) => f.path));
+    expect(pathsOfBoth(a, [])).toEqual(a.map((f) => f.path));
+    expect([...pathsOfBoth([...a].reverse(), b)].sort()).toEqual(both);
+    for (const list of [a, [...a].reverse()]) {
+      const listed = pathLookup(list);
+      expect(['a', 'b/x', 'c', 'e'].every(listed)).toBe(true);
+      expect(['', 'b', 'b/', 'd', 'f', 'A'].some(listed)).toBe(false);
+    }
+    expect(pathLookup([])('a')).toBe(false);
   });
 
   it('counts a segment in bytes of UTF-8: 255 pass, 256 do not', () => {

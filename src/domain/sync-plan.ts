@@ -1,7 +1,7 @@
 // What a push or a pull will do, decided before anything changes (seeds 000 §2.4, 001 §3, §4).
 // Pure: the caller observes the disk and the store, this decides.
 import type { FileEntry, Refusal } from './sync-state.js';
-import { strictlyInPathOrder } from './sync-state.js';
+import { pathLookup, strictlyInPathOrder } from './sync-state.js';
 
 /** Seed 000's SyncStats, for both directions. */
 export interface SyncStats {
@@ -49,9 +49,8 @@ export interface PullPlan {
 
 export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<string, FileEntry>, observe: (path: string) => Observation): PullPlan {
   const plan: PullPlan = { download: [], skip: [], delete: [], keep: [], conflicts: [], refused: [] };
-  const wanted = new Set<string>();
+  const wanted = pathLookup(remote);
   for (const entry of remote) {
-    wanted.add(entry.path);
     const here = observe(entry.path);
     switch (here.kind) {
       case 'missing':
@@ -81,7 +80,7 @@ export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<stri
   }
   // Only files the last sync brought or sent are ever deleted, and only when unchanged since.
   for (const [path, record] of tracked) {
-    if (wanted.has(path)) continue;
+    if (wanted(path)) continue;
     const here = observe(path);
     if (here.kind === 'missing' || here.kind === 'blocked') continue;
     const unchanged = here.kind === 'file' ? record.link === undefined && here.checksum === record.checksum : here.kind === 'symlink' && record.link !== undefined && here.checksum === record.checksum;

@@ -75,16 +75,43 @@ export const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.
 /** Whether the entries are in path order with no path twice. */
 export const strictlyInPathOrder = (files: readonly FileEntry[]) => files.every((f, i) => i === 0 || files[i - 1]!.path < f.path);
 
-/** Whether `path` is listed, in entries that are strictly in path order. */
-function listedInOrder(files: readonly FileEntry[], path: string): boolean {
-  let low = 0;
-  let high = files.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (files[mid]!.path < path) low = mid + 1;
-    else high = mid;
+/**
+ * Whether a path is listed among `files`: by bisection when they are in path order (as atlas scans
+ * and writes them), with no set of every path (100,000 of them) beside the entries; else a set.
+ */
+export function pathLookup(files: readonly FileEntry[]): (path: string) => boolean {
+  if (!strictlyInPathOrder(files)) {
+    const paths = new Set(files.map((f) => f.path));
+    return (path) => paths.has(path);
   }
-  return files[low]?.path === path;
+  return (path) => {
+    let low = 0;
+    let high = files.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (files[mid]!.path < path) low = mid + 1;
+      else high = mid;
+    }
+    return files[low]?.path === path;
+  };
+}
+
+/** Every path of either list once: merged when both are in path order, else through a set. */
+export function pathsOfBoth(a: readonly FileEntry[], b: readonly FileEntry[]): string[] {
+  if (!strictlyInPathOrder(a) || !strictlyInPathOrder(b)) return [...new Set([...a.map((f) => f.path), ...b.map((f) => f.path)])];
+  const paths: string[] = [];
+  for (let i = 0, j = 0; i < a.length || j < b.length; ) {
+    const x = a[i]?.path;
+    const y = b[j]?.path;
+    if (y === undefined || (x !== undefined && x < y)) paths.push(a[i++]!.path);
+    else if (x === undefined || y < x) paths.push(b[j++]!.path);
+    else {
+      paths.push(x);
+      i++;
+      j++;
+    }
+  }
+  return paths;
 }
 
 /** A version's entries split: what may be written, and the links that leave the folder (never written). */
@@ -190,8 +217,7 @@ export interface Refusal {
 /** Entries a hostile or damaged state could use to write outside the root or over each other. */
 export function unsafeEntries(files: readonly FileEntry[]): Refusal[] {
   const refusals: Refusal[] = [];
-  // In path order (as atlas scans and writes), no path is listed twice and one is found by
-  // bisection: no set of every path (100,000 of them) beside the entries.
+  // In path order (as atlas scans and writes), no path is listed twice.
   const seen = strictlyInPathOrder(files) ? undefined : new Set<string>();
   for (const f of files) {
     const problem = pathProblem(f.path);
@@ -199,7 +225,7 @@ export function unsafeEntries(files: readonly FileEntry[]): Refusal[] {
     else if (seen?.has(f.path)) refusals.push({ path: f.path, problem: 'is listed twice' });
     seen?.add(f.path);
   }
-  const isListed = seen ? (path: string) => seen.has(path) : (path: string) => listedInOrder(files, path);
+  const isListed = seen ? (path: string) => seen.has(path) : pathLookup(files);
   // Folders already known to have no file listed on their way: checked once, not once per file.
   const clear = new Set<string>();
   for (const f of files) {

@@ -9,7 +9,7 @@ import { formatDuration } from '../domain/duration.js';
 import type { Observation, PullPlan, SyncStats } from '../domain/sync-plan.js';
 import { DEFAULT_MAX_DELETE, emptyStats, exceedsMaxDelete, parseMaxDelete, planPull, pullMode } from '../domain/sync-plan.js';
 import type { FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
-import { emptyState, splitOutsideLinks, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
+import { emptyState, pathsOfBoth, splitOutsideLinks, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
 import { silentProgress } from './progress.js';
 import { listed } from './render.js';
@@ -54,8 +54,7 @@ export async function planPullOf(options: PullTreeOptions, deps: SyncDeps, previ
   // A link is restored only when it stays inside the folder: a store saying otherwise is ignored.
   const { kept, outside } = splitOutsideLinks(stored.state.files);
   stored.state.files = kept;
-  const paths = new Set([...stored.state.files.map((f) => f.path), ...tracked.keys()]);
-  const observed = await observePaths(options.root, [...paths], previous, tracked);
+  const observed = await observePaths(options.root, pathsOfBoth(stored.state.files, previous?.files ?? []), previous, tracked);
   return { stored, observed, outside: outside.map((f) => f.path), plan: planPull(stored.state.files, tracked, (p) => observed.get(p)!) };
 }
 
