@@ -1,9 +1,9 @@
 // The .sandbox-state format, path safety, exclusions and the push/pull plans (pure).
 import { describe, expect, it } from 'vitest';
 import type { Observation } from '../src/domain/sync-plan.js';
-import { exceedsMaxDelete, nextVersionName, pairByPath, parseMaxDelete, planPull, planPush, pullMode, sortVersions } from '../src/domain/sync-plan.js';
+import { exceedsMaxDelete, nextVersionName, parseMaxDelete, planPull, planPush, pullMode, sortVersions } from '../src/domain/sync-plan.js';
 import type { FileEntry } from '../src/domain/sync-state.js';
-import { byPath, compileExcludes, emptyState, isExcluded, pathLookup, pathProblem, pathsOfBoth, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
+import { byPath, compileExcludes, emptyState, isExcluded, pairByPath, pathLookup, pathProblem, pathsOfBoth, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
 
 const md5 = (c: string) => c.repeat(32);

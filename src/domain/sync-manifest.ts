@@ -3,8 +3,8 @@
 // mtime); the SHA-256 that names an unchanged file's blob may instead be left to an earlier full
 // manifest, `sha256_from`: on the wire, a SHA-256 is 64 hex digits that do not compress, most of
 // what a version costs when few files changed. Pure: the caller reads the manifests.
-import { pairByPath } from './sync-plan.js';
 import type { FileEntry, StateFile } from './sync-state.js';
+import { pairByPath } from './sync-state.js';
 
 /** Below this many entries a manifest is always written in full: a reference saves little. */
 export const REFER_FROM = 256;
@@ -30,10 +30,8 @@ export function resolveReferences(state: StateFile, version: string, base: State
   if (!(Number(from) < Number(version))) return { ok: false, problem: `refers to version ${from}, which is not older` };
   if (base.sha256_from !== undefined) return { ok: false, problem: `refers to version ${from}, which itself refers to ${base.sha256_from}` };
   const byReference = new Set<FileEntry>();
-  let i = 0;
   let problem: string | undefined;
-  pairByPath(state.files, base.files, (f, there) => {
-    const at = i++;
+  pairByPath(state.files, base.files, (f, there, at) => {
     if (problem !== undefined || f.sha256 !== undefined || f.link !== undefined) return;
     if (there?.sha256 === undefined || there.checksum !== f.checksum || there.size !== f.size) {
       problem = `files[${at}] (${JSON.stringify(f.path)}) has no sha256, and version ${from} has no content of that MD5 and size there`;

@@ -1,7 +1,7 @@
 // What a push or a pull will do, decided before anything changes (seeds 000 §2.4, 001 §3, §4).
 // Pure: the caller observes the disk and the store, this decides.
 import type { FileEntry, Refusal } from './sync-state.js';
-import { pathLookup, strictlyInPathOrder } from './sync-state.js';
+import { pairByPath, pathLookup } from './sync-state.js';
 
 /** Seed 000's SyncStats, for both directions. */
 export interface SyncStats {
@@ -152,25 +152,6 @@ function heldAmong(files: readonly FileEntry[], wanted: readonly FileEntry[]): S
   const hashes = new Set(wanted.map((f) => f.sha256!));
   for (const f of files) if (f.sha256 !== undefined && hashes.has(f.sha256)) held.add(f.sha256);
   return held;
-}
-
-/**
- * Calls `visit` with each entry of `mine` and the entry of `theirs` at the same path (if any), in
- * the order of `mine`; returns how many distinct paths `theirs` has. Lists in path order (as atlas
- * scans and writes them) are walked side by side; others (a manifest written by hand) through a map.
- */
-export function pairByPath(mine: readonly FileEntry[], theirs: readonly FileEntry[], visit: (entry: FileEntry, there: FileEntry | undefined) => void): number {
-  if (strictlyInPathOrder(mine) && strictlyInPathOrder(theirs)) {
-    let j = 0;
-    for (const entry of mine) {
-      while (j < theirs.length && theirs[j]!.path < entry.path) j++;
-      visit(entry, theirs[j]?.path === entry.path ? theirs[j] : undefined);
-    }
-    return theirs.length;
-  }
-  const byPath = new Map(theirs.map((f) => [f.path, f]));
-  for (const entry of mine) visit(entry, byPath.get(entry.path));
-  return byPath.size;
 }
 
 /** `sync.max_delete`: "50%" of the tracked files, or a number of files. */

@@ -1,6 +1,6 @@
 // `.sandbox-state` (seeds 000 §2.1, 001 §7): the files a workspace or a stored version holds, with
-// the MD5 of each. Pure: writing, validation of every path a store could send, exclusions; reading
-// is sync-state-parse.ts.
+// the MD5 of each. Pure: writing, validation of every path a store could send, exclusions, and
+// entries paired and looked up by path; reading is sync-state-parse.ts.
 
 export const STATE_FILE_NAME = '.sandbox-state';
 export const STATE_FORMAT_VERSION = '1.0';
@@ -94,6 +94,26 @@ export function pathLookup(files: readonly FileEntry[]): (path: string) => boole
     }
     return files[low]?.path === path;
   };
+}
+
+/**
+ * Calls `visit` with each entry of `mine` (and its index) and the entry of `theirs` at the same
+ * path (if any), in the order of `mine`; returns how many distinct paths `theirs` has. Lists in
+ * path order (as atlas scans and writes them) are walked side by side; others (a manifest written
+ * by hand) through a map.
+ */
+export function pairByPath(mine: readonly FileEntry[], theirs: readonly FileEntry[], visit: (entry: FileEntry, there: FileEntry | undefined, index: number) => void): number {
+  if (strictlyInPathOrder(mine) && strictlyInPathOrder(theirs)) {
+    let j = 0;
+    for (const [i, entry] of mine.entries()) {
+      while (j < theirs.length && theirs[j]!.path < entry.path) j++;
+      visit(entry, theirs[j]?.path === entry.path ? theirs[j] : undefined, i);
+    }
+    return theirs.length;
+  }
+  const byPath = new Map(theirs.map((f) => [f.path, f]));
+  for (const [i, entry] of mine.entries()) visit(entry, byPath.get(entry.path), i);
+  return byPath.size;
 }
 
 /** Every path of either list once: merged when both are in path order, else through a set. */

@@ -5,15 +5,13 @@
 import { createHash, hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { readFully } from './stream-file.js';
 
 /** Most source files fit; the buffers kept are at most this times the readings that ran at once (16). */
 const READ_BUFFER = 256 * 1024;
 
 /** Buffers no reading holds now. */
 const spare: Buffer[] = [];
-
-/** Where the byte past a full buffer is read to (only whether there is one matters). */
-const PAST_END = Buffer.alloc(1);
 
 /**
  * `use` applied to the whole file, when it fits READ_BUFFER (`size`, from a stat, says it should);
@@ -24,15 +22,14 @@ async function withWhole<T>(path: string, size: number | undefined, use: (bytes:
   const buffer = spare.pop() ?? Buffer.allocUnsafe(READ_BUFFER);
   try {
     const handle = await open(path, 'r');
-    let got = 0;
+    let got: number | undefined;
     try {
-      // One byte past the buffer's end would be a file that grew: read as a stream instead.
-      for (let n = -1; n !== 0 && got < buffer.length; got += n) n = (await handle.read(buffer, got, buffer.length - got, got)).bytesRead;
-      if (got === buffer.length && (await handle.read(PAST_END, 0, 1, got)).bytesRead > 0) return undefined;
+      got = await readFully(handle, buffer);
     } finally {
       await handle.close();
     }
-    return use(buffer.subarray(0, got));
+    // More than the buffer holds: a file that grew since its stat, read as a stream instead.
+    return got === undefined ? undefined : use(buffer.subarray(0, got));
   } finally {
     spare.push(buffer);
   }

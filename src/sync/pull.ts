@@ -119,7 +119,11 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       version: STATE_FORMAT_VERSION,
       // When the pull began (as for a push): a file written meanwhile is hashed again next time.
       last_synced_at: Math.floor(started / 1000),
-      files: stored.state.files.map((f) => (plan.skip[skipped] === f ? localEntry(plan.skip[skipped++]!, observed.get(f.path)!) : f)),
+      files: stored.state.files.map((f) => {
+        if (plan.skip[skipped] !== f) return f;
+        skipped++;
+        return localEntry(f, observed.get(f.path)!);
+      }),
       ...(stored.state.dirs ? { dirs: stored.state.dirs } : {}),
       // A conflict version holds the newest version it conflicts with plus this side's files: pulled
       // to be resolved here, its push is based on that newest version, not on itself.

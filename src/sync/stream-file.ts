@@ -8,6 +8,7 @@
 // the event loop is held for microseconds at a time, never for the whole file.
 import { createHash } from 'node:crypto';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import type { Received } from './safe-fs.js';
 
@@ -28,6 +29,19 @@ export async function streamToNewFile(source: AsyncIterable<Buffer | string> | I
     closeSync(fd);
   }
   return { bytes, md5: hash.digest('hex'), sha256: sha.digest('hex') };
+}
+
+/** Where the byte past a full buffer is read to (only whether there is one matters). */
+const PAST_END = Buffer.alloc(1);
+
+/**
+ * Reads a file from its start into `into`: how many bytes it holds, or undefined when it holds
+ * more than `into` (positional reads: the handle's own position does not move).
+ */
+export async function readFully(handle: FileHandle, into: Buffer): Promise<number | undefined> {
+  let got = 0;
+  for (let n = -1; n !== 0 && got < into.length; got += n) n = (await handle.read(into, got, into.length - got, got)).bytesRead;
+  return got === into.length && (await handle.read(PAST_END, 0, 1, got)).bytesRead > 0 ? undefined : got;
 }
 
 /**

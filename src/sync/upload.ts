@@ -16,6 +16,7 @@ import { mapPool } from './pool.js';
 import type { Progress } from './progress.js';
 import type { Received } from './safe-fs.js';
 import type { SyncStore } from './store.js';
+import { readFully } from './stream-file.js';
 
 export interface Sent {
   /** Contents sent (a file read again after it changed counts again). */
@@ -158,9 +159,6 @@ function local(root: string, entry: FileEntry): string {
   return join(root, ...entry.path.split('/'));
 }
 
-/** Where the byte past a full slot is read to (only whether there is one matters). */
-const PAST_END = Buffer.alloc(1);
-
 /**
  * A file's bytes, refusing a symbolic link put in its place since the scan (it may point anywhere):
  * in `slot` when they fill it exactly, else (the file changed size since the scan) in a buffer of their own.
@@ -168,11 +166,7 @@ const PAST_END = Buffer.alloc(1);
 async function readNoFollow(path: string, slot?: Buffer): Promise<Buffer> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: unknown) => Promise.reject(changedUnderPush(path, error)));
   try {
-    if (slot) {
-      let got = 0;
-      for (let n = -1; n !== 0 && got < slot.length; got += n) n = (await handle.read(slot, got, slot.length - got, got)).bytesRead;
-      if (got === slot.length && (await handle.read(PAST_END, 0, 1, got)).bytesRead === 0) return slot;
-    }
+    if (slot && (await readFully(handle, slot)) === slot.length) return slot;
     return await handle.readFile();
   } finally {
     await handle.close();
