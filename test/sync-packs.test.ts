@@ -3,12 +3,12 @@
 // the packs it had sent, and pruning takes apart a pack that is mostly unused. The rules alone, then
 // real pushes and pulls on a folder store, with files changed under a push at the moment it sends,
 // and on s3rver and moto behind a fault proxy (a server that ignores Range, an answer cut off).
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveReferences } from '../src/domain/sync-manifest.js';
-import { locationsOf, PACK_MAX_CONTENTS, PACK_TARGET, packGroups, planRepack, planSpans, SPAN_GAP, SPAN_MAX } from '../src/domain/sync-pack.js';
+import { PACK_BELOW, PACK_MAX_CONTENTS, PACK_TARGET, packGroups, placesOf, planRepack, planSpans, SPAN_GAP, SPAN_MAX } from '../src/domain/sync-pack.js';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState } from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
@@ -51,7 +51,12 @@ describe('pack rules', () => {
     // Tiny contents: a pack closes at PACK_MAX_CONTENTS of them, whatever its size.
     expect(packGroups(Array.from({ length: PACK_MAX_CONTENTS * 2 + 1 }, () => ({ size: 1 }))).map((g) => g.length)).toEqual([PACK_MAX_CONTENTS, PACK_MAX_CONTENTS, 1]);
     const s = sha('x');
-    expect(locationsOf([{ size: 1, sha256: s, pack: P, offset: 3 }, { size: 1, sha256: s, pack: Q, offset: 0 }, { size: 1, sha256: sha('y') }])).toEqual(new Map([[s, { pack: P, offset: 3 }]]));
+    const t = sha('t');
+    const ours = [{ size: 1, sha256: s }, { size: 1, sha256: t, pack: Q, offset: 9 }, { size: 1, sha256: s, pack: P, offset: 3 }, { size: 1, sha256: sha('y') }];
+    const newest = [{ size: 1, sha256: s, pack: Q, offset: 0 }, { size: 1, sha256: sha('z'), pack: Q, offset: 1 }];
+    // Only the contents asked about; the first place named wins, this push's own before the newest version's.
+    expect(placesOf(new Set([s, sha('z'), sha('y')]), ours, newest)).toEqual(new Map([[s, { pack: P, offset: 3 }], [sha('z'), { pack: Q, offset: 1 }]]));
+    expect(placesOf(new Set())).toEqual(new Map());
   });
 
   it('takes apart a pack at least half unused and past the grace period; counts the rest as unused bytes kept', () => {
@@ -160,6 +165,30 @@ describe('packs in a folder store', () => {
     expect((await syncPull(w.target(dest), await w.deps(), {})).stats.files_downloaded).toBe(5);
     expect(readTree(dest)).toEqual(readTree(w.src));
   });
+
+  it('more packs than are built at once: each is read into memory a sent one had, and holds only its own contents', async () => {
+    const w = folder();
+    // 27 contents of 0.9-1 MiB: five packs of 5 (of unlike sizes) and one of 2, more than the 3
+    // built at once, so the later ones are read into the memory of sent ones, some longer than they.
+    const tree: Record<string, Buffer> = {};
+    for (let i = 0; i < 27; i++) tree[`f${String(i).padStart(2, '0')}.bin`] = randomBytes(PACK_BELOW - 1 - ((i * 7919) % 100_000));
+    writeTree(w.src, tree);
+    const pushed = await syncPush(w.target(), await w.deps());
+    expect(pushed.stats.files_uploaded).toBe(27);
+    const state = JSON.parse(readFileSync(join(w.store, 'ws', pushed.stats.version!, '.sandbox-state'), 'utf8')) as StateFile;
+    const packs = blobFiles(w.store, 'ws');
+    expect(packs).toHaveLength(6);
+    // Every pack is exactly its contents, named by its own hash, each content where the manifest says.
+    expect(packs.reduce((n, p) => n + statSync(p).size, 0)).toBe(Object.values(tree).reduce((n, b) => n + b.length, 0));
+    for (const p of packs) expect(p.endsWith(sha(readFileSync(p)))).toBe(true);
+    for (const f of state.files) {
+      const pack = readFileSync(packs.find((p) => p.endsWith(f.pack!))!);
+      expect(sha(pack.subarray(f.offset!, f.offset! + f.size))).toBe(sha(tree[f.path]!));
+    }
+    const dest = join(w.base, 'dest');
+    await syncPull(w.target(dest), await w.deps(), {});
+    expect(readTree(dest)).toEqual(readTree(w.src));
+  }, 30_000);
 
   it('a folder state that names packs is not trusted: warned about, and the push hashes everything again', async () => {
     const w = folder();

@@ -76,10 +76,16 @@ export function planSpans<T extends Packed>(entries: readonly T[]): Span<T>[] {
   return spans;
 }
 
-/** Where each packed content of `files` sits (the first place named, for a content held twice). */
-export function locationsOf(files: readonly Packed[]): Map<string, PackLocation> {
+/**
+ * Where each content of `wanted` (by SHA-256) sits: the first place the lists name for it (the
+ * first named wins, for a content held twice). Only those: a table of every content's place held
+ * 7 MB at the end of a push of 100,000 files.
+ */
+export function placesOf(wanted: ReadonlySet<string>, ...lists: readonly (readonly Packed[])[]): Map<string, PackLocation> {
   const found = new Map<string, PackLocation>();
-  for (const f of files) if (f.pack !== undefined && f.sha256 !== undefined && !found.has(f.sha256)) found.set(f.sha256, { pack: f.pack, offset: f.offset! });
+  for (const list of lists) {
+    for (const f of list) if (f.pack !== undefined && f.sha256 !== undefined && wanted.has(f.sha256) && !found.has(f.sha256)) found.set(f.sha256, { pack: f.pack, offset: f.offset! });
+  }
   return found;
 }
 

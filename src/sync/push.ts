@@ -9,8 +9,7 @@ import { pathProblem, stateChunks, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntri
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
 import { planReferences } from '../domain/sync-manifest.js';
-import type { PackLocation } from '../domain/sync-pack.js';
-import { locationsOf } from '../domain/sync-pack.js';
+import { PACK_BELOW, placesOf } from '../domain/sync-pack.js';
 import { mergeWithStore } from '../domain/sync-merge.js';
 import { commitNew, commonBase, reconcile } from './publish.js';
 import { sendContents } from './upload.js';
@@ -79,7 +78,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.files_uploaded = sent.files;
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
-      locate(files, latest, sent.located);
+      locate(files, scan.files, latest);
       const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: combined.dirs, ...(latest ? { parent: latest.version } : {}) };
       // Unchanged contents named by reference to the base's manifest when few changed.
       const references = planReferences(manifest.files, latest);
@@ -119,16 +118,20 @@ function withChanged(files: FileEntry[], changed: readonly FileEntry[]): FileEnt
 }
 
 /**
- * Each packed content's place, for the manifest: from this push's packs, or from the newest
- * version, which references every content this push did not send (an entry equal to one of its
- * own has its place already: the same object). The entries are this push's own; the folder's
- * state never records a place (it is written as 'local').
+ * The place of each packed content no entry of the manifest was read into (another file with that
+ * content, or one the newest version holds), for the manifest: from an entry that names it, of the
+ * manifest, of the scan (a holder read in place of one that changed) or of the newest version. An
+ * entry equal to one of the newest version's has its place already (the same object). The entries
+ * are this push's own; the folder's state never records a place (it is written as 'local').
  */
-function locate(files: readonly FileEntry[], latest: StoredVersion | undefined, sent: ReadonlyMap<string, PackLocation>): void {
-  let known: Map<string, PackLocation> | undefined;
+function locate(files: readonly FileEntry[], scanned: readonly FileEntry[], latest: StoredVersion | undefined): void {
+  const unplaced = (f: FileEntry) => f.sha256 !== undefined && f.pack === undefined && f.size < PACK_BELOW;
+  const wanted = new Set<string>();
+  for (const f of files) if (unplaced(f)) wanted.add(f.sha256!);
+  if (wanted.size === 0) return;
+  const places = placesOf(wanted, files, scanned, latest?.state.files ?? []);
   for (const f of files) {
-    if (f.sha256 === undefined || f.pack !== undefined) continue;
-    const place = sent.get(f.sha256) ?? (known ??= locationsOf(latest?.state.files ?? [])).get(f.sha256);
+    const place = unplaced(f) ? places.get(f.sha256!) : undefined;
     if (place) Object.assign(f, place);
   }
 }

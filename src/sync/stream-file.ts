@@ -79,7 +79,7 @@ export async function* rethrown<T>(source: AsyncIterable<T>, failed: (error: unk
 }
 
 /** How much of a text file is read at a time. */
-const TEXT_PIECE = 1024 * 1024;
+const TEXT_PIECE = 64 * 1024;
 
 /**
  * A text file (a `.sandbox-state`) in pieces as it is read, opened without following a symbolic

@@ -9,8 +9,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
-import type { PackLocation } from '../domain/sync-pack.js';
-import { PACK_BELOW, packGroups } from '../domain/sync-pack.js';
+import { PACK_BELOW, PACK_TARGET, packGroups } from '../domain/sync-pack.js';
 import type { FileEntry } from '../domain/sync-state.js';
 import { mapPool } from './pool.js';
 import type { Progress } from './progress.js';
@@ -24,14 +23,14 @@ export interface Sent {
   bytes: number;
   /** Entries of files that changed since the scan, as they were sent. */
   changed: FileEntry[];
-  /** Where the packed contents now are. */
-  located: Map<string, PackLocation>;
 }
 
 /** Packs being built and sent at once; a push holds about this many times PACK_TARGET in memory. */
 const PACKS_IN_FLIGHT = 3;
 
 interface Read {
+  /** The entry that names what was read: the scanned one, or its replacement when the file changed. */
+  entry: FileEntry;
   got: Received;
   /** The bytes, for a pack; absent when the file grew past PACK_BELOW and was sent as a blob of its own. */
   body?: Buffer;
@@ -43,36 +42,47 @@ export async function sendContents(store: SyncStore, tree: string, root: string,
   const held = await heldAlready(store, tree, large.map((f) => ({ sha256: f.sha256!, size: f.size })));
   const single = large.filter((f) => !held.has(f.sha256!));
   const small = candidates.filter((f) => f.size < PACK_BELOW);
-  const sent: Sent = { files: 0, bytes: 0, changed: [], located: new Map() };
+  const sent: Sent = { files: 0, bytes: 0, changed: [] };
   progress.start(`push ${tree}`, single.length + small.length, [...single, ...small].reduce((n, f) => n + f.size, 0));
   const readAs = (send: (entry: FileEntry) => Promise<Read>) => (first: FileEntry) => firstHolding(first, all, send, sent);
   const alone = async (entry: FileEntry): Promise<Read> => {
     const got = await store.putBlob(tree, local(root, entry)).catch((error: unknown) => Promise.reject(changedUnderPush(local(root, entry), error)));
     count(sent, progress, got.bytes);
-    return { got };
+    return { entry, got };
   };
   await mapPool(single, 8, readAs(alone));
+  const slabs: Buffer[] = [];
   await mapPool(packGroups(small), PACKS_IN_FLIGHT, async (group) => {
-    const slots = slotsFor(group);
+    const slab = slabs.pop() ?? Buffer.allocUnsafeSlow(SLAB_SIZE);
+    const slots = slotsFor(group, slab);
     const readSmall = readAs(async (entry) => {
       const body = await readNoFollow(local(root, entry), slots.get(entry));
       // Grown past the pack limit since the scan: a blob of its own, as a large file would be.
       if (body.length >= PACK_BELOW) return alone(entry);
-      return { body, got: { bytes: body.length, md5: hash('md5', body, 'hex'), sha256: hash('sha256', body, 'hex') } };
+      return { entry, body, got: { bytes: body.length, md5: hash('md5', body, 'hex'), sha256: hash('sha256', body, 'hex') } };
     });
     await sendPack(store, tree, (await mapPool(group, 8, readSmall)).flat(), sent, progress);
+    // Sent: its bytes are no longer needed, and the next pack is read into the same memory.
+    slabs.push(slab);
   });
   return sent;
 }
 
 /**
- * Where each content of a pack is read to: one buffer for the pack, each file at its place in it
- * by the size the scan saw. Read so, the pack is that buffer, not a copy of a buffer per file: those
- * left the collector 64 MB of them at once at 100,000 files (docs/sync.md#peak-memory).
+ * A pack's bytes by the scanned sizes stay under this (it closes once PACK_TARGET is reached, and
+ * each content is under PACK_BELOW): one slab of this size holds any pack. Each of the
+ * PACKS_IN_FLIGHT builders takes a slab and gives it back once its pack is sent, so a push holds
+ * at most that many, where a slab per pack left them to the collector: 20 MB more at the peak of a
+ * first push of 100,000 files (docs/sync.md#peak-memory).
  */
-function slotsFor(group: readonly FileEntry[]): Map<FileEntry, Buffer> {
-  // Its own memory (never Node's shared pool): a pack made of it holds nothing else.
-  const slab = Buffer.allocUnsafeSlow(group.reduce((n, f) => n + f.size, 0));
+const SLAB_SIZE = PACK_TARGET + PACK_BELOW;
+
+/**
+ * Where each content of a pack is read to: the slab, each file at its place in it by the size the
+ * scan saw. Read so, the pack is that buffer, not a copy of a buffer per file: those left the
+ * collector 64 MB of them at once at 100,000 files (docs/sync.md#peak-memory).
+ */
+function slotsFor(group: readonly FileEntry[], slab: Buffer): Map<FileEntry, Buffer> {
   const slots = new Map<FileEntry, Buffer>();
   let at = 0;
   for (const f of group) {
@@ -123,12 +133,17 @@ async function firstHolding(first: FileEntry, all: readonly FileEntry[], read: (
     const r = await read(entry);
     got.push(r);
     if (r.got.sha256 === entry.sha256) break;
-    sent.changed.push({ path: entry.path, checksum: r.got.md5, size: r.got.bytes, modified_at: entry.modified_at, sha256: r.got.sha256, ...(entry.mode !== undefined ? { mode: entry.mode } : {}) });
+    r.entry = { path: entry.path, checksum: r.got.md5, size: r.got.bytes, modified_at: entry.modified_at, sha256: r.got.sha256, ...(entry.mode !== undefined ? { mode: entry.mode } : {}) };
+    sent.changed.push(r.entry);
   }
   return got;
 }
 
-/** One pack of what was read, in order, each content once; not sent when the store holds it already. */
+/**
+ * One pack of what was read, in order, each content once; not sent when the store holds it already.
+ * Each entry read into it is given its place there (the manifest's `pack` and `offset`): a table of
+ * every content's place, kept to the end of the push, held 7 MB at 100,000 files.
+ */
 async function sendPack(store: SyncStore, tree: string, read: readonly Read[], sent: Sent, progress: Progress): Promise<void> {
   const parts: Buffer[] = [];
   const places = new Map<string, number>();
@@ -147,7 +162,12 @@ async function sendPack(store: SyncStore, tree: string, read: readonly Read[], s
     await store.putBytes(tree, body);
     count(sent, progress, size, places.size);
   } else progress.advance(size);
-  for (const [sha256, offset] of places) sent.located.set(sha256, { pack: name, offset });
+  for (const r of read) {
+    const offset = r.body ? places.get(r.got.sha256) : undefined;
+    if (offset === undefined) continue;
+    r.entry.pack = name;
+    r.entry.offset = offset;
+  }
 }
 
 function* holders(first: FileEntry, all: readonly FileEntry[]): Generator<FileEntry> {
