@@ -6,7 +6,8 @@
 // installed ("not installed" otherwise). Every tool talks to the server through a counting proxy, so "sent"
 // is what crossed the wire (bodies and headers) and "requests" the HTTP requests it made; atlas's
 // own payload figure (file bytes) and its peak RSS are printed beside them, and the figures are
-// checked against issue 20's targets.
+// checked against issue 20's targets. Beside atlas's peaks: the floor under them, atlas's command on
+// one file and the same I/O in a bare Node.js program (bench/sync-floor.mjs).
 // Usage: node bench/sync.mjs [files=10000] [bytes-per-file=10240]
 // BENCH_SYNC_TOOLS=atlas,rclone runs only those (atlas always runs; restic brings "atlas (moto)").
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -123,9 +124,12 @@ function timed(cmd, args, env) {
   });
 }
 
-/** atlas against a store at `at` (an endpoint through a counting proxy), its home in `home`. */
+/** atlas's environment for a store at `at` (an endpoint through a counting proxy), its home in `home`. */
+const atlasEnv = (at, home) => ({ ...CREDS, ATLAS_HOME: join(work, home), ATLAS_SYNC_STORE: `s3://${BUCKET}/atlas`, ATLAS_SYNC_S3_ENDPOINT: at, ATLAS_SYNC_S3_FORCE_PATH_STYLE: 'true' });
+
+/** atlas against a store at `at`, its home in `home`. */
 const atlasAt = (at, home) => {
-  const env = { ...CREDS, ATLAS_HOME: join(work, home), ATLAS_SYNC_STORE: `s3://${BUCKET}/atlas`, ATLAS_SYNC_S3_ENDPOINT: at, ATLAS_SYNC_S3_FORCE_PATH_STYLE: 'true' };
+  const env = atlasEnv(at, home);
   return async (args) => {
     const r = await timed(process.execPath, [ATLAS, 'sync', ...args, '--workspace', 'bench', '--json'], env);
     const { stats } = JSON.parse(r.stdout);
@@ -215,6 +219,25 @@ const reset = () => {
 console.log(`${FILES} files of ${SIZE} bytes (${(total / 1e6).toFixed(0)} MB), 1% = ${changedFiles} files (${(changedBytes / 1e6).toFixed(2)} MB), s3rver on 127.0.0.1`);
 await phases('atlas', atlasPhases(atlasAt(endpoint, 'home')));
 
+/**
+ * What the memory target stands on: atlas's command on a folder of one file, and the same I/O as
+ * its phases in a bare Node.js program (bench/sync-floor.mjs), each one's peak RSS.
+ */
+async function floors() {
+  const script = join(ROOT, 'bench', 'sync-floor.mjs');
+  const peak = async (cmd, args, env) => (await timed(cmd, args, env)).rss;
+  const one = join(work, 'one-file');
+  mkdirSync(one);
+  writeFileSync(join(one, 'a.txt'), 'a');
+  return {
+    node: await peak(process.execPath, [script, 'idle']),
+    atlas: await peak(process.execPath, [ATLAS, 'sync', 'push', '--dir', one, '--workspace', 'one-file', '--json'], atlasEnv(endpoint, 'home-one')),
+    push: await peak(process.execPath, [script, 'push', String(serverPort), BUCKET, 'floor/', src]),
+    pull: await peak(process.execPath, [script, 'pull', String(serverPort), BUCKET, 'atlas/bench/.blobs/', join(work, 'dest-floor'), String(SIZE)]),
+  };
+}
+const floor = results.atlas ? await floors() : undefined;
+
 if (!wanted('rclone')) console.log('rclone: left out (BENCH_SYNC_TOOLS)');
 else if (have('rclone', ['version'])) {
   reset();
@@ -298,6 +321,12 @@ console.log('');
 console.log(`atlas peak RSS: ${PHASES.map((p) => `${p} ${(a[p].rss / 1e6).toFixed(0)} MB`).join(', ')}`);
 const maxRss = Math.max(...PHASES.map((p) => a[p].rss));
 console.log(`  = ${((maxRss / FILES) / 1024).toFixed(1)} KB per file at most (target on 100,000 files: <= 1 KB per file${FILES >= 100_000 ? `: ${maxRss / FILES <= 1024 ? 'ok' : 'MISSED'}` : '; run with 100000 to check it'})`);
+const perFile = (bytes) => `${(bytes / FILES / 1024).toFixed(2)} KB per file`;
+console.log(
+  `floor (bench/sync-floor.mjs): Node.js alone ${(floor.node / 1e6).toFixed(0)} MB; atlas's sync push of a folder of 1 file ${(floor.atlas / 1e6).toFixed(0)} MB; ` +
+    `the same I/O in a bare Node.js program, none of atlas: a push's reads, hashes and PUTs of packs, keeping only the paths, ${(floor.push / 1e6).toFixed(0)} MB (${perFile(floor.push)}); ` +
+    `a pull's ranged GETs and files written, keeping nothing, ${(floor.pull / 1e6).toFixed(0)} MB (${perFile(floor.pull)})`,
+);
 // The others' peaks, for scale (a tool started through a wrapper script shows the wrapper's).
 for (const t of tools.filter((t) => t !== 'atlas')) {
   const measured = PHASES.filter((p) => results[t][p]);

@@ -78,8 +78,8 @@ export function planSpans<T extends Packed>(entries: readonly T[]): Span<T>[] {
 
 /**
  * Where each content of `wanted` (by SHA-256) sits: the first place the lists name for it (the
- * first named wins, for a content held twice). Only those: a table of every content's place held
- * 7 MB at the end of a push of 100,000 files.
+ * first named wins, for a content held twice). Only those, not a table of every content's place
+ * (100,000 of them at the end of a first push of 100,000 files).
  */
 export function placesOf(wanted: ReadonlySet<string>, ...lists: readonly (readonly Packed[])[]): Map<string, PackLocation> {
   const found = new Map<string, PackLocation>();

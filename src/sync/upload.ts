@@ -72,8 +72,8 @@ export async function sendContents(store: SyncStore, tree: string, root: string,
  * A pack's bytes by the scanned sizes stay under this (it closes once PACK_TARGET is reached, and
  * each content is under PACK_BELOW): one slab of this size holds any pack. Each of the
  * PACKS_IN_FLIGHT builders takes a slab and gives it back once its pack is sent, so a push holds
- * at most that many, where a slab per pack left them to the collector: 20 MB more at the peak of a
- * first push of 100,000 files (docs/sync.md#peak-memory).
+ * at most that many, where a slab per pack left them to the collector: 15-20 MB more at the peak of
+ * a first push of 100,000 files (docs/sync.md#peak-memory).
  */
 const SLAB_SIZE = PACK_TARGET + PACK_BELOW;
 
@@ -141,8 +141,8 @@ async function firstHolding(first: FileEntry, all: readonly FileEntry[], read: (
 
 /**
  * One pack of what was read, in order, each content once; not sent when the store holds it already.
- * Each entry read into it is given its place there (the manifest's `pack` and `offset`): a table of
- * every content's place, kept to the end of the push, held 7 MB at 100,000 files.
+ * Each entry read into it is given its place there (the manifest's `pack` and `offset`) at once,
+ * rather than kept in a table of every content's place until the end of the push.
  */
 async function sendPack(store: SyncStore, tree: string, read: readonly Read[], sent: Sent, progress: Progress): Promise<void> {
   const parts: Buffer[] = [];
