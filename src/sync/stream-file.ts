@@ -80,8 +80,9 @@ export async function* rethrown<T>(source: AsyncIterable<T>, failed: (error: unk
 
 /**
  * How much of a text file is read at a time. Pieces of 1 MiB, and the strings a parser makes of
- * them, were large objects that V8 frees only in a full collection: 14-29 MB of them were waiting at
- * the peak of a no-op pull of 100,000 files (docs/sync.md#peak-memory). Pieces this size die young.
+ * them, were large objects that V8 frees only in a full collection: V8's large-object space held
+ * 27-29 MB at the peak of a no-op pull of 100,000 files, 14-16 MB with these, which die young
+ * (docs/sync.md#peak-memory).
  */
 const TEXT_PIECE = 64 * 1024;
 
