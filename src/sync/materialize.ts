@@ -4,6 +4,7 @@
 // kept only links that stay inside), then the empty folders.
 import type { FileEntry, StateFile } from '../domain/sync-state.js';
 import { planSpans, SPAN_MAX } from '../domain/sync-pack.js';
+import { BufferPool } from './buffer-pool.js';
 import { mapPool } from './pool.js';
 import type { Progress } from './progress.js';
 import { dropTemps, ensureParents, prepareTemps, writeLink, writeVerified } from './safe-fs.js';
@@ -38,20 +39,18 @@ export async function writeEntries(root: string, source: Source, entries: readon
     const alone = entries.filter((e) => e.pack === undefined || e.link !== undefined);
     // A buffer per read under way, used again by the next: a new one per read left hundreds of
     // them (2 MiB each) to the collector at once.
-    const buffers: Buffer[] = [];
+    const buffers = new BufferPool(SPAN_MAX);
     await mapPool(planSpans(packed), SPANS_AT_ONCE, async (span) => {
       const length = span.end - span.start;
-      const into = length <= SPAN_MAX ? (buffers.pop() ?? Buffer.allocUnsafeSlow(SPAN_MAX)) : undefined;
-      try {
+      const readSpan = async (into?: Buffer) => {
         const body = await store.readPackRange(tree, span.pack, span.start, length, into);
         await mapPool(span.entries, 8, async (entry) => {
           const at = entry.offset! - span.start;
           // A pack that pruning took apart: what a kept version still used is now a blob of its own.
           await write(entry, (temp) => (body ? streamToNewFile([body.subarray(at, at + entry.size)], temp) : store.getBlob(tree, entry.sha256!, temp)));
         });
-      } finally {
-        if (into) buffers.push(into);
-      }
+      };
+      await (length <= SPAN_MAX ? buffers.with(readSpan) : readSpan());
     });
     await mapPool(alone, 8, async (entry) => {
       if (entry.link !== undefined) return writeLink(root, entry, folders);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { PACK_BELOW, PACK_TARGET, packGroups } from '../domain/sync-pack.js';
 import type { FileEntry } from '../domain/sync-state.js';
+import { BufferPool } from './buffer-pool.js';
 import { mapPool } from './pool.js';
 import type { Progress } from './progress.js';
 import type { Received } from './safe-fs.js';
@@ -25,7 +26,7 @@ export interface Sent {
   changed: FileEntry[];
 }
 
-/** Packs being built and sent at once; a push holds about this many times PACK_TARGET in memory. */
+/** Packs being built and sent at once; a push holds this many slabs of SLAB_SIZE in memory. */
 const PACKS_IN_FLIGHT = 3;
 
 interface Read {
@@ -51,29 +52,27 @@ export async function sendContents(store: SyncStore, tree: string, root: string,
     return { entry, got };
   };
   await mapPool(single, 8, readAs(alone));
-  const slabs: Buffer[] = [];
-  await mapPool(packGroups(small), PACKS_IN_FLIGHT, async (group) => {
-    const slab = slabs.pop() ?? Buffer.allocUnsafeSlow(SLAB_SIZE);
-    const slots = slotsFor(group, slab);
-    const readSmall = readAs(async (entry) => {
-      const body = await readNoFollow(local(root, entry), slots.get(entry));
-      // Grown past the pack limit since the scan: a blob of its own, as a large file would be.
-      if (body.length >= PACK_BELOW) return alone(entry);
-      return { entry, body, got: { bytes: body.length, md5: hash('md5', body, 'hex'), sha256: hash('sha256', body, 'hex') } };
-    });
-    await sendPack(store, tree, (await mapPool(group, 8, readSmall)).flat(), sent, progress);
-    // Sent: its bytes are no longer needed, and the next pack is read into the same memory.
-    slabs.push(slab);
-  });
+  // Once a pack is sent its bytes are no longer needed, and the next pack is read into the same slab.
+  const slabs = new BufferPool(SLAB_SIZE);
+  await mapPool(packGroups(small), PACKS_IN_FLIGHT, (group) =>
+    slabs.with(async (slab) => {
+      const slots = slotsFor(group, slab);
+      const readSmall = readAs(async (entry) => {
+        const body = await readNoFollow(local(root, entry), slots.get(entry));
+        // Grown past the pack limit since the scan: a blob of its own, as a large file would be.
+        if (body.length >= PACK_BELOW) return alone(entry);
+        return { entry, body, got: { bytes: body.length, md5: hash('md5', body, 'hex'), sha256: hash('sha256', body, 'hex') } };
+      });
+      await sendPack(store, tree, (await mapPool(group, 8, readSmall)).flat(), sent, progress);
+    }),
+  );
   return sent;
 }
 
 /**
  * A pack's bytes by the scanned sizes stay under this (it closes once PACK_TARGET is reached, and
- * each content is under PACK_BELOW): one slab of this size holds any pack. Each of the
- * PACKS_IN_FLIGHT builders takes a slab and gives it back once its pack is sent, so a push holds
- * at most that many, where a slab per pack left them to the collector: 15-20 MB more at the peak of
- * a first push of 100,000 files (docs/sync.md#peak-memory).
+ * each content is under PACK_BELOW): one slab of this size holds any pack. A slab per pack, left
+ * to the collector, cost 15-20 MB more at the peak of a first push of 100,000 files.
  */
 const SLAB_SIZE = PACK_TARGET + PACK_BELOW;
 
