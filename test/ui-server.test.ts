@@ -10,8 +10,8 @@ import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { createToken } from './helpers/server-fixtures.js';
 import { boardServers, signIn } from './helpers/ui-fixtures.js';
-import { listTokens, revokeToken } from '../src/server/tokens.js';
-import { verifyTask } from '../src/server/task-verify.js';
+import { listTokens, revokeToken } from '../src/server/accounts/tokens.js';
+import { verifyTask } from '../src/server/tasks/task-verify.js';
 import { defaultConfig } from '../src/config/load.js';
 
 checkResponses();

@@ -34,7 +34,7 @@ export interface SyncDeps {
   now?: () => number;
   /**
    * Called right before a version is published (its manifest written), after its blobs are sent:
-   * throwing refuses the version (a server turn whose lease was taken over, src/server/turn-lease.ts).
+   * throwing refuses the version (a server turn whose lease was taken over, src/server/conversations/turn-lease.ts).
    */
   beforePublish?: () => Promise<void>;
 }
