@@ -32,7 +32,7 @@ import { holdSandbox } from './conversations/turn-executor.js';
 import { LocalTaskWatcher } from './board/local-watch.js';
 import { serverTasksRanHere, Tasks } from './tasks/tasks.js';
 import { LazyState } from './cluster/server-state.js';
-import { parseStoreAddress } from '../sync/store.js';
+import { parseStoreAddress } from '../sync/stores/open-store.js';
 import { serverDir, TokenVerifier } from './accounts/tokens.js';
 
 export interface ServeOptions {

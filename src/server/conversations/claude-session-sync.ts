@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import type { Config } from '../../config/schema.js';
 import type { LifecycleBuiltins } from '../../lifecycle/bus.js';
-import type { SyncTarget } from '../../sync/target.js';
+import type { SyncTarget } from '../../sync/stores/target.js';
 
 /** The session's tree of a conversation, from its folder (lifecycle-adapter.ts sessionSyncTarget). */
 export type SessionTargetOf = (dir: string) => SyncTarget;
@@ -24,7 +24,7 @@ export function sessionTravels(config: Config): boolean {
 export async function restoreSession(home: string, config: Config, target: SyncTarget, warn: (text: string) => void): Promise<void> {
   if (!sessionTravels(config) || !config.sync.init_from_store) return;
   try {
-    const { openStore } = await import('../../sync/store.js');
+    const { openStore } = await import('../../sync/stores/open-store.js');
     const { syncPull } = await import('../../sync/operations.js');
     const store = await openStore(config, home);
     await syncPull(target, { store, config: sessionConfig(config), warn }, { force: true });
@@ -37,7 +37,7 @@ export async function restoreSession(home: string, config: Config, target: SyncT
 export async function pushSession(home: string, config: Config, target: SyncTarget, warn: (text: string) => void, beforePublish?: () => Promise<void>): Promise<void> {
   if (!sessionTravels(config) || !existsSync(target.root)) return;
   try {
-    const { openStore } = await import('../../sync/store.js');
+    const { openStore } = await import('../../sync/stores/open-store.js');
     const { syncPush } = await import('../../sync/operations.js');
     const store = await openStore(config, home);
     await syncPush(target, { store, config: sessionConfig(config), warn, ...(beforePublish ? { beforePublish } : {}) }, { force: true });

@@ -15,7 +15,7 @@ import { createLifecycleBus } from '../../lifecycle/bus.js';
 import { composeBuiltins, recordingBuiltins } from '../../lifecycle/defaults.js';
 import type { LifecycleBus, LifecycleEvent } from '../../lifecycle/types.js';
 import { syncBuiltins } from '../../sync/lifecycle-builtins.js';
-import type { SyncTarget } from '../../sync/target.js';
+import type { SyncTarget } from '../../sync/stores/target.js';
 import { sessionBuiltins } from './claude-session-sync.js';
 import { SESSION_FOLDER } from './claude-session.js';
 import type { LogFn } from '../http/context.js';
@@ -52,7 +52,7 @@ export function sessionSyncTarget(dir: string): SyncTarget {
 
 /**
  * A new bus for one turn. `beforePublish` fences the turn's OnStreamFinish push: it throws when the
- * turn's lease was taken over, so the version is not published (src/sync/push.ts).
+ * turn's lease was taken over, so the version is not published (src/sync/transfer/push.ts).
  */
 export function serverLifecycle(home: string, config: Config, log: LogFn): (beforePublish?: () => Promise<void>) => LifecycleBus {
   const warn = (text: string) => log({ msg: 'sync', note: text });

@@ -5,7 +5,7 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Config } from '../../config/schema.js';
-import { parseStoreAddress } from '../../sync/store.js';
+import { parseStoreAddress } from '../../sync/stores/open-store.js';
 
 export interface CheckResult {
   ok: boolean;
@@ -45,7 +45,7 @@ export async function checkStore(config: Config, home: string): Promise<CheckRes
       });
       return { ok: true, detail: 'store folder writable' };
     }
-    const { openStore } = await import('../../sync/store.js');
+    const { openStore } = await import('../../sync/stores/open-store.js');
     const store = await openStore(config, home);
     await withTimeout(store.checkAccess(), CHECK_TIMEOUT_MS, 'the store');
     return { ok: true, detail: 'S3 store answers' };

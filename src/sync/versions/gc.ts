@@ -2,13 +2,13 @@
 // what no remaining version references goes, once past the grace period. A remaining version whose
 // manifest cannot be read (damaged, or from a newer atlas) stops the collection: what it references
 // is unknown, and a blob removed wrongly is data lost.
-import type { BlobCollection } from '../domain/sync-retention.js';
-import { BLOB_GRACE_SECONDS, planBlobCollection } from '../domain/sync-retention.js';
-import type { PackedContent } from '../domain/sync-pack.js';
-import { planRepack } from '../domain/sync-pack.js';
-import { mapPool } from './pool.js';
+import type { BlobCollection } from '../../domain/sync-retention.js';
+import { BLOB_GRACE_SECONDS, planBlobCollection } from '../../domain/sync-retention.js';
+import type { PackedContent } from '../../domain/sync-pack.js';
+import { planRepack } from '../../domain/sync-pack.js';
+import { mapPool } from '../scan/pool.js';
 import { takeApart } from './repack.js';
-import type { SyncStore } from './store.js';
+import type { SyncStore } from '../stores/store.js';
 import { readManifest } from './versions.js';
 
 export interface CollectedBlobs {

@@ -8,15 +8,15 @@ import { hash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import { PACK_BELOW, PACK_TARGET, packGroups } from '../domain/sync-pack.js';
-import type { FileEntry } from '../domain/sync-state.js';
-import { BufferPool } from './buffer-pool.js';
-import { mapPool } from './pool.js';
-import type { Progress } from './progress.js';
-import type { Received } from './safe-fs.js';
-import type { SyncStore } from './store.js';
-import { readFully } from './stream-file.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { PACK_BELOW, PACK_TARGET, packGroups } from '../../domain/sync-pack.js';
+import type { FileEntry } from '../../domain/sync-state.js';
+import { BufferPool } from '../scan/buffer-pool.js';
+import { mapPool } from '../scan/pool.js';
+import type { Progress } from '../report/progress.js';
+import type { Received } from '../scan/stream-file.js';
+import type { SyncStore } from '../stores/store.js';
+import { readFully } from '../scan/stream-file.js';
 
 export interface Sent {
   /** Contents sent (a file read again after it changed counts again). */

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { DeleteObjectCommand, DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import { mapPool } from './pool.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { mapPool } from '../scan/pool.js';
 import { s3Error, s3Failure } from './s3-errors.js';
 
 export interface S3Place {

@@ -6,15 +6,15 @@
 // file by file, as the behind-the-store rule does, and publishes the combination as the newest
 // version, then looks again, a bounded number of times. Two pushes that both combine publish the
 // same files, and stop there.
-import { AtlasError, EXIT } from '../domain/errors.js';
-import { mergeWithStore } from '../domain/sync-merge.js';
-import { nextVersionName, sameEntry } from '../domain/sync-plan.js';
-import type { FileEntry, StateFile } from '../domain/sync-state.js';
-import { stateChunks } from '../domain/sync-state.js';
-import { listed } from './render.js';
-import type { SyncStore } from './store.js';
-import type { StoredVersion } from './versions.js';
-import { loadVersion } from './versions.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { mergeWithStore } from '../../domain/sync-merge.js';
+import { nextVersionName, sameEntry } from '../../domain/sync-plan.js';
+import type { FileEntry, StateFile } from '../../domain/sync-state.js';
+import { stateChunks } from '../../domain/sync-state.js';
+import { listed } from '../report/render.js';
+import type { SyncStore } from '../stores/store.js';
+import type { StoredVersion } from '../versions/versions.js';
+import { loadVersion } from '../versions/versions.js';
 
 /** Attempts at a free name, and rounds of combining, before a push gives up (the store is that busy). */
 const ROUNDS = 5;

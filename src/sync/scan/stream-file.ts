@@ -10,7 +10,13 @@ import { createHash } from 'node:crypto';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
-import type { Received } from './safe-fs.js';
+
+/** What a store's download reports about the bytes it wrote. */
+export interface Received {
+  bytes: number;
+  md5: string;
+  sha256: string;
+}
 
 export async function streamToNewFile(source: AsyncIterable<Buffer | string> | Iterable<Buffer>, dest: string, mode = 0o644): Promise<Received> {
   const hash = createHash('md5');

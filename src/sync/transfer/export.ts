@@ -5,13 +5,13 @@
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import type { FileEntry } from '../domain/sync-state.js';
-import { splitOutsideLinks } from '../domain/sync-state.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import type { FileEntry } from '../../domain/sync-state.js';
+import { splitOutsideLinks } from '../../domain/sync-state.js';
 import { writeEntries } from './materialize.js';
-import { silentProgress } from './progress.js';
-import type { SyncDeps, SyncTarget } from './target.js';
-import { resolveVersion } from './versions.js';
+import { silentProgress } from '../report/progress.js';
+import type { SyncDeps, SyncTarget } from '../stores/target.js';
+import { resolveVersion } from '../versions/versions.js';
 
 export interface ExportResult {
   location: string;

@@ -6,16 +6,16 @@
 // folder on the way is checked with lstat and files are opened with O_NOFOLLOW.
 import { access, constants, lstat, mkdir, open, readdir, rename, rm, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import { sortVersions } from '../domain/sync-plan.js';
-import { BLOB_GRACE_SECONDS } from '../domain/sync-retention.js';
-import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../domain/sync-state.js';
-import { mapPool } from './pool.js';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../store/atomic-write.js';
-import type { Received } from './safe-fs.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { sortVersions } from '../../domain/sync-plan.js';
+import { BLOB_GRACE_SECONDS } from '../../domain/sync-retention.js';
+import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../domain/sync-state.js';
+import { mapPool } from '../scan/pool.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
+import type { Received } from '../scan/stream-file.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-import { readTextPieces, rethrown, streamToNewFile } from './stream-file.js';
+import { readTextPieces, rethrown, streamToNewFile } from '../scan/stream-file.js';
 
 function storeError(error: unknown, what: string): AtlasError {
   const code = (error as NodeJS.ErrnoException).code;

@@ -3,13 +3,13 @@
 // serializes every sync of one workspace (seed 001 §9.6).
 import { text } from 'node:stream/consumers';
 import { join } from 'node:path';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import type { StateFile, StateParse } from '../domain/sync-state.js';
-import { STATE_FILE_NAME, stateChunks } from '../domain/sync-state.js';
-import type { ParseOptions } from '../domain/sync-state-parse.js';
-import { parseStateStream, parseWhole } from '../domain/sync-state-parse.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
-import { withLock } from '../store/lock.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import type { StateFile, StateParse } from '../../domain/sync-state.js';
+import { STATE_FILE_NAME, stateChunks } from '../../domain/sync-state.js';
+import type { ParseOptions } from '../../domain/sync-state-parse.js';
+import { parseStateStream, parseWhole } from '../../domain/sync-state-parse.js';
+import { writeFileAtomic } from '../../store/atomic-write.js';
+import { withLock } from '../../store/lock.js';
 import { excludeStateFromGit } from './git-exclude.js';
 import { readTextPieces } from './stream-file.js';
 

@@ -7,9 +7,9 @@ import type { Dirent } from 'node:fs';
 import { lstatSync, readlinkSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ExcludeRule, FileEntry, StateFile } from '../domain/sync-state.js';
-import { byPath as inPathOrder, isExcluded, linkStaysInside } from '../domain/sync-state.js';
-import { isSandboxStubFile } from '../exec/sandbox/litter.js';
+import type { ExcludeRule, FileEntry, StateFile } from '../../domain/sync-state.js';
+import { byPath as inPathOrder, isExcluded, linkStaysInside } from '../../domain/sync-state.js';
+import { isSandboxStubFile } from '../../exec/sandbox/litter.js';
 import { hashFile } from './file-hash.js';
 import { mapPool } from './pool.js';
 

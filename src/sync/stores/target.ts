@@ -2,15 +2,15 @@
 // the store; with a task, the task's own folder travels too.
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import type { Config } from '../config/schema.js';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import { TREE_NAME_PATTERN } from '../domain/sync-retention.js';
-import type { ExcludeRule } from '../domain/sync-state.js';
-import { compileExcludes } from '../domain/sync-state.js';
-import { slugify } from '../domain/task.js';
-import { requireTask } from '../hook/resolve-task.js';
-import { findTaskRef, readTask } from '../store/task-store.js';
-import type { Progress } from './progress.js';
+import type { Config } from '../../config/schema.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { TREE_NAME_PATTERN } from '../../domain/sync-retention.js';
+import type { ExcludeRule } from '../../domain/sync-state.js';
+import { compileExcludes } from '../../domain/sync-state.js';
+import { slugify } from '../../domain/task.js';
+import { requireTask } from '../../hook/resolve-task.js';
+import { findTaskRef, readTask } from '../../store/task-store.js';
+import type { Progress } from '../report/progress.js';
 import type { SyncStore } from './store.js';
 
 export interface SyncTarget {

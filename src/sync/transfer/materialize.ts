@@ -2,14 +2,14 @@
 // its blob, from its pack (neighbours in one ranged read, docs/sync.md#packs) or, for a version in
 // the old layout, from the version itself, through a verified temp file; each link (the caller
 // kept only links that stay inside), then the empty folders.
-import type { FileEntry, StateFile } from '../domain/sync-state.js';
-import { planSpans, SPAN_MAX } from '../domain/sync-pack.js';
-import { BufferPool } from './buffer-pool.js';
-import { mapPool } from './pool.js';
-import type { Progress } from './progress.js';
-import { dropTemps, ensureParents, prepareTemps, writeLink, writeVerified } from './safe-fs.js';
-import type { SyncStore } from './store.js';
-import { streamToNewFile } from './stream-file.js';
+import type { FileEntry, StateFile } from '../../domain/sync-state.js';
+import { planSpans, SPAN_MAX } from '../../domain/sync-pack.js';
+import { BufferPool } from '../scan/buffer-pool.js';
+import { mapPool } from '../scan/pool.js';
+import type { Progress } from '../report/progress.js';
+import { dropTemps, ensureParents, prepareTemps, writeLink, writeVerified } from '../scan/safe-fs.js';
+import type { SyncStore } from '../stores/store.js';
+import { streamToNewFile } from '../scan/stream-file.js';
 
 export interface Source {
   store: SyncStore;

@@ -6,13 +6,14 @@
 import { chmodSync, lstatSync, readlinkSync, renameSync, utimesSync } from 'node:fs';
 import { lstat, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import type { Observation } from '../domain/sync-plan.js';
-import type { FileEntry, StateFile } from '../domain/sync-state.js';
-import { TEMP_DIR_NAME } from '../domain/sync-state.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import type { Observation } from '../../domain/sync-plan.js';
+import type { FileEntry, StateFile } from '../../domain/sync-state.js';
+import { TEMP_DIR_NAME } from '../../domain/sync-state.js';
 import { mapPool } from './pool.js';
 import { md5File } from './file-hash.js';
 import { byPathOf, cachedChecksum, linkEntry, seconds } from './scan.js';
+import type { Received } from './stream-file.js';
 
 type ParentCheck = { ok: true; exists: boolean } | { ok: false; problem: string };
 
@@ -132,13 +133,6 @@ export async function prepareTemps(root: string): Promise<void> {
 /** Removes the temp folder once a pull is done with it. */
 export async function dropTemps(root: string): Promise<void> {
   await rm(join(root, TEMP_DIR_NAME), { recursive: true, force: true }).catch(() => undefined);
-}
-
-/** What a store's download reports about the bytes it wrote. */
-export interface Received {
-  bytes: number;
-  md5: string;
-  sha256: string;
 }
 
 /**

@@ -1,15 +1,15 @@
 // Reading stored versions: the newest usable one (incomplete versions are skipped silently, damaged
 // ones with a warning), a named one (strictly), and the list `atlas sync versions` shows.
-import { AtlasError, EXIT } from '../domain/errors.js';
-import type { VersionCondition } from '../domain/sync-retention.js';
-import type { ReferenceInfo } from '../domain/sync-manifest.js';
-import { resolveReferences } from '../domain/sync-manifest.js';
-import type { FileEntry, StateFile, StateParse } from '../domain/sync-state.js';
-import { unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
-import type { ParseOptions } from '../domain/sync-state-parse.js';
-import { mapPool } from './pool.js';
-import type { SyncStore } from './store.js';
-import { parseReading } from './local-state.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import type { VersionCondition } from '../../domain/sync-retention.js';
+import type { ReferenceInfo } from '../../domain/sync-manifest.js';
+import { resolveReferences } from '../../domain/sync-manifest.js';
+import type { FileEntry, StateFile, StateParse } from '../../domain/sync-state.js';
+import { unsafeDirs, unsafeEntries } from '../../domain/sync-state.js';
+import type { ParseOptions } from '../../domain/sync-state-parse.js';
+import { mapPool } from '../scan/pool.js';
+import type { SyncStore } from '../stores/store.js';
+import { parseReading } from '../scan/local-state.js';
 
 export interface StoredVersion {
   version: string;

@@ -3,8 +3,8 @@
 // .gitignore), once.
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { commonGitDir } from '../git/common-dir.js';
-import { locateWorktree, realpath } from '../git/locate.js';
+import { commonGitDir } from '../../git/common-dir.js';
+import { locateWorktree, realpath } from '../../git/locate.js';
 
 export const EXCLUDE_LINE = '/.sandbox-state*';
 

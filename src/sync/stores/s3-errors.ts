@@ -1,8 +1,8 @@
 // S3 failures as messages a person can act on (seed 001 §9.4, §9.5, §9.7): missing or invalid
 // credentials, permissions (with the fix), a missing bucket, network trouble (with the object and
 // a retry), anything else with the object named.
-import type { ExitCode } from '../domain/errors.js';
-import { AtlasError, EXIT } from '../domain/errors.js';
+import type { ExitCode } from '../../domain/errors.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
 
 interface SdkError {
   name?: string;

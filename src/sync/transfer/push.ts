@@ -2,26 +2,26 @@
 // once, as blobs named by their SHA-256; the version itself is one manifest, written last. When
 // nothing changed, no version is made (seed 000 §3.2, seed 001 §5.2-5.3). A folder behind the
 // store combines with its newer work, never replaces it (docs/sync.md#behind-the-store).
-import type { SyncStats } from '../domain/sync-plan.js';
-import { emptyStats, planPush } from '../domain/sync-plan.js';
-import type { ExcludeRule, FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
-import { pathProblem, stateChunks, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../domain/sync-state.js';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
-import { planReferences } from '../domain/sync-manifest.js';
-import { PACK_BELOW, placesOf } from '../domain/sync-pack.js';
-import { mergeWithStore } from '../domain/sync-merge.js';
+import type { SyncStats } from '../../domain/sync-plan.js';
+import { emptyStats, planPush } from '../../domain/sync-plan.js';
+import type { ExcludeRule, FileEntry, Refusal, StateFile } from '../../domain/sync-state.js';
+import { pathProblem, stateChunks, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../../domain/sync-state.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { readLocalState, withWorkspaceLock, writeLocalState } from '../scan/local-state.js';
+import { planReferences } from '../../domain/sync-manifest.js';
+import { PACK_BELOW, placesOf } from '../../domain/sync-pack.js';
+import { mergeWithStore } from '../../domain/sync-merge.js';
 import { commitNew, commonBase, reconcile } from './publish.js';
 import { sendContents } from './upload.js';
-import { silentProgress } from './progress.js';
-import { listed, someOf } from './render.js';
-import type { ScanResult } from './scan.js';
-import { byPathOf, scanWorkspace } from './scan.js';
-import type { SyncStore } from './store.js';
-import type { SyncDeps } from './target.js';
-import { requireFolder } from './target.js';
-import type { StoredVersion } from './versions.js';
-import { latestVersion } from './versions.js';
+import { silentProgress } from '../report/progress.js';
+import { listed, someOf } from '../report/render.js';
+import type { ScanResult } from '../scan/scan.js';
+import { byPathOf, scanWorkspace } from '../scan/scan.js';
+import type { SyncStore } from '../stores/store.js';
+import type { SyncDeps } from '../stores/target.js';
+import { requireFolder } from '../stores/target.js';
+import type { StoredVersion } from '../versions/versions.js';
+import { latestVersion } from '../versions/versions.js';
 
 export interface PushTreeOptions {
   root: string;

@@ -3,10 +3,10 @@
 // checked against its SHA-256, and only then does the pack go. A pack whose contents do not match
 // their hashes is left whole and named: removing it could lose what is left of them.
 import { createHash } from 'node:crypto';
-import type { RepackPlan } from '../domain/sync-pack.js';
-import { planSpans } from '../domain/sync-pack.js';
-import { mapPool } from './pool.js';
-import type { SyncStore } from './store.js';
+import type { RepackPlan } from '../../domain/sync-pack.js';
+import { planSpans } from '../../domain/sync-pack.js';
+import { mapPool } from '../scan/pool.js';
+import type { SyncStore } from '../stores/store.js';
 
 export interface TakenApart {
   /** Packs removed. */

@@ -1,14 +1,14 @@
 // `atlas sync prune` and `sync.keep_versions`: removes old versions of a workspace's tree (and of a
 // task's own folder), keeping the newest N complete ones, by the rules in domain/sync-retention.ts.
 import { existsSync } from 'node:fs';
-import type { Config } from '../config/schema.js';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import type { VersionCondition } from '../domain/sync-retention.js';
-import { INCOMPLETE_GRACE_SECONDS, planRetention } from '../domain/sync-retention.js';
-import { withWorkspaceLock } from './local-state.js';
-import type { RemovedVersion } from './store.js';
-import { taskTree } from './store.js';
-import type { SyncDeps, SyncTarget } from './target.js';
+import type { Config } from '../../config/schema.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import type { VersionCondition } from '../../domain/sync-retention.js';
+import { INCOMPLETE_GRACE_SECONDS, planRetention } from '../../domain/sync-retention.js';
+import { withWorkspaceLock } from '../scan/local-state.js';
+import type { RemovedVersion } from '../stores/store.js';
+import { taskTree } from '../stores/store.js';
+import type { SyncDeps, SyncTarget } from '../stores/target.js';
 import { versionCondition } from './versions.js';
 import type { CollectedBlobs } from './gc.js';
 import { collectBlobs } from './gc.js';

@@ -3,19 +3,19 @@
 // tree on its branch, and its workspace's files; then recovery goes on as usual.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../config/schema.js';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import type { SyncStats } from '../domain/sync-plan.js';
-import { TASK_ID_PATTERN, TASK_SCHEMA_VERSION } from '../domain/task.js';
-import { branchExists, headCommit } from '../git/create-worktree.js';
-import { locateWorktree } from '../git/locate.js';
-import { runGit } from '../git/run-git.js';
-import { taskDir, taskFiles, workspaceDir } from '../store/paths.js';
-import { listTaskRefs, readTask, readWorkspace, saveWorkspace, updateTask } from '../store/task-store.js';
+import type { Config } from '../../config/schema.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import type { SyncStats } from '../../domain/sync-plan.js';
+import { TASK_ID_PATTERN, TASK_SCHEMA_VERSION } from '../../domain/task.js';
+import { branchExists, headCommit } from '../../git/create-worktree.js';
+import { locateWorktree } from '../../git/locate.js';
+import { runGit } from '../../git/run-git.js';
+import { taskDir, taskFiles, workspaceDir } from '../../store/paths.js';
+import { listTaskRefs, readTask, readWorkspace, saveWorkspace, updateTask } from '../../store/task-store.js';
 import { pullTree } from './pull.js';
-import type { StoredTask, SyncStore } from './store.js';
-import { taskTree } from './store.js';
-import { checkTreeName } from './target.js';
+import type { StoredTask, SyncStore } from '../stores/store.js';
+import { taskTree } from '../stores/store.js';
+import { checkTreeName } from '../stores/target.js';
 
 export interface FetchTaskOptions {
   home: string;

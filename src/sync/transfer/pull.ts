@@ -4,21 +4,21 @@
 // before anything changes; downloads are verified then renamed; deletions come last.
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import { formatDuration } from '../domain/duration.js';
-import type { Observation, PullPlan, SyncStats } from '../domain/sync-plan.js';
-import { DEFAULT_MAX_DELETE, emptyStats, exceedsMaxDelete, parseMaxDelete, planPull, pullMode } from '../domain/sync-plan.js';
-import type { FileEntry, Refusal, StateFile } from '../domain/sync-state.js';
-import { emptyState, pathsOfBoth, splitOutsideLinks, STATE_FORMAT_VERSION } from '../domain/sync-state.js';
-import { readLocalState, withWorkspaceLock, writeLocalState } from './local-state.js';
-import { silentProgress } from './progress.js';
-import { listed } from './render.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { formatDuration } from '../../domain/duration.js';
+import type { Observation, PullPlan, SyncStats } from '../../domain/sync-plan.js';
+import { DEFAULT_MAX_DELETE, emptyStats, exceedsMaxDelete, parseMaxDelete, planPull, pullMode } from '../../domain/sync-plan.js';
+import type { FileEntry, Refusal, StateFile } from '../../domain/sync-state.js';
+import { emptyState, pathsOfBoth, splitOutsideLinks, STATE_FORMAT_VERSION } from '../../domain/sync-state.js';
+import { readLocalState, withWorkspaceLock, writeLocalState } from '../scan/local-state.js';
+import { silentProgress } from '../report/progress.js';
+import { listed } from '../report/render.js';
 import { writeEntries } from './materialize.js';
-import { deleteFiles, observePaths } from './safe-fs.js';
-import { byPathOf } from './scan.js';
-import type { SyncDeps } from './target.js';
-import type { StoredVersion } from './versions.js';
-import { resolveVersion } from './versions.js';
+import { deleteFiles, observePaths } from '../scan/safe-fs.js';
+import { byPathOf } from '../scan/scan.js';
+import type { SyncDeps } from '../stores/target.js';
+import type { StoredVersion } from '../versions/versions.js';
+import { resolveVersion } from '../versions/versions.js';
 
 export interface PullTreeOptions {
   root: string;

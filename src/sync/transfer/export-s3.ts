@@ -8,14 +8,14 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { Config } from '../config/schema.js';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import type { FileEntry } from '../domain/sync-state.js';
-import { mapPool } from './pool.js';
-import { s3Error } from './s3-errors.js';
-import { attemptsFrom } from './s3-retry.js';
-import { makeS3Client } from './s3-store.js';
-import { parseStoreAddress } from './store.js';
+import type { Config } from '../../config/schema.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import type { FileEntry } from '../../domain/sync-state.js';
+import { mapPool } from '../scan/pool.js';
+import { s3Error } from '../stores/s3-errors.js';
+import { attemptsFrom } from '../stores/s3-retry.js';
+import { makeS3Client } from '../stores/s3-store.js';
+import { parseStoreAddress } from '../stores/open-store.js';
 
 export class S3ExportDestination {
   readonly location: string;

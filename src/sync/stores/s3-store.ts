@@ -20,14 +20,14 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import type { Config } from '../config/schema.js';
-import { sortVersions } from '../domain/sync-plan.js';
-import { BLOB_GRACE_SECONDS } from '../domain/sync-retention.js';
-import { AtlasError, EXIT } from '../domain/errors.js';
-import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../domain/sync-state.js';
-import { mapPool } from './pool.js';
-import { hashFile } from './file-hash.js';
-import type { Received } from './safe-fs.js';
+import type { Config } from '../../config/schema.js';
+import { sortVersions } from '../../domain/sync-plan.js';
+import { BLOB_GRACE_SECONDS } from '../../domain/sync-retention.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../domain/sync-state.js';
+import { mapPool } from '../scan/pool.js';
+import { hashFile } from '../scan/file-hash.js';
+import type { Received } from '../scan/stream-file.js';
 import { DirectRequests, encodeKey } from './s3-direct.js';
 import { manifestBody, manifestChunks } from './s3-manifest.js';
 import { s3Error, s3Failure } from './s3-errors.js';
@@ -36,7 +36,7 @@ import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-import { collectRange, rethrown, streamToNewFile } from './stream-file.js';
+import { collectRange, rethrown, streamToNewFile } from '../scan/stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
 const SINGLE_PUT_LIMIT = 16 * 1024 * 1024;
