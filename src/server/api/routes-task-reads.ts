@@ -9,7 +9,7 @@ import type { Conversations } from '../conversations/conversations.js';
 import { HttpError, sendJson } from '../http/http.js';
 import { numberKey, pageRequest, paginate } from '../http/pagination.js';
 import type { Router } from '../http/router.js';
-import type { Handler } from './routes.js';
+import type { Handler } from './request.js';
 import type { Tasks } from '../tasks/tasks.js';
 import type { UsageItem } from './usage-report.js';
 import { CONVERSATIONS_KEY, usageReport } from './usage-report.js';

@@ -1,7 +1,6 @@
 // Every route of the API (docs/server.md). Handlers get the authenticated account; everything they
 // read is looked up under that account, so another account's ids answer 404.
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HOOK_STATES } from '../../domain/hook-state.js';
 import { readHookFile } from '../../store/hook-file.js';
 import { taskFiles } from '../../store/paths.js';
@@ -11,57 +10,18 @@ import { PROVIDERS, SERVER_CONVERSATION_STATUSES } from '../conversations/conver
 import type { EventLog, StoredEvent } from '../state/event-log.js';
 import { HttpError, optionalBoolean, optionalEnum, optionalString, PATH_ID, readJsonObject, requiredString, sendJson } from '../http/http.js';
 import { conversationMessages } from '../conversations/messages.js';
-import type { PageRequest } from '../http/pagination.js';
 import { itemFilter, matches, numberKey, pageRequest, paginate } from '../http/pagination.js';
 import { Router } from '../http/router.js';
 import type { AccountEvents } from '../state/account-events.js';
+import type { Handler, RequestInfo } from './request.js';
+import { eventPage, lastEventId, wantsJson } from './request.js';
 import { addTaskReadRoutes } from './routes-task-reads.js';
 import { addWorkspaceRoutes } from './routes-workspace.js';
 import { pipeLog, SseClient } from '../http/sse.js';
 import type { Tasks } from '../tasks/tasks.js';
 import { RECOVER_ACTIONS, TASK_ACTIONS } from '../tasks/tasks.js';
 
-export interface RequestInfo {
-  req: IncomingMessage;
-  res: ServerResponse;
-  url: URL;
-  account: string;
-  params: Record<string, string>;
-  requestId: string;
-  /** Marks the moment the response started (an SSE stream's headers): the log's ttfb_ms. */
-  started: () => void;
-}
-
-export type Handler = (r: RequestInfo) => Promise<void>;
-
 const MAX_PROMPT = 500_000;
-
-export function lastEventId(r: RequestInfo): number {
-  const raw = r.req.headers['last-event-id'] ?? r.url.searchParams.get('last_event_id') ?? '0';
-  const text = Array.isArray(raw) ? raw[0]! : raw;
-  if (!/^\d{1,15}$/.test(text)) throw new HttpError(400, 'invalid_field', 'Last-Event-ID: must be a whole number', { field: 'Last-Event-ID' });
-  return Number(text);
-}
-
-
-/** An events route answers a page of JSON instead of a stream when asked for JSON. */
-export function wantsJson(r: RequestInfo): boolean {
-  const accept = r.req.headers['accept'] ?? '';
-  return /application\/json/i.test(accept) && !/text\/event-stream/i.test(accept);
-}
-
-/** Events after `after` (Last-Event-ID, last_event_id or cursor), at most `limit`; next_cursor is the last id. */
-export async function eventPage(r: RequestInfo, log: EventLog, after: number): Promise<void> {
-  const cursor = r.url.searchParams.get('cursor');
-  if (cursor !== null && !/^\d{1,15}$/.test(cursor)) throw new HttpError(400, 'invalid_field', 'cursor: pass next_cursor unchanged (an event id)', { field: 'cursor' });
-  const withoutCursor = new URL(r.url);
-  withoutCursor.searchParams.delete('cursor');
-  const request: PageRequest = pageRequest(withoutCursor, 1000);
-  const events = await log.since(cursor !== null ? Math.max(after, Number(cursor)) : after, request.limit + 1);
-  const items = events.slice(0, request.limit);
-  const more = events.length > items.length;
-  sendJson(r.res, 200, { events: items, next_cursor: more ? String(items[items.length - 1]!.id) : null });
-}
 
 /** Aborts when the client closes its connection before the answer is complete. */
 function clientGone(r: RequestInfo): AbortSignal {
