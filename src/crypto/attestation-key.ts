@@ -3,10 +3,9 @@
 // Signing and verifying go through node:crypto (OpenSSL): DER signatures over SHA-256.
 import { createHash, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { p256 } from '@noble/curves/nist.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { KeyDerivation } from '../domain/receipt.js';
-import { HARDENED, slip10Derive, slip10Master } from './slip10.js';
+import { HARDENED, P256_SEC1_CURVE as SEC1_CURVE, P256_SEC1_HEAD as SEC1_HEAD, slip10Derive, slip10Master } from './slip10.js';
 
 /** Below the account: 1' for attestation keys, 0' the first of them (a rotated key would be 1'). */
 const ATTESTATION_STEPS = [1, 0];
@@ -33,14 +32,11 @@ function describe(key: KeyObject): AttestationPublicKey {
   return { key, keyid: createHash('sha256').update(der).digest('hex'), pem: key.export({ type: 'spki', format: 'pem' }).toString() };
 }
 
-const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 
 export function deriveAttestationKey(seed: Uint8Array, d: KeyDerivation): AttestationSigningKey {
   const steps = [d.purpose, d.coin_type, d.account, ...ATTESTATION_STEPS].map((i) => i + HARDENED);
   const node = slip10Derive(slip10Master(seed), steps);
-  const point = p256.getPublicKey(node.privateKey, false);
-  const jwk = { kty: 'EC', crv: 'P-256', d: b64url(node.privateKey), x: b64url(point.subarray(1, 33)), y: b64url(point.subarray(33)) };
-  const privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
+  const privateKey = createPrivateKey({ key: Buffer.concat([SEC1_HEAD, node.privateKey, SEC1_CURVE]), format: 'der', type: 'sec1' });
   return { ...describe(createPublicKey(privateKey)), path: attestationKeyPath(d), privateKey };
 }
 

@@ -2,6 +2,7 @@
 // same master seed as the secp256k1 receipt keys, but under a curve-specific HMAC key ("Nist256p1
 // seed"), so the two trees share nothing but the seed. Private derivation only (what signing needs),
 // with SLIP-0010's retry rules where BIP32 would skip an index.
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { p256 } from '@noble/curves/nist.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { ripemd160 } from '@noble/hashes/legacy.js';
@@ -20,11 +21,23 @@ export interface Slip10Node {
   parentFingerprint: number;
 }
 
+// SEC1 ECPrivateKey DER for P-256 without its public key: OpenSSL computes the point (fast, in C).
+export const P256_SEC1_HEAD = Buffer.from('30310201010420', 'hex');
+export const P256_SEC1_CURVE = Buffer.from('a00a06082a8648ce3d030107', 'hex');
+
+/** Compressed SEC1 public key of a private scalar. */
+export function p256PublicKey(privateKey: Uint8Array): Uint8Array {
+  const key = createPrivateKey({ key: Buffer.concat([P256_SEC1_HEAD, privateKey, P256_SEC1_CURVE]), format: 'der', type: 'sec1' });
+  const jwk = createPublicKey(key).export({ format: 'jwk' });
+  const y = Buffer.from(jwk.y!, 'base64url');
+  return Uint8Array.from(Buffer.concat([Buffer.from([2 + (y[31]! & 1)]), Buffer.from(jwk.x!, 'base64url')]));
+}
+
 const toBig = (bytes: Uint8Array): bigint => BigInt(`0x${Buffer.from(bytes).toString('hex') || '0'}`);
 const toBytes32 = (n: bigint): Uint8Array => Uint8Array.from(Buffer.from(n.toString(16).padStart(64, '0'), 'hex'));
 
 function node(privateKey: Uint8Array, chainCode: Uint8Array, parentFingerprint: number): Slip10Node {
-  return { privateKey, chainCode, publicKey: p256.getPublicKey(privateKey, true), parentFingerprint };
+  return { privateKey, chainCode, publicKey: p256PublicKey(privateKey), parentFingerprint };
 }
 
 /** The master node of a seed (16 to 64 bytes): retried with S := I while IL is 0 or >= n. */

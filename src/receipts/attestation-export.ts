@@ -51,8 +51,9 @@ function skipReason(r: ValidationReceipt): string {
 
 export async function exportAttestations(refs: TaskRef[], home: string, derivation: KeyDerivation): Promise<AttestationExport> {
   const seed = readMasterSeed(home);
-  const { masterFromSeed, deriveAccount, HDKey } = await import('../crypto/hd.js');
-  const account = HDKey.fromExtendedKey(deriveAccount(masterFromSeed(seed), derivation).publicExtendedKey);
+  const { masterFromSeed, deriveAccount } = await import('../crypto/hd.js');
+  // The private account node: with it, checking a signature takes one multiplication, not two.
+  const account = deriveAccount(masterFromSeed(seed), derivation);
   const key = deriveAttestationKey(seed, derivation);
   const tasks = refs.map((ref) => {
     let task;
