@@ -167,8 +167,38 @@ describe('in-toto attestations checked by independent verifiers', () => {
     expect(same.code, same.stdout).toBe(0);
   });
 
+  it('the recipes of docs/ci.md (securesystemslib) and docs/keys-and-verification.md (openssl, jq) work as written', () => {
+    const docs = join(import.meta.dirname, '..', 'docs');
+    const ci = readFileSync(join(docs, 'ci.md'), 'utf8');
+    const block = ci.slice(ci.indexOf("<<'PY'\n") + 6, ci.indexOf('\n          PY\n'));
+    const script = block.split('\n').map((l) => l.replace(/^ {10}/, '')).join('\n');
+    const work = tempDir('atlas-att-docs-');
+    writeFileSync(join(work, 'check.py'), script);
+    const single = writeLines([envelopes[1]!], 'passed.intoto.jsonl'); // the step whose commands all passed
+    const accepted = spawnSync(PYTHON, [join(work, 'check.py'), single, pem, commit], { encoding: 'utf8' });
+    expect(accepted.status, accepted.stderr).toBe(0);
+    const refused = spawnSync(PYTHON, [join(work, 'check.py'), single, otherPem, commit], { encoding: 'utf8' });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain('UnverifiedSignatureError');
+    expect(spawnSync(PYTHON, [join(work, 'check.py'), path, pem, commit], { encoding: 'utf8' }).stderr).toContain('npm run lint'); // FAILED step
+
+    const keys = readFileSync(join(docs, 'keys-and-verification.md'), 'utf8');
+    const start = keys.indexOf('```sh\n', keys.indexOf('### Checking an envelope without atlas')) + 6;
+    const recipe = keys.slice(start, keys.indexOf('```', start)).split('\n').filter((l) => !l.startsWith('atlas key export')).join('\n');
+    writeFileSync(join(work, 'attestation.pem'), readFileSync(pem));
+    const lines = readFileSync(path, 'utf8').trim().split('\n');
+    writeFileSync(join(work, 'receipts.intoto.jsonl'), `${lines[1]}\n${lines[0]}\n`);
+    const sh = spawnSync('bash', ['-euo', 'pipefail', '-c', recipe], { cwd: work, encoding: 'utf8', env: { ...process.env, COMMIT: commit } });
+    expect(sh.status, sh.stderr).toBe(0);
+    expect(sh.stdout).toContain('Verified OK');
+    writeFileSync(join(work, 'attestation.pem'), readFileSync(otherPem));
+    expect(spawnSync('bash', ['-euo', 'pipefail', '-c', recipe], { cwd: work, encoding: 'utf8', env: { ...process.env, COMMIT: commit } }).status).not.toBe(0);
+  });
+
   it('installs its verifiers in CI', () => {
-    expect(readFileSync(join(import.meta.dirname, '..', '.ci', 'run'), 'utf8')).toContain('python3-securesystemslib');
+    const run = readFileSync(join(import.meta.dirname, '..', '.ci', 'run'), 'utf8');
+    expect(run).toContain('python3-securesystemslib');
+    expect(run).toContain('missing+=(jq)');
     expect(execFileSync(PYTHON, ['-c', 'import securesystemslib; print(securesystemslib.__version__)'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+/);
   });
 });
