@@ -87,6 +87,22 @@ describe('atlas verify of in-toto envelopes', () => {
     expect(single.code, single.stdout).toBe(0);
   });
 
+  it('accepts envelopes committed after the commit they prove, as bundles are', async () => {
+    const { home } = await homeWithKey();
+    const dir = repo();
+    const fx = await createTask(home, dir);
+    await recordRun(fx, { command: 'npm test' });
+    const validated = git(dir, 'rev-parse', 'HEAD');
+    const out = await atlas(['receipts', 'export', '--format', 'in-toto', '--out', '.atlas/receipts.intoto.jsonl'], { home, cwd: dir });
+    expect(out.code, out.stderr).toBe(0);
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-q', '-m', 'attestations');
+    const pem = await attestationPem(home);
+    const ok = await atlas(['verify', '.atlas/receipts.intoto.jsonl', '--attestation-key', pem, '--require-step', 'validate', '--commit', 'HEAD'], { home: tempDir(), cwd: dir });
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`made on ${validated.slice(0, 12)}, whose tree differs only in .atlas/receipts.intoto.jsonl`);
+  });
+
   it('never attests a receipt that does not verify: a forged hook.json exports nothing', async () => {
     const { home } = await homeWithKey();
     const fx = await createTask(home, repo());
