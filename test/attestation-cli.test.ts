@@ -1,7 +1,7 @@
 // `atlas receipts export --format in-toto`, `atlas key export --for attestations` and `atlas verify`
 // of envelopes through the built CLI: the same policies as bundles, keys resolved without an xpub,
 // a forged hook.json never attested, statements that disagree with themselves refused, exit codes.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deriveAttestationKey, signAttestation } from '../src/crypto/attestation-key.js';
@@ -68,8 +68,9 @@ describe('atlas verify of in-toto envelopes', () => {
       expect(unmet.code, policy).toBe(1);
       expect(unmet.stdout).toContain(expected);
     }
-    const repoPolicy = await atlas(['verify', path, '--attestation-key', pem, '--require-command', 'make all'], { home: empty });
-    expect(repoPolicy.code).toBe(1);
+    const missing = await atlas(['verify', path, '--attestation-key', pem, '--require-command', 'make all'], { home: empty });
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toContain('no valid receipt of `make all`');
 
     // Receipts and their attestation side by side: each checked with its own key.
     const bundle = join(tempDir('atlas-att-'), 'receipts.json');
@@ -101,6 +102,24 @@ describe('atlas verify of in-toto envelopes', () => {
     const ok = await atlas(['verify', '.atlas/receipts.intoto.jsonl', '--attestation-key', pem, '--require-step', 'validate', '--commit', 'HEAD'], { home: tempDir(), cwd: dir });
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
     expect(ok.stdout).toContain(`made on ${validated.slice(0, 12)}, whose tree differs only in .atlas/receipts.intoto.jsonl`);
+  });
+
+  it('applies the repository policy: the validation commands committed on the verified commit', async () => {
+    const { home } = await homeWithKey();
+    const dir = repo();
+    mkdirSync(join(dir, '.atlas'));
+    writeFileSync(join(dir, '.atlas', 'config.yaml'), 'validation:\n  commands: ["npm test", "make lint"]\n');
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-q', '-m', 'policy');
+    const fx = await createTask(home, dir);
+    await recordRun(fx, { command: 'npm test' });
+    const { path } = await exportInToto(fx);
+    const pem = await attestationPem(home);
+    const unmet = await atlas(['verify', path, '--attestation-key', pem, '--commit', 'HEAD'], { home: tempDir(), cwd: dir });
+    expect(unmet.code).toBe(1);
+    expect(unmet.stdout).toContain('"make lint" (.atlas/config.yaml at');
+    const off = await atlas(['verify', path, '--attestation-key', pem, '--commit', 'HEAD', '--no-repo-policy'], { home: tempDir(), cwd: dir });
+    expect(off.code, off.stdout).toBe(0);
   });
 
   it('never attests a receipt that does not verify: a forged hook.json exports nothing', async () => {
@@ -247,7 +266,6 @@ describe('atlas key export --for attestations', () => {
     expect(receiptPem.stdout).toBe(legacy.stdout);
 
     const xpubOnly = tempDir('atlas-ci-home-');
-    const { mkdirSync, copyFileSync } = await import('node:fs');
     mkdirSync(join(xpubOnly, 'keys'), { mode: 0o700 });
     copyFileSync(join(home, 'keys', 'account.xpub'), join(xpubOnly, 'keys', 'account.xpub'));
     const without = await atlas(['key', 'export', '--for', 'attestations'], { home: xpubOnly });
