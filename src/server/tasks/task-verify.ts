@@ -22,7 +22,7 @@ export async function verifyTask(home: string, config: Config, dir: string): Pro
   const [{ parseAccountXpub }, { verifyReceiptSets }] = await Promise.all([import('../../crypto/hd.js'), import('../../receipts/verify.js')]);
   const node = parseAccountXpub(text, 'the account key');
   const sets = loadReceiptSets([dir], { cwd: dir, home, derivation: config.hooks.key_derivation });
-  const report = await verifyReceiptSets(sets, { node, source: 'the account key' }, { requireSteps: [], requirePass: false, requireCommands: [], allowEmpty: true, requireSandbox: false, requirePristine: false });
+  const report = await verifyReceiptSets(sets, { account: { node, source: 'the account key' } }, { requireSteps: [], requirePass: false, requireCommands: [], allowEmpty: true, requireSandbox: false, requirePristine: false });
   const set = report.sets[0];
   return {
     ok: report.ok,
