@@ -6,10 +6,13 @@ import { CHECKPOINT_TRIGGERS } from '../domain/checkpoint.js';
 import { EXIT } from '../domain/errors.js';
 import { RECOVERY_ACTIONS } from '../domain/recovery-context.js';
 import type { GlobalFlags } from './context.js';
+import { enterPrivateUmask } from '../store/private-umask.js';
 import { runHandler } from './run-handler.js';
 import type { Handler } from './run-handler.js';
 
 declare const ATLAS_VERSION: string;
+
+enterPrivateUmask();
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
