@@ -1,7 +1,7 @@
 // atlas resume [--task ID] [--approve|--reject] [--note TEXT] [--no-interactive]
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { isTerminal } from '../../domain/hook-state.js';
-import { planResume } from '../../engine/resume-directive.js';
+import { checkResumeFlags, planResume } from '../../engine/resume-directive.js';
 import { runTask } from '../../engine/run-task.js';
 import { continuedTaskMode } from '../../engine/task-mode.js';
 import { requireTask } from '../../hook/resolve-task.js';
@@ -17,6 +17,7 @@ export default async function resume(
   ctx: CliContext,
   opts: { task?: string; approve?: boolean; reject?: boolean; note?: string; interactive?: boolean; sandbox?: boolean; local?: boolean },
 ): Promise<number> {
+  checkResumeFlags(opts);
   const { ref, task } = requireTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home });
   const files = taskFiles(ref.dir);
   const hook = readHookOfTask(ref, task.steps);
