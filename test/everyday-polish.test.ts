@@ -44,6 +44,13 @@ describe('check does not run what npm test already runs', () => {
     }
     // Without a test script, lint is all there is.
     expect(detectValidationCommands(packageDir({ lint: 'eslint .', pretest: 'npm run lint' }))?.commands).toEqual(['npm run lint']);
+    // A package.json that is not JSON, or has no scripts atlas runs, leaves the next source.
+    const broken = tempDir();
+    writeFileSync(join(broken, 'package.json'), '{ not json');
+    writeFileSync(join(broken, 'Makefile'), 'test:\n\ttrue\n');
+    expect(detectValidationCommands(broken)).toEqual({ commands: ['make test'], source: 'Makefile' });
+    writeFileSync(join(broken, 'package.json'), JSON.stringify({ scripts: { build: 'tsc' } }));
+    expect(detectValidationCommands(broken)).toEqual({ commands: ['make test'], source: 'Makefile' });
   });
 });
 
