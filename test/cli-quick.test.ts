@@ -39,6 +39,8 @@ describe('quickCommand', () => {
       ['checkpoint', 'a', '--trigger', 'bogus'],
       ['checkpoint', 'a', '--quiet', '--quiet'],
       ['checkpoint', 'a', '--='],
+      ['checkpoint', 'a', '--constructor', 'x'],
+      ['hook', 'status', '--toString=1'],
     ]) {
       expect(quickCommand(argv), argv.join(' ')).toBeUndefined();
     }

@@ -59,7 +59,7 @@ export function quickCommand(argv: string[]): QuickCommand | undefined {
       else opts[name] = true;
       continue;
     }
-    if (name !== 'config' && !(name in spec.values)) return undefined;
+    if (name !== 'config' && !Object.hasOwn(spec.values, name)) return undefined;
     const value = inline ?? rest[++i];
     // A value that looks like an option is a mistake commander explains better.
     if (value === undefined || (inline === undefined && value.startsWith('-'))) return undefined;
