@@ -17,6 +17,8 @@ describe('quickCommand', () => {
     expect(checkpoint?.args).toEqual(['did it', { trigger: 'git_commit', quiet: true, commit: 'abc1' }]);
     expect(quickCommand(['checkpoint', 'x'])?.args).toEqual(['x', { trigger: 'manual' }]);
     expect(quickCommand(['checkpoint', '-', '--task', 'T'])?.args).toEqual(['-', { trigger: 'manual', task: 'T' }]);
+    // The git hooks' line: options, then `--` and a description that may start with a dash.
+    expect(quickCommand(['checkpoint', '--trigger', 'git_commit', '--commit', 'ab12', '--quiet', '--', '--amend: fix'])?.args).toEqual(['--amend: fix', { trigger: 'git_commit', commit: 'ab12', quiet: true }]);
   });
 
   it('leaves every other line to the full CLI', () => {
@@ -32,7 +34,8 @@ describe('quickCommand', () => {
       ['hook', 'status', '--json', '--json'],
       ['hook', 'status', '--json=1'],
       ['hook', 'status', '--quiet'],
-      ['hook', 'status', '--'],
+      ['hook', 'status', '--', 'x'],
+      ['checkpoint', '--', 'a', 'b'],
       ['hook', 'status', '-x'],
       ['checkpoint'],
       ['checkpoint', 'a', 'b'],
@@ -67,7 +70,7 @@ describe('the fast path, for real', () => {
       return plain({ code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr });
     };
     const fast = (args: string[]) => plain(atlasSync(args, { cwd: repo, env }));
-    for (const args of [['hook', 'status'], ['hook', 'status', '--json', '--task', ref.id], ['hook', 'status', '--task', 'nope'], ['checkpoint', 'x', '--task', 'nope', '--json']]) {
+    for (const args of [['hook', 'status'], ['hook', 'status', '--json', '--task', ref.id], ['hook', 'status', '--task', 'nope'], ['checkpoint', 'x', '--task', 'nope', '--json'], ['checkpoint', '--trigger', 'git_commit', '--task', 'nope', '--', '-x']]) {
       expect(fast(args), args.join(' ')).toEqual(full(args));
     }
     const recorded = fast(['checkpoint', 'first step done', '--json']);

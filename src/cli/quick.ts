@@ -44,6 +44,11 @@ export function quickCommand(argv: string[]): QuickCommand | undefined {
   const rest = argv.slice(spec.words.length);
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
+    // `--` ends the options, as in commander: the git hooks pass `-- DESCRIPTION`.
+    if (arg === '--') {
+      positionals.push(...rest.slice(i + 1));
+      break;
+    }
     if (!arg.startsWith('-') || arg === '-') {
       positionals.push(arg);
       continue;
