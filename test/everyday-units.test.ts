@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { continuedTaskMode } from '../src/engine/task-mode.js';
-import { enterPrivateUmask, withPersonUmask } from '../src/store/private-umask.js';
+import { writeFileAtomic, SHARED_FILE_MODE } from '../src/store/atomic-write.js';
+import { writeFileAtomicAsync } from '../src/store/atomic-write-async.js';
+import { enterPrivateUmask, mkdirForPerson, personMode, withPersonUmask } from '../src/store/private-umask.js';
 import { readTask } from '../src/store/task-store.js';
 import { createFixtureTask, makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 
@@ -14,7 +16,7 @@ afterAll(() => {
 });
 
 describe('private umask', () => {
-  it('atlas makes private files; what it runs for the person gets their umask back', () => {
+  it('atlas makes private files; what it runs and writes for the person gets their umask back', async () => {
     const before = process.umask(0o022);
     try {
       const dir = mkdtempSync(join(tmpdir(), 'atlas-umask-'));
@@ -34,6 +36,16 @@ describe('private umask', () => {
       expect(process.umask()).toBe(0o077);
       expect(() => withPersonUmask(() => { throw new Error('spawn failed'); })).toThrow('spawn failed');
       expect(process.umask()).toBe(0o077);
+      // Files and folders made for the person get their umask's modes; atlas's own stay private.
+      expect(personMode(0o644)).toBe(0o644);
+      expect(personMode(0o777)).toBe(0o755);
+      expect(personMode(0o600)).toBeUndefined();
+      mkdirForPerson(join(dir, 'a', 'b'));
+      expect([statSync(join(dir, 'a')).mode & 0o777, statSync(join(dir, 'a', 'b')).mode & 0o777]).toEqual([0o755, 0o755]);
+      writeFileAtomic(join(dir, 'bundle.json'), '{}', { mode: SHARED_FILE_MODE });
+      writeFileAtomic(join(dir, 'hook.json'), '{}');
+      await writeFileAtomicAsync(join(dir, 'report.xml'), '<x/>', { mode: SHARED_FILE_MODE });
+      expect(['bundle.json', 'hook.json', 'report.xml'].map((f) => statSync(join(dir, f)).mode & 0o777)).toEqual([0o644, 0o600, 0o644]);
     } finally {
       process.umask(before);
     }

@@ -1,7 +1,7 @@
 // Private by default (issue 35): under umask 022, whether or not `atlas init` ran, every folder
 // atlas makes in ATLAS_HOME is 0700 and every file 0600, after each everyday command. Only the
 // contents of a task's worktree (the repository's own checkout) keep the person's modes.
-import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureEvent, runHook } from './helpers/claude-hook-fixtures.js';
@@ -37,6 +37,8 @@ function notPrivate(home: string): string[] {
   walk(home);
   return found;
 }
+
+const modeOf = (path: string) => lstatSync(path).mode & 0o777;
 
 function expectPrivate(home: string, after: string, result?: AtlasResult): void {
   if (result) expect(result.code, `${after}: ${result.stdout}${result.stderr}`).toBe(0);
@@ -76,8 +78,17 @@ describe('files and folders atlas makes are private under umask 022', () => {
     for (const args of everyday) {
       expectPrivate(s.home, args.join(' '), await run(args));
     }
-    expectPrivate(s.home, 'receipts export', await run(['receipts', 'export', '--task', id, '--out', join(s.base, 'bundle.json')]));
+    // What atlas writes for the person, outside its home, gets the modes their umask gives.
+    expectPrivate(s.home, 'receipts export', await run(['receipts', 'export', '--task', id, '--out', join(s.base, 'out', 'bundle.json')]));
+    expect(modeOf(join(s.base, 'out'))).toBe(0o755);
+    expect(modeOf(join(s.base, 'out', 'bundle.json'))).toBe(0o644);
+    const { task } = onlyTask(s);
+    mkdirSync(join(task.worktree, 'notes'));
+    writeFileSync(join(task.worktree, 'notes', 'plan.md'), 'plan\n');
     expectPrivate(s.home, 'sync push', await run(['sync', 'push', '--task', id]));
+    const pulled = join(s.base, 'pulled');
+    expectPrivate(s.home, 'sync pull', await run(['sync', 'pull', '--dir', pulled, '--workspace', task.workspace_id]));
+    expect([modeOf(pulled), modeOf(join(pulled, 'notes')), modeOf(join(pulled, 'notes', 'plan.md'))]).toEqual([0o755, 0o755, 0o644]);
     expectPrivate(s.home, 'cleanup', await run(['cleanup', '--dry-run']));
   });
 

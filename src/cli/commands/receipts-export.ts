@@ -1,5 +1,4 @@
 // atlas receipts export [--task ID]... [--out FILE]: a JSON bundle of receipts for CI.
-import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { EXIT } from '../../domain/errors.js';
 import { requireTask } from '../../hook/resolve-task.js';
@@ -8,6 +7,7 @@ import { SHARED_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import { toJson } from '../../store/json-file.js';
 import { findTaskRef } from '../../store/task-store.js';
 import type { CliContext } from '../context.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 
 declare const ATLAS_VERSION: string;
 
@@ -25,7 +25,7 @@ export default async function receiptsExport(ctx: CliContext, opts: { task?: str
     return EXIT.ok;
   }
   const out = resolve(ctx.cwd, opts.out);
-  mkdirSync(dirname(out), { recursive: true });
+  mkdirForPerson(dirname(out));
   writeFileAtomic(out, toJson(bundle), { mode: SHARED_FILE_MODE });
   const summary = { out, tasks: bundle.tasks.map((t) => t.task_id), receipts, xpub_fingerprint: bundle.xpub_fingerprint };
   ctx.out.result(summary, () =>
