@@ -1,6 +1,5 @@
 // atlas verify [PATH...]: check receipts with a public key alone (docs/keys-and-verification.md).
 // Exit 0 all good, 1 a receipt invalid or a policy unmet, 2 unreadable or malformed input, 3 key problem.
-import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { VerifyPolicies } from '../../domain/receipt-policy.js';
@@ -13,6 +12,7 @@ import { renderVerifyText, verifyJson } from '../../receipts/report-text.js';
 import { resolveXpubText } from '../../receipts/trusted-key.js';
 import { SHARED_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import type { CliContext } from '../context.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 
 interface VerifyOptions {
   xpub?: string;
@@ -86,7 +86,7 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
   const report = await verifyReceiptSets(sets, { node, source: xpub.source }, policies);
   if (opts.junit) {
     const junit = resolve(ctx.cwd, opts.junit);
-    mkdirSync(dirname(junit), { recursive: true });
+    mkdirForPerson(dirname(junit));
     writeFileAtomic(junit, renderJunit(report), { mode: SHARED_FILE_MODE });
   }
   ctx.out.result(verifyJson(report), () => renderVerifyText(report));
