@@ -1,5 +1,6 @@
-// Issue 2 targets: `atlas hook status` ≤ 1.5× `node -e 0`; `atlas checkpoint` on a hook with
-// 10,000 history events and 50 checkpoints ≤ 150 ms wall.
+// Targets (issues 2 and 35): `atlas hook status` ≤ 1.3× `node -e 0`; `atlas checkpoint` on a hook
+// with 10,000 history events and 50 checkpoints ≤ 150 ms wall. CI's coarser gate on the same
+// commands: scripts/speed-gate.mjs.
 import { ATLAS, makeRepo, report, tempDir, timeCommands, writeFixtureTask } from './lib.mjs';
 
 const home = tempDir('atlas-bench-home-');
@@ -20,6 +21,6 @@ const rows = timeCommands([
 report(rows);
 const [base, statusCwd, status, checkpoint] = rows;
 const ratio = statusCwd.median / base.median;
-console.log(`  hook status / node -e 0: ${ratio.toFixed(2)}×  (target ≤ 1.5×) ${ratio <= 1.5 ? 'MET' : 'NOT MET'}`);
+console.log(`  hook status / node -e 0: ${ratio.toFixed(2)}×  (target ≤ 1.3×) ${ratio <= 1.3 ? 'MET' : 'NOT MET'}`);
 console.log(`  hook status --task / node -e 0: ${(status.median / base.median).toFixed(2)}×`);
-console.log(`  checkpoint on 10,000-event hook: ${checkpoint.median.toFixed(1)} ms  (target ≤ 150 ms) ${checkpoint.median <= 150 ? 'MET' : 'NOT MET'}`);
+console.log(`  checkpoint on 10,000-event hook: ${checkpoint.median.toFixed(1)} ms, ${(checkpoint.median / base.median).toFixed(2)}× node -e 0  (target ≤ 150 ms) ${checkpoint.median <= 150 ? 'MET' : 'NOT MET'}`);

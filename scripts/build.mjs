@@ -34,6 +34,10 @@ await build({ ...common, entryPoints: { cli: 'src/cli/main.ts', 'verify-worker':
 // `atlas claude-hook` runs on every Claude Code tool call: one CommonJS file of its own, which Node
 // loads without the ES module loader (bin/claude-hook.cjs; bench/claude-hook.mjs measures it).
 await build({ ...common, splitting: false, format: 'cjs', banner: {}, entryPoints: ['src/integrations/claude/main.ts'], outfile: 'dist/claude-hook.cjs' });
+// `atlas hook status` and `atlas checkpoint` (src/cli/quick.ts): one CommonJS file too, not the ES
+// entry and its ~25 chunks: 1.3x `node -e 0` where the full CLI takes 1.6x (bench/core.mjs). The
+// yaml library (115 KB, needed only when a config file changed) stays in node_modules.
+await build({ ...common, splitting: false, format: 'cjs', banner: {}, entryPoints: ['src/cli/quick-main.ts'], outfile: 'dist/quick.cjs', external: [...common.external, 'yaml'] });
 // The web board (src/ui/, served by `atlas serve` and `atlas ui`): a browser bundle in dist/ui/.
 const { buildUi } = await import('./build-ui.mjs');
 await buildUi();

@@ -145,7 +145,7 @@ describe('setup and inspection commands', () => {
     const templates = JSON.parse(list.stdout).templates.map((t: any) => `${t.name}:${t.origin}:${t.shadowed}`);
     expect(templates).toEqual(['bugfix:repo:false', 'bugfix:builtin:true', 'check:builtin:false', 'feature:builtin:false']);
     const show = await atlas(sb, ['templates', 'show', 'feature']);
-    expect(show.stdout).toContain('4. review (human)');
+    expect(show.stdout).toContain('3. review (human)');
 
     writeFiles(sb.repo, { '.atlas/templates/broken.yaml': 'steps:\n  - name: x\n    type: ai\n' });
     const broken = await atlas(sb, ['start', 'broken', 'x']);

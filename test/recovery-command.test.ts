@@ -52,8 +52,8 @@ describe('runRecoverCommand (what `atlas recover` does around the runner)', () =
         cwd: repo,
         out,
         interactive: false,
-        config: async (root) => {
-          roots.push(root);
+        config: async (task) => {
+          roots.push(task.repo_root);
           return config;
         },
         resume: (ref) => async (entry) => {

@@ -88,7 +88,7 @@ describe('template parsing', () => {
     const check = builtins.find((t) => t.name === 'check')!.template!;
     expect(check.worktree).toBe(false);
     expect(check.steps.map((s) => s.type)).toEqual(['validation']);
-    expect(builtins.find((t) => t.name === 'bugfix')!.template!.steps.map((s) => s.type)).toEqual(['ai', 'ai', 'validation', 'git']);
+    expect(builtins.find((t) => t.name === 'bugfix')!.template!.steps.map((s) => s.type)).toEqual(['ai', 'ai', 'git', 'validation']);
   });
 });
 

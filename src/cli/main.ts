@@ -1,16 +1,18 @@
 // atlas command line. Each command's module is loaded only when that command runs, so a quick
-// command never pays for the heavy ones (agent runner, crypto, prompts).
+// command never pays for the heavy ones (agent runner, crypto, prompts). `atlas hook status` and
+// `atlas checkpoint` start on a fast path of their own first (quick.ts, bin/atlas.js).
 import { Command, Option } from 'commander';
 import { CHECKPOINT_TRIGGERS } from '../domain/checkpoint.js';
 import { EXIT } from '../domain/errors.js';
 import { RECOVERY_ACTIONS } from '../domain/recovery-context.js';
-import { CliContext } from './context.js';
 import type { GlobalFlags } from './context.js';
-import { reportError } from './output.js';
+import { enterPrivateUmask } from '../store/private-umask.js';
+import { runHandler } from './run-handler.js';
+import type { Handler } from './run-handler.js';
 
 declare const ATLAS_VERSION: string;
 
-type Handler = (ctx: CliContext, ...args: any[]) => Promise<number | void>;
+enterPrivateUmask();
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
@@ -26,19 +28,11 @@ const program = new Command('atlas')
   .configureOutput({ outputError: (text, write) => write(`atlas: ${text.replace(/^error: /, '')}`) })
   .exitOverride();
 
-/** Wraps a lazily imported handler: builds the context, runs, maps errors to exit codes. */
+/** Wraps a lazily imported handler: its flags come from commander. */
 function run(load: () => Promise<{ default: Handler }>) {
   return async (...args: unknown[]) => {
     const command = args[args.length - 1] as Command;
-    const flags = command.optsWithGlobals() as GlobalFlags;
-    const ctx = new CliContext(flags);
-    try {
-      const handler = (await load()).default;
-      const code = await handler(ctx, ...args.slice(0, -1));
-      process.exitCode = code ?? EXIT.ok;
-    } catch (error) {
-      process.exitCode = reportError(error, Boolean(flags.json));
-    }
+    await runHandler(command.optsWithGlobals() as GlobalFlags, load, args.slice(0, -1));
   };
 }
 

@@ -2,7 +2,7 @@
 // template), where it runs, and the validation commands fixed when it started. Whatever comes
 // off disk is checked once here, naming the first bad field, and trusted inside.
 import { isHookState } from './hook-state.js';
-import { MAX_CHILD_INDEX } from './receipt.js';
+import { EXECUTION_MODES, MAX_CHILD_INDEX } from './receipt.js';
 import type { StepDefinition, StepType } from './template.js';
 import { GIT_ACTIONS, STEP_TYPES } from './template.js';
 import type { Task } from './task.js';
@@ -108,5 +108,7 @@ export function parseTask(data: unknown): Task {
     fail('task_index', `expected a whole number from 0 to ${MAX_CHILD_INDEX}, got ${describe(index)}`);
   }
   strList(data, 'validation_commands', '', false);
+  const mode = data['execution_mode'];
+  if (mode !== undefined && !(EXECUTION_MODES as readonly unknown[]).includes(mode)) fail('execution_mode', `expected local or sandbox, got ${describe(mode)}`);
   return data as unknown as Task;
 }

@@ -1,5 +1,6 @@
 // task.json: what a task is (its template snapshot, where it runs). Progress lives in hook.json.
 import type { HookState } from './hook-state.js';
+import type { ExecutionMode } from './receipt.js';
 import type { LifecycleCommands, StepDefinition } from './template.js';
 
 export const TASK_SCHEMA_VERSION = '1.0';
@@ -34,6 +35,11 @@ export interface Task {
    * resume or recovery runs exactly these, not whatever the configuration says later.
    */
   validation_commands?: string[];
+  /**
+   * execution.mode when the task started (or as a later --local/--sandbox changed it): resume and
+   * recover run the task in it, not in whatever the configuration's default is by then.
+   */
+  execution_mode?: ExecutionMode;
 }
 
 export interface Workspace {

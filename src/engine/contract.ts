@@ -26,6 +26,17 @@ export type EntryDirective =
   | { kind: 'approve'; note?: string }
   | { kind: 'reject'; note?: string };
 
+/** How a step's run ended, for the progress line. */
+export interface StepFinishedInfo {
+  index: number;
+  name: string;
+  ok: boolean;
+  /** Not ok, but not a failure either: the step waits for a person (an approval, a pause). */
+  waiting?: boolean;
+  durationMs: number;
+  summary?: string;
+}
+
 export interface TaskOutcome {
   state: HookState;
   exitCode: ExitCode;
@@ -43,7 +54,7 @@ export interface Reporter {
   output(text: string, stream: 'stdout' | 'stderr'): void;
   /** Short status from the runner (e.g. "checkpoint ckpt-1234abcd", "agent: editing src/x.ts"). */
   note(text: string): void;
-  stepFinished(info: { index: number; name: string; ok: boolean; durationMs: number; summary?: string }): void;
+  stepFinished(info: StepFinishedInfo): void;
   taskFinished(outcome: TaskOutcome): void;
   /** Stop any live rendering (before prompting or exiting). */
   close(): void;

@@ -136,6 +136,7 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
     ...(template.lifecycle ? { lifecycle: template.lifecycle } : {}),
     task_index: taskIndex,
     ...(config.validation.commands.length > 0 ? { validation_commands: [...config.validation.commands] } : {}),
+    execution_mode: config.execution.mode,
   };
   writeTask(ref.dir, task);
   const workspace: Workspace = {

@@ -28,10 +28,15 @@ export function waitReason(hook: Hook): WaitReason {
 
 export type ResumePlan = { kind: 'run'; entry: EntryDirective; what: string } | { kind: 'wait'; message: string };
 
-export function planResume(hook: Hook, options: { approve?: boolean; reject?: boolean; interactive: boolean; note?: string }): ResumePlan {
+/** Flags that exclude each other: refused (exit 2) before any task is looked for. */
+export function checkResumeFlags(options: { approve?: boolean; reject?: boolean }): void {
   if (options.approve && options.reject) {
     throw new AtlasError('--approve and --reject exclude each other', { exitCode: EXIT.input, hint: 'pass one of them' });
   }
+}
+
+export function planResume(hook: Hook, options: { approve?: boolean; reject?: boolean; interactive: boolean; note?: string }): ResumePlan {
+  checkResumeFlags(options);
   const note = options.note !== undefined ? { note: options.note } : {};
   if (options.approve) return { kind: 'run', entry: { kind: 'approve', ...note }, what: 'approving the waiting step' };
   if (options.reject) return { kind: 'run', entry: { kind: 'reject', ...note }, what: 'rejecting the waiting step' };

@@ -5,6 +5,7 @@ import { constants } from 'node:os';
 import { localExecutor } from './local.js';
 import type { ProcessGroups } from './process-groups.js';
 import type { Launch, ProcessExecutor } from './types.js';
+import { withPersonUmask } from '../store/private-umask.js';
 
 const GROUPS = process.platform !== 'win32';
 
@@ -84,7 +85,7 @@ type Spawned = { result: RunProcessResult; stderrTail: string };
 function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: boolean): Promise<Spawned | 'setup-failed'> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(launch.command, launch.args, {
+    const child = withPersonUmask(() => spawn(launch.command, launch.args, {
       cwd: options.cwd,
       env: launch.env,
       shell: launch.shell,
@@ -92,7 +93,7 @@ function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: bool
       detached: GROUPS,
       stdio: [options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(launch.signalsStart ? ['pipe' as const] : [])],
       windowsHide: true,
-    });
+    }));
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let tail = Buffer.alloc(0);

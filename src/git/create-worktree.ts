@@ -1,4 +1,6 @@
 // What task creation needs from git: the commit to start from, free branch names, a new worktree.
+import { chmodSync } from 'node:fs';
+import { PRIVATE_DIR_MODE } from '../store/atomic-write.js';
 import { runGit } from './run-git.js';
 
 export async function headCommit(repo: string): Promise<string | undefined> {
@@ -19,4 +21,7 @@ export async function isValidBranchName(repo: string, branch: string): Promise<b
 /** `git worktree add -b <branch> <path> <startPoint>`: a new branch checked out at `path`. */
 export async function addWorktree(repo: string, path: string, branch: string, startPoint: string): Promise<void> {
   await runGit(repo, ['worktree', 'add', '--quiet', '-b', branch, path, startPoint]);
+  // git makes the folder under the person's umask; atlas keeps it private (its contents, the
+  // repository's own files, keep their modes).
+  chmodSync(path, PRIVATE_DIR_MODE);
 }

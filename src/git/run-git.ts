@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { gitLayout, layoutEnv } from './layout.js';
 import { withSafeGitConfig } from './safe-config.js';
+import { withPersonUmask } from '../store/private-umask.js';
 
 export interface GitResult {
   stdout: string;
@@ -30,7 +31,8 @@ export function runGit(cwd: string, args: string[], options: RunGitOptions = {})
       reject(error);
       return;
     }
-    execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...gitEnv(options.userHooks === true), ...pinned, ...options.env } }, (error, stdout, stderr) => {
+    // In the person's repository, git makes files under the person's umask (and core.sharedRepository).
+    withPersonUmask(() => execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...gitEnv(options.userHooks === true), ...pinned, ...options.env } }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
       if (error && (error as NodeJS.ErrnoException).code === 'ENOENT' && typeof error.code === 'string') {
         // spawn reports a missing cwd as ENOENT too: say which one is missing.
@@ -46,7 +48,7 @@ export function runGit(cwd: string, args: string[], options: RunGitOptions = {})
         return;
       }
       resolve({ stdout, stderr, code });
-    });
+    }));
   });
 }
 

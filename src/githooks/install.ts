@@ -3,7 +3,7 @@
 // aside to `<name>.atlas-chained` (a rename: same bytes, same mode, same inode) and atlas's hook
 // runs it first; uninstall renames it back. Installing again with the same atlas changes nothing.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -12,6 +12,7 @@ import type { HooksLocation } from './hooks-dir.js';
 import { locateHooksDir } from './hooks-dir.js';
 import type { AtlasLocation, ManagedHook } from './script.js';
 import { CHAINED_SUFFIX, isManagedHookText, MANAGED_HOOKS, renderHookScript } from './script.js';
+import { mkdirForPerson } from '../store/private-umask.js';
 
 export type InstallAction = 'installed' | 'updated' | 'unchanged';
 export type UninstallAction = 'removed' | 'restored' | 'not_installed';
@@ -216,7 +217,7 @@ export async function installGitHooks(options: InstallOptions): Promise<InstallR
     );
   }
   const at = options.atlas ?? currentAtlasLocation();
-  mkdirSync(loc.hooksDir, { recursive: true });
+  mkdirForPerson(loc.hooksDir);
   const warnings = placementWarnings(loc);
   // Every conflict is found before anything changes, so a refusal leaves the hooks as they were.
   for (const name of MANAGED_HOOKS) refuseConflict(join(loc.hooksDir, name), name);

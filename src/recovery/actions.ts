@@ -44,12 +44,13 @@ export function actionOptions(facts: ActionFacts): ActionOption[] {
   const name = q(position.step.step_name);
   const after = facts.stepNames[position.step.step_index + 1];
   const attempt = position.step.attempt + 1;
-  // The runner grants an explicit retry past max_attempts exactly one attempt (no automatic ones).
+  // The runner grants an explicit retry past max_attempts exactly one attempt (no automatic ones),
+  // and counts it as the last: the same "attempt N/N" the run then shows (run-step.ts).
   const past = attempt > position.step.max_attempts ? ` — past max_attempts (${position.step.max_attempts}): one extra attempt, and if it fails the task fails` : '';
   return [
     {
       action: 'retry_step',
-      effect: `run ${name} again (attempt ${attempt}/${position.step.max_attempts}${past}) on the working tree as it is now; an agent step resumes its session with a note of what happened`,
+      effect: `run ${name} again (attempt ${attempt}/${Math.max(attempt, position.step.max_attempts)}${past}) on the working tree as it is now; an agent step resumes its session with a note of what happened`,
     },
     checkpoint?.git_commit
       ? {

@@ -3,6 +3,7 @@
 // command passes `resume`, which builds the runner call for the task.
 import type { Config } from '../config/schema.js';
 import { EXIT } from '../domain/errors.js';
+import type { Task } from '../domain/task.js';
 import type { EntryDirective, TaskOutcome } from '../engine/contract.js';
 import type { HookManager } from '../hook/manager.js';
 import type { TaskRef } from '../store/task-store.js';
@@ -32,8 +33,8 @@ export interface RecoverCommandDeps {
   out: RecoverOutput;
   /** A person can be asked: stdin and stdout are terminals and not --json. */
   interactive: boolean;
-  /** Effective configuration for the task's repository (CliContext.config(repoRoot)). */
-  config: (repoRoot: string) => Promise<Config>;
+  /** Effective configuration for running the task (CliContext.config of its repository, its mode). */
+  config: (task: Task, ref: TaskRef) => Promise<Config>;
   /** The hook manager for the task (CliContext.hookManager(ref, repoRoot)), so HOOK.md shows receipt status. */
   hookManager?: (ref: TaskRef, repoRoot: string) => Promise<HookManager>;
   /** Runs the task from an entry to its end: `(ref, config) => (entry) => runTask({ ref, config, entry, ... })`. */
@@ -64,8 +65,9 @@ export async function runRecoverCommand(deps: RecoverCommandDeps, flags: Recover
     out.result({ aborted: true, exit_code: EXIT.waiting }, () => 'Aborted; nothing was changed.');
     return EXIT.waiting;
   }
-  const repoRoot = readTask(ref.dir).repo_root;
-  const config = await deps.config(repoRoot);
+  const task = readTask(ref.dir);
+  const repoRoot = task.repo_root;
+  const config = await deps.config(task, ref);
   const manager = deps.hookManager ? await deps.hookManager(ref, repoRoot) : undefined;
   const result = await recoverTask({
     ref,

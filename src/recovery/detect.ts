@@ -57,6 +57,8 @@ function pauseReason(hook: Hook): string {
     const signal = entered.details?.['signal'];
     return `interrupted${typeof signal === 'string' ? ` by ${signal}` : ''}${step}`;
   }
+  // Nothing crashed: a lifecycle hook failed and the agent never started.
+  if (entered?.trigger === 'cold_start_failed') return `the OnColdStart hook failed, so the agent did not start${step}; fix the hook, then recover`;
   return `waits for a recovery decision (a crash cut off ${step ? step.replace(' during ', '') : 'the task'})`;
 }
 

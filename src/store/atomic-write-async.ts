@@ -6,6 +6,7 @@ import { open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { AtomicWriteOptions } from './atomic-write.js';
 import { PRIVATE_FILE_MODE, tempName } from './atomic-write.js';
+import { personMode } from './private-umask.js';
 
 async function fsyncDir(dir: string): Promise<void> {
   try {
@@ -24,8 +25,11 @@ export async function writeFileAtomicAsync(path: string, data: string | Uint8Arr
   const temp = tempName(path);
   const durable = options.durable !== false;
   try {
-    const handle = await open(temp, 'wx', options.mode ?? PRIVATE_FILE_MODE);
+    const mode = options.mode ?? PRIVATE_FILE_MODE;
+    const handle = await open(temp, 'wx', mode);
     try {
+      const shared = personMode(mode);
+      if (shared !== undefined) await handle.chmod(shared);
       await handle.writeFile(data);
       if (durable) await handle.sync();
     } finally {

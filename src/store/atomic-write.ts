@@ -1,6 +1,7 @@
 // Write-then-rename so a reader (or a crash) only ever sees the old file or the new one, whole.
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
+import { personMode } from './private-umask.js';
 
 /** Files and folders under ATLAS_HOME: readable by their owner only. */
 export const PRIVATE_FILE_MODE = 0o600;
@@ -49,8 +50,12 @@ export function writeFileAtomic(path: string, data: string | Uint8Array | Iterab
   // node:crypto is not used for the name: loading it costs read-only commands ~4 ms.
   const temp = tempName(path);
   // Private by default: what atlas writes (prompts, validation output) can hold secrets.
-  const fd = openSync(temp, 'wx', options.mode ?? PRIVATE_FILE_MODE);
+  const mode = options.mode ?? PRIVATE_FILE_MODE;
+  const fd = openSync(temp, 'wx', mode);
   try {
+    // A file for the person (SHARED_FILE_MODE): the mode their umask gives, not atlas's 0600.
+    const shared = personMode(mode);
+    if (shared !== undefined) fchmodSync(fd, shared);
     const pieces = typeof data === 'string' || data instanceof Uint8Array ? [data] : data;
     for (const piece of pieces) {
       const buffer = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;

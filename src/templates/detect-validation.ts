@@ -22,23 +22,46 @@ function readText(path: string): string | undefined {
   }
 }
 
-function fromPackageJson(dir: string): string[] {
+/**
+ * The npm script `test` (with its pretest and posttest, which `npm test` runs too) that already
+ * runs script `name`: by `npm run name` (pnpm, yarn), npm-run-all/run-s/run-p, or the same text.
+ */
+function npmTestRuns(scripts: Record<string, unknown>, name: string): string | undefined {
+  const own = String(scripts[name]).trim();
+  const invokes = new RegExp(`(?:^|[\\s;&|(])(?:npm|pnpm|yarn)\\s+(?:run(?:-script)?\\s+)?${name}(?=$|[\\s;&|)])`);
+  const runAll = new RegExp(`(?:^|[\\s;&|(])(?:npm-run-all|run-s|run-p)\\s[^;&|]*?(?<=\\s)${name}(?=$|[\\s;&|)])`);
+  return ['pretest', 'test', 'posttest'].find((key) => {
+    const text = scripts[key];
+    return typeof text === 'string' && (invokes.test(text) || runAll.test(text) || text.trim() === own);
+  });
+}
+
+function fromPackageJson(dir: string): DetectedCommands | undefined {
   const text = readText(join(dir, 'package.json'));
-  if (text === undefined) return [];
+  if (text === undefined) return undefined;
   let scripts: Record<string, unknown> = {};
   try {
     const pkg = JSON.parse(text) as { scripts?: Record<string, unknown> };
     if (pkg && typeof pkg.scripts === 'object' && pkg.scripts !== null) scripts = pkg.scripts;
   } catch {
-    return [];
+    return undefined;
   }
   const has = (name: string) => typeof scripts[name] === 'string' && (scripts[name] as string).trim().length > 0;
+  const test = has('test') && !NPM_DEFAULT_TEST.test(scripts['test'] as string);
   const commands: string[] = [];
-  if (has('lint')) commands.push('npm run lint');
-  if (has('typecheck')) commands.push('npm run typecheck');
-  else if (has('type-check')) commands.push('npm run type-check');
-  if (has('test') && !NPM_DEFAULT_TEST.test(scripts['test'] as string)) commands.push('npm test');
-  return commands;
+  const skipped: string[] = [];
+  // A script npm test already runs (minimist's pretest runs lint) would run twice: left out.
+  const add = (name: string) => {
+    const by = test ? npmTestRuns(scripts, name) : undefined;
+    if (by) skipped.push(`npm run ${name} left out: npm test runs it${by === 'test' ? '' : ` through ${by}`}`);
+    else commands.push(`npm run ${name}`);
+  };
+  if (has('lint')) add('lint');
+  if (has('typecheck')) add('typecheck');
+  else if (has('type-check')) add('type-check');
+  if (test) commands.push('npm test');
+  if (commands.length === 0) return undefined;
+  return { commands, source: `package.json scripts${skipped.length > 0 ? ` (${skipped.join('; ')})` : ''}` };
 }
 
 /** Explicit targets of a Makefile (rules "name:", not variable assignments "name := x"). */
@@ -63,8 +86,9 @@ function fromMakefile(dir: string): string[] {
 }
 
 export function detectValidationCommands(dir: string): DetectedCommands | undefined {
+  const npm = fromPackageJson(dir);
+  if (npm) return npm;
   const sources: [string, () => string[]][] = [
-    ['package.json scripts', () => fromPackageJson(dir)],
     ['Makefile', () => fromMakefile(dir)],
     ['go.mod', () => (existsSync(join(dir, 'go.mod')) ? ['go vet ./...', 'go test ./...'] : [])],
     ['Cargo.toml', () => (existsSync(join(dir, 'Cargo.toml')) ? ['cargo test'] : [])],

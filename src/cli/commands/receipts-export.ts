@@ -1,6 +1,5 @@
 // atlas receipts export [--task ID]... [--out FILE] [--format atlas|in-toto]: a JSON bundle of
 // receipts for CI, or DSSE envelopes of in-toto Statements (one per line) for supply-chain tools.
-import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { EXIT } from '../../domain/errors.js';
 import { requireTask } from '../../hook/resolve-task.js';
@@ -10,6 +9,7 @@ import { toJson } from '../../store/json-file.js';
 import { findTaskRef } from '../../store/task-store.js';
 import type { TaskRef } from '../../store/task-store.js';
 import type { CliContext } from '../context.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 
 declare const ATLAS_VERSION: string;
 
@@ -21,7 +21,7 @@ interface ExportOptions {
 
 function write(ctx: CliContext, out: string, text: string): string {
   const path = resolve(ctx.cwd, out);
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirForPerson(dirname(path));
   writeFileAtomic(path, text, { mode: SHARED_FILE_MODE });
   return path;
 }
@@ -62,8 +62,8 @@ export default async function receiptsExport(ctx: CliContext, opts: ExportOption
     process.stdout.write(toJson(bundle));
     return EXIT.ok;
   }
-  write(ctx, opts.out, toJson(bundle));
-  const summary = { out: resolve(ctx.cwd, opts.out), tasks: bundle.tasks.map((t) => t.task_id), receipts, xpub_fingerprint: bundle.xpub_fingerprint };
+  const out = write(ctx, opts.out, toJson(bundle));
+  const summary = { out, tasks: bundle.tasks.map((t) => t.task_id), receipts, xpub_fingerprint: bundle.xpub_fingerprint };
   ctx.out.result(summary, () =>
     `wrote ${opts.out}: ${receipts} receipt${receipts === 1 ? '' : 's'} of ${summary.tasks.join(', ')} (key ${bundle.xpub_fingerprint})\n` +
     `verify it with: atlas verify ${opts.out} --xpub "$(atlas key export)"`,

@@ -3,6 +3,7 @@
 import type { Config } from '../../config/schema.js';
 import type { EntryDirective } from '../../engine/contract.js';
 import { runTask } from '../../engine/run-task.js';
+import { continuedTaskMode } from '../../engine/task-mode.js';
 import { runRecoverCommand } from '../../recovery/command.js';
 import type { TaskRef } from '../../store/task-store.js';
 import type { CliContext } from '../context.js';
@@ -44,7 +45,10 @@ export default async function recover(ctx: CliContext, opts: RecoverOptions): Pr
       cwd: ctx.cwd,
       out: ctx.out,
       interactive,
-      config: (repoRoot) => ctx.config(repoRoot, { 'execution.mode': executionModeFlag(opts) }),
+      config: async (task, ref) => {
+        const mode = await continuedTaskMode(ref.dir, task, executionModeFlag(opts), (line) => process.stderr.write(`atlas: ${line}\n`));
+        return ctx.config(task.repo_root, { 'execution.mode': mode });
+      },
       hookManager: (ref, repoRoot) => ctx.hookManager(ref, repoRoot),
       resume,
       ...(opts.fromStore !== undefined ? { graceMs: 0 } : {}),

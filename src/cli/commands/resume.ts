@@ -1,8 +1,9 @@
 // atlas resume [--task ID] [--approve|--reject] [--note TEXT] [--no-interactive]
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { isTerminal } from '../../domain/hook-state.js';
-import { planResume } from '../../engine/resume-directive.js';
+import { checkResumeFlags, planResume } from '../../engine/resume-directive.js';
 import { runTask } from '../../engine/run-task.js';
+import { continuedTaskMode } from '../../engine/task-mode.js';
 import { requireTask } from '../../hook/resolve-task.js';
 import { checkLiveness, readOwner } from '../../liveness/owner.js';
 import { readHookOfTask } from '../../store/hook-file.js';
@@ -16,6 +17,7 @@ export default async function resume(
   ctx: CliContext,
   opts: { task?: string; approve?: boolean; reject?: boolean; note?: string; interactive?: boolean; sandbox?: boolean; local?: boolean },
 ): Promise<number> {
+  checkResumeFlags(opts);
   const { ref, task } = requireTask({ taskId: opts.task, cwd: ctx.cwd, home: ctx.home });
   const files = taskFiles(ref.dir);
   const hook = readHookOfTask(ref, task.steps);
@@ -44,7 +46,8 @@ export default async function resume(
     ctx.out.result({ task_id: task.id, state: hook.state, exit_code: EXIT.waiting, message: plan.message }, () => `atlas: ${plan.message}`);
     return EXIT.waiting;
   }
-  const config = await ctx.config(task.repo_root, { 'execution.mode': executionModeFlag(opts) });
+  const mode = await continuedTaskMode(ref.dir, task, executionModeFlag(opts), (line) => process.stderr.write(`atlas: ${line}\n`));
+  const config = await ctx.config(task.repo_root, { 'execution.mode': mode });
   const reporter = createReporter({ json: ctx.out.json });
   process.stderr.write(`atlas: resuming ${task.id}: ${plan.what}\n`);
   const outcome = await runTask({ ref, config, reporter, interactive, entry: plan.entry, ...(await runSeams(ctx, config)) });

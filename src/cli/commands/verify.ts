@@ -1,7 +1,6 @@
 // atlas verify [PATH...]: check receipts, or their in-toto attestations, with public keys alone
 // (docs/keys-and-verification.md).
 // Exit 0 all good, 1 a receipt invalid or a policy unmet, 2 unreadable or malformed input, 3 key problem.
-import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { VerifyPolicies } from '../../domain/receipt-policy.js';
@@ -15,6 +14,7 @@ import type { ReceiptSet } from '../../receipts/inputs.js';
 import { resolveAttestationKey, resolveXpubText } from '../../receipts/trusted-key.js';
 import { SHARED_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import type { CliContext } from '../context.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 
 interface VerifyOptions {
   xpub?: string;
@@ -103,7 +103,7 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
   const report = await verifyReceiptSets(sets, { ...(node && xpub ? { account: { node, source: xpub.source } } : {}), ...(attestationKey ? { attestation: attestationKey } : {}) }, policies);
   if (opts.junit) {
     const junit = resolve(ctx.cwd, opts.junit);
-    mkdirSync(dirname(junit), { recursive: true });
+    mkdirForPerson(dirname(junit));
     writeFileAtomic(junit, renderJunit(report), { mode: SHARED_FILE_MODE });
   }
   ctx.out.result(verifyJson(report), () => renderVerifyText(report));

@@ -1,6 +1,6 @@
 // Progress as plain lines, for pipes, CI logs and --json (on stderr): one line per event, output
 // lines prefixed with "  | ", no control codes.
-import type { Reporter, TaskOutcome } from '../../engine/contract.js';
+import type { Reporter, StepFinishedInfo, TaskOutcome } from '../../engine/contract.js';
 import { LineBuffer } from './line-buffer.js';
 import { stepHeader, stepResult } from './format.js';
 
@@ -41,7 +41,7 @@ export class PlainReporter implements Reporter {
     this.write(`  · ${text}`);
   }
 
-  stepFinished(info: { index: number; name: string; ok: boolean; durationMs: number; summary?: string }): void {
+  stepFinished(info: StepFinishedInfo): void {
     this.flushOutput();
     this.write(stepResult(info, this.total));
   }

@@ -1,7 +1,7 @@
 // Live progress on a terminal: the agent's or command's output scrolls above a status line that
 // shows the spinner, step i/n, its name and attempt, the elapsed time and the latest output line.
 import { formatDuration } from '../../domain/duration.js';
-import type { Reporter, TaskOutcome } from '../../engine/contract.js';
+import type { Reporter, StepFinishedInfo, TaskOutcome } from '../../engine/contract.js';
 import { LineBuffer } from './line-buffer.js';
 import { stepHeader, stepResult } from './format.js';
 
@@ -128,12 +128,12 @@ export class TtyReporter implements Reporter {
     this.print([...this.flushOutput(), this.s.dim(`  · ${text}`)]);
   }
 
-  stepFinished(info: { index: number; name: string; ok: boolean; durationMs: number; summary?: string }): void {
+  stepFinished(info: StepFinishedInfo): void {
     this.stopTicking();
     const line = stepResult(info, this.total);
     const flushed = this.flushOutput();
     this.step = undefined;
-    this.print([...flushed, info.ok ? this.s.green(line) : this.s.red(line)]);
+    this.print([...flushed, info.ok ? this.s.green(line) : info.waiting ? this.s.bold(line) : this.s.red(line)]);
   }
 
   taskFinished(outcome: TaskOutcome): void {

@@ -112,7 +112,7 @@ async function runCommands(ctx: StepRunContext<ValidationStep>, commands: string
       ctx.reporter.note(`✓ ${command} (${took})`);
     } else {
       failures.push(describeExit(command, result, timeoutMs));
-      ctx.reporter.note(`✗ ${command} exited with ${result.exitCode} (${took}); output kept in ${paths.stdout}, ${paths.stderr}`);
+      ctx.reporter.note(`✗ ${command} exited with ${result.exitCode} (${took}); output kept in ${join(ctx.taskDir, paths.stdout)}, ${join(ctx.taskDir, paths.stderr)}`);
     }
   }
   if (failures.length > 0) {

@@ -12,6 +12,7 @@ import { writeFileAtomic } from '../../store/atomic-write.js';
 import { withLock } from '../../store/lock.js';
 import { claudePaths } from './places.js';
 import { hookCommand, installHooks, uninstallHooks } from './settings.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 
 export const INSTALL_SCOPES = ['project', 'local', 'user'] as const;
 export type InstallScope = (typeof INSTALL_SCOPES)[number];
@@ -82,7 +83,7 @@ async function rememberCreated(home: string, path: string, created: boolean): Pr
 export async function installClaudeHooks(options: { scope: InstallScope; cwd: string; env: NodeJS.ProcessEnv; home: string; command?: string }): Promise<InstallReport> {
   const path = settingsPath(options.scope, options.cwd, options.env);
   const command = options.command ?? currentHookCommand();
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirForPerson(dirname(path));
   return withLock(path, async () => {
     const before = readSettings(path);
     const after = edit(path, (text) => installHooks(text, command));

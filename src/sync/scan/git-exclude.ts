@@ -1,10 +1,11 @@
 // A synced folder that is a git working tree must not commit atlas's state file: `git` steps stage
 // everything. The pattern goes into the repository's own `info/exclude` (never a tracked
 // .gitignore), once.
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { commonGitDir } from '../../git/common-dir.js';
 import { locateWorktree, realpath } from '../../git/locate.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 
 export const EXCLUDE_LINE = '/.sandbox-state*';
 
@@ -20,7 +21,7 @@ export function excludeStateFromGit(root: string): void {
   }
   if (text.split('\n').includes(EXCLUDE_LINE)) return;
   try {
-    mkdirSync(join(file, '..'), { recursive: true });
+    mkdirForPerson(join(file, '..'));
     appendFileSync(file, `${text.length > 0 && !text.endsWith('\n') ? '\n' : ''}# atlas workspace sync state (docs/sync.md)\n${EXCLUDE_LINE}\n`);
   } catch {
     // A read-only repository: the state file then shows as untracked, which is all that is lost.

@@ -4,7 +4,7 @@
 // person's can be mistaken for one), is checked against its MD5, then renamed over the target (a
 // rename replaces a symlink, it never writes through one).
 import { chmodSync, lstatSync, readlinkSync, renameSync, utimesSync } from 'node:fs';
-import { lstat, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { Observation } from '../../domain/sync-plan.js';
@@ -14,6 +14,7 @@ import { mapPool } from './pool.js';
 import { md5File } from './file-hash.js';
 import { byPathOf, cachedChecksum, linkEntry, seconds } from './scan.js';
 import type { Received } from './stream-file.js';
+import { personMode } from '../../store/private-umask.js';
 
 type ParentCheck = { ok: true; exists: boolean } | { ok: false; problem: string };
 
@@ -105,7 +106,12 @@ async function ensureFolder(root: string, dir: string): Promise<void> {
       if (error.code !== 'EEXIST') throw error;
     });
     const again = await lstat(path);
-    if (again.isDirectory() && !again.isSymbolicLink()) return;
+    if (again.isDirectory() && !again.isSymbolicLink()) {
+      // A folder of the person's tree: the mode their umask gives, not atlas's own 0700.
+      const shared = personMode(0o777);
+      if (shared !== undefined) await chmod(path, shared);
+      return;
+    }
   } else if (st.isDirectory() && !st.isSymbolicLink()) return;
   throw new AtlasError(`refused to write into ${dir}: it is not a plain folder here`, { exitCode: EXIT.failure });
 }

@@ -7,9 +7,10 @@
 // one chunk as it arrives (at most 64 KiB from a socket or a file stream) into the page cache, so
 // the event loop is held for microseconds at a time, never for the whole file.
 import { createHash } from 'node:crypto';
-import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, openSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
+import { personMode } from '../../store/private-umask.js';
 
 /** What a store's download reports about the bytes it wrote. */
 export interface Received {
@@ -24,6 +25,9 @@ export async function streamToNewFile(source: AsyncIterable<Buffer | string> | I
   let bytes = 0;
   const fd = openSync(dest, 'wx', mode);
   try {
+    // The person's file: the mode their umask gives, not atlas's own 0600.
+    const shared = personMode(mode);
+    if (shared !== undefined) fchmodSync(fd, shared);
     for await (const piece of source) {
       const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
       hash.update(chunk);

@@ -2,7 +2,7 @@
 // or as plain objects under an S3 prefix (export-s3.ts), for tools that want plain files: no
 // `.sandbox-state`, no lock, nothing of atlas's left in it. DEST must be new or empty, so an
 // export never mixes with or overwrites anything.
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
@@ -12,6 +12,7 @@ import { writeEntries } from './materialize.js';
 import { silentProgress } from '../report/progress.js';
 import type { SyncDeps, SyncTarget } from '../stores/target.js';
 import { resolveVersion } from '../versions/versions.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 
 export interface ExportResult {
   location: string;
@@ -28,7 +29,7 @@ export interface ExportResult {
 
 function requireEmpty(dest: string): void {
   if (!existsSync(dest)) {
-    mkdirSync(dest, { recursive: true });
+    mkdirForPerson(dest);
     return;
   }
   const st = lstatSync(dest);

@@ -2,7 +2,7 @@
 // (seed 001 §3, §4): download what is new or changed, skip what is equal, delete what the store
 // dropped, but only files the last sync tracked and nobody changed since. Everything is decided
 // before anything changes; downloads are verified then renamed; deletions come last.
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { formatDuration } from '../../domain/duration.js';
@@ -19,6 +19,7 @@ import { byPathOf } from '../scan/scan.js';
 import type { SyncDeps } from '../stores/target.js';
 import type { StoredVersion } from '../versions/versions.js';
 import { resolveVersion } from '../versions/versions.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 
 export interface PullTreeOptions {
   root: string;
@@ -64,7 +65,7 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
   const progress = deps.progress ?? silentProgress;
   const now = deps.now ?? Date.now;
   const started = now();
-  mkdirSync(root, { recursive: true });
+  mkdirForPerson(root);
   return withWorkspaceLock(root, async () => {
     const stats = emptyStats('pull');
     const previous = await readLocalState(root, warn);

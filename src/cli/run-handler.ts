@@ -1,0 +1,17 @@
+// Runs one command's handler: builds the context, maps the result and errors to the exit code.
+import { EXIT } from '../domain/errors.js';
+import { CliContext } from './context.js';
+import type { GlobalFlags } from './context.js';
+import { reportError } from './output.js';
+
+export type Handler = (ctx: CliContext, ...args: any[]) => Promise<number | void>;
+
+export async function runHandler(flags: GlobalFlags, load: () => Promise<{ default: Handler }>, args: unknown[]): Promise<void> {
+  const ctx = new CliContext(flags);
+  try {
+    const handler = (await load()).default;
+    process.exitCode = (await handler(ctx, ...args)) ?? EXIT.ok;
+  } catch (error) {
+    process.exitCode = reportError(error, Boolean(flags.json));
+  }
+}
