@@ -1,7 +1,8 @@
 // The sandboxed executor: each process of a step runs inside the OS sandbox with the task's
 // policy. The command is the same as in local mode (shell commands still run under /bin/sh, in
-// the worktree, with the step's environment); only TMPDIR points at the task's own temp folder.
+// the worktree); its environment is the allow-list of domain/sandbox-env.ts, TMPDIR the task's own temp folder.
 import { mkdirSync } from 'node:fs';
+import { sandboxEnvironment } from '../../domain/sandbox-env.js';
 import { shellQuote } from '../run-process.js';
 import type { Launch, LaunchSpec, ProcessExecutor } from '../types.js';
 import { checkLayoutAfterCommand } from './layout-guard.js';
@@ -66,28 +67,6 @@ interface Wrap {
   at: number;
 }
 
-/**
- * The store's credentials (the AWS SDK's provider chain reads these) never enter the sandbox: a
- * step could read or overwrite other workspaces' versions with them. ~/.aws is unreadable there.
- */
-export const STORE_CREDENTIAL_VARS = [
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_SESSION_TOKEN',
-  'AWS_SECURITY_TOKEN',
-  'AWS_PROFILE',
-  'AWS_WEB_IDENTITY_TOKEN_FILE',
-  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
-  'AWS_CONTAINER_AUTHORIZATION_TOKEN',
-] as const;
-
-function withoutStoreCredentials(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out = { ...env };
-  for (const key of STORE_CREDENTIAL_VARS) delete out[key];
-  return out;
-}
-
 export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): ProcessExecutor {
   let counter = 0;
   let running = 0;
@@ -121,7 +100,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
         command: '/bin/sh',
         args: ['-c', current.runner],
         shell: false,
-        env: { ...withoutStoreCredentials(spec.env), ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
+        env: { ...sandboxEnvironment(spec.env, policy.env), ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
         finished: () => {
           if (done) return;
           done = true;

@@ -26,6 +26,8 @@ export interface SandboxPolicy {
   allow_read?: string[];
   /** Hosts reachable through the sandbox's proxy; nothing else is. */
   allowed_domains: string[];
+  /** Environment variables passed besides the built-in allow-list (execution.sandbox.env). */
+  env?: string[];
 }
 
 /** Secrets of the usual command-line tools, relative to the home folder. */
@@ -171,6 +173,7 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
     deny_read: denyRead,
     ...(ownFiles.length ? { allow_read: ownFiles } : {}),
     allowed_domains: allowedDomains(input.config, env),
+    ...(sandbox.env.length ? { env: [...sandbox.env] } : {}),
   };
 }
 
