@@ -100,7 +100,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
         command: '/bin/sh',
         args: ['-c', current.runner],
         shell: false,
-        env: { ...sandboxEnvironment(spec.env, policy.env), ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
+        env: { ...sandboxEnvironment(spec.env, policy.env), ...(policy.home ? { HOME: policy.home } : {}), ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
         finished: () => {
           if (done) return;
           done = true;
