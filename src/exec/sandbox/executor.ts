@@ -74,10 +74,25 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
   const createdAt = Date.now() - 1000;
   let wrap: Wrap | undefined;
 
+  let scanned: { stubs: string[]; at: number } | undefined;
+
+  /**
+   * The protected paths absent from the worktree, scanned once per step (a ripgrep walk of the
+   * tree: 10-30 ms, as much as a short command). Between two commands of a step only its own
+   * sandboxed commands ran: an absent protected path is a read-only mount point while they run,
+   * and a `.claude` folder one of them makes below the top holds only what the step could have
+   * written there in its first command anyway. A new step, or REWRAP_MS, scans again.
+   */
+  async function absentStubs(): Promise<string[]> {
+    if (scanned && Date.now() - scanned.at < REWRAP_MS) return scanned.stubs;
+    scanned = { stubs: await absentStubPaths(policy.worktree), at: Date.now() };
+    return scanned.stubs;
+  }
+
   async function currentWrap(): Promise<Wrap> {
     // While a command runs its stubs exist: the absent set is only known between commands.
     if (wrap && running > 0) return wrap;
-    const stubs = await absentStubPaths(policy.worktree);
+    const stubs = await absentStubs();
     const key = stubs.join('\0');
     if (wrap && wrap.key === key && Date.now() - wrap.at < REWRAP_MS) return wrap;
     if (wrap) commandFinished();
@@ -112,6 +127,9 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
         verify: () => checkLayoutAfterCommand(policy.worktree, taskDir, policy.deny_write, createdAt),
         signalsStart: true,
       };
+    },
+    beginStep(): void {
+      scanned = undefined;
     },
     async close(): Promise<void> {
       if (wrap) commandFinished();
