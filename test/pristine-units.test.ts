@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/load.js';
 import type { Task } from '../src/domain/task.js';
-import { preparePristineTree } from '../src/engine/pristine/pristine-tree.js';
+import { preparePristineTree, sameSetupInputs } from '../src/engine/pristine/pristine-tree.js';
 import { checkoutTree, copyIndex, filesTree } from '../src/git/files-tree.js';
 import { git, makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 
@@ -72,5 +72,17 @@ describe('preparePristineTree', () => {
     const task = { worktree: dir, repo_root: dir, in_place: true, id: 'task-20260101-000000', workspace_id: 'w' } as unknown as Task;
     await expect(preparePristineTree({ home: tempDir(), task, taskDir, config, mode: 'local', runSetup: () => Promise.reject(new Error('setup failed')) })).rejects.toThrow('setup failed');
     expect(existsSync(join(taskDir, 'pristine'))).toBe(false);
+  });
+});
+
+describe('sameSetupInputs', () => {
+  it('compares the lockfiles and manifests of the base commit and a tree, nothing else', async () => {
+    const dir = makeGitRepo({ 'package.json': '{"name":"a"}\n', 'package-lock.json': '{}\n', 'prep.js': 'one\n' });
+    const base = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(join(dir, 'prep.js'), 'two\n');
+    expect(await sameSetupInputs(dir, base, await filesTree(dir))).toBe(true);
+    writeFileSync(join(dir, 'package-lock.json'), '{"changed":true}\n');
+    expect(await sameSetupInputs(dir, base, await filesTree(dir))).toBe(false);
+    expect(await sameSetupInputs(dir, '0'.repeat(40), await filesTree(dir))).toBe(false);
   });
 });

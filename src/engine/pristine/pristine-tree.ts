@@ -72,9 +72,9 @@ function baseDir(taskDir: string): string {
 
 /** The setup's inputs (lockfiles, manifests) are the same in the base commit and in `tree`. */
 export async function sameSetupInputs(worktree: string, base: string, tree: string): Promise<boolean> {
-  const list = (treeish: string) => runGit(worktree, ['ls-tree', '--full-tree', treeish, '--', ...DEPENDENCY_INPUTS], { allowFailure: true });
-  const [before, now] = await Promise.all([list(base), list(tree)]);
-  return before.code === 0 && now.code === 0 && before.stdout === now.stdout;
+  // Plumbing (no textconv, no external diff): exit 0 when the paths' entries are the same, 1 when not.
+  const diff = await runGit(worktree, ['diff-tree', '--quiet', base, tree, '--', ...DEPENDENCY_INPUTS], { allowFailure: true });
+  return diff.code === 0;
 }
 
 /** Checks the base commit out (no step wrote it) and runs the setup there; returns the folder. */
