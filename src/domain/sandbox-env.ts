@@ -26,6 +26,8 @@ export const SANDBOX_ENV_NAMES = [
   'TERM', 'COLORTERM', 'NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES',
   'TMPDIR', 'TMP', 'TEMP',
   'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS',
+  // Who commits (the git step's commit runs in the sandbox): an identity, not a secret.
+  'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL',
   // Claude Code's switches (not secrets); its API key and URL come with the ANTHROPIC_ prefix.
   'IS_SANDBOX', 'DISABLE_AUTOUPDATER', 'DISABLE_TELEMETRY', 'DISABLE_ERROR_REPORTING', 'DISABLE_NON_ESSENTIAL_MODEL_CALLS', 'MAX_THINKING_TOKENS',
 ] as const;
