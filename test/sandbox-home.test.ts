@@ -1,7 +1,7 @@
 // A sandboxed step's $HOME is a private, writable folder of the task's own: tools that keep caches
 // there work (nyc through spawn-wrap writes ~/.node-spawn-wrap-*; before, EROFS), nothing reaches the
 // person's home, and the person's git and npm configuration comes along without its credentials.
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { gitConfigWithoutSecrets, npmrcWithoutSecrets, prepareSandboxHome } from '../src/exec/sandbox/sandbox-home.js';
@@ -76,5 +76,29 @@ describe('the private home\'s files', () => {
     expect(lstatSync(join(home, '.claude')).isSymbolicLink()).toBe(true);
     expect(existsSync(join(home, '.gitconfig'))).toBe(false);
     expect(readFileSync(join(home, '.npmrc'), 'utf8')).toBe('x=1\n');
+  });
+
+  it('never writes or removes through a link a step put in the home', () => {
+    const real = userHome();
+    mkdirSync(join(real, '.config', 'git'), { recursive: true });
+    writeFileSync(join(real, '.config', 'git', 'config'), GITCONFIG);
+    const taskDir = tempDir();
+    const home = prepareSandboxHome(taskDir, real, []);
+    // The step's move: .config points at a folder outside, where a git/config already lies.
+    const elsewhere = tempDir('atlas-elsewhere-');
+    mkdirSync(join(elsewhere, 'git'));
+    writeFileSync(join(elsewhere, 'git', 'config'), 'theirs\n');
+    rmSync(join(home, '.config'), { recursive: true });
+    symlinkSync(elsewhere, join(home, '.config'));
+    prepareSandboxHome(taskDir, real, []);
+    expect(readFileSync(join(elsewhere, 'git', 'config'), 'utf8')).toBe('theirs\n');
+    expect(lstatSync(join(home, '.config')).isDirectory()).toBe(true);
+    expect(readFileSync(join(home, '.config', 'git', 'config'), 'utf8')).toContain('Pat Example');
+    // Gone from the real home: removed from the private one, not from where a link points.
+    rmSync(join(home, '.config'), { recursive: true });
+    symlinkSync(elsewhere, join(home, '.config'));
+    rmSync(join(real, '.config'), { recursive: true });
+    prepareSandboxHome(taskDir, real, []);
+    expect(readFileSync(join(elsewhere, 'git', 'config'), 'utf8')).toBe('theirs\n');
   });
 });

@@ -5,8 +5,8 @@
 // A setup reads more than the key covers (`npm ci` runs the package's `prepare` script), so an entry
 // is only ever built in a checkout of the task's base commit, which no step wrote; a tree whose
 // setup inputs differ from its base builds its own, uncached. A sandboxed step cannot write
-// $ATLAS_HOME, so it cannot touch the cache. Without a setup, a task
-// in its own worktree links the main checkout's folders (which its sandbox cannot write either).
+// $ATLAS_HOME, so it cannot touch the cache. Without a setup, a task in its own worktree links the
+// main checkout's folders (which its sandbox cannot write either).
 import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, normalize, sep } from 'node:path';

@@ -2,7 +2,8 @@
 // copy of the task's files (what `git add -A` would commit: tracked and new files, never ignored
 // ones such as a node_modules the agent could have swapped), in a folder of the task's own that no
 // step could write before, with dependency folders from where no step could write either
-// (dependency-cache.ts: a setup fills the cache only when it runs on the task's base commit). In sandbox mode the commands run sandboxed there, writing only in it.
+// (dependency-cache.ts: a setup fills the cache only when it runs on the task's base commit). In
+// sandbox mode the commands run sandboxed there, writing only in it.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config/schema.js';

@@ -1,6 +1,7 @@
 // The sandboxed executor: each process of a step runs inside the OS sandbox with the task's
 // policy. The command is the same as in local mode (shell commands still run under /bin/sh, in
-// the worktree); its environment is the allow-list of domain/sandbox-env.ts, TMPDIR the task's own temp folder.
+// the worktree); its environment is the allow-list of domain/sandbox-env.ts, with TMPDIR the task's
+// own temp folder and HOME its private home (sandbox-home.ts).
 import { mkdirSync } from 'node:fs';
 import { sandboxEnvironment } from '../../domain/sandbox-env.js';
 import { shellQuote } from '../run-process.js';

@@ -53,6 +53,7 @@ export function prepareSandboxHome(taskDir: string, userHome: string, linked: re
   mkdirSync(home, { recursive: true, mode: 0o700 });
   for (const { name, filter } of COPIED) {
     const target = join(home, name);
+    realFolders(home, name);
     let text: string;
     try {
       text = readFileSync(join(userHome, name), 'utf8');
@@ -61,7 +62,6 @@ export function prepareSandboxHome(taskDir: string, userHome: string, linked: re
       rmSync(target, { force: true });
       continue;
     }
-    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
     writeFileAtomic(target, filter(text));
   }
   for (const source of linked) {
@@ -74,6 +74,27 @@ export function prepareSandboxHome(taskDir: string, userHome: string, linked: re
     symlinkSync(source, target);
   }
   return home;
+}
+
+/**
+ * Makes the folders of `rel` under `home` real folders of their own. A step can write the home: a
+ * link it put at `.config` would send atlas's write (outside the sandbox) into a folder of its
+ * choosing. A link or file in the way is removed, never followed.
+ */
+function realFolders(home: string, rel: string): void {
+  let dir = home;
+  for (const part of dirname(rel).split('/').filter((p) => p !== '' && p !== '.')) {
+    dir = join(dir, part);
+    let isDir = false;
+    try {
+      const st = lstatSync(dir);
+      isDir = st.isDirectory();
+      if (!isDir) rmSync(dir, { force: true });
+    } catch {
+      // absent: made below
+    }
+    if (!isDir) mkdirSync(dir, { mode: 0o700 });
+  }
 }
 
 function isLinkTo(path: string, source: string): boolean {
