@@ -53,35 +53,36 @@ export function prepareSandboxHome(taskDir: string, userHome: string, linked: re
   mkdirSync(home, { recursive: true, mode: 0o700 });
   for (const { name, filter } of COPIED) {
     const target = join(home, name);
-    realFolders(home, name);
     let text: string;
     try {
       text = readFileSync(join(userHome, name), 'utf8');
     } catch {
       // Gone from the real home: gone from the copy too (it may have held what was removed on purpose).
-      rmSync(target, { force: true });
+      if (realFolders(home, name, false)) rmSync(target, { force: true });
       continue;
     }
+    realFolders(home, name, true);
     writeFileAtomic(target, filter(text));
   }
   for (const source of linked) {
     if (!source.startsWith(`${userHome}/`) || !existsSync(source)) continue;
-    const target = join(home, source.slice(userHome.length + 1));
+    const rel = source.slice(userHome.length + 1);
+    const target = join(home, rel);
     if (isLinkTo(target, source)) continue;
     // A step may have put a file there: the link wins (what the step wrote is its own to lose).
+    realFolders(home, rel, true);
     rmSync(target, { recursive: true, force: true });
-    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
     symlinkSync(source, target);
   }
   return home;
 }
 
 /**
- * Makes the folders of `rel` under `home` real folders of their own. A step can write the home: a
- * link it put at `.config` would send atlas's write (outside the sandbox) into a folder of its
- * choosing. A link or file in the way is removed, never followed.
+ * Whether the folders of `rel` under `home` are real folders of their own; with `make`, makes them
+ * so. A step can write the home: a link it put at `.config` would send atlas's write (outside the
+ * sandbox) into a folder of its choosing. A link or file in the way is removed, never followed.
  */
-function realFolders(home: string, rel: string): void {
+function realFolders(home: string, rel: string, make: boolean): boolean {
   let dir = home;
   for (const part of dirname(rel).split('/').filter((p) => p !== '' && p !== '.')) {
     dir = join(dir, part);
@@ -89,12 +90,15 @@ function realFolders(home: string, rel: string): void {
     try {
       const st = lstatSync(dir);
       isDir = st.isDirectory();
-      if (!isDir) rmSync(dir, { force: true });
+      if (!isDir && make) rmSync(dir, { force: true });
     } catch {
-      // absent: made below
+      // absent: made below, or nothing under it to remove
     }
-    if (!isDir) mkdirSync(dir, { mode: 0o700 });
+    if (isDir) continue;
+    if (!make) return false;
+    mkdirSync(dir, { mode: 0o700 });
   }
+  return true;
 }
 
 function isLinkTo(path: string, source: string): boolean {
