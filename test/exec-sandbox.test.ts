@@ -164,13 +164,15 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     await executor.close?.();
   });
 
-  it('re-wraps when a protected path appears between commands, and keeps it read-only', async () => {
+  it('re-wraps when a protected path appears before a step, and keeps it read-only', async () => {
     const tree = join(base, 'rewrap');
     mkdirSync(tree);
     const executor = createSandboxExecutor(policyFor(tree, taskDir), taskDir);
     expect((await run(executor, tree, 'true')).exitCode).toBe(0);
     mkdirSync(join(tree, '.vscode'));
     writeFileSync(join(tree, '.vscode', 'settings.json'), '{}');
+    // The worktree is scanned once per step (test/exec-sandbox-scan.test.ts): the next step sees it.
+    executor.beginStep?.();
     const second = await run(executor, tree, 'cat .vscode/settings.json; echo x > .vscode/settings.json || echo PROTECTED');
     expect(second.stdout.toString()).toBe('{}PROTECTED\n');
     expect(readFileSync(join(tree, '.vscode', 'settings.json'), 'utf8')).toBe('{}');

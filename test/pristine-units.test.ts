@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/load.js';
 import type { Task } from '../src/domain/task.js';
-import { preparePristineTree } from '../src/engine/pristine/pristine-tree.js';
+import { preparePristineTree, sameSetupInputs } from '../src/engine/pristine/pristine-tree.js';
 import { checkoutTree, copyIndex, filesTree } from '../src/git/files-tree.js';
 import { git, makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 
@@ -72,5 +72,53 @@ describe('preparePristineTree', () => {
     const task = { worktree: dir, repo_root: dir, in_place: true, id: 'task-20260101-000000', workspace_id: 'w' } as unknown as Task;
     await expect(preparePristineTree({ home: tempDir(), task, taskDir, config, mode: 'local', runSetup: () => Promise.reject(new Error('setup failed')) })).rejects.toThrow('setup failed');
     expect(existsSync(join(taskDir, 'pristine'))).toBe(false);
+  });
+});
+
+describe('sameSetupInputs', () => {
+  it('compares the lockfiles and manifests of the base commit and a tree, nothing else', async () => {
+    const dir = makeGitRepo({ 'package.json': '{"name":"a"}\n', 'package-lock.json': '{}\n', 'prep.js': 'one\n' });
+    const base = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(join(dir, 'prep.js'), 'two\n');
+    expect(await sameSetupInputs(dir, base, await filesTree(dir))).toBe(true);
+    writeFileSync(join(dir, 'package-lock.json'), '{"changed":true}\n');
+    expect(await sameSetupInputs(dir, base, await filesTree(dir))).toBe(false);
+    expect(await sameSetupInputs(dir, '0'.repeat(40), await filesTree(dir))).toBe(false);
+  });
+});
+
+describe('preparePristineTree with a setup', () => {
+  it('fills the cache from the base commit, links it into a tree with the same inputs, and builds a changed one uncached', async () => {
+    const dir = makeGitRepo({ 'package-lock.json': '{}\n', 'prep.sh': 'real\n', '.gitignore': 'node_modules/\n' });
+    const base = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(join(dir, 'prep.sh'), 'poisoned\n');
+    const home = tempDir();
+    const taskDir = tempDir();
+    const config = defaultConfig();
+    config.validation.setup = ['prep'];
+    const task = { worktree: dir, repo_root: dir, in_place: true, base_commit: base, id: 'task-20260101-000000', workspace_id: 'w' } as unknown as Task;
+    const ranIn: string[] = [];
+    // Stands in for `npm ci`: what it installs comes from the tree's prep.sh.
+    const runSetup = async (_command: string, where: string) => {
+      ranIn.push(where);
+      mkdirSync(join(where, 'node_modules'), { recursive: true });
+      writeFileSync(join(where, 'node_modules', 'runner'), readFileSync(join(where, 'prep.sh')));
+    };
+    const first = await preparePristineTree({ home, task, taskDir, config, mode: 'local', runSetup });
+    expect(first.dependencies).toMatch(/^setup:[0-9a-f]{64}$/);
+    expect(ranIn).toEqual([join(taskDir, 'pristine-base')]);
+    expect(readFileSync(join(first.dir, 'node_modules', 'runner'), 'utf8')).toBe('real\n');
+    await first.close();
+    expect(existsSync(join(taskDir, 'pristine-base'))).toBe(false);
+    const again = await preparePristineTree({ home, task, taskDir, config, mode: 'local', runSetup });
+    expect(again.dependencies).toBe(first.dependencies);
+    expect(ranIn).toHaveLength(1);
+    await again.close();
+    writeFileSync(join(dir, 'package-lock.json'), '{"changed":true}\n');
+    const changed = await preparePristineTree({ home, task, taskDir, config, mode: 'local', runSetup });
+    expect(changed.dependencies).toMatch(/^uncached:[0-9a-f]{64}$/);
+    expect(ranIn[1]).toBe(changed.dir);
+    expect(readFileSync(join(changed.dir, 'node_modules', 'runner'), 'utf8')).toBe('poisoned\n');
+    await changed.close();
   });
 });

@@ -91,6 +91,7 @@ describe('the dependency cache', () => {
       const made = await cachedDependencies(home, tree, ['setup'], ['node_modules'], async () => {
         mkdirSync(join(tree, 'node_modules'));
         writeFileSync(join(tree, 'node_modules', 'dep.js'), `${i}\n`);
+        return tree;
       });
       expect(made.built).toBe(true);
       expect(readFileSync(join(tree, 'node_modules', 'dep.js'), 'utf8')).toBe(`${i}\n`);

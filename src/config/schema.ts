@@ -2,6 +2,7 @@
 // Durations are written as Go-style strings ("5m") and held in milliseconds.
 import { DEFAULT_MAX_CHECKPOINTS } from '../domain/checkpoint.js';
 import { parseDuration } from '../domain/duration.js';
+import { sandboxEnvNameProblem } from '../domain/sandbox-env.js';
 
 export interface Config {
   hooks: {
@@ -25,7 +26,7 @@ export interface Config {
   };
   validation: { commands: string[]; timeout: number; tree: 'worktree' | 'pristine'; setup: string[]; dependencies: string[] };
   git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
-  execution: { mode: 'local' | 'sandbox'; sandbox: { allowed_domains: string[]; allow_write: string[]; deny_read: string[] } };
+  execution: { mode: 'local' | 'sandbox'; sandbox: { allowed_domains: string[]; allow_write: string[]; deny_read: string[]; env: string[] } };
   sync: {
     store: string;
     exclude: string[];
@@ -68,7 +69,8 @@ type Kind =
   | { type: 'bool' }
   | { type: 'string' }
   | { type: 'enum'; values: readonly string[] }
-  | { type: 'strings' };
+  /** check: what is wrong with one entry (undefined: fine). */
+  | { type: 'strings'; check?: (item: string) => string | undefined };
 
 export interface Leaf {
   key: string;
@@ -121,6 +123,7 @@ export const LEAVES: readonly Leaf[] = [
   leaf('execution.sandbox.allowed_domains', { type: 'strings' }, ['api.anthropic.com', 'registry.npmjs.org'], 'hosts sandboxed steps may reach (plus the host of $ANTHROPIC_BASE_URL)'),
   leaf('execution.sandbox.allow_write', { type: 'strings' }, [], 'extra paths sandboxed steps may write (besides the worktree, its git folders, the task temp folder)'),
   leaf('execution.sandbox.deny_read', { type: 'strings' }, [], 'extra paths sandboxed steps may not read (besides keys, ~/.ssh, ~/.aws, ... and other tasks)'),
+  leaf('execution.sandbox.env', { type: 'strings', check: sandboxEnvNameProblem }, [], 'environment variables sandboxed steps get besides PATH, HOME, locale, terminal, TMPDIR and the agent\'s API (docs/execution-modes.md)'),
   leaf('sync.store', { type: 'string' }, '', 'workspace sync store: a folder, file:// URL or s3://bucket/prefix (empty: the sync commands use $ATLAS_HOME/store, the lifecycle hooks do not sync)'),
   leaf('sync.exclude', { type: 'strings' }, [], 'patterns never synced (gitignore-like: name, dir/, path/**/*.log); .git and .sandbox-state never are'),
   leaf('sync.stale_threshold', { type: 'duration' }, 1 * H, 'a pull runs when the last sync is older than this (fresher: nothing to do unless --force)'),
@@ -205,9 +208,12 @@ export function coerce(leaf: Leaf, raw: unknown): { ok: true; value: unknown } |
             return { ok: false, problem: `expected a JSON list of strings, got ${text}` };
           }
         }
-        return { ok: true, value: text.length > 0 ? [text] : [] };
+        return text.length > 0 ? coerce(leaf, [text]) : { ok: true, value: [] };
       }
-      if (Array.isArray(text) && text.every((s) => typeof s === 'string')) return { ok: true, value: text };
+      if (Array.isArray(text) && text.every((s) => typeof s === 'string')) {
+        const problem = k.check && text.map(k.check).find((p) => p !== undefined);
+        return problem ? { ok: false, problem } : { ok: true, value: text };
+      }
       return { ok: false, problem: `expected a list of strings, got ${JSON.stringify(raw)}` };
     }
   }

@@ -48,11 +48,13 @@ export const VALIDATION_TREES: readonly ValidationTree[] = ['worktree', 'pristin
 
 /**
  * Where a pristine tree's dependency folders came from: `setup:<hash>` (built by
- * validation.setup from the tree's lockfiles, the hash naming those inputs), `repository` (the
+ * validation.setup on the task's base commit and cached, the hash naming the setup and the
+ * lockfiles), `uncached:<hash>` (built in the pristine tree itself, whose lockfiles or manifests
+ * differ from the base commit's), `repository` (the
  * main checkout's folders, which a sandboxed step cannot write), `none`; `worktree` for a run in
  * the working tree (whatever it held).
  */
-export const DEPENDENCIES_PATTERN = /^(?:worktree|repository|none|setup:[0-9a-f]{64})$/;
+export const DEPENDENCIES_PATTERN = /^(?:worktree|repository|none|(?:setup|uncached):[0-9a-f]{64})$/;
 
 /** A receipt before signing: everything but key_path and signature. */
 export type UnsignedReceipt = Omit<ValidationReceipt, 'key_path' | 'signature'>;
@@ -140,7 +142,7 @@ export function receiptFormatProblems(receipt: ValidationReceipt): ReceiptProble
   if (typeof r['step_name'] !== 'string') bad('step_name', 'text', r['step_name']);
   if (version === 4) {
     if (!(VALIDATION_TREES as readonly unknown[]).includes(r['validation_tree'])) bad('validation_tree', 'worktree or pristine', r['validation_tree']);
-    if (typeof r['dependencies'] !== 'string' || !DEPENDENCIES_PATTERN.test(r['dependencies'])) bad('dependencies', 'worktree, repository, none or setup:<64 hex characters>', r['dependencies']);
+    if (typeof r['dependencies'] !== 'string' || !DEPENDENCIES_PATTERN.test(r['dependencies'])) bad('dependencies', 'worktree, repository, none, setup:<64 hex characters> or uncached:<64 hex characters>', r['dependencies']);
   }
   if (version === 3 || version === 4) {
     if (!isSignableExecutable(r['executable'])) bad('executable', 'an absolute path without "|" or control characters, or "" (a shell builtin)', r['executable']);

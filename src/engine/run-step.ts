@@ -178,6 +178,8 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     () => `${step.name} in progress (attempt ${attempt}/${maxAttempts})${progress.currentWork ? `: ${progress.currentWork}` : ''}`,
     (error) => reporter.note(`interval checkpoint failed: ${errorDetails(error).message}`),
   );
+  // The sandbox looks at the worktree's protected files again for this step (once, not per command).
+  run.executor.beginStep?.();
   const tracksFiles = step.type === 'ai' || step.type === 'command';
   const changedBefore = tracksFiles ? await changedPaths(task.worktree) : undefined;
   const filesWatch = tracksFiles ? watchChangedFiles(task.worktree, changedBefore, FILES_POLL_MS, (paths) => progress.addFiles(paths)) : undefined;

@@ -40,6 +40,7 @@ export function diesWithParent(executor: ProcessExecutor): ProcessExecutor {
   return {
     mode: executor.mode,
     prepare: async (spec: LaunchSpec) => dieWithParent(await executor.prepare(spec)),
+    beginStep: executor.beginStep ? () => executor.beginStep!() : undefined,
     close: executor.close ? () => executor.close!() : undefined,
   };
 }

@@ -43,7 +43,22 @@ export function installHint(missing: readonly ToolCheck[], platform: NodeJS.Plat
   return `install ${missing.length === 1 ? 'it' : 'them'}: sudo apt-get install ${missing.map((t) => t.apt).join(' ')} (Debian/Ubuntu), or sudo dnf install ${missing.map((t) => t.apt).join(' ')} (Fedora)`;
 }
 
+/**
+ * A machine found ready stays ready for this process: a run asks more than once (the start, the
+ * task's executor) and each library check spawns `which` three times.
+ */
+const found = new Map<string, Readiness>();
+
 export async function checkReadiness(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<Readiness> {
+  const key = `${platform}\0${env['PATH'] ?? ''}`;
+  const known = found.get(key);
+  if (known) return known;
+  const result = await freshReadiness(env, platform);
+  if (result.ready) found.set(key, result);
+  return result;
+}
+
+async function freshReadiness(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): Promise<Readiness> {
   const tools: ToolCheck[] = toolsFor(platform).map((t) => {
     const path = findExecutable(t.name, env);
     return path ? { ...t, path } : { ...t };

@@ -101,7 +101,7 @@ export function describeExecution(record: ExecutionRecord): string | undefined {
   const p = record.policy;
   if (record.mode !== 'sandbox' || !p) return undefined;
   const hosts = p.allowed_domains.length ? p.allowed_domains.join(', ') : 'none';
-  return `steps run in the sandbox: writes only in the worktree, its git folders and ${p.tmpdir}; ${p.deny_read.length} paths unreadable (keys, secrets, other tasks); network: ${hosts} (\`atlas doctor\` shows the policy)`;
+  return `steps run in the sandbox: writes only in the worktree, its git folders and ${p.tmpdir}${p.home ? `; $HOME is ${p.home}` : ''}; ${p.deny_read.length} paths unreadable (keys, secrets, other tasks); network: ${hosts} (\`atlas doctor\` shows the policy)`;
 }
 
 /** A run that is less isolated than the task's previous one says so. */

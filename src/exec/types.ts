@@ -40,6 +40,11 @@ export interface Launch {
 export interface ProcessExecutor {
   readonly mode: ExecutionMode;
   prepare(spec: LaunchSpec): Promise<Launch>;
+  /**
+   * A step begins: what the executor learned of the worktree (the sandbox's scan for protected
+   * files) is looked at again before its next process; within a step it is reused.
+   */
+  beginStep?(): void;
   /** The run has ended: release what the executor holds. */
   close?(): Promise<void>;
 }

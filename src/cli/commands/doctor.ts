@@ -28,7 +28,9 @@ function render(r: DoctorReport): string {
   lines.push('  unreadable:', ...list(p.deny_read));
   lines.push('  network (only these hosts):', ...list(p.allowed_domains));
   lines.push(`  TMPDIR           ${p.tmpdir}`);
-  lines.push('  change it with execution.sandbox.allow_write, deny_read and allowed_domains (docs/execution-modes.md)');
+  if (p.home) lines.push(`  HOME             ${p.home} (the task's own; ~/.gitconfig and ~/.npmrc copied without credentials)`);
+  lines.push(`  environment      PATH, HOME, locale, terminal, TMPDIR, the agent's API${p.env?.length ? `, ${p.env.join(', ')}` : ''}; nothing else of yours`);
+  lines.push('  change it with execution.sandbox.allow_write, deny_read, allowed_domains and env (docs/execution-modes.md)');
   if (r.last_run) lines.push('', `last run         ${r.last_run.mode} (${r.last_run.recorded_at}, process ${r.last_run.pid})`);
   return lines.join('\n');
 }

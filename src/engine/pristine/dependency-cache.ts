@@ -2,8 +2,11 @@
 // written them. With validation.setup they are built by those commands in a pristine tree and kept
 // under $ATLAS_HOME/cache/validation/<key>, the key naming the setup, the folders and the tree's
 // lockfiles: the next validation of a tree with the same lockfiles links them instead of building.
-// A sandboxed step cannot write $ATLAS_HOME, so it cannot touch the cache. Without a setup, a task
-// in its own worktree links the main checkout's folders (which its sandbox cannot write either).
+// A setup reads more than the key covers (`npm ci` runs the package's `prepare` script), so an entry
+// is only ever built in a checkout of the task's base commit, which no step wrote; a tree whose
+// setup inputs differ from its base builds its own, uncached. A sandboxed step cannot write
+// $ATLAS_HOME, so it cannot touch the cache. Without a setup, a task in its own worktree links the
+// main checkout's folders (which its sandbox cannot write either).
 import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, normalize, sep } from 'node:path';
@@ -73,29 +76,31 @@ function link(tree: string, folder: string, source: string): void {
 }
 
 export interface CachedDependencies {
-  /** The receipt's `dependencies`: setup:<key>. */
+  /** The receipt's `dependencies`: setup:<key> (from the cache), uncached:<key> (built in the tree). */
   source: string;
   /** Built now (false: linked from the cache). */
   built: boolean;
 }
 
 /**
- * Links the setup's folders into `tree` from the cache, building them with `runSetup` (in the
- * tree) on a miss. `runSetup` throws when a command fails: nothing is cached then.
+ * Links the setup's folders into `tree` from the cache. On a miss `build` runs the setup in a tree
+ * no step wrote (the task's base commit, whose setup inputs are the tree's) and returns that
+ * folder: its dependency folders are what the cache keeps. `build` throws when a command fails:
+ * nothing is cached then.
  */
-export async function cachedDependencies(home: string, tree: string, setup: readonly string[], folders: readonly string[], runSetup: () => Promise<void>): Promise<CachedDependencies> {
+export async function cachedDependencies(home: string, tree: string, setup: readonly string[], folders: readonly string[], build: () => Promise<string>): Promise<CachedDependencies> {
   const key = dependencyKey(tree, setup, folders);
   const root = cacheRoot(home);
   const entry = join(root, key);
   let built = false;
   if (!existsSync(join(entry, COMPLETE))) {
-    await runSetup();
+    const source = await build();
     mkdirSync(root, { recursive: true, mode: 0o700 });
     const staging = join(root, `.tmp-${key.slice(0, 16)}-${process.pid}-${randomBytes(4).toString('hex')}`);
     mkdirSync(staging, { mode: 0o700 });
     try {
       for (const folder of folders) {
-        const made = join(tree, folder);
+        const made = join(source, folder);
         if (!isRealDir(made)) continue;
         mkdirSync(join(staging, folder, '..'), { recursive: true });
         moveDir(made, join(staging, folder));
@@ -117,6 +122,16 @@ export async function cachedDependencies(home: string, tree: string, setup: read
   const now = new Date();
   utimesSync(entry, now, now);
   return { source: `setup:${key}`, built };
+}
+
+/**
+ * A tree whose setup inputs are not its base commit's (or a task with no base): the setup runs in
+ * the tree itself, and what it makes stays there. A step wrote those inputs: nothing is cached.
+ */
+export async function uncachedDependencies(tree: string, setup: readonly string[], folders: readonly string[], run: () => Promise<void>): Promise<CachedDependencies> {
+  const key = dependencyKey(tree, setup, folders);
+  await run();
+  return { source: `uncached:${key}`, built: true };
 }
 
 function moveDir(from: string, to: string): void {

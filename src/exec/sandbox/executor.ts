@@ -1,7 +1,9 @@
 // The sandboxed executor: each process of a step runs inside the OS sandbox with the task's
 // policy. The command is the same as in local mode (shell commands still run under /bin/sh, in
-// the worktree, with the step's environment); only TMPDIR points at the task's own temp folder.
+// the worktree); its environment is the allow-list of domain/sandbox-env.ts, with TMPDIR the task's
+// own temp folder and HOME its private home (sandbox-home.ts).
 import { mkdirSync } from 'node:fs';
+import { sandboxEnvironment } from '../../domain/sandbox-env.js';
 import { shellQuote } from '../run-process.js';
 import type { Launch, LaunchSpec, ProcessExecutor } from '../types.js';
 import { checkLayoutAfterCommand } from './layout-guard.js';
@@ -66,28 +68,6 @@ interface Wrap {
   at: number;
 }
 
-/**
- * The store's credentials (the AWS SDK's provider chain reads these) never enter the sandbox: a
- * step could read or overwrite other workspaces' versions with them. ~/.aws is unreadable there.
- */
-export const STORE_CREDENTIAL_VARS = [
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_SESSION_TOKEN',
-  'AWS_SECURITY_TOKEN',
-  'AWS_PROFILE',
-  'AWS_WEB_IDENTITY_TOKEN_FILE',
-  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
-  'AWS_CONTAINER_AUTHORIZATION_TOKEN',
-] as const;
-
-function withoutStoreCredentials(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out = { ...env };
-  for (const key of STORE_CREDENTIAL_VARS) delete out[key];
-  return out;
-}
-
 export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): ProcessExecutor {
   let counter = 0;
   let running = 0;
@@ -95,10 +75,25 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
   const createdAt = Date.now() - 1000;
   let wrap: Wrap | undefined;
 
+  let scanned: { stubs: string[]; at: number } | undefined;
+
+  /**
+   * The protected paths absent from the worktree, scanned once per step (a ripgrep walk of the
+   * tree: 10-30 ms, as much as a short command). Between two commands of a step only its own
+   * sandboxed commands ran: an absent protected path is a read-only mount point while they run,
+   * and a `.claude` folder one of them makes below the top holds only what the step could have
+   * written there in its first command anyway. A new step, or REWRAP_MS, scans again.
+   */
+  async function absentStubs(): Promise<string[]> {
+    if (scanned && Date.now() - scanned.at < REWRAP_MS) return scanned.stubs;
+    scanned = { stubs: await absentStubPaths(policy.worktree), at: Date.now() };
+    return scanned.stubs;
+  }
+
   async function currentWrap(): Promise<Wrap> {
     // While a command runs its stubs exist: the absent set is only known between commands.
     if (wrap && running > 0) return wrap;
-    const stubs = await absentStubPaths(policy.worktree);
+    const stubs = await absentStubs();
     const key = stubs.join('\0');
     if (wrap && wrap.key === key && Date.now() - wrap.at < REWRAP_MS) return wrap;
     if (wrap) commandFinished();
@@ -121,7 +116,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
         command: '/bin/sh',
         args: ['-c', current.runner],
         shell: false,
-        env: { ...withoutStoreCredentials(spec.env), ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
+        env: { ...sandboxEnvironment(spec.env, policy.env), ...(policy.home ? { HOME: policy.home } : {}), ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
         finished: () => {
           if (done) return;
           done = true;
@@ -133,6 +128,9 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
         verify: () => checkLayoutAfterCommand(policy.worktree, taskDir, policy.deny_write, createdAt),
         signalsStart: true,
       };
+    },
+    beginStep(): void {
+      scanned = undefined;
     },
     async close(): Promise<void> {
       if (wrap) commandFinished();

@@ -9,6 +9,7 @@ import { commonGitDir } from '../../git/common-dir.js';
 import { realpath, resolveGitDir } from '../../git/locate.js';
 import { gitProtectedPaths } from './git-protect.js';
 import { PROTECTED_PATHS, treeControlPaths } from './protected-paths.js';
+import { prepareSandboxHome } from './sandbox-home.js';
 import { homePaths } from '../../store/paths.js';
 
 export interface SandboxPolicy {
@@ -16,6 +17,8 @@ export interface SandboxPolicy {
   worktree: string;
   /** TMPDIR inside the sandbox: a folder of this task's own. */
   tmpdir: string;
+  /** $HOME inside the sandbox: a private, writable folder of this task's own (sandbox-home.ts). */
+  home?: string;
   /** Writable (everything else is read-only). */
   allow_write: string[];
   /** Read-only even inside allow_write. */
@@ -26,6 +29,8 @@ export interface SandboxPolicy {
   allow_read?: string[];
   /** Hosts reachable through the sandbox's proxy; nothing else is. */
   allowed_domains: string[];
+  /** Environment variables passed besides the built-in allow-list (execution.sandbox.env). */
+  env?: string[];
 }
 
 /** Secrets of the usual command-line tools, relative to the home folder. */
@@ -146,7 +151,8 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
   const worktree = realpath(input.task.worktree);
   const tmpdir = join(input.taskDir, 'tmp');
   const agent = agentStatePaths(input.config, env, userHome);
-  const allowWrite = unique([worktree, ...gitWritePaths(worktree), tmpdir, ...agent.write, ...sandbox.allow_write.map((p) => expandHome(p, userHome))]);
+  const home = prepareSandboxHome(input.taskDir, userHome, agent.write);
+  const allowWrite = unique([worktree, ...gitWritePaths(worktree), tmpdir, home, ...agent.write, ...sandbox.allow_write.map((p) => expandHome(p, userHome))]);
   // What this task needs is never denied, even when it lies inside another task's folder (an
   // in-place task in the repository whose .git this task's commits write to).
   const needed = [worktree, ...allowWrite];
@@ -166,11 +172,13 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
   return {
     worktree,
     tmpdir,
+    home,
     allow_write: allowWrite,
     deny_write: unique([...atlasProtectedPaths(worktree), ...gitProtectedPaths(worktree), ...treeControlPaths(worktree), ...agent.denyWrite]),
     deny_read: denyRead,
     ...(ownFiles.length ? { allow_read: ownFiles } : {}),
     allowed_domains: allowedDomains(input.config, env),
+    ...(sandbox.env.length ? { env: [...sandbox.env] } : {}),
   };
 }
 
