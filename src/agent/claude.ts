@@ -4,6 +4,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { formatDuration } from '../domain/duration.js';
 import { realpath } from '../git/locate.js';
 import { runProcess } from '../engine/processes.js';
+import { openHookChannel } from '../integrations/claude/channel-pipe.js';
 import { claudeHookArgs } from '../integrations/claude/launch.js';
 import { ClaudeStreamParser } from './claude-stream.js';
 import type { AgentUpdate, TokenUsage } from './claude-stream.js';
@@ -73,9 +74,11 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
   };
 
   const promptOnStdin = Buffer.byteLength(input.prompt) > MAX_PROMPT_ARG_BYTES;
+  // Sandbox mode: the hooks hand their events to atlas, which records them when they come.
+  const channel = input.hookChannel ? openHookChannel(input.hookChannel) : undefined;
   const run = await runProcess({
     command: claude,
-    args: [...claudeArgs(input, { promptOnStdin }), ...claudeHookArgs()],
+    args: [...claudeArgs(input, { promptOnStdin }), ...claudeHookArgs(channel?.path)],
     ...(promptOnStdin ? { input: input.prompt } : {}),
     cwd: input.cwd,
     env: input.env,
@@ -88,7 +91,7 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
       stderrTail = (stderrTail + text).slice(-2000);
       input.onOutput(text, 'stderr');
     },
-  });
+  }).finally(() => channel?.close()); // every event the hooks sent is recorded before the step goes on
   handle(parser.push(decoder.end()));
   handle(parser.end());
 

@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { allowedToolsFor } from '../../agent/allowed-tools.js';
 import type { AgentUpdate } from '../../agent/claude-stream.js';
+import { claudeConfigDir } from '../../agent/claude-config-dir.js';
 import { assertAgentConfigured } from '../../agent/configured.js';
 import type { AgentRunInput, AgentRunResult } from '../../agent/types.js';
 import { AgentConversation } from '../../conversation/agent-conversation.js';
@@ -135,6 +136,8 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
         allowedTools,
         groups: ctx.groups,
         executor: ctx.executor,
+        // In the sandbox the hook cannot write $ATLAS_HOME: it hands its events to atlas instead.
+        ...(ctx.executor.mode === 'sandbox' ? { hookChannel: { home: ctx.home, taskDir: ctx.taskDir, worktree: ctx.task.worktree, claudeConfigDir: claudeConfigDir(ctx.env) } } : {}),
         onOutput: (text, stream) => ctx.reporter.output(text, stream),
         onUpdate: (u) => {
           try {
