@@ -40,9 +40,9 @@ export class BlockingError extends Error {
   override name = 'BlockingError';
 }
 
-function judge(event: ClaudeHookEvent, home: string): string | undefined {
+function judge(event: ClaudeHookEvent, home: string, env: NodeJS.ProcessEnv): string | undefined {
   try {
-    return guardToolCall({ toolName: event.tool_name!, toolInput: event.tool_input ?? {}, cwd: event.cwd, home });
+    return guardToolCall({ toolName: event.tool_name!, toolInput: event.tool_input ?? {}, cwd: event.cwd, home, env });
   } catch (error) {
     throw new BlockingError(`atlas could not check this ${event.tool_name} call (${(error as Error).message}), so it is refused; try again, or report it`);
   }
@@ -52,7 +52,7 @@ export async function handleEvent(event: ClaudeHookEvent, ctx: HookEnv): Promise
   const output: HookOutput = {};
   let denied: string | undefined;
   if (event.hook_event_name === 'PreToolUse' && event.tool_name) {
-    denied = judge(event, ctx.home);
+    denied = judge(event, ctx.home, ctx.env);
     if (denied) output.stdout = denyOutput(denied);
   }
   const pipe = channelPath(ctx.env);
