@@ -22,6 +22,8 @@ export type AgentUpdate =
   | { kind: 'result'; isError: boolean; text: string; usage?: TokenUsage; costUsd?: number; sessionId?: string; permissionDenials: PermissionDenial[] }
   /** Every stream-json event as parsed, before the updates drawn from it (the conversation recorder reads these). */
   | { kind: 'event'; event: Record<string, unknown> }
+  /** Claude Code retries a failed API request (its `system` `api_retry` event). */
+  | { kind: 'retry'; attempt: number; maxRetries: number; status?: number; error?: string; delayMs: number }
   /** A line that is not a stream-json event (printed as is). */
   | { kind: 'raw'; text: string };
 
@@ -113,6 +115,18 @@ export class ClaudeStreamParser {
     switch (event['type']) {
       case 'system':
         if (sessionId) updates.push({ kind: 'session', sessionId });
+        if (event['subtype'] === 'api_retry') {
+          const status = event['error_status'];
+          const error = str(event['error']);
+          updates.push({
+            kind: 'retry',
+            attempt: num(event['attempt']),
+            maxRetries: num(event['max_retries']),
+            delayMs: num(event['retry_delay_ms']),
+            ...(typeof status === 'number' ? { status } : {}),
+            ...(error ? { error } : {}),
+          });
+        }
         break;
       case 'assistant': {
         const message = event['message'];

@@ -34,6 +34,12 @@ export function claudeArgs(
   return args;
 }
 
+/** "the API answered 500 (server_error); Claude Code retries, 3 of 10, in 2.5 s". */
+export function retryLine(u: Extract<AgentUpdate, { kind: 'retry' }>): string {
+  const answer = u.status ? `the API answered ${u.status}${u.error ? ` (${u.error})` : ''}` : `the API request failed${u.error ? ` (${u.error})` : ''}`;
+  return `⚠ ${answer}; Claude Code retries, ${u.attempt} of ${u.maxRetries}, in ${(u.delayMs / 1000).toFixed(1)} s`;
+}
+
 export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
   assertAgentConfigured(input.ai, input.env);
   const claude = findExecutable('claude', input.env) ?? 'claude';
@@ -44,6 +50,7 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
   let lastText = '';
   let result: Extract<AgentUpdate, { kind: 'result' }> | undefined;
   let stderrTail = '';
+  let toolRunning = false;
 
   const handle = (updates: AgentUpdate[]) => {
     for (const u of updates) {
@@ -56,6 +63,7 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
           input.onOutput(u.text.endsWith('\n') ? u.text : `${u.text}\n`, 'stdout');
           break;
         case 'tool':
+          toolRunning = true;
           if (u.file) files.push(u.file);
           input.onOutput(`→ ${u.summary}\n`, 'stdout');
           break;
@@ -66,7 +74,12 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
         case 'raw':
           input.onOutput(`${u.text}\n`, 'stdout');
           break;
+        case 'retry':
+          input.onOutput(`${retryLine(u)}\n`, 'stderr');
+          break;
         case 'event':
+          // A tool's run is not the API's: the stall clock waits from a tool call to its result.
+          if (u.event['type'] === 'user') toolRunning = false;
           break;
       }
       input.onUpdate(u);
@@ -83,6 +96,7 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
     cwd: input.cwd,
     env: input.env,
     timeoutMs: input.timeoutMs,
+    ...(input.ai.stall_timeout > 0 ? { stall: { ms: input.ai.stall_timeout, paused: () => toolRunning } } : {}),
     groups: input.groups,
     executor: input.executor,
     onStdout: (chunk) => handle(parser.push(decoder.write(chunk))),
@@ -108,6 +122,9 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
     ...(usage ? { usage } : {}),
     ...(finished?.costUsd !== undefined ? { costUsd: finished.costUsd } : {}),
   };
+  if (run.stalled) {
+    return { ...base, error: `Claude Code gave no sign of life for ${formatDuration(input.ai.stall_timeout)} while it waited for the model API, so atlas stopped it (ai.stall_timeout): the API may be down or hanging` };
+  }
   if (run.timedOut) return { ...base, error: `Claude Code did not finish within ${formatDuration(input.timeoutMs)} (ai.timeout, or the step's timeout)` };
   const misconfigured = !finished || finished.isError ? configurationError(`${stderrTail}\n${finished?.text ?? ''}`) : undefined;
   if (misconfigured) return { ...base, error: misconfigured.error, permanent: { hint: misconfigured.hint } };
