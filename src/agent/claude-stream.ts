@@ -18,7 +18,7 @@ export interface TokenUsage {
 export type AgentUpdate =
   | { kind: 'session'; sessionId: string }
   | { kind: 'text'; text: string }
-  | { kind: 'tool'; name: string; summary: string; workingOn: string; file?: string }
+  | { kind: 'tool'; name: string; summary: string; workingOn: string; file?: string; id?: string }
   | { kind: 'result'; isError: boolean; text: string; usage?: TokenUsage; costUsd?: number; sessionId?: string; permissionDenials: PermissionDenial[] }
   /** Every stream-json event as parsed, before the updates drawn from it (the conversation recorder reads these). */
   | { kind: 'event'; event: Record<string, unknown> }
@@ -62,6 +62,13 @@ export function parseUsage(v: unknown): TokenUsage | undefined {
     cache_creation_input_tokens: num(v['cache_creation_input_tokens']),
     cache_read_input_tokens: num(v['cache_read_input_tokens']),
   };
+}
+
+/** The tool results a `user` event carries: which call, and whether it failed. */
+export function toolResults(event: Record<string, unknown>): { id: string; isError: boolean }[] {
+  const message = event['message'];
+  const content = isObj(message) && Array.isArray(message['content']) ? message['content'] : [];
+  return content.filter((b): b is Obj => isObj(b) && b['type'] === 'tool_result' && typeof b['tool_use_id'] === 'string').map((b) => ({ id: b['tool_use_id'] as string, isError: b['is_error'] === true }));
 }
 
 export class ClaudeStreamParser {
@@ -137,7 +144,8 @@ export class ClaudeStreamParser {
             const text = str(block['text']);
             if (text && text.trim().length > 0) updates.push({ kind: 'text', text });
           } else if (block['type'] === 'tool_use') {
-            updates.push(this.toolUpdate(str(block['name']) ?? 'tool', isObj(block['input']) ? block['input'] : {}));
+            const id = str(block['id']);
+            updates.push({ ...this.toolUpdate(str(block['name']) ?? 'tool', isObj(block['input']) ? block['input'] : {}), ...(id ? { id } : {}) } as AgentUpdate);
           }
         }
         break;

@@ -6,7 +6,8 @@ import { realpath } from '../git/locate.js';
 import { runProcess } from '../engine/processes.js';
 import { openHookChannel } from '../integrations/claude/channel-pipe.js';
 import { claudeHookArgs } from '../integrations/claude/launch.js';
-import { ClaudeStreamParser } from './claude-stream.js';
+import { StderrFilter } from './claude-noise.js';
+import { ClaudeStreamParser, toolResults } from './claude-stream.js';
 import type { AgentUpdate, TokenUsage } from './claude-stream.js';
 import { configurationError } from './config-errors.js';
 import { assertAgentConfigured } from './configured.js';
@@ -51,6 +52,9 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
   let result: Extract<AgentUpdate, { kind: 'result' }> | undefined;
   let stderrTail = '';
   let toolRunning = false;
+  const noise = new StderrFilter();
+  /** Files of edit tool calls waiting for their result: a failed Write edited nothing. */
+  const pendingEdits = new Map<string, string>();
 
   const handle = (updates: AgentUpdate[]) => {
     for (const u of updates) {
@@ -64,7 +68,8 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
           break;
         case 'tool':
           toolRunning = true;
-          if (u.file) files.push(u.file);
+          if (u.file && u.id) pendingEdits.set(u.id, u.file);
+          else if (u.file) files.push(u.file);
           input.onOutput(`→ ${u.summary}\n`, 'stdout');
           break;
         case 'result':
@@ -79,7 +84,14 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
           break;
         case 'event':
           // A tool's run is not the API's: the stall clock waits from a tool call to its result.
-          if (u.event['type'] === 'user') toolRunning = false;
+          if (u.event['type'] === 'user') {
+            toolRunning = false;
+            for (const r of toolResults(u.event)) {
+              const file = pendingEdits.get(r.id);
+              pendingEdits.delete(r.id);
+              if (file && !r.isError) files.push(file);
+            }
+          }
           break;
       }
       input.onUpdate(u);
@@ -101,13 +113,20 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
     executor: input.executor,
     onStdout: (chunk) => handle(parser.push(decoder.write(chunk))),
     onStderr: (chunk) => {
-      const text = chunk.toString('utf8');
+      const text = noise.push(chunk.toString('utf8'));
       stderrTail = (stderrTail + text).slice(-2000);
-      input.onOutput(text, 'stderr');
+      if (text) input.onOutput(text, 'stderr');
     },
   }).finally(() => channel?.close()); // every event the hooks sent is recorded before the step goes on
   handle(parser.push(decoder.end()));
   handle(parser.end());
+  const rest = noise.end();
+  if (rest) {
+    stderrTail = (stderrTail + rest).slice(-2000);
+    input.onOutput(rest, 'stderr');
+  }
+  // An edit whose result never came (the run was cut off) may have happened: it counts.
+  files.push(...pendingEdits.values());
 
   const finished = result as Extract<AgentUpdate, { kind: 'result' }> | undefined;
   const output = finished?.text && !finished.isError ? finished.text : lastText;

@@ -192,7 +192,9 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
   if (denials.length > 0) {
     const byGuard = new Set(sorted.guard.map((g) => g.denial));
     details['permission_denials'] = denials.map((d) => ({ tool: d.tool_name, call: describeDenial(d), tool_use_id: d.tool_use_id, ...(byGuard.has(d) ? { refused_by: 'atlas guard' } : {}) }));
-    for (const line of denialWarnings(sorted)) ctx.reporter.note(`warning: ${line}`);
+    // Failing on them says all of it once, in the failure (its hint says how to allow them).
+    const failing = result.ok && ai.on_permission_denial === 'fail';
+    if (!failing) for (const line of denialWarnings(sorted)) ctx.reporter.note(`warning: ${line}`);
   }
   const tokens = formatLedger(ledger);
 
@@ -208,7 +210,7 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
   if (denials.length > 0 && ai.on_permission_denial === 'fail') {
     // The guard's refusals are never the agent's to get: the hint says how to allow the others only.
     const hint = sorted.permission.length > 0 ? `${DENIAL_HINT}; or set ai.on_permission_denial: warn` : 'atlas guard refusals cannot be allowed; set ai.on_permission_denial: warn to let the step finish without those calls';
-    return { status: 'failed', error: denialWarnings(sorted).join('; '), permanent: true, hint, details };
+    return { status: 'failed', error: denialWarnings(sorted, false).join('; '), permanent: true, hint, details };
   }
   const parts = ['agent finished'];
   if (result.files.length) parts.push(`${new Set(result.files).size} file(s) edited`);
