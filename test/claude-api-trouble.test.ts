@@ -3,8 +3,9 @@
 // happen; a run that waits on the API past ai.stall_timeout is stopped with a clear message.
 import { spawn } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { listConversations } from '../src/conversation/read.js';
 import { ATLAS_BIN } from './helpers/claude-hook-fixtures.js';
-import { ensureBuilt, sandbox } from './helpers/engine-fixtures.js';
+import { ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
 import type { Sandbox } from './helpers/engine-fixtures.js';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import type { FakeAnthropic } from './helpers/fake-anthropic.js';
@@ -71,5 +72,17 @@ describe('API trouble with the real Claude Code', () => {
     expect(run.code, run.output).not.toBe(0);
     expect(run.output).toMatch(/Claude Code gave no sign of life for 2(?:\.0)?s while it waited for the model API, so atlas stopped it \(ai\.stall_timeout\)/);
     expect(fake.messageRequests().length).toBeGreaterThanOrEqual(1);
+  }, 120_000);
+
+  it('a run cut off at its timeout before any answer is stored partial, its output tokens unknown', async () => {
+    sb = sandbox({ '.atlas/templates/t.yaml': TEMPLATE });
+    fake = await startFakeAnthropic(() => ({ text: 'never sent', delayMs: 600_000 }));
+    const run = await start(['-c', 'ai.timeout=2s', '-c', 'ai.stall_timeout=10m'], claudeEnv(fake, sb.env), sb.repo, () => undefined);
+    expect(run.output).toMatch(/did not finish within 2(?:\.0)?s/);
+    const { dir, hook } = onlyTask(sb);
+    const [record] = listConversations(dir);
+    expect(record!.stats).toMatchObject({ partial: true, total_input_tokens: 0, total_output_tokens: null });
+    const failed = hook.history.find((e: any) => e.trigger === 'step_failed');
+    expect(failed.details.tokens).toMatchObject({ partial: true });
   }, 120_000);
 });
