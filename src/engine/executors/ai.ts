@@ -96,6 +96,12 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
 
   const run = async (prompt: string, resumeSessionId?: string): Promise<AgentRunResult> => {
     const newSessionId = ai.agent === 'claude' && !resumeSessionId ? randomUUID() : undefined;
+    if (newSessionId) {
+      // In the hook before Claude Code starts: if atlas dies before Claude Code says its session
+      // (no event yet), the retry still resumes it (and falls back to a new one if none was made).
+      ctx.progress.setSessionId(newSessionId);
+      await ctx.progress.flush();
+    }
     let conversation: AgentConversation | undefined;
     try {
       conversation = new AgentConversation({
