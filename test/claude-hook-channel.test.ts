@@ -1,10 +1,10 @@
 // The hook channel (src/integrations/claude/channel-*.ts) as a hostile step could use it: every
 // process of a sandboxed step can write into the pipe, so what arrives is checked before atlas
 // records it. Real hook processes write into a real named pipe; the attacks write raw bytes.
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { frameLines, sendMessage } from '../src/integrations/claude/channel-frame.js';
+import { channelPath, frameLines, MAX_MESSAGE_BYTES, sendMessage } from '../src/integrations/claude/channel-frame.js';
 import { openHookChannel } from '../src/integrations/claude/channel-pipe.js';
 import type { HookChannel } from '../src/integrations/claude/channel-pipe.js';
 import { HookReceiver } from '../src/integrations/claude/channel-receive.js';
@@ -159,5 +159,31 @@ describe('the hook channel', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^atlas claude-hook: SessionEnd: not recorded \(ENXIO/);
     expect(() => sendMessage(path, { v: 1, input: '{}', cwd: repo })).toThrow(/ENXIO/);
+  });
+
+  it('in this process: a message sent is recorded; a full pipe nobody drains and an oversized event are refused', async () => {
+    const { repo, target, base } = setup();
+    channel = openHookChannel(target);
+    sendMessage(channel.path, { v: 1, input: event(repo, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p9', prompt: 'in process' }), cwd: repo });
+    expect(() => sendMessage(channel!.path, { v: 1, input: 'x'.repeat(MAX_MESSAGE_BYTES + 1), cwd: repo })).toThrow(/over the 4194304 the channel takes/);
+    await channel.close();
+    channel = undefined;
+    expect(names(join(base, 'p9', 'hook-events.jsonl'))).toEqual(['UserPromptSubmit']);
+    // A reader that never reads: the pipe fills, and the hook gives up after its wait.
+    const { execFileSync } = await import('node:child_process');
+    const pipe = join(target.taskDir, 'stuck.fifo');
+    execFileSync('mkfifo', [pipe]);
+    const reader = openSync(pipe, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      expect(() => sendMessage(pipe, { v: 1, input: 'y'.repeat(200_000), cwd: repo }, 50)).toThrow(/EAGAIN/);
+    } finally {
+      closeSync(reader);
+    }
+  });
+
+  it('takes the pipe only from an absolute ATLAS_HOOK_PIPE', () => {
+    expect(channelPath({ ATLAS_HOOK_PIPE: '/run/x.fifo' })).toBe('/run/x.fifo');
+    expect(channelPath({ ATLAS_HOOK_PIPE: 'x.fifo' })).toBeUndefined();
+    expect(channelPath({})).toBeUndefined();
   });
 });

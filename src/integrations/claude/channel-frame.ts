@@ -45,20 +45,20 @@ function pause(ms: number): void {
  * atlas is gone) or it stays full. Opened without blocking: a pipe without a reader must not hang
  * the hook, so a full pipe is waited out here.
  */
-export function sendMessage(path: string, message: ChannelMessage): void {
+export function sendMessage(path: string, message: ChannelMessage, fullPipeWaitMs = FULL_PIPE_WAIT_MS): void {
   const payload = Buffer.from(JSON.stringify(message), 'utf8');
   if (payload.length > MAX_MESSAGE_BYTES) throw new Error(`the event is ${payload.length} bytes, over the ${MAX_MESSAGE_BYTES} the channel takes`);
   const id = `${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   const fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
   try {
-    for (const line of frameLines(payload, id)) writeLine(fd, Buffer.from(line, 'latin1'));
+    for (const line of frameLines(payload, id)) writeLine(fd, Buffer.from(line, 'latin1'), fullPipeWaitMs);
   } finally {
     closeSync(fd);
   }
 }
 
-function writeLine(fd: number, bytes: Buffer): void {
-  const until = Date.now() + FULL_PIPE_WAIT_MS;
+function writeLine(fd: number, bytes: Buffer, waitMs: number): void {
+  const until = Date.now() + waitMs;
   for (;;) {
     try {
       // At most PIPE_BUF bytes to a pipe: written whole or not at all.
