@@ -2,32 +2,15 @@
 // API that answers 500, then one that never answers. Claude Code's retries are shown as they
 // happen; a run that waits on the API past ai.stall_timeout is stopped with a clear message.
 import { spawn } from 'node:child_process';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listConversations } from '../src/conversation/read.js';
 import { ATLAS_BIN } from './helpers/claude-hook-fixtures.js';
-import { ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
-import type { Sandbox } from './helpers/engine-fixtures.js';
+import { onlyTask, sandbox } from './helpers/engine-fixtures.js';
+import { claudeTaskFixture, ONE_AI_STEP_TEMPLATE } from './helpers/claude-task-fixtures.js';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
-import type { FakeAnthropic } from './helpers/fake-anthropic.js';
 
-const TEMPLATE = `name: t
-description: one ai step
-steps:
-  - name: implement
-    type: ai
-    max_attempts: 1
-    prompt: "Do {{description}}"
-`;
 
-let fake: FakeAnthropic | undefined;
-let sb: Sandbox | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  sb?.cleanup();
-  sb = undefined;
-});
-beforeAll(() => ensureBuilt(), 180_000);
+const fx = claudeTaskFixture();
 
 /** atlas start, with each line of its output passed to `onLine` as it comes. */
 function start(args: string[], env: NodeJS.ProcessEnv, cwd: string, onLine: (line: string) => void): Promise<{ code: number | null; output: string }> {
@@ -49,13 +32,13 @@ function start(args: string[], env: NodeJS.ProcessEnv, cwd: string, onLine: (lin
 
 describe('API trouble with the real Claude Code', () => {
   it("shows Claude Code's retries of API 500s as they happen, while the API still fails", async () => {
-    sb = sandbox({ '.atlas/templates/t.yaml': TEMPLATE });
+    const sb = fx.sb = sandbox({ '.atlas/templates/t.yaml': ONE_AI_STEP_TEMPLATE });
     let healthy = false;
     let failedBeforeShown = 0;
-    fake = await startFakeAnthropic(() => (healthy ? { text: 'Done.' } : { error: { status: 500, type: 'api_error', message: 'boom' } }));
+    const fake = fx.fake = await startFakeAnthropic(() => (healthy ? { text: 'Done.' } : { error: { status: 500, type: 'api_error', message: 'boom' } }));
     const run = await start([], claudeEnv(fake, sb.env), sb.repo, (line) => {
       if (!healthy && /the API answered 500/.test(line)) {
-        failedBeforeShown = fake!.messageRequests().length;
+        failedBeforeShown = fake.messageRequests().length;
         healthy = true;
       }
     });
@@ -66,8 +49,8 @@ describe('API trouble with the real Claude Code', () => {
   }, 120_000);
 
   it('stops a run that waits on a hanging API for ai.stall_timeout, and says why', async () => {
-    sb = sandbox({ '.atlas/templates/t.yaml': TEMPLATE });
-    fake = await startFakeAnthropic(() => ({ text: 'never sent', delayMs: 600_000 }));
+    const sb = fx.sb = sandbox({ '.atlas/templates/t.yaml': ONE_AI_STEP_TEMPLATE });
+    const fake = fx.fake = await startFakeAnthropic(() => ({ text: 'never sent', delayMs: 600_000 }));
     const run = await start(['-c', 'ai.stall_timeout=2s'], claudeEnv(fake, sb.env), sb.repo, () => undefined);
     expect(run.code, run.output).not.toBe(0);
     expect(run.output).toMatch(/Claude Code gave no sign of life for 2(?:\.0)?s while it waited for the model API, so atlas stopped it \(ai\.stall_timeout\)/);
@@ -75,8 +58,8 @@ describe('API trouble with the real Claude Code', () => {
   }, 120_000);
 
   it('a run cut off at its timeout before any answer is stored partial, its output tokens unknown', async () => {
-    sb = sandbox({ '.atlas/templates/t.yaml': TEMPLATE });
-    fake = await startFakeAnthropic(() => ({ text: 'never sent', delayMs: 600_000 }));
+    const sb = fx.sb = sandbox({ '.atlas/templates/t.yaml': ONE_AI_STEP_TEMPLATE });
+    const fake = fx.fake = await startFakeAnthropic(() => ({ text: 'never sent', delayMs: 600_000 }));
     const run = await start(['-c', 'ai.timeout=2s', '-c', 'ai.stall_timeout=10m'], claudeEnv(fake, sb.env), sb.repo, () => undefined);
     expect(run.output).toMatch(/did not finish within 2(?:\.0)?s/);
     const { dir, hook } = onlyTask(sb);

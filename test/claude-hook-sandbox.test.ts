@@ -8,29 +8,11 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readJsonLines } from './helpers/claude-hook-fixtures.js';
 import { atlas, ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
 import type { Sandbox } from './helpers/engine-fixtures.js';
+import { COMMAND_FREE_BUGFIX } from './helpers/claude-task-fixtures.js';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import type { FakeAnthropic, FakeTurn, RecordedRequest } from './helpers/fake-anthropic.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 
-const TEMPLATE = `name: bugfix
-description: command-free bugfix for the hook tests
-branch_prefix: fix/
-steps:
-  - name: analyze
-    type: ai
-    idempotent: true
-    prompt: |
-      You are working on this bug in the repository at {{worktree}} (branch {{branch}}): {{description}}
-      Find its cause without changing files.
-  - name: implement
-    type: ai
-    prompt: |
-      Fix this bug in the repository at {{worktree}} (branch {{branch}}): {{description}}
-  - name: commit
-    type: git
-    action: commit
-    message: "fix: {{description}}"
-`;
 
 function toolResults(request: RecordedRequest): number {
   return JSON.stringify(request.body?.messages ?? []).split('"tool_result"').length - 1;
@@ -91,7 +73,7 @@ describe.skipIf(skipSandbox)('Claude Code hooks in sandbox mode', () => {
   it('record every request folder and event that the same task records in local mode, with no hook error', async () => {
     const runs: Record<string, Recorded> = {};
     for (const mode of ['--local', '--sandbox'] as const) {
-      const sb = sandbox({ '.atlas/templates/bugfix.yaml': TEMPLATE });
+      const sb = sandbox({ '.atlas/templates/bugfix.yaml': COMMAND_FREE_BUGFIX });
       sandboxes.push(sb);
       fake = await startFakeAnthropic(script);
       runs[mode] = await runTask(sb, fake, mode);

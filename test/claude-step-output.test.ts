@@ -2,40 +2,23 @@
 // not counted as a file edited, and Claude Code's "Could not parse message into JSON" noise is
 // kept out of the step's output.
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StderrFilter } from '../src/agent/claude-noise.js';
-import { atlas, ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
-import type { Sandbox } from './helpers/engine-fixtures.js';
+import { atlas, onlyTask, sandbox } from './helpers/engine-fixtures.js';
+import { claudeTaskFixture, ONE_AI_STEP_TEMPLATE } from './helpers/claude-task-fixtures.js';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
-import type { FakeAnthropic } from './helpers/fake-anthropic.js';
 
-const TEMPLATE = `name: t
-description: one ai step
-steps:
-  - name: implement
-    type: ai
-    max_attempts: 1
-    prompt: "Do {{description}}"
-`;
 
-let fake: FakeAnthropic | undefined;
-let sb: Sandbox | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  sb?.cleanup();
-  sb = undefined;
-});
-beforeAll(() => ensureBuilt(), 180_000);
+const fx = claudeTaskFixture();
 
 describe('an ai step says what it did', () => {
   it('does not count a Write that failed as a file edited', async () => {
-    sb = sandbox({ '.atlas/templates/t.yaml': TEMPLATE });
+    const sb = fx.sb = sandbox({ '.atlas/templates/t.yaml': ONE_AI_STEP_TEMPLATE });
     // Claude Code refuses to overwrite a file the session has not read: the Write fails.
-    fake = await startFakeAnthropic((request) => {
+    const fake = fx.fake = await startFakeAnthropic((request) => {
       const sent = JSON.stringify(request.body?.messages ?? []);
       if (sent.includes('tool_result')) return { text: 'The write failed.' };
-      return { text: 'Overwriting.', toolUses: [{ id: 'toolu_w', name: 'Write', input: { file_path: join(onlyTask(sb!).task.worktree, 'README.md'), content: 'new\n' } }] };
+      return { text: 'Overwriting.', toolUses: [{ id: 'toolu_w', name: 'Write', input: { file_path: join(onlyTask(sb).task.worktree, 'README.md'), content: 'new\n' } }] };
     });
     const run = await atlas(sb, ['start', 't', 'overwrite it', '--no-interactive', '--local'], { env: claudeEnv(fake, sb.env) });
     expect(run.code, run.stdout + run.stderr).toBe(0);

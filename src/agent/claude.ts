@@ -52,11 +52,13 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
   let result: Extract<AgentUpdate, { kind: 'result' }> | undefined;
   let stderrTail = '';
   let toolRunning = false;
+  let streaming = false;
   const noise = new StderrFilter();
   /** Files of edit tool calls waiting for their result: a failed Write edited nothing. */
   const pendingEdits = new Map<string, string>();
 
   const handle = (updates: AgentUpdate[]) => {
+    if (updates.length > 0) streaming = true;
     for (const u of updates) {
       switch (u.kind) {
         case 'session':
@@ -108,7 +110,8 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
     cwd: input.cwd,
     env: input.env,
     timeoutMs: input.timeoutMs,
-    ...(input.ai.stall_timeout > 0 ? { stall: { ms: input.ai.stall_timeout, paused: () => toolRunning } } : {}),
+    // The stall clock runs from Claude Code's first event (its start-up is ai.timeout's).
+    ...(input.ai.stall_timeout > 0 ? { stall: { ms: input.ai.stall_timeout, paused: () => !streaming || toolRunning } } : {}),
     groups: input.groups,
     executor: input.executor,
     onStdout: (chunk) => handle(parser.push(decoder.write(chunk))),
