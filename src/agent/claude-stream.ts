@@ -145,7 +145,7 @@ export class ClaudeStreamParser {
             if (text && text.trim().length > 0) updates.push({ kind: 'text', text });
           } else if (block['type'] === 'tool_use') {
             const id = str(block['id']);
-            updates.push({ ...this.toolUpdate(str(block['name']) ?? 'tool', isObj(block['input']) ? block['input'] : {}), ...(id ? { id } : {}) } as AgentUpdate);
+            updates.push({ ...this.toolUpdate(str(block['name']) ?? 'tool', isObj(block['input']) ? block['input'] : {}), ...(id ? { id } : {}) });
           }
         }
         break;
@@ -171,7 +171,7 @@ export class ClaudeStreamParser {
     return updates;
   }
 
-  private toolUpdate(name: string, input: Obj): AgentUpdate {
+  private toolUpdate(name: string, input: Obj): Extract<AgentUpdate, { kind: 'tool' }> {
     const fileKey = EDIT_TOOLS[name];
     if (fileKey) {
       const path = str(input[fileKey]) ?? '';

@@ -131,6 +131,7 @@ function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: bool
 
     child.on('error', (error) => {
       if (timer) clearTimeout(timer);
+      if (watchdog) clearInterval(watchdog);
       if (child.pid !== undefined) options.groups.delete(child.pid);
       reject(error);
     });

@@ -1,4 +1,4 @@
-// The hook channel's wire format (docs/claude-code.md, "Recording in the sandbox"). In sandbox
+// The hook channel's wire format (docs/claude-code.md, "In `execution.mode: sandbox`"). In sandbox
 // mode the hook cannot write $ATLAS_HOME, so it hands each event to the atlas that launched
 // Claude Code through a named pipe atlas made in a folder of its own, read-only in the sandbox
 // (ATLAS_HOOK_PIPE). Many hooks write to it at once, so a message goes as lines of at most
