@@ -1,11 +1,13 @@
 // What `atlas claude-hook` costs Claude Code per tool call (issue 11: PreToolUse and PostToolUse
 // handling at most 1.5x `node -e 0`). 200 events of each kind, cycled from the real payloads in
 // test/fixtures/claude-hooks, run in the worktree of a running atlas task (the heavier case: the
-// request folder, the heartbeat and files_touched are written) and in a repository no task owns.
+// request folder, the heartbeat and files_touched are written), in a repository no task owns, and
+// as in sandbox mode (issue 35), where the hook only hands the event to atlas through its channel
+// (a named pipe, ATLAS_HOOK_PIPE; a `cat` stands in for atlas's reader).
 // Runs are interleaved with `node -e 0` so load drift hits all alike.
 // Usage: npm run build && node bench/claude-hook.mjs   (RUNS=50 for a quicker look)
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { closeSync, constants, existsSync, mkdirSync, openSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,10 +62,10 @@ function payloads(prefix, repo) {
 // machine: wall time then mostly measures the wait for a core.
 const TIME_BIN = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 
-function timed(args, input, cwd, cpu) {
+function timed(args, input, cwd, cpu, runEnv = env) {
   const command = TIME_BIN ? [TIME_BIN, ['-f', '@cpu %U %S', process.execPath, ...args]] : [process.execPath, args];
   const start = process.hrtime.bigint();
-  const r = spawnSync(command[0], command[1], { input, cwd, env, encoding: 'utf8' });
+  const r = spawnSync(command[0], command[1], { input, cwd, env: runEnv, encoding: 'utf8' });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (r.status !== 0) throw new Error(`exit ${r.status}: ${r.stderr}`);
   const m = /@cpu ([\d.]+) ([\d.]+)/.exec(r.stderr);
@@ -74,6 +76,7 @@ function timed(args, input, cwd, cpu) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
+let reader;
 try {
   const tasked = makeRepo('tasked');
   makeTask(tasked);
@@ -85,12 +88,27 @@ try {
     cases.push({ label: `PreToolUse  (${where})`, repo, inputs: payloads('pre-tool-use-', repo), times: [], cpu: [] });
     cases.push({ label: `PostToolUse (${where})`, repo, inputs: payloads('post-tool-use-', repo), times: [], cpu: [] });
   }
+  const pipe = join(root, 'hook.fifo');
+  execFileSync('mkfifo', ['-m', '600', pipe]);
+  // Read-write, as atlas holds it: the reader never sees the end between two hooks.
+  reader = spawn('sh', ['-c', 'exec cat > /dev/null <> "$0"', pipe], { stdio: 'ignore' });
+  for (let open = false; !open; ) {
+    try {
+      closeSync(openSync(pipe, constants.O_WRONLY | constants.O_NONBLOCK));
+      open = true;
+    } catch {
+      spawnSync('sleep', ['0.01']);
+    }
+  }
+  const channelEnv = { ...env, ATLAS_HOOK_PIPE: pipe, ATLAS_CLAUDE_LAUNCHED: '1' };
+  cases.push({ label: 'PreToolUse  (sandbox mode, channel)', repo: tasked, env: channelEnv, inputs: payloads('pre-tool-use-', tasked), times: [], cpu: [] });
+  cases.push({ label: 'PostToolUse (sandbox mode, channel)', repo: tasked, env: channelEnv, inputs: payloads('post-tool-use-', tasked), times: [], cpu: [] });
   const baseline = [];
   const baseCpu = [];
   for (let i = 0; i < 3; i++) timed(['-e', '0'], '', root);
   for (let i = 0; i < RUNS; i++) {
     baseline.push(timed(['-e', '0'], '', root, baseCpu));
-    for (const c of cases) c.times.push(timed([HOOK_BIN], c.inputs[i % c.inputs.length], c.repo, c.cpu));
+    for (const c of cases) c.times.push(timed([HOOK_BIN], c.inputs[i % c.inputs.length], c.repo, c.cpu, c.env));
   }
   const base = median(baseline);
   const cpuBase = baseCpu.length ? mean(baseCpu) : undefined;
@@ -112,5 +130,6 @@ try {
   }
   process.exitCode = failed ? 1 : 0;
 } finally {
+  reader?.kill();
   rmSync(root, { recursive: true, force: true });
 }

@@ -11,6 +11,7 @@ import { conversationIdFor } from '../src/integrations/claude/ledger.js';
 import { ATLAS_BIN, readJsonLines, runAsync, writeDiskTask } from './helpers/claude-hook-fixtures.js';
 import { atlas, ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
 import type { Sandbox } from './helpers/engine-fixtures.js';
+import { COMMAND_FREE_BUGFIX } from './helpers/claude-task-fixtures.js';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import type { FakeAnthropic, FakeTurn, RecordedRequest } from './helpers/fake-anthropic.js';
 
@@ -24,26 +25,6 @@ afterEach(async () => {
 });
 beforeAll(() => ensureBuilt(), 180_000);
 
-/** A bugfix without validation commands: analyze, implement, commit. */
-const TEMPLATE = `name: bugfix
-description: command-free bugfix for the hook tests
-branch_prefix: fix/
-steps:
-  - name: analyze
-    type: ai
-    idempotent: true
-    prompt: |
-      You are working on this bug in the repository at {{worktree}} (branch {{branch}}): {{description}}
-      Find its cause without changing files.
-  - name: implement
-    type: ai
-    prompt: |
-      Fix this bug in the repository at {{worktree}} (branch {{branch}}): {{description}}
-  - name: commit
-    type: git
-    action: commit
-    message: "fix: {{description}}"
-`;
 
 function lastUserHasToolResult(request: RecordedRequest): boolean {
   const messages = request.body?.messages ?? [];
@@ -66,7 +47,7 @@ const eventNames = (file: string) => readJsonLines(file).map((e) => `${e.hook_ev
 
 describe('Claude Code hooks with the real CLI', () => {
   it('records a bugfix task run by atlas: request folders with the real events, files touched, last output', async () => {
-    sb = sandbox({ '.atlas/templates/bugfix.yaml': TEMPLATE });
+    sb = sandbox({ '.atlas/templates/bugfix.yaml': COMMAND_FREE_BUGFIX });
     fake = await startFakeAnthropic(bugfixScript);
     const env = claudeEnv(fake, sb.env);
     const run = await atlas(sb, ['start', 'bugfix', 'greeting is missing', '--no-interactive'], { env });

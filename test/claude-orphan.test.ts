@@ -72,6 +72,16 @@ describe('an orphaned Claude Code after atlas is killed', () => {
     expect(rows[0]).toMatchObject({ status: 'interrupted', stats: { partial: true, cache_read_tokens: 7, total_output_tokens: 30, cost_usd: null } });
     expect(rows[0]!.stats.total_input_tokens).toBeGreaterThanOrEqual(300);
     expect(rows[1]!.stats).toMatchObject({ partial: false });
+    // The orphan was waiting for an answer when recovery stopped it: recover and usage say that
+    // an answer sent then is lost in flight (issue 35).
+    expect(rows[0]!.stats.lost_in_flight).toBe(true);
+    expect(rows[1]!.stats.lost_in_flight).toBeUndefined();
+    expect(recovered.stdout).toMatch(/waiting for an answer from the model API: an answer sent while it was being stopped is billed but counted nowhere \(lost in flight\)/);
+    const usage = await atlas(sb, ['usage', '--task', onlyTask(sb).task.id], { env });
+    expect(usage.stdout).toMatch(/1 partial, 1 in flight/);
+    expect(usage.stdout).toContain('in flight: a run stopped while it waited for an answer from the model API; an answer the API sent then is billed but counted nowhere (lost in flight).');
+    const usageJson = await atlas(sb, ['usage', '--task', onlyTask(sb).task.id, '--json'], { env });
+    expect(JSON.parse(usageJson.stdout).total).toMatchObject({ partial: 1, lost_in_flight: 1 });
   }, 150_000);
 
   it('Claude Code killed under a live atlas: the step is retried and the cut-off run is a partial row with the transcript\'s figures', async () => {

@@ -118,6 +118,8 @@ describe('conversations with the real Claude Code', () => {
     const run = await atlas(sb, ['start', 'fix', 'deploy it', '-c', 'ai.on_permission_denial=fail'], { env: claudeEnv(fake, sb.env) });
     expect(run.code).not.toBe(0);
     expect(run.stdout + run.stderr).toContain('ai.allowed_tools');
+    // The 300-character hint is said once, not in a warning, the error and the hint (issue 35).
+    expect((run.stdout + run.stderr).split('see docs/conversations.md, "Permission denials"').length - 1).toBe(1);
     const { hook, dir } = onlyTask(sb);
     expect(hook.history.filter((e: any) => e.trigger === 'step_start')).toHaveLength(1);
     const failed = hook.history.find((e: any) => e.trigger === 'step_failed');

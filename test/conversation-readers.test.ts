@@ -72,6 +72,7 @@ describe('atlas usage', () => {
     expect(report.total).toEqual({
       conversations: 4,
       partial: 1,
+      lost_in_flight: 0,
       input_tokens: 510,
       cache_read_tokens: 1010,
       cache_creation_tokens: 200,

@@ -21,7 +21,7 @@ describe.skipIf(skipSandbox)('Claude Code in the sandbox', { timeout: 120_000 },
     const keyPath = join(home, 'keys', 'master.key');
     fake = await startFakeAnthropic([
       { text: 'Writing the file.', toolUses: [{ id: 'toolu_w', name: 'Write', input: { file_path: 'NOTES.md', content: 'written in the sandbox\n' } }] },
-      { text: 'Reading the key.', toolUses: [{ id: 'toolu_b', name: 'Bash', input: { command: 'cat "$PWD/../../../ke""ys/mas""ter.key"', description: 'read key' } }] },
+      { text: 'Reading the key.', toolUses: [{ id: 'toolu_b', name: 'Bash', input: { command: 'k=ke; a=mas; cat "$PWD/../../../${k}ys/${a}ter.key"', description: 'read key' } }] },
       { text: 'Done.' },
     ]);
     const repo = repoWithTemplate('  - name: implement\n    type: ai\n    prompt: "Do {{description}}"\n');
@@ -38,8 +38,8 @@ describe.skipIf(skipSandbox)('Claude Code in the sandbox', { timeout: 120_000 },
     const sent = JSON.stringify(fake.requests.map((r) => r.body));
     expect(sent).toContain('toolu_b');
     expect(sent).not.toContain(key);
-    // The command spells the path so that atlas's Claude Code guard (docs/claude-code.md) does not
-    // recognise it: what refuses the read here is the sandbox, which hides the file.
+    // The command builds the path at run time so that atlas's Claude Code guard (docs/claude-code.md)
+    // does not recognise it: what refuses the read here is the sandbox, which hides the file.
     expect(sent).not.toContain('atlas guard');
     expect(sent).toMatch(/master\.key: No such file or directory/);
     expect(existsSync(join(tree, '.bashrc'))).toBe(false);

@@ -115,6 +115,13 @@ describe('lifecycle hooks with the real Claude Code', () => {
       expect(finish.event).toMatchObject({ point: 'on_stream_finish', ok: true, task_id: task.id, step_name: 'write' });
       expect(finish.event.usage).toMatchObject({ input_tokens: 250, output_tokens: 30, partial: false });
       expect(runs.filter((r) => r.label === 'msg').every((r) => typeof r.event.message.body === 'string' && r.event.conversation_id === finish.event.conversation_id)).toBe(true);
+      // The rows OnMessage receives, as docs/lifecycle-hooks.md says: the prompt, the assistant
+      // message with its Write still pending, then the result as its own role 3 message.
+      const messages = runs.filter((r) => r.label === 'msg').map((r) => r.event.message);
+      const write = messages.find((m) => m.role === 2 && m.tool_calls.some((c: any) => c.name === 'Write'))!;
+      expect(messages[0]).toMatchObject({ key: 'prompt', role: 1 });
+      expect(write.tool_calls[0]).toMatchObject({ type: 'tool_use', status: 'pending' });
+      expect(messages.find((m) => m.key === `tool-${write.tool_calls[0].id}`)).toMatchObject({ role: 3, tool_calls: [{ type: 'tool_result', status: 'success' }] });
       assertOrder(lifecycleLog(dir));
       expect(lifecycleLog(dir).find((e) => e.hook === 'exit 4')).toMatchObject({ outcome: 'failed', exit_code: 4 });
 

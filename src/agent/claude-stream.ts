@@ -18,10 +18,12 @@ export interface TokenUsage {
 export type AgentUpdate =
   | { kind: 'session'; sessionId: string }
   | { kind: 'text'; text: string }
-  | { kind: 'tool'; name: string; summary: string; workingOn: string; file?: string }
+  | { kind: 'tool'; name: string; summary: string; workingOn: string; file?: string; id?: string }
   | { kind: 'result'; isError: boolean; text: string; usage?: TokenUsage; costUsd?: number; sessionId?: string; permissionDenials: PermissionDenial[] }
   /** Every stream-json event as parsed, before the updates drawn from it (the conversation recorder reads these). */
   | { kind: 'event'; event: Record<string, unknown> }
+  /** Claude Code retries a failed API request (its `system` `api_retry` event). */
+  | { kind: 'retry'; attempt: number; maxRetries: number; status?: number; error?: string; delayMs: number }
   /** A line that is not a stream-json event (printed as is). */
   | { kind: 'raw'; text: string };
 
@@ -60,6 +62,13 @@ export function parseUsage(v: unknown): TokenUsage | undefined {
     cache_creation_input_tokens: num(v['cache_creation_input_tokens']),
     cache_read_input_tokens: num(v['cache_read_input_tokens']),
   };
+}
+
+/** The tool results a `user` event carries: which call, and whether it failed. */
+export function toolResults(event: Record<string, unknown>): { id: string; isError: boolean }[] {
+  const message = event['message'];
+  const content = isObj(message) && Array.isArray(message['content']) ? message['content'] : [];
+  return content.filter((b): b is Obj => isObj(b) && b['type'] === 'tool_result' && typeof b['tool_use_id'] === 'string').map((b) => ({ id: b['tool_use_id'] as string, isError: b['is_error'] === true }));
 }
 
 export class ClaudeStreamParser {
@@ -113,6 +122,18 @@ export class ClaudeStreamParser {
     switch (event['type']) {
       case 'system':
         if (sessionId) updates.push({ kind: 'session', sessionId });
+        if (event['subtype'] === 'api_retry') {
+          const status = event['error_status'];
+          const error = str(event['error']);
+          updates.push({
+            kind: 'retry',
+            attempt: num(event['attempt']),
+            maxRetries: num(event['max_retries']),
+            delayMs: num(event['retry_delay_ms']),
+            ...(typeof status === 'number' ? { status } : {}),
+            ...(error ? { error } : {}),
+          });
+        }
         break;
       case 'assistant': {
         const message = event['message'];
@@ -123,7 +144,8 @@ export class ClaudeStreamParser {
             const text = str(block['text']);
             if (text && text.trim().length > 0) updates.push({ kind: 'text', text });
           } else if (block['type'] === 'tool_use') {
-            updates.push(this.toolUpdate(str(block['name']) ?? 'tool', isObj(block['input']) ? block['input'] : {}));
+            const id = str(block['id']);
+            updates.push({ ...this.toolUpdate(str(block['name']) ?? 'tool', isObj(block['input']) ? block['input'] : {}), ...(id ? { id } : {}) });
           }
         }
         break;
@@ -149,7 +171,7 @@ export class ClaudeStreamParser {
     return updates;
   }
 
-  private toolUpdate(name: string, input: Obj): AgentUpdate {
+  private toolUpdate(name: string, input: Obj): Extract<AgentUpdate, { kind: 'tool' }> {
     const fileKey = EDIT_TOOLS[name];
     if (fileKey) {
       const path = str(input[fileKey]) ?? '';

@@ -3,6 +3,7 @@
 import type { Config } from '../config/schema.js';
 import type { ProcessGroups } from '../engine/processes.js';
 import type { ProcessExecutor } from '../exec/types.js';
+import type { HookChannelTarget } from '../integrations/claude/channel-receive.js';
 import type { AgentUpdate, TokenUsage } from './claude-stream.js';
 
 export interface AgentRunInput {
@@ -23,6 +24,11 @@ export interface AgentRunInput {
   groups: ProcessGroups;
   /** How the agent's process starts (local or the task's sandbox). */
   executor: ProcessExecutor;
+  /**
+   * Where Claude Code's hooks hand their events when they cannot write $ATLAS_HOME themselves (the
+   * sandbox): atlas records them from a pipe it owns (integrations/claude/channel-receive.ts).
+   */
+  hookChannel?: HookChannelTarget | undefined;
   /** Text to show the user as it comes. */
   onOutput(text: string, stream: 'stdout' | 'stderr'): void;
   /** Structured progress: session id, tool use (files), assistant text. */

@@ -20,6 +20,7 @@ export interface Config {
     model: string;
     permission_mode: string;
     timeout: number;
+    stall_timeout: number;
     allowed_tools: string[];
     default_allowed_tools: boolean;
     on_permission_denial: 'warn' | 'fail';
@@ -104,6 +105,7 @@ export const LEAVES: readonly Leaf[] = [
   leaf('ai.model', { type: 'string' }, '', 'model passed to the agent (empty: its default)'),
   leaf('ai.permission_mode', { type: 'string' }, 'acceptEdits', 'Claude Code --permission-mode'),
   leaf('ai.timeout', { type: 'duration', min: 1000 }, 60 * M, 'longest an agent run may take'),
+  leaf('ai.stall_timeout', { type: 'duration', min: 100 }, 3 * M, 'an agent run that gives no sign of life this long while it waits for the model API is stopped (a hanging API)'),
   // Conversations and permissions (issue 9, docs/conversations.md).
   leaf('ai.allowed_tools', { type: 'strings' }, [], 'Claude Code --allowedTools patterns every ai step gets, e.g. ["Bash(make test)"]'),
   leaf('ai.default_allowed_tools', { type: 'bool' }, true, 'also allow the task\'s validation commands and `atlas checkpoint` (as Bash patterns)'),

@@ -9,6 +9,18 @@ import { cutOffRunStats } from './claude-transcript-usage.js';
 import { conversationFiles } from './paths.js';
 import { listConversations, readMessages } from './read.js';
 
+/**
+ * Was the run waiting for a model API answer at its last recorded sign? Its last message is the
+ * prompt, a tool result, or an assistant message whose tools had all answered (the next request
+ * was out); a final answer (no tool calls) is the end of a turn. An assistant message whose tools
+ * were still running is not written yet, so a run cut off then also counts (its tools' results
+ * would have gone to the API next).
+ */
+function waitingForAnswer(messages: ReturnType<typeof readMessages>): boolean {
+  const last = messages[messages.length - 1];
+  return !last || last.role !== 2 || (Array.isArray(last.tool_calls) && last.tool_calls.length > 0);
+}
+
 export function finalizeRunningConversations(taskDir: string, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): ConversationRecord[] {
   const finalized: ConversationRecord[] = [];
   for (const record of listConversations(taskDir)) {
@@ -23,7 +35,8 @@ export function finalizeRunningConversations(taskDir: string, now: Date = new Da
     // transcript says it was answered, this run's messages only, is what the row counts.
     // (A run cut off before its first API call has no figures at all yet: the transcript may.)
     const noFigures = partial.total_input_tokens + partial.total_cache_tokens === 0;
-    const stats = record.agent === 'claude' && (partial.partial || noFigures) ? cutOffRunStats(partial, record.session_id, record.started_at, env) : partial;
+    const settled = record.agent === 'claude' && (partial.partial || noFigures) ? cutOffRunStats(partial, record.session_id, record.started_at, env) : partial;
+    const stats = record.agent === 'claude' && settled.partial && waitingForAnswer(messages) ? { ...settled, lost_in_flight: true } : settled;
     const done: ConversationRecord = {
       ...record,
       status: 'interrupted',

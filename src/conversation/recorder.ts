@@ -70,6 +70,9 @@ export class ConversationRecorder {
       // Until the run ends, its row is partial: nothing final is known yet.
       stats: { ...emptyStats(), total_output_tokens: null, cost_usd: null, partial: true },
     };
+    // Claude Code always reports tokens, at its result: a run of it with none was cut off before
+    // any answer, and its row is partial like any other cut-off run's (not a tokenless 0, final).
+    this.tokens = start.agent === 'claude';
     mkdirSync(this.files.dir, { recursive: true });
     this.fd = openSync(this.files.messages, 'a', 0o644);
     // A run's folder never shows without its record. In the background the first one is written

@@ -10,6 +10,8 @@ export interface UsageTotals {
   conversations: number;
   /** Rows whose totals are not the agent's own final figures. */
   partial: number;
+  /** Cut-off runs that were waiting for an API answer when stopped (ConversationStats.lost_in_flight). */
+  lost_in_flight: number;
   input_tokens: number;
   cache_read_tokens: number;
   cache_creation_tokens: number;
@@ -22,7 +24,7 @@ export interface UsageTotals {
 }
 
 export function emptyTotals(): UsageTotals {
-  return { rows: 0, conversations: 0, partial: 0, input_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, output_tokens: 0, output_unknown: 0, cost_usd: 0, cost_unknown: 0 };
+  return { rows: 0, conversations: 0, partial: 0, lost_in_flight: 0, input_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, output_tokens: 0, output_unknown: 0, cost_usd: 0, cost_unknown: 0 };
 }
 
 /** One row's figures (a conversation, or one model of it). */
@@ -33,6 +35,7 @@ export interface UsageFigures {
   output_tokens: number | null;
   cost_usd: number | null;
   partial: boolean;
+  lost_in_flight?: boolean;
 }
 
 export function figuresOf(stats: ConversationStats): UsageFigures {
@@ -43,6 +46,7 @@ export function figuresOf(stats: ConversationStats): UsageFigures {
     output_tokens: stats.total_output_tokens,
     cost_usd: stats.cost_usd,
     partial: stats.partial,
+    ...(stats.lost_in_flight ? { lost_in_flight: true } : {}),
   };
 }
 
@@ -52,6 +56,7 @@ export function addFigures(totals: UsageTotals, f: UsageFigures, countsAsConvers
     rows: totals.rows + 1,
     conversations: totals.conversations + (countsAsConversation ? 1 : 0),
     partial: totals.partial + (f.partial && countsAsConversation ? 1 : 0),
+    lost_in_flight: totals.lost_in_flight + (f.lost_in_flight && countsAsConversation ? 1 : 0),
     input_tokens: totals.input_tokens + f.input_tokens,
     cache_read_tokens: totals.cache_read_tokens + f.cache_read_tokens,
     cache_creation_tokens: totals.cache_creation_tokens + f.cache_creation_tokens,
@@ -93,6 +98,7 @@ export function totalsJson(t: UsageTotals) {
   return {
     conversations: t.conversations,
     partial: t.partial,
+    lost_in_flight: t.lost_in_flight,
     input_tokens: t.input_tokens,
     cache_read_tokens: t.cache_read_tokens,
     cache_creation_tokens: t.cache_creation_tokens,
@@ -106,6 +112,7 @@ export function totalsJson(t: UsageTotals) {
 /** One line for people: "12,345 in (+6,789 cache) / ≥1,234 out · ≥$0.42 · 3 runs, 1 partial". */
 export function totalsLine(t: UsageTotals): string {
   const cache = t.cache_read_tokens + t.cache_creation_tokens;
-  const runs = `${t.conversations} run${t.conversations === 1 ? '' : 's'}${t.partial > 0 ? `, ${t.partial} partial` : ''}`;
+  const lost = t.lost_in_flight > 0 ? ` (${t.lost_in_flight} stopped waiting for an API answer: one sent then is lost in flight)` : '';
+  const runs = `${t.conversations} run${t.conversations === 1 ? '' : 's'}${t.partial > 0 ? `, ${t.partial} partial${lost}` : ''}`;
   return `${formatTokens(t.input_tokens)} in${cache > 0 ? ` (+${formatTokens(cache)} cache)` : ''} / ${outputText(t)} out · ${costText(t)} · ${runs}`;
 }

@@ -64,6 +64,11 @@ export interface ConversationStats {
   cost_usd: number | null;
   /** True when the totals are not the agent's own final figures. */
   partial: boolean;
+  /**
+   * Set on a cut-off run that was waiting for a model API answer when it was stopped: an answer
+   * the API sent then is billed but no client counted it (lost in flight). Absent otherwise.
+   */
+  lost_in_flight?: boolean;
   /** Per model, when the agent reports it. */
   models: ModelUsageRow[];
 }

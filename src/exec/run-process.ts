@@ -26,6 +26,11 @@ export interface RunProcessOptions {
   groups: ProcessGroups;
   /** How the process starts: on this machine (default) or in the task's sandbox. */
   executor?: ProcessExecutor | undefined;
+  /**
+   * Stop the process when it wrote nothing on stdout for `ms` while `paused()` is false (an agent
+   * waiting on a model API that hangs); the result then says `stalled`.
+   */
+  stall?: { ms: number; paused: () => boolean } | undefined;
 }
 
 export interface RunProcessResult {
@@ -33,6 +38,8 @@ export interface RunProcessResult {
   exitCode: number;
   signal: NodeJS.Signals | null;
   timedOut: boolean;
+  /** Stopped by RunProcessOptions.stall. */
+  stalled?: boolean;
   stdout: Buffer;
   stderr: Buffer;
   durationMs: number;
@@ -98,13 +105,17 @@ function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: bool
     const stderr: Buffer[] = [];
     let tail = Buffer.alloc(0);
     let timedOut = false;
+    let stalled = false;
     let timer: NodeJS.Timeout | undefined;
+    let watchdog: NodeJS.Timeout | undefined;
+    let lastOutput = Date.now();
     // Until the command itself began, output is held: a sandbox that failed in its set-up is tried again.
     let begun = !launch.signalsStart;
     const held: Array<{ err: boolean; chunk: Buffer }> = [];
 
     const deliver = (err: boolean, chunk: Buffer) => {
       if (!err) {
+        lastOutput = Date.now();
         if (options.capture) stdout.push(chunk);
         options.onStdout?.(chunk);
         return;
@@ -121,6 +132,7 @@ function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: bool
 
     child.on('error', (error) => {
       if (timer) clearTimeout(timer);
+      if (watchdog) clearInterval(watchdog);
       if (child.pid !== undefined) options.groups.delete(child.pid);
       reject(error);
     });
@@ -144,6 +156,17 @@ function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: bool
       }, options.timeoutMs);
       timer.unref();
     }
+    const stall = options.stall;
+    if (stall) {
+      watchdog = setInterval(() => {
+        if (stall.paused()) lastOutput = Date.now();
+        else if (Date.now() - lastOutput >= stall.ms && !stalled) {
+          stalled = true;
+          options.groups.terminate(pid);
+        }
+      }, Math.max(20, Math.min(1000, stall.ms / 5)));
+      watchdog.unref();
+    }
     child.on('exit', () => {
       // Whatever the step left running in its group ends with it (this also lets 'close' come:
       // a background process would otherwise hold the output pipes open).
@@ -151,16 +174,17 @@ function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: bool
     });
     child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer);
+      if (watchdog) clearInterval(watchdog);
       options.groups.delete(pid);
       const signalNumber = signal ? (constants.signals[signal] ?? 0) : 0;
-      const exitCode = timedOut ? 124 : (code ?? (signal ? 128 + signalNumber : 1));
-      if (!begun && mayRetry && !timedOut && signal === null && exitCode !== 0) {
+      const exitCode = timedOut || stalled ? 124 : (code ?? (signal ? 128 + signalNumber : 1));
+      if (!begun && mayRetry && !timedOut && !stalled && signal === null && exitCode !== 0) {
         const said = Buffer.concat(held.filter((h) => h.err).map((h) => h.chunk)).toString('utf8');
         if (SANDBOX_SETUP_ERROR.test(said)) return resolve('setup-failed');
       }
       release();
       resolve({
-        result: { exitCode, signal, timedOut, stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr), durationMs: Date.now() - started },
+        result: { exitCode, signal, timedOut, ...(stalled ? { stalled } : {}), stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr), durationMs: Date.now() - started },
         stderrTail: tail.toString('utf8'),
       });
     });

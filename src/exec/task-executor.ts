@@ -1,10 +1,12 @@
 // The executor of one task run, chosen once from execution.mode: local, or the sandbox with the
 // task's policy. What was chosen is recorded in the task folder (execution.json) so that people,
 // `atlas doctor` and later runs can see how each run was isolated.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { readJsonFile } from '../store/json-file.js';
+import { taskFiles } from '../store/paths.js';
 import { listTaskRefs, tryReadTask } from '../store/task-store.js';
 import { localExecutor } from './local.js';
 import type { SandboxPolicy } from './sandbox/policy.js';
@@ -69,6 +71,9 @@ export async function createTaskExecutor(input: TaskExecutorInput): Promise<Task
   }
   const { assertSandboxReady } = await import('./readiness.js');
   await assertSandboxReady(input.env);
+  // Before the policy is built: it makes the task folder's entries readable (not writable) inside,
+  // and Claude Code's hooks write their events into pipes atlas makes here (integrations/claude/channel-pipe.ts).
+  mkdirSync(taskFiles(input.taskDir).channel, { recursive: true, mode: 0o700 });
   const policy = await taskPolicy(input);
   const { createSandboxExecutor } = await import('./sandbox/executor.js');
   const { acquireSandbox, releaseSandbox } = await import('./sandbox/runtime.js');

@@ -210,6 +210,9 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
     options.onDiagnosis?.(d);
     for (const c of d.finalizedConversations) {
       log(`Conversation ${c.id} (step ${c.step_name}, attempt ${c.attempt}) was cut off: closed as interrupted with a partial token row.`);
+      if (c.stats.lost_in_flight) {
+        log(`  It was waiting for an answer from the model API: an answer sent while it was being stopped is billed but counted nowhere (lost in flight); \`atlas usage\` marks the run.`);
+      }
     }
     let action: RecoveryAction | undefined;
     if (options.action !== undefined) {

@@ -38,5 +38,7 @@ export function taskFiles(dir: string) {
     hookMarkdown: join(dir, HOOK_MARKDOWN_FILE_NAME),
     artifacts: join(dir, 'artifacts'),
     owner: join(dir, 'owner.json'),
+    /** Named pipes Claude Code's sandboxed hooks write their events to (read-only in the sandbox). */
+    channel: join(dir, 'channel'),
   };
 }

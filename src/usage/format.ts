@@ -7,7 +7,7 @@ function cells(key: string, t: UsageTotals): string[] {
   return [
     key,
     String(t.conversations),
-    t.partial > 0 ? `${t.partial} partial` : '',
+    t.partial > 0 ? `${t.partial} partial${t.lost_in_flight > 0 ? `, ${t.lost_in_flight} in flight` : ''}` : '',
     formatTokens(t.input_tokens),
     formatTokens(t.cache_read_tokens),
     formatTokens(t.cache_creation_tokens),
@@ -32,6 +32,9 @@ export function formatUsageTable(report: UsageReport): string {
   const notes: string[] = [];
   if (report.total.partial > 0) {
     notes.push('partial: a run cut off before the agent reported its totals; its tokens come from its messages, and for Claude Code from its transcript (each message once); its cost is unknown.');
+  }
+  if (report.total.lost_in_flight > 0) {
+    notes.push('in flight: a run stopped while it waited for an answer from the model API; an answer the API sent then is billed but counted nowhere (lost in flight).');
   }
   if (report.total.output_unknown > 0 || report.total.cost_unknown > 0) {
     notes.push('?: unknown (never counted as 0); ≥: a total that includes unknown figures.');

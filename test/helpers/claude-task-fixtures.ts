@@ -21,3 +21,34 @@ export function claudeTaskFixture(): ClaudeTaskFixture {
   });
   return fx;
 }
+
+/** A template `t` of one ai step tried once. */
+export const ONE_AI_STEP_TEMPLATE = `name: t
+description: one ai step
+steps:
+  - name: implement
+    type: ai
+    max_attempts: 1
+    prompt: "Do {{description}}"
+`;
+
+/** A bugfix without validation commands: analyze, implement, commit. */
+export const COMMAND_FREE_BUGFIX = `name: bugfix
+description: command-free bugfix for the hook tests
+branch_prefix: fix/
+steps:
+  - name: analyze
+    type: ai
+    idempotent: true
+    prompt: |
+      You are working on this bug in the repository at {{worktree}} (branch {{branch}}): {{description}}
+      Find its cause without changing files.
+  - name: implement
+    type: ai
+    prompt: |
+      Fix this bug in the repository at {{worktree}} (branch {{branch}}): {{description}}
+  - name: commit
+    type: git
+    action: commit
+    message: "fix: {{description}}"
+`;

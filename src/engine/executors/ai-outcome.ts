@@ -61,15 +61,15 @@ export function sortDenials(denials: readonly PermissionDenial[], cwd: string, h
   return { guard, permission };
 }
 
-/** The warning lines of an attempt's refusals: what atlas refused and why; how to allow the rest. */
-export function denialWarnings(sorted: ReturnType<typeof sortDenials>): string[] {
+/** The warning lines of an attempt's refusals: what atlas refused and why; how to allow the rest (`withHint`). */
+export function denialWarnings(sorted: ReturnType<typeof sortDenials>, withHint = true): string[] {
   const lines: string[] = [];
   if (sorted.guard.length > 0) {
     const n = sorted.guard.length;
     const first = sorted.guard[0]!;
     lines.push(`atlas refused ${n} tool call${n === 1 ? '' : 's'} of the agent (atlas guard): ${describeDenial(first.denial)}: ${first.reason}${n > 1 ? ` (and ${n - 1} more, in the hook's event)` : ''}`);
   }
-  if (sorted.permission.length > 0) lines.push(`${denialSummary(sorted.permission)}; ${DENIAL_HINT}`);
+  if (sorted.permission.length > 0) lines.push(withHint ? `${denialSummary(sorted.permission)}; ${DENIAL_HINT}` : denialSummary(sorted.permission));
   return lines;
 }
 

@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { allowedToolsFor } from '../../agent/allowed-tools.js';
 import type { AgentUpdate } from '../../agent/claude-stream.js';
+import { claudeConfigDir } from '../../agent/claude-config-dir.js';
 import { assertAgentConfigured } from '../../agent/configured.js';
 import type { AgentRunInput, AgentRunResult } from '../../agent/types.js';
 import { AgentConversation } from '../../conversation/agent-conversation.js';
@@ -95,6 +96,12 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
 
   const run = async (prompt: string, resumeSessionId?: string): Promise<AgentRunResult> => {
     const newSessionId = ai.agent === 'claude' && !resumeSessionId ? randomUUID() : undefined;
+    if (newSessionId) {
+      // In the hook before Claude Code starts: if atlas dies before Claude Code says its session
+      // (no event yet), the retry still resumes it (and falls back to a new one if none was made).
+      ctx.progress.setSessionId(newSessionId);
+      await ctx.progress.flush();
+    }
     let conversation: AgentConversation | undefined;
     try {
       conversation = new AgentConversation({
@@ -135,6 +142,8 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
         allowedTools,
         groups: ctx.groups,
         executor: ctx.executor,
+        // In the sandbox the hook cannot write $ATLAS_HOME: it hands its events to atlas instead.
+        ...(ctx.executor.mode === 'sandbox' ? { hookChannel: { home: ctx.home, taskDir: ctx.taskDir, worktree: ctx.task.worktree, claudeConfigDir: claudeConfigDir(ctx.env) } } : {}),
         onOutput: (text, stream) => ctx.reporter.output(text, stream),
         onUpdate: (u) => {
           try {
@@ -189,7 +198,9 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
   if (denials.length > 0) {
     const byGuard = new Set(sorted.guard.map((g) => g.denial));
     details['permission_denials'] = denials.map((d) => ({ tool: d.tool_name, call: describeDenial(d), tool_use_id: d.tool_use_id, ...(byGuard.has(d) ? { refused_by: 'atlas guard' } : {}) }));
-    for (const line of denialWarnings(sorted)) ctx.reporter.note(`warning: ${line}`);
+    // Failing on them says all of it once, in the failure (its hint says how to allow them).
+    const failing = result.ok && ai.on_permission_denial === 'fail';
+    if (!failing) for (const line of denialWarnings(sorted)) ctx.reporter.note(`warning: ${line}`);
   }
   const tokens = formatLedger(ledger);
 
@@ -205,7 +216,7 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
   if (denials.length > 0 && ai.on_permission_denial === 'fail') {
     // The guard's refusals are never the agent's to get: the hint says how to allow the others only.
     const hint = sorted.permission.length > 0 ? `${DENIAL_HINT}; or set ai.on_permission_denial: warn` : 'atlas guard refusals cannot be allowed; set ai.on_permission_denial: warn to let the step finish without those calls';
-    return { status: 'failed', error: denialWarnings(sorted).join('; '), permanent: true, hint, details };
+    return { status: 'failed', error: denialWarnings(sorted, false).join('; '), permanent: true, hint, details };
   }
   const parts = ['agent finished'];
   if (result.files.length) parts.push(`${new Set(result.files).size} file(s) edited`);

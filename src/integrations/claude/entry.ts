@@ -30,7 +30,7 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 500);
 }
 
-function logFailure(home: string, line: string): void {
+export function logFailure(home: string, line: string): void {
   try {
     const log = claudePaths(home).errorLog;
     mkdirSync(dirname(log), { recursive: true });

@@ -38,7 +38,17 @@ export function pathStrings(input: unknown): string[] {
   const walk = (value: unknown, depth: number) => {
     if (out.length >= MAX_STRINGS || depth > MAX_DEPTH) return;
     if (typeof value === 'string') {
-      if (value.length > 0 && value.length < 4096 && !value.includes('\n') && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) out.push(value);
+      if (value.length === 0 || value.length >= 4096 || value.includes('\n')) return;
+      // A path inside a file: URI, or after `--flag=`, is a path too (MCP tools take both).
+      if (/^file:/i.test(value)) {
+        const path = fileUriPath(value);
+        if (path) out.push(path);
+        return;
+      }
+      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return;
+      out.push(value);
+      const flag = /^--?[\w-]+=(.+)$/.exec(value);
+      if (flag) out.push(flag[1]!);
     } else if (Array.isArray(value)) {
       for (const item of value) walk(item, depth + 1);
     } else if (value && typeof value === 'object') {
@@ -47,6 +57,14 @@ export function pathStrings(input: unknown): string[] {
   };
   walk(input, 0);
   return out;
+}
+
+function fileUriPath(uri: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(uri).pathname);
+  } catch {
+    return undefined;
+  }
 }
 
 export type PathKind = 'keys' | 'home' | 'contains-home' | 'task-record' | 'atlas-config' | 'task-tmp' | 'home-other';
@@ -64,8 +82,15 @@ export function ownTree(cwd: string, home: string): string | undefined {
   return undefined;
 }
 
-/** What a path (absolute, resolved) is to atlas; `own` is the agent's own tree, if it lies in ATLAS_HOME. */
-export function classify(path: string, home: string, own?: string): PathKind | undefined {
+/**
+ * What a path (absolute, resolved) is to atlas; `own` is the agent's own tree, if it lies in
+ * ATLAS_HOME. Compared without case: on a case-insensitive volume `KEYS/Master.Key` is the key
+ * (on a case-sensitive one this refuses a few paths that only differ in case from atlas's).
+ */
+export function classify(rawPath: string, rawHome: string, rawOwn?: string): PathKind | undefined {
+  const path = rawPath.toLowerCase();
+  const home = rawHome.toLowerCase();
+  const own = rawOwn?.toLowerCase();
   if (own && inside(path, own)) return undefined;
   if (!inside(path, home)) return inside(home, path) ? 'contains-home' : undefined;
   if (path === home) return 'home';

@@ -2,6 +2,7 @@
 // recording fails), then the request folder and the audit trail, then what the event tells the
 // task. Returns what to print; the entry (entry.ts) turns failures into exit codes.
 import { existsSync, readFileSync } from 'node:fs';
+import { channelPath, sendMessage } from './channel-frame.js';
 import { editedFiles, editedPath, isGitCommitCommand, newFiles } from './edit-tools.js';
 import type { ClaudeHookEvent } from './event.js';
 import { guardToolCall } from './guard.js';
@@ -39,9 +40,9 @@ export class BlockingError extends Error {
   override name = 'BlockingError';
 }
 
-function judge(event: ClaudeHookEvent, home: string): string | undefined {
+function judge(event: ClaudeHookEvent, home: string, env: NodeJS.ProcessEnv): string | undefined {
   try {
-    return guardToolCall({ toolName: event.tool_name!, toolInput: event.tool_input ?? {}, cwd: event.cwd, home });
+    return guardToolCall({ toolName: event.tool_name!, toolInput: event.tool_input ?? {}, cwd: event.cwd, home, env });
   } catch (error) {
     throw new BlockingError(`atlas could not check this ${event.tool_name} call (${(error as Error).message}), so it is refused; try again, or report it`);
   }
@@ -51,11 +52,13 @@ export async function handleEvent(event: ClaudeHookEvent, ctx: HookEnv): Promise
   const output: HookOutput = {};
   let denied: string | undefined;
   if (event.hook_event_name === 'PreToolUse' && event.tool_name) {
-    denied = judge(event, ctx.home);
+    denied = judge(event, ctx.home, ctx.env);
     if (denied) output.stdout = denyOutput(denied);
   }
+  const pipe = channelPath(ctx.env);
   try {
-    const context = await record(event, ctx, denied);
+    // Sandbox mode: $ATLAS_HOME is read-only here; the atlas outside records what the channel brings.
+    const context = pipe === undefined ? await recordEvent(event, ctx, denied) : sendMessage(pipe, { v: 1, input: JSON.stringify(event.raw), cwd: event.cwd, ...(denied ? { denied } : {}) });
     if (context) output.stdout = context;
   } catch (error) {
     if (!output.stdout) throw error;
@@ -64,17 +67,29 @@ export async function handleEvent(event: ClaudeHookEvent, ctx: HookEnv): Promise
   return output;
 }
 
+/**
+ * Which request folders events from an untrusted source may change beyond appending their event
+ * line (the hook channel, channel-receive.ts): those it created itself. `adopt` is told of each.
+ */
+export interface RequestGate {
+  owns(dir: string): boolean;
+  adopt(dir: string): void;
+}
+
 /** Everything but the guard; returns SessionStart's priming output, if any. */
-async function record(event: ClaudeHookEvent, ctx: HookEnv, denied: string | undefined): Promise<string | undefined> {
+export async function recordEvent(event: ClaudeHookEvent, ctx: HookEnv, denied: string | undefined, gate?: RequestGate): Promise<string | undefined> {
   const now = ctx.now?.() ?? new Date();
   const at = now.toISOString();
   const launched = launchedByAtlas(ctx.env);
   const entry = await sessionScope(event, ctx.home, launched, now);
   const requestId = requestIdOf(event, entry);
   const dir = requestId ? requestDir(entry.base_dir, requestId) : undefined;
+  let mine = true;
   if (dir && requestId) {
+    if (gate && !existsSync(dir)) gate.adopt(dir);
+    mine = !gate || gate.owns(dir);
     ensureRequestDir(dir, () => newRequestState(event, requestId, at));
-    if (event.hook_event_name === 'UserPromptSubmit' && !existsSync(requestFiles(dir).context)) {
+    if (mine && event.hook_event_name === 'UserPromptSubmit' && !existsSync(requestFiles(dir).context)) {
       const source = event.source && event.source !== 'user' ? ` (source: ${event.source})` : '';
       appendContext(dir, `# Request${source}\n\n${event.prompt ?? ''}\n`);
     }
@@ -82,7 +97,7 @@ async function record(event: ClaudeHookEvent, ctx: HookEnv, denied: string | und
   } else {
     appendEventLine(sessionEventsFile(entry.base_dir, event.session_id), event, at, denied);
   }
-  if (dir && requestId) await recordInRequest(event, dir, requestId, at);
+  if (dir && requestId && mine) await recordInRequest(event, dir, requestId, at);
   return entry.task_dir ? feedTask(event, entry, dir, ctx, now) : undefined;
 }
 

@@ -4,6 +4,7 @@
 import { currentHookCommand } from './install.js';
 import { launchSettings } from './settings.js';
 
-export function claudeHookArgs(): string[] {
-  return ['--settings', launchSettings(currentHookCommand())];
+/** `channel`: the named pipe of atlas's hook channel (sandbox mode; channel-frame.ts). */
+export function claudeHookArgs(channel?: string): string[] {
+  return ['--settings', launchSettings(currentHookCommand(), channel === undefined ? {} : { ATLAS_HOOK_PIPE: channel })];
 }

@@ -49,8 +49,8 @@ export function atlasHooks(command: string): Record<string, HookGroup[]> {
  * The `--settings` JSON for a Claude Code that atlas launches: hooks on even if the user's own
  * settings disable them, and a marker telling the hook that atlas's stream already counts tokens.
  */
-export function launchSettings(command: string): string {
-  return JSON.stringify({ disableAllHooks: false, hooks: atlasHooks(command), env: { ATLAS_CLAUDE_LAUNCHED: '1' } });
+export function launchSettings(command: string, env: Record<string, string> = {}): string {
+  return JSON.stringify({ disableAllHooks: false, hooks: atlasHooks(command), env: { ATLAS_CLAUDE_LAUNCHED: '1', ...env } });
 }
 
 // --- install / uninstall as text edits -------------------------------------------------------
