@@ -65,7 +65,7 @@ export const OPENAPI_PATHS: Record<string, Json> = {
     get: op('the account\'s tasks, newest first', { '200': json('TaskPage', 'a page') }, { operationId: 'listTasks', parameters: [...page, query('state', 'only tasks in this hook state', { enum: [...HOOK_STATES] }), ...times] }),
     post: op('start a task', { '202': json('TaskCreated', 'started: follow the events') }, {
       operationId: 'createTask',
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['repo', 'template'], properties: { repo: { type: 'string' }, template: { type: 'string' }, description: { type: 'string', maxLength: 10000 } } } } } },
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['repo', 'template'], properties: { repo: { type: 'string' }, template: { type: 'string' }, description: { type: 'string', maxLength: 10000 }, mode: { enum: ['local', 'sandbox'], description: 'execution mode of its steps; local only where the server already runs unsandboxed' } } } } } },
     }),
   },
   '/tasks/{id}': { get: op('one task with its hook', { '200': json('TaskDetail', 'the task') }, { operationId: 'getTask', parameters: [task] }) },
@@ -81,6 +81,10 @@ export const OPENAPI_PATHS: Record<string, Json> = {
   '/tasks/{id}/recover': taskAction('recover', 'recover a crashed or interrupted task'),
   '/tasks/{id}/approve': taskAction('approve', 'approve the step waiting for a person'),
   '/tasks/{id}/reject': taskAction('reject', 'reject the step waiting for a person'),
+  '/tasks/{id}/retry': taskAction('retry', 'run a failed step that waits for a person again, with the note in the agent\'s prompt (atlas resume --note)'),
+  '/tasks/{id}/diagnosis': { get: op('for the board: a stopped task\'s diagnosis and every recovery action with what it does, why a failed task failed, the prompt a waiting step shows', { '200': { description: 'each null when it does not apply', content: { 'application/json': { schema: { type: 'object', required: ['task_id', 'recovery', 'failure', 'prompt'], properties: { task_id: { type: 'string' }, recovery: { type: ['object', 'null'] }, failure: { type: ['object', 'null'] }, prompt: { type: ['string', 'null'] } } } } } } }, { operationId: 'taskDiagnosis', parameters: [task] }) },
+  '/tasks/{id}/artifact': { get: op('one artifact a step wrote (a command\'s output), as plain text', { '200': { description: 'the text (first 256 KiB)', content: { 'text/plain': { schema: { type: 'string' } } } } }, { operationId: 'taskArtifact', parameters: [task, query('path', 'artifacts/<step>/<file>, as the hook records it')] }) },
+  '/board/repos': { get: op('for the board: the repositories under server.repos_root and the templates each offers', { '200': { description: 'the repositories', content: { 'application/json': { schema: { type: 'object', required: ['repos'], properties: { repos: { type: 'array', items: { type: 'object', required: ['name', 'templates'], properties: { name: { type: 'string' }, templates: { type: 'array', items: { type: 'string' } } } } }, mode: { enum: ['local', 'sandbox'] }, modes: { type: 'array', items: { enum: ['local', 'sandbox'] } }, hint: { type: 'string' } } } } } } }, { operationId: 'boardRepos' }) },
   '/tasks/{id}/abandon': taskAction('abandon', 'abandon the task'),
   '/tasks/{id}/cancel': taskAction('cancel', 'cancel the running task command: it stops and is checkpointed'),
   // The web board (docs/ui.md): its page, its assets and its cookie sign-in.
