@@ -16,6 +16,7 @@ import { Conversations } from './conversations.js';
 import { AccountEvents } from './account-events.js';
 import { applyCors } from './cors.js';
 import { Board, findUiDir } from './board.js';
+import { checkHost } from './board-host.js';
 import type { Phase } from './health.js';
 import { checkState, checkStore, ReadinessProbe } from './health.js';
 import { HttpError, sendError, sendJson, setBodyTimeout } from './http.js';
@@ -206,6 +207,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string, info: RequestLog, t0: number) => {
+    checkHost(req, isLoopback(options.host));
     if (applyCors(req, res, serverConfig.cors_origins)) {
       info.route = 'OPTIONS';
       return;
