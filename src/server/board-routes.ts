@@ -3,6 +3,7 @@
 // repositories and templates a new task can start from.
 import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
+import type { Hook } from '../domain/hook.js';
 import { readHookFile } from '../store/hook-file.js';
 import { taskFiles } from '../store/paths.js';
 import { readTask } from '../store/task-store.js';
@@ -51,6 +52,19 @@ export function addBoardRoutes(router: Router<Handler>, ctx: ServerContext, task
     r.res.end(text);
   });
 
+  // What a card shows beyond GET /tasks: when the current step started and the last output line.
+  router.add('GET', '/board/cards', async (r) => {
+    const cards: { id: string; step_started_at: string | null; last_line: string }[] = [];
+    for (const record of (await tasks.recordsOf(r.account)).slice(0, 5000)) {
+      try {
+        cards.push({ id: record.task_id, ...cardOf(readHookFile(taskFiles(record.dir).hook)) });
+      } catch {
+        // Removed by `atlas cleanup`, or unreadable: GET /tasks leaves it out too.
+      }
+    }
+    sendJson(r.res, 200, { cards });
+  });
+
   // The repositories under server.repos_root (one level down) and the templates each offers.
   router.add('GET', '/board/repos', async (r) => {
     const root = ctx.config.server.repos_root;
@@ -75,6 +89,13 @@ export function addBoardRoutes(router: Router<Handler>, ctx: ServerContext, task
     const local = ctx.local || ctx.config.execution.mode === 'local';
     sendJson(r.res, 200, { repos, mode: ctx.config.execution.mode, modes: local ? ['sandbox', 'local'] : ['sandbox'] });
   });
+}
+
+/** The current step's start and the last non-empty line of its output (at most 300 characters). */
+export function cardOf(hook: Hook): { step_started_at: string | null; last_line: string } {
+  const lines = (hook.current_step?.last_output ?? '').split('\n').filter((l) => l.trim() !== '');
+  const ended = hook.state === 'completed' || hook.state === 'failed' || hook.state === 'abandoned';
+  return { step_started_at: ended ? null : (hook.current_step?.started_at ?? null), last_line: (lines[lines.length - 1] ?? '').slice(0, 300) };
 }
 
 /** The prompt of the human step the task waits at, from task.json. */
