@@ -24,8 +24,11 @@ function block(b: Block, i: number) {
       return html`<ol key=${i}>${b.items.map((it) => html`<li>${spans(it)}</li>`)}</ol>`;
     case 'pre':
       return html`<pre key=${i} tabindex="0">${b.text}</pre>`;
-    case 'table':
-      return html`<div key=${i} class="table-wrap" tabindex="0" role="region" aria-label="Table"><table><thead><tr>${b.head.map((c) => html`<th scope="col">${spans(c)}</th>`)}</tr></thead><tbody>${b.rows.map((r) => html`<tr>${r.map((c) => html`<td>${spans(c)}</td>`)}</tr>`)}</tbody></table></div>`;
+    case 'table': {
+      // HOOK.md's key/value tables have an empty header row ("| | |"): no header is drawn then.
+      const head = b.head.some((c) => c.length > 0) ? html`<thead><tr>${b.head.map((c) => (c.length ? html`<th scope="col">${spans(c)}</th>` : html`<td></td>`))}</tr></thead>` : null;
+      return html`<div key=${i} class="table-wrap" tabindex="0"><table>${head}<tbody>${b.rows.map((r) => html`<tr>${r.map((c) => html`<td>${spans(c)}</td>`)}</tr>`)}</tbody></table></div>`;
+    }
     case 'hr':
       return html`<hr key=${i} />`;
   }
