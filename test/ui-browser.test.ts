@@ -8,7 +8,7 @@ import { expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
 import { auth, createToken, repoIn, TEMPLATE } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { addTemplate, boardServers, chromiumOfThisFile, screenshot, signInPage, withChromium } from './helpers/ui-fixtures.js';
+import { addTemplate, axeViolations, boardServers, chromiumOfThisFile, screenshot, signInPage, withChromium } from './helpers/ui-fixtures.js';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 const boards = boardServers();
@@ -41,6 +41,9 @@ withChromium('the board in Chromium', () => {
     });
     let navigations = 0;
     page.on('framenavigated', () => navigations++);
+    await page.goto(`${url}/`);
+    await page.getByRole('heading', { level: 1, name: 'Sign in to the atlas board' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
     await signInPage(page, url, alice);
     await screenshot(page, 'board-empty');
     // The token is nowhere the page's script can reach.
