@@ -17,8 +17,8 @@ interface Pen {
   underline?: boolean;
 }
 
-// CSI … final byte, OSC … BEL/ST, and lone ESC + one character.
-const ESCAPES = /\x1b\[([0-9;?]*)([@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?/g;
+// CSI … final byte, OSC … BEL/ST, and the other escapes (intermediate bytes, then one final byte).
+const ESCAPES = /\x1b\[([0-9;?]*)([@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[\x20-\x2f]*[\x30-\x7e]?/g;
 
 function classOf(p: Pen): string {
   const out: string[] = [];
