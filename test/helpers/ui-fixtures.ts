@@ -33,9 +33,9 @@ export function boardServers() {
   afterEach(async () => {
     for (const s of running.splice(0)) await s.stop('test over');
   });
-  const start = async (home: string, options: { config?: Config; localLogin?: { account: string; code: string }; uiDir?: string } = {}): Promise<BoardServer> => {
+  const start = async (home: string, options: { config?: Config; localLogin?: { account: string; code: string }; uiDir?: string; local?: boolean } = {}): Promise<BoardServer> => {
     const server = await startServer({
-      home, config: options.config ?? agentConfig(), host: '127.0.0.1', port: 0, local: true, recover: false, version: 'test',
+      home, config: options.config ?? agentConfig(), host: '127.0.0.1', port: 0, local: options.local ?? true, recover: false, version: 'test',
       atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, write: () => undefined, warn: () => undefined, uiDir: options.uiDir ?? uiDir, localLogin: options.localLogin,
     });
     running.push(server);
