@@ -5,7 +5,7 @@ import type { ColumnId } from './columns.js';
 /** Icon and words per column; the class colours it (style.css), the words say it (never colour alone). */
 export const STATE_LOOK: Record<ColumnId, { icon: string; label: string }> = {
   running: { icon: '▶', label: 'Running' },
-  waiting: { icon: '⏸', label: 'Waiting for you' },
+  waiting: { icon: '‖', label: 'Waiting for you' },
   crashed: { icon: '⚠', label: 'Stopped: needs recovery' },
   failed: { icon: '✗', label: 'Failed' },
   completed: { icon: '✓', label: 'Completed' },

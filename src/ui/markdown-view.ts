@@ -1,6 +1,7 @@
 // HOOK.md drawn from markdown.ts's blocks: only these elements, and every string a text node.
 import type { Block, Inline } from './markdown.js';
 import { parseMarkdown } from './markdown.js';
+import { stripAnsi } from './ansi.js';
 import { html } from './html.js';
 
 function spans(parts: Inline[]) {
@@ -23,7 +24,8 @@ function block(b: Block, i: number) {
     case 'ol':
       return html`<ol key=${i}>${b.items.map((it) => html`<li>${spans(it)}</li>`)}</ol>`;
     case 'pre':
-      return html`<pre key=${i} tabindex="0">${b.text}</pre>`;
+      // HOOK.md quotes output as the command printed it: its colour codes are dropped, not shown.
+      return html`<pre key=${i} tabindex="0">${stripAnsi(b.text)}</pre>`;
     case 'table': {
       // HOOK.md's key/value tables have an empty header row ("| | |"): no header is drawn then.
       const head = b.head.some((c) => c.length > 0) ? html`<thead><tr>${b.head.map((c) => (c.length ? html`<th scope="col">${spans(c)}</th>` : html`<td></td>`))}</tr></thead>` : null;

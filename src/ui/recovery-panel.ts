@@ -39,7 +39,7 @@ export function RecoveryPanel({ plan, readOnly, onRecover }: { plan: RecoveryPla
   return html`<section class="recovery" aria-labelledby="recovery-title" data-testid="recovery">
     <h2 id="recovery-title">Recovery</h2>
     <dl class="facts">
-      <dt>What happened</dt><dd data-testid="what-happened">While ${r.was_validating ? `validating${r.validation_cmd ? ` (${r.validation_cmd})` : ''}` : stateText(r.last_known_state)}, ${CRASHES[r.crash_type] ?? r.crash_type}.${plan.diagnosed ? '' : ' (What `atlas recover` would say now: it diagnoses again when it runs.)'}</dd>
+      <dt>What happened</dt><dd data-testid="what-happened">While ${r.was_validating ? `validating${r.validation_cmd ? ` (${r.validation_cmd})` : ''}` : stateText(r.last_known_state)}, ${CRASHES[r.crash_type] ?? r.crash_type}.${plan.diagnosed ? '' : ' (What atlas recover would say now: it diagnoses again when it runs.)'}</dd>
       <dt>Recommended</dt><dd data-testid="recommended"><strong>${manual ? 'you choose' : TITLES[r.recommended_action] ?? r.recommended_action}</strong> (${r.recommended_action}): ${r.reason}</dd>
       ${r.last_checkpoint_id ? html`<dt>Last checkpoint</dt><dd><code>${r.last_checkpoint_id}</code></dd>` : null}
     </dl>
