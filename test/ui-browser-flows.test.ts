@@ -70,13 +70,13 @@ withChromium('the board\'s flows in Chromium', () => {
     const dialogs: string[] = [];
     page.on('dialog', (d) => (dialogs.push(d.message()), void d.accept()));
     await signInPage(page, url, alice);
-    await expect(page.title()).resolves.toBe('Tasks · atlas board');
+    await expect.poll(() => page.title()).toBe('Tasks · atlas board');
     await noViolations(page, 'board, empty');
 
     await page.getByRole('link', { name: 'New task' }).first().click();
     await page.getByRole('heading', { level: 1, name: 'New task' }).waitFor();
-    await expect(page.title()).resolves.toBe('New task · atlas board');
-    expect(await heading(page)).toBe('H1:New task');
+    await expect.poll(() => page.title()).toBe('New task · atlas board');
+    await expect.poll(() => heading(page)).toBe('H1:New task');
     await page.getByLabel('Template').locator('option', { hasText: 'review' }).waitFor({ state: 'attached' });
     await page.getByLabel('Repository').selectOption('demo');
     await page.getByLabel('Template').selectOption('review');
@@ -103,6 +103,8 @@ withChromium('the board\'s flows in Chromium', () => {
     // The approval shows what is approved; the diff has the agent's file with the note in it.
     const approval = page.getByTestId('approval');
     await approval.filter({ hasText: "Merge the agent's notes into main?" }).waitFor({ timeout: 60_000 });
+    // Beside the output, the agent's newest run is open: its prompt carries the note.
+    await page.getByTestId('run-messages').getByText(/NOTE-FROM-THE-BOARD: keep it short/).first().waitFor({ timeout: 30_000 });
     const file = page.locator('[data-testid="diff"] details[data-file="README.md"]');
     await file.waitFor({ timeout: 30_000 });
     await expect(file.locator('.dl-add', { hasText: 'NOTE-FROM-THE-BOARD: keep it short' }).count()).resolves.toBeGreaterThan(0);

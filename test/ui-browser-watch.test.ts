@@ -66,8 +66,8 @@ withChromium('watching tasks on the board', () => {
       // A's page: the pane follows the tail.
       await page.goto(`${origin}/#/tasks/${a}`);
       await page.getByRole('heading', { level: 1, name: 'task A' }).waitFor();
-      await expect(page.title()).resolves.toBe('task A · atlas board');
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('task-title');
+      await expect.poll(() => page.title()).toBe('task A · atlas board');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('task-title');
       const pane = page.getByTestId('output');
       await pane.filter({ hasText: /alpha 150\b/ }).waitFor({ timeout: 60_000 });
       const atEnd = () => pane.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight <= 24);
@@ -90,7 +90,7 @@ withChromium('watching tasks on the board', () => {
       const seen = (await outputText(page)).split('\n').length;
       await expect.poll(async () => (await outputText(page)).split('\n').length, { timeout: 30_000 }).toBeGreaterThan(seen + 5);
       expect(await outputText(page)).not.toMatch(/alpha/);
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('task-title');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('task-title');
 
       // Signed out (a new browser, no cookie): the page of `atlas ui` says what to do.
       const stranger = await (await browser().newContext()).newPage();
