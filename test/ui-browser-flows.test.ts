@@ -127,6 +127,10 @@ withChromium('the board\'s flows in Chromium', () => {
     await page.locator('[data-receipt][data-mark="passed"]').first().waitFor({ timeout: 30_000 });
     await page.getByTestId('strict').filter({ hasText: 'Strict policy met' }).waitFor();
     await noViolations(page, 'task, completed');
+    // Readable on a phone: the page, its diff and HOOK.md fit 390 px.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 800 });
     await screenshot(page, 'task-completed');
     expect(dialogs).toEqual(['Run the failed step again? Your note goes to the agent\'s next attempt.', 'Approve the step waiting for a person? The task goes on.']);
 
