@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { createToken } from './helpers/server-fixtures.js';
+import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 import { boardServers, signIn } from './helpers/ui-fixtures.js';
 import { listTokens, revokeToken } from '../src/server/tokens.js';
 import { verifyTask } from '../src/server/task-verify.js';
@@ -142,8 +143,10 @@ describe('sign-in by cookie', () => {
   it('answers only to a loopback Host when it listens on loopback (DNS rebinding)', async () => {
     const home = tempDir();
     const alice = createToken(home, 'alice');
-    const { url } = await boards.start(home);
+    const { url } = await boards.start(home, { config: agentConfig((c) => (c.server.allowed_hosts = ['atlas.example.com'])) });
     const port = new URL(url).port;
+    // The name a proxy in front forwards, when the operator lists it.
+    expect((await rawGet(port, '/health', { host: 'ATLAS.example.com:443' })).status).toBe(200);
     // What a page of evil.example sends once its name resolves to 127.0.0.1: refused before any route.
     const rebound = await rawGet(port, '/tasks', { host: `evil.example:${port}`, authorization: `Bearer ${alice}` });
     expect(rebound.status).toBe(421);

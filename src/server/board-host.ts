@@ -12,11 +12,14 @@ export function hostName(header: string): string {
   return m ? m[1]! : '';
 }
 
-/** Throws 421 unless the request's Host is a loopback name; only checked when `servedOnLoopback`. */
-export function checkHost(req: IncomingMessage, servedOnLoopback: boolean): void {
+/**
+ * Throws 421 unless the request's Host is a loopback name or one of `allowed` (server.allowed_hosts:
+ * the name a proxy in front forwards); only checked when `servedOnLoopback`.
+ */
+export function checkHost(req: IncomingMessage, servedOnLoopback: boolean, allowed: readonly string[]): void {
   if (!servedOnLoopback) return;
   const name = hostName(req.headers.host ?? '');
-  if (!LOOPBACK_NAMES.test(name)) {
-    throw new HttpError(421, 'host_refused', `this server listens on a loopback address and answers only to Host 127.0.0.1, localhost or [::1], not "${name.slice(0, 100)}"`);
+  if (!LOOPBACK_NAMES.test(name) && !allowed.some((a) => a.toLowerCase() === name.toLowerCase())) {
+    throw new HttpError(421, 'host_refused', `this server listens on a loopback address and answers only to Host 127.0.0.1, localhost or [::1] (and server.allowed_hosts), not "${name.slice(0, 100)}"`);
   }
 }

@@ -35,7 +35,7 @@ function shell(m: Manifest, local: boolean): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="color-scheme" content="light dark"><meta name="atlas-board" content="${local ? 'local' : 'server'}"><title>atlas board</title><link rel="stylesheet" href="/ui/${m.css}"><script type="module" src="/ui/${m.js}"></script></head><body><div id="app"><noscript>The atlas board needs JavaScript; the HTTP API (docs/server.md) works without it.</noscript></div></body></html>`;
 }
 
-const method = (req: IncomingMessage) => req.method ?? 'GET';
+const methodOf = (req: IncomingMessage) => req.method ?? 'GET';
 
 export class Board {
   private manifest: Manifest | undefined;
@@ -121,7 +121,7 @@ export class Board {
       // A person followed a link: an HTML page, not the API's JSON.
       const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="color-scheme" content="light dark"><title>Sign-in link used - atlas board</title></head><body><main><h1>This sign-in link was used already</h1><p>Each link that <code>atlas ui</code> prints signs in once. If this browser is signed in, <a href="/">open the board</a>; otherwise stop <code>atlas ui</code> (Ctrl+C) and restart it for a new link.</p></main></body></html>`;
       res.writeHead(401, { ...PAGE_HEADERS, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(page) });
-      res.end(method(req) === 'HEAD' ? undefined : page);
+      res.end(methodOf(req) === 'HEAD' ? undefined : page);
       return 'GET /ui/login';
     }
     // The code leaves the address bar at once; the cookie carries the session from here on.

@@ -207,7 +207,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string, info: RequestLog, t0: number) => {
-    checkHost(req, isLoopback(options.host));
+    checkHost(req, isLoopback(options.host), serverConfig.allowed_hosts);
     if (applyCors(req, res, serverConfig.cors_origins)) {
       info.route = 'OPTIONS';
       return;
