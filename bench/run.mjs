@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 const benches = [
   ['core: hook status and checkpoint (issue 2)', 'core.mjs'],
-  ['receipt verification rate (issue 4)', 'verify.mjs'],
+  ['receipt verification rate; in-toto attestations exported and verified (issues 4, 40)', 'verify.mjs'],
   ['git hook overhead on git commit (issue 5)', 'git-hook.mjs'],
   ['recovery hot paths (issue 3)', 'recovery.mjs'],
   ['sandbox overhead, local vs sandboxed (issue 12)', 'sandbox.mjs'],

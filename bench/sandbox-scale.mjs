@@ -21,8 +21,8 @@ const exports = {
   acquireSandbox: 'exec/sandbox/runtime.ts',
   releaseSandbox: 'exec/sandbox/runtime.ts',
   checkReadiness: 'exec/readiness.ts',
-  conversationPolicy: 'server/turn-executor.ts',
-  conversationFiles: 'server/conversation-store.ts',
+  conversationPolicy: 'server/conversations/turn-executor.ts',
+  conversationFiles: 'server/conversations/conversation-store.ts',
   defaultConfig: 'config/load.ts',
 };
 writeFileSync(entry, Object.entries(exports).map(([name, file]) => `export { ${name} } from ${JSON.stringify(join(src, file))};`).join('\n'));

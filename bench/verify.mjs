@@ -5,13 +5,18 @@
 // BIP32 derivation, ECDSA via node:crypto/OpenSSL normalised to low-S), so the bench doubles as an
 // interoperability check: every receipt must verify. Prints the end-to-end rate (one process,
 // startup included) and the rate net of a one-receipt run's fixed cost. Target: >= 2,000/s.
+// Beside them, the in-toto attestations (issue 40): `atlas receipts export --format in-toto` of
+// 1,000 receipts (target <= 2 s, the bundle export of the same receipts as the reference) and
+// `atlas verify` of the same 10,000 receipts as envelopes (target >= 2,000/s).
 import { execFileSync } from 'node:child_process';
 import { createHash, createHmac, createPrivateKey, randomBytes, sign } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HDKey } from '@scure/bip32';
+import { homeFromBundle, timeCli } from './attest-lib.mjs';
+import { makeRepo, git as gitIn } from './lib.mjs';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 100);
 const PER_TASK = Number(process.env.BENCH_RECEIPTS_PER_TASK ?? 100);
@@ -67,10 +72,9 @@ function signLowS(d, message) {
   return derEncode(r, s > N / 2n ? N - s : s).toString('hex');
 }
 
-function makeBundle(tasks, perTask) {
-  const master = HDKey.fromMasterSeed(randomBytes(32));
+function makeBundle(tasks, perTask, { seed = randomBytes(32), commit = createHash('sha1').update('bench').digest('hex'), steps = 1 } = {}) {
+  const master = HDKey.fromMasterSeed(seed);
   const account = master.derive("m/44'/236'/0'");
-  const commit = createHash('sha1').update('bench').digest('hex');
   const bundleTasks = [];
   const base = Date.parse('2026-01-17T00:00:00Z');
   for (let t = 0; t < tasks; t++) {
@@ -80,7 +84,7 @@ function makeBundle(tasks, perTask) {
     for (let i = 0; i < perTask; i++) {
       const receipt = {
         receipt_id: `rcpt-${randomBytes(4).toString('hex')}`,
-        step_name: 'validate',
+        step_name: steps > 1 ? `step-${i % steps}` : 'validate',
         command: `npm test -- --shard=${i}`,
         exit_code: 0,
         started_at: '2026-01-17T14:35:00Z',
@@ -157,6 +161,41 @@ try {
   const net = (total - 1) / Math.max(1e-6, run.seconds - fixed.seconds);
   console.log(`atlas verify: ${total} receipts in ${run.seconds.toFixed(2)}s (process start ${fixed.seconds.toFixed(2)}s)`);
   console.log(`receipts verified per second: ${Math.round(endToEnd)} end to end, ${Math.round(net)} net of startup (target >= 2000)`);
+
+  // In-toto attestations: a home holding 1,000 receipts (100 tasks of 10, in 5 steps: 500 envelopes).
+  t0 = performance.now();
+  const seed = randomBytes(32);
+  const repo = makeRepo();
+  const attested = makeBundle(100, 10, { seed, commit: gitIn(repo, 'rev-parse', 'HEAD'), steps: 5 });
+  const home = join(work, 'home');
+  const taskArgs = homeFromBundle(home, repo, seed, attested.bundle).flatMap((id) => ['--task', id]);
+  console.log(`\nsigned 1000 receipts of 100 tasks into ${home} in ${((performance.now() - t0) / 1000).toFixed(1)}s (fixture)`);
+  const envelopes = join(work, 'receipts.intoto.jsonl');
+  const runs = { bundle: [], inToto: [] };
+  for (let i = 0; i < 3; i++) {
+    runs.bundle.push(timeCli(['receipts', 'export', ...taskArgs, '--out', join(work, 'receipts.json')], home).seconds);
+    runs.inToto.push(timeCli(['receipts', 'export', '--format', 'in-toto', ...taskArgs, '--out', envelopes], home).seconds);
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const lines = readFileSync(envelopes, 'utf8');
+  console.log(`receipts export of 1000 receipts: --format in-toto ${median(runs.inToto).toFixed(2)}s (${lines.trim().split('\n').length} envelopes), bundle ${median(runs.bundle).toFixed(2)}s; median of 3 interleaved, process start included (target in-toto <= 2 s)`);
+
+  const pem = join(work, 'attestation.pem');
+  writeFileSync(pem, timeCli(['key', 'export', '--for', 'attestations'], home).stdout);
+  const many = join(work, 'many.intoto.jsonl');
+  const one = join(work, 'one.intoto.jsonl');
+  writeFileSync(many, lines.repeat(total / 1000));
+  writeFileSync(one, `${lines.split('\n')[0]}\n`);
+  const ci = join(work, 'ci-home');
+  mkdirSync(ci);
+  const args = (path) => ['verify', path, '--attestation-key', pem, '--json'];
+  const fixedEnv = timeCli(args(one), ci);
+  const runEnv = timeCli(args(many), ci);
+  const envReport = JSON.parse(runEnv.stdout);
+  if (!envReport.ok || envReport.summary.valid !== total) throw new Error(`expected ${total} valid attested receipts, got ${JSON.stringify(envReport.summary)}`);
+  const envelopeCount = (lines.trim().split('\n').length * total) / 1000;
+  console.log(`atlas verify of envelopes: ${total} receipts in ${envelopeCount} envelopes in ${runEnv.seconds.toFixed(2)}s (process start ${fixedEnv.seconds.toFixed(2)}s)`);
+  console.log(`attested receipts verified per second: ${Math.round(total / runEnv.seconds)} end to end, ${Math.round((total - 2) / Math.max(1e-6, runEnv.seconds - fixedEnv.seconds))} net of startup (target >= 2000; bundles above: ${Math.round(endToEnd)})`);
   // Verification is CPU-bound and split across cores: other work on the machine shows here.
   console.log(`machine: ${availableParallelism()} cores, load average ${loadavg()[0].toFixed(2)} (1 min)`);
 } finally {

@@ -1,5 +1,5 @@
 // The web board's browser bundle (docs/ui.md): src/ui/main.ts and its CSS, minified, with hashed
-// names, into dist/ui/ with a manifest.json the server reads (src/server/board.ts).
+// names, into dist/ui/ with a manifest.json the server reads (src/server/board/board.ts).
 import { build } from 'esbuild';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';

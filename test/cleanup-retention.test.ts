@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { Hook } from '../src/domain/hook.js';
 import { newHook, transition } from '../src/domain/hook.js';
 import type { CleanupReport } from '../src/cleanup/cleanup.js';
-import { formatAge, formatBytes, formatCleanupReport } from '../src/cleanup/format.js';
+import { formatAge } from '../src/cleanup/age.js';
+import { formatBytes, formatCleanupReport } from '../src/cleanup/format.js';
 import { endedAt, retentionDecision } from '../src/cleanup/retention.js';
 
 const H = 3_600_000;

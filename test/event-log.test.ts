@@ -5,8 +5,8 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EventLog } from '../src/server/event-log.js';
-import { adoptFilesOnce } from '../src/server/state-import.js';
+import { EventLog } from '../src/server/state/event-log.js';
+import { adoptFilesOnce } from '../src/server/cluster/state-import.js';
 import { openState } from '../src/server/state/open.js';
 import { logKey } from '../src/server/state/types.js';
 import { tempDir } from './helpers/core-fixtures.js';

@@ -3,8 +3,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { pushSession, restoreSession, sessionBuiltins, sessionTravels } from '../src/server/claude-session-sync.js';
-import { sessionSyncTarget } from '../src/server/lifecycle-adapter.js';
+import { pushSession, restoreSession, sessionBuiltins, sessionTravels } from '../src/server/conversations/claude-session-sync.js';
+import { sessionSyncTarget } from '../src/server/conversations/lifecycle-adapter.js';
 import { configWith, readTree, removeScratch, scratch } from './helpers/sync-fixtures.js';
 
 afterEach(removeScratch);

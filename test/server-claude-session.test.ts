@@ -1,11 +1,11 @@
-// A Claude Code session's files travelling with a conversation (src/server/claude-session.ts) are
+// A Claude Code session's files travelling with a conversation (src/server/conversations/claude-session.ts) are
 // agent-written, or came from the store: kept and placed only as regular files under a UUID, into
 // real folders, by new temp files renamed into place. A link, a bad id, a session too large, odd
 // names or a project folder that is a link are refused without anything written outside.
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync, ftruncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { claudeProjectDir, claudeProjectName, keepSession, MAX_SESSION_BYTES, placeSession, SESSION_FOLDER } from '../src/server/claude-session.js';
+import { claudeProjectDir, claudeProjectName, keepSession, MAX_SESSION_BYTES, placeSession, SESSION_FOLDER } from '../src/server/conversations/claude-session.js';
 import { tempDir } from './helpers/core-fixtures.js';
 
 const ID = '6068594b-2c76-4220-ad6c-ca43f5da2573';

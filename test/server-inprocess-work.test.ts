@@ -11,7 +11,7 @@ import type { Config } from '../src/config/schema.js';
 import type { RunningServer } from '../src/server/server.js';
 import { startServer } from '../src/server/server.js';
 import { openState } from '../src/server/state/open.js';
-import { createToken } from '../src/server/tokens.js';
+import { createToken } from '../src/server/accounts/tokens.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { addSlowTemplate, auth, getJson, prompt, readSse, repoIn, STREAM_AGENT, waitUntil, readTurn } from './helpers/server-fixtures.js';

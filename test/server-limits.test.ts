@@ -4,7 +4,7 @@
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createToken } from '../src/server/tokens.js';
+import { createToken } from '../src/server/accounts/tokens.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';

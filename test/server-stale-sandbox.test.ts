@@ -3,7 +3,7 @@
 // whose sandbox is warm but behind pulls the store's newer version before its turn, so the other
 // server's work is neither hidden from the agent nor pushed over.
 import { describe, expect, it } from 'vitest';
-import { createToken } from '../src/server/tokens.js';
+import { createToken } from '../src/server/accounts/tokens.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SqlEvents } from '../src/server/state/sql-events.js';
 import { openState } from '../src/server/state/open.js';
-import { createToken } from '../src/server/tokens.js';
+import { createToken } from '../src/server/accounts/tokens.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 import { prompt } from './helpers/server-fixtures.js';

@@ -3,10 +3,10 @@
 // describe.
 import { describe, expect, it } from 'vitest';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { checkState, checkStore, ReadinessProbe } from '../src/server/health.js';
-import { HttpError, retryAfterOf } from '../src/server/http.js';
-import { encodeCursor, paginate } from '../src/server/pagination.js';
-import { RateLimiter } from '../src/server/rate-limit.js';
+import { checkState, checkStore, ReadinessProbe } from '../src/server/http/health.js';
+import { HttpError, retryAfterOf } from '../src/server/http/http.js';
+import { encodeCursor, paginate } from '../src/server/http/pagination.js';
+import { RateLimiter } from '../src/server/http/rate-limit.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { openApiValidator } from './helpers/openapi-check.js';
 

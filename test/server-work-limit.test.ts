@@ -2,9 +2,9 @@
 // not while its client listens; requests past the limit wait in a bounded queue, then get 429 with
 // Retry-After.
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../src/server/http.js';
-import { createToken } from '../src/server/tokens.js';
-import { WorkLimiter } from '../src/server/work-limit.js';
+import { HttpError } from '../src/server/http/http.js';
+import { createToken } from '../src/server/accounts/tokens.js';
+import { WorkLimiter } from '../src/server/http/work-limit.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';

@@ -5,8 +5,8 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createToken } from '../src/server/tokens.js';
-import { pathParts } from '../src/server/workspace-files.js';
+import { createToken } from '../src/server/accounts/tokens.js';
+import { pathParts } from '../src/server/tasks/workspace-files.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';

@@ -11,8 +11,8 @@ import { AtlasError } from '../src/domain/errors.js';
 import { mergeWithStore } from '../src/domain/sync-merge.js';
 import type { FileEntry } from '../src/domain/sync-state.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
-import { syncPrune } from '../src/sync/prune.js';
-import type { SyncTarget } from '../src/sync/target.js';
+import { syncPrune } from '../src/sync/versions/prune.js';
+import type { SyncTarget } from '../src/sync/stores/target.js';
 import { ensureBuilt, ROOT } from './helpers/engine-fixtures.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 

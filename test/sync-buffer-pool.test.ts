@@ -1,8 +1,8 @@
 // The buffers a push's packs and a pull's ranged reads are read into: used again, never more than
 // the operations under way at once, given back when an operation fails too.
 import { describe, expect, it } from 'vitest';
-import { BufferPool } from '../src/sync/buffer-pool.js';
-import { mapPool } from '../src/sync/pool.js';
+import { BufferPool } from '../src/sync/scan/buffer-pool.js';
+import { mapPool } from '../src/sync/scan/pool.js';
 
 describe('BufferPool', () => {
   it('makes as many buffers as ran at once, and gives the same ones to later operations', async () => {

@@ -12,7 +12,7 @@ import { AtlasError } from '../src/domain/errors.js';
 import { EXIT } from '../src/domain/errors.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
-import type { SyncTarget } from '../src/sync/target.js';
+import type { SyncTarget } from '../src/sync/stores/target.js';
 import { motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV } from './helpers/s3rver.js';

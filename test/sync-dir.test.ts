@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AtlasError } from '../src/domain/errors.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
 import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
-import type { SyncTarget } from '../src/sync/target.js';
+import type { SyncTarget } from '../src/sync/stores/target.js';
 import { blobFiles, configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 const dir = scratch;

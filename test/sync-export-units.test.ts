@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncExport } from '../src/sync/export.js';
+import { syncExport } from '../src/sync/transfer/export.js';
 import { syncPush } from '../src/sync/operations.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { listKeys, S3RVER_ENV, startS3rver } from './helpers/s3rver.js';

@@ -8,7 +8,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush } from '../src/sync/operations.js';
-import type { SyncTarget } from '../src/sync/target.js';
+import type { SyncTarget } from '../src/sync/stores/target.js';
 import { configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 afterAll(() => removeScratch());

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hashFile, md5File } from '../src/sync/file-hash.js';
+import { hashFile, md5File } from '../src/sync/scan/file-hash.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'atlas-file-hash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -11,12 +11,12 @@ import { planReferences, REFER_FROM, resolveReferences } from '../src/domain/syn
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState, stateChunks } from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
-import { manifestBody, manifestChunks } from '../src/sync/s3-manifest.js';
+import { manifestBody, manifestChunks } from '../src/sync/stores/s3-manifest.js';
 import { text as joinText } from 'node:stream/consumers';
-import { syncExport } from '../src/sync/export.js';
+import { syncExport } from '../src/sync/transfer/export.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
-import { syncPrune } from '../src/sync/prune.js';
-import type { SyncTarget } from '../src/sync/target.js';
+import { syncPrune } from '../src/sync/versions/prune.js';
+import type { SyncTarget } from '../src/sync/stores/target.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
@@ -274,8 +274,8 @@ describe('references (S3, s3rver)', () => {
 
 describe('retention and hostile empty folders', () => {
   it('a version listing an empty folder atlas refuses to write is damaged for retention too, as for a pull', async () => {
-    const { versionCondition } = await import('../src/sync/versions.js');
-    const { DirectoryStore } = await import('../src/sync/dir-store.js');
+    const { versionCondition } = await import('../src/sync/versions/versions.js');
+    const { DirectoryStore } = await import('../src/sync/stores/dir-store.js');
     const home = scratch('atlas-home-');
     const root = scratch('atlas-ws-');
     writeTree(root, { 'a.txt': 'a' });

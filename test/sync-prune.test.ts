@@ -7,13 +7,13 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, u
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planRetention } from '../src/domain/sync-retention.js';
-import { DirectoryStore } from '../src/sync/dir-store.js';
-import { withWorkspaceLock } from '../src/sync/local-state.js';
+import { DirectoryStore } from '../src/sync/stores/dir-store.js';
+import { withWorkspaceLock } from '../src/sync/scan/local-state.js';
 import { pushWorkspaceOnStreamFinish } from '../src/sync/lifecycle.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
-import { syncPrune } from '../src/sync/prune.js';
-import { renderPrune } from '../src/sync/render.js';
-import type { SyncTarget } from '../src/sync/target.js';
+import { syncPrune } from '../src/sync/versions/prune.js';
+import { renderPrune } from '../src/sync/versions/render-prune.js';
+import type { SyncTarget } from '../src/sync/stores/target.js';
 import { configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 /** The blobs of a tree in a folder store. */

@@ -6,10 +6,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { attemptsFrom, backoffMs } from '../src/sync/s3-retry.js';
+import { attemptsFrom, backoffMs } from '../src/sync/stores/s3-retry.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
-import { syncPrune } from '../src/sync/prune.js';
-import type { SyncTarget } from '../src/sync/target.js';
+import { syncPrune } from '../src/sync/versions/prune.js';
+import type { SyncTarget } from '../src/sync/stores/target.js';
 import type { FaultProxy } from './helpers/s3-fault-proxy.js';
 import { startFaultProxy } from './helpers/s3-fault-proxy.js';
 import { motoMissing, startMoto } from './helpers/moto.js';

@@ -1,4 +1,4 @@
-// The pull's GetObject and the push's PutObject of small blobs without the SDK's middleware (src/sync/s3-direct.ts): SigV4 checked
+// The pull's GetObject and the push's PutObject of small blobs without the SDK's middleware (src/sync/stores/s3-direct.ts): SigV4 checked
 // against AWS's published example and the SDK's own signer, the request shape learned from the
 // SDK's request, and every answer but 200 left to the SDK, against a real s3rver and a server
 // that misbehaves. (s3rver does not check signatures: the two signing vectors are what does.)
@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeKey, DirectRequests, shapeOf, signV4 } from '../src/sync/s3-direct.js';
+import { encodeKey, DirectRequests, shapeOf, signV4 } from '../src/sync/stores/s3-direct.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { startS3rver } from './helpers/s3rver.js';
 

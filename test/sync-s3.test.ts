@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush, syncStatus, syncVersions } from '../src/sync/operations.js';
-import type { SyncTarget } from '../src/sync/target.js';
+import type { SyncTarget } from '../src/sync/stores/target.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { motoMissing, startMoto } from './helpers/moto.js';
 import { listKeys, S3RVER_ENV, startS3rver } from './helpers/s3rver.js';

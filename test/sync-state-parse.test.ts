@@ -8,9 +8,9 @@ import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState } from '../src/domain/sync-state.js';
 import type { ParseOptions } from '../src/domain/sync-state-parse.js';
 import { parseStateChunks, parseStateStream, parseWhole } from '../src/domain/sync-state-parse.js';
-import { DirectoryStore } from '../src/sync/dir-store.js';
-import { readLocalState } from '../src/sync/local-state.js';
-import { readManifest } from '../src/sync/versions.js';
+import { DirectoryStore } from '../src/sync/stores/dir-store.js';
+import { readLocalState } from '../src/sync/scan/local-state.js';
+import { readManifest } from '../src/sync/versions/versions.js';
 import { removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 afterAll(removeScratch);

@@ -8,13 +8,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { emptyStats } from '../src/domain/sync-plan.js';
 import { taskDir, workspaceDir } from '../src/store/paths.js';
 import { readTask, readWorkspace, updateTask } from '../src/store/task-store.js';
-import { fetchTaskFromStore } from '../src/sync/fetch-task.js';
+import { fetchTaskFromStore } from '../src/sync/transfer/fetch-task.js';
 import { describeSync, pushWorkspaceOnStreamFinish, restoreWorkspaceOnColdStart } from '../src/sync/lifecycle.js';
 import { syncPush } from '../src/sync/operations.js';
-import { terminalProgress } from '../src/sync/progress.js';
-import { renderStats } from '../src/sync/render.js';
-import { openStore, parseStoreAddress } from '../src/sync/store.js';
-import { resolveTarget, targetOfTask } from '../src/sync/target.js';
+import { terminalProgress } from '../src/sync/report/progress.js';
+import { renderStats } from '../src/sync/report/render.js';
+import { openStore, parseStoreAddress } from '../src/sync/stores/open-store.js';
+import { resolveTarget, targetOfTask } from '../src/sync/stores/target.js';
 import { cleanupRecoveryFixtures, git, makeRepo, makeTask } from './helpers/recovery-fixtures.js';
 import { configWith, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 import { text as joinText } from 'node:stream/consumers';
@@ -189,7 +189,7 @@ describe('targets, store addresses, output', () => {
 
 describe('store errors say what to do', () => {
   it('maps S3 failures to messages with their fix', async () => {
-    const { s3Error } = await import('../src/sync/s3-errors.js');
+    const { s3Error } = await import('../src/sync/stores/s3-errors.js');
     const at = 's3://b/p';
     expect(s3Error({ name: 'CredentialsProviderError', message: 'Could not load credentials from any providers' }, 'x', at)).toMatchObject({ exitCode: 3, hint: expect.stringMatching(/AWS_ACCESS_KEY_ID/) });
     expect(s3Error({ name: 'ExpiredToken', message: 'expired' }, 'x', at)).toMatchObject({ exitCode: 3, message: expect.stringMatching(/refused by s3:\/\/b\/p \(ExpiredToken\)/) });
@@ -205,7 +205,7 @@ describe('store errors say what to do', () => {
   it('a store folder that is not a folder, or damaged, is reported with the path', async () => {
     const base = dir();
     writeTree(base, { 'not-a-folder': 'file' });
-    const { DirectoryStore } = await import('../src/sync/dir-store.js');
+    const { DirectoryStore } = await import('../src/sync/stores/dir-store.js');
     const store = new DirectoryStore(join(base, 'not-a-folder'));
     await expect(store.checkAccess()).rejects.toMatchObject({ message: expect.stringMatching(/cannot use the store folder .*not-a-folder/), hint: expect.stringMatching(/check sync.store/) });
     await expect(store.listVersionNames('ws')).rejects.toThrow(/cannot list/);
@@ -248,7 +248,7 @@ describe('sync as lifecycle builtins', () => {
 describe('sandbox stubs', () => {
   it('a killed sandboxed run\'s empty read-only stubs are never stored; the person\'s files of the same names are', async () => {
     const { chmodSync, writeFileSync } = await import('node:fs');
-    const { scanWorkspace } = await import('../src/sync/scan.js');
+    const { scanWorkspace } = await import('../src/sync/scan/scan.js');
     const dir = scratch();
     writeTree(dir, { '.bashrc': '', '.mcp.json': '{"mcpServers":{}}', '.profile': '', 'src/.gitconfig': '', 'main.txt': 'work' });
     chmodSync(join(dir, '.bashrc'), 0o444); // what bubblewrap leaves as a mount point

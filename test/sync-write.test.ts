@@ -1,4 +1,4 @@
-// A pull's writes (src/sync/safe-fs.ts writeVerified, src/sync/stream-file.ts): the cases a plan
+// A pull's writes (src/sync/scan/safe-fs.ts writeVerified, src/sync/scan/stream-file.ts): the cases a plan
 // cannot see because they appear between the plan and the write, on real files.
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FileEntry } from '../src/domain/sync-state.js';
-import { ensureParents, writeVerified } from '../src/sync/safe-fs.js';
-import { streamToNewFile } from '../src/sync/stream-file.js';
+import { ensureParents, writeVerified } from '../src/sync/scan/safe-fs.js';
+import { streamToNewFile } from '../src/sync/scan/stream-file.js';
 import { removeScratch, scratch } from './helpers/sync-fixtures.js';
 
 afterAll(() => {

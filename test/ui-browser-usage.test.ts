@@ -4,7 +4,7 @@
 import { appendFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { usageReport } from '../src/server/usage-report.js';
+import { usageReport } from '../src/server/api/usage-report.js';
 import { messageLines } from '../src/ui/task-conversations.js';
 import { usageText } from '../src/ui/usage-format.js';
 import { bars } from '../src/ui/usage-view.js';

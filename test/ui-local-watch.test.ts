@@ -4,15 +4,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerContext } from '../src/server/context.js';
-import { EventLogs } from '../src/server/event-log.js';
+import type { ServerContext } from '../src/server/http/context.js';
+import { EventLogs } from '../src/server/state/event-log.js';
 import { openState } from '../src/server/state/open.js';
 import type { ServerState } from '../src/server/state/types.js';
 import { logKey } from '../src/server/state/types.js';
 import { adoptLocalTasks } from '../src/server/local-board.js';
-import { LocalTaskWatcher } from '../src/server/local-watch.js';
-import { Tasks } from '../src/server/tasks.js';
-import { serverDir } from '../src/server/tokens.js';
+import { LocalTaskWatcher } from '../src/server/board/local-watch.js';
+import { Tasks } from '../src/server/tasks/tasks.js';
+import { serverDir } from '../src/server/accounts/tokens.js';
 import { tempDir } from './helpers/core-fixtures.js';
 // @ts-expect-error: the bench's plain .mjs helpers, without types
 import { makeRepo, writeFixtureTask } from '../bench/lib.mjs';

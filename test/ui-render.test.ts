@@ -9,8 +9,8 @@ import { duration, relativeTime, stateText } from '../src/ui/format.js';
 import { inline, parseMarkdown } from '../src/ui/markdown.js';
 import { markOf } from '../src/ui/proof-view.js';
 import { waitTrigger } from '../src/ui/task-view.js';
-import { cardOf } from '../src/server/board-routes.js';
-import { failureOf, recoveryPlan } from '../src/server/board-recovery.js';
+import { cardOf } from '../src/server/api/board-routes.js';
+import { failureOf, recoveryPlan } from '../src/server/board/board-recovery.js';
 import type { Hook } from '../src/domain/hook.js';
 import type { Task } from '../src/domain/task.js';
 

@@ -11,9 +11,9 @@ import { checkResponses } from './helpers/openapi-check.js';
 import { createToken } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 import { boardServers, signIn } from './helpers/ui-fixtures.js';
-import { listTokens, revokeToken } from '../src/server/tokens.js';
-import { verifyTask } from '../src/server/task-verify.js';
-import { hostName } from '../src/server/board-host.js';
+import { listTokens, revokeToken } from '../src/server/accounts/tokens.js';
+import { verifyTask } from '../src/server/tasks/task-verify.js';
+import { hostName } from '../src/server/board/board-host.js';
 import { defaultConfig } from '../src/config/load.js';
 
 checkResponses();

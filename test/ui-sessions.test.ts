@@ -2,7 +2,7 @@
 // the cap on sessions held in memory.
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { BoardSessions, clearedCookies, readCookies, sessionCookies } from '../src/server/board-sessions.js';
+import { BoardSessions, clearedCookies, readCookies, sessionCookies } from '../src/server/board/board-sessions.js';
 
 const req = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 

@@ -1,4 +1,5 @@
 // Text rendering of a cleanup report (the --json form is the report itself). Pure.
+import { formatAge } from './age.js';
 import type { CleanupReport } from './cleanup.js';
 
 export function formatBytes(bytes: number): string {
@@ -14,14 +15,6 @@ export function formatBytes(bytes: number): string {
 }
 
 /** "45d", "36h", "12m": the coarse unit that reads best for an age or a retention. */
-export function formatAge(ms: number): string {
-  const minutes = Math.floor(ms / 60_000);
-  if (minutes < 60) return `${Math.max(0, minutes)}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return `${hours}h`;
-  return `${Math.floor(hours / 24)}d`;
-}
-
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }

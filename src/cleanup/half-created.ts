@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { checkLiveness, readOwner } from '../liveness/owner.js';
 import { taskFiles } from '../store/paths.js';
 import { directorySize } from './dir-size.js';
-import { formatAge } from './format.js';
+import { formatAge } from './age.js';
 import { DEBRIS_GRACE_MS } from './grace.js';
 import { judgeTempFile } from './stale-temp-files.js';
 import { parseTempName } from './temp-name.js';

@@ -229,17 +229,20 @@ key
   .action(run(() => import('./commands/key-show.js')));
 key
   .command('export')
-  .description('print the account xpub that `atlas verify` needs (or the public key at --path)')
+  .description('print the account xpub that `atlas verify` needs (or the public key at --path, or the attestation key)')
   .option('--path <path>', "a key path, e.g. m/44'/236'/0'/5/0 (hardened levels need the master key)")
-  .option('--pem', 'print the public key as PEM (SubjectPublicKeyInfo, secp256k1) for openssl')
+  .option('--pem', 'print the public key as PEM (SubjectPublicKeyInfo, secp256k1) for openssl (same as --format pem)')
+  .addOption(new Option('--format <format>', 'text (xpub or hex) or pem').choices(['text', 'pem']))
+  .addOption(new Option('--for <use>', 'receipts (secp256k1, the default) or attestations (the P-256 key of `receipts export --format in-toto`; needs the master key)').choices(['receipts', 'attestations']))
   .action(run(() => import('./commands/key-export.js')));
 
 const receipts = program.command('receipts').description('signed validation receipts');
 receipts
   .command('export')
-  .description('write a JSON bundle of a task\'s receipts for CI (`atlas verify BUNDLE`)')
+  .description('write a JSON bundle of a task\'s receipts for CI (`atlas verify BUNDLE`), or in-toto attestations of them')
   .option('--task <id>', 'task id, repeatable (default: the task of this directory)', collect)
   .option('--out <file>', 'write the bundle to a file instead of stdout')
+  .addOption(new Option('--format <format>', 'atlas (a receipt bundle) or in-toto (DSSE envelopes of in-toto Statements, one per line: .intoto.jsonl)').choices(['atlas', 'in-toto']).default('atlas'))
   .action(run(() => import('./commands/receipts-export.js')));
 receipts
   .command('message')
@@ -280,9 +283,10 @@ syncTarget(sync.command('prune').description('remove old stored versions, keepin
 program
   .command('verify')
   .description('check signed receipts with a public key alone (exit 0 ok, 1 invalid or policy unmet, 2 bad input, 3 key problem)')
-  .argument('[paths...]', 'receipt bundles, hook.json files or task ids (default: the task of this directory)')
+  .argument('[paths...]', 'receipt bundles, in-toto envelopes (.intoto.jsonl), hook.json files or task ids (default: the task of this directory)')
   .option('--xpub <xpub>', 'account xpub to verify with (default: --xpub-file, $ATLAS_XPUB, then $ATLAS_HOME/keys/account.xpub)')
   .option('--xpub-file <file>', 'read the account xpub from a file')
+  .option('--attestation-key <file>', 'for in-toto envelopes: the P-256 public key PEM (default: $ATLAS_ATTESTATION_KEY, then the local master key)')
   .option('--require-step <name>', 'require a valid passing receipt of this step (repeatable)', collect)
   .option('--commit <sha>', 'count only receipts made on this commit (id or ref, e.g. HEAD) with a clean tree; require one')
   .option('--require-pass', 'require that the last run of each command passed')

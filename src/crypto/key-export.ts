@@ -56,3 +56,26 @@ export async function exportPublicKey(home: string, derivation: KeyDerivation, p
   const node = hd.parseAccountXpub(xpub, keyFilePaths(home).accountXpub);
   return describe(hd.derivePath(node, below), 'account xpub');
 }
+
+export interface ExportedAttestationKey {
+  for: 'attestations';
+  /** SLIP-0010 path on the nist256p1 tree. */
+  path: string;
+  curve: 'P-256';
+  /** Hex SHA-256 of the DER SubjectPublicKeyInfo: the keyid in the envelopes. */
+  keyid: string;
+  pem: string;
+}
+
+/** The attestation key's public half. Its path is hardened, so only the master key derives it. */
+export async function exportAttestationKey(home: string, derivation: KeyDerivation): Promise<ExportedAttestationKey> {
+  if (!masterKeyExists(home)) {
+    throw new AtlasError(`the attestation key needs the master key, which is not on this machine (${keyFilePaths(home).masterKey})`, {
+      exitCode: EXIT.key,
+      hint: 'run this where the receipts were signed (or `atlas init` to create a key)',
+    });
+  }
+  const { deriveAttestationKey } = await import('./attestation-key.js');
+  const key = deriveAttestationKey(readMasterSeed(home), derivation);
+  return { for: 'attestations', path: key.path, curve: 'P-256', keyid: key.keyid, pem: key.pem };
+}

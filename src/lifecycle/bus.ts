@@ -7,12 +7,11 @@
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { LifecycleCommands } from '../domain/template.js';
 import { toTimestamp } from '../domain/time.js';
-import type { Reporter } from '../engine/contract.js';
 import type { ProcessGroups } from '../engine/processes.js';
 import type { HookRunOutcome, HookSource, LifecycleLogEntry } from './log.js';
 import { appendLifecycleLog } from './log.js';
 import { runHookCommand, tail } from './run-command.js';
-import type { LifecycleBus, LifecycleEvent, LifecyclePoint } from './types.js';
+import type { LifecycleBus, LifecycleEvent, LifecycleNotes, LifecyclePoint } from './types.js';
 
 export type LifecycleBuiltin = (event: LifecycleEvent) => Promise<void>;
 export type LifecycleBuiltins = Partial<Record<LifecyclePoint, LifecycleBuiltin>>;
@@ -26,7 +25,7 @@ export interface LifecycleBusOptions {
   config: { on_cold_start: string[]; on_message: string[]; on_stream_finish: string[]; on_terminate: string[]; timeout: number };
   groups: ProcessGroups;
   /** Failures are always noted (once per hook and point); with `verbose` every run is. */
-  reporter?: Pick<Reporter, 'note'>;
+  reporter?: LifecycleNotes;
   verbose?: boolean;
   /** Environment of hook commands (default: this process's). */
   env?: NodeJS.ProcessEnv;

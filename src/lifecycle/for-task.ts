@@ -4,11 +4,10 @@ import type { Config } from '../config/schema.js';
 import type { LifecycleCommands } from '../domain/template.js';
 import { LIFECYCLE_HOOK_FIELDS } from '../domain/template.js';
 import type { Task } from '../domain/task.js';
-import type { Reporter } from '../engine/contract.js';
 import type { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBuiltins, LifecycleRunner } from './bus.js';
 import { createLifecycleBus } from './bus.js';
-import type { LifecycleBase, LifecyclePoint } from './types.js';
+import type { LifecycleBase, LifecycleNotes, LifecyclePoint } from './types.js';
 import { LIFECYCLE_POINTS } from './types.js';
 
 // The domain's field list and the bus's points are one list written twice (domain imports nothing).
@@ -37,7 +36,7 @@ export interface TaskBusOptions {
   task: Task;
   config: Config;
   groups: ProcessGroups;
-  reporter?: Pick<Reporter, 'note'>;
+  reporter?: LifecycleNotes;
   builtins?: LifecycleBuiltins;
   verbose?: boolean;
   env?: NodeJS.ProcessEnv;

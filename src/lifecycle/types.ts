@@ -45,3 +45,8 @@ export interface LifecycleBus {
   streamFinish(event: Extract<LifecycleEvent, { point: 'on_stream_finish' }>): Promise<void>;
   terminate(event: Extract<LifecycleEvent, { point: 'on_terminate' }>): Promise<void>;
 }
+
+/** Where the lifecycle tells people of a hook's failure: the note of a task's reporter. */
+export interface LifecycleNotes {
+  note(text: string): void;
+}

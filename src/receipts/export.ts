@@ -22,7 +22,7 @@ async function localXpub(home: string, derivation: KeyDerivation): Promise<strin
   });
 }
 
-function bundleTask(ref: TaskRef): BundleTask {
+export function bundleTask(ref: TaskRef): BundleTask {
   let task;
   try {
     task = readTask(ref.dir);

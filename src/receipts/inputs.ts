@@ -13,9 +13,11 @@ import type { Task } from '../domain/task.js';
 import { resolveTask } from '../hook/resolve-task.js';
 import { taskFiles } from '../store/paths.js';
 import { findTaskRef } from '../store/task-store.js';
+import type { AttestationCheck } from './attestation-read.js';
+import { isEnvelope, readAttestationFile } from './attestation-read.js';
 import { BUNDLE_FORMAT, parseBundle } from './bundle.js';
 
-export type InputKind = 'hook' | 'task' | 'bundle';
+export type InputKind = 'hook' | 'task' | 'bundle' | 'attestation';
 
 export interface ReceiptSet {
   /** What the user passed (path or task id), for messages. */
@@ -30,8 +32,10 @@ export interface ReceiptSet {
   artifactsBase: string | undefined;
   /** For bundles: the xpub fingerprint the exporter recorded. */
   claimedFingerprint?: string;
-  /** For bundles: the file's absolute path. */
+  /** For bundles and attestations: the file's absolute path. */
   file?: string;
+  /** For attestations: what the envelope's signature covers and the statement's own problems. */
+  attestation?: AttestationCheck;
 }
 
 export interface LoadInputsOptions {
@@ -47,17 +51,34 @@ function inputError(message: string, hint?: string, cause?: unknown): AtlasError
   return new AtlasError(message, { exitCode: EXIT.input, ...(hint ? { hint } : {}), ...(cause ? { cause } : {}) });
 }
 
-function readJson(path: string, label: string): unknown {
-  let text: string;
+function readText(path: string, label: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (error) {
     throw inputError(`cannot read ${label}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, undefined, error);
   }
+}
+
+function notJson(label: string, error: unknown): AtlasError {
+  return inputError(`${label} is not valid JSON: ${(error as Error).message}`, 'pass a hook.json, a task id, a bundle from `atlas receipts export` or its `--format in-toto` envelopes', error);
+}
+
+function readJson(path: string, label: string): unknown {
+  const text = readText(path, label);
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw inputError(`${label} is not valid JSON: ${(error as Error).message}`, 'pass a hook.json, a task id or a bundle from `atlas receipts export`', error);
+    throw notJson(label, error);
+  }
+}
+
+/** JSON Lines whose first line is a DSSE envelope (`.intoto.jsonl`). */
+function firstLineIsEnvelope(text: string): boolean {
+  const first = text.split('\n').find((l) => l.trim().length > 0);
+  try {
+    return first !== undefined && isEnvelope(JSON.parse(first));
+  } catch {
+    return false;
   }
 }
 
@@ -105,8 +126,30 @@ function bundleArtifactsBase(dir: string | undefined, taskId: string): string | 
   return existsSync(perTask) ? perTask : dir;
 }
 
+function attestationSets(text: string, parsed: unknown, path: string, source: string, options: LoadInputsOptions): ReceiptSet[] {
+  return readAttestationFile(text, parsed, source).map((a) => ({
+    source,
+    kind: 'attestation' as const,
+    taskId: a.taskId,
+    taskIndex: a.taskIndex,
+    derivation: options.derivation,
+    receipts: a.receipts,
+    artifactsBase: bundleArtifactsBase(options.artifactsDir, a.taskId),
+    file: path,
+    attestation: a.attestation,
+  }));
+}
+
 function loadFile(path: string, source: string, options: LoadInputsOptions): ReceiptSet[] {
-  const data = readJson(path, source);
+  const text = readText(path, source);
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    if (firstLineIsEnvelope(text)) return attestationSets(text, undefined, path, source, options);
+    throw notJson(source, error);
+  }
+  if (isEnvelope(data)) return attestationSets(text, data, path, source, options);
   if (typeof data === 'object' && data !== null && (data as Record<string, unknown>)['format'] === BUNDLE_FORMAT) {
     const bundle = parseBundle(data, source);
     return bundle.tasks.map((t) => ({
@@ -124,7 +167,7 @@ function loadFile(path: string, source: string, options: LoadInputsOptions): Rec
   if (typeof data === 'object' && data !== null && 'receipts' in data && 'task_id' in data) {
     return [hookSet(parseHookAt(data, source), path, source, 'hook', options.derivation)];
   }
-  throw inputError(`${source} is neither a hook.json nor a receipt bundle`, 'pass a hook.json, a task id or a bundle from `atlas receipts export`');
+  throw inputError(`${source} is neither a hook.json, a receipt bundle nor an attestation`, 'pass a hook.json, a task id, a bundle from `atlas receipts export` or its `--format in-toto` envelopes');
 }
 
 function loadTaskDir(dir: string, source: string, kind: InputKind, options: LoadInputsOptions): ReceiptSet {

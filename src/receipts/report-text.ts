@@ -48,7 +48,10 @@ function setLines(set: SetReport): string[] {
 }
 
 export function renderVerifyText(report: VerifyReport): string {
-  const lines = [`verifying with key ${report.key.fingerprint} (${report.key.source})`, ''];
+  const lines: string[] = [];
+  if (report.key.fingerprint !== '-') lines.push(`verifying with key ${report.key.fingerprint} (${report.key.source})`);
+  if (report.attestation_key) lines.push(`attestations with key ${report.attestation_key.keyid.slice(0, 16)}… (${report.attestation_key.source})`);
+  lines.push('');
   for (const set of report.sets) lines.push(...setLines(set), '');
   if (report.policies.length > 0) {
     lines.push('policies');
@@ -72,6 +75,7 @@ export function verifyJson(report: VerifyReport) {
   return {
     ok: report.ok,
     key: report.key,
+    ...(report.attestation_key ? { attestation_key: report.attestation_key } : {}),
     tasks: report.sets.map((set) => ({
       source: set.source,
       kind: set.kind,

@@ -5,7 +5,10 @@ import { evaluatePolicies } from '../domain/receipt-policy.js';
 import { accountPath } from '../domain/receipt.js';
 import type { HDKey } from '../crypto/hd.js';
 import { accountIndexOf, fingerprintHex } from '../crypto/hd.js';
+import type { TrustedAttestationKey } from './attestation-check.js';
+import { checkAttestationSet } from './attestation-check.js';
 import type { ReceiptResult } from './check.js';
+import { ArtifactHasher } from './check.js';
 import type { CheckJob } from './check-sets.js';
 import { checkJobs } from './check-sets.js';
 import type { InputKind, ReceiptSet } from './inputs.js';
@@ -25,7 +28,10 @@ export interface SetReport {
 
 export interface VerifyReport {
   ok: boolean;
+  /** The account key receipts were checked with (fingerprint "-" when only attestations were given). */
   key: { fingerprint: string; source: string };
+  /** The attestation key envelopes were checked with, when there were envelopes. */
+  attestation_key?: { keyid: string; source: string };
   sets: SetReport[];
   policies: PolicyResult[];
   summary: { tasks: number; receipts: number; valid: number; invalid: number; policies: number; unmet: number };
@@ -36,9 +42,18 @@ export interface TrustedKey {
   source: string;
 }
 
-export async function verifyReceiptSets(sets: ReceiptSet[], key: TrustedKey, policies: VerifyPolicies): Promise<VerifyReport> {
-  const fingerprint = fingerprintHex(key.node);
-  const account = accountIndexOf(key.node);
+export interface TrustedKeys {
+  /** Needed for receipts (hook.json, tasks, bundles). */
+  account?: TrustedKey;
+  /** Needed for attestation envelopes. */
+  attestation?: TrustedAttestationKey;
+}
+
+export async function verifyReceiptSets(sets: ReceiptSet[], keys: TrustedKeys, policies: VerifyPolicies): Promise<VerifyReport> {
+  const key = keys.account;
+  const fingerprint = key ? fingerprintHex(key.node) : '-';
+  const account = key ? accountIndexOf(key.node) : undefined;
+  const hasher = new ArtifactHasher();
   const owners = new Map<number, string>();
   const jobs: CheckJob[] = [];
   const jobOf = new Map<SetReport, number>();
@@ -54,8 +69,14 @@ export async function verifyReceiptSets(sets: ReceiptSet[], key: TrustedKey, pol
       problems: [],
       notes: [],
     };
+    if (set.attestation) {
+      // The callers resolve the attestation key whenever an input holds envelopes.
+      report.results = checkAttestationSet({ ...set, attestation: set.attestation }, keys.attestation!, hasher);
+      report.notes.push(`${set.attestation.step} on ${set.attestation.commit.slice(0, 12)}${set.attestation.tree ? ` (tree ${set.attestation.tree.slice(0, 12)})` : ''}, envelope line ${set.attestation.line}`);
+      return report;
+    }
     if (set.claimedFingerprint !== undefined && set.claimedFingerprint !== fingerprint) {
-      report.notes.push(`exported with key ${set.claimedFingerprint}, verified with ${fingerprint} (${key.source})`);
+      report.notes.push(`exported with key ${set.claimedFingerprint}, verified with ${fingerprint} (${key!.source})`);
     }
     if (set.derivation.account !== account) {
       report.notes.push(`key paths use account ${set.derivation.account}', the xpub is account ${account}'`);
@@ -72,7 +93,7 @@ export async function verifyReceiptSets(sets: ReceiptSet[], key: TrustedKey, pol
     return report;
   });
 
-  const outcomes = await checkJobs(jobs, key.node);
+  const outcomes = jobs.length > 0 ? await checkJobs(jobs, key!.node) : [];
   for (const report of reports) {
     const j = jobOf.get(report);
     if (j === undefined) continue;
@@ -90,7 +111,8 @@ export async function verifyReceiptSets(sets: ReceiptSet[], key: TrustedKey, pol
   const setProblems = reports.some((r) => r.problems.length > 0);
   return {
     ok: valid === all.length && unmet === 0 && !setProblems,
-    key: { fingerprint, source: key.source },
+    key: { fingerprint, source: key?.source ?? 'none (attestations only)' },
+    ...(keys.attestation ? { attestation_key: { keyid: keys.attestation.keyid, source: keys.attestation.source } } : {}),
     sets: reports,
     policies: policyResults,
     summary: { tasks: reports.length, receipts: all.length, valid, invalid: all.length - valid, policies: policyResults.length, unmet },

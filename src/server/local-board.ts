@@ -7,10 +7,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { listTaskRefs } from '../store/task-store.js';
-import { adoptTask } from './local-watch.js';
+import { adoptTask } from './board/local-watch.js';
 import type { RunningServer } from './server.js';
 import { startServer } from './server.js';
-import { serverDir } from './tokens.js';
+import { serverDir } from './accounts/tokens.js';
 
 export const LOCAL_ACCOUNT = 'local';
 

@@ -9,32 +9,32 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
-import type { LogFn, ServerContext } from './context.js';
-import { StreamLimiter } from './context.js';
-import { WorkLimiter } from './work-limit.js';
-import { Conversations } from './conversations.js';
-import { AccountEvents } from './account-events.js';
-import { applyCors } from './cors.js';
-import { Board, findUiDir } from './board.js';
-import { checkHost } from './board-host.js';
-import type { Phase } from './health.js';
-import { checkState, checkStore, ReadinessProbe } from './health.js';
-import { HttpError, sendError, sendJson, setBodyTimeout } from './http.js';
-import type { ServerMetrics } from './metrics.js';
-import { ObservedEventLogs } from './observed-logs.js';
-import { openApiDocument } from './openapi.js';
-import { pacedWaiting } from './pace.js';
-import { RateLimiter } from './rate-limit.js';
-import { makeRedactor } from './redact.js';
-import { LeaseSweep } from './lease-sweep.js';
-import { serverLifecycle } from './lifecycle-adapter.js';
-import { buildRoutes } from './routes.js';
-import { holdSandbox } from './turn-executor.js';
-import { LocalTaskWatcher } from './local-watch.js';
-import { serverTasksRanHere, Tasks } from './tasks.js';
-import { LazyState } from './server-state.js';
-import { parseStoreAddress } from '../sync/store.js';
-import { serverDir, TokenVerifier } from './tokens.js';
+import type { LogFn, ServerContext } from './http/context.js';
+import { StreamLimiter } from './http/context.js';
+import { WorkLimiter } from './http/work-limit.js';
+import { Conversations } from './conversations/conversations.js';
+import { AccountEvents } from './state/account-events.js';
+import { applyCors } from './http/cors.js';
+import { Board, findUiDir } from './board/board.js';
+import { checkHost } from './board/board-host.js';
+import type { Phase } from './http/health.js';
+import { checkState, checkStore, ReadinessProbe } from './http/health.js';
+import { HttpError, sendError, sendJson, setBodyTimeout } from './http/http.js';
+import type { ServerMetrics } from './http/metrics.js';
+import { ObservedEventLogs } from './state/observed-logs.js';
+import { openApiDocument } from './api/openapi.js';
+import { pacedWaiting } from './conversations/pace.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { makeRedactor } from './http/redact.js';
+import { LeaseSweep } from './cluster/lease-sweep.js';
+import { serverLifecycle } from './conversations/lifecycle-adapter.js';
+import { buildRoutes } from './api/routes.js';
+import { holdSandbox } from './conversations/turn-executor.js';
+import { LocalTaskWatcher } from './board/local-watch.js';
+import { serverTasksRanHere, Tasks } from './tasks/tasks.js';
+import { LazyState } from './cluster/server-state.js';
+import { parseStoreAddress } from '../sync/stores/open-store.js';
+import { serverDir, TokenVerifier } from './accounts/tokens.js';
 
 export interface ServeOptions {
   home: string;
@@ -340,7 +340,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   // prom-client is loaded in the background once the server listens: its 20 ms are not in the
   // start-up (/metrics answers 503 until then), and the caller installs its signal handlers at once
   // (a SIGTERM while it loads must stop the server gracefully, not kill it).
-  void import('./metrics.js').then(({ ServerMetrics }) => {
+  void import('./http/metrics.js').then(({ ServerMetrics }) => {
     metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total(), startsWaiting: pacedWaiting, requestsQueued: () => ctx.work.queued() });
   });
 

@@ -5,7 +5,7 @@
 import type { Config } from '../config/schema.js';
 import { AtlasError } from '../domain/errors.js';
 import type { LifecycleEvent, LifecyclePoint } from '../lifecycle/types.js';
-import type { SyncTarget } from './target.js';
+import type { SyncTarget } from './stores/target.js';
 
 export type SyncBuiltins = Partial<Record<LifecyclePoint, (event: LifecycleEvent) => Promise<void>>>;
 

@@ -9,12 +9,12 @@ import type { SyncStats } from '../domain/sync-plan.js';
 import { byPath } from '../domain/sync-state.js';
 import type { PullResult, PushResult } from './operations.js';
 import { syncPull, syncPush } from './operations.js';
-import { readLocalState } from './local-state.js';
-import type { SyncStore } from './store.js';
-import { openStore } from './store.js';
-import { latestVersion } from './versions.js';
-import type { SyncTarget } from './target.js';
-import { targetOfTask } from './target.js';
+import { readLocalState } from './scan/local-state.js';
+import type { SyncStore } from './stores/store.js';
+import { openStore } from './stores/open-store.js';
+import { latestVersion } from './versions/versions.js';
+import type { SyncTarget } from './stores/target.js';
+import { targetOfTask } from './stores/target.js';
 
 export interface LifecycleSyncInput {
   home: string;

@@ -3,18 +3,18 @@
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { SyncStats } from '../domain/sync-plan.js';
 import { emptyStats, planPush } from '../domain/sync-plan.js';
-import { readLocalState, statePath } from './local-state.js';
-import { planPullOf } from './pull.js';
-import { pullTree } from './pull.js';
-import type { PruneResult } from './prune.js';
-import { pruneTarget } from './prune.js';
-import { pushTree } from './push.js';
-import { scanWorkspace } from './scan.js';
-import { taskTree } from './store.js';
-import type { SyncDeps, SyncTarget } from './target.js';
-import { excludeRules, requireFolder, TASK_FOLDER_EXCLUDES } from './target.js';
-import type { VersionInfo } from './versions.js';
-import { describeVersions, latestVersion } from './versions.js';
+import { readLocalState, statePath } from './scan/local-state.js';
+import { planPullOf } from './transfer/pull.js';
+import { pullTree } from './transfer/pull.js';
+import type { PruneResult } from './versions/prune.js';
+import { pruneTarget } from './versions/prune.js';
+import { pushTree } from './transfer/push.js';
+import { scanWorkspace } from './scan/scan.js';
+import { taskTree } from './stores/store.js';
+import type { SyncDeps, SyncTarget } from './stores/target.js';
+import { excludeRules, requireFolder, TASK_FOLDER_EXCLUDES } from './stores/target.js';
+import type { VersionInfo } from './versions/versions.js';
+import { describeVersions, latestVersion } from './versions/versions.js';
 
 export interface PushResult {
   location: string;

@@ -5,7 +5,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterEach, beforeAll, expect } from 'vitest';
-import { openApiDocument } from '../../src/server/openapi.js';
+import { openApiDocument } from '../../src/server/api/openapi.js';
 
 const DOC_ID = 'atlas-openapi.json';
 type Json = Record<string, any>;

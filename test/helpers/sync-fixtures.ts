@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { defaultConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
-import type { SyncStore } from '../../src/sync/store.js';
-import { openStore } from '../../src/sync/store.js';
-import type { SyncDeps } from '../../src/sync/target.js';
+import type { SyncStore } from '../../src/sync/stores/store.js';
+import { openStore } from '../../src/sync/stores/open-store.js';
+import type { SyncDeps } from '../../src/sync/stores/target.js';
 
 export function tempDir(prefix = 'atlas-sync-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));

@@ -1,8 +1,8 @@
 // The `--from-store [TASK]` part of `atlas recover`: fetch, say what arrived, hand back the task id.
 import { AtlasError, EXIT } from '../../domain/errors.js';
-import { fetchTaskFromStore } from '../../sync/fetch-task.js';
-import { renderStats } from '../../sync/render.js';
-import { openStore } from '../../sync/store.js';
+import { fetchTaskFromStore } from '../../sync/transfer/fetch-task.js';
+import { renderStats } from '../../sync/report/render.js';
+import { openStore } from '../../sync/stores/open-store.js';
 import type { CliContext } from '../context.js';
 
 export async function fetchFromStoreForRecovery(ctx: CliContext, fromStore: string | boolean, task: string | undefined): Promise<string> {

@@ -2,8 +2,8 @@
 // with their messages and event logs, the task index) into the server state: server.database or
 // ATLAS_DATABASE_URL (PostgreSQL), else $ATLAS_HOME/server/state.db. Safe to run again.
 import { EXIT } from '../../domain/errors.js';
-import { openConfiguredState } from '../../server/server-state.js';
-import { importFileState } from '../../server/state-import.js';
+import { openConfiguredState } from '../../server/cluster/server-state.js';
+import { importFileState } from '../../server/cluster/state-import.js';
 import type { CliContext } from '../context.js';
 
 export default async function serveMigrate(ctx: CliContext): Promise<number> {

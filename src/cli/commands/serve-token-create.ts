@@ -1,7 +1,7 @@
 // atlas serve token create --account NAME [--expires-in DURATION] [--read-only]
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { parseDuration } from '../../domain/duration.js';
-import { createToken } from '../../server/tokens.js';
+import { createToken } from '../../server/accounts/tokens.js';
 import type { CliContext } from '../context.js';
 
 export default async function serveTokenCreate(ctx: CliContext, opts: { account: string; expiresIn?: string; readOnly?: boolean }): Promise<number> {

@@ -1,5 +1,5 @@
 // atlas serve token list
-import { listTokens } from '../../server/tokens.js';
+import { listTokens } from '../../server/accounts/tokens.js';
 import type { CliContext } from '../context.js';
 
 export default async function serveTokenList(ctx: CliContext): Promise<number> {

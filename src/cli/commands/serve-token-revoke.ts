@@ -1,5 +1,5 @@
 // atlas serve token revoke <id>
-import { revokeToken } from '../../server/tokens.js';
+import { revokeToken } from '../../server/accounts/tokens.js';
 import type { CliContext } from '../context.js';
 
 export default async function serveTokenRevoke(ctx: CliContext, id: string): Promise<number> {

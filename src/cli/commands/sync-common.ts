@@ -4,10 +4,10 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import type { Config } from '../../config/schema.js';
 import { readTask } from '../../store/task-store.js';
-import { terminalProgress } from '../../sync/progress.js';
-import { openStore } from '../../sync/store.js';
-import type { SyncDeps, SyncTarget, TargetFlags } from '../../sync/target.js';
-import { resolveTarget } from '../../sync/target.js';
+import { terminalProgress } from '../../sync/report/progress.js';
+import { openStore } from '../../sync/stores/open-store.js';
+import type { SyncDeps, SyncTarget, TargetFlags } from '../../sync/stores/target.js';
+import { resolveTarget } from '../../sync/stores/target.js';
 import type { CliContext } from '../context.js';
 
 export type SyncFlags = TargetFlags;

@@ -3,8 +3,8 @@
 import { resolve } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { VERSION_PATTERN } from '../../domain/sync-plan.js';
-import { syncExport } from '../../sync/export.js';
-import { formatBytes } from '../../sync/render.js';
+import { syncExport } from '../../sync/transfer/export.js';
+import { formatBytes } from '../../sync/report/render.js';
 import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';

@@ -1,8 +1,8 @@
 // atlas sync prune [--task ID | --dir PATH | --workspace NAME] [--keep N] [--dry-run]: removes old
 // stored versions, keeping the newest N complete ones (docs/sync.md#retention).
 import { AtlasError, EXIT } from '../../domain/errors.js';
-import { syncPrune } from '../../sync/prune.js';
-import { renderPrune } from '../../sync/render.js';
+import { syncPrune } from '../../sync/versions/prune.js';
+import { renderPrune } from '../../sync/versions/render-prune.js';
 import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';

@@ -2,7 +2,7 @@
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { VERSION_PATTERN } from '../../domain/sync-plan.js';
 import { syncPull } from '../../sync/operations.js';
-import { renderStats } from '../../sync/render.js';
+import { renderStats } from '../../sync/report/render.js';
 import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';

@@ -2,7 +2,8 @@
 // task's folder); behind the store, combined with its newer work (exit 6 on conflicting files).
 import { EXIT } from '../../domain/errors.js';
 import { syncPush } from '../../sync/operations.js';
-import { renderPrune, renderStats } from '../../sync/render.js';
+import { renderStats } from '../../sync/report/render.js';
+import { renderPrune } from '../../sync/versions/render-prune.js';
 import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';

@@ -1,7 +1,7 @@
 // atlas sync status [--task ID | --dir PATH]: what push and pull would do; changes nothing.
 import { EXIT } from '../../domain/errors.js';
 import { syncStatus } from '../../sync/operations.js';
-import { formatBytes, someOf } from '../../sync/render.js';
+import { formatBytes, someOf } from '../../sync/report/render.js';
 import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';

@@ -2,7 +2,7 @@
 // workspace, oldest first.
 import { EXIT } from '../../domain/errors.js';
 import { syncVersions } from '../../sync/operations.js';
-import { formatBytes } from '../../sync/render.js';
+import { formatBytes } from '../../sync/report/render.js';
 import type { CliContext } from '../context.js';
 import type { SyncFlags } from './sync-common.js';
 import { syncSetup } from './sync-common.js';

@@ -1,4 +1,5 @@
-// atlas verify [PATH...]: check receipts with a public key alone (docs/keys-and-verification.md).
+// atlas verify [PATH...]: check receipts, or their in-toto attestations, with public keys alone
+// (docs/keys-and-verification.md).
 // Exit 0 all good, 1 a receipt invalid or a policy unmet, 2 unreadable or malformed input, 3 key problem.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -10,13 +11,15 @@ import { resolveCommit } from '../../receipts/commit-ref.js';
 import { repoRequiredCommands } from '../../receipts/repo-policy.js';
 import { loadReceiptSets } from '../../receipts/inputs.js';
 import { renderVerifyText, verifyJson } from '../../receipts/report-text.js';
-import { resolveXpubText } from '../../receipts/trusted-key.js';
+import type { ReceiptSet } from '../../receipts/inputs.js';
+import { resolveAttestationKey, resolveXpubText } from '../../receipts/trusted-key.js';
 import { SHARED_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import type { CliContext } from '../context.js';
 
 interface VerifyOptions {
   xpub?: string;
   xpubFile?: string;
+  attestationKey?: string;
   requireStep?: string[];
   commit?: string;
   requirePass?: boolean;
@@ -41,22 +44,36 @@ async function policyCommit(commit: string | undefined, cwd: string): Promise<st
 }
 
 export default async function verify(ctx: CliContext, paths: string[], opts: VerifyOptions): Promise<number> {
-  // The key first: without a trustworthy key nothing else can be said (exit 3).
-  const xpub = resolveXpubText(opts, ctx.home);
+  // The key first: without a trustworthy key nothing else can be said (exit 3). Inputs of
+  // attestations alone need no account xpub, so a missing one is held until the inputs are read.
+  let xpub: ReturnType<typeof resolveXpubText> | undefined;
+  let noXpub: unknown;
+  try {
+    xpub = resolveXpubText(opts, ctx.home);
+  } catch (error) {
+    noXpub = error;
+  }
   const [{ parseAccountXpub }, { verifyReceiptSets }, { renderJunit }] = await Promise.all([
     import('../../crypto/hd.js'),
     import('../../receipts/verify.js'),
     import('../../receipts/junit.js'),
   ]);
-  const node = parseAccountXpub(xpub.text, xpub.source);
+  const node = xpub ? parseAccountXpub(xpub.text, xpub.source) : undefined;
   const config = await ctx.config();
   const commit = opts.commit !== undefined ? await resolveCommit(opts.commit, ctx.cwd) : undefined;
-  const sets = loadReceiptSets(paths, {
-    cwd: ctx.cwd,
-    home: ctx.home,
-    derivation: config.hooks.key_derivation,
-    ...(opts.artifacts ? { artifactsDir: resolve(ctx.cwd, opts.artifacts) } : {}),
-  });
+  let sets: ReceiptSet[];
+  try {
+    sets = loadReceiptSets(paths, {
+      cwd: ctx.cwd,
+      home: ctx.home,
+      derivation: config.hooks.key_derivation,
+      ...(opts.artifacts ? { artifactsDir: resolve(ctx.cwd, opts.artifacts) } : {}),
+    });
+  } catch (error) {
+    throw noXpub ?? error;
+  }
+  if (!node && (sets.length === 0 || sets.some((s) => s.kind !== 'attestation'))) throw noXpub;
+  const attestationKey = sets.some((s) => s.kind === 'attestation') ? await resolveAttestationKey(opts, ctx.home, config.hooks.key_derivation) : undefined;
   const requireCommands = (opts.requireCommand ?? []).map((command) => {
     if (command.trim().length === 0) throw new AtlasError('--require-command needs a command, got an empty one', { exitCode: EXIT.input, hint: 'for example: --require-command "npm test"' });
     return { command, source: '--require-command' };
@@ -83,7 +100,7 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
       policies.unknownCommits = found.unknown;
     }
   }
-  const report = await verifyReceiptSets(sets, { node, source: xpub.source }, policies);
+  const report = await verifyReceiptSets(sets, { ...(node && xpub ? { account: { node, source: xpub.source } } : {}), ...(attestationKey ? { attestation: attestationKey } : {}) }, policies);
   if (opts.junit) {
     const junit = resolve(ctx.cwd, opts.junit);
     mkdirSync(dirname(junit), { recursive: true });

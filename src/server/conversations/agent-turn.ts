@@ -1,0 +1,229 @@
+// One prompt of a server conversation: one agent run, recorded as a conversation of its own
+// (src/conversation/, issue 9) under the server conversation's folder, each run continuing the
+// last one's agent session. Claude Code runs headless with --resume from the second prompt on; the
+// command agent's stream-json is read the same way. Every message goes through the lifecycle bus
+// (OnMessage records it) and out as SSE events; the run ends with OnStreamFinish, and the server
+// conversation's totals grow by the run's ledger row.
+import type { AgentUpdate } from '../../agent/claude-stream.js';
+import type { AgentRunResult } from '../../agent/types.js';
+import type { Config } from '../../config/schema.js';
+import { AgentConversation } from '../../conversation/agent-conversation.js';
+import type { ConversationStats, Message } from '../../domain/conversation.js';
+import { MESSAGE_ROLE } from '../../domain/conversation.js';
+import { toTimestamp } from '../../domain/time.js';
+import type { ProcessGroups } from '../../engine/processes.js';
+import type { ProcessExecutor } from '../../exec/types.js';
+import type { LifecycleBus } from '../../lifecycle/types.js';
+import type { ServerConversation } from './conversation-store.js';
+import { conversationFiles, writeConversation } from './conversation-store.js';
+import { keepSession, placeSession } from './claude-session.js';
+import { sessionTravels } from './claude-session-sync.js';
+import { lastRunMessages } from './messages.js';
+import type { ServerState } from '../state/types.js';
+import type { EventLog } from '../state/event-log.js';
+
+/** The stop reason of a turn cancelled over the API: it ends `cancelled`, not `interrupted`. */
+export const CANCEL_REASON = 'cancelled over the API';
+
+export interface TurnInput {
+  home: string;
+  config: Config;
+  /** Where the conversation's record is kept. */
+  state: ServerState;
+  conversation: ServerConversation;
+  prompt: string;
+  /** False once the turn's lease was taken over: its end is then not recorded (the new holder's is). */
+  holdsLease?: () => boolean;
+  /** What became of the Claude Code session's files (refused, not kept): for the server's log. */
+  onSessionNote?: (text: string) => void;
+  /** A message the state did not take (the turn goes on; its run folder has it). */
+  onStoreError?: (error: Error) => void;
+  /** The conversation's log, as the turn may write it (fenced by its lease). */
+  log: Pick<EventLog, 'append'>;
+  bus: LifecycleBus;
+  groups: ProcessGroups;
+  /** Where the agent runs: the sandbox, or this machine with --local (src/server/conversations/turn-executor.ts). */
+  executor: ProcessExecutor;
+  /** Why the turn was stopped from outside (server stopping), read when the agent returns. */
+  stopReason: () => string | undefined;
+}
+
+export interface TurnOutcome {
+  ok: boolean;
+  error: string | null;
+  interrupted: boolean;
+  /** This run's ledger row. */
+  usage: ConversationStats;
+  conversation: ServerConversation;
+}
+
+/** Totals of two ledger rows: unknown (null) stays unknown, partial stays partial. */
+export function addStats(a: ConversationStats, b: ConversationStats): ConversationStats {
+  const models = new Map(a.models.map((m) => [m.model, { ...m }]));
+  for (const m of b.models) {
+    const had = models.get(m.model);
+    models.set(
+      m.model,
+      had
+        ? {
+            model: m.model,
+            input_tokens: had.input_tokens + m.input_tokens,
+            output_tokens: had.output_tokens + m.output_tokens,
+            cache_read_tokens: had.cache_read_tokens + m.cache_read_tokens,
+            cache_creation_tokens: had.cache_creation_tokens + m.cache_creation_tokens,
+            cost_usd: had.cost_usd === null || m.cost_usd === null ? null : had.cost_usd + m.cost_usd,
+          }
+        : { ...m },
+    );
+  }
+  return {
+    messages_exchanged: a.messages_exchanged + b.messages_exchanged,
+    total_input_tokens: a.total_input_tokens + b.total_input_tokens,
+    total_output_tokens: a.total_output_tokens === null || b.total_output_tokens === null ? null : a.total_output_tokens + b.total_output_tokens,
+    total_cache_tokens: a.total_cache_tokens + b.total_cache_tokens,
+    cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
+    cache_creation_tokens: a.cache_creation_tokens + b.cache_creation_tokens,
+    cost_usd: a.cost_usd === null || b.cost_usd === null ? null : a.cost_usd + b.cost_usd,
+    partial: a.partial || b.partial,
+    models: [...models.values()],
+  };
+}
+
+/** The bus the run records through, also sending each message (and its tool calls) as events. */
+function streamingBus(bus: LifecycleBus, log: Pick<EventLog, 'append'>): LifecycleBus {
+  // Delegates method by method: the bus may be a class instance, whose methods a spread would lose.
+  return {
+    coldStart: (event) => bus.coldStart(event),
+    streamFinish: (event) => bus.streamFinish(event),
+    terminate: (event) => bus.terminate(event),
+    message: (event) => {
+      const m: Message = event.message;
+      log.append('message', { message: m, run: event.conversation_id });
+      if (m.role === MESSAGE_ROLE.assistant) {
+        for (const c of m.tool_calls) log.append('tool_use', { id: c.id, name: c.name, input: c.input });
+      } else if (m.role === MESSAGE_ROLE.tool) {
+        for (const c of m.tool_calls) log.append('tool_result', { id: c.id, name: c.name, status: c.status, output: c.output });
+      }
+      return bus.message(event);
+    },
+  };
+}
+
+/** Lines of a command agent's output that are not stream-json events, for `output` events. */
+function plainLines(log: Pick<EventLog, 'append'>): { push(text: string): void; end(): void } {
+  let partial = '';
+  const emit = (line: string) => {
+    if (line.trim().length === 0) return;
+    try {
+      const v: unknown = JSON.parse(line);
+      if (typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>)['type'] === 'string') return;
+    } catch {
+      // plain text
+    }
+    log.append('output', { text: line });
+  };
+  return {
+    push(text) {
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      for (const l of lines) emit(l);
+    },
+    end() {
+      emit(partial);
+      partial = '';
+    },
+  };
+}
+
+export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
+  const { home, config, log, prompt } = input;
+  const files = conversationFiles(home, input.conversation.account, input.conversation.id);
+  const turn = input.conversation.turns + 1;
+  const startedAt = toTimestamp(new Date());
+  let conversation: ServerConversation = {
+    ...input.conversation,
+    status: 'running',
+    turns: turn,
+    updated_at: startedAt,
+    last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null },
+  };
+  await writeConversation(input.state, conversation);
+  // A Claude Code session is resumed only where its transcript is: the previous turn may have run
+  // on another server, whose session came back from the store with the workspace (claude-session.ts).
+  const session = { dir: files.dir, workspace: files.workspace };
+  const note = input.onSessionNote ?? (() => undefined);
+  const here = conversation.provider !== 'claude' || (conversation.session_id !== '' && placeSession(session, conversation.session_id, note));
+  const resumeSessionId = (here && conversation.session_id) || undefined;
+  log.append('turn_started', { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: resumeSessionId ?? null });
+
+  const ai = { ...config.ai, agent: conversation.provider };
+  const run = new AgentConversation({
+    taskDir: files.dir,
+    taskId: '',
+    stepName: `turn-${turn}`,
+    attempt: turn,
+    agent: ai.agent,
+    model: ai.model,
+    lifecycle: streamingBus(input.bus, log),
+    workspace: files.workspace,
+    prompt,
+    resumeSessionId,
+    // The server's one thread never waits on the disk for the run's record (its flush is awaited at the end).
+    background: true,
+  });
+  let sessionId = conversation.session_id;
+  const plain = plainLines(log);
+  const onUpdate = (u: AgentUpdate) => {
+    if (u.kind === 'session') sessionId = u.sessionId;
+    else if (u.kind === 'result' && u.sessionId) sessionId = u.sessionId;
+    else if (u.kind === 'raw' && ai.agent === 'command') plain.push(`${u.text}`);
+    run.update(u);
+  };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ATLAS_CONVERSATION_ID: conversation.id,
+    ATLAS_TURN: String(turn),
+    ...(resumeSessionId ? { ATLAS_SESSION_ID: resumeSessionId } : {}),
+  };
+  let result: AgentRunResult;
+  try {
+    const runAgent = ai.agent === 'claude' ? (await import('../../agent/claude.js')).runClaude : (await import('../../agent/command-agent.js')).runCommandAgent;
+    result = await runAgent({
+      prompt,
+      ...(resumeSessionId && ai.agent === 'claude' ? { resumeSessionId } : {}),
+      cwd: files.workspace,
+      env,
+      timeoutMs: config.ai.timeout,
+      ai,
+      groups: input.groups,
+      executor: input.executor,
+      onOutput: () => undefined,
+      onUpdate,
+    });
+  } catch (error) {
+    result = { ok: false, exitCode: -1, timedOut: false, output: '', files: [], error: (error as Error).message };
+  }
+  plain.end();
+  if (result.sessionId) sessionId = result.sessionId;
+  const stopped = input.stopReason();
+  const cancelled = stopped === CANCEL_REASON;
+  const error = stopped ? `stopped: ${stopped}` : result.ok ? null : (result.error ?? `the agent exited with code ${result.exitCode}`);
+  // The session's files join the conversation's folder before OnStreamFinish pushes them along.
+  if (ai.agent === 'claude' && sessionTravels(config)) keepSession(session, sessionId || result.sessionId || '', note);
+  const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
+  // The run's messages, as its folder has them (tool results joined into their calls), go into the
+  // state, so GET …/messages answers the same on every server.
+  if (input.holdsLease?.() !== false) await input.state.putMessages(lastRunMessages(home, conversation.account, conversation.id)).catch((error: Error) => input.onStoreError?.(error));
+  const endedAt = toTimestamp(new Date());
+  conversation = {
+    ...conversation,
+    session_id: sessionId || record.session_id,
+    status: cancelled ? 'cancelled' : stopped ? 'interrupted' : error ? 'failed' : 'completed',
+    updated_at: endedAt,
+    last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
+    stats: addStats(conversation.stats, record.stats),
+  };
+  // The final record is written by the caller, with the turn's last events, in one transaction.
+  if (error) log.append('error', { message: error, interrupted: Boolean(stopped) });
+  return { ok: error === null, error, interrupted: Boolean(stopped), usage: record.stats, conversation };
+}

@@ -1,0 +1,69 @@
+// The executor of one conversation turn: on this machine with `atlas serve --local`, otherwise the
+// OS sandbox (src/exec/sandbox/) with the task policy applied to the conversation: writes only in
+// its workspace and its tmp/ folder; $ATLAS_HOME/keys, the usual secrets, the server's folder (tokens,
+// the account list, every other conversation), the store, other tasks' worktrees and workspaces unreadable.
+import type { Config } from '../../config/schema.js';
+import { localExecutor } from '../../exec/local.js';
+import { diesWithParent } from '../../exec/parent-death.js';
+import type { SandboxPolicy } from '../../exec/sandbox/policy.js';
+import { otherTaskWorktrees } from '../../exec/task-executor.js';
+import type { ProcessExecutor } from '../../exec/types.js';
+import { conversationFiles } from './conversation-store.js';
+
+export interface TurnExecution {
+  executor: ProcessExecutor;
+  /** The turn has ended: the sandbox's proxies stop when no other run uses them. */
+  release(): Promise<void>;
+}
+
+/** The sandbox policy of one conversation's turn. */
+export async function conversationPolicy(home: string, config: Config, account: string, id: string): Promise<SandboxPolicy> {
+  const files = conversationFiles(home, account, id);
+  const { buildPolicy } = await import('../../exec/sandbox/policy.js');
+  // The conversation's workspace plays the task's worktree; an empty workspace id leaves every
+  // task workspace under $ATLAS_HOME/workspaces unreadable. Its tmp/ is the conversation's.
+  const policy = buildPolicy({
+    task: { id: '', worktree: files.workspace, workspace_id: '' },
+    taskDir: files.dir,
+    home,
+    config,
+    otherWorktrees: otherTaskWorktrees(home, ''),
+  });
+  // The server's folder (tokens, every account and conversation) is hidden whole by the policy, with
+  // this conversation's workspace and tmp/ bound back: a turn's start-up does not grow with the
+  // number of conversations.
+  return policy;
+}
+
+export async function createTurnExecutor(input: { home: string; config: Config; account: string; id: string; local: boolean }): Promise<TurnExecution> {
+  if (input.local) return { executor: localExecutor, release: () => Promise.resolve() };
+  const dir = conversationFiles(input.home, input.account, input.id).dir;
+  const { finishLitter, sweepLitter } = await import('../../exec/sandbox/litter.js');
+  await sweepLitter(dir);
+  const policy = await conversationPolicy(input.home, input.config, input.account, input.id);
+  const { createSandboxExecutor } = await import('../../exec/sandbox/executor.js');
+  const { acquireSandbox, releaseSandbox } = await import('../../exec/sandbox/runtime.js');
+  await acquireSandbox(policy.allowed_domains);
+  // The sandbox dies with the server that started it (a SIGKILLed server leaves no agent running);
+  // a local turn's leftovers are stopped by the next server's start-up sweep.
+  const executor = diesWithParent(createSandboxExecutor(policy, dir));
+  return {
+    executor,
+    release: async () => {
+      await executor.close?.();
+      await releaseSandbox();
+      finishLitter(dir);
+    },
+  };
+}
+
+/**
+ * Starts the sandbox's proxies for the server's life (its turns and tasks then share them, instead
+ * of starting and stopping them around every turn): returns what stops them.
+ */
+export async function holdSandbox(config: Config): Promise<() => Promise<void>> {
+  const { allowedDomains } = await import('../../exec/sandbox/policy.js');
+  const { acquireSandbox, releaseSandbox } = await import('../../exec/sandbox/runtime.js');
+  await acquireSandbox(allowedDomains(config));
+  return releaseSandbox;
+}

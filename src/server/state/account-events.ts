@@ -1,0 +1,52 @@
+// The account-wide event stream (GET /events): every event of the account's conversations and
+// tasks, copied as it is appended into the account's own log with its own ids, so a dashboard
+// follows one stream and resumes it with Last-Event-ID. Each copy says where it came from:
+// data.source = { kind, id, event_id }.
+import type { EventLog, StoredEvent } from './event-log.js';
+import { EventLogs } from './event-log.js';
+import type { ServerState } from './types.js';
+import { logKey, parseLogKey } from './types.js';
+
+export class AccountEvents {
+  private readonly logs: EventLogs;
+  /** Task id → its account, looked up once (the task index); one promise, so copies keep their order. */
+  private readonly taskAccounts = new Map<string, Promise<string | undefined>>();
+
+  constructor(
+    private readonly state: () => Promise<ServerState>,
+    onError: (error: Error) => void,
+  ) {
+    this.logs = new EventLogs(state, onError);
+  }
+
+  settled(): Promise<void> {
+    return this.logs.settled();
+  }
+
+  logOf(account: string): EventLog {
+    return this.logs.get(logKey.account(account));
+  }
+
+  private taskAccount(taskId: string): Promise<string | undefined> {
+    let found = this.taskAccounts.get(taskId);
+    if (!found) {
+      found = this.state().then((state) => state.getTask(taskId)).then((t) => t?.account, () => undefined);
+      // Not (yet) a task of this server: asked again next time.
+      void found.then((account) => (account === undefined ? this.taskAccounts.delete(taskId) : undefined));
+      this.taskAccounts.set(taskId, found);
+    }
+    return found;
+  }
+
+  /** Copies one event of a conversation's or a task's log (by its key) into its account's log. */
+  copy(kind: 'conversation' | 'task', key: string, e: StoredEvent): void {
+    const data = (id: string) => ({ ...e.data, source: { kind, id, event_id: e.id } });
+    const of = parseLogKey(key);
+    if (of?.kind === 'conversation') {
+      void this.logOf(of.account).append(e.type, data(of.id));
+      return;
+    }
+    if (of?.kind !== 'task') return;
+    void this.taskAccount(of.taskId).then((account) => (account ? this.logOf(account).append(e.type, data(of.taskId)) : undefined));
+  }
+}

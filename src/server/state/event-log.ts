@@ -1,0 +1,274 @@
+// The append-only event log of a conversation, a task or an account, in the server state
+// (src/server/state): ids a sequence from 1 per log, assigned by the database, so every server on
+// one state hands out each id once. A stream replays what came after Last-Event-ID and then gets
+// new events live: a follower takes events strictly in id order, so an event appended meanwhile,
+// here or by another server, is neither lost nor sent twice.
+import type { ConversationRow, EventRow, Fence, ServerState } from './types.js';
+
+export type StoredEvent = EventRow;
+
+export type Listener = (event: StoredEvent) => void;
+
+export const EVENTS_FILE_NAME = 'events.jsonl';
+
+/** Pause between reads of the state while a follower waits for an id another process appended. */
+const GAP_POLL_MS = 100;
+/** Pause between reads of the state while following a turn that runs on another server. */
+const REMOTE_POLL_MS = 200;
+const PAGE = 1_000;
+
+interface Follower {
+  cursor: number;
+  pending: Map<number, StoredEvent>;
+  listener: Listener;
+  /** Only what this process appends from now on, in the order appended (no gaps to wait for). */
+  localOnly: boolean;
+  closed: boolean;
+  remote: boolean;
+}
+
+export class EventLog {
+  private last = 0;
+  private readonly followers = new Set<Follower>();
+  private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * One reader of the state for every follower of this log: a gap to fill, or (while some
+   * follower follows a turn running on another server) every REMOTE_POLL_MS.
+   */
+  private remoteFollowers = 0;
+  private remoteTimer: NodeJS.Timeout | undefined;
+  private gapTimer: NodeJS.Timeout | undefined;
+  private polling = false;
+  private pollAgain = false;
+
+  constructor(
+    readonly key: string,
+    private readonly state: () => Promise<ServerState>,
+    private readonly onError: (error: Error) => void,
+  ) {}
+
+  /** The last id this process has seen (appended or read). */
+  get lastId(): number {
+    return this.last;
+  }
+
+  /** The state's last id now: another server may have appended since. */
+  async readLastId(): Promise<number> {
+    this.last = Math.max(this.last, await (await this.state()).lastEventId(this.key));
+    return this.last;
+  }
+
+  /**
+   * Appends after every earlier append of this process to this log (ids follow the order of the
+   * calls). With a fence, only while that lease token is current. Never rejects: a failed append
+   * (the database down, the lease lost) is reported, and resolves undefined.
+   */
+  append(type: string, data: Record<string, unknown>, fence?: Fence): Promise<StoredEvent | undefined> {
+    return this.enqueue(async () => {
+      const e = await (await this.state()).appendEvent(this.key, type, data, fence);
+      this.deliver(e);
+      return e;
+    });
+  }
+
+  /**
+   * A turn's last events, its final record and the lease given back, in one transaction (after
+   * every earlier append of this process to this log). Resolves undefined when that failed, reported.
+   */
+  finishTurn(record: ConversationRow | undefined, events: { type: string; data: Record<string, unknown> }[], fence: Fence): Promise<StoredEvent[] | undefined> {
+    return this.enqueue(async () => {
+      const stored = await (await this.state()).finishTurn(record, this.key, events, fence);
+      for (const e of stored) this.deliver(e);
+      return stored;
+    });
+  }
+
+  /** Runs after every write asked for before it; a failure is reported, and resolves undefined. */
+  private enqueue<T>(work: () => Promise<T>): Promise<T | undefined> {
+    const done = this.queue.then(work);
+    this.queue = done.catch(() => undefined);
+    return done.catch((error: Error) => {
+      this.onError(error);
+      return undefined;
+    });
+  }
+
+  /** A stored event, to this process's followers. */
+  private deliver(e: StoredEvent): void {
+    this.last = Math.max(this.last, e.id);
+    for (const f of [...this.followers]) this.offer(f, e);
+  }
+
+  /** Events after `afterId`, every one (read page by page), or at most `limit`. */
+  async since(afterId: number, limit = Infinity): Promise<StoredEvent[]> {
+    const state = await this.state();
+    const out: StoredEvent[] = [];
+    let cursor = afterId;
+    while (out.length < limit) {
+      const want = Math.min(PAGE, limit - out.length);
+      const page = await state.eventsAfter(this.key, cursor, want);
+      out.push(...page);
+      if (page.length < want) break;
+      cursor = page[page.length - 1]!.id;
+    }
+    if (out.length > 0) this.last = Math.max(this.last, out[out.length - 1]!.id);
+    return out;
+  }
+
+  /**
+   * Replays what came after `afterId` (to `onReplay`, in one batch) and then calls `listener` with
+   * each next event, in id order; returns the unsubscribe. `localOnly`: no replay, only the
+   * events this process appends from now on.
+   */
+  follow(afterId: number, listener: Listener, options: { onReplay?: (events: StoredEvent[]) => void; localOnly?: boolean; remote?: boolean } = {}): () => void {
+    const f: Follower = { cursor: afterId, pending: new Map(), listener, localOnly: options.localOnly === true, closed: false, remote: options.remote === true };
+    this.followers.add(f);
+    // What another server appends (a turn running there) is read from the state every so often,
+    // by one poller for all of this log's followers.
+    if (f.remote) this.addRemote();
+    if (!f.localOnly) {
+      this.since(afterId).then(
+        (past) => {
+          if (f.closed) return;
+          const fresh = past.filter((e) => e.id > f.cursor);
+          if (fresh.length > 0) f.cursor = fresh[fresh.length - 1]!.id;
+          for (const id of [...f.pending.keys()]) if (id <= f.cursor) f.pending.delete(id);
+          if (options.onReplay) options.onReplay(fresh);
+          else for (const e of fresh) listener(e);
+          this.drain(f);
+        },
+        (error: Error) => this.onError(error),
+      );
+    }
+    return () => {
+      if (f.closed) return;
+      f.closed = true;
+      this.followers.delete(f);
+      if (f.remote && --this.remoteFollowers === 0) {
+        clearInterval(this.remoteTimer);
+        this.remoteTimer = undefined;
+      }
+      if (this.followers.size === 0) {
+        clearTimeout(this.gapTimer);
+        this.gapTimer = undefined;
+      }
+    };
+  }
+
+  /**
+   * This process no longer writes the log's running turn (its lease went to another server, or
+   * its end could not be stored): its followers from now on read what other servers append (the
+   * `interrupted` event the new holder writes), as followers of a remote turn do.
+   */
+  followOthers(): void {
+    for (const f of this.followers) {
+      if (f.localOnly || f.remote || f.closed) continue;
+      f.remote = true;
+      this.addRemote();
+    }
+  }
+
+  private addRemote(): void {
+    if (this.remoteFollowers++ > 0) return;
+    this.remoteTimer = setInterval(() => this.poll(), REMOTE_POLL_MS);
+    this.remoteTimer.unref();
+  }
+
+  /** Resolves once every append asked for so far is stored (or reported failed). */
+  settled(): Promise<unknown> {
+    return this.queue;
+  }
+
+  private offer(f: Follower, e: StoredEvent): void {
+    if (f.closed) return;
+    if (f.localOnly) {
+      f.listener(e);
+      return;
+    }
+    if (e.id <= f.cursor) return;
+    f.pending.set(e.id, e);
+    this.drain(f);
+  }
+
+  /** Delivers pending events while they follow on; a gap (another process's append) is read from the state. */
+  private drain(f: Follower): void {
+    while (!f.closed && f.pending.has(f.cursor + 1)) {
+      const e = f.pending.get(f.cursor + 1)!;
+      f.pending.delete(e.id);
+      f.cursor = e.id;
+      f.listener(e);
+    }
+    if (f.closed || f.pending.size === 0 || this.gapTimer) return;
+    this.gapTimer = setTimeout(() => {
+      this.gapTimer = undefined;
+      this.poll();
+    }, GAP_POLL_MS);
+  }
+
+  /** One read of the state, from the furthest-behind follower's cursor, offered to every follower. */
+  private poll(): void {
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
+    }
+    const waiting = [...this.followers].filter((f) => !f.localOnly && !f.closed);
+    if (waiting.length === 0) return;
+    const from = Math.min(...waiting.map((f) => f.cursor));
+    this.polling = true;
+    let full = false;
+    this.state()
+      .then((state) => state.eventsAfter(this.key, from, PAGE))
+      .then(
+        (events) => {
+          full = events.length === PAGE;
+          if (events.length > 0) this.last = Math.max(this.last, events[events.length - 1]!.id);
+          // Not to local-only followers: they take only what this process appends.
+          for (const f of [...this.followers]) {
+            if (!f.localOnly) for (const e of events) this.offer(f, e);
+          }
+        },
+        (error: Error) => {
+          this.onError(error);
+          for (const f of [...this.followers]) if (!f.localOnly) this.drain(f);
+        },
+      )
+      .finally(() => {
+        this.polling = false;
+        const again = this.pollAgain || full;
+        this.pollAgain = false;
+        if (again) this.poll();
+      });
+  }
+}
+
+/** One EventLog per log in this process, so appends and followers meet. */
+export class EventLogs {
+  private readonly logs = new Map<string, EventLog>();
+
+  constructor(
+    private readonly state: () => Promise<ServerState>,
+    private readonly onError: (error: Error) => void,
+  ) {}
+
+  get(key: string): EventLog {
+    let log = this.logs.get(key);
+    if (!log) {
+      log = new EventLog(key, this.state, this.onError);
+      this.logs.set(key, log);
+      this.opened(key, log);
+    }
+    return log;
+  }
+
+  /** Called once per log as it is first used here (for observers). */
+  protected opened(_key: string, _log: EventLog): void {}
+
+  forget(key: string): void {
+    this.logs.delete(key);
+  }
+
+  /** Every log's appends so far stored (before the state closes). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.logs.values()].map((l) => l.settled()));
+  }
+}

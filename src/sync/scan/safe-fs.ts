@@ -1,0 +1,211 @@
+// Every write a pull makes goes through here, so that nothing a store says can land outside the
+// workspace: parents are checked one by one (a symlink or a file on the way refuses the path),
+// content goes to a temp file in the root's `.sandbox-state.tmp` folder (where no file of the
+// person's can be mistaken for one), is checked against its MD5, then renamed over the target (a
+// rename replaces a symlink, it never writes through one).
+import { chmodSync, lstatSync, readlinkSync, renameSync, utimesSync } from 'node:fs';
+import { lstat, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import type { Observation } from '../../domain/sync-plan.js';
+import type { FileEntry, StateFile } from '../../domain/sync-state.js';
+import { TEMP_DIR_NAME } from '../../domain/sync-state.js';
+import { mapPool } from './pool.js';
+import { md5File } from './file-hash.js';
+import { byPathOf, cachedChecksum, linkEntry, seconds } from './scan.js';
+import type { Received } from './stream-file.js';
+
+type ParentCheck = { ok: true; exists: boolean } | { ok: false; problem: string };
+
+async function lstatOrNull(path: string) {
+  try {
+    return await lstat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** The same, synchronous: for the one lstat per file of a pull's plan (see scanWorkspace). */
+function lstatOrNullSync(path: string) {
+  return lstatSync(path, { throwIfNoEntry: false }) ?? null;
+}
+
+/** Checks the folders on the way to `rel` (cached per folder across one pull). */
+async function checkParents(root: string, rel: string, cache: Map<string, Promise<ParentCheck>>): Promise<ParentCheck> {
+  const parts = rel.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join('/');
+    let pending = cache.get(dir);
+    if (!pending) {
+      pending = lstatOrNull(join(root, dir)).then((st): ParentCheck => {
+        if (st === null) return { ok: true, exists: false };
+        if (st.isSymbolicLink()) return { ok: false, problem: `${dir} is a symlink here (writing through it could leave the workspace)` };
+        if (!st.isDirectory()) return { ok: false, problem: `${dir} is a file here, where a folder should be` };
+        return { ok: true, exists: true };
+      });
+      cache.set(dir, pending);
+    }
+    const check = await pending;
+    if (!check.ok || !check.exists) return check;
+  }
+  return { ok: true, exists: true };
+}
+
+/** One object for every path that is missing (a pull into an empty folder: 100,000 of them), a folder or neither. */
+const MISSING: Observation = Object.freeze({ kind: 'missing' });
+const DIR: Observation = Object.freeze({ kind: 'dir' });
+const OTHER: Observation = Object.freeze({ kind: 'other' });
+
+/**
+ * What is at each path now; checksums reuse the last state's when nothing can have changed
+ * (`byPath`: its entries by path, when the caller has them already).
+ */
+export async function observePaths(root: string, paths: readonly string[], previous: StateFile | undefined, byPath: ReadonlyMap<string, FileEntry> = byPathOf(previous)): Promise<Map<string, Observation>> {
+  const cache = new Map<string, Promise<ParentCheck>>();
+  const result = new Map<string, Observation>();
+  await mapPool(paths, 16, async (path) => {
+    const parents = await checkParents(root, path, cache);
+    if (!parents.ok) return void result.set(path, { kind: 'blocked', problem: parents.problem });
+    if (!parents.exists) return void result.set(path, MISSING);
+    const st = lstatOrNullSync(join(root, path));
+    if (st === null) return void result.set(path, MISSING);
+    if (st.isSymbolicLink()) return void result.set(path, { kind: 'symlink', checksum: linkEntry(path, readlinkSync(join(root, path)), 0).checksum });
+    if (st.isDirectory()) return void result.set(path, DIR);
+    if (!st.isFile()) return void result.set(path, OTHER);
+    const mtimeS = seconds(st.mtimeMs);
+    const checksum = cachedChecksum(previous, byPath, path, st.size, mtimeS) ?? (await md5File(join(root, path), st.size));
+    result.set(path, { kind: 'file', checksum, size: st.size, modified_at: mtimeS, mode: st.mode & 0o777 });
+  });
+  return result;
+}
+
+/**
+ * Creates the folders on the way to `rel`, refusing symlinks and files there. `made` remembers the
+ * folders this pull already checked or created (one lstat per folder, not per file).
+ */
+export async function ensureParents(root: string, rel: string, made: Map<string, Promise<void>> = new Map()): Promise<void> {
+  const parts = rel.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join('/');
+    let pending = made.get(dir);
+    if (!pending) {
+      pending = ensureFolder(root, dir);
+      made.set(dir, pending);
+    }
+    await pending;
+  }
+}
+
+async function ensureFolder(root: string, dir: string): Promise<void> {
+  const path = join(root, dir);
+  const st = await lstatOrNull(path);
+  if (st === null) {
+    await mkdir(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    const again = await lstat(path);
+    if (again.isDirectory() && !again.isSymbolicLink()) return;
+  } else if (st.isDirectory() && !st.isSymbolicLink()) return;
+  throw new AtlasError(`refused to write into ${dir}: it is not a plain folder here`, { exitCode: EXIT.failure });
+}
+
+let sequence = 0;
+
+/** A new temp path in the root's temp folder (made by `prepareTemps`). */
+export function tempPathFor(root: string): string {
+  sequence = (sequence + 1) % 1_000_000_000;
+  return join(root, TEMP_DIR_NAME, `${process.pid}-${sequence}`);
+}
+
+/**
+ * Empties the root's temp folder (what a killed pull left: only atlas writes there, and the
+ * caller holds the workspace's lock) and makes it again.
+ */
+export async function prepareTemps(root: string): Promise<void> {
+  const dir = join(root, TEMP_DIR_NAME);
+  const st = await lstatOrNull(dir);
+  if (st && !st.isDirectory()) throw new AtlasError(`${dir} is not a folder: atlas keeps its temp files there`, { exitCode: EXIT.failure, hint: 'move it away, then pull again' });
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir);
+}
+
+/** Removes the temp folder once a pull is done with it. */
+export async function dropTemps(root: string): Promise<void> {
+  await rm(join(root, TEMP_DIR_NAME), { recursive: true, force: true }).catch(() => undefined);
+}
+
+/**
+ * Fetches `entry` into the workspace: temp file, MD5 and size checked, mtime set to the stored
+ * one, renamed over the target. Returns the bytes received. `folders` is ensureParents' memory,
+ * shared by the writes of one pull.
+ */
+export async function writeVerified(root: string, entry: FileEntry, fetch: (tempPath: string) => Promise<Received>, describe: string, folders?: Map<string, Promise<void>>): Promise<number> {
+  await ensureParents(root, entry.path, folders);
+  await ensureParents(root, `${TEMP_DIR_NAME}/-`, folders);
+  const temp = tempPathFor(root);
+  try {
+    const got = await fetch(temp);
+    if (got.md5 !== entry.checksum || got.bytes !== entry.size || (entry.sha256 !== undefined && got.sha256 !== entry.sha256)) {
+      throw new AtlasError(`${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`, {
+        exitCode: EXIT.failure,
+        hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',
+      });
+    }
+    // Synchronous: two metadata calls on a local file cost less than two round trips through
+    // libuv's thread pool, which dominated a pull of many small files (docs/performance.md).
+    if (entry.mode !== undefined) chmodSync(temp, entry.mode);
+    utimesSync(temp, entry.modified_at, entry.modified_at);
+    try {
+      // A rename replaces a file or a symlink; over a folder it fails (EISDIR), which refuses it.
+      renameSync(temp, join(root, entry.path));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
+      throw error;
+    }
+    return got.bytes;
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Deletes files the plan allows, then the folders that became empty (never the root). */
+export async function deleteFiles(root: string, paths: readonly string[]): Promise<number> {
+  const dirs = new Set<string>();
+  let deleted = 0;
+  for (const rel of paths) {
+    await ensureNoLinkOnTheWay(root, rel);
+    try {
+      await unlink(join(root, rel));
+      deleted++;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    for (let d = dirname(rel); d !== '.' && d !== ''; d = dirname(d)) dirs.add(d);
+  }
+  for (const d of [...dirs].sort((a, b) => b.length - a.length)) await rmdir(join(root, d)).catch(() => undefined);
+  return deleted;
+}
+
+async function ensureNoLinkOnTheWay(root: string, rel: string): Promise<void> {
+  const check = await checkParents(root, rel, new Map());
+  if (!check.ok) throw new AtlasError(`refused to delete ${rel}: ${check.problem}`, { exitCode: EXIT.failure });
+}
+
+/** Makes a link the version holds (the caller checked it stays inside the root): a temp link renamed over the path. */
+export async function writeLink(root: string, entry: FileEntry, folders?: Map<string, Promise<void>>): Promise<void> {
+  await ensureParents(root, entry.path, folders);
+  await ensureParents(root, `${TEMP_DIR_NAME}/-`, folders);
+  const temp = tempPathFor(root);
+  try {
+    await symlink(entry.link!, temp);
+    renameSync(temp, join(root, entry.path));
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
+    throw error;
+  }
+}

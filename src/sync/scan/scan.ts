@@ -1,0 +1,161 @@
+// The workspace as a list of FileEntry: a walk that skips .git, atlas's own files and
+// `sync.exclude`; files with their MD5 (the seed's checksum) and SHA-256 (their blob's key), both
+// from one read and reused from the last state only when nothing can have changed; modes; links
+// that stay inside the folder; folders with nothing synced inside.
+import { createHash } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ExcludeRule, FileEntry, StateFile } from '../../domain/sync-state.js';
+import { byPath as inPathOrder, isExcluded, linkStaysInside } from '../../domain/sync-state.js';
+import { isSandboxStubFile } from '../../exec/sandbox/litter.js';
+import { hashFile } from './file-hash.js';
+import { mapPool } from './pool.js';
+
+export interface ScanResult {
+  /** Files and the links that stay inside the folder, sorted by path. */
+  files: FileEntry[];
+  /** Links pointing outside the folder: never synced (what they point to is not the workspace's). */
+  symlinks: string[];
+  /** Named pipes, sockets and devices: no content a store could hold, never synced. */
+  specials: string[];
+  /** Files and folders this process may not read (a push refuses to store the folder without them). */
+  unreadable: string[];
+  /** Folders with nothing synced inside. */
+  dirs: string[];
+  /** Names that are not UTF-8: Node cannot even open them by the name it reads (a push refuses them). */
+  badNames: string[];
+  bytesHashed: number;
+}
+
+export const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/**
+ * The entry recorded by the last sync still holds when size and mtime match and the mtime is
+ * before that sync: a write after it would carry a later mtime.
+ */
+export function cachedEntry(previous: StateFile | undefined, byPath: ReadonlyMap<string, FileEntry>, path: string, size: number, mtimeS: number): FileEntry | undefined {
+  const known = byPath.get(path);
+  if (!previous || !known || previous.last_synced_at === 0 || known.link !== undefined) return undefined;
+  return known.size === size && known.modified_at === mtimeS && mtimeS < previous.last_synced_at ? known : undefined;
+}
+
+export function cachedChecksum(previous: StateFile | undefined, byPath: ReadonlyMap<string, FileEntry>, path: string, size: number, mtimeS: number): string | undefined {
+  return cachedEntry(previous, byPath, path, size, mtimeS)?.checksum;
+}
+
+interface Found {
+  path: string;
+  size: number;
+  mtimeS: number;
+  mode: number;
+}
+
+/** A link as an entry: its checksum and size are its target's text's. */
+export function linkEntry(path: string, target: string, mtimeS: number): FileEntry {
+  const text = Buffer.from(target);
+  return { path, checksum: createHash('md5').update(text).digest('hex'), size: text.length, modified_at: mtimeS, link: target };
+}
+
+/** `byPath`: the previous state's entries by path, when the caller has them already. */
+export async function scanWorkspace(root: string, rules: readonly ExcludeRule[], previous?: StateFile, byPath: ReadonlyMap<string, FileEntry> = byPathOf(previous)): Promise<ScanResult> {
+  const found: Found[] = [];
+  const links: FileEntry[] = [];
+  const symlinks: string[] = [];
+  const specials: string[] = [];
+  const unreadable: string[] = [];
+  const dirs: string[] = [];
+  const badNames: string[] = [];
+  /** One entry of a folder: how many synced things it counts for (a folder: 1, or 0 when excluded). */
+  const visit = async (d: Dirent, dir: string, rel: string): Promise<number> => {
+    const path = rel ? `${rel}/${d.name}` : d.name;
+    const abs = join(dir, d.name);
+    try {
+      if (d.name.includes('\uFFFD') && !isExcluded(path, d.isDirectory(), rules)) {
+        badNames.push(path);
+        return 1;
+      }
+      if (d.isSymbolicLink()) {
+        if (isExcluded(path, false, rules)) return 0;
+        const st = lstatSync(abs);
+        const target = readlinkSync(abs);
+        if (!linkStaysInside(path, target)) {
+          symlinks.push(path);
+          return 0;
+        }
+        links.push(linkEntry(path, target, seconds(st.mtimeMs)));
+        return 1;
+      }
+      if (d.isDirectory()) {
+        if (isExcluded(path, true, rules)) return 0;
+        const inside = await walk(abs, path);
+        if (inside === 0) dirs.push(path);
+        return 1;
+      }
+      if (isExcluded(path, false, rules)) return 0;
+      if (!d.isFile()) {
+        specials.push(path);
+        return 0;
+      }
+      // Synchronous: 10,000 lstats take ~50 ms so, ~200 ms as thread-pool round trips, most of
+      // a no-op sync's time (docs/performance.md#workspace-sync).
+      const st = lstatSync(abs);
+      // A stub a killed sandboxed run left in the worktree is not the person's work.
+      if (st.size === 0 && (await isSandboxStubFile(path, st))) return 0;
+      found.push({ path, size: st.size, mtimeS: seconds(st.mtimeMs), mode: st.mode & 0o777 });
+      return 1;
+    } catch (error) {
+      // A file or folder this user may not read (a folder without search permission refuses
+      // the lstat of what it holds): named, never an unexplained failure.
+      if (!isDenied(error)) throw error;
+      unreadable.push(path);
+      return 1;
+    }
+  };
+  /**
+   * Returns how many synced things the folder holds (0: it is stored as an empty folder). One
+   * folder at a time: reading them all at once held every name of the tree twice more (100,000
+   * directory entries and their promises), 12 MB of a 100,000-file sync's peak, and was no faster.
+   */
+  const walk = async (dir: string, rel: string): Promise<number> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) => (isDenied(error) ? undefined : Promise.reject(error)));
+    if (entries === undefined) {
+      unreadable.push(rel || '.');
+      return 1; // not an empty folder: its contents are unknown
+    }
+    let count = 0;
+    for (const d of entries) count += await visit(d, dir, rel);
+    return count;
+  };
+  await walk(root, '');
+  let bytesHashed = 0;
+  const hashed = await mapPool(found, 8, async (f): Promise<FileEntry | undefined> => {
+    const known = cachedEntry(previous, byPath, f.path, f.size, f.mtimeS);
+    // The recorded entry itself when nothing about the file changed: one object per file, not two.
+    if (known?.sha256 !== undefined && known.mode === f.mode) return known;
+    if (known?.sha256 !== undefined) return { path: f.path, checksum: known.checksum, size: f.size, modified_at: f.mtimeS, sha256: known.sha256, mode: f.mode };
+    const read = await hashFile(join(root, ...f.path.split('/')), f.size).catch((error: unknown) => (isDenied(error) ? undefined : Promise.reject(error)));
+    if (read === undefined) {
+      unreadable.push(f.path);
+      return undefined;
+    }
+    bytesHashed += f.size;
+    return { path: f.path, checksum: read.md5, size: f.size, modified_at: f.mtimeS, sha256: read.sha256, mode: f.mode };
+  });
+  const files = hashed.filter((f): f is FileEntry => f !== undefined);
+  files.push(...links);
+  files.sort(inPathOrder);
+  return { files, symlinks: symlinks.sort(), specials: specials.sort(), unreadable: unreadable.sort(), dirs: dirs.sort(), badNames: badNames.sort(), bytesHashed };
+}
+
+/** A permission refusal (a file or folder without read access for this user). */
+function isDenied(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EACCES' || code === 'EPERM';
+}
+
+/** A state's entries by path. */
+export function byPathOf(state: StateFile | undefined): Map<string, FileEntry> {
+  return new Map((state?.files ?? []).map((f) => [f.path, f]));
+}

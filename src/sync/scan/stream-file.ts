@@ -1,0 +1,103 @@
+// Bytes from a stream into a new file (never an existing one), with the MD5 and SHA-256 of what was
+// written; the answer to a ranged read, into memory; a stream's failures told in the store's words;
+// a text file read in pieces.
+// The file is written with synchronous calls on its descriptor: a pull writes thousands of small
+// files, and each asynchronous open, write and close is a round trip through libuv's thread pool
+// that cost more CPU than the call itself (docs/performance.md#workspace-sync). Each call writes
+// one chunk as it arrives (at most 64 KiB from a socket or a file stream) into the page cache, so
+// the event loop is held for microseconds at a time, never for the whole file.
+import { createHash } from 'node:crypto';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+
+/** What a store's download reports about the bytes it wrote. */
+export interface Received {
+  bytes: number;
+  md5: string;
+  sha256: string;
+}
+
+export async function streamToNewFile(source: AsyncIterable<Buffer | string> | Iterable<Buffer>, dest: string, mode = 0o644): Promise<Received> {
+  const hash = createHash('md5');
+  const sha = createHash('sha256');
+  let bytes = 0;
+  const fd = openSync(dest, 'wx', mode);
+  try {
+    for await (const piece of source) {
+      const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
+      hash.update(chunk);
+      sha.update(chunk);
+      for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
+      bytes += chunk.length;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { bytes, md5: hash.digest('hex'), sha256: sha.digest('hex') };
+}
+
+/** Where the byte past a full buffer is read to (only whether there is one matters). */
+const PAST_END = Buffer.alloc(1);
+
+/**
+ * Reads a file from its start into `into`: how many bytes it holds, or undefined when it holds
+ * more than `into` (positional reads: the handle's own position does not move).
+ */
+export async function readFully(handle: FileHandle, into: Buffer): Promise<number | undefined> {
+  let got = 0;
+  for (let n = -1; n !== 0 && got < into.length; got += n) n = (await handle.read(into, got, into.length - got, got)).bytesRead;
+  return got === into.length && (await handle.read(PAST_END, 0, 1, got)).bytesRead > 0 ? undefined : got;
+}
+
+/**
+ * The answer to a ranged read of `length` bytes from `start`, copied into one buffer as it arrives
+ * (`into`, when given, else a new one: a read is up to 2 MiB, never held twice). A server that
+ * ignores Range sends the whole object: then the range is cut from it.
+ */
+export async function collectRange(source: AsyncIterable<Buffer>, start: number, length: number, into?: Buffer): Promise<Buffer> {
+  const out = into ?? Buffer.allocUnsafe(length);
+  const whole: Buffer[] = [];
+  let at = 0;
+  for await (const part of source) {
+    if (whole.length === 0) {
+      if (at + part.length <= length) {
+        at += part.copy(out, at);
+        continue;
+      }
+      whole.push(out.subarray(0, at)); // more than the range: the whole object, from its start
+    }
+    whole.push(part);
+    at += part.length;
+    // Past the end of the range, nothing more is needed (and nothing more is held).
+    if (at >= start + length) break;
+  }
+  return whole.length > 0 ? Buffer.concat(whole).subarray(start, start + length) : out.subarray(0, at);
+}
+
+/** The pieces of `source`, a failure while reading them told as `failed` says. */
+export async function* rethrown<T>(source: AsyncIterable<T>, failed: (error: unknown) => Error): AsyncGenerator<T> {
+  try {
+    yield* source;
+  } catch (error) {
+    throw failed(error);
+  }
+}
+
+/**
+ * How much of a text file is read at a time. Pieces of 1 MiB, and the strings a parser makes of
+ * them, were large objects that V8 frees only in a full collection: V8's large-object space held
+ * 27-29 MB at the peak of a no-op pull of 100,000 files, 14-16 MB with these, which die young
+ * (docs/sync.md#peak-memory).
+ */
+const TEXT_PIECE = 64 * 1024;
+
+/**
+ * A text file (a `.sandbox-state`) in pieces as it is read, opened without following a symbolic
+ * link (ELOOP): 20 MB of state at 100,000 files is never held whole. The stream closes the file at
+ * its end, or when the reader stops early. Errors of the open (ENOENT, ELOOP) are the caller's.
+ */
+export async function readTextPieces(path: string): Promise<AsyncIterable<string>> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  return handle.createReadStream({ encoding: 'utf8', highWaterMark: TEXT_PIECE });
+}

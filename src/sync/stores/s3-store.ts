@@ -1,0 +1,400 @@
+// A store in an S3 bucket (or any S3-compatible server: sync.s3.endpoint, force_path_style).
+// Contents are objects named by their SHA-256 (`<tree>/.blobs/ab/<sha256>`), sent once; a version
+// is its manifest, gzipped on the wire when that pays.
+// ETags are never taken for checksums (a multipart ETag is not an MD5): the version's
+// `.sandbox-state` carries the MD5s, and every download is checked against it.
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open, readFile, rm } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import type { Config } from '../../config/schema.js';
+import { sortVersions } from '../../domain/sync-plan.js';
+import { BLOB_GRACE_SECONDS } from '../../domain/sync-retention.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../domain/sync-state.js';
+import { mapPool } from '../scan/pool.js';
+import { hashFile } from '../scan/file-hash.js';
+import type { Received } from '../scan/stream-file.js';
+import { DirectRequests, encodeKey } from './s3-direct.js';
+import { manifestBody, manifestChunks } from './s3-manifest.js';
+import { s3Error, s3Failure } from './s3-errors.js';
+import { attemptsFrom, JitterRetryStrategy, withRetries } from './s3-retry.js';
+import type { S3Place } from './s3-remove.js';
+import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
+import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
+import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
+import { collectRange, rethrown, streamToNewFile } from '../scan/stream-file.js';
+
+/** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
+const SINGLE_PUT_LIMIT = 16 * 1024 * 1024;
+/** A file a push sends is never read through a symbolic link put in its place since the scan. */
+const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+const PART_SIZE = 16 * 1024 * 1024;
+/** A push asks whether the store holds a content (left by a killed push) only from this size on. */
+export const ASK_FROM = 1024 * 1024;
+
+function regionFrom(settings: Config['sync']['s3']): string {
+  return settings.region || process.env['AWS_REGION'] || process.env['AWS_DEFAULT_REGION'] || 'us-east-1';
+}
+
+/** The client for a bucket of these settings: the one way atlas talks to S3 (stores and exports). */
+export function makeS3Client(settings: Config['sync']['s3'], attempts: number): S3Client {
+  // The SDK warns on every run under Node 20 about its own future releases; atlas supports
+  // Node >= 20.19 and pins the SDK, so the warning tells a user nothing they can act on.
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+  return new S3Client({
+    region: regionFrom(settings),
+    ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
+    forcePathStyle: settings.force_path_style,
+    // Many S3-compatible servers reject the SDK's default CRC checksums; the MD5s atlas keeps
+    // (and Content-MD5 on uploads) already cover integrity.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    // The middleware stack is built once per command type, not once per request: a pull or a
+    // push sends thousands of the same command, and atlas never changes the stack.
+    cacheMiddleware: true,
+    retryStrategy: new JitterRetryStrategy(attempts),
+    maxAttempts: attempts,
+  });
+}
+
+export class S3Store implements SyncStore {
+  readonly kind = 's3' as const;
+  readonly location: string;
+  private readonly client: S3Client;
+  private readonly place: S3Place;
+  private readonly direct: DirectRequests;
+  /** Whether the server takes `If-None-Match` on a PUT; false once it answered that it does not. */
+  private conditionalWrites = true;
+  /** Attempts per request (sync.retries + 1, or AWS_MAX_ATTEMPTS). */
+  private readonly attempts: number;
+
+  constructor(
+    private readonly bucket: string,
+    private readonly prefix: string,
+    settings: Config['sync']['s3'],
+    retries = 10,
+  ) {
+    this.attempts = attemptsFrom(retries);
+    this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
+    this.client = makeS3Client(settings, this.attempts);
+    this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
+    this.direct = new DirectRequests(this.client);
+  }
+
+  private key(...parts: string[]): string {
+    return [this.prefix, ...parts].filter((p) => p !== '').join('/');
+  }
+
+  private async send<T>(what: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw s3Error(error, what, this.location);
+    }
+  }
+
+  async checkAccess(options: { listing?: boolean } = {}): Promise<void> {
+    // Credentials first: a missing or refused key fails here, before any transfer.
+    await this.send('the credentials', async () => {
+      await this.client.config.credentials();
+    });
+    if (options.listing === false) return;
+    await this.send(`a listing of ${this.location}`, () =>
+      this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(''), MaxKeys: 1 })),
+    );
+  }
+
+  /** One delimiter listing of `path`: the folders and the objects directly under it. */
+  private async listLevel(path: string): Promise<{ folders: string[]; objects: string[] }> {
+    const prefix = `${this.key(path)}/`.replace(/^\//, '');
+    const folders: string[] = [];
+    const objects: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.send(`a listing of ${prefix}`, () =>
+        this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ...(token ? { ContinuationToken: token } : {}) })),
+      );
+      for (const p of page.CommonPrefixes ?? []) {
+        const name = p.Prefix?.slice(prefix.length).replace(/\/$/, '');
+        if (name) folders.push(name);
+      }
+      for (const o of page.Contents ?? []) if (o.Key) objects.push(o.Key.slice(prefix.length));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return { folders, objects };
+  }
+
+  async listVersionNames(tree: string): Promise<string[]> {
+    // Each complete version has its .sandbox-state directly inside: its folder is listed.
+    return sortVersions((await this.listLevel(tree)).folders);
+  }
+
+  async putTaskIndex(taskId: string, workspace: string): Promise<void> {
+    const key = this.key(TASK_INDEX, taskIndexName(taskId, workspace));
+    await this.send(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '' })));
+  }
+
+  async listTaskIndex(): Promise<StoredTask[]> {
+    return (await this.listLevel(TASK_INDEX)).objects.map(parseTaskIndexName).filter((t): t is StoredTask => t !== undefined);
+  }
+
+  async readState(tree: string, version: string): Promise<AsyncIterable<string> | undefined> {
+    const key = this.key(tree, version, STATE_FILE_NAME);
+    try {
+      const got = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return rethrown(manifestChunks(got.Body as AsyncIterable<Uint8Array>), (error) => s3Error(error, key, this.location));
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw s3Error(error, key, this.location);
+    }
+  }
+
+  async download(tree: string, version: string, path: string, dest: string): Promise<Received> {
+    return this.getTo(this.key(tree, version, path), dest);
+  }
+
+  /** A download into `dest`, the partial file removed when the body is cut off midway. */
+  private getTo(key: string, dest: string): Promise<Received> {
+    return this.send(key, () =>
+      this.readBody(key, undefined, (body) =>
+        streamToNewFile(body, dest).catch(async (error: unknown) => {
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove
+          await rm(dest, { force: true });
+          throw cutOff(error);
+        }),
+      ),
+    );
+  }
+
+  /**
+   * GET of an object (or of `range` of it) read by `consume`, tried again when the body is cut off
+   * midway (`consume` says so with cutOff()): the SDK retries what fails before the body, not a
+   * stream that breaks while it is read.
+   */
+  private readBody<T>(key: string, range: string | undefined, consume: (body: AsyncIterable<Buffer>) => Promise<T>): Promise<T> {
+    return withRetries(
+      this.attempts,
+      async () => {
+        const body = (await this.direct.get(key, range)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: range } : {}) }))).Body as Readable);
+        return consume(body as AsyncIterable<Buffer>);
+      },
+      (error) => (error as { $cutOff?: boolean }).$cutOff === true,
+    );
+  }
+
+  private blobKey(tree: string, sha256: string): string {
+    if (!SHA256_PATTERN.test(sha256)) throw new AtlasError(`not a blob name: ${JSON.stringify(sha256)}`, { exitCode: EXIT.failure });
+    return this.key(tree, blobPath(sha256));
+  }
+
+  async getBlob(tree: string, sha256: string, dest: string): Promise<Received> {
+    return this.getTo(this.blobKey(tree, sha256), dest);
+  }
+
+  /**
+   * A HEAD for each wanted content of ASK_FROM bytes or more; smaller ones are not asked about
+   * (a PUT of an object that is there already is harmless, and for a small file the HEAD and its
+   * round trip cost about what sending it does), nor is the blob area listed: at 100,000 blobs that
+   * is 100 pages, and most of a push's time (docs/sync.md#stores-and-layout).
+   */
+  async findBlobs(tree: string, wanted: readonly { sha256: string; size: number }[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    await mapPool(
+      wanted.filter((w) => w.size >= ASK_FROM),
+      32,
+      async ({ sha256 }) => {
+        if ((await this.blobModifiedMs(tree, sha256)) !== undefined) found.add(sha256);
+      },
+    );
+    return found;
+  }
+
+  async putBlob(tree: string, localFile: string): Promise<Received> {
+    return this.send(`the upload of ${localFile}`, () => this.putFile(tree, localFile));
+  }
+
+  async putBytes(tree: string, body: Buffer): Promise<string> {
+    return (await this.send(`an upload of ${body.length} bytes`, () => this.putBody(tree, body))).sha256;
+  }
+
+  async readPackRange(tree: string, pack: string, start: number, length: number, into?: Buffer): Promise<Buffer | undefined> {
+    if (length === 0) return Buffer.alloc(0);
+    const key = this.blobKey(tree, pack);
+    const range = `bytes=${start}-${start + length - 1}`;
+    return this.send(key, () =>
+      this.readBody(key, range, (body) => collectRange(body, start, length, into).catch((error: unknown) => Promise.reject(cutOff(error)))).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))),
+    );
+  }
+
+  async touchBlob(tree: string, sha256: string): Promise<boolean> {
+    const key = this.blobKey(tree, sha256);
+    // A copy onto itself with new metadata gives the object a new LastModified: no bytes sent. The
+    // source is percent-encoded per segment, as S3 wants it (a prefix may hold `;`, `#`, `?` or
+    // `+`); servers that decode it as a URI path only (s3rver) find it under the encodeURI form.
+    for (const source of new Set([encodeKey(`${this.bucket}/${key}`), encodeURI(`${this.bucket}/${key}`)])) {
+      try {
+        await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: source, MetadataDirective: 'REPLACE', Metadata: { touched: String(Date.now()) } }));
+        return true;
+      } catch {
+        // gone, or the other encoding: tried next; at the end the caller sends the blob again
+      }
+    }
+    return false;
+  }
+
+  async blobModifiedMs(tree: string, sha256: string): Promise<number | undefined> {
+    const key = this.blobKey(tree, sha256);
+    const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(s3Error(error, key, this.location))));
+    return head?.LastModified?.getTime();
+  }
+
+  async listBlobs(tree: string): Promise<Map<string, { size: number; modifiedMs: number }>> {
+    const area = `${this.key(tree, BLOB_AREA)}/`;
+    const found = new Map<string, { size: number; modifiedMs: number }>();
+    for (const o of await listUnder(this.place, area)) {
+      const rest = o.key.slice(area.length);
+      const sha = rest.slice(3);
+      if (SHA256_PATTERN.test(sha) && rest === `${sha.slice(0, 2)}/${sha}`) found.set(sha, { size: o.size, modifiedMs: o.modifiedMs });
+    }
+    return found;
+  }
+
+  async removeBlobs(tree: string, sha256s: readonly string[]): Promise<void> {
+    await deleteKeys(this.place, sha256s.map((sha) => this.blobKey(tree, sha)), `${this.key(tree, BLOB_AREA)}/`);
+  }
+
+  async removeStaleUploads(tree: string, nowMs: number): Promise<void> {
+    const area = `${this.key(tree, BLOB_AREA)}/`;
+    // Best effort: a server without multipart listings (s3rver) simply keeps them.
+    const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: area })).catch(() => undefined);
+    for (const u of listed?.Uploads ?? []) {
+      if (!u.Key?.startsWith(area) || !u.UploadId || nowMs - (u.Initiated?.getTime() ?? nowMs) <= BLOB_GRACE_SECONDS * 1000) continue;
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId })).catch(() => undefined);
+    }
+  }
+
+  async commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<boolean> {
+    const key = this.key(tree, version, STATE_FILE_NAME);
+    const body = await manifestBody(typeof manifest === 'string' ? [manifest] : manifest);
+    // If-None-Match: a concurrent push that picked the same name is refused, never overwritten (S3
+    // and moto honour it; a server that ignores it, such as s3rver, lets the later write win, and
+    // one that answers it with 501 gets plain writes from then on).
+    const put = (conditional: boolean) =>
+      this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body.bytes, ...(conditional ? { IfNoneMatch: '*' } : {}), ContentMD5: createHash('md5').update(body.bytes).digest('base64'), ContentType: 'application/json', ...(body.gzip ? { ContentEncoding: 'gzip' } : {}) }),
+      );
+    try {
+      await put(this.conditionalWrites);
+      return true;
+    } catch (error) {
+      const { name, status } = s3Failure(error);
+      if (name === 'PreconditionFailed' || name === 'ConditionalRequestConflict' || status === 412) return false;
+      if (!this.conditionalWrites || !(name === 'NotImplemented' || status === 501)) throw s3Error(error, key, this.location);
+    }
+    this.conditionalWrites = false;
+    await this.send(key, () => put(false));
+    return true;
+  }
+
+  async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {
+    checkVersionAddress(tree, version);
+    const prefix = `${this.key(tree, version)}/`;
+    const objects = await listUnder(this.place, prefix);
+    const stateKey = `${prefix}${STATE_FILE_NAME}`;
+    const found = { objects: objects.length, bytes: objects.reduce((n, o) => n + o.size, 0), incomplete: !objects.some((o) => o.key === stateKey) };
+    if (options.dryRun || objects.length === 0) return found;
+    // The state goes first, alone: if anything after it fails, the version reads as incomplete.
+    if (!found.incomplete) await deleteOne(this.place, stateKey);
+    await deleteKeys(this.place, objects.filter((o) => o.key !== stateKey).map((o) => o.key), prefix);
+    return found;
+  }
+
+  /**
+   * One PutObject with Content-MD5 (the server checks the bytes) under the SHA-256 of the bytes
+   * read, or, for a large file, a multipart upload under the hash of a first read, completed only
+   * when the bytes sent hash the same (a file changed meanwhile is refused: push again).
+   */
+  private async putFile(tree: string, localFile: string): Promise<Received> {
+    const handle = await open(localFile, READ_NO_FOLLOW);
+    try {
+      const { size } = await handle.stat();
+      if (size <= SINGLE_PUT_LIMIT) {
+        return this.putBody(tree, size === 0 ? Buffer.alloc(0) : await readFile(handle));
+      }
+      const first = await hashFile(localFile);
+      const sent = await this.putMultipart(this.blobKey(tree, first.sha256), handle, first.sha256);
+      return sent;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** One PutObject of bytes held in memory, under their SHA-256, with Content-MD5. */
+  private async putBody(tree: string, body: Buffer): Promise<Received> {
+    const digest = createHash('md5').update(body).digest();
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    const key = this.blobKey(tree, sha256);
+    // Without the SDK's per-request work and headers when its shape is known (s3-direct.ts).
+    if (!(await this.direct.put(key, body, digest.toString('base64'), sha256))) {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.length, ContentMD5: digest.toString('base64') }));
+    }
+    return { bytes: body.length, md5: digest.toString('hex'), sha256 };
+  }
+
+  private async putMultipart(key: string, handle: Awaited<ReturnType<typeof open>>, expected: string): Promise<Received> {
+    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+    const uploadId = created.UploadId!;
+    const whole = createHash('md5');
+    const sha = createHash('sha256');
+    const parts: { ETag: string; PartNumber: number }[] = [];
+    let bytes = 0;
+    try {
+      for (let part = 1; ; part++) {
+        const buffer = Buffer.alloc(PART_SIZE);
+        const { bytesRead } = await handle.read(buffer, 0, PART_SIZE, null);
+        if (bytesRead === 0) break;
+        const body = buffer.subarray(0, bytesRead);
+        whole.update(body);
+        sha.update(body);
+        bytes += bytesRead;
+        const done = await this.client.send(
+          new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: part, Body: body, ContentLength: bytesRead, ContentMD5: createHash('md5').update(body).digest('base64') }),
+        );
+        parts.push({ ETag: done.ETag!, PartNumber: part });
+      }
+      const sha256 = sha.digest('hex');
+      if (sha256 !== expected) {
+        throw new AtlasError(`${key}: the file changed while it was being pushed`, { exitCode: EXIT.failure, hint: 'run the push again once the file is no longer being written' });
+      }
+      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      return { bytes, md5: whole.digest('hex'), sha256 };
+    } catch (error) {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      throw error;
+    }
+  }
+}
+
+/** Marks a failure while a body was read: the request is tried again. */
+function cutOff(error: unknown): unknown {
+  return Object.assign(error as object, { $cutOff: true });
+}
+
+function isMissing(error: unknown): boolean {
+  const { name, status } = s3Failure(error);
+  return name === 'NoSuchKey' || name === 'NotFound' || status === 404;
+}

@@ -1,0 +1,158 @@
+// Reading stored versions: the newest usable one (incomplete versions are skipped silently, damaged
+// ones with a warning), a named one (strictly), and the list `atlas sync versions` shows.
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import type { VersionCondition } from '../../domain/sync-retention.js';
+import type { ReferenceInfo } from '../../domain/sync-manifest.js';
+import { resolveReferences } from '../../domain/sync-manifest.js';
+import type { FileEntry, StateFile, StateParse } from '../../domain/sync-state.js';
+import { unsafeDirs, unsafeEntries } from '../../domain/sync-state.js';
+import type { ParseOptions } from '../../domain/sync-state-parse.js';
+import { mapPool } from '../scan/pool.js';
+import type { SyncStore } from '../stores/store.js';
+import { parseReading } from '../scan/local-state.js';
+
+export interface StoredVersion {
+  version: string;
+  /** Resolved: every blob entry has its sha256, whether its manifest carried it or its base did. */
+  state: StateFile;
+  /** Set when the manifest left SHA-256s to a base (what the next push needs to refer to it too). */
+  references?: ReferenceInfo;
+}
+
+export type Loaded = { ok: true; stored: StoredVersion } | { ok: false; missing: boolean; problem: string };
+
+/** Bases already read, by version: `atlas sync versions` reads many manifests with one base. */
+type BaseCache = Map<string, Promise<Loaded>>;
+
+export interface Reading {
+  bases?: BaseCache;
+  /**
+   * The folder's own entries, by path (its local state): an equal entry of the version is that
+   * object, not a copy (ParseOptions' `known`): one set of entries in memory, not two.
+   */
+  known?: ReadonlyMap<string, FileEntry>;
+}
+
+/** One version, resolved; what is wrong with it otherwise (missing: an unfinished push). */
+export async function loadVersion(store: SyncStore, tree: string, version: string, reading: Reading = {}): Promise<Loaded> {
+  const loaded = await loadOne(store, tree, version, reading.known);
+  const from = loaded.ok ? loaded.stored.state.sha256_from : undefined;
+  if (!loaded.ok || from === undefined) return loaded;
+  let base = reading.bases?.get(from);
+  if (!base) {
+    base = loadOne(store, tree, from, reading.known);
+    reading.bases?.set(from, base);
+  }
+  const got = await base;
+  if (!got.ok) return { ok: false, missing: false, problem: `refers to the contents of version ${from}, which ${got.problem}` };
+  const resolved = resolveReferences(loaded.stored.state, version, got.stored.state);
+  if (!resolved.ok) return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${resolved.problem})` };
+  return { ok: true, stored: { version, state: resolved.state, references: { base: from, byReference: resolved.byReference } } };
+}
+
+/** The paths of a version atlas refuses to write (files and empty folders): any makes it damaged. */
+function unsafePaths(state: StateFile): ReturnType<typeof unsafeEntries> {
+  return [...unsafeEntries(state.files), ...unsafeDirs(state)];
+}
+
+/** A version's manifest parsed as it is read (`parseReading`), or undefined when it has none. */
+export function readManifest(store: SyncStore, tree: string, version: string, options: ParseOptions = {}): Promise<StateParse | undefined> {
+  return parseReading(() => store.readState(tree, version), options);
+}
+
+async function loadOne(store: SyncStore, tree: string, version: string, known: Reading['known']): Promise<Loaded> {
+  const parsed = await readManifest(store, tree, version, { known });
+  if (parsed === undefined) return { ok: false, missing: true, problem: 'has no .sandbox-state (an unfinished push)' };
+  if (!parsed.ok) {
+    if (parsed.kind === 'newer') {
+      throw new AtlasError(`version ${version} of ${tree} in ${store.location}: ${parsed.problem}`, { exitCode: EXIT.input, hint: 'upgrade atlas on this machine' });
+    }
+    return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${parsed.problem})` };
+  }
+  const unsafe = unsafePaths(parsed.state);
+  if (unsafe.length > 0) {
+    const list = unsafe.slice(0, 10).map((r) => `${JSON.stringify(r.path)} ${r.problem}`).join('; ');
+    return { ok: false, missing: false, problem: `lists paths atlas refuses to write: ${list}${unsafe.length > 10 ? ` (and ${unsafe.length - 10} more)` : ''}` };
+  }
+  return { ok: true, stored: { version, state: parsed.state } };
+}
+
+/**
+ * The newest complete version (unfinished pushes are passed over), or undefined when the tree has
+ * none. A damaged or hostile one stops a pull (`strict`): the store was changed outside atlas, and
+ * quietly restoring an older version would hide it. A push only needs a base to reuse files from,
+ * so it passes over such a version with a warning (its new version supersedes it).
+ */
+export async function latestVersion(store: SyncStore, tree: string, names: readonly string[], warn: (text: string) => void, options: { strict?: boolean; known?: Reading['known'] } = {}): Promise<StoredVersion | undefined> {
+  const { strict = false, known } = options;
+  for (let i = names.length - 1; i >= 0; i--) {
+    const loaded = await loadVersion(store, tree, names[i]!, { known });
+    // A push behind the store stored its conflicting files here: whole, but not the newest work.
+    if (loaded.ok && loaded.stored.state.conflict_of !== undefined) continue;
+    if (loaded.ok) return loaded.stored;
+    if (loaded.missing) continue;
+    const problem = `version ${names[i]} of ${tree} in ${store.location} ${loaded.problem}`;
+    if (strict) {
+      throw new AtlasError(`${problem}; refused, nothing was changed`, {
+        exitCode: EXIT.failure,
+        hint: 'pull an older version (atlas sync versions, then --version TS), or push a good copy to supersede it',
+      });
+    }
+    warn(`passing over ${problem}`);
+  }
+  return undefined;
+}
+
+/** A version the person named: any problem with it is an error (no silent fallback). */
+export async function namedVersion(store: SyncStore, tree: string, version: string, known?: Reading['known']): Promise<StoredVersion> {
+  const loaded = await loadVersion(store, tree, version, { known });
+  if (loaded.ok) return loaded.stored;
+  throw new AtlasError(
+    loaded.missing ? `version ${version} of ${tree} is not in ${store.location}` : `version ${version} of ${tree} in ${store.location} ${loaded.problem}; refused`,
+    { exitCode: loaded.missing ? EXIT.notFound : EXIT.failure, hint: 'run `atlas sync versions` to list the stored versions' },
+  );
+}
+
+export interface VersionInfo {
+  version: string;
+  created_at: string;
+  files: number;
+  bytes: number;
+  status: 'complete' | 'conflict' | 'incomplete' | 'damaged';
+  problem?: string;
+  /** The version its push built on (docs/sync.md#concurrent-pushes); absent for the first, and for versions of older atlas. */
+  parent?: string;
+}
+
+export async function describeVersions(store: SyncStore, tree: string): Promise<VersionInfo[]> {
+  const names = await store.listVersionNames(tree);
+  const bases: BaseCache = new Map();
+  return mapPool(names, 8, async (version) => {
+    const created_at = new Date(Number(version) * 1000).toISOString();
+    const loaded = await loadVersion(store, tree, version, { bases });
+    if (!loaded.ok) return { version, created_at, files: 0, bytes: 0, status: loaded.missing ? 'incomplete' : 'damaged', problem: loaded.problem };
+    const { files, conflict_of, conflicts, parent } = loaded.stored.state;
+    const info: VersionInfo = { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: conflict_of === undefined ? 'complete' : 'conflict', ...(parent !== undefined ? { parent } : {}) };
+    if (conflict_of !== undefined) info.problem = `a push behind version ${conflict_of} that changed ${conflicts?.length ?? 0} file(s) it changed too: ${(conflicts ?? []).slice(0, 5).join(', ')}`;
+    return info;
+  });
+}
+
+/**
+ * How retention sees a version: complete (a whole version, one written by a newer atlas
+ * included), a conflict (whole, but never the newest), incomplete (no `.sandbox-state`) or damaged
+ * (a corrupt or hostile one); and the version its manifest refers to for contents, which must stay.
+ */
+export async function versionCondition(store: SyncStore, tree: string, version: string): Promise<{ condition: VersionCondition; base?: string }> {
+  const parsed = await readManifest(store, tree, version);
+  if (parsed === undefined) return { condition: 'incomplete' };
+  if (!parsed.ok) return { condition: parsed.kind === 'newer' ? 'complete' : 'damaged' };
+  const base = parsed.state.sha256_from !== undefined ? { base: parsed.state.sha256_from } : {};
+  if (unsafePaths(parsed.state).length > 0) return { condition: 'damaged', ...base };
+  return { condition: parsed.state.conflict_of !== undefined ? 'conflict' : 'complete', ...base };
+}
+
+/** The version a pull or an export reads: the one named, else the newest complete one. */
+export async function resolveVersion(store: SyncStore, tree: string, version: string | undefined, warn: (text: string) => void, known?: Reading['known']): Promise<StoredVersion | undefined> {
+  return version !== undefined ? namedVersion(store, tree, version, known) : latestVersion(store, tree, await store.listVersionNames(tree), warn, { strict: true, known });
+}
