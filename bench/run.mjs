@@ -21,7 +21,7 @@ const benches = [
   ['three servers, one SIGKILLed midway: nothing lost (issue 23)', 'server-failover.mjs'],
   ['workspace sync against a local S3 server, with rclone, aws s3 sync and restic (issues 10, 20)', 'sync.mjs'],
   ['claude-hook per event vs node -e 0 (issue 11)', 'claude-hook.mjs'],
-  ['web board: first render of 1,000 tasks and of a 10,000-message conversation in Chromium (issue 21)', 'ui.mjs'],
+  ['web board: first render of 1,000 tasks and of a 10,000-message conversation, and output on the page after a command wrote it, in Chromium (issues 21, 38)', 'ui.mjs'],
 ];
 
 console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
