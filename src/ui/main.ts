@@ -83,7 +83,7 @@ function App() {
           : hash === '#/new' && !ro
             ? html`<${StartView} key="new" />`
             : html`<${BoardView} key="board" hash=${hash} readOnly=${ro} />`;
-  return html`<header><a href="#/" class="brand">atlas</a><nav aria-label="Pages"><a href="#/">Tasks</a> <a href="#/new">New task</a> <a href="#/conversations">Conversations</a> <a href="#/usage">Usage</a></nav><span class="meta">${session.account}${ro ? ' (read-only)' : ''}</span><button type="button" onClick=${signOut}>Sign out</button></header>
+  return html`<header><a href="#/" class="brand">atlas</a><nav aria-label="Pages"><a href="#/">Tasks</a> ${ro ? null : html`<a href="#/new">New task</a> `}<a href="#/conversations">Conversations</a> <a href="#/usage">Usage</a></nav><span class="meta">${session.account}${ro ? ' (read-only)' : ''}</span><button type="button" onClick=${signOut}>Sign out</button></header>
     <main>${page}</main>`;
 }
 
