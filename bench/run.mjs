@@ -23,7 +23,7 @@ const benches = [
   ['workspace sync against a local S3 server, with rclone, aws s3 sync and restic (issues 10, 20)', 'sync.mjs'],
   ['claude-hook per event vs node -e 0 (issue 11), in sandbox mode too (issue 35)', 'claude-hook.mjs'],
   ['API trouble: first message about 500s, a hanging API stopped (issue 35)', 'api-trouble.mjs'],
-  ['web board: first render of 1,000 tasks and of a 10,000-message conversation in Chromium (issue 21)', 'ui.mjs'],
+  ['web board: first render of 1,000 tasks and of a 10,000-message conversation, and output on the page after a command wrote it, in Chromium (issues 21, 38)', 'ui.mjs'],
 ];
 
 console.log(`node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);

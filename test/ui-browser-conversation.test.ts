@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { createToken } from './helpers/server-fixtures.js';
-import { boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
+import { axeViolations, boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
 import { lineOf, visibleLines } from '../src/ui/conversation-view.js';
 
 const boards = boardServers();
@@ -44,6 +44,8 @@ withChromium('a conversation in Chromium', () => {
     const page = await (await browser().newContext()).newPage();
     await signInPage(page, url, alice);
     await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Conversations' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
     await page.getByRole('link', { name: 'New conversation' }).click();
     await page.getByLabel('Next prompt').fill('sleep:800 <img src=x onerror=window.__pwned=1>');
     await page.getByRole('button', { name: 'Send' }).click();
@@ -64,6 +66,7 @@ withChromium('a conversation in Chromium', () => {
     expect(await messages.getByText('you: second prompt').count()).toBe(1);
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await axeViolations(page)).toEqual([]);
     if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'conversation.png'), fullPage: true });
     // The usage page counts the conversation's two turns under (conversations), per day, template and account.
     await page.getByRole('link', { name: 'Usage' }).click();

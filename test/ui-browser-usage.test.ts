@@ -13,7 +13,7 @@ import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { auth, createToken, repoIn } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
+import { axeViolations, boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
 
 const boards = boardServers();
 checkResponses();
@@ -135,6 +135,7 @@ withChromium('a task\'s conversations and usage in Chromium', () => {
     // Per day (2 days), per template (1) and per account (1): tokens and cost each.
     expect(await page.locator('svg rect.bar').count()).toBe(8);
     expect(await page.getByRole('img', { name: 'Cost per template (USD)' }).count()).toBe(1);
+    expect(await axeViolations(page)).toEqual([]);
     if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'usage.png'), fullPage: true });
   }, 120_000);
 });

@@ -2,25 +2,17 @@
 // here, with real atlas tasks: sign in, a card appears and moves columns live (no reload), a hostile
 // task description and output are shown as text and run nothing, approving in the browser lets the
 // task finish, and another account cannot reach the task by URL.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
+import { tempDir } from './helpers/core-fixtures.js';
 import { auth, createToken, repoIn, TEMPLATE } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { addTemplate, boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
+import { addTemplate, axeViolations, boardServers, chromiumOfThisFile, screenshot, signInPage, withChromium } from './helpers/ui-fixtures.js';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 const boards = boardServers();
 
-/** Saved for docs/ui.md when ATLAS_UI_SCREENSHOTS=1. */
-async function shot(page: Page, name: string): Promise<void> {
-  if (process.env['ATLAS_UI_SCREENSHOTS'] !== '1') return;
-  const dir = join(REPO_ROOT, 'docs', 'ui');
-  mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
-}
 
 function hostileRepo(root: string): string {
   const repo = repoIn(root, 'demo');
@@ -49,8 +41,11 @@ withChromium('the board in Chromium', () => {
     });
     let navigations = 0;
     page.on('framenavigated', () => navigations++);
+    await page.goto(`${url}/`);
+    await page.getByRole('heading', { level: 1, name: 'Sign in to the atlas board' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
     await signInPage(page, url, alice);
-    await shot(page, 'board-empty');
+    await screenshot(page, 'board-empty');
     // The token is nowhere the page's script can reach.
     expect(await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href + document.cookie)).not.toContain(alice);
     expect(await page.evaluate(() => document.cookie)).not.toContain('atlas_session');
@@ -68,30 +63,30 @@ withChromium('the board in Chromium', () => {
     expect(navigations).toBe(before);
     await expect(card.locator('.card-link').textContent()).resolves.toBe(HOSTILE);
     expect(await page.locator('img').count()).toBe(0);
-    await shot(page, 'board-waiting');
+    await screenshot(page, 'board-waiting');
 
     await card.locator('.card-link').click();
     await page.locator('[data-action="approve"]').waitFor();
     await expect(page.getByTestId('output').textContent()).resolves.toContain('<img src=x onerror=window.__pwned=2></script>');
-    // HOOK.md (it quotes the hostile description) is text in a <pre>, never parsed as HTML.
+    // HOOK.md (it quotes the hostile description) is drawn as Markdown of known elements only:
+    // the description is text, never parsed as HTML.
     await page.getByTestId('hook-md').filter({ hasText: id }).waitFor();
-    expect(await page.getByTestId('hook-md').locator('*').count()).toBe(0);
-    await shot(page, 'task-waiting');
+    await page.getByTestId('hook-md').filter({ hasText: HOSTILE }).waitFor();
+    expect(await page.getByTestId('hook-md').locator('img, script, iframe, a, [onerror]').count()).toBe(0);
     await page.locator('[data-action="approve"]').click();
     await page.getByTestId('task-state').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
     expect(dialogs).toEqual(['confirm: Approve the step waiting for a person? The task goes on.']);
-    await page.locator('[data-testid="receipts"] li .ok').first().waitFor();
-    expect(await page.locator('[data-testid="receipts"] li .bad').count()).toBe(0);
-    await shot(page, 'task-completed');
+    await page.locator('[data-testid="receipts"] li[data-mark="passed"]').first().waitFor();
+    expect(await page.locator('[data-testid="receipts"] li:not([data-mark="passed"])').count()).toBe(0);
     // A receipt changed on disk no longer matches its signature: the page says ✗ and why.
     const hookPath = join(home, 'workspaces', readdirSync(join(home, 'workspaces'))[0]!, 'tasks', id, 'hook.json');
     const hook = JSON.parse(readFileSync(hookPath, 'utf8'));
     hook.receipts[0].exit_code = 1;
     writeFileSync(hookPath, JSON.stringify(hook, null, 2));
     await page.reload();
-    await page.locator('[data-testid="receipts"] li .bad').first().waitFor();
+    await page.locator('[data-testid="receipts"] li[data-mark="invalid"]').first().waitFor();
     await expect(page.locator('[data-testid="receipts"] li .error').first().textContent()).resolves.toContain('signature');
-    await shot(page, 'task-tampered');
+    await screenshot(page, 'task-tampered');
     await page.locator('a', { hasText: '← Board' }).click();
     await page.locator(`[data-column="completed"] [data-task="${id}"]`).waitFor({ timeout: 20_000 });
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();

@@ -9,9 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { createToken } from './helpers/server-fixtures.js';
+import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 import { boardServers, signIn } from './helpers/ui-fixtures.js';
 import { listTokens, revokeToken } from '../src/server/accounts/tokens.js';
 import { verifyTask } from '../src/server/tasks/task-verify.js';
+import { hostName } from '../src/server/board/board-host.js';
 import { defaultConfig } from '../src/config/load.js';
 
 checkResponses();
@@ -128,7 +130,32 @@ describe('sign-in by cookie', () => {
     expect(ok.headers.get('location')).toBe('/');
     const cookie = ok.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
     expect(await (await fetch(`${url}/session`, { headers: { cookie } })).json()).toMatchObject({ account: 'local' });
-    expect((await fetch(`${url}/ui/login?code=c0de-one-time-0123456789`, { redirect: 'manual' })).status).toBe(401);
+    const used = await fetch(`${url}/ui/login?code=c0de-one-time-0123456789`, { redirect: 'manual' });
+    expect(used.status).toBe(401);
+    // A person followed the link: a page that says what to do, under the board's CSP.
+    expect(used.headers.get('content-type')).toContain('text/html');
+    expect(used.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(await used.text()).toContain('restart it for a new link');
+    // The board's page tells its script it belongs to `atlas ui` (no token form).
+    expect(await (await fetch(`${url}/`)).text()).toContain('<meta name="atlas-board" content="local">');
+  });
+
+  it('answers only to a loopback Host when it listens on loopback (DNS rebinding)', async () => {
+    const home = tempDir();
+    const alice = createToken(home, 'alice');
+    const { url } = await boards.start(home, { config: agentConfig((c) => (c.server.allowed_hosts = ['atlas.example.com'])) });
+    const port = new URL(url).port;
+    // The name a proxy in front forwards, when the operator lists it.
+    expect((await rawGet(port, '/health', { host: 'ATLAS.example.com:443' })).status).toBe(200);
+    // What a page of evil.example sends once its name resolves to 127.0.0.1: refused before any route.
+    const rebound = await rawGet(port, '/tasks', { host: `evil.example:${port}`, authorization: `Bearer ${alice}` });
+    expect(rebound.status).toBe(421);
+    expect(rebound.body).toContain('host_refused');
+    expect((await rawGet(port, '/', { host: `evil.example:${port}` })).status).toBe(421);
+    expect((await rawGet(port, '/health', { host: 'rebind.127.0.0.1.nip.io' })).status).toBe(421);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'localhost', '[::1]:1']) expect((await rawGet(port, '/health', { host })).status, host).toBe(200);
+    expect(hostName('[::1]:80')).toBe('[::1]');
+    expect(hostName('a:b:c')).toBe('');
   });
 });
 
@@ -137,9 +164,22 @@ describe('receipt verification for the board', () => {
     const saved = process.env['ATLAS_XPUB'];
     delete process.env['ATLAS_XPUB'];
     try {
-      expect(await verifyTask(tempDir(), defaultConfig(), tempDir())).toEqual({ ok: false, key_fingerprint: null, problems: [expect.stringContaining('no public key')], receipts: [] });
+      expect(await verifyTask(tempDir(), defaultConfig(), tempDir())).toEqual({ ok: false, key_fingerprint: null, problems: [expect.stringContaining('no public key')], receipts: [], strict: null });
     } finally {
       if (saved !== undefined) process.env['ATLAS_XPUB'] = saved;
     }
   });
 });
+
+/** A GET with exactly these headers (fetch will not send another Host). */
+function rawGet(port: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: Number(port), path, headers, setHost: false }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

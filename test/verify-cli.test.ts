@@ -51,6 +51,23 @@ describe('atlas receipts export + atlas verify', () => {
     expect(moved.stdout).toContain('receipts made on other commits');
   });
 
+  it('says "valid signature, command failed" for a failing command\'s receipt, and never OK without --require-pass', async () => {
+    const { home, xpub } = await homeWithKey();
+    const dir = repo();
+    const fx = await createTask(home, dir);
+    await recordRun(fx, { step: 'validate', command: 'npm test', exitCode: 1 });
+    const { path } = await exported(home, fx.ref.id);
+    const run = await atlas(['verify', path, '--xpub', xpub], { home: tempDir(), cwd: dir });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^ {2}! .*npm test \(valid signature, command failed: exit 1/m);
+    expect(run.stdout).not.toMatch(/✓ .*npm test/);
+    expect(run.stdout).toContain('SIGNATURES VALID, COMMANDS FAILED: 1 receipt in 1 task, 1 valid (1 valid signature, command failed), 0 invalid');
+    expect(run.stdout).not.toMatch(/^OK/m);
+    const strict = await atlas(['verify', path, '--xpub', xpub, '--require-pass'], { home: tempDir(), cwd: dir });
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toMatch(/^FAILED/m);
+  });
+
   it('accepts a bundle committed after the commit it proves, as long as nothing else changed', async () => {
     const { home, xpub } = await homeWithKey();
     const dir = repo();

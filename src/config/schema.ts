@@ -56,6 +56,7 @@ export interface Config {
     max_connections: number;
     requests_per_second: number;
     cors_origins: string[];
+    allowed_hosts: string[];
     database: string;
     lease_ttl: number;
     auto_recover: boolean;
@@ -158,6 +159,7 @@ export const LEAVES: readonly Leaf[] = [
   leaf('server.body_timeout', { type: 'duration' }, 15_000, 'longest a handler waits for a request body once it starts reading it (408)'),
   leaf('server.max_connections', { type: 'int', min: 1, max: 1_000_000 }, 1024, 'open connections the server accepts at once (more are closed at once)'),
   leaf('server.requests_per_second', { type: 'int', min: 0, max: 1_000_000 }, 20, 'requests one account may make per second, with bursts of twice that (429 with Retry-After above; 0: no limit)'),
+  leaf('server.allowed_hosts', { type: 'strings' }, [], 'Host names a server listening on a loopback address answers to besides 127.0.0.1, localhost and [::1], e.g. the name a proxy in front forwards (others: 421, a DNS-rebinding defence)'),
   leaf('server.cors_origins', { type: 'strings' }, [], 'browser origins allowed to call the API (exact, e.g. https://board.example.com; empty: no CORS headers)'),
   leaf('server.lease_ttl', { type: 'duration', min: 3000 }, 30_000, 'a running turn\'s lease in the server state lasts this long without a renewal; then another server may mark the turn interrupted and recover it'),
   leaf('server.auto_recover', { type: 'bool' }, false, 'a turn whose server died (its lease expired) is recovered at once by the server that finds it, from the last pushed version, as POST .../recover does (false: marked interrupted, left for POST .../recover)'),

@@ -23,7 +23,9 @@ function receiptLine(r: ReceiptResult): string {
   // Which tree each receipt ran on: pristine (with where its dependencies came from) or the worktree.
   facts.push(messageVersionOf(rc) >= 4 ? (rc.validation_tree === 'pristine' ? `pristine tree, dependencies ${rc.dependencies}` : 'worktree') : 'worktree (not signed)');
   for (const stream of ['stdout', 'stderr'] as const) if (r.artifacts[stream] === 'missing') facts.push(`${stream} file missing`);
-  return `  ✓ ${head} (${facts.join(', ')})`;
+  // A signature proves what ran and how it ended, not that it passed: a failing command is not a ✓.
+  if (rc.exit_code !== 0) return `  ! ${head} (valid signature, command failed: ${facts.join(', ')})`;
+  return `  ✓ ${head} (valid signature, passed: ${facts.join(', ')})`;
 }
 
 function setLines(set: SetReport): string[] {
@@ -38,8 +40,9 @@ function setLines(set: SetReport): string[] {
     for (const r of set.results) lines.push(receiptLine(r));
   } else {
     for (const r of set.results) if (!r.valid) lines.push(receiptLine(r));
-    const valid = set.results.length - invalid;
-    if (valid > 0) lines.push(`  ✓ ${valid} receipts valid`);
+    for (const r of set.results) if (r.valid && r.receipt.exit_code !== 0) lines.push(receiptLine(r));
+    const passed = set.results.filter((r) => r.valid && r.receipt.exit_code === 0).length;
+    if (passed > 0) lines.push(`  ✓ ${passed} receipts with a valid signature and a passing command`);
   }
   return lines;
 }
@@ -57,8 +60,11 @@ export function renderVerifyText(report: VerifyReport): string {
   }
   const s = report.summary;
   const setProblems = report.sets.reduce((n, x) => n + x.problems.length, 0);
+  const failed = report.sets.reduce((n, x) => n + x.results.filter((r) => r.valid && r.receipt.exit_code !== 0).length, 0);
+  // Without --require-pass a failed command does not fail verify (exit 0), but it is never "OK".
+  const verdict = !report.ok ? 'FAILED' : failed > 0 ? 'SIGNATURES VALID, COMMANDS FAILED' : 'OK';
   lines.push(
-    `${report.ok ? 'OK' : 'FAILED'}: ${s.receipts} receipt${s.receipts === 1 ? '' : 's'} in ${s.tasks} task${s.tasks === 1 ? '' : 's'}, ${s.valid} valid, ${s.invalid} invalid` +
+    `${verdict}: ${s.receipts} receipt${s.receipts === 1 ? '' : 's'} in ${s.tasks} task${s.tasks === 1 ? '' : 's'}, ${s.valid} valid${failed > 0 ? ` (${failed} valid signature, command failed)` : ''}, ${s.invalid} invalid` +
       (s.policies > 0 ? `; ${s.policies} polic${s.policies === 1 ? 'y' : 'ies'}, ${s.unmet} unmet` : '') +
       (setProblems > 0 ? `; ${setProblems} task problem${setProblems === 1 ? '' : 's'}` : ''),
   );

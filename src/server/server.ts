@@ -16,6 +16,7 @@ import { Conversations } from './conversations/conversations.js';
 import { AccountEvents } from './state/account-events.js';
 import { applyCors } from './http/cors.js';
 import { Board, findUiDir } from './board/board.js';
+import { checkHost } from './board/board-host.js';
 import type { Phase } from './http/health.js';
 import { checkState, checkStore, ReadinessProbe } from './http/health.js';
 import { HttpError, sendError, sendJson, setBodyTimeout } from './http/http.js';
@@ -206,6 +207,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string, info: RequestLog, t0: number) => {
+    checkHost(req, isLoopback(options.host), serverConfig.allowed_hosts);
     if (applyCors(req, res, serverConfig.cors_origins)) {
       info.route = 'OPTIONS';
       return;

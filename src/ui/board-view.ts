@@ -5,8 +5,11 @@ import { useEffect, useState } from 'preact/hooks';
 import type { TaskDetail, TaskSummary } from './api.js';
 import { api } from './api.js';
 import { columnOf, COLUMNS, recoveryAdvice } from './columns.js';
+import { stripAnsi } from './ansi.js';
 import type { BoardFilter } from './filters.js';
-import { filterTasks, SINCE, templatesOf } from './filters.js';
+import { filterFromHash, filterTasks, hashOfFilter, SINCE, templatesOf } from './filters.js';
+import { duration, relativeTime, STATE_LOOK, stateText } from './format.js';
+import { usePage } from './page.js';
 import { html } from './html.js';
 
 /** Cards a column draws at first; a click draws as many more. */
@@ -35,21 +38,46 @@ export function useAccountEvents(onTask: (id: string) => void): boolean {
   return live;
 }
 
-function Card({ t, hook }: { t: TaskSummary; hook: Record<string, unknown> | undefined }) {
+interface CardExtra {
+  step_started_at: string | null;
+  last_line: string;
+}
+
+/** A card's step, how long it has run, and its last output line, from a hook the page fetched. */
+export function extraOf(hook: Record<string, unknown>): CardExtra {
+  const step = hook['current_step'] as { started_at?: string; last_output?: string } | undefined;
+  const lines = (step?.last_output ?? '').split('\n').filter((l) => l.trim() !== '');
+  const ended = ['completed', 'failed', 'abandoned'].includes(String(hook['state']));
+  return { step_started_at: ended ? null : (step?.started_at ?? null), last_line: (lines[lines.length - 1] ?? '').slice(0, 300) };
+}
+
+function Card({ t, hook, extra }: { t: TaskSummary; hook: Record<string, unknown> | undefined; extra: CardExtra | undefined }) {
   const col = columnOf(t);
-  return html`<li class="card" data-task=${t.id} data-column=${col}>
+  const look = STATE_LOOK[col];
+  // t.step is 1-based already (atlas status prints it as is).
+  const since = extra?.step_started_at && (col === 'running' || col === 'waiting') ? `, ${duration(Date.now() - Date.parse(extra.step_started_at))}` : '';
+  return html`<li class=${`card card-${col}`} data-task=${t.id} data-column=${col}>
     <a href=${`#/tasks/${encodeURIComponent(t.id)}`} class="card-link">${t.description || t.id}</a>
-    <div class="meta">${t.template} · ${t.state} · step ${Math.min(t.step + 1, t.steps)}/${t.steps}${t.step_name ? ` (${t.step_name})` : ''}</div>
-    <div class="meta">${t.id} · ${new Date(t.updated_at).toLocaleString()}</div>
+    <div class="meta"><span class=${`badge badge-${col}`}><span aria-hidden="true">${look.icon}</span> ${stateText(t.state, t.activity)}</span></div>
+    <div class="meta" data-testid="card-step">step ${t.step}/${t.steps}${t.step_name ? ` (${t.step_name})` : ''}${since}</div>
+    ${extra?.last_line ? html`<div class="last-line" data-testid="card-last-line" title=${stripAnsi(extra.last_line)}>${stripAnsi(extra.last_line)}</div>` : null}
+    <div class="meta">${t.template} · <time datetime=${t.updated_at} title=${t.updated_at}>${relativeTime(t.updated_at)}</time></div>
     ${col === 'crashed' ? html`<p class="advice" role="note">${recoveryAdvice(t, hook)}</p>` : null}
   </li>`;
 }
 
-export function BoardView() {
+export function BoardView({ hash, readOnly }: { hash: string; readOnly: boolean }) {
   const [tasks, setTasks] = useState<Map<string, TaskSummary>>(new Map());
   const [hooks, setHooks] = useState<Map<string, Record<string, unknown>>>(new Map());
+  const [extras, setExtras] = useState<Map<string, CardExtra>>(new Map());
   const [error, setError] = useState('');
-  const [filter, setFilter] = useState<BoardFilter>({ text: '', template: '', since: 'all' });
+  // The filter lives in the address: a reload, the back button or a shared link keeps it.
+  const filter = filterFromHash(hash);
+  const setFilter = (f: BoardFilter) => {
+    history.replaceState(null, '', hashOfFilter(f));
+    dispatchEvent(new HashChangeEvent('hashchange'));
+  };
+  usePage('Tasks');
   // Cards drawn per column: the first COLUMN_PAGE, a page more per click.
   const [drawn, setDrawn] = useState<Record<string, number>>({});
 
@@ -58,6 +86,7 @@ export function BoardView() {
       .then((d) => {
         setTasks((m) => new Map(m).set(d.task.id, d.task));
         setHooks((m) => new Map(m).set(d.task.id, d.hook));
+        setExtras((m) => new Map(m).set(d.task.id, extraOf(d.hook)));
       })
       .catch(() => undefined);
   };
@@ -81,6 +110,8 @@ export function BoardView() {
         // The listing says why a task crashed; a card's hook (with the diagnosis) comes with its
         // next event. One request per card would run into the account's rate limit.
         setTasks(all);
+        const { cards } = await api<{ cards: ({ id: string } & CardExtra)[] }>('GET', '/board/cards');
+        setExtras(new Map(cards.map((c) => [c.id, c])));
       } catch (e) {
         setError((e as Error).message);
       }
@@ -89,7 +120,8 @@ export function BoardView() {
 
   const shown = filterTasks(tasks.values(), filter);
   const value = (e: Event) => (e.target as HTMLInputElement | HTMLSelectElement).value;
-  return html`<section aria-label="Tasks">
+  return html`<section aria-labelledby="board-title">
+    <div class="title-row"><h1 id="board-title">Tasks</h1>${readOnly ? null : html`<a class="button primary" href="#/new">New task</a>`}</div>
     <div class="toolbar">
       <label>Filter <input type="search" value=${filter.text} onInput=${(e: Event) => setFilter({ ...filter, text: value(e) })} placeholder="words, repository path" /></label>
       <label>Template <select value=${filter.template} onChange=${(e: Event) => setFilter({ ...filter, template: value(e) })}>
@@ -108,7 +140,7 @@ export function BoardView() {
         const rest = list.length - limit;
         return html`<section class="column" data-column=${c.id} aria-label=${c.title}>
           <h2>${c.title} <span class="count">${list.length}</span></h2>
-          <ul>${list.slice(0, limit).map((t) => html`<${Card} key=${t.id} t=${t} hook=${hooks.get(t.id)} />`)}</ul>
+          <ul>${list.slice(0, limit).map((t) => html`<${Card} key=${t.id} t=${t} hook=${hooks.get(t.id)} extra=${extras.get(t.id)} />`)}</ul>
           ${rest > 0 ? html`<button type="button" onClick=${() => setDrawn({ ...drawn, [c.id]: limit + COLUMN_PAGE })}>Show ${Math.min(rest, COLUMN_PAGE)} more of ${c.title}</button>` : null}
         </section>`;
       })}

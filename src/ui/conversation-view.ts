@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, csrfToken } from './api.js';
 import { html } from './html.js';
+import { usePage } from './page.js';
 
 interface Conversation {
   id: string;
@@ -66,6 +67,7 @@ export function lineOf(type: string, data: Record<string, unknown>): { kind: str
 export function ConversationList() {
   const [list, setList] = useState<Conversation[] | undefined>();
   const [error, setError] = useState('');
+  usePage('Conversations');
   useEffect(() => {
     api<{ conversations: Conversation[] }>('GET', '/conversations?limit=200').then((p) => setList(p.conversations), (e: Error) => setError(e.message));
   }, []);
@@ -92,6 +94,7 @@ export function ConversationView({ id }: { id: string }) {
   const [streamKey, setStreamKey] = useState(0);
   const box = useRef<HTMLTextAreaElement>(null);
   const path = `/conversations/${encodeURIComponent(id)}`;
+  usePage(`Conversation ${id}`);
   const load = () => api<{ conversation: Conversation; running: boolean }>('GET', path).then((d) => (setConv(d.conversation), setRunning(d.running)), () => undefined);
 
   useEffect(() => {

@@ -31,3 +31,19 @@ export function filterTasks(tasks: Iterable<TaskSummary & { worktree?: string }>
 export function templatesOf(tasks: Iterable<TaskSummary>): string[] {
   return [...new Set([...tasks].map((t) => t.template))].sort();
 }
+
+/** The filter in the board's address (#/?q=…&template=…&since=…), so a reload or a shared link keeps it. */
+export function filterFromHash(hash: string): BoardFilter {
+  const q = new URLSearchParams(hash.includes('?') ? hash.slice(hash.indexOf('?') + 1) : '');
+  const since = q.get('since') ?? 'all';
+  return { text: q.get('q') ?? '', template: q.get('template') ?? '', since: SINCE.some((x) => x.id === since) ? (since as BoardFilter['since']) : 'all' };
+}
+
+export function hashOfFilter(f: BoardFilter): string {
+  const q = new URLSearchParams();
+  if (f.text) q.set('q', f.text);
+  if (f.template) q.set('template', f.template);
+  if (f.since !== 'all') q.set('since', f.since);
+  const text = q.toString();
+  return text ? `#/?${text}` : '#/';
+}

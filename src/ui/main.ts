@@ -8,11 +8,26 @@ import { api, ApiError } from './api.js';
 import { BoardView } from './board-view.js';
 import { ConversationList, ConversationView } from './conversation-view.js';
 import { html } from './html.js';
+import { usePage } from './page.js';
+import { StartView } from './start-view.js';
 import { TaskView } from './task-view.js';
 import { UsageView } from './usage-view.js';
 
+/** `atlas ui`'s page (the server says so in a meta tag): signed in by the printed link only. */
+const LOCAL = document.querySelector('meta[name="atlas-board"]')?.getAttribute('content') === 'local';
+
+function SignedOut() {
+  usePage('Signed out');
+  return html`<section class="signin">
+    <h1>atlas board: signed out</h1>
+    <p>This board belongs to <code>atlas ui</code> on this machine, and signs in through the link it printed, once. That link was used, or the board restarted.</p>
+    <p>Restart <code>atlas ui</code> for a new link (Ctrl+C in its terminal, then <code>atlas ui</code> again).</p>
+  </section>`;
+}
+
 function SignIn({ onDone }: { onDone: (s: Session) => void }) {
   const [error, setError] = useState('');
+  usePage('Sign in');
   const submit = async (e: Event) => {
     e.preventDefault();
     const input = (e.target as HTMLFormElement).elements.namedItem('token') as HTMLInputElement;
@@ -25,7 +40,7 @@ function SignIn({ onDone }: { onDone: (s: Session) => void }) {
     }
   };
   return html`<form class="signin" onSubmit=${submit}>
-    <h1>atlas board</h1>
+    <h1>Sign in to the atlas board</h1>
     <label for="token">API token (<code>atlas serve token create --account NAME</code>)</label>
     <input id="token" name="token" type="password" autocomplete="off" required />
     <button type="submit">Sign in</button>
@@ -49,13 +64,26 @@ function App() {
   useEffect(() => {
     api<Session>('GET', '/session').then(setSession, (e: unknown) => setSession(e instanceof ApiError && e.status === 401 ? null : null));
   }, []);
-  if (session === undefined) return html`<p>Loading…</p>`;
-  if (session === null) return html`<main><${SignIn} onDone=${setSession} /></main>`;
+  if (session === undefined) return html`<main><h1>atlas board</h1><p>Loading…</p></main>`;
+  if (session === null) return html`<main>${LOCAL ? html`<${SignedOut} />` : html`<${SignIn} onDone=${setSession} />`}</main>`;
   const signOut = () => void api('DELETE', '/session').finally(() => setSession(null));
   const task = /^#\/tasks\/([A-Za-z0-9_-]+)$/.exec(hash);
   const conv = /^#\/conversations\/([A-Za-z0-9][A-Za-z0-9_-]{0,79})$/.exec(hash);
-  const page = task ? html`<${TaskView} id=${task[1]} />` : conv ? html`<${ConversationView} id=${conv[1]} />` : hash === '#/conversations' ? html`<${ConversationList} />` : hash === '#/usage' ? html`<${UsageView} />` : html`<${BoardView} />`;
-  return html`<header><a href="#/" class="brand">atlas</a><nav aria-label="Pages"><a href="#/">Tasks</a> <a href="#/conversations">Conversations</a> <a href="#/usage">Usage</a></nav><span class="meta">${session.account}${session.read_only ? ' (read-only)' : ''}</span><button type="button" onClick=${signOut}>Sign out</button></header>
+  const ro = session.read_only;
+  // Every view is keyed by what it shows: going from task A to task B builds B's page anew, so no
+  // state or stream of A's survives into it.
+  const page = task
+    ? html`<${TaskView} key=${`task-${task[1]}`} id=${task[1]} readOnly=${ro} />`
+    : conv
+      ? html`<${ConversationView} key=${`conv-${conv[1]}`} id=${conv[1]} />`
+      : hash === '#/conversations'
+        ? html`<${ConversationList} key="conversations" />`
+        : hash === '#/usage'
+          ? html`<${UsageView} key="usage" />`
+          : hash === '#/new' && !ro
+            ? html`<${StartView} key="new" />`
+            : html`<${BoardView} key="board" hash=${hash} readOnly=${ro} />`;
+  return html`<header><a href="#/" class="brand">atlas</a><nav aria-label="Pages"><a href="#/">Tasks</a> ${ro ? null : html`<a href="#/new">New task</a> `}<a href="#/conversations">Conversations</a> <a href="#/usage">Usage</a></nav><span class="meta">${session.account}${ro ? ' (read-only)' : ''}</span><button type="button" onClick=${signOut}>Sign out</button></header>
     <main>${page}</main>`;
 }
 

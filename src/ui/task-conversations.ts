@@ -86,8 +86,15 @@ function RunMessages({ path, version }: { path: string; version: number }) {
 export function TaskConversations({ path, version }: { path: string; version: number }) {
   const [data, setData] = useState<{ conversations: Run[]; total: Totals } | undefined>();
   const [open, setOpen] = useState<string | undefined>();
+  // The newest run is open by itself (the agent's conversation beside its output) until the person
+  // opens or closes one.
+  const chosen = useRef(false);
   useEffect(() => {
-    api<{ conversations: Run[]; total: Totals }>('GET', `${path}/conversations`).then(setData, () => setData(undefined));
+    api<{ conversations: Run[]; total: Totals }>('GET', `${path}/conversations`).then((d) => {
+      setData(d);
+      const last = d.conversations[d.conversations.length - 1];
+      if (last && !chosen.current) setOpen(last.id);
+    }, () => setData(undefined));
   }, [path, version]);
   if (!data) return null;
   return html`<section aria-labelledby="runs-title">
@@ -97,7 +104,7 @@ export function TaskConversations({ path, version }: { path: string; version: nu
       const cost = c.stats.cost_usd === null ? '$?' : `$${c.stats.cost_usd.toFixed(4)}`;
       return html`<li key=${c.id}>
         ${c.step_name} (attempt ${c.attempt}) · ${c.agent}${c.model ? ` ${c.model}` : ''} · ${c.status} · ${c.started_at} · ${c.stats.total_input_tokens} in / ${c.stats.total_output_tokens ?? '?'} out · ${cost}${c.stats.partial ? ' (partial)' : ''}
-        <button type="button" aria-expanded=${open === c.id} onClick=${() => setOpen(open === c.id ? undefined : c.id)}>${open === c.id ? 'Hide messages' : 'Messages'}</button>
+        <button type="button" aria-expanded=${open === c.id} onClick=${() => ((chosen.current = true), setOpen(open === c.id ? undefined : c.id))}>${open === c.id ? 'Hide messages' : 'Messages'}</button>
         ${open === c.id ? html`<${RunMessages} path=${`${path}/conversations/${encodeURIComponent(c.id)}`} version=${version} />` : null}
       </li>`;
     })}</ul>

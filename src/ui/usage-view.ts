@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { html } from './html.js';
+import { usePage } from './page.js';
 import type { Totals } from './usage-format.js';
 import { tokensOf, usageText } from './usage-format.js';
 
@@ -41,11 +42,12 @@ const cost = (r: Row) => Math.round((r.cost_usd ?? 0) * 10000) / 10000;
 export function UsageView() {
   const [usage, setUsage] = useState<Usage | undefined>();
   const [error, setError] = useState('');
+  usePage(usage || error ? 'Usage' : undefined);
   useEffect(() => {
     api<Usage>('GET', '/usage').then(setUsage, (e: Error) => setError(e.message));
   }, []);
-  if (error) return html`<p class="error" role="alert">${error}</p>`;
-  if (!usage) return html`<p>Loading…</p>`;
+  if (error) return html`<h1>Usage</h1><p class="error" role="alert">${error}</p>`;
+  if (!usage) return html`<h1>Usage</h1><p>Loading…</p>`;
   return html`<section aria-label="Usage">
     <h1>Usage</h1>
     <p class="meta" data-testid="usage-total">${usageText(usage.total)}: the agent runs of your tasks and the turns of your conversations, each on the day it started</p>

@@ -1,7 +1,7 @@
 // The web board in tests: its bundle built once per file into a temp folder (scripts/build-ui.mjs),
 // in-process servers serving it (stopped after each test), and sign-in by cookie.
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { startServer } from '../../src/server/server.js';
-import { ATLAS_BIN, tempDir } from './core-fixtures.js';
+import { ATLAS_BIN, REPO_ROOT, tempDir } from './core-fixtures.js';
 import { ensureBuilt } from './engine-fixtures.js';
 import { agentConfig } from './server-inprocess-fixtures.js';
 
@@ -33,9 +33,9 @@ export function boardServers() {
   afterEach(async () => {
     for (const s of running.splice(0)) await s.stop('test over');
   });
-  const start = async (home: string, options: { config?: Config; localLogin?: { account: string; code: string }; uiDir?: string } = {}): Promise<BoardServer> => {
+  const start = async (home: string, options: { config?: Config; localLogin?: { account: string; code: string }; uiDir?: string; local?: boolean } = {}): Promise<BoardServer> => {
     const server = await startServer({
-      home, config: options.config ?? agentConfig(), host: '127.0.0.1', port: 0, local: true, recover: false, version: 'test',
+      home, config: options.config ?? agentConfig(), host: '127.0.0.1', port: 0, local: options.local ?? true, recover: false, version: 'test',
       atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, write: () => undefined, warn: () => undefined, uiDir: options.uiDir ?? uiDir, localLogin: options.localLogin,
     });
     running.push(server);
@@ -83,4 +83,34 @@ export function addTemplate(repo: string, name: string, yaml: string): void {
   writeFileSync(join(repo, '.atlas', 'templates', `${name}.yaml`), yaml);
   execFileSync('git', ['add', '-A'], { cwd: repo });
   execFileSync('git', ['commit', '-q', '-m', `${name} template`], { cwd: repo });
+}
+
+const AXE_SOURCE = readFileSync(join(REPO_ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/**
+ * axe-core's violations on the page as it is now, in light and then dark colours, as
+ * "rule: target" lines (empty when clean). Injected through the DevTools protocol, so the
+ * board's CSP stays as it is.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  const out: string[] = [];
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+    const found = await page.evaluate(async () => {
+      const r = await (window as unknown as { axe: { run: (ctx: Document, o: object) => Promise<{ violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[] }> } }).axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} ${n.failureSummary ?? ''}`.trim()));
+    });
+    out.push(...found.map((f) => `${colorScheme}: ${f}`));
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  return out;
+}
+
+/** Saved for docs/ui.md when ATLAS_UI_SCREENSHOTS=1. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env['ATLAS_UI_SCREENSHOTS'] !== '1') return;
+  const dir = join(REPO_ROOT, 'docs', 'ui');
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
 }

@@ -15,6 +15,7 @@ import { Router } from '../http/router.js';
 import type { AccountEvents } from '../state/account-events.js';
 import type { Handler, RequestInfo } from './request.js';
 import { eventPage, lastEventId, wantsJson } from './request.js';
+import { addBoardRoutes } from './board-routes.js';
 import { addTaskReadRoutes } from './routes-task-reads.js';
 import { addWorkspaceRoutes } from './routes-workspace.js';
 import { pipeLog, SseClient } from '../http/sse.js';
@@ -149,7 +150,10 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     const template = requiredString(body, 'template', 200);
     if (!PATH_ID.test(template)) throw new HttpError(400, 'invalid_field', 'template: letters, digits, "-" and "_" only', { field: 'template' });
     const description = optionalString(body, 'description', 10_000) ?? '';
-    const { record, summary } = await tasks.create(r.account, repo, template, description, clientGone(r));
+    const mode = optionalEnum(body, 'mode', ['local', 'sandbox'] as const);
+    // Unsandboxed only where the operator already allows it: a caller may tighten, never loosen.
+    if (mode === 'local' && !ctx.local && ctx.config.execution.mode !== 'local') throw new HttpError(403, 'local_refused', 'mode: this server runs task steps in the sandbox; it does not let a caller run them unsandboxed', { field: 'mode' });
+    const { record, summary } = await tasks.create(r.account, repo, template, description, clientGone(r), mode);
     sendJson(r.res, 202, { task: summary, events: `/tasks/${record.task_id}/events` });
   });
 
@@ -187,6 +191,7 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
 
   addWorkspaceRoutes(router, ctx, conversations, tasks, accountEvents);
   addTaskReadRoutes(router, ctx.home, conversations, tasks);
+  addBoardRoutes(router, ctx, tasks);
   router.add('GET', '/tasks/:id/verify', async (r) => {
     const record = await tasks.owned(r.account, r.params['id']!);
     const { verifyTask } = await import('../tasks/task-verify.js');

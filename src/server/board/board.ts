@@ -30,13 +30,17 @@ export function findUiDir(): string | undefined {
   return undefined;
 }
 
-function shell(m: Manifest): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="color-scheme" content="light dark"><title>atlas board</title><link rel="stylesheet" href="/ui/${m.css}"><script type="module" src="/ui/${m.js}"></script></head><body><div id="app"><noscript>The atlas board needs JavaScript; the HTTP API (docs/server.md) works without it.</noscript></div></body></html>`;
+function shell(m: Manifest, local: boolean): string {
+  // `atlas ui` signs in by its printed link only: the page says so instead of asking for a token.
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="color-scheme" content="light dark"><meta name="atlas-board" content="${local ? 'local' : 'server'}"><title>atlas board</title><link rel="stylesheet" href="/ui/${m.css}"><script type="module" src="/ui/${m.js}"></script></head><body><div id="app"><noscript>The atlas board needs JavaScript; the HTTP API (docs/server.md) works without it.</noscript></div></body></html>`;
 }
+
+const methodOf = (req: IncomingMessage) => req.method ?? 'GET';
 
 export class Board {
   private manifest: Manifest | undefined;
   readonly sessions: BoardSessions;
+  private readonly local: boolean;
 
   constructor(
     private readonly verifier: TokenVerifier,
@@ -44,6 +48,7 @@ export class Board {
     local?: { account: string; code: string },
   ) {
     this.sessions = new BoardSessions(local);
+    this.local = local !== undefined;
   }
 
   private loadManifest(): Manifest {
@@ -62,7 +67,7 @@ export class Board {
     const method = req.method ?? 'GET';
     const get = method === 'GET' || method === 'HEAD';
     if (url.pathname === '/' && get) {
-      const html = shell(this.loadManifest());
+      const html = shell(this.loadManifest(), this.local);
       res.writeHead(200, { ...PAGE_HEADERS, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(html) });
       res.end(method === 'HEAD' ? undefined : html);
       return 'GET /';
@@ -112,7 +117,13 @@ export class Board {
   private login(req: IncomingMessage, res: ServerResponse, url: URL): string {
     const code = url.searchParams.get('code') ?? '';
     const made = this.sessions.redeem(code);
-    if (!made) throw new HttpError(401, 'unauthorized', 'this sign-in link is not valid or was used already: restart `atlas ui` for a new one');
+    if (!made) {
+      // A person followed a link: an HTML page, not the API's JSON.
+      const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="color-scheme" content="light dark"><title>Sign-in link used - atlas board</title></head><body><main><h1>This sign-in link was used already</h1><p>Each link that <code>atlas ui</code> prints signs in once. If this browser is signed in, <a href="/">open the board</a>; otherwise stop <code>atlas ui</code> (Ctrl+C) and restart it for a new link.</p></main></body></html>`;
+      res.writeHead(401, { ...PAGE_HEADERS, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(page) });
+      res.end(methodOf(req) === 'HEAD' ? undefined : page);
+      return 'GET /ui/login';
+    }
     // The code leaves the address bar at once; the cookie carries the session from here on.
     res.writeHead(303, { ...PAGE_HEADERS, location: '/', 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'set-cookie': sessionCookies(made.id, made.session, false) });
     res.end('signed in: continue to /\n');

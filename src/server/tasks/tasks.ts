@@ -24,7 +24,7 @@ import { HookWatcher, runAtlasChild } from './task-children.js';
 /** Which account started a task over the API: the same record as the state's task index. */
 export type ServerTaskRecord = TaskIndexRow;
 
-export const TASK_ACTIONS = ['checkpoint', 'recover', 'approve', 'reject', 'abandon', 'cancel'] as const;
+export const TASK_ACTIONS = ['checkpoint', 'recover', 'approve', 'reject', 'retry', 'abandon', 'cancel'] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];
 
 /** What `POST /tasks/{id}/recover` may ask for (`manual` is a person's choice at a terminal). */
@@ -117,13 +117,13 @@ export class Tasks {
     return real;
   }
 
-  async create(account: string, repo: string, template: string, description: string, aborted?: AbortSignal): Promise<{ record: ServerTaskRecord; summary: TaskSummary }> {
+  async create(account: string, repo: string, template: string, description: string, aborted?: AbortSignal, mode?: 'local' | 'sandbox'): Promise<{ record: ServerTaskRecord; summary: TaskSummary }> {
     if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping');
     const cwd = this.repoInsideRoot(repo);
     const workspace = `srv-${randomBytes(5).toString('hex')}`;
     const release = await this.ctx.work.acquire(account, aborted);
     // After `--`, a description starting with "-" is text, not an option.
-    const child = runAtlasChild(this.ctx, ['start', '--workspace', workspace, '--no-interactive', '--', template, description], cwd);
+    const child = runAtlasChild(this.ctx, ['start', '--workspace', workspace, '--no-interactive', ...(mode ? [`--${mode}`] : []), '--', template, description], cwd);
     // The slot is the child's until it has exited, whatever becomes of this request.
     void child.done.then(release);
     const wsTasks = join(this.ctx.home, 'workspaces', workspace, 'tasks');
@@ -246,10 +246,11 @@ export class Tasks {
           const why = summary.activity === 'paused' ? `its step was cut off (${summary.state}); POST /tasks/${id}/recover runs it again` : `it is ${summary.state}`;
           throw new HttpError(409, 'not_waiting', `task ${id} does not wait for a person: ${why}`);
         }
+        // retry: `atlas resume --note` without --approve/--reject runs a failed step again, the note in its prompt.
         const args =
           action === 'recover'
             ? ['recover', '--task', id, ...(recoverAction ? ['--action', recoverAction] : ['--yes'])]
-            : ['resume', '--task', id, action === 'approve' ? '--approve' : '--reject', '--no-interactive', ...noteArgs];
+            : ['resume', '--task', id, ...(action === 'retry' ? [] : [action === 'approve' ? '--approve' : '--reject']), '--no-interactive', ...noteArgs];
         await this.spawnFor(r, action, args);
         return { status: 202, body: { task_id: id, action, events: `/tasks/${id}/events` } };
       }
