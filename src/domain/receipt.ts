@@ -2,6 +2,10 @@
 // Pure: formats, the message, key paths. Hashing and signatures live in src/crypto.
 import { TASK_ID_PATTERN } from './task.js';
 import { isTimestamp } from './time.js';
+import { EXECUTION_MODES, type ExecutionMode } from './execution-mode.js';
+
+export { EXECUTION_MODES } from './execution-mode.js';
+export type { ExecutionMode } from './execution-mode.js';
 
 export interface ValidationReceipt {
   receipt_id: string;
@@ -35,8 +39,6 @@ export interface ValidationReceipt {
 }
 
 /** Where a validation command ran: on this machine as the user, or in a sandbox (issue 12). */
-export type ExecutionMode = 'local' | 'sandbox';
-export const EXECUTION_MODES: readonly ExecutionMode[] = ['local', 'sandbox'];
 
 /**
  * The tree a validation command ran on: the task's working tree (fast; anything the agent left in
