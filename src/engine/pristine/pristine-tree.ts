@@ -10,6 +10,7 @@ import type { Task } from '../../domain/task.js';
 import { treeExecutor } from '../../exec/task-executor.js';
 import type { ExecutionMode, ProcessExecutor } from '../../exec/types.js';
 import { checkoutTree, filesTree } from '../../git/files-tree.js';
+import { workObjectDir } from '../../git/task-objects.js';
 import { cachedDependencies, checkDependencyFolders, repositoryDependencies } from './dependency-cache.js';
 
 export interface PristineTree {
@@ -44,7 +45,10 @@ export async function preparePristineTree(input: PristineInput): Promise<Pristin
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await checkoutTree(task.worktree, await filesTree(task.worktree), dir);
+    // The task's uncommitted files become objects of the task's own store, not the repository's.
+    const store = workObjectDir(taskDir);
+    rmSync(store, { recursive: true, force: true });
+    await checkoutTree(task.worktree, await filesTree(task.worktree, store), dir, store);
     const setup = config.validation.setup;
     const dependencies =
       setup.length > 0

@@ -121,7 +121,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
         command: '/bin/sh',
         args: ['-c', current.runner],
         shell: false,
-        env: { ...withoutStoreCredentials(spec.env), ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
+        env: { ...withoutStoreCredentials(spec.env), ...policy.git_env, ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
         finished: () => {
           if (done) return;
           done = true;
