@@ -20,6 +20,7 @@ import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import { readTask } from '../store/task-store.js';
 import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
+import { crossBeforeGit } from '../git/cross-objects.js';
 import { createTaskExecutor, describeExecution, describeModeChange } from '../exec/task-executor.js';
 import type { TaskExecution } from '../exec/task-executor.js';
 import type { ProcessExecutor } from '../exec/types.js';
@@ -209,6 +210,8 @@ export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
   });
   let execution: TaskExecution;
   try {
+    // What a killed run's last step wrote crosses (verified) before anything reads the task's git.
+    await crossBeforeGit(options.ref.dir);
     execution = await createTaskExecutor({ task, taskDir: options.ref.dir, home: homeOf(options.ref.dir), config: options.config });
   } catch (error) {
     heartbeat.stop();

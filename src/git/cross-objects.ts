@@ -12,6 +12,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
+import { tryReadTask } from '../store/task-store.js';
 import { gitLayout, layoutEnv } from './layout.js';
 import type { GitLayout } from './layout.js';
 import { gitEnv, runGit } from './run-git.js';
@@ -59,6 +60,13 @@ export async function crossTaskObjects(input: CrossInput): Promise<CrossResult> 
   } catch (error) {
     throw await refuse(input, layout, store, ref, tip, last, error);
   }
+}
+
+/** The crossing for the task in `taskDir`, when its tree exists (recovery, a run's start). */
+export async function crossBeforeGit(taskDir: string): Promise<CrossResult> {
+  const task = tryReadTask(taskDir);
+  if (!task || !existsSync(task.worktree)) return { objects: 0 };
+  return crossTaskObjects({ worktree: task.worktree, taskDir, branch: task.branch, base: task.base_commit });
 }
 
 /** The store has loose objects or packs (an empty one costs nothing to cross). */

@@ -3,8 +3,8 @@
 // empty placeholder a mount needs). A step that planted one would redirect every later git command
 // in the tree, the user's included, to a git folder of its choosing. atlas moves it into the task
 // folder (kept as evidence, nothing of the user's is touched) and stops the task.
-import { lstatSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { gitLayout } from '../../git/layout.js';
 import { readBranch } from '../../git/locate.js';
@@ -36,39 +36,75 @@ export function checkLayoutAfterCommand(worktree: string, taskDir: string, prote
   } catch (error) {
     return error instanceof AtlasError ? error : layoutError(String(error));
   }
-  return layout ? shadowedRefs(layout, taskDir, protectedPaths, since) : undefined;
+  return layout ? strangeRefs(layout, taskDir, protectedPaths, since) : undefined;
 }
 
 /**
- * A branch that exists only in packed-refs (read-only) has no loose file to protect: a step could
- * create one and so move the branch. Such a new loose ref (not the task's own branch, not one of
- * the refs protected when the sandbox started, written since) is moved into the task folder and
- * the task stops.
+ * A step moves its own branch and nothing else. Refs it may not write are read-only (the other
+ * loose branches, packed-refs), but refs/heads itself stays writable (a commit renames its ref's
+ * lock there), so a new ref could appear: one shadowing a branch only in packed-refs, a
+ * `refs/heads/origin/main` that shadows `origin/main`, a `main.lock` that breaks every later
+ * commit on main. Any loose ref written since the sandbox started that is not the task's branch
+ * (or its lock) is moved into the task folder and the task stops.
  */
-function shadowedRefs(layout: { gitDir: string; common: string }, taskDir: string, protectedPaths: readonly string[], since: number): AtlasError | undefined {
-  let packed: string;
-  try {
-    packed = readFileSync(join(layout.common, 'packed-refs'), 'utf8');
-  } catch {
-    return undefined;
-  }
+function strangeRefs(layout: { gitDir: string; common: string }, taskDir: string, protectedPaths: readonly string[], since: number): AtlasError | undefined {
+  const heads = join(layout.common, 'refs', 'heads');
   const own = readBranch(layout.gitDir);
+  const allowed = new Set(own ? [join(heads, own), join(heads, `${own}.lock`)] : []);
   const kept = new Set(protectedPaths);
-  for (const match of packed.matchAll(/^[0-9a-f]{40,64} (refs\/heads\/\S+)$/gm)) {
-    const ref = match[1]!;
-    const loose = join(layout.common, ref);
-    if (ref === `refs/heads/${own}` || kept.has(loose) || !exists(loose) || lstatSync(loose).mtimeMs < since) continue;
-    const refused = join(taskDir, 'refused');
-    const moved = join(refused, `${ref.replace(/\//g, '_')}-${Date.now()}`);
+  const found = newFiles(heads, since).filter((p) => !allowed.has(p) && !kept.has(p));
+  if (found.length === 0) return undefined;
+  const packed = packedBranches(layout.common);
+  const refused = join(taskDir, 'refused');
+  const moved: string[] = [];
+  for (const loose of found) {
+    const ref = relative(layout.common, loose);
+    const to = join(refused, `${ref.replace(/\//g, '_')}-${Date.now()}`);
     try {
       mkdirSync(refused, { recursive: true, mode: 0o700 });
-      renameSync(loose, moved);
+      renameSync(loose, to);
+      moved.push(`${ref}${packed.has(ref) ? ' (a branch that was only in packed-refs)' : ''} -> ${to}`);
     } catch {
-      return layoutError(`a step created ${loose}, which moves ${ref}, and it could not be moved away: remove it`);
+      return layoutError(`a step created ${loose}, which would move ${ref}, and it could not be moved away: remove it`);
     }
-    return layoutError(`a step created ${loose}, which would move ${ref} (a branch that was only in packed-refs); atlas moved it to ${moved} and stopped the task`);
   }
-  return undefined;
+  return layoutError(`a step created refs outside its branch ${own ?? '(none)'}, which would move or shadow other branches; atlas moved them away and stopped the task: ${moved.join('; ')}`);
+}
+
+/** Files under `dir` modified at or after `since` (at most 1000 looked at). */
+function newFiles(dir: string, since: number): string[] {
+  const out: string[] = [];
+  let seen = 0;
+  const walk = (folder: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(folder);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (++seen > 1000) return;
+      const path = join(folder, name);
+      try {
+        const info = lstatSync(path);
+        if (info.isDirectory()) walk(path);
+        else if (info.mtimeMs >= since) out.push(path);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function packedBranches(common: string): Set<string> {
+  try {
+    const text = readFileSync(join(common, 'packed-refs'), 'utf8');
+    return new Set([...text.matchAll(/^[0-9a-f]{40,64} (refs\/heads\/\S+)$/gm)].map((m) => m[1]!));
+  } catch {
+    return new Set();
+  }
 }
 
 function layoutError(message: string): AtlasError {
