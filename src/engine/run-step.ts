@@ -252,7 +252,7 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
       return { kind: 'completed' };
     case 'waiting': {
       const trigger = result.reason === 'approval' ? 'human_approval_required' : 'human_paused';
-      await run.move('awaiting_human', trigger, step.name, { step_index: index });
+      await run.move('awaiting_human', trigger, step.name, { step_index: index, ...result.details });
       reporter.stepFinished({ index, name: step.name, ok: false, durationMs, summary: result.reason === 'approval' ? 'waiting for approval' : 'stopped for now' });
       return { kind: 'stop', outcome: result.reason === 'approval' ? approvalOutcome(task, index, result.prompt) : pausedOutcome(task, index) };
     }

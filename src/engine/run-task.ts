@@ -21,6 +21,8 @@ import { taskFiles } from '../store/paths.js';
 import { readTask } from '../store/task-store.js';
 import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
 import { crossBeforeGit } from '../git/cross-objects.js';
+import { approvePending, readControlRecord } from '../store/control-record.js';
+import { signControlReview } from './control-receipt.js';
 import { createTaskExecutor, describeExecution, describeModeChange } from '../exec/task-executor.js';
 import type { TaskExecution } from '../exec/task-executor.js';
 import type { ProcessExecutor } from '../exec/types.js';
@@ -183,6 +185,12 @@ class TaskRun implements RunState {
         if (index >= this.task.steps.length) return this.runRemaining();
         const step = this.task.steps[index]!;
         this.reporter.note(`step ${index + 1} "${step.name}" approved`);
+        const reviewed = approvePending(this.manager.ref.dir);
+        if (reviewed.length > 0) {
+          this.reporter.note(`control changes approved: ${reviewed.join('; ')}`);
+          const lines = (readControlRecord(this.manager.ref.dir)?.findings ?? []).map((f) => `${f.text} (approved)`);
+          await signControlReview({ manager: this.manager, task: this.task, recorder: this.validationRecorder, stepIndex: index, exitCode: 0, lines });
+        }
         await completeStep(this, index, { decision: 'approved', ...(entry.note ? { note: entry.note } : {}) }, 'approved');
         return this.runRemaining();
       }
