@@ -7,7 +7,7 @@
 // bytes not those its id names), a pack shadowing an object, a planted alternate: none gets in.
 // Nothing outside the sandbox reads the task's store otherwise. When the crossing fails, the
 // task's branch goes back to its last verified commit and the store is kept as evidence.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -49,11 +49,12 @@ export async function crossTaskObjects(input: CrossInput): Promise<CrossResult> 
   try {
     // The step's own store may name further stores: only the repository's is read beside it.
     rmSync(join(store, 'info', 'alternates'), { force: true });
-    tip = await refTip(input.worktree, ref);
+    tip = await refTip(input.worktree, ref, ref === 'HEAD' ? layout.gitDir : layout.common);
     const tips = [...new Set([...(tip ? [tip] : []), ...reflogIds(taskReflogs(layout, input.branch))])];
     const objects = await bringAcross(layout, input.worktree, store, input.taskDir, tips, last);
     if (tip !== undefined) await mustBeCommit(input.worktree, tip);
-    if (tip !== undefined) writeFileAtomic(join(input.taskDir, CROSSED_FILE), `${tip}\n`);
+    // Not fsynced: lost in a crash, the next crossing starts from the base again (slower, as safe).
+    if (tip !== undefined) writeFileAtomic(join(input.taskDir, CROSSED_FILE), `${tip}\n`, { durable: false });
     rmSync(store, { recursive: true, force: true });
     ensureObjectDir(store);
     return { objects };
@@ -95,7 +96,14 @@ function lastCrossed(taskDir: string): string | undefined {
 }
 
 /** What the ref names, read without reading the object (it may not have crossed yet). */
-async function refTip(worktree: string, ref: string): Promise<string | undefined> {
+async function refTip(worktree: string, ref: string, common: string): Promise<string | undefined> {
+  // A step's commit leaves its branch a loose ref: read the file (one git process less).
+  try {
+    const text = readFileSync(join(common, ref), 'utf8').trim();
+    if (/^[0-9a-f]{40,64}$/.test(text)) return text;
+  } catch {
+    // packed, or HEAD: ask git
+  }
   const { stdout, code } = await runGit(worktree, ['rev-parse', '--verify', '--quiet', '--end-of-options', ref], { allowFailure: true });
   return code === 0 ? stdout.trim() : undefined;
 }
@@ -109,9 +117,10 @@ async function mustBeCommit(worktree: string, tip: string): Promise<void> {
 async function bringAcross(layout: GitLayout, worktree: string, store: string, taskDir: string, tips: string[], last: string | undefined): Promise<number> {
   const pack = join(taskDir, 'crossing.pack');
   try {
-    const revs = [...tips, ...(last ? ['--not', last] : [])].join('\n');
     const env = { ...gitEnv(), ...layoutEnv(layout), ...overlayEnv(layout.common, store) };
-    await gitToFile(['pack-objects', '--revs', '--indexed-objects', '--stdout', '-q'], worktree, env, revs, pack);
+    const staged = await stagedObjects(worktree, env, tips[0]);
+    const revs = [...tips, ...staged, ...(last ? ['--not', last] : [])].join('\n');
+    await gitToFile(['pack-objects', '--revs', '--stdout', '-q'], worktree, env, revs, pack);
     const count = packCount(pack);
     if (count === 0) return 0;
     // index-pack reads the pack from a file atlas wrote, in the repository with no other store.
@@ -120,6 +129,34 @@ async function bringAcross(layout: GitLayout, worktree: string, store: string, t
   } finally {
     rmSync(pack, { force: true });
   }
+}
+
+/**
+ * The blobs the index holds beyond the tip's tree (staged, not committed): they cross too, so
+ * atlas's own git on the tree finds every object its index names. Read in the task's store (only
+ * to choose what to send: what is sent is verified on arrival).
+ */
+async function stagedObjects(worktree: string, env: NodeJS.ProcessEnv, tip: string | undefined): Promise<string[]> {
+  const args = tip ? ['diff-index', '--cached', '--no-renames', '--raw', '-z', '--no-abbrev', tip] : ['ls-files', '-s', '-z'];
+  const out = await gitText(args, worktree, env);
+  const ids = new Set<string>();
+  for (const field of out.split('\0')) {
+    // diff-index: ":old new oldId newId X"; ls-files -s: "mode id stage\tpath".
+    const parts = field.replace(/^:/, '').split(/[ \t]/);
+    const id = tip ? parts[3] : parts[1];
+    const mode = tip ? parts[1] : parts[0];
+    if (id && /^[0-9a-f]{40,64}$/.test(id) && !/^0+$/.test(id) && mode !== '160000') ids.add(id);
+  }
+  return [...ids];
+}
+
+function gitText(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('git', args, { cwd, env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`git ${args[0]} failed: ${stderr.trim() || error.message}`));
+      else resolve(stdout);
+    });
+  });
 }
 
 /** The object count in a pack's header (0 for a pack with no objects). */
