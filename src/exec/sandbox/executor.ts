@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { shellQuote } from '../run-process.js';
 import type { Launch, LaunchSpec, ProcessExecutor } from '../types.js';
-import { checkLayoutAfterCommand } from './layout-guard.js';
+import { checkLayoutAfterCommand, looseBranchRefs } from './layout-guard.js';
 import { absentStubPaths, emptyMountDirs, recordLitter, removeStubs } from './litter.js';
 import type { SandboxPolicy } from './policy.js';
 import { bridgeSockets, commandFinished, wrapCommand } from './runtime.js';
@@ -93,6 +93,8 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
   let running = 0;
   // Loose refs older than this executor are the user's, not a step's.
   const createdAt = Date.now() - 1000;
+  // The branch refs when the sandbox started: any other ref a command writes is the step's.
+  const refsBefore = looseBranchRefs(policy.worktree);
   let wrap: Wrap | undefined;
 
   async function currentWrap(): Promise<Wrap> {
@@ -130,7 +132,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
           if (running === 0) removeStubs(current.stubs);
         },
         explain: (stderr) => explainDenial(stderr, policy),
-        verify: () => checkLayoutAfterCommand(policy.worktree, taskDir, policy.deny_write, createdAt),
+        verify: () => checkLayoutAfterCommand(policy.worktree, taskDir, policy.deny_write, createdAt, refsBefore),
         signalsStart: true,
       };
     },

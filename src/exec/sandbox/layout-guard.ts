@@ -10,7 +10,7 @@ import { gitLayout } from '../../git/layout.js';
 import { readBranch } from '../../git/locate.js';
 import { exists } from './protected-paths.js';
 
-export function checkLayoutAfterCommand(worktree: string, taskDir: string, protectedPaths: readonly string[] = [], since = 0): AtlasError | undefined {
+export function checkLayoutAfterCommand(worktree: string, taskDir: string, protectedPaths: readonly string[] = [], since = 0, before?: ReadonlyMap<string, number>): AtlasError | undefined {
   const dotGit = join(worktree, '.git');
   let isFolder = false;
   try {
@@ -36,7 +36,7 @@ export function checkLayoutAfterCommand(worktree: string, taskDir: string, prote
   } catch (error) {
     return error instanceof AtlasError ? error : layoutError(String(error));
   }
-  return layout ? strangeRefs(layout, taskDir, protectedPaths, since) : undefined;
+  return layout ? strangeRefs(layout, taskDir, protectedPaths, since, before) : undefined;
 }
 
 /**
@@ -44,17 +44,20 @@ export function checkLayoutAfterCommand(worktree: string, taskDir: string, prote
  * loose branches, packed-refs), but refs/heads itself stays writable (a commit renames its ref's
  * lock there), so a new ref could appear: one shadowing a branch only in packed-refs, a
  * `refs/heads/origin/main` that shadows `origin/main`, a `main.lock` that breaks every later
- * commit on main. Any loose ref written since the sandbox started that is not the task's branch
- * (or its lock) is moved into the task folder and the task stops.
+ * commit on main. Any loose ref that is not in `before` (the refs when the sandbox started) or
+ * changed since, and is not the task's branch (or its lock), is moved into the task folder and the
+ * task stops. Without `before`, only new refs shadowing a packed-only branch are looked for.
  */
-function strangeRefs(layout: { gitDir: string; common: string }, taskDir: string, protectedPaths: readonly string[], since: number): AtlasError | undefined {
+function strangeRefs(layout: { gitDir: string; common: string }, taskDir: string, protectedPaths: readonly string[], since: number, before: ReadonlyMap<string, number> | undefined): AtlasError | undefined {
   const heads = join(layout.common, 'refs', 'heads');
   const own = readBranch(layout.gitDir);
   const allowed = new Set(own ? [join(heads, own), join(heads, `${own}.lock`)] : []);
   const kept = new Set(protectedPaths);
-  const found = newFiles(heads, since).filter((p) => !allowed.has(p) && !kept.has(p));
-  if (found.length === 0) return undefined;
   const packed = packedBranches(layout.common);
+  const found = [...looseRefs(heads, since)]
+    .filter(([p, mtime]) => !allowed.has(p) && !kept.has(p) && (before ? before.get(p) !== mtime : packed.has(relative(layout.common, p))))
+    .map(([p]) => p);
+  if (found.length === 0) return undefined;
   const refused = join(taskDir, 'refused');
   const moved: string[] = [];
   for (const loose of found) {
@@ -71,9 +74,19 @@ function strangeRefs(layout: { gitDir: string; common: string }, taskDir: string
   return layoutError(`a step created refs outside its branch ${own ?? '(none)'}, which would move or shadow other branches; atlas moved them away and stopped the task: ${moved.join('; ')}`);
 }
 
-/** Files under `dir` modified at or after `since` (at most 1000 looked at). */
-function newFiles(dir: string, since: number): string[] {
-  const out: string[] = [];
+/** The loose branch refs of the tree's repository with their mtimes (the executor's snapshot). */
+export function looseBranchRefs(worktree: string): Map<string, number> {
+  try {
+    const layout = gitLayout(worktree);
+    return layout ? looseRefs(join(layout.common, 'refs', 'heads'), 0) : new Map();
+  } catch {
+    return new Map();
+  }
+}
+
+/** Files under `dir` modified at or after `since`, with their mtimes (at most 1000 looked at). */
+function looseRefs(dir: string, since: number): Map<string, number> {
+  const out = new Map<string, number>();
   let seen = 0;
   const walk = (folder: string) => {
     let names: string[];
@@ -88,7 +101,7 @@ function newFiles(dir: string, since: number): string[] {
       try {
         const info = lstatSync(path);
         if (info.isDirectory()) walk(path);
-        else if (info.mtimeMs >= since) out.push(path);
+        else if (info.mtimeMs >= since) out.set(path, info.mtimeMs);
       } catch {
         // gone meanwhile
       }
