@@ -21,6 +21,8 @@ import { repoPolicy } from '../src/receipts/repo-policy.js';
 import { checkLayoutAfterCommand, looseBranchRefs } from '../src/exec/sandbox/layout-guard.js';
 import { gitLayout } from '../src/git/layout.js';
 import type { Task } from '../src/domain/task.js';
+import { afterSandboxedStep } from '../src/engine/wall.js';
+import { signControlReview } from '../src/engine/control-receipt.js';
 
 /** A repository with a linked worktree on branch `task`, a task folder and its store. */
 function setup() {
@@ -199,6 +201,33 @@ describe('control paths', () => {
     expect(controlVerdict(t.taskDir, t.base)).toBe('unchecked');
     writeFileSync(join(t.taskDir, 'control.json'), '{');
     expect(readControlRecord(t.taskDir)).toBeUndefined();
+  });
+});
+
+describe('after a sandboxed step', () => {
+  it('crosses, then reviews; a crossing that fails makes the step a permanent failure', async () => {
+    const t = setup();
+    const notes: string[] = [];
+    const task = { worktree: t.worktree, base_commit: t.base, branch: 'task', in_place: false } as unknown as Task;
+    const run = { task, manager: { ref: { dir: t.taskDir } } as never, reporter: { note: (n: string) => notes.push(n) } };
+    writeFileSync(join(t.worktree, 'x.txt'), 'x\n');
+    t.step('add', 'x.txt');
+    t.step('commit', '-qm', 'x');
+    expect(await afterSandboxedStep(run, 0, { status: 'ok' })).toEqual({ status: 'ok' });
+    git(t.repo, 'cat-file', '-e', 'task:x.txt');
+    writeFileSync(join(git(t.worktree, 'rev-parse', '--absolute-git-dir'), 'HEAD'), 'ref: refs/heads/main\n');
+    expect(await afterSandboxedStep(run, 0, { status: 'ok' })).toMatchObject({ status: 'failed', permanent: true, error: expect.stringMatching(/no longer names/), hint: expect.any(String) });
+  });
+
+  it('a control review is signed through the recorder with its changes as output', async () => {
+    const taskDir = tempDir('atlas-wall-task-');
+    const runs: { command: string; stepName: string; exitCode: number; stdoutArtifact: string }[] = [];
+    const recorder = { record: async (_m: unknown, _t: unknown, run: (typeof runs)[number]) => (runs.push(run), { receipt_id: 'rcpt-00000001' }) } as never;
+    const manager = { ref: { dir: taskDir } } as never;
+    expect(await signControlReview({ manager, task: {} as Task, recorder: undefined, stepIndex: 0, exitCode: 1, lines: ['a'] })).toBeUndefined();
+    expect(await signControlReview({ manager, task: {} as Task, recorder, stepIndex: 0, exitCode: 1, lines: ['.envrc (control-path)'] })).toBe('rcpt-00000001');
+    expect(runs[0]).toMatchObject({ command: CONTROL_REVIEW_COMMAND, stepName: CONTROL_REVIEW_STEP, exitCode: 1 });
+    expect(readFileSync(join(taskDir, runs[0]!.stdoutArtifact), 'utf8')).toBe('.envrc (control-path)\n');
   });
 });
 
