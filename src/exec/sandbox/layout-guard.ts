@@ -3,12 +3,12 @@
 // empty placeholder a mount needs). A step that planted one would redirect every later git command
 // in the tree, the user's included, to a git folder of its choosing. atlas moves it into the task
 // folder (kept as evidence, nothing of the user's is touched) and stops the task.
-import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { gitLayout } from '../../git/layout.js';
 import { readBranch } from '../../git/locate.js';
-import { exists } from './protected-paths.js';
+import { exists, looseRefFiles } from './protected-paths.js';
 
 export function checkLayoutAfterCommand(worktree: string, taskDir: string, protectedPaths: readonly string[] = [], since = 0, before?: ReadonlyMap<string, number>): AtlasError | undefined {
   const dotGit = join(worktree, '.git');
@@ -54,8 +54,8 @@ function strangeRefs(layout: { gitDir: string; common: string }, taskDir: string
   const allowed = new Set(own ? [join(heads, own), join(heads, `${own}.lock`)] : []);
   const kept = new Set(protectedPaths);
   const packed = packedBranches(layout.common);
-  const found = [...looseRefs(heads, since)]
-    .filter(([p, mtime]) => !allowed.has(p) && !kept.has(p) && (before ? before.get(p) !== mtime : packed.has(relative(layout.common, p))))
+  const found = [...looseRefFiles(heads)]
+    .filter(([p, mtime]) => mtime >= since && !allowed.has(p) && !kept.has(p) && (before ? before.get(p) !== mtime : packed.has(relative(layout.common, p))))
     .map(([p]) => p);
   if (found.length === 0) return undefined;
   const refused = join(taskDir, 'refused');
@@ -78,37 +78,10 @@ function strangeRefs(layout: { gitDir: string; common: string }, taskDir: string
 export function looseBranchRefs(worktree: string): Map<string, number> {
   try {
     const layout = gitLayout(worktree);
-    return layout ? looseRefs(join(layout.common, 'refs', 'heads'), 0) : new Map();
+    return layout ? looseRefFiles(join(layout.common, 'refs', 'heads')) : new Map();
   } catch {
     return new Map();
   }
-}
-
-/** Files under `dir` modified at or after `since`, with their mtimes (at most 1000 looked at). */
-function looseRefs(dir: string, since: number): Map<string, number> {
-  const out = new Map<string, number>();
-  let seen = 0;
-  const walk = (folder: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(folder);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      if (++seen > 1000) return;
-      const path = join(folder, name);
-      try {
-        const info = lstatSync(path);
-        if (info.isDirectory()) walk(path);
-        else if (info.mtimeMs >= since) out.set(path, info.mtimeMs);
-      } catch {
-        // gone meanwhile
-      }
-    }
-  };
-  walk(dir);
-  return out;
 }
 
 function packedBranches(common: string): Set<string> {
