@@ -12,6 +12,7 @@ const benches = [
   ['sandbox overhead, local vs sandboxed (issue 12)', 'sandbox.mjs'],
   ['pristine validation vs validation in the worktree (issue 18)', 'pristine.mjs'],
   ['three real npm packages\' suites outside atlas and under atlas start check --sandbox (issue 35)', 'real-packages.mjs'],
+  ['a sandboxed task\'s commits crossing into the repository, verified (issue 34)', 'crossing.mjs'],
   ['status with 1,000 ended tasks vs 10 (issue 8)', 'status-ended.mjs'],
   ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
   ['lifecycle hooks and conversation readers (issue 9)', 'lifecycle.mjs'],

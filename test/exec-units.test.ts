@@ -44,8 +44,11 @@ describe('sandbox policy', () => {
     const config = await defaults(home, { 'execution.sandbox.allow_write': '["~/cache"]', 'execution.sandbox.deny_read': '["~/private"]', 'ai.agent': 'command' });
     const policy = buildPolicy({ task: { id: 't1', worktree: tree, workspace_id: 'ws' }, taskDir: join(home, 'task'), home, config, otherWorktrees: [], env: {}, userHome });
     expect(policy.worktree).toBe(tree);
-    expect(policy.allow_write).toEqual([tree, join(repo, '.git', 'objects'), join(repo, '.git', 'refs', 'heads'), join(repo, '.git', 'logs'), join(repo, '.git', 'worktrees', 'tree'), join(home, 'task', 'tmp'), join(home, 'task', 'home'), join(userHome, 'cache')]);
+    // The repository's objects are read-only: the step writes its own into the task's store.
+    expect(policy.allow_write).toEqual([tree, join(repo, '.git', 'refs', 'heads'), join(repo, '.git', 'logs'), join(repo, '.git', 'worktrees', 'tree'), join(home, 'task', 'objects'), join(home, 'task', 'tmp'), join(home, 'task', 'home'), join(userHome, 'cache')]);
     expect(policy.home).toBe(join(home, 'task', 'home'));
+    expect(policy.deny_write).toEqual(expect.arrayContaining([join(repo, '.git', 'objects'), join(repo, '.git', 'worktrees', 'tree', 'HEAD')]));
+    expect(policy.git_env).toEqual({ GIT_OBJECT_DIRECTORY: join(home, 'task', 'objects'), GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo, '.git', 'objects') });
     expect(policy.tmpdir).toBe(join(home, 'task', 'tmp'));
     expect(policy.deny_read).toEqual(expect.arrayContaining([join(home, 'keys'), ...SECRET_PATHS.map((p) => join(userHome, p)), join(userHome, 'private')]));
     expect(policy.allowed_domains).toEqual(['api.anthropic.com', 'registry.npmjs.org']);

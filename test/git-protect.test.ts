@@ -11,7 +11,8 @@ import { ProcessGroups } from '../src/exec/process-groups.js';
 import { runProcess } from '../src/exec/run-process.js';
 import { createSandboxExecutor } from '../src/exec/sandbox/executor.js';
 import { gitProtectedPaths, moduleProtections } from '../src/exec/sandbox/git-protect.js';
-import { gitWritePaths } from '../src/exec/sandbox/policy.js';
+import { gitWritePaths, stepGit } from '../src/exec/sandbox/policy.js';
+import { crossTaskObjects } from '../src/git/cross-objects.js';
 import { resetSandbox } from '../src/exec/sandbox/runtime.js';
 import { readGitState } from '../src/git/state.js';
 import { runGit } from '../src/git/run-git.js';
@@ -139,7 +140,9 @@ describe.skipIf(skipSandbox)('in the sandbox', () => {
     const { tree, gitDir } = linkedTree();
     const taskDir = tempDir('atlas-gp-task-');
     const before = { pointer: readFileSync(join(tree, '.git'), 'utf8'), commondir: readFileSync(join(gitDir, 'commondir'), 'utf8'), lib: readFileSync(join(gitDir, 'modules', 'lib', 'config'), 'utf8') };
-    const policy = { worktree: tree, tmpdir: join(taskDir, 'tmp'), allow_write: [tree, join(taskDir, 'tmp'), ...gitWritePaths(tree)], deny_write: gitProtectedPaths(tree), deny_read: [], allowed_domains: [] };
+    // The step's objects go to the task's store (the repository's are read-only) and cross after.
+    const step = stepGit(tree, taskDir);
+    const policy = { worktree: tree, tmpdir: join(taskDir, 'tmp'), allow_write: [tree, join(taskDir, 'tmp'), ...gitWritePaths(tree), ...step.write], deny_write: [...gitProtectedPaths(tree), ...step.denyWrite], deny_read: [], allowed_domains: [], git_env: step.env! };
     const executor = createSandboxExecutor(policy, taskDir);
     const tries = [
       'echo "gitdir: /tmp/evil" > .git',
@@ -156,6 +159,7 @@ describe.skipIf(skipSandbox)('in the sandbox', () => {
     expect(readFileSync(join(tree, '.git'), 'utf8')).toBe(before.pointer);
     expect(readFileSync(join(gitDir, 'commondir'), 'utf8')).toBe(before.commondir);
     expect(readFileSync(join(gitDir, 'modules', 'lib', 'config'), 'utf8')).toBe(before.lib);
+    await crossTaskObjects({ worktree: tree, taskDir, branch: git(tree, 'symbolic-ref', '--short', 'HEAD') });
     expect(git(tree, 'log', '-1', '--format=%s')).toBe('work');
     await executor.close?.();
   });

@@ -289,6 +289,7 @@ program
   .option('--allow-empty', 'accept input with no receipts (otherwise exit 1: nothing to verify)')
   .option('--require-sandbox', 'require that every valid receipt (on --commit) was made in sandbox mode (signed execution_mode)')
   .option('--require-pristine', 'require that every valid receipt (on --commit) ran on a pristine tree (signed validation_tree; validation.tree: pristine)')
+  .option('--require-control-review', 'refuse tasks whose signed control review left control-path changes (.atlas/, .claude/, hooks, workflows, lifecycle scripts) unapproved by a person')
   .option('--junit <file>', 'also write a JUnit XML report')
   .option('--artifacts <dir>', 'for bundles: folder holding the tasks\' artifacts/ to check output hashes against')
   .action(run(() => import('./commands/verify.js')));

@@ -25,7 +25,7 @@ export interface Config {
     default_allowed_tools: boolean;
     on_permission_denial: 'warn' | 'fail';
   };
-  validation: { commands: string[]; timeout: number; tree: 'worktree' | 'pristine'; setup: string[]; dependencies: string[] };
+  validation: { commands: string[]; timeout: number; tree: 'worktree' | 'pristine'; setup: string[]; dependencies: string[]; require_control_review: boolean };
   git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
   execution: { mode: 'local' | 'sandbox'; sandbox: { allowed_domains: string[]; allow_write: string[]; deny_read: string[]; env: string[] } };
   sync: {
@@ -117,6 +117,7 @@ export const LEAVES: readonly Leaf[] = [
   leaf('validation.tree', { type: 'enum', values: ['worktree', 'pristine'] }, 'worktree', 'where validation runs: the task\'s working tree, or a pristine copy of its files with dependencies no step could write'),
   leaf('validation.setup', { type: 'strings' }, [], 'pristine tree: commands that build its dependency folders (e.g. ["npm ci"]), cached by the hash of the lockfiles'),
   leaf('validation.dependencies', { type: 'strings' }, ['node_modules', '.venv'], 'pristine tree: the dependency folders validation.setup makes (cached), or taken read-only from the repository\'s main checkout'),
+  leaf('validation.require_control_review', { type: 'bool' }, false, 'atlas verify (repository policy): refuse receipts of tasks whose control-path changes no person approved (--require-control-review)'),
   leaf('git.worktree', { type: 'bool' }, true, 'run tasks in a new git worktree (false: in the current checkout)'),
   leaf('git.remote', { type: 'string' }, 'origin', 'remote that git steps push to'),
   leaf('git.push', { type: 'bool' }, false, 'let git steps push'),

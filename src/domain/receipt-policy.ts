@@ -27,6 +27,41 @@ export interface VerifyPolicies {
   requireSandbox?: boolean;
   /** Every valid receipt in scope ran on a pristine tree (version 4, validation_tree signed). */
   requirePristine?: boolean;
+  /** No task's last control review (CONTROL_REVIEW_COMMAND) left control-path changes unapproved. */
+  requireControlReview?: boolean;
+}
+
+/**
+ * The command of the receipts atlas signs when it inspects what a sandboxed step brought in
+ * (src/engine/control-receipt.ts): exit 0 when every control-path change was approved or allowed
+ * by the template, 1 while some wait for a person. They prove no validation: the policies about
+ * validation receipts leave them out.
+ */
+export const CONTROL_REVIEW_COMMAND = 'atlas control-review';
+export const CONTROL_REVIEW_STEP = 'atlas:control-review';
+
+function isControlReview(r: ValidationReceipt): boolean {
+  return r.command === CONTROL_REVIEW_COMMAND && r.step_name === CONTROL_REVIEW_STEP;
+}
+
+/** Per task, the last valid control review must have passed (approved, allowed, or nothing found). */
+function controlReviewPolicy(tasks: CheckedTask[]): PolicyResult {
+  const waiting: string[] = [];
+  let reviewed = 0;
+  for (const task of tasks) {
+    const reviews = task.receipts.filter((c) => c.valid && isControlReview(c.receipt)).map((c) => c.receipt);
+    const last = reviews.sort((a, b) => Date.parse(a.completed_at) - Date.parse(b.completed_at))[reviews.length - 1];
+    if (!last) continue;
+    reviewed++;
+    if (last.exit_code !== 0) waiting.push(`${task.taskId}: control-path changes no person approved (${last.receipt_id})`);
+  }
+  const detail =
+    waiting.length > 0
+      ? waiting.join('; ')
+      : reviewed > 0
+        ? `every control-path change of ${plural(reviewed, 'task')} was approved by a person or allowed by its template`
+        : 'no task changed control paths (control reviews are signed in sandbox mode only: combine with --require-sandbox)';
+  return { policy: 'require-control-review', name: '--require-control-review', ok: waiting.length === 0, detail };
 }
 
 export interface RequiredCommand {
@@ -45,7 +80,7 @@ export interface CheckedTask {
   receipts: CheckedReceipt[];
 }
 
-export type PolicyName = 'receipts' | 'commit' | 'require-step' | 'require-command' | 'require-pass' | 'require-sandbox' | 'require-pristine';
+export type PolicyName = 'receipts' | 'commit' | 'require-step' | 'require-command' | 'require-pass' | 'require-sandbox' | 'require-pristine' | 'require-control-review';
 
 export interface PolicyResult {
   policy: PolicyName;
@@ -130,8 +165,8 @@ function pristinePolicy(scoped: ValidationReceipt[], scopeText: string): PolicyR
 export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies): PolicyResult[] {
   const results: PolicyResult[] = [];
   const all = tasks.flatMap((t) => t.receipts);
-  const valid = all.filter((c) => c.valid).map((c) => c.receipt);
-  const invalid = all.length - valid.length;
+  const valid = all.filter((c) => c.valid && !isControlReview(c.receipt)).map((c) => c.receipt);
+  const invalid = all.filter((c) => !c.valid).length;
   const commit = policies.commit;
   const inScope = (r: ValidationReceipt) => commit === undefined || onCommit(r, policies);
   const scoped = valid.filter(inScope);
@@ -184,6 +219,7 @@ export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies)
   for (const required of policies.requireCommands ?? []) results.push(commandPolicy(required, scoped, scopeText));
   if (policies.requireSandbox) results.push(sandboxPolicy(scoped, scopeText));
   if (policies.requirePristine) results.push(pristinePolicy(scoped, scopeText));
+  if (policies.requireControlReview) results.push(controlReviewPolicy(tasks));
 
   if (policies.requirePass) {
     const failing: string[] = [];

@@ -28,6 +28,8 @@ export interface Task {
   steps: StepDefinition[];
   /** The template's `lifecycle:` commands as they were when the task started. */
   lifecycle?: LifecycleCommands;
+  /** The template's `control_paths:` (changed without review) as they were when the task started. */
+  control_paths?: string[];
   /** Never-reused key derivation index (DESIGN §7). */
   task_index?: number;
   /**

@@ -71,6 +71,8 @@ export interface Template {
   steps: StepDefinition[];
   /** Commands run at the agent's lifecycle points, before those of the configuration. */
   lifecycle?: LifecycleCommands;
+  /** Control paths (a file, or a folder ending in /) its steps may change without a person's review. */
+  control_paths?: string[];
   /** Where it was loaded from, for messages. */
   source: string;
 }

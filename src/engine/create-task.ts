@@ -134,6 +134,7 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
     ...(baseCommit ? { base_commit: baseCommit } : {}),
     steps: template.steps,
     ...(template.lifecycle ? { lifecycle: template.lifecycle } : {}),
+    ...(template.control_paths?.length ? { control_paths: template.control_paths } : {}),
     task_index: taskIndex,
     ...(config.validation.commands.length > 0 ? { validation_commands: [...config.validation.commands] } : {}),
     execution_mode: config.execution.mode,

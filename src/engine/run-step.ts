@@ -39,6 +39,7 @@ import { fillPlaceholders } from './prompt.js';
 import { countStepStarts, defaultRetryNote } from './retry-note.js';
 import { StepProgress } from './step-progress.js';
 import type { ValidationRecorder } from './validation-recorder.js';
+import { afterSandboxedStep } from './wall.js';
 
 /** What the runner shares with each step attempt. */
 export interface RunState {
@@ -225,6 +226,8 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     const { message, hint } = errorDetails(error);
     result = { status: 'failed', error: message, permanent: true, ...(hint ? { hint } : {}) };
   }
+  // Before atlas reads the task's git again: the step's objects cross the wall, verified.
+  if (run.executor.mode === 'sandbox') result = await afterSandboxedStep(run, index, result);
   await interval.stop();
   const changed = filesWatch ? await filesWatch.stop() : [];
   await progress.stop();
@@ -251,7 +254,7 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
       return { kind: 'completed' };
     case 'waiting': {
       const trigger = result.reason === 'approval' ? 'human_approval_required' : 'human_paused';
-      await run.move('awaiting_human', trigger, step.name, { step_index: index });
+      await run.move('awaiting_human', trigger, step.name, { step_index: index, ...result.details });
       reporter.stepFinished({ index, name: step.name, ok: false, waiting: true, durationMs, summary: result.reason === 'approval' ? 'waiting for approval' : 'stopped for now' });
       return { kind: 'stop', outcome: result.reason === 'approval' ? approvalOutcome(task, index, result.prompt) : pausedOutcome(task, index) };
     }

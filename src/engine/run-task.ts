@@ -20,6 +20,9 @@ import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import { readTask } from '../store/task-store.js';
 import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
+import { crossBeforeGit } from '../git/cross-objects.js';
+import { approvePending, readControlRecord } from '../store/control-record.js';
+import { signControlReview } from './control-receipt.js';
 import { createTaskExecutor, describeExecution, describeModeChange } from '../exec/task-executor.js';
 import type { TaskExecution } from '../exec/task-executor.js';
 import type { ProcessExecutor } from '../exec/types.js';
@@ -182,6 +185,12 @@ class TaskRun implements RunState {
         if (index >= this.task.steps.length) return this.runRemaining();
         const step = this.task.steps[index]!;
         this.reporter.note(`step ${index + 1} "${step.name}" approved`);
+        const reviewed = approvePending(this.manager.ref.dir);
+        if (reviewed.length > 0) {
+          this.reporter.note(`control changes approved: ${reviewed.join('; ')}`);
+          const lines = (readControlRecord(this.manager.ref.dir)?.findings ?? []).map((f) => `${f.text} (approved)`);
+          await signControlReview({ manager: this.manager, task: this.task, recorder: this.validationRecorder, stepIndex: index, exitCode: 0, lines });
+        }
         await completeStep(this, index, { decision: 'approved', ...(entry.note ? { note: entry.note } : {}) }, 'approved');
         return this.runRemaining();
       }
@@ -209,6 +218,8 @@ export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
   });
   let execution: TaskExecution;
   try {
+    // What a killed run's last step wrote crosses (verified) before anything reads the task's git.
+    await crossBeforeGit(options.ref.dir);
     execution = await createTaskExecutor({ task, taskDir: options.ref.dir, home: homeOf(options.ref.dir), config: options.config });
   } catch (error) {
     heartbeat.stop();

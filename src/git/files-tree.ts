@@ -3,7 +3,19 @@
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { gitLayout } from './layout.js';
 import { runGit } from './run-git.js';
+import { ensureObjectDir, overlayEnv } from './task-objects.js';
+
+/**
+ * With `store`, the objects of the files go there (over the repository's, read as an alternate)
+ * and not into the repository, where another task's step could read them.
+ */
+/** Git's environment to read and write `store` over the repository's objects (none without a store). */
+export function storeEnv(worktree: string, store: string | undefined): Record<string, string> {
+  const layout = store ? gitLayout(worktree) : undefined;
+  return layout && store ? overlayEnv(layout.common, ensureObjectDir(store)) : {};
+}
 
 /**
  * Copies the real index to `target`, keeping its mtime: git tells a file edited in the same
@@ -21,12 +33,12 @@ export async function copyIndex(worktree: string, target: string): Promise<boole
 }
 
 /** The tree of every file git would commit with `git add -A` (tracked and new; ignored ones left out). */
-export async function filesTree(worktree: string): Promise<string> {
+export async function filesTree(worktree: string, store?: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'atlas-tree-'));
   try {
     const index = join(dir, 'index');
     await copyIndex(worktree, index);
-    const env = { GIT_INDEX_FILE: index };
+    const env = { ...storeEnv(worktree, store), GIT_INDEX_FILE: index };
     await runGit(worktree, ['add', '-A', '--', '.'], { env });
     return (await runGit(worktree, ['write-tree'], { env })).stdout.trim();
   } finally {
@@ -38,10 +50,10 @@ export async function filesTree(worktree: string): Promise<string> {
  * Writes `tree`'s files into the empty folder `dest` (no .git: a plain copy). Runs no hook and no
  * filter beyond atlas's safe git configuration (src/git/safe-config.ts).
  */
-export async function checkoutTree(worktree: string, tree: string, dest: string): Promise<void> {
+export async function checkoutTree(worktree: string, tree: string, dest: string, store?: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'atlas-checkout-'));
   try {
-    const env = { GIT_INDEX_FILE: join(dir, 'index') };
+    const env = { ...storeEnv(worktree, store), GIT_INDEX_FILE: join(dir, 'index') };
     await runGit(worktree, ['read-tree', tree], { env });
     await runGit(worktree, ['checkout-index', '--all', '--force', `--prefix=${dest.endsWith('/') ? dest : `${dest}/`}`], { env });
   } finally {

@@ -19,6 +19,8 @@ export interface RunGitOptions {
   env?: Record<string, string>;
   /** Reads where the user's hooks live (atlas hook install): core.hooksPath is not overridden. */
   userHooks?: boolean;
+  /** Written to git's stdin (closed after). */
+  input?: string;
 }
 
 export function runGit(cwd: string, args: string[], options: RunGitOptions = {}): Promise<GitResult> {
@@ -32,7 +34,7 @@ export function runGit(cwd: string, args: string[], options: RunGitOptions = {})
       return;
     }
     // In the person's repository, git makes files under the person's umask (and core.sharedRepository).
-    withPersonUmask(() => execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...gitEnv(options.userHooks === true), ...pinned, ...options.env } }, (error, stdout, stderr) => {
+    const child = withPersonUmask(() => execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...gitEnv(options.userHooks === true), ...pinned, ...options.env } }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
       if (error && (error as NodeJS.ErrnoException).code === 'ENOENT' && typeof error.code === 'string') {
         // spawn reports a missing cwd as ENOENT too: say which one is missing.
@@ -49,6 +51,7 @@ export function runGit(cwd: string, args: string[], options: RunGitOptions = {})
       }
       resolve({ stdout, stderr, code });
     }));
+    if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }
 
@@ -59,8 +62,8 @@ export function runGit(cwd: string, args: string[], options: RunGitOptions = {})
  * agent's submodule config from running commands (src/git/safe-config.ts); the git folders are
  * pinned to the layout git made, and a changed layout is refused (src/git/layout.ts).
  */
-function gitEnv(userHooks: boolean): NodeJS.ProcessEnv {
+export function gitEnv(userHooks = false): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_ATTR_NOSYSTEM: '1' };
-  for (const key of ['GIT_DIR', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'GIT_PREFIX', 'GIT_EXTERNAL_DIFF']) delete env[key];
+  for (const key of ['GIT_DIR', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'GIT_PREFIX', 'GIT_EXTERNAL_DIFF', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES']) delete env[key];
   return withSafeGitConfig(env, { hooks: userHooks });
 }

@@ -18,15 +18,23 @@ function policyError(message: string, cause?: unknown): AtlasError {
   });
 }
 
+export interface RepoPolicy {
+  commands: RequiredCommand[];
+  /** validation.require_control_review: every task's control-path changes approved by a person. */
+  requireControlReview: boolean;
+}
+
 /**
- * validation.commands of .atlas/config.yaml as committed on `commit` (`git show`), from the
- * repository around `cwd`. Empty when the file or the key is absent there.
+ * validation.commands (and validation.require_control_review) of .atlas/config.yaml as committed
+ * on `commit` (`git show`), from the repository around `cwd`. Nothing when the file or the keys
+ * are absent there.
  */
-export async function repoRequiredCommands(cwd: string, commit: string): Promise<RequiredCommand[]> {
+export async function repoPolicy(cwd: string, commit: string): Promise<RepoPolicy> {
+  const none: RepoPolicy = { commands: [], requireControlReview: false };
   const shown = await runGit(cwd, ['show', `${commit}:${REPO_CONFIG_PATH}`], { allowFailure: true });
   if (shown.code !== 0) {
     // Absent at that commit (or not a repository): no policy. Anything else is a real problem.
-    if (/does not exist|exists on disk, but not in|not a git repository|invalid object name|bad revision/i.test(shown.stderr)) return [];
+    if (/does not exist|exists on disk, but not in|not a git repository|invalid object name|bad revision/i.test(shown.stderr)) return none;
     throw policyError(`cannot read ${REPO_CONFIG_PATH} at ${commit.slice(0, 12)}: ${shown.stderr.trim()}`);
   }
   let data: unknown;
@@ -36,10 +44,23 @@ export async function repoRequiredCommands(cwd: string, commit: string): Promise
     throw policyError(`${REPO_CONFIG_PATH} at ${commit.slice(0, 12)} is not valid YAML: ${(error as Error).message}`, error);
   }
   const validation = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>)['validation'] : undefined;
-  const raw = typeof validation === 'object' && validation !== null ? (validation as Record<string, unknown>)['commands'] : undefined;
-  if (raw === undefined || raw === null) return [];
+  const section = typeof validation === 'object' && validation !== null ? (validation as Record<string, unknown>) : {};
+  const control = section['require_control_review'];
+  let requireControlReview = false;
+  if (control !== undefined && control !== null) {
+    const coerced = coerce(LEAF_BY_KEY.get('validation.require_control_review')!, control);
+    if (!coerced.ok) throw policyError(`${REPO_CONFIG_PATH} at ${commit.slice(0, 12)}: validation.require_control_review: ${coerced.problem}`);
+    requireControlReview = coerced.value === true;
+  }
+  const raw = section['commands'];
+  if (raw === undefined || raw === null) return { ...none, requireControlReview };
   const result = coerce(LEAF_BY_KEY.get('validation.commands')!, raw);
   if (!result.ok) throw policyError(`${REPO_CONFIG_PATH} at ${commit.slice(0, 12)}: validation.commands: ${result.problem}`);
   const source = `${REPO_CONFIG_PATH} at ${commit.slice(0, 12)}`;
-  return (result.value as string[]).filter((c) => c.trim().length > 0).map((command) => ({ command, source }));
+  return { commands: (result.value as string[]).filter((c) => c.trim().length > 0).map((command) => ({ command, source })), requireControlReview };
+}
+
+/** The commands the repository's policy requires on `commit` (repoPolicy's commands). */
+export async function repoRequiredCommands(cwd: string, commit: string): Promise<RequiredCommand[]> {
+  return (await repoPolicy(cwd, commit)).commands;
 }

@@ -11,6 +11,7 @@ import type { Task } from '../domain/task.js';
 import { toTimestamp } from '../domain/time.js';
 import type { ValidationRecorder, ValidationRun } from '../engine/validation-recorder.js';
 import type { GitState } from '../git/state.js';
+import { hiddenIndexEntries } from '../git/index-bits.js';
 import { readGitState } from '../git/state.js';
 import type { HookManager } from '../hook/manager.js';
 import { sha256Hex } from '../crypto/hash.js';
@@ -80,6 +81,8 @@ export function createSigningRecorder(home: string, config: DerivationSource, op
       let git: GitState | undefined;
       try {
         git = await readGit(task.worktree);
+        // A tree that looks clean only because git was told not to look is not the committed tree.
+        if (!git.dirty && (await hiddenIndexEntries(task.worktree)).length > 0) git = { ...git, dirty: true };
       } catch {
         git = undefined; // not a repository any more: recorded as dirty, with no commit
       }

@@ -28,6 +28,7 @@ import { createMissingWorktree } from './finish-setup.js';
 import { diagnoseTask } from './diagnose.js';
 import type { SavedWork } from './save-work.js';
 import { resetToCheckpoint, saveWork } from './save-work.js';
+import { crossBeforeGit } from '../git/cross-objects.js';
 
 export interface RecoverTaskOptions {
   ref: TaskRef;
@@ -184,6 +185,9 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
   if (options.action !== undefined && !isRecoveryAction(options.action)) {
     throw new AtlasError(`unknown recovery action "${String(options.action)}"`, { exitCode: EXIT.input, hint: `use one of ${RECOVERY_ACTIONS.join(', ')}` });
   }
+  // Before any git on the task: HEAD names its branch, and what its last sandboxed step wrote
+  // crosses verified (or recovery stops and says why).
+  await crossBeforeGit(ref.dir);
   const d = await diagnoseTask({
     ref,
     manager,

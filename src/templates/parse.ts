@@ -17,7 +17,7 @@ export const DEFAULT_MAX_ATTEMPTS: Record<StepType, number> = {
   human: 1,
 };
 
-const TEMPLATE_FIELDS = ['name', 'description', 'branch_prefix', 'worktree', 'steps', 'lifecycle'] as const;
+const TEMPLATE_FIELDS = ['name', 'description', 'branch_prefix', 'worktree', 'steps', 'lifecycle', 'control_paths'] as const;
 const COMMON_STEP_FIELDS = ['name', 'type', 'description', 'idempotent', 'max_attempts', 'timeout', 'on_failure'];
 const STEP_FIELDS: Record<StepType, string[]> = {
   ai: [...COMMON_STEP_FIELDS, 'prompt', 'allowed_tools'],
@@ -235,7 +235,12 @@ export function parseTemplateData(data: unknown, file: string, fileName: string)
   const seen = new Set<string>();
   const steps = rawSteps.map((s, i) => parseStep(p, s, i, seen));
   const lifecycle = parseLifecycle(p, data['lifecycle']);
-  return { name, description, branch_prefix: branchPrefix, worktree, steps, ...(lifecycle ? { lifecycle } : {}), source: file };
+  const controlPaths = data['control_paths'] ?? [];
+  if (!Array.isArray(controlPaths) || !controlPaths.every((c) => typeof c === 'string' && c.length > 0 && !c.startsWith('/') && !c.split('/').includes('..'))) {
+    p.fail('field "control_paths"', `expected a list of paths in the repository (a file, or a folder ending in /), got ${describe(controlPaths)}`, 'e.g. control_paths: [".github/workflows/ci.yml", ".husky/"]');
+  }
+  const allowed = controlPaths as string[];
+  return { name, description, branch_prefix: branchPrefix, worktree, steps, ...(lifecycle ? { lifecycle } : {}), ...(allowed.length ? { control_paths: allowed } : {}), source: file };
 }
 
 /** Parses YAML text (loads the yaml library on demand). */

@@ -49,7 +49,9 @@ describe.skipIf(skipSandbox)('a planted commondir', { timeout: 120_000 }, () => 
     const result = await startSandboxed(attack);
     expect(result.stdout).not.toMatch(/\| WROTE/);
     expect(result.stdout.match(/\| REFUSED/g)).toHaveLength(3);
-    expect(result.code, result.stderr).toBe(0);
+    // The nested .gitattributes the commit brings in waits for a person's review (control-paths.test.ts).
+    expect(result.stdout + result.stderr).toContain('sub/.gitattributes (control-path)');
+    expect(result.code, result.stderr).toBe(5);
     const { worktree } = onlyTask(attack.home);
     expect(readFileSync(join(worktree, '.git'), 'utf8')).toMatch(/^gitdir: /);
     userGitActivity(worktree);

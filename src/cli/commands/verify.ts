@@ -7,7 +7,7 @@ import type { VerifyPolicies } from '../../domain/receipt-policy.js';
 import { signsCommit } from '../../domain/receipt.js';
 import { equivalentCommits } from '../../receipts/commit-equivalence.js';
 import { resolveCommit } from '../../receipts/commit-ref.js';
-import { repoRequiredCommands } from '../../receipts/repo-policy.js';
+import { repoPolicy } from '../../receipts/repo-policy.js';
 import { loadReceiptSets } from '../../receipts/inputs.js';
 import { renderVerifyText, verifyJson } from '../../receipts/report-text.js';
 import type { ReceiptSet } from '../../receipts/inputs.js';
@@ -31,6 +31,7 @@ interface VerifyOptions {
   allowEmpty?: boolean;
   requireSandbox?: boolean;
   requirePristine?: boolean;
+  requireControlReview?: boolean;
 }
 
 /** The commit whose .atlas/config.yaml sets the repository's policy: --commit's, else HEAD here. */
@@ -78,9 +79,14 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
     if (command.trim().length === 0) throw new AtlasError('--require-command needs a command, got an empty one', { exitCode: EXIT.input, hint: 'for example: --require-command "npm test"' });
     return { command, source: '--require-command' };
   });
+  let requireControlReview = Boolean(opts.requireControlReview);
   if (opts.repoPolicy !== false) {
     const at = await policyCommit(commit, ctx.cwd);
-    if (at !== undefined) requireCommands.push(...(await repoRequiredCommands(ctx.cwd, at)));
+    if (at !== undefined) {
+      const repo = await repoPolicy(ctx.cwd, at);
+      requireCommands.push(...repo.commands);
+      requireControlReview ||= repo.requireControlReview;
+    }
   }
   const policies: VerifyPolicies = {
     requireSteps: opts.requireStep ?? [],
@@ -89,6 +95,7 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
     allowEmpty: Boolean(opts.allowEmpty),
     requireSandbox: Boolean(opts.requireSandbox),
     requirePristine: Boolean(opts.requirePristine),
+    requireControlReview,
   };
   if (commit !== undefined) {
     policies.commit = commit;

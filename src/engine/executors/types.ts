@@ -52,7 +52,7 @@ export type StepResult =
   /** `permanent`: retrying cannot help (configuration problem); no further attempts. `details` go in the hook's event. */
   | { status: 'failed'; error: string; permanent?: boolean; hint?: string; details?: Record<string, unknown> }
   /** The step waits for a person: approval required, or the person chose to stop for now. */
-  | { status: 'waiting'; reason: 'approval' | 'paused'; /** What the person is asked (human steps). */ prompt?: string }
+  | { status: 'waiting'; reason: 'approval' | 'paused'; /** What the person is asked (human steps). */ prompt?: string; details?: Record<string, unknown> }
   | { status: 'rejected'; note?: string };
 
 export type StepExecutor<S extends StepDefinition = StepDefinition> = (ctx: StepRunContext<S>) => Promise<StepResult>;

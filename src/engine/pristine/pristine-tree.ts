@@ -10,8 +10,9 @@ import type { Config } from '../../config/schema.js';
 import type { Task } from '../../domain/task.js';
 import { treeExecutor } from '../../exec/task-executor.js';
 import type { ExecutionMode, ProcessExecutor } from '../../exec/types.js';
-import { checkoutTree, filesTree } from '../../git/files-tree.js';
+import { checkoutTree, filesTree, storeEnv } from '../../git/files-tree.js';
 import { runGit } from '../../git/run-git.js';
+import { workObjectDir } from '../../git/task-objects.js';
 import { cachedDependencies, checkDependencyFolders, DEPENDENCY_INPUTS, repositoryDependencies, uncachedDependencies } from './dependency-cache.js';
 
 export interface PristineTree {
@@ -46,15 +47,18 @@ export async function preparePristineTree(input: PristineInput): Promise<Pristin
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const tree = await filesTree(task.worktree);
-    await checkoutTree(task.worktree, tree, dir);
+    // The task's uncommitted files become objects of the task's own store, not the repository's.
+    const store = workObjectDir(taskDir);
+    rmSync(store, { recursive: true, force: true });
+    const tree = await filesTree(task.worktree, store);
+    await checkoutTree(task.worktree, tree, dir, store);
     const setup = config.validation.setup;
     const runIn = (target: string, on: ProcessExecutor) => async () => {
       for (const command of setup) await input.runSetup(command, target, on);
     };
     let dependencies: string;
     if (setup.length === 0) dependencies = repositoryDependencies(dir, task.repo_root, task.in_place, folders);
-    else if (task.base_commit && (await sameSetupInputs(task.worktree, task.base_commit, tree))) {
+    else if (task.base_commit && (await sameSetupInputs(task.worktree, task.base_commit, tree, store))) {
       dependencies = (await cachedDependencies(home, dir, setup, folders, () => buildAtBase(input, task.base_commit!, runIn))).source;
     } else dependencies = (await uncachedDependencies(dir, setup, folders, runIn(dir, executor))).source;
     return { dir, dependencies, executor, close };
@@ -72,9 +76,9 @@ function baseDir(taskDir: string): string {
 }
 
 /** The setup's inputs (lockfiles, manifests) are the same in the base commit and in `tree`. */
-export async function sameSetupInputs(worktree: string, base: string, tree: string): Promise<boolean> {
+export async function sameSetupInputs(worktree: string, base: string, tree: string, store?: string): Promise<boolean> {
   // Plumbing (no textconv, no external diff): exit 0 when the paths' entries are the same, 1 when not.
-  const diff = await runGit(worktree, ['diff-tree', '--quiet', base, tree, '--', ...DEPENDENCY_INPUTS], { allowFailure: true });
+  const diff = await runGit(worktree, ['diff-tree', '--quiet', base, tree, '--', ...DEPENDENCY_INPUTS], { allowFailure: true, env: storeEnv(worktree, store) });
   return diff.code === 0;
 }
 

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { sandboxEnvironment } from '../../domain/sandbox-env.js';
 import { shellQuote } from '../run-process.js';
 import type { Launch, LaunchSpec, ProcessExecutor } from '../types.js';
-import { checkLayoutAfterCommand } from './layout-guard.js';
+import { checkLayoutAfterCommand, looseBranchRefs } from './layout-guard.js';
 import { absentStubPaths, emptyMountDirs, recordLitter, removeStubs } from './litter.js';
 import type { SandboxPolicy } from './policy.js';
 import { bridgeSockets, commandFinished, wrapCommand } from './runtime.js';
@@ -73,6 +73,8 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
   let running = 0;
   // Loose refs older than this executor are the user's, not a step's.
   const createdAt = Date.now() - 1000;
+  // The branch refs when the sandbox started: any other ref a command writes is the step's.
+  const refsBefore = looseBranchRefs(policy.worktree);
   let wrap: Wrap | undefined;
 
   let scanned: { stubs: string[]; at: number } | undefined;
@@ -116,7 +118,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
         command: '/bin/sh',
         args: ['-c', current.runner],
         shell: false,
-        env: { ...sandboxEnvironment(spec.env, policy.env), ...(policy.home ? { HOME: policy.home } : {}), ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
+        env: { ...sandboxEnvironment(spec.env, policy.env), ...(policy.home ? { HOME: policy.home } : {}), ...policy.git_env, ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
         finished: () => {
           if (done) return;
           done = true;
@@ -125,7 +127,7 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
           if (running === 0) removeStubs(current.stubs);
         },
         explain: (stderr) => explainDenial(stderr, policy),
-        verify: () => checkLayoutAfterCommand(policy.worktree, taskDir, policy.deny_write, createdAt),
+        verify: () => checkLayoutAfterCommand(policy.worktree, taskDir, policy.deny_write, createdAt, refsBefore),
         signalsStart: true,
       };
     },

@@ -11,6 +11,7 @@ import { gitProtectedPaths } from './git-protect.js';
 import { PROTECTED_PATHS, treeControlPaths } from './protected-paths.js';
 import { prepareSandboxHome } from './sandbox-home.js';
 import { homePaths } from '../../store/paths.js';
+import { ensureObjectDir, overlayEnv, stepObjectDir } from '../../git/task-objects.js';
 
 export interface SandboxPolicy {
   /** The task's working tree: the sandboxed processes' cwd. */
@@ -31,6 +32,8 @@ export interface SandboxPolicy {
   allowed_domains: string[];
   /** Environment variables passed besides the built-in allow-list (execution.sandbox.env). */
   env?: string[];
+  /** Git's object stores for the step: the task's own (written) over the repository's (read). */
+  git_env?: Record<string, string>;
 }
 
 /** Secrets of the usual command-line tools, relative to the home folder. */
@@ -73,10 +76,27 @@ export function gitWritePaths(worktree: string): string[] {
   if (!named) return [];
   const gitDir = realpath(named);
   const common = commonGitDir(gitDir);
-  // objects and branch refs (with their logs) are shared; HEAD, index and the worktree's own reflog
-  // live in worktrees/<name>. Everything else stays read-only (protected-paths.ts says why), and
-  // other branches' refs are denied one by one (a commit renames its ref's lock in refs/heads).
-  return [join(common, 'objects'), join(common, 'refs', 'heads'), join(common, 'logs'), gitDir];
+  // Branch refs (with their logs) are shared; the index and the worktree's own reflog live in
+  // worktrees/<name>. The repository's objects stay read-only: a step writes its own into the
+  // task's store (src/git/task-objects.ts). Everything else stays read-only (protected-paths.ts
+  // says why), and other branches' refs are denied one by one (a commit renames its ref's lock in
+  // refs/heads).
+  return [join(common, 'refs', 'heads'), join(common, 'logs'), gitDir];
+}
+
+/**
+ * The step's git: the repository's objects (read-only in the sandbox) as an alternate, new ones
+ * written to the task's store; nothing outside the sandbox reads that store but the crossing
+ * (src/git/cross-objects.ts). The tree's HEAD and the repository's objects are read-only.
+ */
+export function stepGit(worktree: string, taskDir: string): { env: Record<string, string> | undefined; write: string[]; denyWrite: string[] } {
+  const dotGit = join(worktree, '.git');
+  const named = existsSync(dotGit) ? resolveGitDir(dotGit, worktree) : undefined;
+  if (!named) return { env: undefined, write: [], denyWrite: [] };
+  const gitDir = realpath(named);
+  const common = commonGitDir(gitDir);
+  const store = ensureObjectDir(stepObjectDir(taskDir));
+  return { env: overlayEnv(common, store), write: [store], denyWrite: [join(common, 'objects'), join(gitDir, 'HEAD')] };
 }
 
 function expandHome(path: string, userHome: string): string {
@@ -152,7 +172,8 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
   const tmpdir = join(input.taskDir, 'tmp');
   const agent = agentStatePaths(input.config, env, userHome);
   const home = prepareSandboxHome(input.taskDir, userHome, agent.write);
-  const allowWrite = unique([worktree, ...gitWritePaths(worktree), tmpdir, home, ...agent.write, ...sandbox.allow_write.map((p) => expandHome(p, userHome))]);
+  const git = stepGit(worktree, input.taskDir);
+  const allowWrite = unique([worktree, ...gitWritePaths(worktree), ...git.write, tmpdir, home, ...agent.write, ...sandbox.allow_write.map((p) => expandHome(p, userHome))]);
   // What this task needs is never denied, even when it lies inside another task's folder (an
   // in-place task in the repository whose .git this task's commits write to).
   const needed = [worktree, ...allowWrite];
@@ -174,11 +195,12 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
     tmpdir,
     home,
     allow_write: allowWrite,
-    deny_write: unique([...atlasProtectedPaths(worktree), ...gitProtectedPaths(worktree), ...treeControlPaths(worktree), ...agent.denyWrite]),
+    deny_write: unique([...atlasProtectedPaths(worktree), ...gitProtectedPaths(worktree), ...treeControlPaths(worktree), ...agent.denyWrite, ...git.denyWrite]),
     deny_read: denyRead,
     ...(ownFiles.length ? { allow_read: ownFiles } : {}),
     allowed_domains: allowedDomains(input.config, env),
     ...(sandbox.env.length ? { env: [...sandbox.env] } : {}),
+    ...(git.env ? { git_env: git.env } : {}),
   };
 }
 

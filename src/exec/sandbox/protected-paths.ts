@@ -111,28 +111,32 @@ function makePlaceholder(path: string, kind: 'file' | 'dir'): boolean {
 function otherBranchRefs(git: GitFolders): string[] {
   const heads = join(git.common, 'refs', 'heads');
   const own = git.branch ? join(heads, git.branch) : undefined;
-  const out: string[] = [];
-  const walk = (dir: string) => {
+  return [...looseRefFiles(heads, MAX_REFS + 1).keys()].filter((p) => p !== own).slice(0, MAX_REFS);
+}
+
+/** The files under a refs folder with their mtimes, at most `limit` (the walk stops there). */
+export function looseRefFiles(dir: string, limit = MAX_REFS): Map<string, number> {
+  const out = new Map<string, number>();
+  const walk = (folder: string) => {
     let names: string[];
     try {
-      names = readdirSync(dir);
+      names = readdirSync(folder);
     } catch {
       return;
     }
     for (const name of names) {
-      if (out.length >= MAX_REFS) return;
-      const path = join(dir, name);
-      let isDir = false;
+      if (out.size >= limit) return;
+      const path = join(folder, name);
       try {
-        isDir = lstatSync(path).isDirectory();
+        const info = lstatSync(path);
+        if (info.isDirectory()) walk(path);
+        else out.set(path, info.mtimeMs);
       } catch {
-        continue;
+        // gone meanwhile
       }
-      if (isDir) walk(path);
-      else if (path !== own) out.push(path);
     }
   };
-  walk(heads);
+  walk(dir);
   return out;
 }
 
