@@ -205,6 +205,7 @@ describe('atlas sync (CLI)', () => {
         '  - name: work',
         '    type: command',
         '    idempotent: true',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell default, ${VAR:-0}
         '    run: ["sh -c \'echo work >> work.txt; sleep ${ATLAS_TEST_SLEEP:-0}\'"]',
         '',
       ].join('\n'),

@@ -10,7 +10,9 @@ import { reportError } from './output.js';
 
 declare const ATLAS_VERSION: string;
 
-type Handler = (ctx: CliContext, ...args: any[]) => Promise<number | void>;
+// Commander hands the parsed arguments over untyped; each handler declares its own (never[] accepts any list).
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing exits 0.
+type Handler = (ctx: CliContext, ...args: never[]) => Promise<number | void>;
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
@@ -34,7 +36,7 @@ function run(load: () => Promise<{ default: Handler }>) {
     const ctx = new CliContext(flags);
     try {
       const handler = (await load()).default;
-      const code = await handler(ctx, ...args.slice(0, -1));
+      const code = await handler(ctx, ...(args.slice(0, -1) as never[]));
       process.exitCode = code ?? EXIT.ok;
     } catch (error) {
       process.exitCode = reportError(error, Boolean(flags.json));

@@ -49,12 +49,18 @@ export function TaskView({ id }: { id: string }) {
     // Bursts of events (a step's state changes, receipts, checkpoints) become one request, so a
     // busy task does not spend the account's request rate.
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const soon = () => (timer ??= setTimeout(() => ((timer = undefined), void load()), 200));
+    const soon = () => (timer ??= setTimeout(() => {
+      timer = undefined;
+      void load();
+    }, 200));
     for (const t of ['state', 'finished', 'checkpoint', 'receipt', 'cancelled']) source.addEventListener(t, soon);
     // Receipts are verified again, and the diff (up to 2 MB) fetched, when a command has ended.
     source.addEventListener('finished', () => (void verify(), void loadDiff()));
     let ticker: ReturnType<typeof setTimeout> | undefined;
-    const bump = () => (ticker ??= setTimeout(() => ((ticker = undefined), setTick((n) => n + 1)), 1000));
+    const bump = () => (ticker ??= setTimeout(() => {
+      ticker = undefined;
+      setTick((n) => n + 1);
+    }, 1000));
     for (const t of ['state', 'output', 'finished', 'checkpoint']) source.addEventListener(t, bump);
     return () => (source.close(), timer && clearTimeout(timer), ticker && clearTimeout(ticker));
   }, [id]);

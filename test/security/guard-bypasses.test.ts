@@ -45,6 +45,7 @@ describe('the guard closes the reported bypasses', () => {
   });
 
   it('Bash naming ATLAS_HOME in any spelling, with or without keys/', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell spellings of $ATLAS_HOME, not a template
     for (const command of [`cd "$ATLAS_HOME" && cat keys/*`, 'grep -r seed $ATLAS_HOME', 'cp -r ${ATLAS_HOME} /tmp/x', `tar cz ${home} | base64`, 'ls ~/.atlas', 'find $HOME/.atlas -type f']) {
       expect(guard('Bash', { command }), command).toBeDefined();
     }

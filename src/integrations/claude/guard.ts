@@ -40,13 +40,13 @@ function denyForPath(tool: string, raw: string, cwd: string, home: string): stri
   return undefined;
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** Does a shell command name the keys, a task's records, or ATLAS_HOME at all? */
 function denyForCommand(command: string, homePaths: string[], own: string | undefined): string | undefined {
-  const literal = [...new Set(homePaths)].map(escape).join('|');
+  const literal = [...new Set(homePaths)].map(escapeRegExp).join('|');
   const homeRef = `(?:${literal}|\\$\\{?ATLAS_HOME\\b\\}?|~/\\.atlas\\b|\\$\\{?HOME\\}?/\\.atlas\\b)`;
   if (/\bmaster\.key\b/.test(command) || new RegExp(`(?:${homeRef}|\\.atlas)/+keys\\b`).test(command)) {
     return `atlas guard: this command names atlas's signing keys, which are off limits to agents. ${CHECKPOINT_HINT}.`;

@@ -67,7 +67,7 @@ export class Board {
       res.end(method === 'HEAD' ? undefined : html);
       return 'GET /';
     }
-    if (url.pathname === '/ui/login' && get) return this.login(req, res, url);
+    if (url.pathname === '/ui/login' && get) return this.login(res, url);
     if (url.pathname.startsWith('/ui/') && get) {
       const name = url.pathname.slice(4);
       const m = this.loadManifest();
@@ -109,7 +109,7 @@ export class Board {
     throw new HttpError(405, 'method_not_allowed', `${method} is not allowed on /session; use GET, POST, DELETE`, { allow: 'GET, POST, DELETE' });
   }
 
-  private login(req: IncomingMessage, res: ServerResponse, url: URL): string {
+  private login(res: ServerResponse, url: URL): string {
     const code = url.searchParams.get('code') ?? '';
     const made = this.sessions.redeem(code);
     if (!made) throw new HttpError(401, 'unauthorized', 'this sign-in link is not valid or was used already: restart `atlas ui` for a new one');
