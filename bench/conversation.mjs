@@ -47,7 +47,7 @@ while (lines.length < target - 1) {
 }
 lines.push(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'done', session_id: session, total_cost_usd: 1.23, usage: { input_tokens: expectedInput, output_tokens: 777, cache_read_input_tokens: 5000 * turn, cache_creation_input_tokens: 20 * turn }, modelUsage: {}, permission_denials: [] }));
 const streamFile = join(work, 'stream.jsonl');
-writeFileSync(streamFile, lines.join('\n') + '\n');
+writeFileSync(streamFile, `${lines.join('\n')}\n`);
 
 const stream = readFileSync(streamFile, 'utf8').split('\n').filter((l) => l.length > 0);
 const taskDir = join(work, 'task');

@@ -39,8 +39,7 @@ async function events(res) {
   try {
     for await (const chunk of res.body) {
       buffer += decoder.decode(chunk, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         if (block.includes('event: ')) out.push(parseBlock(block));

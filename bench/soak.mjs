@@ -243,7 +243,7 @@ async function soakTask(lane, repo, n) {
   const state = { lastHistory: undefined, seenFiles: new Set(), worktree: join(home, 'workspaces', workspace, 'worktree') };
 
   const start = await runMaybeKilled(['start', 'soak', `soak task ${n}`, '--workspace', workspace, '--no-interactive'], repo, dir, takeKill(), 'start');
-  let taskDir = dir();
+  const taskDir = dir();
   if (start.killed && (!taskDir || !existsSync(join(taskDir, 'task.json')))) {
     // Killed before task.json was written: there is no task to recover (nothing ran). Reported,
     // but not counted among the N kills, which are all kills of a task.

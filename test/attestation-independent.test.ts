@@ -30,7 +30,7 @@ const pae = (e: Envelope) => {
 
 function writeLines(envelopes: Envelope[], name: string): string {
   const path = join(tempDir('atlas-att-'), name);
-  writeFileSync(path, envelopes.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  writeFileSync(path, `${envelopes.map((e) => JSON.stringify(e)).join('\n')}\n`);
   return path;
 }
 

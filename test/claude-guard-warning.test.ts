@@ -13,9 +13,10 @@ const fx = claudeTaskFixture();
 
 describe('warnings about refused tool calls', () => {
   it('says atlas refused the key read and why; keeps the allow hint for a permission denial only', async () => {
-    const sb = fx.sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    const sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    fx.sb = sb;
     const key = join(sb.home, 'keys', 'master.key');
-    const fake = fx.fake = await startFakeAnthropic([
+    const fake = await startFakeAnthropic([
       {
         text: 'Looking around.',
         toolUses: [
@@ -25,6 +26,7 @@ describe('warnings about refused tool calls', () => {
       },
       { text: 'Done.' },
     ]);
+    fx.fake = fake;
     const run = await atlas(sb, ['start', 'fix', 'the crash'], { env: claudeEnv(fake, sb.env) });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const guardLine = run.stdout.split('\n').find((l) => l.includes('atlas refused'));

@@ -33,7 +33,7 @@ function conversationRows(taskDir: string): ConversationRecord[] {
 
 describe('an orphaned Claude Code after atlas is killed', () => {
   it('does not take the task; recover sees the crash at once, stops the orphan and finishes the step', async () => {
-    const fake = fx.fake = await startFakeAnthropic([
+    const fake = await startFakeAnthropic([
       { text: 'Writing a.', toolUses: [{ id: 'toolu_a', name: 'Write', input: { file_path: 'a.txt', content: 'a\n' } }], usage: { input_tokens: 100, output_tokens: 10 } },
       // Answered after atlas is dead: the orphan goes on and fires hook events.
       { text: 'Writing b.', delayMs: 2500, toolUses: [{ id: 'toolu_b', name: 'Write', input: { file_path: 'b.txt', content: 'b\n' } }], usage: { input_tokens: 200, output_tokens: 20, cache_read_input_tokens: 7 } },
@@ -41,7 +41,9 @@ describe('an orphaned Claude Code after atlas is killed', () => {
       { text: 'Finished after the crash.' },
       { text: 'Finished after the crash.' },
     ]);
-    const sb = fx.sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    fx.fake = fake;
+    const sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    fx.sb = sb;
     const env = claudeEnv(fake, sb.env);
     const child = startAtlas(sb, ['start', 'fix', 'kill me'], { env });
     const done = finished(child);
@@ -85,12 +87,14 @@ describe('an orphaned Claude Code after atlas is killed', () => {
   }, 150_000);
 
   it('Claude Code killed under a live atlas: the step is retried and the cut-off run is a partial row with the transcript\'s figures', async () => {
-    const fake = fx.fake = await startFakeAnthropic([
+    const fake = await startFakeAnthropic([
       { text: 'Writing a.', toolUses: [{ id: 'toolu_a', name: 'Write', input: { file_path: 'a.txt', content: 'a\n' } }], usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 5 } },
       { text: 'Thinking.', hang: true, usage: { input_tokens: 150, output_tokens: 15 } },
       { text: 'Done after the kill.', usage: { input_tokens: 50, output_tokens: 5 } },
     ]);
-    const sb = fx.sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    fx.fake = fake;
+    const sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    fx.sb = sb;
     const env = claudeEnv(fake, sb.env);
     const child = startAtlas(sb, ['start', 'fix', 'kill the agent'], { env });
     const done = finished(child);

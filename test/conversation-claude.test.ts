@@ -149,7 +149,10 @@ describe('conversations with the real Claude Code', () => {
         return false;
       }
     }, 20_000, 'the first assistant message');
-    await new Promise((r) => setTimeout(r, 500));
+    // What the assertions below read is stored before the kill: the tool's result in messages.jsonl,
+    // and the hanging call's input side (100 + 140 tokens) in the record.
+    const cutSoFar = () => { try { return conversations(onlyTask(sb!).dir)[0]; } catch { return undefined; } };
+    await waitFor(() => cutSoFar()?.messages[1]?.tool_calls[0]?.status === 'success' && (cutSoFar()?.record.stats?.total_input_tokens ?? 0) >= 240, 20_000, 'the tool result and the hanging call recorded');
     child.kill('SIGKILL');
     await done;
 

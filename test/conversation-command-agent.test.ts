@@ -97,7 +97,7 @@ describe('conversations of a command agent', () => {
       { type: 'assistant', message: { id: 'msg_1', model: 'other-model', content: [{ type: 'text', text: 'Hi from JSON' }], usage: { input_tokens: 7, output_tokens: 1 } } },
       { type: 'result', subtype: 'success', is_error: false, result: 'Hi from JSON', session_id: 'sess-cmd', total_cost_usd: 0.5, usage: { input_tokens: 7, output_tokens: 3 } },
     ];
-    writeFileSync(agent, `process.stdout.write(${JSON.stringify(events.map((e) => JSON.stringify(e)).join('\n') + '\n')});`);
+    writeFileSync(agent, `process.stdout.write(${JSON.stringify(`${events.map((e) => JSON.stringify(e)).join('\n')}\n`)});`);
     const run = await atlas(sb, ['start', 'fix', 'json', '-c', 'ai.agent=command', '-c', `ai.command=node ${agent}`]);
     expect(run.code, run.stderr).toBe(0);
     const [conv] = readConversations(onlyTask(sb).dir);

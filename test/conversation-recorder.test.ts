@@ -113,7 +113,7 @@ describe('recording a real Claude Code stream', () => {
     const rec = recorder(taskDir());
     // up to the first tool_result: the assistant message waits for its second result
     const lines = STREAM.split('\n');
-    replay(rec, lines.slice(0, 5).join('\n') + '\n');
+    replay(rec, `${lines.slice(0, 5).join('\n')}\n`);
     expect(readMessages(rec.files.messages)).toHaveLength(0);
     // its tokens are already in the record
     expect(JSON.parse(readFileSync(rec.files.record, 'utf8')).stats).toMatchObject({ total_input_tokens: 100, partial: true });
@@ -154,7 +154,7 @@ describe('recording a real Claude Code stream', () => {
       { type: 'assistant', message: { id: 'msg_a', content: [{ type: 'tool_use', id: 'tb', name: 'Bash', input: { command: 'ls' } }], usage } },
       { type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'tb', content: 'B' }] } },
     ];
-    replay(rec, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    replay(rec, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
     const record = rec.finish('failed');
     expect(readMessages(rec.files.messages).map((m) => [m.key, m.tokens, m.tool_calls.map((c) => `${c.id}:${c.status}:${c.output}`)])).toEqual([
       ['msg_a', 55, ['ta:success:A']],
@@ -176,7 +176,7 @@ describe('finalizing conversations a dead run left running', () => {
   it('marks them interrupted with the partial row the recorder kept, counting whole messages', () => {
     const dir = taskDir();
     const rec = recorder(dir, { sessionId: 'sess-a' });
-    replay(rec, STREAM.split('\n').slice(0, 8).join('\n') + '\n');
+    replay(rec, `${STREAM.split('\n').slice(0, 8).join('\n')}\n`);
     const done = recorder(dir);
     done.finish('completed');
     // the run dies here: no finish()

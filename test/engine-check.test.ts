@@ -16,7 +16,7 @@ describe('atlas start check', () => {
     });
     const result = await atlas(sb, ['start', 'check']);
     // The first run sets up ATLAS_HOME and the signing key, and says so on stderr.
-    expect(result.stderr).toContain('atlas: set up ' + sb.home + ' (settings: ' + sb.home + '/config.yaml)\n');
+    expect(result.stderr).toContain(`atlas: set up ${sb.home} (settings: ${sb.home}/config.yaml)\n`);
     expect(result.stderr).toContain(`atlas: created the signing key ${sb.home}/keys/master.key`);
     expect(result.stderr).not.toMatch(/warning|error/i);
     expect(result.code).toBe(0);

@@ -33,7 +33,7 @@ describe('Claude Code stream-json', () => {
       { type: 'user', message: { content: [{ type: 'tool_result', content: 'ok' }] } },
       { type: 'result', subtype: 'success', is_error: false, result: 'All done', session_id: 'abc', total_cost_usd: 0.5, usage: { input_tokens: 3, output_tokens: 4 } },
     ];
-    const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+    const text = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
     const all = [...p.push(text.slice(0, 50)), ...p.push(text.slice(50, 333)), ...p.push(text.slice(333)), ...p.end()];
     // every event is also passed on whole, for the conversation recorder
     expect(all.filter((u) => u.kind === 'event')).toHaveLength(lines.length);
@@ -177,7 +177,7 @@ describe('default config.yaml', () => {
 describe('plain progress', () => {
   it('prints one line per event, prefixes output lines, no control codes', () => {
     let out = '';
-    const r = new PlainReporter({ write: (s: string) => ((out += s), true) } as unknown as NodeJS.WritableStream);
+    const r = new PlainReporter({ write: (s: string) => { out += s; return true; } } as unknown as NodeJS.WritableStream);
     r.taskStarted({ taskId: 't', description: 'd', worktree: '/w', branch: 'b', steps: 2 });
     r.stepStarted({ index: 0, name: 'build', type: 'command', attempt: 1, maxAttempts: 1 });
     r.output('one\ntw', 'stdout');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
 import { parseHook, truncateLongStrings } from '../src/domain/hook-schema.js';
-import { parseTask, TaskFormatError } from '../src/domain/task-schema.js';
+import { parseTask, type TaskFormatError } from '../src/domain/task-schema.js';
 import { taskFiles } from '../src/store/paths.js';
 import { atlasSync, seedExampleText } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';

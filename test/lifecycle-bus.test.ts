@@ -85,7 +85,7 @@ describe('lifecycle bus', () => {
     const recorded: number[] = [];
     const started = Date.now();
     const bus = createLifecycleBus({
-      builtins: { on_message: async (e) => void recorded.push(Date.now() - started), on_stream_finish: async () => void recorded.push(-1) },
+      builtins: { on_message: async () => void recorded.push(Date.now() - started), on_stream_finish: async () => void recorded.push(-1) },
       config: { ...NO_COMMANDS, on_message: ['cat > /dev/null; sleep 0.5'] },
       groups,
     });
@@ -197,7 +197,7 @@ describe('lifecycle bus', () => {
   });
 
   it('keeps the end of long stderr, and skips torn lines of lifecycle.log', () => {
-    expect(tail('x'.repeat(50) + 'END', 10)).toBe('…xxxxxxEND');
+    expect(tail(`${'x'.repeat(50)}END`, 10)).toBe('…xxxxxxEND');
     expect(tail('short\n\n')).toBe('short');
     writeFileSync(join(taskDir, 'lifecycle.log'), '{"at":"2026-01-01T00:00:00Z","point":"on_message","hook":"x","duration_ms":1,"outcome":"ok"}\n{"torn\n[1]\n\n');
     const { entries, skipped } = readLifecycleLog(taskDir);

@@ -2,7 +2,7 @@
 // it ends; the runner is a fake, the tasks are real crashed tasks in temp folders.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/load.js';
-import { AtlasError } from '../src/domain/errors.js';
+import type { AtlasError } from '../src/domain/errors.js';
 import type { EntryDirective } from '../src/engine/contract.js';
 import { runRecoverCommand } from '../src/recovery/command.js';
 import { cleanupRecoveryFixtures, crashedTask, makeRepo, tempHome } from './helpers/recovery-fixtures.js';

@@ -298,7 +298,7 @@ describe('recommendation (diagnoseCrash)', () => {
   });
 
   it('fills the whole context on detection (validating, command, partial output ≤ 500, checkpoint)', () => {
-    const long = 'x'.repeat(600) + 'THE END';
+    const long = `${'x'.repeat(600)}THE END`;
     const c = ckpt({ step_index: idx('analyze'), created_at: at(2) });
     const hook = { ...running('validate', { working_on: 'npm run lint', last_output: long }, 'step_validating'), checkpoints: [c] };
     const r = diagnose(hook);

@@ -75,7 +75,7 @@ describe.skipIf(postgresSkipReason !== undefined)(`servers on one PostgreSQL${po
     const running = async (s: ServeProcess) => ((await getJson(s.url, token, '/conversations/c')).json.conversation?.status === 'running' ? true : undefined);
 
     // Turn 1 on A; a client of B follows it live from the start, and gets A's log exactly.
-    const onA = readSse(await fetch(`${a.url}/conversations/c/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:1500 first' }) }));
+    const onA = readSse(await fetch(`${a.url}/conversations/c/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:5000 first' }) })); // long enough for B to see it running and refuse a second turn on a loaded machine
     await waitUntil(() => running(b), 10_000, 'B to see the turn running');
     const busy = await fetch(`${b.url}/conversations/c/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'at once' }) });
     expect(busy.status).toBe(409);

@@ -37,13 +37,13 @@ describe('slow and hostile clients', () => {
       for (const s of sockets) if (!s.destroyed) s.write(' ');
     }, 200);
     try {
-      const answers = await Promise.race([Promise.all(closed), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('slow sockets were not cut off')), 15_000))]);
+      const answers = await Promise.race([Promise.all(closed), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('slow sockets were not cut off')), 40_000))]); // protection: far past request_timeout even on a loaded machine
       expect(answers.every((a) => a === '' || /^HTTP\/1\.1 408/.test(a))).toBe(true);
       expect(answers.filter((a) => a.startsWith('HTTP/1.1 408')).length).toBeGreaterThan(0);
     } finally {
       clearInterval(drip);
     }
-  }, 30_000);
+  }, 60_000);
 
   it('headers sent too slowly are cut off too, and connections past the cap are closed at once', async () => {
     const home = tempDir();
@@ -52,7 +52,8 @@ describe('slow and hostile clients', () => {
     for (const s of sockets) if (!s.destroyed) s.write('GET /health HTTP/1.1\r\nhost: x\r\n');
     const times = await Promise.all(sockets.map((s) => s.ended));
     // Three were over the cap (closed at once), five timed out waiting for the rest of the headers.
-    expect(times.filter((t) => t < 500).length).toBeGreaterThanOrEqual(3);
+    // Closed before headers_timeout (1 s) could have fired: at once, not by the timeout.
+    expect(times.filter((t) => t < 1000).length).toBeGreaterThanOrEqual(3);
     expect(times.every((t) => t < 10_000)).toBe(true);
   }, 20_000);
 

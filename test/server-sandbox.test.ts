@@ -56,8 +56,8 @@ describe.skipIf(skipSandbox)('sandboxed conversations', () => {
     expect(JSON.stringify(key.events)).not.toContain(secret);
 
     const outside = join(home, 'outside.txt');
-    const escape = await prompt(s.url, alice, 'a1', { prompt: `echo x > ${outside}` });
-    expect(escape.events.at(-1)!.data.ok).toBe(false);
+    const escaped = await prompt(s.url, alice, 'a1', { prompt: `echo x > ${outside}` });
+    expect(escaped.events.at(-1)!.data.ok).toBe(false);
     expect(existsSync(outside)).toBe(false);
 
     const tokens = await prompt(s.url, alice, 'a1', { prompt: `cat ${join(home, 'server', 'state.db')}` });

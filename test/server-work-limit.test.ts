@@ -2,7 +2,7 @@
 // not while its client listens; requests past the limit wait in a bounded queue, then get 429 with
 // Retry-After.
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../src/server/http/http.js';
+import type { HttpError } from '../src/server/http/http.js';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { WorkLimiter } from '../src/server/http/work-limit.js';
 import { tempDir } from './helpers/core-fixtures.js';

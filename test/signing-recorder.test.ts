@@ -68,7 +68,7 @@ describe('signing recorder', () => {
     expect(hook.receipts).toHaveLength(5);
     expect(new Set(hook.receipts.map((r) => r.key_path)).size).toBe(5);
     const verifier = new AccountVerifier(parseAccountXpub(xpub, 'xpub'), DEFAULT_KEY_DERIVATION);
-    hook.receipts.forEach((r, i) => expect(verifier.verify(r, { taskIndex: hook.task_index!, receiptIndex: i })).toEqual([]));
+    for (const [i, r] of hook.receipts.entries()) expect(verifier.verify(r, { taskIndex: hook.task_index!, receiptIndex: i })).toEqual([]);
     expect(receipts.map((r) => r.receipt_id).sort()).toEqual(hook.receipts.map((r) => r.receipt_id).sort());
   });
 

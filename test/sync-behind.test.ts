@@ -80,7 +80,7 @@ describe('behind the store', () => {
     writeFileSync(join(m.b, 'shared.txt'), 'from B');
     const error = await m.push(m.b).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AtlasError);
-    expect(error).toMatchObject({ exitCode: 6, message: expect.stringMatching(/is behind version \d+ of ws, and 1 file\(s\) changed both here and there; this push was stored as version \d+, which is not the newest:\n  shared.txt/), hint: expect.stringMatching(/--force/) });
+    expect(error).toMatchObject({ exitCode: 6, message: expect.stringMatching(/is behind version \d+ of ws, and 1 file\(s\) changed both here and there; this push was stored as version \d+, which is not the newest:\n {2}shared.txt/), hint: expect.stringMatching(/--force/) });
     const versions = (await syncVersions(m.target(m.b), await m.deps())).versions;
     expect(versions.map((v) => v.status)).toEqual(['complete', 'complete', 'conflict']);
     expect(versions[2]!.problem).toMatch(new RegExp(`behind version ${fromA.stats.version} .*shared.txt`));
@@ -124,7 +124,7 @@ describe('behind the store', () => {
       });
     const conflict = await run([]);
     expect(conflict.code).toBe(6);
-    expect(conflict.stderr).toMatch(/changed both here and there[^]*f\.txt[^]*hint: .*--force/);
+    expect(conflict.stderr).toMatch(/changed both here and there[\s\S]*f\.txt[\s\S]*hint: .*--force/);
     expect((await run(['--force'])).code).toBe(0);
     expect(existsSync(join(m.b, '.sandbox-state'))).toBe(true);
   }, 60_000);

@@ -167,7 +167,7 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
       readState: async (tree, version) => (gone && version === String(T - 100) ? undefined : depsA.store.readState(tree, version)),
     });
     const fence = depsA.beforePublish!;
-    const error = await syncPush(m.target(m.a), { ...depsA, store, beforePublish: async () => ((gone = true), fence()) }).then(() => undefined, (e: unknown) => e);
+    const error = await syncPush(m.target(m.a), { ...depsA, store, beforePublish: async () => { gone = true; return fence(); } }).then(() => undefined, (e: unknown) => e);
     expect((error as AtlasError).exitCode).toBe(EXIT.conflict);
     expect((error as AtlasError).message).toMatch(/a\.txt/);
     expect(await m.newest()).toEqual({ 'a.txt': 'a1', 'b.txt': 'b2' });

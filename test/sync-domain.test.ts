@@ -29,7 +29,7 @@ describe('.sandbox-state', () => {
       '{"version":"1.0","last_synced_at":1,"files":[3]}',
       '{"version":"1.0","last_synced_at":1,"files":[{"path":1}]}',
       '{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"ETAG-1","size":1,"modified_at":1}]}',
-      '{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"' + md5('a') + '","size":1.5,"modified_at":1}]}',
+      `{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1.5,"modified_at":1}]}`,
     ];
     for (const text of bad) expect(parseWhole(text)).toMatchObject({ ok: false, kind: 'corrupt' });
     expect(parseWhole('{"version":"2.0","last_synced_at":1,"files":[]}')).toMatchObject({ ok: false, kind: 'newer' });

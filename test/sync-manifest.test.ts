@@ -82,7 +82,7 @@ describe('writing a state in pieces', () => {
     const text = chunks.join('');
     expect(text).toBe(serializeState(state));
     expect(JSON.parse(text)).toEqual({ ...state, files: [...state.files].sort((a, b) => (a.path < b.path ? -1 : 1)), dirs: ['a', 'z'] });
-    const parsed = parseWhole('{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"' + md5('a') + '","size":1,"modified_at":2,"note":"x"}],"extra":true}');
+    const parsed = parseWhole(`{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":2,"note":"x"}],"extra":true}`);
     expect(parsed.ok && serializeState(parsed.state)).toBe(`{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":2}]}\n`);
   });
 

@@ -68,7 +68,7 @@ describe('atlas sync prune (CLI)', () => {
     writeFiles(src, { 'a.txt': 'two' });
     const push = await atlas(sb, ['-c', 'sync.keep_versions=1', 'sync', 'push', ...target]);
     expect(push.code).toBe(0);
-    expect(push.stdout).toMatch(/pushed version \d+[^]*\nsync\.keep_versions: removed 1 version\(s\), 1 file\(s\)/);
+    expect(push.stdout).toMatch(/pushed version \d+[\s\S]*\nsync\.keep_versions: removed 1 version\(s\), 1 file\(s\)/);
     expect(versions(join(sb.home, 'store'))).toHaveLength(1);
   });
 });

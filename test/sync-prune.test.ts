@@ -246,7 +246,7 @@ describe('atlas sync prune (folder store)', () => {
     let release!: () => void;
     const held = withWorkspaceLock(w.src, () => new Promise<void>((ok) => (release = ok)));
     await new Promise((ok) => setTimeout(ok, 50));
-    const pruning = syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 }).then((r) => ((pruned = true), r));
+    const pruning = syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 }).then((r) => { pruned = true; return r; });
     await new Promise((ok) => setTimeout(ok, 300));
     expect(pruned).toBe(false);
     expect(w.versions()).toHaveLength(2);
@@ -280,7 +280,7 @@ describe('sync.keep_versions', () => {
     const taskDir = join(w.base, 'task');
     writeTree(taskDir, { 'hook.json': '{}' });
     const target: SyncTarget = { ...w.target, task: { id: 'task-20260101-120000', dir: taskDir } };
-    let last;
+    let last: Awaited<ReturnType<typeof syncPush>> | undefined;
     for (let i = 0; i < 4; i++) {
       writeTree(w.src, { 'a.txt': `${i}` });
       writeTree(taskDir, { 'hook.json': `{"n":${i}}` });
@@ -289,7 +289,7 @@ describe('sync.keep_versions', () => {
     expect(w.versions()).toEqual([String(T0 + 20), String(T0 + 30)]);
     expect(w.versions('ws/.tasks/task-20260101-120000')).toHaveLength(2);
     expect(last!.pruned).toMatchObject({ keep: 2, removed: { versions: 2 }, trees: [{ tree: 'ws' }, { tree: 'ws/.tasks/task-20260101-120000' }] });
-    expect(renderPrune(last!.pruned!)).toMatch(/^removed 2 version\(s\), .*\n  ws: kept 2 versions, \d+ to \d+\n(.*\n)+  ws\/\.tasks\/task-20260101-120000: kept 2 versions/);
+    expect(renderPrune(last!.pruned!)).toMatch(/^removed 2 version\(s\), .*\n {2}ws: kept 2 versions, \d+ to \d+\n(.*\n)+ {2}ws\/\.tasks\/task-20260101-120000: kept 2 versions/);
     // A push that made no version does not prune.
     const noop = await syncPush(target, await w.deps(T0 + 50));
     expect(noop.stats.version).toBeNull();

@@ -137,14 +137,14 @@ describe('atlas receipts export + atlas verify', () => {
     expect((await atlas(['verify', path, '--xpub', xpub], { home: tempDir() })).code).toBe(0);
 
     const cases: Array<[string, (x: ReceiptBundle) => void, RegExp]> = [
-      ['exit code', (x) => void (x.tasks[0]!.receipts[0]!.exit_code = 3), /signature does not match/],
-      ['command', (x) => void (x.tasks[0]!.receipts[1]!.command = 'true'), /signature does not match/],
-      ['git_dirty', (x) => void (x.tasks[0]!.receipts[1]!.git_dirty = true), /signature does not match/],
+      ['exit code', (x) => { x.tasks[0]!.receipts[0]!.exit_code = 3; }, /signature does not match/],
+      ['command', (x) => { x.tasks[0]!.receipts[1]!.command = 'true'; }, /signature does not match/],
+      ['git_dirty', (x) => { x.tasks[0]!.receipts[1]!.git_dirty = true; }, /signature does not match/],
       ['swapped', (x) => void x.tasks[0]!.receipts.reverse(), /key_path .* is not m\/44'\/236'\/0'\/\d+\/0/],
       ['copied', (x) => void x.tasks[1]!.receipts.push(x.tasks[0]!.receipts[1]!), /made for task .*copied/],
-      ['task index', (x) => void (x.tasks[1]!.task_index = x.tasks[0]!.task_index), /also claimed by/],
-      ['signature', (x) => void (x.tasks[0]!.receipts[0]!.signature = x.tasks[0]!.receipts[1]!.signature), /signature does not match/],
-      ['hash format', (x) => void (x.tasks[0]!.receipts[0]!.stdout_hash = 'a1b2c3d4e5f6...'), /stdout_hash must be 64/],
+      ['task index', (x) => { x.tasks[1]!.task_index = x.tasks[0]!.task_index; }, /also claimed by/],
+      ['signature', (x) => { x.tasks[0]!.receipts[0]!.signature = x.tasks[0]!.receipts[1]!.signature; }, /signature does not match/],
+      ['hash format', (x) => { x.tasks[0]!.receipts[0]!.stdout_hash = 'a1b2c3d4e5f6...'; }, /stdout_hash must be 64/],
     ];
     for (const [name, change, why] of cases) {
       const result = await atlas(['verify', rewrite(path, change), '--xpub', xpub], { home: tempDir() });
@@ -253,7 +253,7 @@ describe('atlas receipts export + atlas verify', () => {
     await recordRun(fx, { command: 'npm test -- --grep "<a & b>"' });
     await recordRun(fx, { command: 'npm run lint', exitCode: 1 });
     const { path } = await exported(home, fx.ref.id);
-    const bad = rewrite(path, (x) => void (x.tasks[0]!.receipts[1]!.exit_code = 0));
+    const bad = rewrite(path, (x) => { x.tasks[0]!.receipts[1]!.exit_code = 0; });
     const junit = join(tempDir(), 'report.xml');
     const result = await atlas(['verify', bad, '--xpub', xpub, '--require-step', 'validate', '--require-pass', '--junit', junit, '--json'], { home });
     expect(result.code).toBe(1);

@@ -92,8 +92,7 @@ export class ClaudeStreamParser {
   push(chunk: string): AgentUpdate[] {
     this.buffer += chunk;
     const updates: AgentUpdate[] = [];
-    let newline: number;
-    while ((newline = this.buffer.indexOf('\n')) >= 0) {
+    for (let newline = this.buffer.indexOf('\n'); newline >= 0; newline = this.buffer.indexOf('\n')) {
       const line = this.buffer.slice(0, newline);
       this.buffer = this.buffer.slice(newline + 1);
       updates.push(...this.parseLine(line));

@@ -65,7 +65,7 @@ export function assessHalfCreated(dir: string, now: number, graceMs: number = DE
   let writer: number | undefined;
   for (const name of names) {
     const path = join(dir, name);
-    let st;
+    let st: import('node:fs').Stats;
     try {
       st = lstatSync(path);
     } catch {

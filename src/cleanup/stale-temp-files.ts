@@ -27,7 +27,7 @@ export function judgeTempFile(dir: string, name: string, accepts: (target: strin
   const parsed = parseTempName(name);
   if (!parsed || !accepts(parsed.target)) return { stale: false, why: 'not_atlas' };
   const path = join(dir, name);
-  let st;
+  let st: import('node:fs').Stats;
   try {
     st = lstatSync(path);
   } catch {

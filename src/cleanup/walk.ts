@@ -7,7 +7,7 @@ export function* entriesUnder(root: string, recurse = true): Generator<{ dir: st
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop()!;
-    let entries;
+    let entries: import('node:fs').Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {

@@ -59,7 +59,7 @@ export async function assessWorktree(task: Task, usedBy: readonly string[], opti
   if (existsSync(join(tree.gitDir, 'locked'))) {
     return { action: 'keep', path, reason: 'it is locked (`git worktree lock`); unlock it to let cleanup remove it' };
   }
-  let state;
+  let state: Awaited<ReturnType<typeof readGitState>>;
   try {
     state = await readGitState(path);
   } catch (error) {

@@ -18,7 +18,7 @@ import { listConversations, readMessages } from './read.js';
  */
 function waitingForAnswer(messages: ReturnType<typeof readMessages>): boolean {
   const last = messages[messages.length - 1];
-  return !last || last.role !== 2 || (Array.isArray(last.tool_calls) && last.tool_calls.length > 0);
+  return last?.role !== 2 || (Array.isArray(last.tool_calls) && last.tool_calls.length > 0);
 }
 
 export function finalizeRunningConversations(taskDir: string, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): ConversationRecord[] {

@@ -59,7 +59,7 @@ function toBigInt(bytes: Uint8Array): bigint {
 export function parseSignature(hex: string): { r: bigint; s: bigint } | string {
   if (!SIGNATURE_HEX_PATTERN.test(hex)) return 'signature is not lowercase hex DER';
   const bytes = Buffer.from(hex, 'hex');
-  let sig;
+  let sig: ReturnType<typeof secp256k1.Signature.fromBytes>;
   try {
     sig = secp256k1.Signature.fromBytes(bytes, 'der');
   } catch {

@@ -128,7 +128,10 @@ export function groupForAttestation(receipts: ValidationReceipt[]): { groups: St
     }
     const key = `${r.step_name}\0${r.git_commit}`;
     let group = groups.get(key);
-    if (!group) groups.set(key, (group = { step: r.step_name, commit: r.git_commit!, receipts: [] }));
+    if (!group) {
+      group = { step: r.step_name, commit: r.git_commit!, receipts: [] };
+      groups.set(key, group);
+    }
     group.receipts.push(r);
   }
   return { groups: [...groups.values()], skipped };

@@ -74,7 +74,11 @@ function bool(o: Obj, key: string, field: string): boolean {
 /** Lists are [] on disk; a Go writer's `null` or a missing list reads as []. */
 function list(o: Obj, key: string, field: string): unknown[] {
   const v = o[key];
-  if (v === undefined || v === null) return (o[key] = []) as unknown[];
+  if (v === undefined || v === null) {
+    const empty: unknown[] = [];
+    o[key] = empty;
+    return empty;
+  }
   if (!Array.isArray(v)) throw new HookFormatError(`${field}.${key}`, `expected a list, got ${describe(v)}`);
   return v;
 }
@@ -200,11 +204,11 @@ export function parseHook(data: unknown): Hook {
   if (!isHookState(o['state'])) throw new HookFormatError('hook.state', `unknown state ${describe(o['state'])}`);
   if (o['current_step'] === null) delete o['current_step'];
   if (o['current_step'] !== undefined) checkStepContext(o['current_step'], 'hook.current_step');
-  list(o, 'history', 'hook').forEach((e, i) => checkEvent(e, `hook.history[${i}]`));
+  for (const [i, e] of list(o, 'history', 'hook').entries()) checkEvent(e, `hook.history[${i}]`);
   if (o['recovery'] === null) delete o['recovery'];
   if (o['recovery'] !== undefined) checkRecovery(o['recovery'], 'hook.recovery');
-  list(o, 'checkpoints', 'hook').forEach((c, i) => checkCheckpoint(c, `hook.checkpoints[${i}]`));
-  list(o, 'receipts', 'hook').forEach((r, i) => checkReceipt(r, `hook.receipts[${i}]`));
+  for (const [i, c] of list(o, 'checkpoints', 'hook').entries()) checkCheckpoint(c, `hook.checkpoints[${i}]`);
+  for (const [i, r] of list(o, 'receipts', 'hook').entries()) checkReceipt(r, `hook.receipts[${i}]`);
   if (o['task_index'] !== undefined) {
     const index = int(o, 'task_index', 'hook', 0);
     if (index > MAX_CHILD_INDEX) throw new HookFormatError('hook.task_index', `expected 0..${MAX_CHILD_INDEX} (a key derivation index), got ${index}`);

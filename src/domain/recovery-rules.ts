@@ -206,7 +206,7 @@ export function finishedWorkInHook(
     const latest = [...hook.receipts]
       .reverse()
       .find((r) => r.step_name === definition.name && r.command === command && notBefore(r.started_at, startedAt));
-    if (!latest || latest.exit_code !== 0) return undefined;
+    if (latest?.exit_code !== 0) return undefined;
     passed.push(latest);
   }
   const ids = passed.map((r) => r.receipt_id).join(', ');

@@ -102,7 +102,7 @@ export function parseTask(data: unknown): Task {
   optStr(data, 'base_commit', '');
   const steps = data['steps'];
   if (!Array.isArray(steps)) fail('steps', `expected a list of steps, got ${describe(steps)}`);
-  steps.forEach((s, i) => checkStep(s, i));
+  for (const [i, s] of steps.entries()) checkStep(s, i);
   const index = data['task_index'];
   if (index !== undefined && (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index > MAX_CHILD_INDEX)) {
     fail('task_index', `expected a whole number from 0 to ${MAX_CHILD_INDEX}, got ${describe(index)}`);

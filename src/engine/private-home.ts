@@ -19,7 +19,7 @@ export interface TightenResult {
 export function tightenHome(home: string): TightenResult {
   const result: TightenResult = { changed: [], failed: [] };
   const visit = (path: string, descend: (name: string, depth: number) => boolean, depth: number) => {
-    let st;
+    let st: import('node:fs').Stats;
     try {
       st = lstatSync(path);
     } catch (error) {

@@ -75,7 +75,7 @@ function lstatOrUndefined(path: string): Stats | undefined {
 }
 
 function isManagedFile(path: string, stat: Stats | undefined, name: ManagedHook): boolean {
-  if (!stat || !stat.isFile()) return false;
+  if (!stat?.isFile()) return false;
   try {
     return isManagedHookText(readFileSync(path, 'utf8'), name);
   } catch {

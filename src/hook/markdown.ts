@@ -227,7 +227,7 @@ function whatToDo(input: View): string[] {
         ];
       }
       return [
-        'The task is waiting for a person' + (entered?.from_state === 'recovering' && r ? ` (after a crash: ${cell(r.reason, 300)})` : '') + '.',
+        `The task is waiting for a person${entered?.from_state === 'recovering' && r ? ` (after a crash: ${cell(r.reason, 300)})` : ''}.`,
         `Review the working tree, then run ${code(`atlas resume --task ${id}`)} to continue (or ${code(`atlas recover --task ${id}`)} after a crash), or ${code(`atlas abandon --task ${id}`)} to stop.`,
       ];
     case 'recovering':

@@ -2,7 +2,7 @@
 // file may have been edited by hand) and the configuration's commands.
 import type { Config } from '../config/schema.js';
 import type { LifecycleCommands } from '../domain/template.js';
-import { LIFECYCLE_HOOK_FIELDS } from '../domain/template.js';
+import type { LIFECYCLE_HOOK_FIELDS } from '../domain/template.js';
 import type { Task } from '../domain/task.js';
 import type { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBuiltins, LifecycleRunner } from './bus.js';

@@ -56,7 +56,7 @@ export async function exportAttestations(refs: TaskRef[], home: string, derivati
   const account = deriveAccount(masterFromSeed(seed), derivation);
   const key = deriveAttestationKey(seed, derivation);
   const tasks = refs.map((ref) => {
-    let task;
+    let task: ReturnType<typeof readTask> | undefined;
     try {
       task = readTask(ref.dir);
     } catch {

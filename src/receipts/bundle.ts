@@ -103,7 +103,10 @@ export function parseBundle(data: unknown, source: string): ReceiptBundle {
   if (!Array.isArray(data['tasks'])) fail('tasks', 'expected a list');
   (data['tasks'] as unknown[]).forEach((t, i) => {
     const f = `tasks[${i}]`;
-    if (!isObj(t)) return fail(f, 'expected an object');
+    if (!isObj(t)) {
+      fail(f, 'expected an object');
+      return;
+    }
     if (typeof t['task_id'] !== 'string' || !TASK_ID_PATTERN.test(t['task_id'])) fail(`${f}.task_id`, 'expected a task id like task-20260117-143022');
     if (typeof t['workspace_id'] !== 'string') fail(`${f}.workspace_id`, 'expected a string');
     if (!Array.isArray(t['receipts'])) fail(`${f}.receipts`, 'expected a list');

@@ -35,7 +35,10 @@ export function checkJobsHere(jobs: CheckJob[], account: HDKey): CheckOutcome[][
   return jobs.map((job) => {
     const id = accountPath(job.derivation);
     let verifier = verifiers.get(id);
-    if (!verifier) verifiers.set(id, (verifier = new AccountVerifier(account, job.derivation)));
+    if (!verifier) {
+      verifier = new AccountVerifier(account, job.derivation);
+      verifiers.set(id, verifier);
+    }
     verifier.expectReceipts(job.taskIndex, job.receipts.length);
     const ref = { taskId: job.taskId, taskIndex: job.taskIndex, artifactsBase: job.artifactsBase };
     return job.receipts.map((receipt, index) => {
@@ -105,6 +108,10 @@ export async function checkJobs(jobs: CheckJob[], account: HDKey): Promise<Check
     return checkJobsHere(jobs, account);
   }
   const outcomes: CheckOutcome[][] = new Array(jobs.length);
-  groups.forEach((group, g) => group.forEach((jobIndex, k) => (outcomes[jobIndex] = parts[g]![k]!)));
+  groups.forEach((group, g) => {
+    group.forEach((jobIndex, k) => {
+      outcomes[jobIndex] = parts[g]![k]!;
+    });
+  });
   return outcomes;
 }

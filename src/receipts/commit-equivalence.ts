@@ -9,7 +9,7 @@ const MAX_CANDIDATES = 20;
 /** Repository-relative paths (with /) of `files` inside the git work tree around `cwd`. */
 async function repoPaths(cwd: string, files: string[]): Promise<string[]> {
   const top = await runGit(cwd, ['rev-parse', '--show-toplevel'], { allowFailure: true }).catch(() => undefined);
-  if (!top || top.code !== 0) return [];
+  if (top?.code !== 0) return [];
   const root = top.stdout.trim();
   return files
     .map((f) => relative(root, f))
@@ -33,7 +33,7 @@ export async function equivalentCommits(
   if (allowed.size === 0) return { equivalent, unknown };
   for (const candidate of candidates.filter((c) => c !== commit).slice(0, MAX_CANDIDATES)) {
     const diff = await runGit(cwd, ['diff', '--name-only', '--no-renames', '-z', candidate, commit, '--'], { allowFailure: true }).catch(() => undefined);
-    if (!diff || diff.code !== 0) {
+    if (diff?.code !== 0) {
       unknown.push(candidate);
       continue;
     }

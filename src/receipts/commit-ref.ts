@@ -10,7 +10,7 @@ export async function resolveCommit(value: string, cwd: string): Promise<string>
   const fail = (why: string) =>
     new AtlasError(`--commit ${value}: ${why}`, { exitCode: EXIT.input, hint: 'pass a full commit id (e.g. "$GITHUB_SHA") or a ref git can resolve here, like HEAD' });
   if (value.trim().length === 0 || value.startsWith('-')) throw fail('not a commit id or ref');
-  let result;
+  let result: Awaited<ReturnType<typeof runGit>>;
   try {
     result = await runGit(cwd, ['rev-parse', '--verify', '--quiet', `${value.trim()}^{commit}`], { allowFailure: true });
   } catch (error) {

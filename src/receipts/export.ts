@@ -23,7 +23,7 @@ async function localXpub(home: string, derivation: KeyDerivation): Promise<strin
 }
 
 export function bundleTask(ref: TaskRef): BundleTask {
-  let task;
+  let task: ReturnType<typeof readTask> | undefined;
   try {
     task = readTask(ref.dir);
   } catch {

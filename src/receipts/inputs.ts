@@ -178,7 +178,7 @@ function loadTaskDir(dir: string, source: string, kind: InputKind, options: Load
 
 export function loadReceiptSets(paths: string[], options: LoadInputsOptions): ReceiptSet[] {
   if (paths.length === 0) {
-    let found;
+    let found: ReturnType<typeof resolveTask>;
     try {
       found = resolveTask({ cwd: options.cwd, home: options.home, includeEnded: true });
     } catch (error) {
@@ -196,7 +196,7 @@ export function loadReceiptSets(paths: string[], options: LoadInputsOptions): Re
       if (statSync(path).isDirectory()) sets.push(loadTaskDir(path, arg, 'hook', options));
       else sets.push(...loadFile(path, arg, options));
     } else if (TASK_ID_PATTERN.test(arg)) {
-      let ref;
+      let ref: ReturnType<typeof findTaskRef>;
       try {
         ref = findTaskRef(arg, options.home);
       } catch (error) {

@@ -37,7 +37,7 @@ export function wrap(text: string, indent: string, first = ''): string {
 }
 
 function row(label: string, value: string): string {
-  const pad = '  ' + label.padEnd(14);
+  const pad = `  ${label.padEnd(14)}`;
   return wrap(value, ' '.repeat(pad.length), pad);
 }
 
@@ -111,7 +111,7 @@ export function renderDiagnosis(d: Diagnosis, now = Date.now()): string {
     const label = `${mark} ${o.action.padEnd(22)}`;
     lines.push(wrap(o.unavailable ? `not available: ${o.unavailable}` : o.effect, ' '.repeat(label.length + 2), `  ${label}`));
   }
-  lines.push(wrap('leave the task as it is (it stays in ' + d.hook.state + ')', ' '.repeat(28), `    ${'abort'.padEnd(22)}`));
+  lines.push(wrap(`leave the task as it is (it stays in ${d.hook.state})`, ' '.repeat(28), `    ${'abort'.padEnd(22)}`));
   lines.push('');
   lines.push(
     wrap(

@@ -110,7 +110,7 @@ export function formatHookJson(hook: Hook): string {
     if (Array.isArray(value) && value.length > 0) {
       lines.push(`  ${JSON.stringify(key)}: [`);
       const last = value.length - 1;
-      value.forEach((item, j) => lines.push(`${ITEM_INDENT}${itemText.get(item) ?? JSON.stringify(item)}${j < last ? ',' : ''}`));
+      for (const [j, item] of value.entries()) lines.push(`${ITEM_INDENT}${itemText.get(item) ?? JSON.stringify(item)}${j < last ? ',' : ''}`);
       lines.push(`  ]${comma}`);
     } else {
       lines.push(`  ${JSON.stringify(key)}: ${JSON.stringify(value, null, 2).replace(/\n/g, '\n  ')}${comma}`);

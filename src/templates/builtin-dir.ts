@@ -11,9 +11,15 @@ export function builtinTemplatesDir(): string | undefined {
   if (cached !== null) return cached;
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'templates'))) return (cached = join(dir, 'templates'));
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'templates'))) {
+      cached = join(dir, 'templates');
+      return cached;
+    }
     const parent = dirname(dir);
-    if (parent === dir) return (cached = undefined);
+    if (parent === dir) {
+      cached = undefined;
+      return cached;
+    }
     dir = parent;
   }
 }

@@ -103,7 +103,10 @@ export function ConversationView({ id }: { id: string }) {
     setCount(0);
     setShown(LINES_PAGE);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const draw = () => (timer ??= setTimeout(() => ((timer = undefined), setCount(all.current.length)), 30));
+    const draw = () => (timer ??= setTimeout(() => {
+      timer = undefined;
+      setCount(all.current.length);
+    }, 30));
     let last = 0;
     const source = new EventSource(`${path}/events`);
     const on = (type: string) => (e: MessageEvent) => {

@@ -104,7 +104,10 @@ export function TaskConversations({ path, version }: { path: string; version: nu
       const cost = c.stats.cost_usd === null ? '$?' : `$${c.stats.cost_usd.toFixed(4)}`;
       return html`<li key=${c.id}>
         ${c.step_name} (attempt ${c.attempt}) · ${c.agent}${c.model ? ` ${c.model}` : ''} · ${c.status} · ${c.started_at} · ${c.stats.total_input_tokens} in / ${c.stats.total_output_tokens ?? '?'} out · ${cost}${c.stats.partial ? ' (partial)' : ''}
-        <button type="button" aria-expanded=${open === c.id} onClick=${() => ((chosen.current = true), setOpen(open === c.id ? undefined : c.id))}>${open === c.id ? 'Hide messages' : 'Messages'}</button>
+        <button type="button" aria-expanded=${open === c.id} onClick=${() => {
+          chosen.current = true;
+          setOpen(open === c.id ? undefined : c.id);
+        }}>${open === c.id ? 'Hide messages' : 'Messages'}</button>
         ${open === c.id ? html`<${RunMessages} path=${`${path}/conversations/${encodeURIComponent(c.id)}`} version=${version} />` : null}
       </li>`;
     })}</ul>

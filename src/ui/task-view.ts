@@ -83,11 +83,20 @@ export function TaskView({ id, readOnly }: { id: string; readOnly: boolean }) {
     source.addEventListener('output', onOutput as EventListener);
     // Bursts of events (a step's state changes, receipts, checkpoints) become one request each.
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const soon = () => (timer ??= setTimeout(() => ((timer = undefined), alive && (void load(), void diagnose(), void readMd())), 200));
+    const soon = () => (timer ??= setTimeout(() => {
+      timer = undefined;
+      if (!alive) return;
+      void load();
+      void diagnose();
+      void readMd();
+    }, 200));
     for (const t of ['state', 'finished', 'checkpoint', 'receipt', 'cancelled']) source.addEventListener(t, soon);
     source.addEventListener('finished', () => alive && (void verify(), void loadDiff()));
     let ticker: ReturnType<typeof setTimeout> | undefined;
-    const bump = () => (ticker ??= setTimeout(() => ((ticker = undefined), alive && setTick((n) => n + 1)), 1000));
+    const bump = () => (ticker ??= setTimeout(() => {
+      ticker = undefined;
+      if (alive) setTick((n) => n + 1);
+    }, 1000));
     for (const t of ['state', 'output', 'finished', 'checkpoint']) source.addEventListener(t, bump);
     return () => {
       alive = false;

@@ -64,7 +64,8 @@ let clock = Date.parse('2026-01-17T14:30:22Z');
 
 /** A task (task.json + hook.json) whose worktree is `worktree`, created through the store API. */
 export async function createTask(home: string, worktree: string, options: { taskIndex?: boolean; receiptStatuses?: ReceiptStatusFn } = {}): Promise<Fixture> {
-  const now = new Date((clock += 1000));
+  clock += 1000;
+  const now = new Date(clock);
   const workspace = 'demo';
   const ref = claimTaskDir(workspace, now, home);
   const taskIndex = options.taskIndex === false ? undefined : await allocateTaskIndex(home);
@@ -155,8 +156,7 @@ export function assertWellFormedXml(text: string): void {
   const body = text.replace(/^<\?xml[^?]*\?>\s*/, '');
   const stack: string[] = [];
   const token = /<(\/?)([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_][\w.-]*="[^"<]*")*)\s*(\/?)>|([^<]+)|(<)/g;
-  let m: RegExpExecArray | null;
-  while ((m = token.exec(body))) {
+  for (let m = token.exec(body); m; m = token.exec(body)) {
     if (m[6]) throw new Error(`stray "<" at ${m.index}: ${body.slice(m.index, m.index + 40)}`);
     const textPart = m[5] ?? m[3] ?? '';
     for (const amp of textPart.matchAll(/&([^;\s]*);?/g)) {

@@ -239,7 +239,7 @@ export function expectIntactAfterKill(dir: string, seenBeforeKill: Hook): Hook {
 /** A file's content on a branch of the repository, or undefined. */
 export function fileOnBranch(worktree: string, branch: string, path: string): string | undefined {
   try {
-    return git(worktree, 'show', `${branch}:${path}`) + '\n';
+    return `${git(worktree, 'show', `${branch}:${path}`)}\n`;
   } catch {
     return undefined;
   }

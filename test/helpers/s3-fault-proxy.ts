@@ -60,7 +60,10 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const proxy: FaultProxy = { endpoint: '', mode: 'pass', failRate: 0, requests: 0, failed: 0, bytesIn: 0, deletes: [], stop: async () => undefined };
   // A fixed sequence: a flaky run fails the same requests every time it is run the same way.
   let seed = 20;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, record?: DeleteRequest) => {
     const headers = { ...req.headers };
     if (proxy.mode === 'ignore-range') delete headers.range;

@@ -26,7 +26,7 @@ export default async function checkpoint(
     });
   }
   const manager = await ctx.hookManager(found.ref, found.task.repo_root);
-  let created;
+  let created: Awaited<ReturnType<typeof createCheckpoint>>;
   try {
     // Without --task the checkpoint is for the running task: one that ended since is not it.
     created = await createCheckpoint(manager, { description, trigger: opts.trigger, requireLive: !opts.task, ...(commit ? { commit } : {}) });

@@ -12,7 +12,7 @@ export default async function claudeInstall(ctx: CliContext, opts: { scope: Inst
     [
       `${report.path}: ${WORDS[report.action as keyof typeof WORDS]}`,
       `Claude Code sessions now run \`${report.command}\` on every hook event: requests are recorded, tasks learn from the session, and the guard keeps the agent away from atlas's keys and hook files.`,
-      'Undo with `atlas claude uninstall' + (opts.scope === 'project' ? '' : ` --scope ${opts.scope}`) + '` (see docs/claude-code.md).',
+      `Undo with \`atlas claude uninstall${opts.scope === 'project' ? '' : ` --scope ${opts.scope}`}\` (see docs/claude-code.md).`,
     ].join('\n'),
   );
   return EXIT.ok;

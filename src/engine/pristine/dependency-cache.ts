@@ -46,7 +46,7 @@ export function dependencyKey(tree: string, setup: readonly string[], folders: r
   const inputs: [string, string][] = [];
   for (const name of DEPENDENCY_INPUTS) {
     const path = join(tree, name);
-    let st;
+    let st: import('node:fs').Stats;
     try {
       st = lstatSync(path);
     } catch {

@@ -74,5 +74,5 @@ function writeLine(fd: number, bytes: Buffer, waitMs: number): void {
 /** The channel's pipe from the environment, when atlas gave one. */
 export function channelPath(env: NodeJS.ProcessEnv): string | undefined {
   const path = env['ATLAS_HOOK_PIPE'];
-  return path && path.startsWith('/') ? path : undefined;
+  return path?.startsWith('/') ? path : undefined;
 }

@@ -94,23 +94,35 @@ export class HookReceiver {
 
   private line(line: string): void {
     const m = LINE.exec(line);
-    if (!m) return this.refuse('a line that is not a frame was dropped');
+    if (!m) {
+      this.refuse('a line that is not a frame was dropped');
+      return;
+    }
     const [, id, seqText, countText, data] = m as unknown as [string, string, string, string, string];
     const seq = Number(seqText);
     const count = Number(countText);
-    if (count < 1 || count > MAX_CHUNKS || seq >= count) return this.refuse('a frame with impossible numbers was dropped');
+    if (count < 1 || count > MAX_CHUNKS || seq >= count) {
+      this.refuse('a frame with impossible numbers was dropped');
+      return;
+    }
     let entry = this.pending.get(id);
     if (!entry) {
       entry = { count, parts: new Array<Buffer | undefined>(count), have: 0, bytes: 0 };
       this.pending.set(id, entry);
     }
-    if (entry.count !== count || entry.parts[seq]) return this.drop(id, 'a frame that contradicts its message');
+    if (entry.count !== count || entry.parts[seq]) {
+      this.drop(id, 'a frame that contradicts its message');
+      return;
+    }
     const part = Buffer.from(data, 'base64');
     entry.parts[seq] = part;
     entry.have++;
     entry.bytes += part.length;
     this.pendingBytes += part.length;
-    if (entry.bytes > MAX_MESSAGE_BYTES) return this.drop(id, `a message over ${MAX_MESSAGE_BYTES} bytes`);
+    if (entry.bytes > MAX_MESSAGE_BYTES) {
+      this.drop(id, `a message over ${MAX_MESSAGE_BYTES} bytes`);
+      return;
+    }
     if (entry.have === entry.count) {
       this.forget(id);
       const payload = Buffer.concat(entry.parts as Buffer[]);
@@ -135,7 +147,10 @@ export class HookReceiver {
   private async message(payload: Buffer): Promise<void> {
     try {
       const event = this.admit(JSON.parse(payload.toString('utf8')) as unknown);
-      if (typeof event === 'string') return this.refuse(event);
+      if (typeof event === 'string') {
+      this.refuse(event);
+      return;
+    }
       await recordEvent(event.event, { home: this.target.home, env: { ATLAS_CLAUDE_LAUNCHED: '1' } }, event.denied, {
         owns: (dir) => this.requests.has(dir),
         adopt: (dir) => {

@@ -56,7 +56,7 @@ export async function runHookOnce(io: HookIo): Promise<number> {
     if (log) logFailure(home, line);
     return code;
   };
-  let event;
+  let event: ReturnType<typeof parseHookEvent>;
   try {
     event = parseHookEvent(io.input, io.cwd);
   } catch (error) {

@@ -118,7 +118,7 @@ export function shellReach(command: string, cwd: string, env: NodeJS.ProcessEnv)
         for (const m of matches) paths.push({ path: m, relative: rel, searchRoot: false });
         if (searchRoot) paths.push({ path: searchRoot, relative: true, searchRoot: true });
         // The folder the glob's first wildcard reads.
-        paths.push({ path: dirname(full.split(/[*?[]/)[0]! + 'x'), relative: rel, searchRoot: false });
+        paths.push({ path: dirname(`${full.split(/[*?[]/)[0]!}x`), relative: rel, searchRoot: false });
       } else paths.push({ path: full, relative: rel, searchRoot: false });
     }
     if (name === 'tee') for (const a of args) if (!a.startsWith('-')) writes.push(resolve(dir, a));

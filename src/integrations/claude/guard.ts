@@ -72,13 +72,13 @@ function globRoot(pattern: string, base: string): string {
   return at < 0 ? full : dirname(`${full.slice(0, at)}x`);
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** Does a shell command name the keys, a task's records, or ATLAS_HOME at all? */
 function denyForCommand(command: string, homePaths: string[], own: string | undefined): string | undefined {
-  const literal = [...new Set(homePaths)].map(escape).join('|');
+  const literal = [...new Set(homePaths)].map(escapeRegExp).join('|');
   const homeRef = `(?:${literal}|\\$\\{?ATLAS_HOME\\b\\}?|~/\\.atlas\\b|\\$\\{?HOME\\}?/\\.atlas\\b)`;
   if (/\bmaster\.key\b/i.test(command) || new RegExp(`(?:${homeRef}|\\.atlas)/+keys\\b`, 'i').test(command)) return KEYS_DENIAL;
   if (new RegExp(`${homeRef}/[^\\s'"]*(?:hook\\.json|/artifacts\\b|/receipts\\b)`).test(command) || /\/tasks\/task-[0-9-]+\/+(?:hook\.json|artifacts|receipts)\b/.test(command)) return RECORD_DENIAL;

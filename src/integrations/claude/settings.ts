@@ -157,7 +157,7 @@ export function installHooks(text: string | undefined, command: string): string 
 }
 
 /** Removes the spans of `remove` (items of one container) with their separators. */
-function removeItems(text: string, all: { start: number; end: number }[], remove: Set<number>, container: ValueSpan): Edit[] {
+function removeItems(all: { start: number; end: number }[], remove: Set<number>, container: ValueSpan): Edit[] {
   const keep = all.filter((_, i) => !remove.has(i));
   if (keep.length === 0) return [{ start: container.start + 1, end: container.end - 1, text: '' }];
   const firstKept = all.findIndex((_, i) => !remove.has(i));
@@ -173,7 +173,7 @@ function removeItems(text: string, all: { start: number; end: number }[], remove
 export function uninstallHooks(text: string): { text: string; emptied: boolean } {
   const root = rootOf(text);
   const hooks = member(root, 'hooks');
-  if (!hooks || hooks.value.kind !== 'object') return { text, emptied: false };
+  if (hooks?.value.kind !== 'object') return { text, emptied: false };
   const obj = hooks.value;
   const edits: Edit[] = [];
   const dropMembers = new Set<number>();
@@ -183,14 +183,14 @@ export function uninstallHooks(text: string): { text: string; emptied: boolean }
     const ours = new Set(arr.items.map((item, i) => (isOurGroup(text, item) ? i : -1)).filter((i) => i >= 0));
     if (ours.size === 0) return;
     if (ours.size === arr.items.length) dropMembers.add(mi);
-    else edits.push(...removeItems(text, arr.items, ours, arr));
+    else edits.push(...removeItems(arr.items, ours, arr));
   });
   if (dropMembers.size > 0) {
     if (dropMembers.size === obj.members.length) {
       // Only atlas's events were there: the whole "hooks" key goes.
-      edits.push(...removeItems(text, root.members.map((m) => m.span), new Set([root.members.indexOf(hooks)]), root));
+      edits.push(...removeItems(root.members.map((m) => m.span), new Set([root.members.indexOf(hooks)]), root));
     } else {
-      edits.push(...removeItems(text, obj.members.map((m) => m.span), dropMembers, obj));
+      edits.push(...removeItems(obj.members.map((m) => m.span), dropMembers, obj));
     }
   }
   const out = edits.length === 0 ? text : apply(text, edits);

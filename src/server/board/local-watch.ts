@@ -279,7 +279,8 @@ export class LocalTaskWatcher {
   private output(f: Followed, h: Hook, emit: boolean): void {
     const step = h.current_step;
     const log = () => this.tasks.logOf(f.record);
-    const line = (text: string) => emit && text.length > 0 && log().append('output', { text });
+    // EventLog.append never rejects: a failed append is reported by the log itself.
+    const line = (text: string) => emit && text.length > 0 && void log().append('output', { text });
     if (step?.step_index !== f.step) {
       line(f.pending);
       f.step = step?.step_index;
@@ -320,9 +321,10 @@ export class LocalTaskWatcher {
   /** The task came to rest (a person's step, the end, or its process died). */
   private rest(f: Followed, state: string, message: string | null): void {
     const log = this.tasks.logOf(f.record);
-    if (f.pending) log.append('output', { text: f.pending });
+    // EventLog.append never rejects: a failed append is reported by the log itself.
+    if (f.pending) void log.append('output', { text: f.pending });
     f.pending = '';
-    log.append('finished', { command: 'terminal', state, exit_code: null, message });
+    void log.append('finished', { command: 'terminal', state, exit_code: null, message });
   }
 
   /** What `atlas status` says: does a process still work on it? */

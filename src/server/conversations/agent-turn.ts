@@ -98,11 +98,12 @@ function streamingBus(bus: LifecycleBus, log: Pick<EventLog, 'append'>): Lifecyc
     terminate: (event) => bus.terminate(event),
     message: (event) => {
       const m: Message = event.message;
-      log.append('message', { message: m, run: event.conversation_id });
+      // EventLog.append never rejects: a failed append is reported by the log itself.
+      void log.append('message', { message: m, run: event.conversation_id });
       if (m.role === MESSAGE_ROLE.assistant) {
-        for (const c of m.tool_calls) log.append('tool_use', { id: c.id, name: c.name, input: c.input });
+        for (const c of m.tool_calls) void log.append('tool_use', { id: c.id, name: c.name, input: c.input });
       } else if (m.role === MESSAGE_ROLE.tool) {
-        for (const c of m.tool_calls) log.append('tool_result', { id: c.id, name: c.name, status: c.status, output: c.output });
+        for (const c of m.tool_calls) void log.append('tool_result', { id: c.id, name: c.name, status: c.status, output: c.output });
       }
       return bus.message(event);
     },
@@ -120,7 +121,8 @@ function plainLines(log: Pick<EventLog, 'append'>): { push(text: string): void; 
     } catch {
       // plain text
     }
-    log.append('output', { text: line });
+    // EventLog.append never rejects: a failed append is reported by the log itself.
+    void log.append('output', { text: line });
   };
   return {
     push(text) {
@@ -154,7 +156,8 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const note = input.onSessionNote ?? (() => undefined);
   const here = conversation.provider !== 'claude' || (conversation.session_id !== '' && placeSession(session, conversation.session_id, note));
   const resumeSessionId = (here && conversation.session_id) || undefined;
-  log.append('turn_started', { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: resumeSessionId ?? null });
+  // EventLog.append never rejects: a failed append is reported by the log itself.
+  void log.append('turn_started', { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: resumeSessionId ?? null });
 
   const ai = { ...config.ai, agent: conversation.provider };
   const run = new AgentConversation({
@@ -224,6 +227,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     stats: addStats(conversation.stats, record.stats),
   };
   // The final record is written by the caller, with the turn's last events, in one transaction.
-  if (error) log.append('error', { message: error, interrupted: Boolean(stopped) });
+  // EventLog.append never rejects: a failed append is reported by the log itself.
+  if (error) void log.append('error', { message: error, interrupted: Boolean(stopped) });
   return { ok: error === null, error, interrupted: Boolean(stopped), usage: record.stats, conversation };
 }

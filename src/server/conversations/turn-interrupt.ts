@@ -27,7 +27,7 @@ export interface CutOff {
 export async function interruptIfCut(ctx: ServerContext, account: string, id: string, options: { running: boolean; ttlMs: number; onInterrupted?: ((c: ServerConversation) => void) | undefined }): Promise<CutOff> {
   const state = await ctx.state();
   const c = await readConversation(state, account, id);
-  if (!c || c.status !== 'running' || options.running) return { conversation: c, marked: false };
+  if (c?.status !== 'running' || options.running) return { conversation: c, marked: false };
   const record = readOwner(conversationFiles(ctx.home, account, id).owner);
   const owner = checkLiveness(record);
   if (owner.status === 'alive' || owner.status === 'remote') return { conversation: c, marked: false };

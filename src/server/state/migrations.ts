@@ -9,7 +9,7 @@ import type { StateBackend } from './types.js';
 
 function initial(backend: StateBackend): Migration {
   return {
-    async up(db: Kysely<any>): Promise<void> {
+    async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.createTable('accounts').addColumn('name', 'text', (c) => c.primaryKey()).addColumn('created_at', 'text', (c) => c.notNull()).execute();
       await db.schema
         .createTable('tokens')
@@ -98,14 +98,14 @@ function initial(backend: StateBackend): Migration {
 
 /** Things done once per state, such as adopting an older home's files: their names, and when. */
 const markers: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
+  async up(db: Kysely<unknown>): Promise<void> {
     await db.schema.createTable('markers').addColumn('name', 'text', (c) => c.primaryKey()).addColumn('at', 'text', (c) => c.notNull()).execute();
   },
 };
 
 /** Which machine a task is on: another server answers its requests with where to send them. */
 const taskHost: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
+  async up(db: Kysely<unknown>): Promise<void> {
     await db.schema.alterTable('tasks').addColumn('host', 'text', (c) => c.notNull().defaultTo('')).execute();
   },
 };

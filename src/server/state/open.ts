@@ -180,7 +180,7 @@ export async function openState(options: StateOptions): Promise<ServerState> {
     const message = backend === 'postgres' ? raw.split(options.url!).join(location) : raw;
     throw new Error(`server state at ${location}: ${message}`, { cause: error });
   }
-  let dynamo;
+  let dynamo: import('./dynamo-messages.js').DynamoMessages | undefined;
   if (options.messages) {
     const { DynamoMessages, parseDynamoUrl } = await import('./dynamo-messages.js');
     const target = parseDynamoUrl(options.messages);

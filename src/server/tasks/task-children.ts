@@ -63,18 +63,19 @@ export class HookWatcher {
   scan(emit = true, hook: Hook | undefined = this.read()): Hook | undefined {
     if (!hook) return undefined;
     for (const h of hook.history.slice(this.history)) {
-      if (emit) this.log.append('state', { from: h.from_state, to: h.to_state, trigger: h.trigger, step: h.step_name ?? null, at_hook: h.timestamp });
+      // EventLog.append never rejects: a failed append is reported by the log itself.
+      if (emit) void this.log.append('state', { from: h.from_state, to: h.to_state, trigger: h.trigger, step: h.step_name ?? null, at_hook: h.timestamp });
     }
     this.history = hook.history.length;
     for (const c of hook.checkpoints) {
       if (this.checkpoints.has(c.checkpoint_id)) continue;
       this.checkpoints.add(c.checkpoint_id);
-      if (emit) this.log.append('checkpoint', { id: c.checkpoint_id, step: c.step_name, description: c.description, trigger: c.trigger, commit: c.git_commit ?? null });
+      if (emit) void this.log.append('checkpoint', { id: c.checkpoint_id, step: c.step_name, description: c.description, trigger: c.trigger, commit: c.git_commit ?? null });
     }
     for (const r of hook.receipts) {
       if (this.receipts.has(r.receipt_id)) continue;
       this.receipts.add(r.receipt_id);
-      if (emit) this.log.append('receipt', { id: r.receipt_id, step: r.step_name, command: r.command, exit_code: r.exit_code, duration: r.duration });
+      if (emit) void this.log.append('receipt', { id: r.receipt_id, step: r.step_name, command: r.command, exit_code: r.exit_code, duration: r.duration });
     }
     return hook;
   }

@@ -157,12 +157,13 @@ export class Tasks {
     const log = this.logOf(record);
     // `atlas start` reports its first state changes before it is attached: they are events too.
     child.attach(log, new HookWatcher(record.dir, log, command !== 'start'));
-    log.append('started', { command, task_id: record.task_id });
+    // EventLog.append never rejects: a failed append is reported by the log itself.
+    void log.append('started', { command, task_id: record.task_id });
     this.running.set(record.task_id, child);
     this.onCommand?.(record.task_id, child.done);
     void child.done.then((r) => {
       this.running.delete(record.task_id);
-      if (this.cancelling.delete(record.task_id)) log.append('cancelled', { command });
+      if (this.cancelling.delete(record.task_id)) void log.append('cancelled', { command });
       let state: string | null = null;
       try {
         state = readHookFile(taskFiles(record.dir).hook).state;
@@ -170,7 +171,7 @@ export class Tasks {
         // unreadable: reported as null
       }
       const err = r.json?.['error'] as { message?: string } | undefined;
-      log.append('finished', { command, state, exit_code: r.exitCode, message: (r.json?.['message'] as string | undefined) ?? err?.message ?? null });
+      void log.append('finished', { command, state, exit_code: r.exitCode, message: (r.json?.['message'] as string | undefined) ?? err?.message ?? null });
       this.ctx.log({ msg: 'task child finished', task_id: record.task_id, command, exit_code: r.exitCode, state });
     });
   }
@@ -226,7 +227,8 @@ export class Tasks {
           const err = (result.json?.['error'] as { message?: string; hint?: string } | undefined) ?? {};
           throw new HttpError(result.exitCode === 4 ? 404 : 409, `${action}_failed`, err.message ?? `atlas ${action} exited with code ${result.exitCode}`, err.hint ? { hint: err.hint } : {});
         }
-        this.logOf(r).append(action === 'checkpoint' ? 'checkpoint_requested' : 'abandoned', { result: result.json ?? null });
+        // EventLog.append never rejects: a failed append is reported by the log itself.
+        void this.logOf(r).append(action === 'checkpoint' ? 'checkpoint_requested' : 'abandoned', { result: result.json ?? null });
         return { status: 200, body: { task_id: id, action, result: result.json ?? null } };
       }
       case 'cancel': {

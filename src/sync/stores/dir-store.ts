@@ -64,7 +64,7 @@ export class DirectoryStore implements SyncStore {
     for (let i = 1; i < segments.length; i++) {
       const folder = this.dir(...segments.slice(0, i));
       if (this.realFolders.has(folder)) continue;
-      let st;
+      let st: import('node:fs').Stats;
       try {
         st = await lstat(folder);
       } catch (error) {
@@ -227,7 +227,7 @@ export class DirectoryStore implements SyncStore {
   async readPackRange(tree: string, pack: string, start: number, length: number, into?: Buffer): Promise<Buffer | undefined> {
     const source = await this.blobFile(tree, pack);
     const body = into ?? Buffer.allocUnsafe(length);
-    let handle;
+    let handle: import('node:fs/promises').FileHandle | undefined;
     try {
       handle = await open(source, READ_NO_FOLLOW);
       let got = 0;

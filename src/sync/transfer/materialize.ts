@@ -53,7 +53,7 @@ export async function writeEntries(root: string, source: Source, entries: readon
       await (length <= SPAN_MAX ? buffers.with(readSpan) : readSpan());
     });
     await mapPool(alone, 8, async (entry) => {
-      if (entry.link !== undefined) return writeLink(root, entry, folders);
+      if (entry.link !== undefined) return await writeLink(root, entry, folders);
       await write(entry, (temp) => (entry.sha256 !== undefined ? store.getBlob(tree, entry.sha256, temp) : store.download(tree, version, entry.path, temp)));
     });
     for (const dir of dirs ?? []) await ensureParents(root, `${dir}/-`, folders);
