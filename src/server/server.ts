@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -15,6 +15,7 @@ import { WorkLimiter } from './http/work-limit.js';
 import { Conversations } from './conversations/conversations.js';
 import { AccountEvents } from './state/account-events.js';
 import { applyCors } from './http/cors.js';
+import { Admission, admissionLimits } from './http/admission.js';
 import { Board, findUiDir } from './board/board.js';
 import type { Phase } from './http/health.js';
 import { checkState, checkStore, ReadinessProbe } from './http/health.js';
@@ -238,6 +239,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       throw new HttpError(401, verified ? (verified.reason === 'expired' ? 'token_expired' : 'unauthorized') : 'unauthorized', !verified ? 'send Authorization: Bearer <token>' : verified.reason === 'expired' ? 'the bearer token has expired: ask for a new one' : 'the bearer token is not valid (revoked, or never issued)');
     }
     const account = verified.account;
+    admission.authenticated(req.socket);
     info.account = account;
     info.token = verified.id;
     rate.take(account);
@@ -248,17 +250,25 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await match.route.handler({ req, res, url, account, params: match.params, requestId, started: () => (info.ttfb = performance.now() - t0) });
   };
 
+  const admission = new Admission(admissionLimits(serverConfig.max_connections));
   const server = createServer({ connectionsCheckingInterval: Math.min(1_000, serverConfig.headers_timeout) }, (req, res) => {
     const requestId = req.headers['x-request-id'] && /^[\w.-]{1,64}$/.test(String(req.headers['x-request-id'])) ? String(req.headers['x-request-id']) : randomBytes(8).toString('hex');
     const t0 = performance.now();
     const info: RequestLog = { account: '', token: '', route: '', ttfb: undefined, code: undefined };
     res.setHeader('x-request-id', requestId);
+    const admitted = admission.begin(req.socket, (req.url ?? '/').split('?')[0]!);
     res.on('close', () => {
+      admission.end(req.socket);
       const duration = performance.now() - t0;
       // Never the token, the prompt or the query string: the route's pattern, the token's id.
       log({ msg: 'request', request_id: requestId, account: info.account || null, token_id: info.token || null, method: req.method, route: info.route || null, status: res.statusCode, ...(info.code ? { code: info.code } : {}), duration_ms: Math.round(duration * 10) / 10, ...(info.ttfb !== undefined ? { ttfb_ms: Math.round(info.ttfb * 10) / 10 } : {}) });
       metrics?.request(info.route, res.statusCode, info.ttfb ?? (info.route.includes('/events') || info.route.includes('/sandbox/') ? undefined : duration), info.code);
     });
+    if (!admitted) {
+      info.code = 'too_many_connections';
+      res.setHeader('connection', 'close');
+      return sendError(res, new HttpError(503, 'too_many_connections', 'this address holds too many connections (or the server is full): only /health, /ready and /metrics are answered on this one; close idle connections and retry', { retryAfter: 1 }), requestId);
+    }
     handle(req, res, requestId, info, t0).catch((error: unknown) => {
       if (error instanceof HttpError) {
         info.code = error.code;
@@ -276,7 +286,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   server.headersTimeout = serverConfig.headers_timeout;
   server.requestTimeout = serverConfig.request_timeout;
   server.keepAliveTimeout = 5_000;
-  server.maxConnections = serverConfig.max_connections;
+  // Which connections are kept, per address and for the probes: src/server/http/admission.ts.
+  server.on('connection', (socket: Socket) => admission.admit(socket));
   server.maxRequestsPerSocket = 0;
 
   await new Promise<void>((resolve, reject) => {

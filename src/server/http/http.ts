@@ -1,6 +1,7 @@
 // Request and response basics of the API: JSON errors with a code and the field at fault, bodies
 // read under a size limit, and validation of JSON fields and path ids at the edge.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 
 export class HttpError extends Error {
   constructor(
@@ -112,6 +113,7 @@ export async function readJsonObject(req: IncomingMessage, limit: number): Promi
   if (type && !/^application\/json\b/i.test(type)) {
     throw new HttpError(415, 'unsupported_media_type', `send the body as application/json (got ${type})`);
   }
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new HttpError(400, 'invalid_json', `the body nests arrays or objects more than ${MAX_JSON_DEPTH} deep`);
   let data: unknown;
   try {
     data = JSON.parse(text);
