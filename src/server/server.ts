@@ -18,7 +18,8 @@ import { applyCors } from './http/cors.js';
 import { Admission, admissionLimits } from './http/admission.js';
 import { Board, findUiDir } from './board/board.js';
 import type { Phase } from './http/health.js';
-import { checkState, checkStore, ReadinessProbe } from './http/health.js';
+import { checkDatabase, checkState, checkStore, ReadinessProbe } from './http/health.js';
+import { isStateUnavailable } from './state/unavailable.js';
 import { HttpError, sendError, sendJson, setBodyTimeout } from './http/http.js';
 import type { ServerMetrics } from './http/metrics.js';
 import { ObservedEventLogs } from './state/observed-logs.js';
@@ -167,6 +168,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     sandbox: async () => ({ ok: sandbox.ready && (options.local || releaseSandbox !== undefined), detail: sandbox.mode === 'local' ? 'local (unsandboxed)' : 'sandbox proxies running' }),
     store: () => checkStore(options.config, options.home),
     state: () => checkState(serverDir(options.home)),
+    database: () => checkDatabase(ctx.state, 'database'),
+    ...(serverConfig.messages ? { messages: () => checkDatabase(ctx.state, 'messages') } : {}),
   });
   // How long the event loop was held up (sync file writes, spawns): what every stream waits on.
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -269,7 +272,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       res.setHeader('connection', 'close');
       return sendError(res, new HttpError(503, 'too_many_connections', 'this address holds too many connections (or the server is full): only /health, /ready and /metrics are answered on this one; close idle connections and retry', { retryAfter: 1 }), requestId);
     }
-    handle(req, res, requestId, info, t0).catch((error: unknown) => {
+    handle(req, res, requestId, info, t0).catch((failure: unknown) => {
+      // The database or the message store down, or past its deadline: the documented 503.
+      const error = !(failure instanceof HttpError) && isStateUnavailable(failure) ? new HttpError(503, 'state_unavailable', 'the server state does not answer (its database may be down): retry shortly', { retry_after_s: 1 }) : failure;
       if (error instanceof HttpError) {
         info.code = error.code;
         // Hints are for whoever runs the server: its log has them, the client does not.

@@ -207,6 +207,10 @@ export interface ServerState extends AccountsStore, ConversationsStore, Messages
   readonly backend: StateBackend;
   /** Where the state lives, for logs (a PostgreSQL password is redacted). */
   readonly location: string;
+  /** One round trip to the database (for /ready); rejects when it does not answer. */
+  pingDatabase(): Promise<void>;
+  /** One round trip to the message store when it is DynamoDB (nothing to do otherwise). */
+  pingMessages(): Promise<void>;
   close(): Promise<void>;
 }
 
