@@ -124,7 +124,7 @@ export class Conversations {
       mkdirSync(files.dir, { recursive: true, mode: 0o700 });
       const claim = await claimOwner(files.owner, this.leaseSettings());
       if (!claim.ok) {
-        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server (process ${claim.holder.owner.pid} on ${claim.holder.owner.host})`);
+        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server: retry once its turn has ended`);
       }
       killLeftoverProcesses(claim.previous);
       const state = await this.ctx.state();
@@ -134,7 +134,7 @@ export class Conversations {
       const held = await claimTurnLease(state, leaseName, this.turnLeaseSettings(), this.ctx.log);
       if (!held.ok) {
         releaseOwner(files.owner);
-        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server (${held.holder.split(':')[0]})`);
+        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server: retry once its turn has ended`);
       }
       slot.lease = held.lease;
       const now = toTimestamp(new Date());
