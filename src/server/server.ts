@@ -15,7 +15,7 @@ import { WorkLimiter } from './http/work-limit.js';
 import { Conversations } from './conversations/conversations.js';
 import { AccountEvents } from './state/account-events.js';
 import { applyCors } from './http/cors.js';
-import { Admission, admissionLimits } from './http/admission.js';
+import { Admission, admissionLimits, PUBLIC_PATHS, tooManyConnections } from './http/admission.js';
 import { Board, findUiDir } from './board/board.js';
 import type { Phase } from './http/health.js';
 import { checkDatabase, checkState, checkStore, ReadinessProbe } from './http/health.js';
@@ -176,7 +176,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   loopDelay.enable();
   const ms = (ns: number) => Math.round(ns / 1e4) / 100;
 
-  /** Routes anyone may call: liveness, readiness, metrics, the API's description. */
+  /** Routes anyone may call (GET and HEAD; other methods 405): liveness, readiness, metrics, the API's description. */
   const publicRoute = async (pathname: string, res: ServerResponse): Promise<string | undefined> => {
     switch (pathname) {
       case '/health':
@@ -221,6 +221,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         info.route = route;
         return;
       }
+    } else if (PUBLIC_PATHS.has(url.pathname)) {
+      throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${url.pathname}; use GET, HEAD`, { allow: 'GET, HEAD' });
     }
     const boardRoute = await board.handle(req, res, url);
     if (boardRoute) {
@@ -267,11 +269,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       log({ msg: 'request', request_id: requestId, account: info.account || null, token_id: info.token || null, method: req.method, route: info.route || null, status: res.statusCode, ...(info.code ? { code: info.code } : {}), duration_ms: Math.round(duration * 10) / 10, ...(info.ttfb !== undefined ? { ttfb_ms: Math.round(info.ttfb * 10) / 10 } : {}) });
       metrics?.request(info.route, res.statusCode, info.ttfb ?? (info.route.includes('/events') || info.route.includes('/sandbox/') ? undefined : duration), info.code);
     });
-    if (!admitted) {
-      info.code = 'too_many_connections';
-      res.setHeader('connection', 'close');
-      return sendError(res, new HttpError(503, 'too_many_connections', 'this address holds too many connections (or the server is full): only /health, /ready and /metrics are answered on this one; close idle connections and retry', { retryAfter: 1 }), requestId);
-    }
+    if (!admitted) return sendError(res, tooManyConnections(res, info), requestId);
     handle(req, res, requestId, info, t0).catch((failure: unknown) => {
       // The database or the message store down, or past its deadline: the documented 503.
       const error = !(failure instanceof HttpError) && isStateUnavailable(failure) ? new HttpError(503, 'state_unavailable', 'the server state does not answer (its database may be down): retry shortly', { retry_after_s: 1 }) : failure;

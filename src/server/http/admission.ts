@@ -7,13 +7,24 @@
 // them, the oldest idle one making room for a new one): /health, /ready and /metrics answer there,
 // anything else gets 503 and the connection closes. An orchestrator's probe is answered however
 // full the pool is.
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { HttpError } from './http.js';
 
 /** Connections beyond the caps that may still ask a probe. */
 export const PROBE_RESERVE = 16;
 /** A connection this young is never evicted: its first request may be on its way. */
 const GRACE_MS = 1_000;
 const PROBES = new Set(['/health', '/ready', '/metrics']);
+/** The routes anyone may call, probes and the API's description. */
+export const PUBLIC_PATHS = new Set([...PROBES, '/openapi.json']);
+
+/** The answer to a request other than a probe on a connection let in for probes alone: 503, and it closes. */
+export function tooManyConnections(res: ServerResponse, info: { code: string | undefined }): HttpError {
+  info.code = 'too_many_connections';
+  res.setHeader('connection', 'close');
+  return new HttpError(503, 'too_many_connections', 'this address holds too many connections (or the server is full): only /health, /ready and /metrics are answered on this one; close idle connections and retry', { retryAfter: 1 });
+}
 
 interface Held {
   address: string;

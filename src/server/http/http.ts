@@ -128,12 +128,18 @@ function fieldError(field: string, message: string): HttpError {
   return new HttpError(400, 'invalid_field', `${field}: ${message}`, { field });
 }
 
+/** A NUL cannot reach a process's arguments or environment (the turn failed with Node's own message). */
+function noNul(field: string, v: string): void {
+  if (v.includes('\0')) throw fieldError(field, 'must not contain a NUL character (\\u0000)');
+}
+
 export function requiredString(body: JsonObject, field: string, maxLength: number): string {
   const v = body[field];
   if (v === undefined || v === null) throw fieldError(field, 'is required');
   if (typeof v !== 'string') throw fieldError(field, `must be a string, got ${Array.isArray(v) ? 'array' : typeof v}`);
   if (v.trim().length === 0) throw fieldError(field, 'must not be empty');
   if (v.length > maxLength) throw fieldError(field, `must be at most ${maxLength} characters`);
+  noNul(field, v);
   return v;
 }
 
@@ -143,6 +149,7 @@ export function optionalString(body: JsonObject, field: string, maxLength: numbe
   if (typeof v !== 'string') throw fieldError(field, `must be a string, got ${typeof v}`);
   if (v.length > maxLength) throw fieldError(field, `must be at most ${maxLength} characters`);
   if (pattern && !pattern.test(v)) throw fieldError(field, `"${v.slice(0, 80)}" is not allowed (expected ${pattern.source})`);
+  noNul(field, v);
   return v;
 }
 

@@ -1,0 +1,39 @@
+// Issue 37's smaller items: a NUL in a prompt is 400 (it failed the turn with Node's own message);
+// PUT on the public routes is 405 with Allow (it was 404); the OpenAPI document refuses what the
+// server refuses (an empty or blank prompt, a NUL).
+import { describe, expect, it } from 'vitest';
+import { createToken } from '../src/server/accounts/tokens.js';
+import { openApiDocument } from '../src/server/api/openapi.js';
+import { tempDir } from './helpers/core-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
+import { auth } from './helpers/server-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
+
+checkResponses();
+const serve = inProcessServers();
+
+describe('smaller edges', () => {
+  it('a NUL in a prompt is 400 naming the field; PUT on /health, /ready, /metrics, /openapi.json is 405 with Allow', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home, agentConfig());
+    const r = await fetch(`${url}/conversations/c1/sandbox/s1`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'a\u0000b' }) });
+    expect(r.status).toBe(400);
+    expect(await r.json()).toMatchObject({ error: { code: 'invalid_field', field: 'prompt' } });
+    for (const path of ['/health', '/ready', '/metrics', '/openapi.json']) {
+      const put = await fetch(`${url}${path}`, { method: 'PUT' });
+      expect(put.status, path).toBe(405);
+      expect(put.headers.get('allow')).toBe('GET, HEAD');
+      expect(await put.json()).toMatchObject({ error: { code: 'method_not_allowed' } });
+    }
+  });
+
+  it('the OpenAPI document refuses an empty or blank prompt and a NUL, as the server does', () => {
+    const doc = openApiDocument('test') as any;
+    const prompt = doc.paths['/conversations/{conversationId}/sandbox/{sandboxId}'].post.requestBody.content['application/json'].schema.properties.prompt;
+    expect(prompt.minLength).toBe(1);
+    const pattern = new RegExp(prompt.pattern);
+    expect(['', '   ', 'a\u0000b'].map((v) => pattern.test(v))).toEqual([false, false, false]);
+    expect([' a ', 'hello\nworld'].map((v) => pattern.test(v))).toEqual([true, true]);
+  });
+});
