@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToken, pct, postgresTools, sorted, startServer } from './cluster-lib.mjs';
+import { createToken, loopDelay, pct, postgresTools, sorted, startServer } from './cluster-lib.mjs';
 
 const MESSAGES = Number(process.argv[2] ?? 8000);
 const AGENT = join(import.meta.dirname, '..', 'test', 'fixtures', 'server', 'chatty-agent.sh');
@@ -33,12 +33,6 @@ function turn(port, tok, conversation) {
     req.on('error', reject);
     req.end(body);
   });
-}
-
-async function loopDelay(port) {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const read = (name) => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
-  return { p99: read('atlas_nodejs_eventloop_lag_p99_seconds'), max: read('atlas_nodejs_eventloop_lag_max_seconds') };
 }
 
 async function measure(label, env) {
