@@ -57,10 +57,13 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     const prompt = requiredString(body, 'prompt', MAX_PROMPT);
     const provider = optionalEnum(body, 'provider', PROVIDERS);
     const agentId = optionalString(body, 'agent_id', 200);
-    const release = ctx.streams.acquire(r.account);
+    // The stream counts once the turn is past the account's queue: a queued request holds none,
+    // so the queue (server.max_queued_per_account) can fill before the stream limit refuses.
+    let release = () => undefined as void;
+    const admitted = () => void (release = ctx.streams.acquire(r.account));
     let turn: StartedTurn;
     try {
-      turn = await conversations.startTurn({ account: r.account, conversationId: r.params['conversationId']!, sandboxId: r.params['sandboxId']!, prompt, provider, agentId, aborted: clientGone(r) });
+      turn = await conversations.startTurn({ account: r.account, conversationId: r.params['conversationId']!, sandboxId: r.params['sandboxId']!, prompt, provider, agentId, aborted: clientGone(r), admitted });
     } catch (error) {
       release();
       throw error;
