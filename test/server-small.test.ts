@@ -1,6 +1,7 @@
 // Issue 37's smaller items: a NUL in a prompt is 400 (it failed the turn with Node's own message);
 // PUT on the public routes is 405 with Allow (it was 404); the OpenAPI document refuses what the
-// server refuses (an empty or blank prompt, a NUL).
+// server refuses (an empty or blank prompt, a NUL); a path's dot segments are 400, not resolved.
+import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { openApiDocument } from '../src/server/api/openapi.js';
@@ -25,6 +26,25 @@ describe('smaller edges', () => {
       expect(put.status, path).toBe(405);
       expect(put.headers.get('allow')).toBe('GET, HEAD');
       expect(await put.json()).toMatchObject({ error: { code: 'method_not_allowed' } });
+    }
+  });
+
+  it('a path with a dot segment is 400, not resolved (/conversations/../events was /events)', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { server } = await serve(home, agentConfig());
+    for (const path of ['/conversations/../events', '/conversations/./c1', '/conversations/%2e%2e/events']) {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: server.port, path, headers: auth(token) }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(answer.status, path).toBe(400);
+      expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'invalid_path' } });
     }
   });
 

@@ -20,7 +20,7 @@ import { Board, findUiDir } from './board/board.js';
 import type { Phase } from './http/health.js';
 import { checkDatabase, checkState, checkStore, ReadinessProbe } from './http/health.js';
 import { isStateUnavailable } from './state/unavailable.js';
-import { HttpError, sendError, sendJson, setBodyTimeout } from './http/http.js';
+import { HttpError, requestUrl, sendError, sendJson, setBodyTimeout } from './http/http.js';
 import type { ServerMetrics } from './http/metrics.js';
 import { ObservedEventLogs } from './state/observed-logs.js';
 import { openApiDocument } from './api/openapi.js';
@@ -214,7 +214,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       info.route = 'OPTIONS';
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://atlas.invalid');
+    const url = requestUrl(req.url);
     if (req.method === 'GET' || req.method === 'HEAD') {
       const route = await publicRoute(url.pathname, res);
       if (route) {

@@ -14,6 +14,16 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * The request's URL, refusing dot segments: URL parsing would resolve `/conversations/../events`
+ * to `/events`, answering a path the client did not ask for (issue 37).
+ */
+export function requestUrl(raw: string | undefined): URL {
+  const path = (raw ?? '/').split('?')[0]!;
+  if (/(^|\/)(\.|%2e){1,2}(\/|$)/i.test(path)) throw new HttpError(400, 'invalid_path', 'the path has a "." or ".." segment: send it as it is meant, without them');
+  return new URL(raw ?? '/', 'http://atlas.invalid');
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = `${JSON.stringify(body)}\n`;
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers });
