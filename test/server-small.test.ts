@@ -1,13 +1,14 @@
 // Issue 37's smaller items: a NUL in a prompt is 400 (it failed the turn with Node's own message);
 // PUT on the public routes is 405 with Allow (it was 404); the OpenAPI document refuses what the
-// server refuses (an empty or blank prompt, a NUL); a path's dot segments are 400, not resolved.
+// server refuses (an empty or blank prompt, a NUL); a path's dot segments are 400, not resolved;
+// an interrupted turn leaves the totals partial.
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { openApiDocument } from '../src/server/api/openapi.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
-import { auth } from './helpers/server-fixtures.js';
+import { auth, getJson, readSse, waitUntil } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 
 checkResponses();
@@ -46,6 +47,23 @@ describe('smaller edges', () => {
       expect(answer.status, path).toBe(400);
       expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'invalid_path' } });
     }
+  });
+
+  it('a turn stopped by its server (interrupted) leaves the totals partial: true, in its usage event and the record', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { server, url, release } = await serve(home, agentConfig((c) => (c.server.grace_period = 100)));
+    const res = await fetch(`${url}/conversations/cut/sandbox/cut`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:20000 long' }) });
+    expect(res.status).toBe(200);
+    const events = readSse(res);
+    await waitUntil(async () => ((await getJson(url, token, '/conversations/cut')).json.running ? true : undefined), 10_000, 'the turn to run');
+    release();
+    await server.stop('test');
+    const usage = (await events).find((e) => e.event === 'usage');
+    expect(usage?.data).toMatchObject({ ok: false, usage: { partial: true }, conversation: { partial: true } });
+    const again = await serve(home, agentConfig());
+    const c = await getJson(again.url, token, '/conversations/cut');
+    expect(c.json.conversation).toMatchObject({ status: 'interrupted', stats: { partial: true } });
   });
 
   it('the OpenAPI document refuses an empty or blank prompt and a NUL, as the server does', () => {

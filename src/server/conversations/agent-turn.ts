@@ -211,6 +211,8 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   // The session's files join the conversation's folder before OnStreamFinish pushes them along.
   if (ai.agent === 'claude' && sessionTravels(config)) keepSession(session, sessionId || result.sessionId || '', note);
   const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
+  // A stopped agent may not have reported what it used: the turn's usage, and the totals, say so.
+  const usage = stopped ? { ...record.stats, partial: true } : record.stats;
   // The run's messages, as its folder has them (tool results joined into their calls), go into the
   // state, so GET …/messages answers the same on every server.
   if (input.holdsLease?.() !== false) await input.state.putMessages(lastRunMessages(home, conversation.account, conversation.id)).catch((error: Error) => input.onStoreError?.(error));
@@ -221,9 +223,9 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     status: cancelled ? 'cancelled' : stopped ? 'interrupted' : error ? 'failed' : 'completed',
     updated_at: endedAt,
     last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
-    stats: addStats(conversation.stats, record.stats),
+    stats: addStats(conversation.stats, usage),
   };
   // The final record is written by the caller, with the turn's last events, in one transaction.
   if (error) log.append('error', { message: error, interrupted: Boolean(stopped) });
-  return { ok: error === null, error, interrupted: Boolean(stopped), usage: record.stats, conversation };
+  return { ok: error === null, error, interrupted: Boolean(stopped), usage, conversation };
 }
