@@ -66,6 +66,33 @@ describe('smaller edges', () => {
     expect(c.json.conversation).toMatchObject({ status: 'interrupted', stats: { partial: true } });
   });
 
+  it('paging the conversations skips none that gets a turn meanwhile', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home, agentConfig());
+    for (const id of ['p1', 'p2', 'p3']) {
+      const r = await fetch(`${url}/conversations/${id}/sandbox/${id}`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'hi' }) });
+      await r.text();
+    }
+    const order: string[] = (await getJson(url, token, '/conversations?limit=10')).json.conversations.map((c: any) => c.id);
+    expect([...order].sort()).toEqual(['p1', 'p2', 'p3']);
+    const first = await getJson(url, token, '/conversations?limit=1');
+    expect(first.json.conversations.map((c: any) => c.id)).toEqual([order[0]]);
+    // The last one, not listed yet, gets a turn in a later second (timestamps have seconds): its
+    // last update is now the newest.
+    const latest = first.json.conversations[0].updated_at;
+    await waitUntil(() => (new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') > latest ? true : undefined), 5_000, 'the next second');
+    await (await fetch(`${url}/conversations/${order[2]}/sandbox/${order[2]}`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'again' }) })).text();
+    const seen = [order[0]];
+    let cursor: string | null = first.json.next_cursor;
+    while (cursor) {
+      const page = await getJson(url, token, `/conversations?limit=1&cursor=${encodeURIComponent(cursor)}`);
+      seen.push(...page.json.conversations.map((c: any) => c.id));
+      cursor = page.json.next_cursor;
+    }
+    expect(seen).toEqual(order);
+  });
+
   it('the OpenAPI document refuses an empty or blank prompt and a NUL, as the server does', () => {
     const doc = openApiDocument('test') as any;
     const prompt = doc.paths['/conversations/{conversationId}/sandbox/{sandboxId}'].post.requestBody.content['application/json'].schema.properties.prompt;

@@ -93,7 +93,9 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   router.add('GET', '/conversations', async (r) => {
     const filter = itemFilter(r.url, SERVER_CONVERSATION_STATUSES);
     const all = (await conversations.list(r.account)).filter((c) => matches(filter, c.status, c.updated_at));
-    const page = paginate(all, pageRequest(r.url), (c) => [c.updated_at, c.id], ['desc', 'asc']);
+    // By creation, a key that never changes: a conversation that gets a turn while a client pages
+    // keeps its place (by its last update it jumped ahead of the cursor and was never listed).
+    const page = paginate(all, pageRequest(r.url), (c) => [c.created_at, c.id], ['desc', 'asc']);
     sendJson(r.res, 200, { conversations: page.items, next_cursor: page.next_cursor });
   });
 
