@@ -114,11 +114,15 @@ function plainLines(log: Pick<EventLog, 'append'>): { push(text: string): void; 
   let partial = '';
   const emit = (line: string) => {
     if (line.trim().length === 0) return;
-    try {
-      const v: unknown = JSON.parse(line);
-      if (typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>)['type'] === 'string') return;
-    } catch {
-      // plain text
+    // Only an object can be a stream-json event: a plain line is not parsed (a failed JSON.parse
+    // throws, which a chatty agent's thousands of lines pay for on the one thread).
+    if (line.trimStart().startsWith('{')) {
+      try {
+        const v: unknown = JSON.parse(line);
+        if (typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>)['type'] === 'string') return;
+      } catch {
+        // plain text
+      }
     }
     log.append('output', { text: line });
   };
