@@ -3,9 +3,11 @@
 // streams, another client asks /health every 25 ms: the server's event-loop delay (its /metrics,
 // reset at each scrape) and /health's answer times against the targets (p99 <= 50 ms, /health
 // <= 100 ms), and the stream checked whole: every event id once, in order, and an ok usage event.
+// Then 1,030 idle connections from one address: /health from it and a client from another.
 // Usage: node bench/server-chatty.mjs [messages=8000]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToken, loopDelay, pct, postgresTools, sorted, startServer } from './cluster-lib.mjs';
@@ -69,8 +71,47 @@ async function measure(label, env) {
   await new Promise((done) => server.child.on('exit', done));
 }
 
+/** 1,030 idle connections from one address (more than server.max_connections), then /health and a client with a token from 127.0.0.2. */
+async function flood() {
+  const home = mkdtempSync(join(work, 'home-'));
+  const tok = createToken(home, {});
+  const server = await startServer(home, {}, FLAGS);
+  const sockets = [];
+  for (let i = 0; i < 1030; i++) {
+    sockets.push(await new Promise((resolve) => {
+      const s = connect(server.port, '127.0.0.1', () => resolve(s));
+      s.on('error', () => resolve(s));
+    }));
+  }
+  const timed = async (path, headers, localAddress) => {
+    const t = performance.now();
+    const status = await new Promise((resolve) => {
+      const req = request({ host: '127.0.0.1', port: server.port, path, headers, localAddress, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      });
+      req.on('error', (e) => resolve(e.code));
+      req.end();
+    });
+    return { status, ms: performance.now() - t };
+  };
+  const health = [];
+  for (let i = 0; i < 20; i++) health.push(await timed('/health', {}, '127.0.0.1'));
+  const other = await timed('/conversations', { authorization: `Bearer ${tok}` }, '127.0.0.2');
+  const h = sorted(health.map((x) => x.ms));
+  const ok = health.every((x) => x.status === 200) && other.status === 200 && pct(h, 1) <= 100;
+  console.log(
+    `  1,030 idle connections from one address: /health ${health.filter((x) => x.status === 200).length}/20 answered, p50 ${pct(h, 0.5).toFixed(1)} / max ${pct(h, 1).toFixed(1)} ms; ` +
+      `a client from another address ${other.status} in ${other.ms.toFixed(1)} ms  (targets: /health <= 100 ms, other clients served) ${ok ? 'ok' : 'MISSED'}`,
+  );
+  for (const s of sockets) s.destroy();
+  server.child.kill('SIGTERM');
+  await new Promise((done) => server.child.on('exit', done));
+}
+
 try {
   await measure('SQLite', {});
+  await flood();
   const lib = await postgresTools(work);
   const skip = lib.postgresSkipReason;
   if (skip) console.log(`  PostgreSQL: not measured (${skip})`);
