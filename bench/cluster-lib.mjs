@@ -1,4 +1,4 @@
-// Shared by bench/server-cluster.mjs and bench/server-failover.mjs: a real PostgreSQL (the test
+// Shared by bench/server-cluster.mjs, server-failover.mjs, server-chatty.mjs and server.mjs: a real PostgreSQL (the test
 // helper, bundled; pg imported from node_modules by path) and `atlas serve` processes on it.
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, writeFileSync } from 'node:fs';
@@ -37,3 +37,10 @@ export function createToken(home, env) {
 
 export const sorted = (a) => [...a].sort((x, y) => x - y);
 export const pct = (s, p) => s[Math.min(s.length - 1, Math.floor(s.length * p))];
+
+/** A server's event-loop delay since the last scrape of its /metrics (prom-client resets it on each one), in ms. */
+export async function loopDelay(port) {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const read = (name) => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+  return { p50: read('atlas_nodejs_eventloop_lag_p50_seconds'), p99: read('atlas_nodejs_eventloop_lag_p99_seconds'), max: read('atlas_nodejs_eventloop_lag_max_seconds') };
+}

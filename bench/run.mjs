@@ -17,6 +17,7 @@ const benches = [
   ['conversation recording per streamed event (issue 9)', 'conversation.mjs'],
   ['lifecycle hooks and conversation readers (issue 9)', 'lifecycle.mjs'],
   ['atlas serve: start-up, first byte, 10, 50 and 200 concurrent conversations, beside a spawn-and-pipe floor (issues 13, 19)', 'server.mjs'],
+  ['one chatty turn (8,000 lines) on SQLite and PostgreSQL, and 1,030 idle connections from one address: event-loop delay and /health beside the targets (issue 37)', 'server-chatty.mjs'],
   ['a sandboxed turn\'s start-up at 1, 1,000 and 5,000 conversations (issue 19)', 'sandbox-scale.mjs'],
   ['server state: SQLite and PostgreSQL (issue 23)', 'server-state.mjs'],
   ['one server on SQLite vs one and three on PostgreSQL (issue 23)', 'server-cluster.mjs'],

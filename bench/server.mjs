@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { loopDelay } from './cluster-lib.mjs';
 import { ATLAS, concurrentTurns, tempDir, untilListening } from './lib.mjs';
 
 const TURNS = Number(process.argv[2] ?? 2);
@@ -101,13 +102,6 @@ function turn(port, tok, conversation) {
     req.on('error', reject);
     req.end(body);
   });
-}
-
-/** The server's event-loop delay since the last scrape (prom-client resets it on each one), in ms. */
-async function loopDelay(port) {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const read = (name) => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
-  return { p50: read('atlas_nodejs_eventloop_lag_p50_seconds'), p99: read('atlas_nodejs_eventloop_lag_p99_seconds'), max: read('atlas_nodejs_eventloop_lag_max_seconds') };
 }
 
 /** CPU time the process has used (user + system), in ms. */

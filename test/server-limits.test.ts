@@ -38,7 +38,8 @@ describe('slow and hostile clients', () => {
     }, 200);
     try {
       const answers = await Promise.race([Promise.all(closed), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('slow sockets were not cut off')), 40_000))]); // protection: far past request_timeout even on a loaded machine
-      expect(answers.every((a) => a === '' || /^HTTP\/1\.1 408/.test(a))).toBe(true);
+      // 408, or (past the address's share of the pool, issue 37) 503 too_many_connections.
+      expect(answers.every((a) => a === '' || /^HTTP\/1\.1 408/.test(a) || (/^HTTP\/1\.1 503/.test(a) && a.includes('too_many_connections')))).toBe(true);
       expect(answers.filter((a) => a.startsWith('HTTP/1.1 408')).length).toBeGreaterThan(0);
     } finally {
       clearInterval(drip);
@@ -48,10 +49,11 @@ describe('slow and hostile clients', () => {
   it('headers sent too slowly are cut off too, and connections past the cap are closed at once', async () => {
     const home = tempDir();
     const { server } = await serve(home, agentConfig((c) => Object.assign(c.server, { headers_timeout: 1000, request_timeout: 2000, max_connections: 5 })));
-    const sockets = await Promise.all(Array.from({ length: 8 }, () => open(server.port)));
+    const sockets = await Promise.all(Array.from({ length: 30 }, () => open(server.port)));
     for (const s of sockets) if (!s.destroyed) s.write('GET /health HTTP/1.1\r\nhost: x\r\n');
     const times = await Promise.all(sockets.map((s) => s.ended));
-    // Three were over the cap (closed at once), five timed out waiting for the rest of the headers.
+    // The address's share (2 of 5) and the probes' reserve (16) are kept: the 12 beyond were
+    // closed at once, the rest timed out waiting for the rest of the headers.
     // Closed before headers_timeout (1 s) could have fired: at once, not by the timeout.
     expect(times.filter((t) => t < 1000).length).toBeGreaterThanOrEqual(3);
     expect(times.every((t) => t < 10_000)).toBe(true);

@@ -86,4 +86,25 @@ describe('running turns per account over HTTP', () => {
     expect(await b.text()).toContain('event: usage');
     await a.text();
   }, 30_000);
+
+  it('with the defaults the queue (16) fills before the stream limit (16) refuses, and atlas_running counts only turns past the queue', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home, agentConfig((c) => (c.server.requests_per_second = 0)));
+    const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? NaN);
+    await waitUntil(async () => (Number.isFinite(await metric('atlas_running{kind="streams"}')) ? true : undefined), 10_000, 'metrics');
+    // 8 running (the default), 16 waiting in the queue: their streams do not count yet.
+    const turns = Array.from({ length: 24 }, (_, i) => fetch(`${url}/conversations/w${i}/sandbox/w${i}`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: `sleep:1500 turn ${i}` }) }));
+    await waitUntil(async () => ((await metric('atlas_queued{kind="requests"}')) === 16 ? true : undefined), 20_000, 'the queue to fill');
+    expect(await metric('atlas_running{kind="conversations"}')).toBe(8);
+    const refused = await fetch(`${url}/conversations/w24/sandbox/w24`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'one too many' }) });
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: { code: 'too_many_running' } });
+    const statuses = await Promise.all(turns.map(async (t) => {
+      const r = await t;
+      await r.text();
+      return r.status;
+    }));
+    expect(statuses).toEqual(Array(24).fill(200));
+  }, 90_000);
 });

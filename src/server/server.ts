@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -15,11 +15,13 @@ import { WorkLimiter } from './http/work-limit.js';
 import { Conversations } from './conversations/conversations.js';
 import { AccountEvents } from './state/account-events.js';
 import { applyCors } from './http/cors.js';
+import { Admission, admissionLimits, PUBLIC_PATHS, tooManyConnections } from './http/admission.js';
 import { Board, findUiDir } from './board/board.js';
 import { checkHost } from './board/board-host.js';
 import type { Phase } from './http/health.js';
-import { checkState, checkStore, ReadinessProbe } from './http/health.js';
-import { HttpError, sendError, sendJson, setBodyTimeout } from './http/http.js';
+import { checkDatabase, checkState, checkStore, ReadinessProbe } from './http/health.js';
+import { isStateUnavailable } from './state/unavailable.js';
+import { HttpError, requestUrl, sendError, sendJson, setBodyTimeout } from './http/http.js';
 import type { ServerMetrics } from './http/metrics.js';
 import { ObservedEventLogs } from './state/observed-logs.js';
 import { openApiDocument } from './api/openapi.js';
@@ -167,13 +169,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     sandbox: async () => ({ ok: sandbox.ready && (options.local || releaseSandbox !== undefined), detail: sandbox.mode === 'local' ? 'local (unsandboxed)' : 'sandbox proxies running' }),
     store: () => checkStore(options.config, options.home),
     state: () => checkState(serverDir(options.home)),
+    database: () => checkDatabase(ctx.state, 'database'),
+    ...(serverConfig.messages ? { messages: () => checkDatabase(ctx.state, 'messages') } : {}),
   });
   // How long the event loop was held up (sync file writes, spawns): what every stream waits on.
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   const ms = (ns: number) => Math.round(ns / 1e4) / 100;
 
-  /** Routes anyone may call: liveness, readiness, metrics, the API's description. */
+  /** Routes anyone may call (GET and HEAD; other methods 405): liveness, readiness, metrics, the API's description. */
   const publicRoute = async (pathname: string, res: ServerResponse): Promise<string | undefined> => {
     switch (pathname) {
       case '/health':
@@ -212,13 +216,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       info.route = 'OPTIONS';
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://atlas.invalid');
+    const url = requestUrl(req.url);
     if (req.method === 'GET' || req.method === 'HEAD') {
       const route = await publicRoute(url.pathname, res);
       if (route) {
         info.route = route;
         return;
       }
+    } else if (PUBLIC_PATHS.has(url.pathname)) {
+      throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${url.pathname}; use GET, HEAD`, { allow: 'GET, HEAD' });
     }
     const boardRoute = await board.handle(req, res, url);
     if (boardRoute) {
@@ -240,6 +246,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       throw new HttpError(401, verified ? (verified.reason === 'expired' ? 'token_expired' : 'unauthorized') : 'unauthorized', !verified ? 'send Authorization: Bearer <token>' : verified.reason === 'expired' ? 'the bearer token has expired: ask for a new one' : 'the bearer token is not valid (revoked, or never issued)');
     }
     const account = verified.account;
+    admission.authenticated(req.socket);
     info.account = account;
     info.token = verified.id;
     rate.take(account);
@@ -250,18 +257,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await match.route.handler({ req, res, url, account, params: match.params, requestId, started: () => (info.ttfb = performance.now() - t0) });
   };
 
+  const admission = new Admission(admissionLimits(serverConfig.max_connections));
   const server = createServer({ connectionsCheckingInterval: Math.min(1_000, serverConfig.headers_timeout) }, (req, res) => {
     const requestId = req.headers['x-request-id'] && /^[\w.-]{1,64}$/.test(String(req.headers['x-request-id'])) ? String(req.headers['x-request-id']) : randomBytes(8).toString('hex');
     const t0 = performance.now();
     const info: RequestLog = { account: '', token: '', route: '', ttfb: undefined, code: undefined };
     res.setHeader('x-request-id', requestId);
+    const admitted = admission.begin(req.socket, (req.url ?? '/').split('?')[0]!);
     res.on('close', () => {
+      admission.end(req.socket);
       const duration = performance.now() - t0;
       // Never the token, the prompt or the query string: the route's pattern, the token's id.
       log({ msg: 'request', request_id: requestId, account: info.account || null, token_id: info.token || null, method: req.method, route: info.route || null, status: res.statusCode, ...(info.code ? { code: info.code } : {}), duration_ms: Math.round(duration * 10) / 10, ...(info.ttfb !== undefined ? { ttfb_ms: Math.round(info.ttfb * 10) / 10 } : {}) });
       metrics?.request(info.route, res.statusCode, info.ttfb ?? (info.route.includes('/events') || info.route.includes('/sandbox/') ? undefined : duration), info.code);
     });
-    handle(req, res, requestId, info, t0).catch((error: unknown) => {
+    if (!admitted) return sendError(res, tooManyConnections(res, info), requestId);
+    handle(req, res, requestId, info, t0).catch((failure: unknown) => {
+      // The database or the message store down, or past its deadline: the documented 503.
+      const error = !(failure instanceof HttpError) && isStateUnavailable(failure) ? new HttpError(503, 'state_unavailable', 'the server state does not answer (its database may be down): retry shortly', { retry_after_s: 1 }) : failure;
       if (error instanceof HttpError) {
         info.code = error.code;
         // Hints are for whoever runs the server: its log has them, the client does not.
@@ -278,7 +291,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   server.headersTimeout = serverConfig.headers_timeout;
   server.requestTimeout = serverConfig.request_timeout;
   server.keepAliveTimeout = 5_000;
-  server.maxConnections = serverConfig.max_connections;
+  // Which connections are kept, per address and for the probes: src/server/http/admission.ts.
+  server.on('connection', (socket: Socket) => admission.admit(socket));
   server.maxRequestsPerSocket = 0;
 
   await new Promise<void>((resolve, reject) => {

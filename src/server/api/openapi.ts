@@ -5,6 +5,9 @@ import { HOOK_STATES } from '../../domain/hook-state.js';
 import { SERVER_CONVERSATION_STATUSES } from '../conversations/conversation-store.js';
 import { SCHEMAS } from './openapi-schemas.js';
 
+/** A required text field as the server takes it: something besides white space, and no NUL. */
+const TEXT = { type: 'string', minLength: 1, pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$' };
+
 type Json = Record<string, unknown>;
 
 const ref = (name: keyof typeof SCHEMAS) => ({ $ref: `#/components/schemas/${name}` });
@@ -49,7 +52,7 @@ export const OPENAPI_PATHS: Record<string, Json> = {
     post: op('send a prompt: the turn streams back as SSE', { '200': sse('the turn: message, tool and usage events') }, {
       operationId: 'prompt',
       parameters: [idParam('conversationId', 'the conversation (made on first use)'), idParam('sandboxId', 'its sandbox')],
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['prompt'], properties: { prompt: { type: 'string', maxLength: 500000 }, provider: { enum: ['claude', 'command'] }, agent_id: { type: 'string', maxLength: 200 } } } } } },
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['prompt'], properties: { prompt: { ...TEXT, maxLength: 500000 }, provider: { enum: ['claude', 'command'] }, agent_id: { type: 'string', maxLength: 200 } } } } } },
     }),
   },
   '/conversations/{id}': {
@@ -65,7 +68,7 @@ export const OPENAPI_PATHS: Record<string, Json> = {
     get: op('the account\'s tasks, newest first', { '200': json('TaskPage', 'a page') }, { operationId: 'listTasks', parameters: [...page, query('state', 'only tasks in this hook state', { enum: [...HOOK_STATES] }), ...times] }),
     post: op('start a task', { '202': json('TaskCreated', 'started: follow the events') }, {
       operationId: 'createTask',
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['repo', 'template'], properties: { repo: { type: 'string' }, template: { type: 'string' }, description: { type: 'string', maxLength: 10000 }, mode: { enum: ['local', 'sandbox'], description: 'execution mode of its steps; local only where the server already runs unsandboxed' } } } } } },
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['repo', 'template'], properties: { repo: { ...TEXT, maxLength: 4096 }, template: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', maxLength: 200 }, description: { type: 'string', pattern: '^[^\\u0000]*$', maxLength: 10000 }, mode: { enum: ['local', 'sandbox'], description: 'execution mode of its steps; local only where the server already runs unsandboxed' } } } } } },
     }),
   },
   '/tasks/{id}': { get: op('one task with its hook', { '200': json('TaskDetail', 'the task') }, { operationId: 'getTask', parameters: [task] }) },

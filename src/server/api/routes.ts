@@ -58,10 +58,15 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     const prompt = requiredString(body, 'prompt', MAX_PROMPT);
     const provider = optionalEnum(body, 'provider', PROVIDERS);
     const agentId = optionalString(body, 'agent_id', 200);
-    const release = ctx.streams.acquire(r.account);
+    // The stream counts once the turn is past the account's queue: a queued request holds none,
+    // so the queue (server.max_queued_per_account) can fill before the stream limit refuses.
+    let release: () => void = () => {};
+    const admitted = () => {
+      release = ctx.streams.acquire(r.account);
+    };
     let turn: StartedTurn;
     try {
-      turn = await conversations.startTurn({ account: r.account, conversationId: r.params['conversationId']!, sandboxId: r.params['sandboxId']!, prompt, provider, agentId, aborted: clientGone(r) });
+      turn = await conversations.startTurn({ account: r.account, conversationId: r.params['conversationId']!, sandboxId: r.params['sandboxId']!, prompt, provider, agentId, aborted: clientGone(r), admitted });
     } catch (error) {
       release();
       throw error;
@@ -91,7 +96,9 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
   router.add('GET', '/conversations', async (r) => {
     const filter = itemFilter(r.url, SERVER_CONVERSATION_STATUSES);
     const all = (await conversations.list(r.account)).filter((c) => matches(filter, c.status, c.updated_at));
-    const page = paginate(all, pageRequest(r.url), (c) => [c.updated_at, c.id], ['desc', 'asc']);
+    // By creation, a key that never changes: a conversation that gets a turn while a client pages
+    // keeps its place (by its last update it jumped ahead of the cursor and was never listed).
+    const page = paginate(all, pageRequest(r.url), (c) => [c.created_at, c.id], ['desc', 'asc']);
     sendJson(r.res, 200, { conversations: page.items, next_cursor: page.next_cursor });
   });
 

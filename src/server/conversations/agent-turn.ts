@@ -115,11 +115,15 @@ function plainLines(log: Pick<EventLog, 'append'>): { push(text: string): void; 
   let partial = '';
   const emit = (line: string) => {
     if (line.trim().length === 0) return;
-    try {
-      const v: unknown = JSON.parse(line);
-      if (typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>)['type'] === 'string') return;
-    } catch {
-      // plain text
+    // Only an object can be a stream-json event: a plain line is not parsed (a failed JSON.parse
+    // throws, which a chatty agent's thousands of lines pay for on the one thread).
+    if (line.trimStart().startsWith('{')) {
+      try {
+        const v: unknown = JSON.parse(line);
+        if (typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>)['type'] === 'string') return;
+      } catch {
+        // plain text
+      }
     }
     // EventLog.append never rejects: a failed append is reported by the log itself.
     void log.append('output', { text: line });
@@ -214,6 +218,8 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   // The session's files join the conversation's folder before OnStreamFinish pushes them along.
   if (ai.agent === 'claude' && sessionTravels(config)) keepSession(session, sessionId || result.sessionId || '', note);
   const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
+  // A stopped agent may not have reported what it used: the turn's usage, and the totals, say so.
+  const usage = stopped ? { ...record.stats, partial: true } : record.stats;
   // The run's messages, as its folder has them (tool results joined into their calls), go into the
   // state, so GET …/messages answers the same on every server.
   if (input.holdsLease?.() !== false) await input.state.putMessages(lastRunMessages(home, conversation.account, conversation.id)).catch((error: Error) => input.onStoreError?.(error));
@@ -224,10 +230,10 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     status: cancelled ? 'cancelled' : stopped ? 'interrupted' : error ? 'failed' : 'completed',
     updated_at: endedAt,
     last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
-    stats: addStats(conversation.stats, record.stats),
+    stats: addStats(conversation.stats, usage),
   };
   // The final record is written by the caller, with the turn's last events, in one transaction.
   // EventLog.append never rejects: a failed append is reported by the log itself.
   if (error) void log.append('error', { message: error, interrupted: Boolean(stopped) });
-  return { ok: error === null, error, interrupted: Boolean(stopped), usage: record.stats, conversation };
+  return { ok: error === null, error, interrupted: Boolean(stopped), usage, conversation };
 }

@@ -39,6 +39,8 @@ export interface TurnRequest {
   agentId?: string | undefined;
   /** The client went away: a request still waiting for a slot leaves the queue. */
   aborted?: AbortSignal | undefined;
+  /** Called once the turn has its running slot (past the account's queue): its stream counts from then. */
+  admitted?: (() => void) | undefined;
 }
 
 export interface StartedTurn {
@@ -55,6 +57,8 @@ interface Running {
   done: Promise<void>;
   /** Gives back the account's running-work slot (server.max_running_per_account). */
   release: () => void;
+  /** Past the account's queue: a queued turn is not running (atlas_running, /ready). */
+  admitted?: boolean;
   /** The turn's lease in the server state (every server on it sees the turn running). */
   lease?: HeldLease;
 }
@@ -75,8 +79,11 @@ export class Conversations {
 
   constructor(private readonly ctx: ServerContext) {}
 
+  /** Turns running here (not those waiting in their account's queue). */
   get runningCount(): number {
-    return this.running.size;
+    let n = 0;
+    for (const slot of this.running.values()) if (slot.admitted) n++;
+    return n;
   }
 
   isRunning(account: string, id: string): boolean {
@@ -119,12 +126,14 @@ export class Conversations {
     try {
       // A slot of the account's running work, held until the agent has stopped (not the stream).
       slot.release = await this.ctx.work.acquire(request.account, request.aborted);
+      slot.admitted = true;
+      request.admitted?.();
       // ... and across processes through owner.json, taken under a lock (a lease: another server
       // gets it only once this one is gone or its heartbeat stale).
       mkdirSync(files.dir, { recursive: true, mode: 0o700 });
       const claim = await claimOwner(files.owner, this.leaseSettings());
       if (!claim.ok) {
-        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server (process ${claim.holder.owner.pid} on ${claim.holder.owner.host})`);
+        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server: retry once its turn has ended`);
       }
       killLeftoverProcesses(claim.previous);
       const state = await this.ctx.state();
@@ -134,23 +143,13 @@ export class Conversations {
       const held = await claimTurnLease(state, leaseName, this.turnLeaseSettings(), this.ctx.log);
       if (!held.ok) {
         releaseOwner(files.owner);
-        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server (${held.holder.split(':')[0]})`);
+        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server: retry once its turn has ended`);
       }
       slot.lease = held.lease;
       const now = toTimestamp(new Date());
       let conversation: ServerConversation = existing ?? {
-        id: request.conversationId,
-        account: request.account,
-        agent_id: request.agentId ?? null,
-        provider: request.provider ?? this.ctx.config.ai.agent,
-        sandbox_id: null,
-        session_id: '',
-        created_at: now,
-        updated_at: now,
-        status: 'idle',
-        turns: 0,
-        last_turn: null,
-        stats: emptyStats(),
+        id: request.conversationId, account: request.account, agent_id: request.agentId ?? null, provider: request.provider ?? this.ctx.config.ai.agent,
+        sandbox_id: null, session_id: '', created_at: now, updated_at: now, status: 'idle', turns: 0, last_turn: null, stats: emptyStats(),
       };
       if (request.provider && existing && request.provider !== existing.provider) conversation = { ...conversation, provider: request.provider, session_id: '' };
       conversation = await this.ensureSandbox(conversation, request.sandboxId, existing === undefined, slot.bus);

@@ -4,7 +4,7 @@
 // the account list, every other conversation), the store, other tasks' worktrees and workspaces unreadable.
 import type { Config } from '../../config/schema.js';
 import { localExecutor } from '../../exec/local.js';
-import { diesWithParent } from '../../exec/parent-death.js';
+import { diesWithParent, findSetpriv } from '../../exec/parent-death.js';
 import type { SandboxPolicy } from '../../exec/sandbox/policy.js';
 import { otherTaskWorktrees } from '../../exec/task-executor.js';
 import type { ProcessExecutor } from '../../exec/types.js';
@@ -36,7 +36,7 @@ export async function conversationPolicy(home: string, config: Config, account: 
 }
 
 export async function createTurnExecutor(input: { home: string; config: Config; account: string; id: string; local: boolean }): Promise<TurnExecution> {
-  if (input.local) return { executor: localExecutor, release: () => Promise.resolve() };
+  if (input.local) return { executor: groupDiesWithServer(localExecutor), release: () => Promise.resolve() };
   const dir = conversationFiles(input.home, input.account, input.id).dir;
   const { finishLitter, sweepLitter } = await import('../../exec/sandbox/litter.js');
   await sweepLitter(dir);
@@ -53,6 +53,27 @@ export async function createTurnExecutor(input: { home: string; config: Config; 
       await executor.close?.();
       await releaseSandbox();
       finishLitter(dir);
+    },
+  };
+}
+
+/**
+ * Runs a --local turn's agent under a small shell that the kernel sends SIGHUP when the server
+ * dies (setpriv's parent-death signal), and that then SIGKILLs the turn's whole process group (the
+ * agent and everything it started): a SIGKILLed replica's agent stops at once, instead of working
+ * on beside the one another replica starts when it takes the turn over (issue 37). The agent's
+ * stdin passes through (fd 9), and its exit status is the shell's. Without setpriv, the next
+ * server's start-up sweep of recorded process groups is the only fence.
+ */
+export function groupDiesWithServer(executor: ProcessExecutor, setpriv = findSetpriv()): ProcessExecutor {
+  if (!setpriv) return executor;
+  const script = 'exec 9<&0; trap "kill -KILL 0" HUP; "$@" <&9 9<&- & wait $!';
+  return {
+    mode: executor.mode,
+    prepare: async (spec) => {
+      const launch = await executor.prepare(spec);
+      const program = launch.shell ? ['/bin/sh', '-c', [launch.command, ...launch.args].join(' ')] : [launch.command, ...launch.args];
+      return { ...launch, command: setpriv, args: ['--pdeathsig', 'HUP', '--', '/bin/sh', '-c', script, 'atlas-turn', ...program], shell: false };
     },
   };
 }

@@ -79,7 +79,8 @@ async function markInterrupted(ctx: ServerContext, c: ServerConversation, record
   // can recover the turn in the same workspace.
   const killed = killLeftoverProcesses(record);
   if (killed.length > 0) ctx.log({ msg: 'stopped a dead server\'s agent', account: c.account, conversation_id: c.id, process_groups: killed });
-  const marked: ServerConversation = { ...c, status: 'interrupted' };
+  // The dead turn's usage never arrived: the totals lack it, and say so.
+  const marked: ServerConversation = { ...c, status: 'interrupted', stats: { ...c.stats, partial: true } };
   await writeConversation(await ctx.state(), marked);
   // The dead owner's record goes, unless a server claimed the conversation meanwhile.
   const ownerPath = conversationFiles(ctx.home, c.account, c.id).owner;

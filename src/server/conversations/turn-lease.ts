@@ -33,17 +33,30 @@ export async function claimTurnLease(state: ServerState, name: string, settings:
   const fence: Fence = { lease: name, token: claim.token };
   const lost: (() => void)[] = [];
   let done = false;
+  // Until when the lease is ours for certain: past it without a renewal (the state does not
+  // answer), another server may take the turn over, so this one stops its agent (issue 37: two
+  // agents on one conversation).
+  let expiresAt = Date.now() + settings.ttlMs;
+  const lose = (why: string) => {
+    done = true;
+    clearInterval(timer);
+    log({ level: 'error', msg: 'lease lost', lease: name, token: claim.token, why });
+    for (const fn of lost.splice(0)) fn();
+  };
   const timer = setInterval(() => {
+    const asked = Date.now();
     state.renewLease(name, THIS_HOLDER, claim.token, settings.ttlMs).then(
       (ok) => {
-        if (ok || done) return;
-        done = true;
-        clearInterval(timer);
-        log({ level: 'error', msg: 'lease lost', lease: name, token: claim.token });
-        for (const fn of lost.splice(0)) fn();
+        if (done) return;
+        if (ok) expiresAt = asked + settings.ttlMs;
+        else lose('taken over');
       },
-      // The state does not answer: the next beat tries again (the lease lasts until its expiry).
-      (error: Error) => log({ level: 'error', msg: 'lease not renewed', lease: name, error: error.message }),
+      (error: Error) => {
+        if (done) return;
+        log({ level: 'error', msg: 'lease not renewed', lease: name, error: error.message });
+        // The state does not answer: the next beat tries again, until the lease would expire.
+        if (Date.now() >= expiresAt) lose('not renewed before it expired');
+      },
     );
   }, settings.renewMs);
   timer.unref();

@@ -1,11 +1,12 @@
 // GET /health (liveness: the process answers) and GET /ready (can it take work: the sandbox, the
-// store and the server's own state reachable; 503 while starting or stopping or when one is down,
+// store, the server's own state folder, its database and message store reachable; 503 while starting or stopping or when one is down,
 // saying which). Checks run at most once every few seconds and never block the event loop.
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Config } from '../../config/schema.js';
 import { parseStoreAddress } from '../../sync/stores/open-store.js';
+import type { ServerState } from '../state/types.js';
 
 export interface CheckResult {
   ok: boolean;
@@ -71,6 +72,24 @@ export async function checkState(stateDir: string): Promise<CheckResult> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return { ok: false, detail: `state unreachable${code ? ` (${code})` : ''}` };
+  }
+}
+
+/**
+ * The state's database (PostgreSQL, or the SQLite file) and, with server.messages, DynamoDB: one
+ * round trip each, within the check's deadline (issue 37: /ready said ready while PostgreSQL was down).
+ */
+export async function checkDatabase(state: () => Promise<ServerState>, part: 'database' | 'messages'): Promise<CheckResult> {
+  try {
+    await withTimeout(
+      state().then((s) => (part === 'database' ? s.pingDatabase() : s.pingMessages())),
+      CHECK_TIMEOUT_MS,
+      `the ${part}`,
+    );
+    return { ok: true, detail: part === 'database' ? 'database answers' : 'message store answers' };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { ok: false, detail: `${part === 'database' ? 'database' : 'message store'} unreachable${code ? ` (${code})` : ''}` };
   }
 }
 

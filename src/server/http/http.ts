@@ -1,6 +1,7 @@
 // Request and response basics of the API: JSON errors with a code and the field at fault, bodies
 // read under a size limit, and validation of JSON fields and path ids at the edge.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 
 export class HttpError extends Error {
   constructor(
@@ -11,6 +12,16 @@ export class HttpError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * The request's URL, refusing dot segments: URL parsing would resolve `/conversations/../events`
+ * to `/events`, answering a path the client did not ask for (issue 37).
+ */
+export function requestUrl(raw: string | undefined): URL {
+  const path = (raw ?? '/').split('?')[0]!;
+  if (/(^|\/)(\.|%2e){1,2}(\/|$)/i.test(path)) throw new HttpError(400, 'invalid_path', 'the path has a "." or ".." segment: send it as it is meant, without them');
+  return new URL(raw ?? '/', 'http://atlas.invalid');
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -112,6 +123,7 @@ export async function readJsonObject(req: IncomingMessage, limit: number): Promi
   if (type && !/^application\/json\b/i.test(type)) {
     throw new HttpError(415, 'unsupported_media_type', `send the body as application/json (got ${type})`);
   }
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new HttpError(400, 'invalid_json', `the body nests arrays or objects more than ${MAX_JSON_DEPTH} deep`);
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -126,12 +138,18 @@ function fieldError(field: string, message: string): HttpError {
   return new HttpError(400, 'invalid_field', `${field}: ${message}`, { field });
 }
 
+/** A NUL cannot reach a process's arguments or environment (the turn failed with Node's own message). */
+function noNul(field: string, v: string): void {
+  if (v.includes('\0')) throw fieldError(field, 'must not contain a NUL character (\\u0000)');
+}
+
 export function requiredString(body: JsonObject, field: string, maxLength: number): string {
   const v = body[field];
   if (v === undefined || v === null) throw fieldError(field, 'is required');
   if (typeof v !== 'string') throw fieldError(field, `must be a string, got ${Array.isArray(v) ? 'array' : typeof v}`);
   if (v.trim().length === 0) throw fieldError(field, 'must not be empty');
   if (v.length > maxLength) throw fieldError(field, `must be at most ${maxLength} characters`);
+  noNul(field, v);
   return v;
 }
 
@@ -141,6 +159,7 @@ export function optionalString(body: JsonObject, field: string, maxLength: numbe
   if (typeof v !== 'string') throw fieldError(field, `must be a string, got ${typeof v}`);
   if (v.length > maxLength) throw fieldError(field, `must be at most ${maxLength} characters`);
   if (pattern && !pattern.test(v)) throw fieldError(field, `"${v.slice(0, 80)}" is not allowed (expected ${pattern.source})`);
+  noNul(field, v);
   return v;
 }
 

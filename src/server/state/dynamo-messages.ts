@@ -9,11 +9,16 @@ import type { AttributeValue, BatchWriteItemInput } from '@aws-sdk/client-dynamo
 import { BatchWriteItemCommand, CreateTableCommand, DescribeTableCommand, DynamoDBClient, QueryCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import type { MessageRole, ToolCall } from '../../domain/conversation.js';
 import type { StoredMessage } from './types.js';
+import { StateUnavailableError } from './unavailable.js';
 
 const BATCH = 25;
 const RETRIES = 8;
 const PAGE = 500;
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
+/** Deadlines of every call (issue 37): a DynamoDB that hangs fails the request with 503, not after minutes. */
+const CONNECT_TIMEOUT_MS = 3_000;
+const REQUEST_TIMEOUT_MS = 5_000;
+const ATTEMPTS = 2;
 
 export interface DynamoTarget {
   table: string;
@@ -27,6 +32,15 @@ export function parseDynamoUrl(text: string): DynamoTarget | undefined {
   if (!m || !TABLE_NAME.test(m[1]!)) return undefined;
   const query = new URLSearchParams(m[2] ?? '');
   return { table: m[1]!, endpoint: query.get('endpoint') ?? undefined, region: query.get('region') ?? undefined };
+}
+
+/** DynamoDB not reached (no answer in time, network, 5xx, throttled past retries): StateUnavailableError. */
+function unavailableIfDown<T>(call: Promise<T>, table: string): Promise<T> {
+  return call.catch((error: Error & { $metadata?: { httpStatusCode?: number } }) => {
+    const status = error.$metadata?.httpStatusCode;
+    if (status !== undefined && status < 500 && status !== 429 && !/Throttl/.test(error.name)) throw error;
+    throw new StateUnavailableError(`DynamoDB table ${table} does not answer: ${error.message || error.name}`, { cause: error });
+  });
 }
 
 const pad = (n: number) => String(n).padStart(8, '0');
@@ -71,9 +85,17 @@ export class DynamoMessages {
 
   /** Connects, and makes the table (on-demand billing) when it does not exist yet. */
   static async open(target: DynamoTarget): Promise<DynamoMessages> {
-    const client = new DynamoDBClient({ ...(target.endpoint ? { endpoint: target.endpoint } : {}), ...(target.region ? { region: target.region } : {}), maxAttempts: 5 });
+    // The SDK warns at every start that its releases of 2027 will need Node.js 22: atlas pins the
+    // release it is tested with on Node.js 20, so the warning tells an operator nothing to do.
+    process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+    const client = new DynamoDBClient({
+      ...(target.endpoint ? { endpoint: target.endpoint } : {}),
+      ...(target.region ? { region: target.region } : {}),
+      maxAttempts: ATTEMPTS,
+      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
+    });
     try {
-      await client.send(new DescribeTableCommand({ TableName: target.table }));
+      await unavailableIfDown(client.send(new DescribeTableCommand({ TableName: target.table })), target.table);
     } catch (error) {
       if ((error as Error).name !== 'ResourceNotFoundException') {
         client.destroy();
@@ -95,6 +117,11 @@ export class DynamoMessages {
     return new DynamoMessages(client, target.table);
   }
 
+  /** One round trip (for /ready). */
+  async ping(): Promise<void> {
+    await unavailableIfDown(this.client.send(new DescribeTableCommand({ TableName: this.table })), this.table);
+  }
+
   /** Puts each turn's messages at their place in the turn (the order given). */
   async putMessages(messages: StoredMessage[]): Promise<void> {
     const positions = new Map<string, number>();
@@ -111,7 +138,7 @@ export class DynamoMessages {
     const out: StoredMessage[] = [];
     let start: Record<string, AttributeValue> | undefined;
     do {
-      const r = await this.client.send(
+      const r = await unavailableIfDown(this.client.send(
         new QueryCommand({
           TableName: this.table,
           KeyConditionExpression: options.turn === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :turn)',
@@ -120,7 +147,7 @@ export class DynamoMessages {
           Limit: Math.min(PAGE, (options.limit ?? Infinity) - out.length),
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
-      );
+      ), this.table);
       for (const item of r.Items ?? []) out.push(fromItem(this.table, account, conversationId, item));
       start = r.LastEvaluatedKey;
     } while (start && out.length < (options.limit ?? Infinity));
@@ -129,7 +156,7 @@ export class DynamoMessages {
 
   async removeConversation(account: string, conversationId: string): Promise<void> {
     for (;;) {
-      const r = await this.client.send(new QueryCommand({ TableName: this.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: partition(account, conversationId) } }, ProjectionExpression: 'pk, sk', Limit: PAGE }));
+      const r = await unavailableIfDown(this.client.send(new QueryCommand({ TableName: this.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: partition(account, conversationId) } }, ProjectionExpression: 'pk, sk', Limit: PAGE })), this.table);
       const keys = r.Items ?? [];
       if (keys.length === 0) return;
       await this.write(keys.map((k) => ({ DeleteRequest: { Key: { pk: k['pk']!, sk: k['sk']! } } })));
@@ -143,7 +170,7 @@ export class DynamoMessages {
       for (let attempt = 0; pending.length > 0; attempt++) {
         if (attempt > RETRIES) throw new Error(`DynamoDB table ${this.table} kept ${pending.length} writes unprocessed`);
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(2_000, 50 * 2 ** attempt)));
-        const r = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: pending } }));
+        const r = await unavailableIfDown(this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: pending } })), this.table);
         pending = r.UnprocessedItems?.[this.table] ?? [];
       }
     }

@@ -16,6 +16,19 @@ const GAP_POLL_MS = 100;
 /** Pause between reads of the state while following a turn that runs on another server. */
 const REMOTE_POLL_MS = 200;
 const PAGE = 1_000;
+/** At most this many events in one transaction: one commit's work stays a few milliseconds. */
+const BATCH = 256;
+
+interface Waiting {
+  type: string;
+  data: Record<string, unknown>;
+  fence: Fence | undefined;
+  resolve: (event: StoredEvent | undefined) => void;
+}
+
+function sameFence(a: Fence | undefined, b: Fence | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.lease === b.lease && a.token === b.token);
+}
 
 interface Follower {
   cursor: number;
@@ -31,6 +44,8 @@ export class EventLog {
   private last = 0;
   private readonly followers = new Set<Follower>();
   private queue: Promise<unknown> = Promise.resolve();
+  /** Appends not yet stored, in the order asked for. */
+  private readonly waiting: Waiting[] = [];
   /**
    * One reader of the state for every follower of this log: a gap to fill, or (while some
    * follower follows a turn running on another server) every REMOTE_POLL_MS.
@@ -62,13 +77,42 @@ export class EventLog {
    * Appends after every earlier append of this process to this log (ids follow the order of the
    * calls). With a fence, only while that lease token is current. Never rejects: a failed append
    * (the database down, the lease lost) is reported, and resolves undefined.
+   *
+   * Group commit: appends wait (in order) for the next pass of the event loop and are stored
+   * together, in one transaction per fence and at most BATCH events, so a chatty turn costs one
+   * commit per batch, not one per event, and the loop never waits on a commit per event. Followers
+   * get an event only once its batch has committed: a client is never sent an event a crash could lose.
    */
   append(type: string, data: Record<string, unknown>, fence?: Fence): Promise<StoredEvent | undefined> {
-    return this.enqueue(async () => {
-      const e = await (await this.state()).appendEvent(this.key, type, data, fence);
-      this.deliver(e);
-      return e;
+    return new Promise((resolve) => {
+      this.waiting.push({ type, data, fence, resolve });
+      if (this.waiting.length > 1) return;
+      // The first of a batch schedules its store: what is appended until it runs joins it.
+      const scheduled = new Promise<void>((run) => setImmediate(run));
+      void this.enqueue(() => scheduled.then(() => this.storeWaiting()));
     });
+  }
+
+  /** Stores what waits, BATCH events per transaction, each run of one fence together. */
+  private async storeWaiting(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const fence = this.waiting[0]!.fence;
+      let n = 1;
+      while (n < this.waiting.length && n < BATCH && sameFence(this.waiting[n]!.fence, fence)) n++;
+      const batch = this.waiting.splice(0, n);
+      try {
+        const stored = await (await this.state()).appendEvents(this.key, batch, fence);
+        stored.forEach((e, i) => {
+          this.deliver(e);
+          batch[i]!.resolve(e);
+        });
+      } catch (error) {
+        this.onError(error as Error);
+        for (const w of batch) w.resolve(undefined);
+      }
+      // Let the stream write what this batch delivered before the next one.
+      if (this.waiting.length > 0) await new Promise<void>((run) => setImmediate(run));
+    }
   }
 
   /**

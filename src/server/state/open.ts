@@ -145,13 +145,19 @@ async function openSqlite(home: string): Promise<Opened> {
 }
 
 const IDLE_IN_TRANSACTION_MS = 5_000;
+/**
+ * Every query's deadline on the client (issue 37): a database that accepts connections but never
+ * answers (stopped, partitioned) fails the request with 503 instead of holding it.
+ */
+const QUERY_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 5_000;
 
 async function openPostgres(url: string, poolSize: number): Promise<Opened> {
   const [{ Kysely: K, PostgresDialect }, pg] = await Promise.all([import('kysely'), import('pg')]);
   // A server that stalls inside a transaction (SIGSTOP, a frozen VM, a long pause) would hold its
   // row locks, and every other server waiting on them would stall too: PostgreSQL aborts such a
   // transaction after 5 s (a healthy one lasts milliseconds), and the others go on.
-  const pool = new pg.default.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS });
+  const pool = new pg.default.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS });
   // A connection cut by the database (idle, or mid-query: that query fails) must not crash the
   // server with an unhandled 'error' event; the pool opens a new one for the next query.
   pool.on('error', () => undefined);

@@ -23,6 +23,11 @@ export class SqlEvents extends SqlRecords {
     });
   }
 
+  async appendEvents(log: string, events: { type: string; data: Record<string, unknown> }[], fence?: Fence): Promise<EventRow[]> {
+    if (events.length === 1) return [await this.appendEvent(log, events[0]!.type, events[0]!.data, fence)];
+    return this.db.transaction().execute((trx) => this.appendIn(trx, log, events, fence, false));
+  }
+
   async finishTurn(record: ConversationRow | undefined, log: string, events: { type: string; data: Record<string, unknown> }[], fence: Fence): Promise<EventRow[]> {
     return this.db.transaction().execute(async (trx) => {
       const stored = await this.appendIn(trx, log, events, fence, true);
@@ -72,6 +77,7 @@ export class SqlEvents extends SqlRecords {
       .executeTakeFirstOrThrow();
     if (fence && !leaseFirst) await this.checkFence(trx, fence, releasing);
     const last = num(counter.last_id, 'event_counters', 'last_id');
+    // Only the fields of an event: a caller's object may carry more (a waiting append's resolve).
     const stored = events.map((e, i) => ({ id: last - events.length + 1 + i, type: e.type, at, data: e.data }));
     if (stored.length > 0) await trx.insertInto('events').values(stored.map((e) => ({ log, id: e.id, type: e.type, at, data: JSON.stringify(e.data) }))).execute();
     return stored;

@@ -1,6 +1,7 @@
 // The ServerState over Kysely: records (sql-records.ts) and events and leases (sql-events.ts);
 // with server.messages set, the messages in DynamoDB instead (dynamo-messages.ts).
 import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { DynamoMessages } from './dynamo-messages.js';
 import type { Database } from './schema.js';
 import { SqlEvents } from './sql-events.js';
@@ -28,6 +29,14 @@ export class SqlState extends SqlEvents implements ServerState {
   override async removeConversation(account: string, id: string): Promise<void> {
     await this.dynamo?.removeConversation(account, id);
     await super.removeConversation(account, id);
+  }
+
+  async pingDatabase(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+
+  async pingMessages(): Promise<void> {
+    await this.dynamo?.ping();
   }
 
   async close(): Promise<void> {

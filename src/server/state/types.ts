@@ -129,6 +129,8 @@ export interface EventsStore {
    * append is refused (LeaseLostError) unless the lease still carries that token.
    */
   appendEvent(log: string, type: string, data: Record<string, unknown>, fence?: Fence): Promise<EventRow>;
+  /** Appends these events in order, in one transaction (all or none), as appendEvent does one. */
+  appendEvents(log: string, events: { type: string; data: Record<string, unknown> }[], fence?: Fence): Promise<EventRow[]>;
   eventsAfter(log: string, afterId: number, limit?: number): Promise<EventRow[]>;
   lastEventId(log: string): Promise<number>;
   /** Drops a log's events; its counter stays, so a log made again continues after the old ids. */
@@ -205,6 +207,10 @@ export interface ServerState extends AccountsStore, ConversationsStore, Messages
   readonly backend: StateBackend;
   /** Where the state lives, for logs (a PostgreSQL password is redacted). */
   readonly location: string;
+  /** One round trip to the database (for /ready); rejects when it does not answer. */
+  pingDatabase(): Promise<void>;
+  /** One round trip to the message store when it is DynamoDB (nothing to do otherwise). */
+  pingMessages(): Promise<void>;
   close(): Promise<void>;
 }
 
