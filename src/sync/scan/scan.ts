@@ -140,8 +140,9 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
       unreadable.push(f.path);
       return undefined;
     }
-    bytesHashed += f.size;
-    return { path: f.path, checksum: read.md5, size: f.size, modified_at: f.mtimeS, sha256: read.sha256, mode: f.mode };
+    bytesHashed += read.bytes;
+    // The size of what was hashed: the file may have been rewritten since its lstat.
+    return { path: f.path, checksum: read.md5, size: read.bytes, modified_at: f.mtimeS, sha256: read.sha256, mode: f.mode };
   });
   const files = hashed.filter((f): f is FileEntry => f !== undefined);
   files.push(...links);

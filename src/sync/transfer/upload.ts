@@ -131,7 +131,7 @@ async function firstHolding(first: FileEntry, all: readonly FileEntry[], read: (
   for (const entry of holders(first, all)) {
     const r = await read(entry);
     got.push(r);
-    if (r.got.sha256 === entry.sha256) break;
+    if (r.got.sha256 === entry.sha256 && r.got.bytes === entry.size) break;
     r.entry = { path: entry.path, checksum: r.got.md5, size: r.got.bytes, modified_at: entry.modified_at, sha256: r.got.sha256, ...(entry.mode !== undefined ? { mode: entry.mode } : {}) };
     sent.changed.push(r.entry);
   }
