@@ -33,6 +33,8 @@ import { manifestBody, manifestChunks } from './s3-manifest.js';
 import { s3Error, s3Failure } from './s3-errors.js';
 import { attemptsFrom, JitterRetryStrategy, withRetries } from './s3-retry.js';
 import type { S3Place } from './s3-remove.js';
+import type { RequestTimeouts } from './s3-timeouts.js';
+import { limitBodies, sdkRequestHandler, timeoutsFrom } from './s3-timeouts.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
@@ -51,11 +53,11 @@ function regionFrom(settings: Config['sync']['s3']): string {
 }
 
 /** The client for a bucket of these settings: the one way atlas talks to S3 (stores and exports). */
-export function makeS3Client(settings: Config['sync']['s3'], attempts: number): S3Client {
+export function makeS3Client(settings: Config['sync']['s3'], attempts: number, timeouts: RequestTimeouts = timeoutsFrom()): S3Client {
   // The SDK warns on every run under Node 20 about its own future releases; atlas supports
   // Node >= 20.19 and pins the SDK, so the warning tells a user nothing they can act on.
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
-  return new S3Client({
+  const client = new S3Client({
     region: regionFrom(settings),
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
     forcePathStyle: settings.force_path_style,
@@ -68,7 +70,11 @@ export function makeS3Client(settings: Config['sync']['s3'], attempts: number): 
     cacheMiddleware: true,
     retryStrategy: new JitterRetryStrategy(attempts),
     maxAttempts: attempts,
+    // Connect, idle and whole-request timeouts, as the hand-signed requests have (s3-timeouts.ts).
+    requestHandler: sdkRequestHandler(timeouts),
   });
+  limitBodies(client, timeouts);
+  return client;
 }
 
 export class S3Store implements SyncStore {
@@ -90,9 +96,10 @@ export class S3Store implements SyncStore {
   ) {
     this.attempts = attemptsFrom(retries);
     this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
-    this.client = makeS3Client(settings, this.attempts);
+    const timeouts = timeoutsFrom();
+    this.client = makeS3Client(settings, this.attempts, timeouts);
     this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
-    this.direct = new DirectRequests(this.client);
+    this.direct = new DirectRequests(this.client, timeouts);
   }
 
   private key(...parts: string[]): string {
