@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AtlasError } from '../src/domain/errors.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
 import { DirectRequests } from '../src/sync/stores/s3-direct.js';
-import { makeS3Client } from '../src/sync/stores/s3-store.js';
+import { makeS3Client } from '../src/sync/stores/s3-client.js';
 import { DEFAULT_TIMEOUTS, timeoutsFrom } from '../src/sync/stores/s3-timeouts.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
 import { S3RVER_ENV } from './helpers/s3rver.js';

@@ -14,7 +14,7 @@ import { mapPool } from '../scan/pool.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import type { Received } from '../scan/stream-file.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
-import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
+import { checkVersionAddress, LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 import { readTextPieces, rethrown, streamToNewFile } from '../scan/stream-file.js';
 
 function storeError(error: unknown, what: string): AtlasError {
@@ -314,6 +314,26 @@ export class DirectoryStore implements SyncStore {
       if ((code === 'ENOTEMPTY' || code === 'EEXIST') && (await lstat(join(final, STATE_FILE_NAME)).then(() => true, () => false))) return false;
       throw storeError(error, `cannot finish version ${version} in ${this.dir(tree)}`);
     }
+  }
+
+  async putLock(tree: string, name: string): Promise<void> {
+    try {
+      await mkdir(await this.realFolder(tree, LOCK_AREA), { recursive: true, mode: PRIVATE_DIR_MODE });
+      writeFileAtomic(this.dir(tree, LOCK_AREA, name), '');
+    } catch (error) {
+      throw storeError(error, `cannot write to the store folder ${this.location}`);
+    }
+  }
+
+  async listLocks(tree: string): Promise<{ name: string; modifiedMs: number }[]> {
+    const folder = await this.realFolder(tree, LOCK_AREA);
+    const names = await readdir(folder).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? [] : Promise.reject(storeError(error, `cannot list ${folder}`))));
+    const found = await mapPool(names.filter((n) => LOCK_NAME.test(n)), 16, async (name) => ({ name, st: await lstat(join(folder, name)).catch(() => undefined) }));
+    return found.filter((f) => f.st?.isFile()).map((f) => ({ name: f.name, modifiedMs: f.st!.mtimeMs }));
+  }
+
+  async removeLock(tree: string, name: string): Promise<void> {
+    await rm(join(await this.realFolder(tree, LOCK_AREA), name), { force: true });
   }
 
   async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {

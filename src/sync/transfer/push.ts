@@ -22,6 +22,7 @@ import type { SyncDeps } from '../stores/target.js';
 import { requireFolder } from '../stores/target.js';
 import type { StoredVersion } from '../versions/versions.js';
 import { latestVersion } from '../versions/versions.js';
+import { takeLease } from '../versions/locks.js';
 
 export interface PushTreeOptions {
   root: string;
@@ -72,7 +73,10 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.duration_ms = now() - started;
       return stats;
     }
+    // From here the push reuses contents: no prune may collect them until its manifest names them.
+    const lease = await takeLease(store, tree, warn);
     try {
+      await stillThere(store, tree, latest);
       const sent = await sendContents(store, tree, root, plan.upload, scan.files, progress);
       const files = withChanged(combined.files, sent.changed);
       stats.files_uploaded = sent.files;
@@ -98,11 +102,21 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, withChanged(scan.files, sent.changed)));
       stats.version = settled.version;
     } finally {
+      await lease.release();
       progress.finish();
     }
     stats.duration_ms = now() - started;
     return stats;
   });
+}
+
+/**
+ * The version this push builds on was not removed by a prune that ended before the lease was
+ * taken: its contents, which the push reuses, are then all still stored.
+ */
+async function stillThere(store: SyncStore, tree: string, latest: StoredVersion | undefined): Promise<void> {
+  if (!latest || (await store.listVersionNames(tree)).includes(latest.version)) return;
+  throw new AtlasError(`version ${latest.version} of ${tree}, which this push built on, was removed by a prune while the push ran; nothing was published`, { exitCode: EXIT.failure, hint: 'push again' });
 }
 
 /** `files` with the entries of files that changed under the push in place of theirs (added when absent). */
