@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
@@ -78,4 +78,45 @@ describe('pushes while a writer rewrites the files', () => {
     }
     expect(blobFiles(store, 'ws').length).toBeGreaterThan(0);
   }, 120_000);
+});
+
+describe('atlas sync versions checks each manifest against the stored contents', () => {
+  it('marks a version damaged whose entry is torn, or whose content is gone, and names the file', async () => {
+    const base = scratch('atlas-torn-check-');
+    const store = join(base, 'store');
+    const root = join(base, 'ws');
+    writeTree(root, { small: 'x'.repeat(20_000), big: Buffer.alloc(2 * 1024 * 1024, 'b'), empty: '' });
+    const config = configWith({ store });
+    const target: SyncTarget = { root, tree: 'ws', workspace: 'ws' };
+    let clock = 1_700_000_000;
+    const deps = async () => depsFor(config, join(base, 'home'), () => (clock += 10) * 1000);
+    await syncPush(target, await deps());
+    const { version, status } = (await syncVersions(target, await deps())).versions[0]!;
+    expect(status).toBe('complete');
+    const manifest = join(store, 'ws', version, '.sandbox-state');
+    const original = readFileSync(manifest, 'utf8');
+    const edit = (change: (files: Record<string, unknown>[]) => void) => {
+      const state = JSON.parse(original) as { files: Record<string, unknown>[] };
+      change(state.files);
+      writeFileSync(manifest, JSON.stringify(state));
+    };
+    const problemOf = async () => (await syncVersions(target, await deps())).versions[0]!;
+    const cases: [string, (files: Record<string, unknown>[]) => void, RegExp][] = [
+      ['a size of 0 beside the hashes of 20 KB (the torn entry the issue saw)', (files) => void (files.find((f) => f['path'] === 'small')!['size'] = 0), /"small" has size 0 but the hashes of some bytes/],
+      ['a packed entry past the end of its pack', (files) => void (files.find((f) => f['path'] === 'small')!['size'] = 1_000_000), /"small" lies past the end of its pack/],
+      ['a blob of another size', (files) => void (files.find((f) => f['path'] === 'big')!['size'] = 5), /"big" has size 5 but its content is 2097152 bytes/],
+      ['an empty file with the hashes of bytes', (files) => void (files.find((f) => f['path'] === 'empty')!['size'] = 7), /"empty" has size 7 but the hashes of no bytes/],
+    ];
+    for (const [what, change, expected] of cases) {
+      edit(change);
+      const v = await problemOf();
+      expect(v.status, what).toBe('damaged');
+      expect(v.problem, what).toMatch(expected);
+    }
+    writeFileSync(manifest, original);
+    expect((await problemOf()).status).toBe('complete');
+    const big = JSON.parse(original).files.find((f: { path: string }) => f.path === 'big').sha256 as string;
+    rmSync(join(store, 'ws', '.blobs', big.slice(0, 2), big));
+    expect((await problemOf()).problem).toMatch(/has 1 entry no pull can restore: "big" names a content the store does not hold/);
+  });
 });
