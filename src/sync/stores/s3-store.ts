@@ -328,8 +328,7 @@ export class S3Store implements SyncStore {
         return this.putBody(tree, size === 0 ? Buffer.alloc(0) : await readFile(handle));
       }
       const first = await hashFile(localFile);
-      const sent = await this.putMultipart(this.blobKey(tree, first.sha256), handle, first.sha256);
-      return sent;
+      return await this.putMultipart(this.blobKey(tree, first.sha256), handle, first.sha256);
     } finally {
       await handle.close();
     }
@@ -370,7 +369,8 @@ export class S3Store implements SyncStore {
       }
       const sha256 = sha.digest('hex');
       if (sha256 !== expected) {
-        throw new AtlasError(`${key}: the file changed while it was being pushed`, { exitCode: EXIT.failure, hint: 'run the push again once the file is no longer being written' });
+        // Named by the push, by its path (transfer/upload.ts): this is not the store's failure.
+        throw Object.assign(new Error(`the file changed while it was being sent to ${key}`), { changedFile: true });
       }
       await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
       return { bytes, md5: whole.digest('hex'), sha256 };

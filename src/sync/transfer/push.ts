@@ -30,6 +30,8 @@ export interface PushTreeOptions {
   rules: readonly ExcludeRule[];
   /** Behind the store, with files changed on both sides: publish anyway (ours win those files). */
   force?: boolean;
+  /** A file that changes under the push so that it cannot be read as one fails the push (else it keeps its previous entry). */
+  strict?: boolean;
 }
 
 /** Pushes one folder as one tree; the caller has checked access to the store. */
@@ -77,8 +79,9 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const lease = await takeLease(store, tree, warn);
     try {
       await stillThere(store, tree, latest);
-      const sent = await sendContents(store, tree, root, plan.upload, scan.files, progress);
-      const files = withChanged(combined.files, sent.changed);
+      const sent = await sendContents(store, tree, root, plan.upload, scan.files, progress, options.strict === true);
+      const files = atPrevious(withChanged(combined.files, sent.changed), sent.left, latest);
+      if (sent.left.length > 0) stats.notes.push(`${sent.left.length} file(s) changed while they were being pushed and were left at their previous version (absent from it: not stored): ${someOf(sent.left)}`);
       stats.files_uploaded = sent.files;
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
@@ -99,7 +102,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       // Another push may have published meanwhile: the newest version must hold both.
       const settled = await reconcile(store, tree, { version, state: manifest }, { force: options.force === true, nowSeconds: seconds, ...(deps.beforePublish ? { beforePublish: deps.beforePublish } : {}) });
       stats.notes.push(...settled.notes);
-      writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, withChanged(scan.files, sent.changed)));
+      writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, atPrevious(withChanged(scan.files, sent.changed), sent.left, latest)));
       stats.version = settled.version;
     } finally {
       await lease.release();
@@ -129,6 +132,17 @@ function withChanged(files: FileEntry[], changed: readonly FileEntry[]): FileEnt
     return now ?? f;
   });
   return [...replaced, ...byPath.values()];
+}
+
+/**
+ * `files` with each of `left` (files not read, as they changed under the push) at its entry in the
+ * newest version, or left out when that has none: the version says what it held before.
+ */
+function atPrevious(files: FileEntry[], left: readonly string[], latest: StoredVersion | undefined): FileEntry[] {
+  if (left.length === 0) return files;
+  const paths = new Set(left);
+  const before = new Map((latest?.state.files ?? []).filter((f) => paths.has(f.path)).map((f) => [f.path, f]));
+  return files.flatMap((f) => (paths.has(f.path) ? (before.has(f.path) ? [before.get(f.path)!] : []) : [f]));
 }
 
 /**
