@@ -64,8 +64,9 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const syncedAt = Math.floor(started / 1000);
     // The local state records what this folder holds: its own files, based on the version whose
     // changes it has (a combined push leaves the store's changes there until a pull).
-    const local = (base: string | undefined, files = scan.files): StateFile => ({ version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: scan.dirs, ...(base ? { synced_version: base } : {}) });
-    if (combined.conflicts.length === 0 && (plan.unchanged || (latest === undefined && scan.files.length === 0 && scan.dirs.length === 0))) {
+    const local = (base: string | undefined, files = scan.files): StateFile => ({ version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: scan.dirs, dir_modes: scan.dir_modes, ...(base ? { synced_version: base } : {}) });
+    const unchanged = plan.unchanged && sameModes(scan.dir_modes, latest?.state.dir_modes);
+    if (combined.conflicts.length === 0 && (unchanged || (latest === undefined && scan.files.length === 0 && scan.dirs.length === 0))) {
       stats.files_skipped = scan.files.length;
       stats.notes.push(latest ? `nothing changed since version ${latest.version}: no new version` : 'the folder is empty: nothing to push');
       const base = combined.fromStore.length > 0 ? previous?.synced_version : latest?.version;
@@ -86,7 +87,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
       locate(files, scan.files, latest);
-      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: combined.dirs, ...(latest ? { parent: latest.version } : {}) };
+      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: combined.dirs, dir_modes: scan.dir_modes, ...(latest ? { parent: latest.version } : {}) };
       // Unchanged contents named by reference to the base's manifest when few changed.
       const references = planReferences(manifest.files, latest);
       if (references) manifest.sha256_from = references.base;
@@ -243,9 +244,15 @@ function conflictError(root: string, tree: string, version: string, newest: stri
   );
 }
 
+/** The same folders with the same permission bits (absent: none recorded). */
+function sameModes(a: Readonly<Record<string, number>> | undefined, b: Readonly<Record<string, number>> | undefined): boolean {
+  const ours = Object.entries(a ?? {});
+  return ours.length === Object.keys(b ?? {}).length && ours.every(([path, mode]) => b?.[path] === mode);
+}
+
 /** The local state already records this scan: every hash came from it, same files, folders and base. */
 function sameLocalState(previous: StateFile | undefined, scan: ScanResult, base: string | undefined): boolean {
-  if (!previous || scan.bytesHashed > 0 || previous.synced_version !== base || previous.files.length !== scan.files.length) return false;
+  if (!previous || scan.bytesHashed > 0 || previous.synced_version !== base || previous.files.length !== scan.files.length || !sameModes(scan.dir_modes, previous.dir_modes)) return false;
   const dirs = previous.dirs ?? [];
   return dirs.length === scan.dirs.length && dirs.every((d, i) => d === scan.dirs[i]);
 }
