@@ -75,3 +75,16 @@ describe('files that change while a push reads them', () => {
     expect((await syncVersions(w.target(w.root), await w.deps())).versions).toHaveLength(1);
   });
 });
+
+describe('a store path that is a file', () => {
+  it('is refused with exit 2, naming it, before anything is scanned or written', async () => {
+    const base = scratch('atlas-store-file-');
+    const store = join(base, 'store');
+    writeTree(base, { store: 'not a folder', 'ws/a.txt': 'a' });
+    const deps = await depsFor(configWith({ store }), join(base, 'home'));
+    const target: SyncTarget = { root: join(base, 'ws'), tree: 'ws', workspace: 'ws' };
+    for (const run of [() => syncPush(target, deps), () => syncPull(target, deps, {}), () => syncVersions(target, deps)]) {
+      await expect(run()).rejects.toMatchObject({ exitCode: 2, message: `sync.store ${store} is a file, not a folder` });
+    }
+  });
+});

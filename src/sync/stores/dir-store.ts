@@ -4,7 +4,7 @@
 // Nothing below the store folder is followed when it is a symbolic link: whoever could write the
 // store could otherwise have a pull copy in any file of the pulling machine (issue 18), so every
 // folder on the way is checked with lstat and files are opened with O_NOFOLLOW.
-import { access, constants, lstat, mkdir, open, readdir, rename, rm, utimes } from 'node:fs/promises';
+import { access, constants, lstat, mkdir, open, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { sortVersions } from '../../domain/sync-plan.js';
@@ -87,6 +87,11 @@ export class DirectoryStore implements SyncStore {
   }
 
   async checkAccess(): Promise<void> {
+    // A path that is there but is no folder is the setting's mistake, not a failure to retry.
+    const st = await stat(this.location).catch(() => undefined);
+    if (st && !st.isDirectory()) {
+      throw new AtlasError(`sync.store ${this.location} is a file, not a folder`, { exitCode: EXIT.input, hint: 'point sync.store at a folder (it is made when missing), or move that file away' });
+    }
     try {
       await mkdir(this.location, { recursive: true, mode: PRIVATE_DIR_MODE });
       await access(this.location, constants.R_OK | constants.W_OK | constants.X_OK);
