@@ -84,32 +84,21 @@ async function sync(endpoint: string, what: 'push' | 'pull'): Promise<unknown> {
 }
 
 describe('request timeouts', () => {
-  it('a push to a server that accepts and says nothing fails on the idle timeout, after its two attempts', async () => {
-    process.env['ATLAS_SYNC_IDLE_TIMEOUT'] = '0.2';
-    const server = await silent();
-    const error = await sync(server.endpoint, 'push');
-    expect(error).toBeInstanceOf(AtlasError);
-    expect((error as Error).message).toMatch(/network error .*timed out/);
-    expect(server.connections()).toBe(2);
-  }, 60_000);
-
-  it('a pull from a server that stalls in the middle of a body fails on the idle timeout, after its two attempts', async () => {
-    process.env['ATLAS_SYNC_IDLE_TIMEOUT'] = '0.2';
-    const server = await stallsMidBody();
-    const error = await sync(server.endpoint, 'pull');
-    expect(error).toBeInstanceOf(AtlasError);
-    expect((error as Error).message).toMatch(/network error .*timed out/);
-    expect(server.connections()).toBe(2);
-  }, 60_000);
-
-  it('a server that trickles a byte at a time is stopped by the whole-request timeout', async () => {
-    process.env['ATLAS_SYNC_REQUEST_TIMEOUT'] = '0.5';
-    const server = await trickles();
-    const error = await sync(server.endpoint, 'push');
-    expect(error).toBeInstanceOf(AtlasError);
-    expect((error as Error).message).toMatch(/timed out/);
-    expect(server.connections()).toBe(2);
-  }, 60_000);
+  const cases = [
+    { name: 'a push to a server that accepts and says nothing fails on the idle timeout', variable: 'ATLAS_SYNC_IDLE_TIMEOUT', seconds: '0.2', start: silent, what: 'push', message: /network error .*timed out/ },
+    { name: 'a pull from a server that stalls in the middle of a body fails on the idle timeout', variable: 'ATLAS_SYNC_IDLE_TIMEOUT', seconds: '0.2', start: stallsMidBody, what: 'pull', message: /network error .*timed out/ },
+    { name: 'a push to a server that trickles a byte at a time is stopped by the whole-request timeout', variable: 'ATLAS_SYNC_REQUEST_TIMEOUT', seconds: '0.5', start: trickles, what: 'push', message: /timed out/ },
+  ] as const;
+  for (const c of cases) {
+    it(`${c.name}, after its two attempts`, async () => {
+      process.env[c.variable] = c.seconds;
+      const server = await c.start();
+      const error = await sync(server.endpoint, c.what);
+      expect(error).toBeInstanceOf(AtlasError);
+      expect((error as Error).message).toMatch(c.message);
+      expect(server.connections()).toBe(2);
+    }, 60_000);
+  }
 
   it('the hand-signed path has the same timeouts: a stalled or trickling answer is left to the SDK, a body cut', async () => {
     let requests = 0;
