@@ -15,7 +15,7 @@ import type { SyncTarget } from '../src/sync/stores/target.js';
 import { motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
-import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { configWith, depsFor, readTree, removeScratch, scratch, storeWith, writeTree } from './helpers/sync-fixtures.js';
 
 let s3rver: S3Server | undefined;
 let moto: S3Server | undefined;
@@ -93,4 +93,38 @@ describe.each(['dir', 's3rver', 'moto'] as const)('a prune during a push (%s sto
     await syncPull(target(again), await one(T + 51), {});
     expect(readTree(again).copy).toBe(BIG.toString());
   }, 120_000);
+});
+
+describe('leases and prune locks (folder store)', () => {
+  it('a push waits for a prune lock to go, saying so once; a lease this process could not remove holds up no prune of its own; a failed look releases the lease', async () => {
+    const base = scratch('atlas-locks-');
+    const config = configWith({ store: join(base, 'store') });
+    const target: SyncTarget = { root: join(base, 'ws'), tree: 'ws', workspace: 'ws' };
+    writeTree(target.root, { 'a.txt': 'a' });
+    const deps = await depsFor(config, join(base, 'home'), () => T * 1000);
+    await deps.store.putLock('ws', 'prune-0123456789abcdef');
+    let told: () => void = () => undefined;
+    const waiting = new Promise<void>((ok) => (told = ok));
+    const pushed = syncPush(target, { ...deps, warn: (text) => (deps.warn(text), /waiting for a prune/.test(text) && told()) });
+    await waiting;
+    await deps.store.removeLock('ws', 'prune-0123456789abcdef');
+    expect((await pushed).stats.version).toBe(String(T));
+    expect(deps.warnings.filter((w) => /waiting for a prune of ws to end \(prune-0123456789abcdef\)/.test(w))).toHaveLength(1);
+    expect(await deps.store.listLocks('ws')).toEqual([]);
+
+    // A store that refuses to remove the lease: this process's own prune is not held up by it.
+    writeTree(target.root, { 'a.txt': 'a2' });
+    const stuck = storeWith(deps.store, { removeLock: async () => Promise.reject(new Error('refused')) });
+    await syncPush(target, { ...deps, store: stuck, now: () => (T + 10) * 1000 });
+    expect((await deps.store.listLocks('ws')).map((l) => l.name)).toEqual([expect.stringMatching(/^push-/)]);
+    const pruned = await syncPrune(target, { ...deps, now: () => (T + 20) * 1000 }, { keep: 1 });
+    expect(pruned.removed.versions).toBe(1);
+
+    // Looking for prunes fails: the push fails, and its lease is removed.
+    for (const l of await deps.store.listLocks('ws')) await deps.store.removeLock('ws', l.name);
+    writeTree(target.root, { 'a.txt': 'a3' });
+    const blind = storeWith(deps.store, { listLocks: async () => Promise.reject(new Error('cannot list')) });
+    await expect(syncPush(target, { ...deps, store: blind, now: () => (T + 30) * 1000 })).rejects.toThrow(/cannot list/);
+    expect(await deps.store.listLocks('ws')).toEqual([]);
+  });
 });
