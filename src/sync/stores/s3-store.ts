@@ -152,7 +152,9 @@ export class S3Store implements SyncStore {
         streamToNewFile(body, dest).catch(async (error: unknown) => {
           if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove
           await rm(dest, { force: true });
-          throw cutOff(error);
+          // This disk's failure (full, not writable) is not cured by asking again, and names the file; a cut body is retried.
+          const e = error as NodeJS.ErrnoException;
+          throw e.syscall === 'write' || e.syscall === 'open' ? Object.assign(e, { path: e.path ?? dest }) : cutOff(error);
         }),
       ),
     );
