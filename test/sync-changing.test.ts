@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
-import { configWith, depsFor, readTree, removeScratch, scratch, storeWith, writeTree } from './helpers/sync-fixtures.js';
+import { changingAfterScan, configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 afterAll(() => removeScratch());
 
@@ -20,16 +20,7 @@ async function world() {
   let clock = 1_700_000_000;
   const deps = async (change?: () => void) => {
     const d = await depsFor(config, join(base, 'home'), () => (clock += 10) * 1000);
-    if (!change) return d;
-    let done = false;
-    const store = storeWith(d.store, {
-      findBlobs: async (tree, wanted) => {
-        if (!done) change();
-        done = true;
-        return d.store.findBlobs(tree, wanted);
-      },
-    });
-    return { ...d, store };
+    return change ? { ...d, store: changingAfterScan(d.store, change) } : d;
   };
   const newest = async () => {
     const fresh = join(base, `fresh-${clock}`);

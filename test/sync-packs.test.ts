@@ -22,7 +22,7 @@ import { startFaultProxy } from './helpers/s3-fault-proxy.js';
 import { MOTO_ENV, motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
-import { blobFiles, configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, storeWith, writeTree } from './helpers/sync-fixtures.js';
+import { blobFiles, changingAfterScan, configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, storeWith, writeTree } from './helpers/sync-fixtures.js';
 
 afterAll(() => removeScratch());
 
@@ -125,15 +125,7 @@ describe('pack rules', () => {
 /** A push whose files are changed by `change` after the scan, just before it sends anything. */
 /** A push whose files `change` between its scan and its reads; strict (--strict), as these tests check the refusal. */
 function pushChanging(target: SyncTarget, deps: Awaited<ReturnType<typeof depsFor>>, change: () => void, strict = true) {
-  let changed = false;
-  const store = storeWith(deps.store, {
-    findBlobs: async (tree, wanted) => {
-      if (!changed) change();
-      changed = true;
-      return deps.store.findBlobs(tree, wanted);
-    },
-  });
-  return syncPush(target, { ...deps, store }, { strict });
+  return syncPush(target, { ...deps, store: changingAfterScan(deps.store, change) }, { strict });
 }
 
 function folder() {
