@@ -125,11 +125,12 @@ describe.each(kinds)('concurrent pushes (%s store)', (kind) => {
     writeTree(m.a, { 'a.txt': 'a2' });
     writeTree(m.b, { 'b.txt': 'b2' });
     // B lists, then A pushes whole, then B publishes (built on the first version, without a2) and is
-    // killed before it looks again: its store stops answering after its version is written.
+    // killed before it looks again: its store stops answering after its version is written. (B's
+    // second listing checks, under its lease, that the version it builds on is still there.)
     const depsB = await m.deps(T + 5, once(() => m.push(m.a, T)));
     let listings = 0;
     const killed = storeWith(depsB.store, {
-      listVersionNames: async (tree) => (++listings > 1 ? Promise.reject(new Error('killed')) : depsB.store.listVersionNames(tree)),
+      listVersionNames: async (tree) => (++listings > 2 ? Promise.reject(new Error('killed')) : depsB.store.listVersionNames(tree)),
     });
     await expect(syncPush(m.target(m.b), { ...depsB, store: killed })).rejects.toThrow(/killed/);
     expect(await m.newest()).toEqual({ 'a.txt': 'a1', 'b.txt': 'b2' });

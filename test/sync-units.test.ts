@@ -207,7 +207,7 @@ describe('store errors say what to do', () => {
     writeTree(base, { 'not-a-folder': 'file' });
     const { DirectoryStore } = await import('../src/sync/stores/dir-store.js');
     const store = new DirectoryStore(join(base, 'not-a-folder'));
-    await expect(store.checkAccess()).rejects.toMatchObject({ message: expect.stringMatching(/cannot use the store folder .*not-a-folder/), hint: expect.stringMatching(/check sync.store/) });
+    await expect(store.checkAccess()).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/sync.store .*not-a-folder is a file, not a folder/), hint: expect.stringMatching(/point sync.store at a folder/) });
     await expect(store.listVersionNames('ws')).rejects.toThrow(/cannot list/);
     await expect(store.listTaskIndex()).rejects.toThrow(/cannot list/);
     await expect(store.putTaskIndex('task-20260101-000000', 'ws')).rejects.toThrow(/cannot write to the store folder/);

@@ -254,6 +254,7 @@ const syncTarget = (c: Command) =>
     .option('--workspace <name>', 'with --dir: its name in the store (default: the folder\'s name); versions, prune and export take it alone');
 syncTarget(sync.command('push').description('store the folder as a new version, sending only what changed (a task\'s own folder goes too)'))
   .option('--force', 'behind the store with files changed on both sides: publish this folder\'s versions of them anyway')
+  .option('--strict', 'a file that changes while it is pushed fails the push (by default it keeps its previous version, named)')
   .action(run(() => import('./commands/sync-push.js')));
 syncTarget(sync.command('pull').description('make the folder equal to a stored version (the newest unless --version), by checksum'))
   .option('--version <ts>', 'pull this version (atlas sync versions)')

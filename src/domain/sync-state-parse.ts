@@ -261,6 +261,11 @@ function finish(state: StateFile, raw: Raw): StateParse {
     if (!Array.isArray(raw['dirs']) || !raw['dirs'].every((d) => typeof d === 'string')) return corrupt('"dirs" is not a list of paths');
     state.dirs = raw['dirs'] as string[];
   }
+  if (raw['dir_modes'] !== undefined) {
+    const modes = raw['dir_modes'];
+    if (typeof modes !== 'object' || modes === null || Array.isArray(modes) || !Object.values(modes).every((m) => isCount(m) && m <= 0o777)) return corrupt('"dir_modes" is not folder paths with permission bits (0 to 0o777)');
+    state.dir_modes = modes as Record<string, number>;
+  }
   if (raw['conflict_of'] !== undefined) {
     if (typeof raw['conflict_of'] !== 'string' || !VERSION_PATTERN.test(raw['conflict_of'])) return corrupt('"conflict_of" is not a version name');
     state.conflict_of = raw['conflict_of'];

@@ -37,6 +37,11 @@ export interface StateFile {
   files: FileEntry[];
   /** Folders with nothing synced inside, so that they come back empty. */
   dirs?: string[];
+  /**
+   * Permission bits of the folders whose bits are not 0o755 (a 0700 folder stays private on every
+   * machine), by path. Absent in versions of older atlas: their folders get the reader's default.
+   */
+  dir_modes?: Record<string, number>;
   /** The version this folder last pushed or pulled (local state only): the base of a push. */
   synced_version?: string;
   /**
@@ -172,6 +177,7 @@ export function* stateChunks(state: StateFile, bySha256From?: (entry: FileEntry)
   }
   chunk += ']';
   if (state.dirs && state.dirs.length > 0) chunk += `,"dirs":${JSON.stringify([...state.dirs].sort())}`;
+  if (state.dir_modes && Object.keys(state.dir_modes).length > 0) chunk += `,"dir_modes":${JSON.stringify(Object.fromEntries(Object.entries(state.dir_modes).sort(([a], [b]) => (a < b ? -1 : 1))))}`;
   if (state.synced_version !== undefined) chunk += `,"synced_version":${JSON.stringify(state.synced_version)}`;
   if (state.conflict_of !== undefined) chunk += `,"conflict_of":${JSON.stringify(state.conflict_of)},"conflicts":${JSON.stringify(state.conflicts ?? [])}`;
   yield `${chunk}}\n`;
@@ -262,8 +268,8 @@ export function unsafeEntries(files: readonly FileEntry[]): Refusal[] {
 }
 
 /** A state's folders (`dirs`) that could not be made safely: the same rules as files' paths. */
-export function unsafeDirs(state: Pick<StateFile, 'dirs'>): Refusal[] {
-  return (state.dirs ?? []).flatMap((path) => {
+export function unsafeDirs(state: Pick<StateFile, 'dirs' | 'dir_modes'>): Refusal[] {
+  return [...(state.dirs ?? []), ...Object.keys(state.dir_modes ?? {})].flatMap((path) => {
     const problem = pathProblem(path);
     return problem ? [{ path, problem }] : [];
   });

@@ -29,12 +29,13 @@ export interface PushResult {
   prune_failed?: string;
 }
 
-export async function syncPush(target: SyncTarget, deps: SyncDeps, options: { force?: boolean } = {}): Promise<PushResult> {
+export async function syncPush(target: SyncTarget, deps: SyncDeps, options: { force?: boolean; strict?: boolean } = {}): Promise<PushResult> {
   // A push lists the tree's versions before anything else: that listing is the bucket's check.
   await deps.store.checkAccess({ listing: false });
   const force = options.force === true;
   let conflict: unknown;
-  const stats = await pushTree({ root: target.root, tree: target.tree, rules: excludeRules(deps.config), force }, deps).catch((error: unknown) => {
+  const strict = options.strict === true;
+  const stats = await pushTree({ root: target.root, tree: target.tree, rules: excludeRules(deps.config), force, strict }, deps).catch((error: unknown) => {
     // The task's folder (its conversation) still goes: the workspace's conflict is reported after.
     if (!(error instanceof AtlasError && error.exitCode === EXIT.conflict) || !target.task) throw error;
     conflict = error;
@@ -42,7 +43,7 @@ export async function syncPush(target: SyncTarget, deps: SyncDeps, options: { fo
   });
   const result: PushResult = { location: deps.store.location, workspace: target.workspace, root: target.root, stats: stats ?? emptyStats('push') };
   if (target.task) {
-    const taskStats = await pushTree({ root: target.task.dir, tree: taskTree(target.workspace, target.task.id), rules: excludeRules({ ...deps.config, sync: { ...deps.config.sync, exclude: [] } }, TASK_FOLDER_EXCLUDES), force }, { ...deps, progress: undefined });
+    const taskStats = await pushTree({ root: target.task.dir, tree: taskTree(target.workspace, target.task.id), rules: excludeRules({ ...deps.config, sync: { ...deps.config.sync, exclude: [] } }, TASK_FOLDER_EXCLUDES), force, strict }, { ...deps, progress: undefined });
     await deps.store.putTaskIndex(target.task.id, target.workspace);
     result.task = { id: target.task.id, stats: taskStats };
   }

@@ -97,3 +97,15 @@ export function storeWith(store: SyncStore, replace: Partial<SyncStore>): SyncSt
     },
   });
 }
+
+/** The store, with `change` run once at its first findBlobs: after a push's scan, before it reads a file. */
+export function changingAfterScan(store: SyncStore, change: () => void): SyncStore {
+  let changed = false;
+  return storeWith(store, {
+    findBlobs: async (tree, wanted) => {
+      if (!changed) change();
+      changed = true;
+      return store.findBlobs(tree, wanted);
+    },
+  });
+}

@@ -43,15 +43,21 @@ export async function md5File(path: string, size?: number): Promise<string> {
   return md5.digest('hex');
 }
 
-/** MD5 and SHA-256 of a file from one read. */
-export async function hashFile(path: string, size?: number): Promise<{ md5: string; sha256: string }> {
-  const whole = await withWhole(path, size, (bytes) => ({ md5: hash('md5', bytes, 'hex'), sha256: hash('sha256', bytes, 'hex') }));
+/**
+ * MD5 and SHA-256 of a file from one read, and how many bytes that read held: a file rewritten
+ * between its stat and this read has the size of the bytes hashed here, never the stat's (a size
+ * from one state of the file and hashes from another made a version no pull could read).
+ */
+export async function hashFile(path: string, size?: number): Promise<{ md5: string; sha256: string; bytes: number }> {
+  const whole = await withWhole(path, size, (bytes) => ({ md5: hash('md5', bytes, 'hex'), sha256: hash('sha256', bytes, 'hex'), bytes: bytes.length }));
   if (whole !== undefined) return whole;
   const md5 = createHash('md5');
   const sha = createHash('sha256');
+  let bytes = 0;
   for await (const chunk of createReadStream(path)) {
     md5.update(chunk as Buffer);
     sha.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
   }
-  return { md5: md5.digest('hex'), sha256: sha.digest('hex') };
+  return { md5: md5.digest('hex'), sha256: sha.digest('hex'), bytes };
 }

@@ -24,6 +24,8 @@ export interface ScanResult {
   unreadable: string[];
   /** Folders with nothing synced inside. */
   dirs: string[];
+  /** Permission bits of the folders whose bits are not 0o755, by path (StateFile.dir_modes). */
+  dir_modes: Record<string, number>;
   /** Names that are not UTF-8: Node cannot even open them by the name it reads (a push refuses them). */
   badNames: string[];
   bytesHashed: number;
@@ -67,6 +69,7 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   const unreadable: string[] = [];
   const dirs: string[] = [];
   const badNames: string[] = [];
+  const dirModes: Record<string, number> = {};
   /** One entry of a folder: how many synced things it counts for (a folder: 1, or 0 when excluded). */
   const visit = async (d: Dirent, dir: string, rel: string): Promise<number> => {
     const path = rel ? `${rel}/${d.name}` : d.name;
@@ -89,6 +92,8 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
       }
       if (d.isDirectory()) {
         if (isExcluded(path, true, rules)) return 0;
+        const mode = lstatSync(abs).mode & 0o777;
+        if (mode !== 0o755) dirModes[path] = mode;
         const inside = await walk(abs, path);
         if (inside === 0) dirs.push(path);
         return 1;
@@ -140,13 +145,14 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
       unreadable.push(f.path);
       return undefined;
     }
-    bytesHashed += f.size;
-    return { path: f.path, checksum: read.md5, size: f.size, modified_at: f.mtimeS, sha256: read.sha256, mode: f.mode };
+    bytesHashed += read.bytes;
+    // The size of what was hashed: the file may have been rewritten since its lstat.
+    return { path: f.path, checksum: read.md5, size: read.bytes, modified_at: f.mtimeS, sha256: read.sha256, mode: f.mode };
   });
   const files = hashed.filter((f): f is FileEntry => f !== undefined);
   files.push(...links);
   files.sort(inPathOrder);
-  return { files, symlinks: symlinks.sort(), specials: specials.sort(), unreadable: unreadable.sort(), dirs: dirs.sort(), badNames: badNames.sort(), bytesHashed };
+  return { files, symlinks: symlinks.sort(), specials: specials.sort(), unreadable: unreadable.sort(), dirs: dirs.sort(), dir_modes: dirModes, badNames: badNames.sort(), bytesHashed };
 }
 
 /** A permission refusal (a file or folder without read access for this user). */

@@ -4,7 +4,7 @@
 // Nothing below the store folder is followed when it is a symbolic link: whoever could write the
 // store could otherwise have a pull copy in any file of the pulling machine (issue 18), so every
 // folder on the way is checked with lstat and files are opened with O_NOFOLLOW.
-import { access, constants, lstat, mkdir, open, readdir, rename, rm, utimes } from 'node:fs/promises';
+import { access, constants, lstat, mkdir, open, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { sortVersions } from '../../domain/sync-plan.js';
@@ -14,7 +14,7 @@ import { mapPool } from '../scan/pool.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import type { Received } from '../scan/stream-file.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
-import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
+import { checkVersionAddress, LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 import { readTextPieces, rethrown, streamToNewFile } from '../scan/stream-file.js';
 
 function storeError(error: unknown, what: string): AtlasError {
@@ -87,6 +87,11 @@ export class DirectoryStore implements SyncStore {
   }
 
   async checkAccess(): Promise<void> {
+    // A path that is there but is no folder is the setting's mistake, not a failure to retry.
+    const st = await stat(this.location).catch(() => undefined);
+    if (st && !st.isDirectory()) {
+      throw new AtlasError(`sync.store ${this.location} is a file, not a folder`, { exitCode: EXIT.input, hint: 'point sync.store at a folder (it is made when missing), or move that file away' });
+    }
     try {
       await mkdir(this.location, { recursive: true, mode: PRIVATE_DIR_MODE });
       await access(this.location, constants.R_OK | constants.W_OK | constants.X_OK);
@@ -314,6 +319,26 @@ export class DirectoryStore implements SyncStore {
       if ((code === 'ENOTEMPTY' || code === 'EEXIST') && (await lstat(join(final, STATE_FILE_NAME)).then(() => true, () => false))) return false;
       throw storeError(error, `cannot finish version ${version} in ${this.dir(tree)}`);
     }
+  }
+
+  async putLock(tree: string, name: string): Promise<void> {
+    try {
+      await mkdir(await this.realFolder(tree, LOCK_AREA), { recursive: true, mode: PRIVATE_DIR_MODE });
+      writeFileAtomic(this.dir(tree, LOCK_AREA, name), '');
+    } catch (error) {
+      throw storeError(error, `cannot write to the store folder ${this.location}`);
+    }
+  }
+
+  async listLocks(tree: string): Promise<{ name: string; modifiedMs: number }[]> {
+    const folder = await this.realFolder(tree, LOCK_AREA);
+    const names = await readdir(folder).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? [] : Promise.reject(storeError(error, `cannot list ${folder}`))));
+    const found = await mapPool(names.filter((n) => LOCK_NAME.test(n)), 16, async (name) => ({ name, st: await lstat(join(folder, name)).catch(() => undefined) }));
+    return found.filter((f) => f.st?.isFile()).map((f) => ({ name: f.name, modifiedMs: f.st!.mtimeMs }));
+  }
+
+  async removeLock(tree: string, name: string): Promise<void> {
+    await rm(join(await this.realFolder(tree, LOCK_AREA), name), { force: true });
   }
 
   async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {

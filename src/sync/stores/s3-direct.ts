@@ -17,6 +17,8 @@ import type { Agent, IncomingMessage, RequestOptions } from 'node:http';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { RequestTimeouts } from './s3-timeouts.js';
+import { DEFAULT_TIMEOUTS, timeoutError } from './s3-timeouts.js';
 
 /** What the SDK's own GetObject looked like, to make the same requests. */
 export interface GetShape {
@@ -31,7 +33,6 @@ export interface GetShape {
 }
 
 const UNSIGNED = 'UNSIGNED-PAYLOAD';
-const IDLE_TIMEOUT_MS = 60_000;
 
 /** A key as S3 paths carry it: each segment URI-encoded (as the SDK does), slashes kept. */
 export function encodeKey(key: string): string {
@@ -98,7 +99,10 @@ export class DirectRequests {
   private off = false;
   private agent: Agent | undefined;
 
-  constructor(private readonly client: S3Client) {
+  constructor(
+    private readonly client: S3Client,
+    private readonly timeouts: RequestTimeouts = DEFAULT_TIMEOUTS,
+  ) {
     // Runs last before the request goes out (the deserialize step wraps the sending), when the
     // request is signed: only its shape is kept, once.
     client.middlewareStack.add(
@@ -163,11 +167,22 @@ export class DirectRequests {
     const lib = shape.protocol === 'https:' ? https : http;
     // Idle connections close after the same timeout: a long-lived process (the server) opens a
     // store per sync and must not collect them.
-    this.agent ??= new lib.Agent({ keepAlive: true, maxSockets: 64, timeout: IDLE_TIMEOUT_MS });
+    const t = this.timeouts;
+    this.agent ??= new lib.Agent({ keepAlive: true, maxSockets: 64, timeout: t.idleMs });
     const options: RequestOptions = { method, protocol: shape.protocol, hostname: shape.hostname, ...(shape.port ? { port: shape.port } : {}), path, headers, agent: this.agent };
     return new Promise((resolve, reject) => {
       const req = lib.request(options, resolve);
-      req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${key} timed out after ${IDLE_TIMEOUT_MS / 1000} s without data`)));
+      // The whole request, its answer's body included (a body that trickles never goes idle).
+      const whole = setTimeout(() => req.destroy(timeoutError(`${method} ${key}`, t.requestMs)), t.requestMs);
+      whole.unref();
+      req.once('close', () => clearTimeout(whole));
+      req.once('socket', (socket) => {
+        if (!socket.connecting) return;
+        const connect = setTimeout(() => req.destroy(timeoutError(`the connection for ${method} ${key}`, t.connectMs)), t.connectMs);
+        socket.once('connect', () => clearTimeout(connect));
+        req.once('close', () => clearTimeout(connect));
+      });
+      req.setTimeout(t.idleMs, () => req.destroy(timeoutError(`${method} ${key} without data`, t.idleMs)));
       req.on('error', reject);
       req.end(payload?.body);
     });

@@ -20,8 +20,28 @@ export function s3Failure(error: unknown): { name: string; status: number | unde
   return { name: e.name ?? e.Code ?? '', status: e.$metadata?.httpStatusCode };
 }
 
+/** Failures of this machine's own file system (writing a download, reading a file to send): not the store's. */
+const LOCAL_CODES: Readonly<Record<string, string>> = { ENOSPC: 'the disk is full', EDQUOT: 'the disk quota is used up', EROFS: 'the file system is read-only', EACCES: 'permission denied', EPERM: 'permission denied' };
+
+/** The file system's own error inside `error` (itself or a cause), when there is one. */
+function localFailure(error: unknown): NodeJS.ErrnoException | undefined {
+  for (let e = error as NodeJS.ErrnoException | undefined, depth = 0; e && depth < 5; e = e.cause as NodeJS.ErrnoException | undefined, depth++) {
+    if (typeof e.path === 'string' && typeof e.syscall === 'string' && e.code && LOCAL_CODES[e.code]) return e;
+  }
+  return undefined;
+}
+
 export function s3Error(error: unknown, what: string, location: string): AtlasError {
   if (error instanceof AtlasError) return error;
+  const local = localFailure(error);
+  if (local) {
+    const full = local.code === 'ENOSPC' || local.code === 'EDQUOT';
+    return new AtlasError(`${local.path}: ${LOCAL_CODES[local.code!]} (${local.code} on ${local.syscall}), during ${what}`, {
+      exitCode: EXIT.failure,
+      hint: full ? 'free space on that disk, then run the command again (what was written is whole or removed)' : 'check that this user may write that folder, then run the command again',
+      cause: error,
+    });
+  }
   const e = (error ?? {}) as SdkError;
   const { name, status } = s3Failure(error);
   const message = e.message ?? String(error);

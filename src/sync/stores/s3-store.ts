@@ -17,7 +17,7 @@ import {
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
-  S3Client,
+  type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { Config } from '../../config/schema.js';
@@ -31,11 +31,13 @@ import type { Received } from '../scan/stream-file.js';
 import { DirectRequests, encodeKey } from './s3-direct.js';
 import { manifestBody, manifestChunks } from './s3-manifest.js';
 import { s3Error, s3Failure } from './s3-errors.js';
-import { attemptsFrom, JitterRetryStrategy, withRetries } from './s3-retry.js';
+import { attemptsFrom, withRetries } from './s3-retry.js';
 import type { S3Place } from './s3-remove.js';
+import { timeoutsFrom } from './s3-timeouts.js';
+import { makeS3Client } from './s3-client.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
-import { checkVersionAddress, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
+import { checkVersionAddress, LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 import { collectRange, rethrown, streamToNewFile } from '../scan/stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
@@ -45,31 +47,6 @@ const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
 const PART_SIZE = 16 * 1024 * 1024;
 /** A push asks whether the store holds a content (left by a killed push) only from this size on. */
 export const ASK_FROM = 1024 * 1024;
-
-function regionFrom(settings: Config['sync']['s3']): string {
-  return settings.region || process.env['AWS_REGION'] || process.env['AWS_DEFAULT_REGION'] || 'us-east-1';
-}
-
-/** The client for a bucket of these settings: the one way atlas talks to S3 (stores and exports). */
-export function makeS3Client(settings: Config['sync']['s3'], attempts: number): S3Client {
-  // The SDK warns on every run under Node 20 about its own future releases; atlas supports
-  // Node >= 20.19 and pins the SDK, so the warning tells a user nothing they can act on.
-  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
-  return new S3Client({
-    region: regionFrom(settings),
-    ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
-    forcePathStyle: settings.force_path_style,
-    // Many S3-compatible servers reject the SDK's default CRC checksums; the MD5s atlas keeps
-    // (and Content-MD5 on uploads) already cover integrity.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    // The middleware stack is built once per command type, not once per request: a pull or a
-    // push sends thousands of the same command, and atlas never changes the stack.
-    cacheMiddleware: true,
-    retryStrategy: new JitterRetryStrategy(attempts),
-    maxAttempts: attempts,
-  });
-}
 
 export class S3Store implements SyncStore {
   readonly kind = 's3' as const;
@@ -90,9 +67,10 @@ export class S3Store implements SyncStore {
   ) {
     this.attempts = attemptsFrom(retries);
     this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
-    this.client = makeS3Client(settings, this.attempts);
+    const timeouts = timeoutsFrom();
+    this.client = makeS3Client(settings, this.attempts, timeouts);
     this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
-    this.direct = new DirectRequests(this.client);
+    this.direct = new DirectRequests(this.client, timeouts);
   }
 
   private key(...parts: string[]): string {
@@ -174,7 +152,9 @@ export class S3Store implements SyncStore {
         streamToNewFile(body, dest).catch(async (error: unknown) => {
           if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove
           await rm(dest, { force: true });
-          throw cutOff(error);
+          // This disk's failure (full, not writable) is not cured by asking again, and names the file; a cut body is retried.
+          const e = error as NodeJS.ErrnoException;
+          throw e.syscall === 'write' || e.syscall === 'open' ? Object.assign(e, { path: e.path ?? dest }) : cutOff(error);
         }),
       ),
     );
@@ -310,6 +290,20 @@ export class S3Store implements SyncStore {
     return true;
   }
 
+  async putLock(tree: string, name: string): Promise<void> {
+    const key = this.key(tree, LOCK_AREA, name);
+    await this.send(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '' })));
+  }
+
+  async listLocks(tree: string): Promise<{ name: string; modifiedMs: number }[]> {
+    const area = `${this.key(tree, LOCK_AREA)}/`;
+    return (await listUnder(this.place, area)).map((o) => ({ name: o.key.slice(area.length), modifiedMs: o.modifiedMs })).filter((l) => LOCK_NAME.test(l.name));
+  }
+
+  async removeLock(tree: string, name: string): Promise<void> {
+    await deleteOne(this.place, this.key(tree, LOCK_AREA, name));
+  }
+
   async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {
     checkVersionAddress(tree, version);
     const prefix = `${this.key(tree, version)}/`;
@@ -336,8 +330,7 @@ export class S3Store implements SyncStore {
         return this.putBody(tree, size === 0 ? Buffer.alloc(0) : await readFile(handle));
       }
       const first = await hashFile(localFile);
-      const sent = await this.putMultipart(this.blobKey(tree, first.sha256), handle, first.sha256);
-      return sent;
+      return await this.putMultipart(this.blobKey(tree, first.sha256), handle, first.sha256);
     } finally {
       await handle.close();
     }
@@ -378,7 +371,8 @@ export class S3Store implements SyncStore {
       }
       const sha256 = sha.digest('hex');
       if (sha256 !== expected) {
-        throw new AtlasError(`${key}: the file changed while it was being pushed`, { exitCode: EXIT.failure, hint: 'run the push again once the file is no longer being written' });
+        // Named by the push, by its path (transfer/upload.ts): this is not the store's failure.
+        throw Object.assign(new Error(`the file changed while it was being sent to ${key}`), { changedFile: true });
       }
       await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
       return { bytes, md5: whole.digest('hex'), sha256 };

@@ -76,7 +76,17 @@ export interface SyncStore {
    * only measures. A version already gone counts as empty.
    */
   removeVersion(tree: string, version: string, options?: { dryRun?: boolean }): Promise<RemovedVersion>;
+  /** Writes (or writes again, making it young) a lock of the tree: a push's lease or a prune's lock (versions/locks.ts). */
+  putLock(tree: string, name: string): Promise<void>;
+  /** The tree's locks, each with when it was last written (ms, the store's clock). */
+  listLocks(tree: string): Promise<{ name: string; modifiedMs: number }[]>;
+  /** Removes a lock; one already gone is fine. */
+  removeLock(tree: string, name: string): Promise<void>;
 }
+
+/** Where a tree's locks are (`<tree>/.locks/<name>`), and what their names look like. */
+export const LOCK_AREA = '.locks';
+export const LOCK_NAME = /^(push|prune)-[0-9a-f]{16}$/;
 
 export interface RemovedVersion {
   /** Files (objects) under the version, its `.sandbox-state` included. */

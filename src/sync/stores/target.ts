@@ -32,6 +32,8 @@ export interface SyncDeps {
   progress?: Progress;
   /** Milliseconds; a seam for tests of staleness. */
   now?: () => number;
+  /** The store's clock for the ages of its objects (ms; Date.now when absent): a seam for tests of garbage collection. */
+  storeNow?: () => number;
   /**
    * Called right before a version is published (its manifest written), after its blobs are sent:
    * throwing refuses the version (a server turn whose lease was taken over, src/server/conversations/turn-lease.ts).

@@ -14,7 +14,7 @@ import type { FileEntry } from '../../domain/sync-state.js';
 import { mapPool } from '../scan/pool.js';
 import { s3Error } from '../stores/s3-errors.js';
 import { attemptsFrom } from '../stores/s3-retry.js';
-import { makeS3Client } from '../stores/s3-store.js';
+import { makeS3Client } from '../stores/s3-client.js';
 import { parseStoreAddress } from '../stores/open-store.js';
 
 export class S3ExportDestination {

@@ -2,7 +2,8 @@
 // (seed 001 §3, §4): download what is new or changed, skip what is equal, delete what the store
 // dropped, but only files the last sync tracked and nobody changed since. Everything is decided
 // before anything changes; downloads are verified then renamed; deletions come last.
-import { chmodSync } from 'node:fs';
+import type { Stats } from 'node:fs';
+import { chmodSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { formatDuration } from '../../domain/duration.js';
@@ -113,6 +114,7 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
     stats.files_downloaded = download.length;
     // Only after every download succeeded.
     stats.files_deleted = await deleteFiles(root, deletions);
+    restoreFolderModes(root, stored.state.dir_modes);
     stats.files_skipped = plan.skip.length;
     // The skipped entries are entries of the version, in its order: walked alongside, not looked up.
     let skipped = 0;
@@ -126,6 +128,7 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
         return localEntry(f, observed.get(f.path)!);
       }),
       ...(stored.state.dirs ? { dirs: stored.state.dirs } : {}),
+      ...(stored.state.dir_modes ? { dir_modes: stored.state.dir_modes } : {}),
       // A conflict version holds the newest version it conflicts with plus this side's files: pulled
       // to be resolved here, its push is based on that newest version, not on itself.
       synced_version: stored.state.conflict_of ?? stored.version,
@@ -142,6 +145,21 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
  */
 function localEntry(f: FileEntry, here: Observation): FileEntry {
   return here.kind === 'file' && here.modified_at !== f.modified_at ? { ...f, modified_at: here.modified_at } : f;
+}
+
+/**
+ * Folders get their stored permission bits once everything inside is written (a 0500 folder would
+ * refuse its files), deepest first; a path that is not a folder here (a link, a file) is left alone.
+ */
+function restoreFolderModes(root: string, modes: StateFile['dir_modes']): void {
+  const paths = Object.keys(modes ?? {}).sort((a, b) => b.length - a.length);
+  for (const path of paths) {
+    const parts = path.split('/');
+    // Every step a real folder, never a link someone put in the way (it may point anywhere).
+    let st: Stats | undefined;
+    for (let i = 1; i <= parts.length && (i === 1 || st?.isDirectory()); i++) st = lstatSync(join(root, ...parts.slice(0, i)), { throwIfNoEntry: false });
+    if (st?.isDirectory() && (st.mode & 0o777) !== modes![path]) chmodSync(join(root, ...parts), modes![path]!);
+  }
 }
 
 /** A file equal in content but not in mode (chmod +x on the other machine) gets the stored mode. */

@@ -22,6 +22,7 @@ import type { SyncDeps } from '../stores/target.js';
 import { requireFolder } from '../stores/target.js';
 import type { StoredVersion } from '../versions/versions.js';
 import { latestVersion } from '../versions/versions.js';
+import { takeLease } from '../versions/locks.js';
 
 export interface PushTreeOptions {
   root: string;
@@ -29,6 +30,8 @@ export interface PushTreeOptions {
   rules: readonly ExcludeRule[];
   /** Behind the store, with files changed on both sides: publish anyway (ours win those files). */
   force?: boolean;
+  /** A file that changes under the push so that it cannot be read as one fails the push (else it keeps its previous entry). */
+  strict?: boolean;
 }
 
 /** Pushes one folder as one tree; the caller has checked access to the store. */
@@ -61,8 +64,9 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const syncedAt = Math.floor(started / 1000);
     // The local state records what this folder holds: its own files, based on the version whose
     // changes it has (a combined push leaves the store's changes there until a pull).
-    const local = (base: string | undefined, files = scan.files): StateFile => ({ version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: scan.dirs, ...(base ? { synced_version: base } : {}) });
-    if (combined.conflicts.length === 0 && (plan.unchanged || (latest === undefined && scan.files.length === 0 && scan.dirs.length === 0))) {
+    const local = (base: string | undefined, files = scan.files): StateFile => ({ version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: scan.dirs, dir_modes: scan.dir_modes, ...(base ? { synced_version: base } : {}) });
+    const unchanged = plan.unchanged && sameModes(scan.dir_modes, latest?.state.dir_modes);
+    if (combined.conflicts.length === 0 && (unchanged || (latest === undefined && scan.files.length === 0 && scan.dirs.length === 0))) {
       stats.files_skipped = scan.files.length;
       stats.notes.push(latest ? `nothing changed since version ${latest.version}: no new version` : 'the folder is empty: nothing to push');
       const base = combined.fromStore.length > 0 ? previous?.synced_version : latest?.version;
@@ -72,14 +76,18 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.duration_ms = now() - started;
       return stats;
     }
+    // From here the push reuses contents: no prune may collect them until its manifest names them.
+    const lease = await takeLease(store, tree, warn);
     try {
-      const sent = await sendContents(store, tree, root, plan.upload, scan.files, progress);
-      const files = withChanged(combined.files, sent.changed);
+      await stillThere(store, tree, latest);
+      const sent = await sendContents(store, tree, root, plan.upload, scan.files, progress, options.strict === true);
+      const files = atPrevious(withChanged(combined.files, sent.changed), sent.left, latest);
+      if (sent.left.length > 0) stats.notes.push(`${sent.left.length} file(s) changed while they were being pushed and were left at their previous version (absent from it: not stored): ${someOf(sent.left)}`);
       stats.files_uploaded = sent.files;
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
       locate(files, scan.files, latest);
-      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: combined.dirs, ...(latest ? { parent: latest.version } : {}) };
+      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: combined.dirs, dir_modes: scan.dir_modes, ...(latest ? { parent: latest.version } : {}) };
       // Unchanged contents named by reference to the base's manifest when few changed.
       const references = planReferences(manifest.files, latest);
       if (references) manifest.sha256_from = references.base;
@@ -95,14 +103,24 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       // Another push may have published meanwhile: the newest version must hold both.
       const settled = await reconcile(store, tree, { version, state: manifest }, { force: options.force === true, nowSeconds: seconds, ...(deps.beforePublish ? { beforePublish: deps.beforePublish } : {}) });
       stats.notes.push(...settled.notes);
-      writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, withChanged(scan.files, sent.changed)));
+      writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, atPrevious(withChanged(scan.files, sent.changed), sent.left, latest)));
       stats.version = settled.version;
     } finally {
+      await lease.release();
       progress.finish();
     }
     stats.duration_ms = now() - started;
     return stats;
   });
+}
+
+/**
+ * The version this push builds on was not removed by a prune that ended before the lease was
+ * taken: its contents, which the push reuses, are then all still stored.
+ */
+async function stillThere(store: SyncStore, tree: string, latest: StoredVersion | undefined): Promise<void> {
+  if (!latest || (await store.listVersionNames(tree)).includes(latest.version)) return;
+  throw new AtlasError(`version ${latest.version} of ${tree}, which this push built on, was removed by a prune while the push ran; nothing was published`, { exitCode: EXIT.failure, hint: 'push again' });
 }
 
 /** `files` with the entries of files that changed under the push in place of theirs (added when absent). */
@@ -115,6 +133,17 @@ function withChanged(files: FileEntry[], changed: readonly FileEntry[]): FileEnt
     return now ?? f;
   });
   return [...replaced, ...byPath.values()];
+}
+
+/**
+ * `files` with each of `left` (files not read, as they changed under the push) at its entry in the
+ * newest version, or left out when that has none: the version says what it held before.
+ */
+function atPrevious(files: FileEntry[], left: readonly string[], latest: StoredVersion | undefined): FileEntry[] {
+  if (left.length === 0) return files;
+  const paths = new Set(left);
+  const before = new Map((latest?.state.files ?? []).filter((f) => paths.has(f.path)).map((f) => [f.path, f]));
+  return files.flatMap((f) => (paths.has(f.path) ? (before.has(f.path) ? [before.get(f.path)!] : []) : [f]));
 }
 
 /**
@@ -215,9 +244,15 @@ function conflictError(root: string, tree: string, version: string, newest: stri
   );
 }
 
+/** The same folders with the same permission bits (absent: none recorded). */
+function sameModes(a: Readonly<Record<string, number>> | undefined, b: Readonly<Record<string, number>> | undefined): boolean {
+  const ours = Object.entries(a ?? {});
+  return ours.length === Object.keys(b ?? {}).length && ours.every(([path, mode]) => b?.[path] === mode);
+}
+
 /** The local state already records this scan: every hash came from it, same files, folders and base. */
 function sameLocalState(previous: StateFile | undefined, scan: ScanResult, base: string | undefined): boolean {
-  if (!previous || scan.bytesHashed > 0 || previous.synced_version !== base || previous.files.length !== scan.files.length) return false;
+  if (!previous || scan.bytesHashed > 0 || previous.synced_version !== base || previous.files.length !== scan.files.length || !sameModes(scan.dir_modes, previous.dir_modes)) return false;
   const dirs = previous.dirs ?? [];
   return dirs.length === scan.dirs.length && dirs.every((d, i) => d === scan.dirs[i]);
 }

@@ -24,6 +24,11 @@ export interface Sent {
   bytes: number;
   /** Entries of files that changed since the scan, as they were sent. */
   changed: FileEntry[];
+  /**
+   * Files that could not be read as files (gone, a link now, or rewritten while a large one was
+   * sent in parts): not sent; the version keeps their previous entry (docs/sync.md#files-changing-during-a-push).
+   */
+  left: string[];
 }
 
 /** Packs being built and sent at once; a push holds this many slabs of SLAB_SIZE in memory. */
@@ -38,14 +43,14 @@ interface Read {
 }
 
 /** Sends `candidates` (one entry per content, none of which the newest version references). */
-export async function sendContents(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], progress: Progress): Promise<Sent> {
+export async function sendContents(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], progress: Progress, strict = false): Promise<Sent> {
   const large = candidates.filter((f) => f.size >= PACK_BELOW);
   const held = await heldAlready(store, tree, large.map((f) => ({ sha256: f.sha256!, size: f.size })));
   const single = large.filter((f) => !held.has(f.sha256!));
   const small = candidates.filter((f) => f.size < PACK_BELOW);
-  const sent: Sent = { files: 0, bytes: 0, changed: [] };
+  const sent: Sent = { files: 0, bytes: 0, changed: [], left: [] };
   progress.start(`push ${tree}`, single.length + small.length, [...single, ...small].reduce((n, f) => n + f.size, 0));
-  const readAs = (send: (entry: FileEntry) => Promise<Read>) => (first: FileEntry) => firstHolding(first, all, send, sent);
+  const readAs = (send: (entry: FileEntry) => Promise<Read>) => (first: FileEntry) => firstHolding(first, all, send, sent, strict);
   const alone = async (entry: FileEntry): Promise<Read> => {
     const got = await store.putBlob(tree, local(root, entry)).catch((error: unknown) => Promise.reject(changedUnderPush(local(root, entry), error)));
     count(sent, progress, got.bytes);
@@ -126,12 +131,18 @@ function count(sent: Sent, progress: Progress, bytes: number, files = 1): void {
  * changed since the scan, and each changed file's entry is recorded as it was read. When every
  * holder changed, no entry names the scanned content any more: each is stored as it was read.
  */
-async function firstHolding(first: FileEntry, all: readonly FileEntry[], read: (entry: FileEntry) => Promise<Read>, sent: Sent): Promise<Read[]> {
+async function firstHolding(first: FileEntry, all: readonly FileEntry[], read: (entry: FileEntry) => Promise<Read>, sent: Sent, strict: boolean): Promise<Read[]> {
   const got: Read[] = [];
   for (const entry of holders(first, all)) {
-    const r = await read(entry);
+    const r = await read(entry).catch((error: unknown) => {
+      // Unless --strict, a file that cannot be read as one now is left at its previous version.
+      if (strict || !(error instanceof AtlasError && (error as ChangedFile).changedFile)) throw error;
+      sent.left.push(entry.path);
+      return undefined;
+    });
+    if (!r) continue;
     got.push(r);
-    if (r.got.sha256 === entry.sha256) break;
+    if (r.got.sha256 === entry.sha256 && r.got.bytes === entry.size) break;
     r.entry = { path: entry.path, checksum: r.got.md5, size: r.got.bytes, modified_at: entry.modified_at, sha256: r.got.sha256, ...(entry.mode !== undefined ? { mode: entry.mode } : {}) };
     sent.changed.push(r.entry);
   }
@@ -199,8 +210,18 @@ async function readNoFollow(path: string, slot?: Buffer): Promise<Buffer> {
  */
 function changedUnderPush(path: string, error: unknown): unknown {
   let code: unknown;
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined; e && code === undefined; e = e.cause as typeof e) code = e.code;
-  const now = code === 'ELOOP' ? 'is a symbolic link now' : code === 'ENOENT' ? 'is gone' : undefined;
+  let rewritten = false;
+  for (let e = error as { code?: unknown; cause?: unknown; changedFile?: boolean } | undefined; e && code === undefined; e = e.cause as typeof e) {
+    code = e.code;
+    rewritten ||= e.changedFile === true;
+  }
+  const now = code === 'ELOOP' ? 'is a symbolic link now' : code === 'ENOENT' ? 'is gone' : rewritten ? 'was rewritten while it was sent in parts' : undefined;
   if (!now) return error;
-  return new AtlasError(`${path} ${now}: it changed while it was being pushed; nothing was published`, { exitCode: EXIT.failure, hint: 'run the push again once nothing is writing to the folder' });
+  const changed = new AtlasError(`${path} ${now}: it changed while it was being pushed; nothing was published (--strict)`, { exitCode: EXIT.failure, hint: 'run the push again once nothing is writing to the folder, or without --strict to publish the rest' });
+  return Object.assign(changed, { changedFile: true });
+}
+
+/** A failure that says a file changed while the push read it (changedUnderPush). */
+interface ChangedFile {
+  changedFile?: boolean;
 }

@@ -12,6 +12,7 @@ import type { SyncDeps, SyncTarget } from '../stores/target.js';
 import { versionCondition } from './versions.js';
 import type { CollectedBlobs } from './gc.js';
 import { collectBlobs } from './gc.js';
+import { underPruneLock } from './locks.js';
 
 export interface TreePrune {
   tree: string;
@@ -111,8 +112,30 @@ async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boo
     if (condition === 'complete') complete++;
   }
   const plan = planRetention(names, (v) => conditions.get(v), keep, nowSeconds, (v) => bases.get(v));
+  const remove = async (): Promise<TreePrune> => {
+    const removed = await removeVersions(tree, deps, plan.remove, dryRun);
+    // Contents go after the manifests that used them, never before: a reader never finds a version
+    // whose blobs are gone. After a push, only when a version went (a listing of every blob costs).
+    // Blob ages are the store's clock against this machine's, never a test's version clock.
+    const gone = new Set(plan.remove);
+    const blobs = collect || removed.length > 0 ? await collectBlobs(store, tree, names.filter((v) => !gone.has(v)), (deps.storeNow ?? Date.now)(), dryRun) : { removed: 0, bytes: 0, young: 0 };
+    return { tree, kept: plan.kept, removed, spared: plan.spared, blobs };
+  };
+  if (dryRun || (plan.remove.length === 0 && !collect)) return remove();
+  // A push under way may be about to name what this would remove: nothing goes (versions/locks.ts).
+  return underPruneLock(store, tree, remove, (lease) => ({
+    tree,
+    kept: plan.kept,
+    removed: [],
+    spared: [...plan.spared, ...plan.remove.map((version) => ({ version, reason: 'a push is under way: left for a later prune' }))],
+    blobs: { removed: 0, bytes: 0, young: 0, skipped: `no version or content was removed: a push of ${tree} is under way (${lease}); prune again once it ends` },
+  }));
+}
+
+async function removeVersions(tree: string, deps: SyncDeps, versions: readonly string[], dryRun: boolean): Promise<TreePrune['removed']> {
+  const { store } = deps;
   const removed: TreePrune['removed'] = [];
-  for (const version of plan.remove) {
+  for (const version of versions) {
     try {
       removed.push({ version, ...(await store.removeVersion(tree, version, { dryRun })) });
     } catch (error) {
@@ -125,10 +148,5 @@ async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boo
       });
     }
   }
-  // Contents go after the manifests that used them, never before: a reader never finds a version
-  // whose blobs are gone. After a push, only when a version went (a listing of every blob costs).
-  // Blob ages are the store's clock against this machine's, never a test's version clock.
-  const gone = new Set(plan.remove);
-  const blobs = collect || removed.length > 0 ? await collectBlobs(store, tree, names.filter((v) => !gone.has(v)), Date.now(), dryRun) : { removed: 0, bytes: 0, young: 0 };
-  return { tree, kept: plan.kept, removed, spared: plan.spared, blobs };
+  return removed;
 }

@@ -4,6 +4,7 @@ import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { VersionCondition } from '../../domain/sync-retention.js';
 import type { ReferenceInfo } from '../../domain/sync-manifest.js';
 import { resolveReferences } from '../../domain/sync-manifest.js';
+import { manifestProblem } from '../../domain/sync-check.js';
 import type { FileEntry, StateFile, StateParse } from '../../domain/sync-state.js';
 import { unsafeDirs, unsafeEntries } from '../../domain/sync-state.js';
 import type { ParseOptions } from '../../domain/sync-state-parse.js';
@@ -127,10 +128,14 @@ export interface VersionInfo {
 export async function describeVersions(store: SyncStore, tree: string): Promise<VersionInfo[]> {
   const names = await store.listVersionNames(tree);
   const bases: BaseCache = new Map();
+  // One listing of the contents: each version's entries are checked against it (domain/sync-check.ts).
+  const blobs = names.length > 0 ? await store.listBlobs(tree) : new Map<string, { size: number }>();
   return mapPool(names, 8, async (version) => {
     const created_at = new Date(Number(version) * 1000).toISOString();
     const loaded = await loadVersion(store, tree, version, { bases });
     if (!loaded.ok) return { version, created_at, files: 0, bytes: 0, status: loaded.missing ? 'incomplete' : 'damaged', problem: loaded.problem };
+    const damage = manifestProblem(loaded.stored.state.files, blobs);
+    if (damage !== undefined) return { version, created_at, files: loaded.stored.state.files.length, bytes: 0, status: 'damaged', problem: damage };
     const { files, conflict_of, conflicts, parent } = loaded.stored.state;
     const info: VersionInfo = { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: conflict_of === undefined ? 'complete' : 'conflict', ...(parent !== undefined ? { parent } : {}) };
     if (conflict_of !== undefined) info.problem = `a push behind version ${conflict_of} that changed ${conflicts?.length ?? 0} file(s) it changed too: ${(conflicts ?? []).slice(0, 5).join(', ')}`;
