@@ -6,6 +6,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
+import { deriveAttestationKey, signAttestation } from '../../src/crypto/attestation-key.js';
+import { readMasterSeed } from '../../src/crypto/key-files.js';
+import { preAuthEncoding } from '../../src/domain/dsse.js';
+import { DEFAULT_KEY_DERIVATION } from '../../src/domain/receipt.js';
 import { tempDir } from './core-fixtures.js';
 
 export const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'in-toto');
@@ -50,4 +54,13 @@ export function schemas() {
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   for (const file of ['resource-descriptor-v1', 'statement-v1', 'test-result-v0.1']) ajv.addSchema(JSON.parse(readFileSync(join(FIXTURES, `${file}.schema.json`), 'utf8')));
   return { statement: ajv.getSchema('https://in-toto.io/schemas/statement-v1.json')!, testResult: ajv.getSchema('https://in-toto.io/schemas/test-result-v0.1.json')! };
+}
+
+/** Re-signs a changed statement with the home's real attestation key (what only a bug or the key's owner could do). */
+export function resigned(home: string, envelope: Envelope, change: (s: any) => void): Envelope {
+  const statement = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8'));
+  change(statement);
+  const key = deriveAttestationKey(readMasterSeed(home), DEFAULT_KEY_DERIVATION);
+  const payload = Buffer.from(JSON.stringify(statement));
+  return { ...envelope, payload: payload.toString('base64'), signatures: [{ keyid: key.keyid, sig: signAttestation(key, preAuthEncoding(envelope.payloadType, payload)).toString('base64') }] };
 }
