@@ -36,10 +36,16 @@ describe('control_paths in attestations', () => {
     const fx = await createTask(home, repo());
     await recordRun(fx, { command: 'npm test' });
     expect(controlPaths((await exported(fx)).envelopes[0]!)).toEqual({ state: 'not_recorded', detail: expect.stringContaining('nothing is claimed') });
-    writeFileSync(join(fx.ref.dir, 'control.json'), JSON.stringify({ inspected_commit: null, findings: [], approved: [], allowed: [], pending: [] }));
+    const record = (commit: string | null, findings: unknown[] = []) =>
+      writeFileSync(join(fx.ref.dir, 'control.json'), JSON.stringify({ inspected_commit: commit, findings, approved: [], allowed: [], pending: [] }));
+    const commit = statementOf((await exported(fx)).envelopes[0]!).predicate.atlas.commit as string;
+    record(commit);
     expect(controlPaths((await exported(fx)).envelopes[0]!)).toMatchObject({ state: 'none_found' });
+    // The last inspection saw another commit (a later step, or one run locally): nothing claimed.
+    record('b'.repeat(40));
+    expect(controlPaths((await exported(fx)).envelopes[0]!)).toMatchObject({ state: 'not_recorded' });
     // A record with findings but no signed review claims nothing.
-    writeFileSync(join(fx.ref.dir, 'control.json'), JSON.stringify({ inspected_commit: null, findings: [{ key: 'k', text: 't' }], approved: [], allowed: [], pending: ['k'] }));
+    record(commit, [{ key: 'k', text: 't' }]);
     expect(controlPaths((await exported(fx)).envelopes[0]!)).toMatchObject({ state: 'not_recorded' });
   });
 
@@ -123,17 +129,17 @@ describe('control_paths, in process', () => {
   it('controlPathsOf: each state, and an AtlasError when the review\'s output is gone or changed', async () => {
     const { home } = await homeWithKey();
     const fx = await createTask(home, repo());
-    expect(controlPathsOf(fx.ref.id, fx.ref.dir, []).state).toBe('not_recorded');
+    expect(controlPathsOf(fx.ref.id, fx.ref.dir, [], 'a'.repeat(40)).state).toBe('not_recorded');
     const r = await review(fx, 1, [`${WORKFLOW} (awaiting review)`]);
-    expect(controlPathsOf(fx.ref.id, fx.ref.dir, [r])).toMatchObject({ state: 'awaiting_review', review_receipt: r.receipt_id, changes: [`${WORKFLOW} (awaiting review)`] });
+    expect(controlPathsOf(fx.ref.id, fx.ref.dir, [r], 'a'.repeat(40))).toMatchObject({ state: 'awaiting_review', review_receipt: r.receipt_id, changes: [`${WORKFLOW} (awaiting review)`] });
     const ok = await review(fx, 0, [`${WORKFLOW} (approved)`, `.envrc (control-path): added (allowed by the template)`]);
-    expect(controlPathsOf(fx.ref.id, fx.ref.dir, [r, ok]).state).toBe('approved');
+    expect(controlPathsOf(fx.ref.id, fx.ref.dir, [r, ok], 'a'.repeat(40)).state).toBe('approved');
     writeFileSync(join(fx.ref.dir, ok.stdout_artifact!), 'x\n');
-    expect(() => controlPathsOf(fx.ref.id, fx.ref.dir, [r, ok])).toThrow(/not what the receipt signed/);
+    expect(() => controlPathsOf(fx.ref.id, fx.ref.dir, [r, ok], 'a'.repeat(40))).toThrow(/not what the receipt signed/);
     rmSync(join(fx.ref.dir, ok.stdout_artifact!));
-    expect(() => controlPathsOf(fx.ref.id, fx.ref.dir, [r, ok])).toThrow(/is missing/);
+    expect(() => controlPathsOf(fx.ref.id, fx.ref.dir, [r, ok], 'a'.repeat(40))).toThrow(/is missing/);
     const { stdout_artifact: _, ...bare } = ok;
-    expect(() => controlPathsOf(fx.ref.id, fx.ref.dir, [bare])).toThrow(/is missing/);
+    expect(() => controlPathsOf(fx.ref.id, fx.ref.dir, [bare], 'a'.repeat(40))).toThrow(/is missing/);
   });
 
   it('controlPathProblems names each lie; a true statement has none', async () => {

@@ -29,7 +29,7 @@ export const CONTROL_PATHS_NOT_RECORDED: ControlPathState = {
 
 export const CONTROL_PATHS_NONE_FOUND: ControlPathState = {
   state: 'none_found',
-  detail: 'every sandboxed step was inspected and none changed a control path, a gitlink, a nested repository or an index bit (no control review was signed)',
+  detail: 'the task\'s last inspection (after a sandboxed step) saw this commit and found no change to a control path, gitlink, nested repository or index bit (no control review was signed)',
 };
 
 /** The task's last control review by completion time, if any. */

@@ -1,6 +1,7 @@
 // The control_paths of a task's attestations at export: the verdict of its last control review,
 // whose signed output (the artifact, checked against the receipt's stdout_hash) lists the changes;
-// without one, the task's control record tells whether inspections ran and found nothing.
+// without one, the task's control record tells whether the inspection of the statement's commit
+// found nothing.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
@@ -10,13 +11,14 @@ import type { ValidationReceipt } from '../domain/receipt.js';
 import { sha256Hex } from '../crypto/hash.js';
 import { readControlRecord } from '../store/control-record.js';
 
-/** `receipts` have been verified with the account key; `taskDir` holds their artifacts. */
-export function controlPathsOf(taskId: string, taskDir: string, receipts: readonly ValidationReceipt[]): ControlPathState {
+/** `receipts` have been verified with the account key; `taskDir` holds their artifacts; `commit`: the statement's. */
+export function controlPathsOf(taskId: string, taskDir: string, receipts: readonly ValidationReceipt[], commit: string): ControlPathState {
   const review = lastControlReview(receipts);
   if (review === undefined) {
-    // Inspected and nothing found: no review is signed then, and the record lists no finding.
+    // No review is signed when nothing is found: the record must show the last inspection saw
+    // this very commit (a later local step, or a commit the inspection never saw, claims nothing).
     const record = readControlRecord(taskDir);
-    return record !== undefined && record.findings.length === 0 ? CONTROL_PATHS_NONE_FOUND : CONTROL_PATHS_NOT_RECORDED;
+    return record !== undefined && record.findings.length === 0 && record.inspected_commit === commit ? CONTROL_PATHS_NONE_FOUND : CONTROL_PATHS_NOT_RECORDED;
   }
   let output: Buffer | undefined;
   try {

@@ -88,13 +88,12 @@ export async function exportAttestations(refs: TaskRef[], home: string, derivati
   let receipts = 0;
   for (const { ref, entry, repo } of tasks) {
     const { groups, skipped: notAttestable } = groupForAttestation(entry.receipts);
-    const controlPaths = groups.length > 0 ? controlPathsOf(entry.task_id, ref.dir, entry.receipts) : undefined;
     for (const r of notAttestable) skipped.push({ task_id: entry.task_id, receipt_id: r.receipt_id, reason: skipReason(r) });
     const task: AtlasTaskRef = { id: entry.task_id, index: entry.task_index, workspace_id: entry.workspace_id };
     if (entry.template) task.template = entry.template;
     if (entry.branch) task.branch = entry.branch;
     for (const group of groups) {
-      const statement = buildStatement({ task, step: group.step, commit: group.commit, tree: await treeOf(repo, group.commit, trees), control_paths: controlPaths!, receipts: group.receipts });
+      const statement = buildStatement({ task, step: group.step, commit: group.commit, tree: await treeOf(repo, group.commit, trees), control_paths: controlPathsOf(entry.task_id, ref.dir, entry.receipts, group.commit), receipts: group.receipts });
       const payload = Buffer.from(JSON.stringify(statement), 'utf8');
       const sig = signAttestation(key, preAuthEncoding(IN_TOTO_PAYLOAD_TYPE, payload));
       const envelope: DsseEnvelope = { payloadType: IN_TOTO_PAYLOAD_TYPE, payload: payload.toString('base64'), signatures: [{ keyid: key.keyid, sig: sig.toString('base64') }] };

@@ -99,4 +99,14 @@ describe.skipIf(skipSandbox)('attestations of a task whose branch changes contro
     }
     expect(stolen(attack)).toBe(false);
   });
+
+  it('say none_found when the inspection of the attested commit found nothing', async () => {
+    const attack = prepareAttack({ files: { 'lib.js': 'passing\n', 'test.sh': 'grep -q passing lib.js\n' } });
+    writeTemplate(attack, commandStep('work', 'echo more >> lib.js && git commit -qam work && echo committed') + CHECK('check'));
+    const result = await startSandboxed(attack);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const { statements } = await exportEnvelopes(attack, 'clean.intoto.jsonl');
+    expect(statements.map((s) => s.predicate.atlas.control_paths.state)).toEqual(['none_found']);
+    expect(statements[0].predicate.atlas.control_paths.review).toBeUndefined();
+  });
 });
