@@ -4,14 +4,11 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deriveAttestationKey, signAttestation } from '../src/crypto/attestation-key.js';
-import { readMasterSeed } from '../src/crypto/key-files.js';
-import { preAuthEncoding } from '../src/domain/dsse.js';
-import { DEFAULT_KEY_DERIVATION } from '../src/domain/receipt.js';
+import type { Envelope } from './helpers/in-toto-verifiers.js';
+import { resigned } from './helpers/in-toto-verifiers.js';
 import { atlas, createTask, git, homeWithKey, recordRun, repo, tempDir } from './helpers/receipt-fixtures.js';
 import type { Fixture } from './helpers/receipt-fixtures.js';
 
-type Envelope = { payloadType: string; payload: string; signatures: { keyid: string; sig: string }[] };
 
 async function exportInToto(fx: Fixture, name = 'att.intoto.jsonl'): Promise<{ path: string; envelopes: Envelope[]; stdout: string }> {
   const path = join(tempDir('atlas-att-'), name);
@@ -26,15 +23,6 @@ async function attestationPem(home: string): Promise<string> {
   expect(out.code, out.stderr).toBe(0);
   writeFileSync(path, out.stdout);
   return path;
-}
-
-/** Re-signs a changed statement with the home's real attestation key (what only a bug or the key's owner could do). */
-function resigned(home: string, envelope: Envelope, change: (s: any) => void): Envelope {
-  const statement = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8'));
-  change(statement);
-  const key = deriveAttestationKey(readMasterSeed(home), DEFAULT_KEY_DERIVATION);
-  const payload = Buffer.from(JSON.stringify(statement));
-  return { ...envelope, payload: payload.toString('base64'), signatures: [{ keyid: key.keyid, sig: signAttestation(key, preAuthEncoding(envelope.payloadType, payload)).toString('base64') }] };
 }
 
 function file(name: string, text: string): string {

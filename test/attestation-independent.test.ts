@@ -6,54 +6,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Envelope } from './helpers/in-toto-verifiers.js';
+import { openssl, PYTHON, readLines, schemas, securesystemslib, statementOf, writeLines } from './helpers/in-toto-verifiers.js';
 import { atlas, commitChange, createTask, git, homeWithKey, recordRun, repo, tempDir } from './helpers/receipt-fixtures.js';
-
-const FIXTURES = join(import.meta.dirname, 'fixtures', 'in-toto');
-// Debian's interpreter: the one python3-securesystemslib is installed for (a pyenv python may shadow it).
-const PYTHON = '/usr/bin/python3';
-
-interface Envelope {
-  payloadType: string;
-  payload: string;
-  signatures: { keyid: string; sig: string }[];
-}
-
-const readLines = (path: string): Envelope[] => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Envelope);
-const statementOf = (e: Envelope) => JSON.parse(Buffer.from(e.payload, 'base64').toString('utf8'));
-const pae = (e: Envelope) => {
-  const body = Buffer.from(e.payload, 'base64');
-  return Buffer.concat([Buffer.from(`DSSEv1 ${Buffer.byteLength(e.payloadType)} ${e.payloadType} ${body.length} `), body]);
-};
-
-function writeLines(envelopes: Envelope[], name: string): string {
-  const path = join(tempDir('atlas-att-'), name);
-  writeFileSync(path, `${envelopes.map((e) => JSON.stringify(e)).join('\n')}\n`);
-  return path;
-}
-
-function securesystemslib(path: string, pem: string, commit: string): { code: number; lines: { line: number; accepted: boolean; reason: string }[] } {
-  const run = spawnSync(PYTHON, [join(FIXTURES, 'verify_dsse.py'), path, pem, commit], { encoding: 'utf8' });
-  if (run.stderr.trim()) throw new Error(run.stderr);
-  return { code: run.status ?? -1, lines: run.stdout.trim().split('\n').map((l) => JSON.parse(l)) };
-}
-
-function openssl(envelope: Envelope, pem: string): boolean {
-  const dir = tempDir('atlas-att-ssl-');
-  writeFileSync(join(dir, 'pae.bin'), pae(envelope));
-  writeFileSync(join(dir, 'sig.der'), Buffer.from(envelope.signatures[0]!.sig, 'base64'));
-  const run = spawnSync('openssl', ['dgst', '-sha256', '-verify', pem, '-signature', join(dir, 'sig.der'), join(dir, 'pae.bin')], { encoding: 'utf8' });
-  return run.status === 0 && run.stdout.includes('Verified OK');
-}
-
-function schemas() {
-  const ajv = new Ajv({ allErrors: true, strict: false });
-  (addFormats as unknown as (a: Ajv) => void)(ajv);
-  for (const file of ['resource-descriptor-v1', 'statement-v1', 'test-result-v0.1']) ajv.addSchema(JSON.parse(readFileSync(join(FIXTURES, `${file}.schema.json`), 'utf8')));
-  return { statement: ajv.getSchema('https://in-toto.io/schemas/statement-v1.json')!, testResult: ajv.getSchema('https://in-toto.io/schemas/test-result-v0.1.json')! };
-}
 
 describe('in-toto attestations checked by independent verifiers', () => {
   let home: string;

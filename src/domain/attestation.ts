@@ -2,8 +2,13 @@
 // and commit, with the test-result predicate (spec/predicates/test-result.md) and atlas's own
 // fields under the extension field `atlas` (format in docs/keys-and-verification.md). Pure.
 import { createHash } from 'node:crypto';
+import type { ControlPathState } from './attestation-control.js';
 import type { ValidationReceipt } from './receipt.js';
 import { signsCommit } from './receipt.js';
+import { isControlReview } from './receipt-policy.js';
+
+export type { ControlPathState } from './attestation-control.js';
+export { CONTROL_PATHS_NOT_RECORDED } from './attestation-control.js';
 
 export const STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
 export const TEST_RESULT_PREDICATE_TYPE = 'https://in-toto.io/attestation/test-result/v0.1';
@@ -26,15 +31,6 @@ export interface TestResult {
   failedTests: string[];
 }
 
-/**
- * Whether a person approved the changes to control paths (.atlas/, CI workflows, git hooks...) the
- * commit brings. `not_recorded`: the hook holds no such record, so nothing is claimed either way.
- */
-export interface ControlPathState {
-  state: 'not_recorded';
-  detail: string;
-}
-
 export interface AtlasTaskRef {
   id: string;
   /** The task's key derivation index (its receipts' key paths). */
@@ -51,6 +47,7 @@ export interface AtlasExtension {
   commit: string;
   /** The commit's tree, read from the repository at export; null when it was not available. */
   tree: string | null;
+  /** Whether the task's control-path changes were approved (its last signed control review). */
   control_paths: ControlPathState;
   /** The step's receipts on this commit, whole and in order, as hook.json holds them. */
   receipts: ValidationReceipt[];
@@ -63,11 +60,6 @@ export interface AtlasStatement {
   predicate: TestResult & { atlas: AtlasExtension };
 }
 
-export const CONTROL_PATHS_NOT_RECORDED: ControlPathState = {
-  state: 'not_recorded',
-  detail: 'this task\'s hook holds no record of changes to control paths or of their approval',
-};
-
 /** A receipt can be attested to a commit only when it signs the commit, made on a clean tree. */
 export function attestable(receipt: ValidationReceipt): boolean {
   return signsCommit(receipt) && receipt.git_dirty === false && typeof receipt.git_commit === 'string';
@@ -75,12 +67,13 @@ export function attestable(receipt: ValidationReceipt): boolean {
 
 /**
  * The test-result fields from a step's receipts: each distinct command is a test whose last run
- * (by completion time) decides it; PASSED only when every one passed.
+ * (by completion time) decides it; PASSED only when every one passed. Control reviews are no tests:
+ * they are left out (control_paths tells them).
  */
 export function testResultOf(receipts: ValidationReceipt[]): TestResult {
   const last = new Map<string, ValidationReceipt>();
   const ordered = [...receipts].sort((a, b) => Date.parse(a.completed_at) - Date.parse(b.completed_at));
-  for (const r of ordered) last.set(r.command, r);
+  for (const r of ordered) if (!isControlReview(r)) last.set(r.command, r);
   const configuration: ResourceDescriptor[] = [];
   const passedTests: string[] = [];
   const failedTests: string[] = [];
@@ -117,11 +110,15 @@ export interface StepGroup {
   receipts: ValidationReceipt[];
 }
 
-/** Attestable receipts by step and commit, in order of first appearance; the rest counted apart. */
+/**
+ * Attestable receipts by step and commit, in order of first appearance; the rest counted apart.
+ * Control reviews are no test results: they are left out of both (control_paths states them).
+ */
 export function groupForAttestation(receipts: ValidationReceipt[]): { groups: StepGroup[]; skipped: ValidationReceipt[] } {
   const groups = new Map<string, StepGroup>();
   const skipped: ValidationReceipt[] = [];
   for (const r of receipts) {
+    if (isControlReview(r)) continue;
     if (!attestable(r)) {
       skipped.push(r);
       continue;

@@ -40,7 +40,7 @@ export interface VerifyPolicies {
 export const CONTROL_REVIEW_COMMAND = 'atlas control-review';
 export const CONTROL_REVIEW_STEP = 'atlas:control-review';
 
-function isControlReview(r: ValidationReceipt): boolean {
+export function isControlReview(r: ValidationReceipt): boolean {
   return r.command === CONTROL_REVIEW_COMMAND && r.step_name === CONTROL_REVIEW_STEP;
 }
 

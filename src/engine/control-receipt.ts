@@ -4,6 +4,7 @@
 // an artifact, its hash signed) lists the changes. Signed only when there is something to say.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { CHANGE_ALLOWED, CHANGE_APPROVED, CHANGE_AWAITING, reviewOutput } from '../domain/attestation-control.js';
 import { CONTROL_REVIEW_COMMAND, CONTROL_REVIEW_STEP } from '../domain/receipt-policy.js';
 import type { Task } from '../domain/task.js';
 import type { HookManager } from '../hook/manager.js';
@@ -20,13 +21,21 @@ export interface ControlReceiptInput {
   lines: string[];
 }
 
+/**
+ * The lines a review signs: each change with who let it in (the template, a person) or that it
+ * waits, so the signed output alone tells an attestation which (docs/keys-and-verification.md).
+ */
+export function reviewLines(findings: { key: string; text: string }[], allowed: readonly string[], approved: ReadonlySet<string>): string[] {
+  return findings.map((f) => f.text + (allowed.includes(f.key) ? CHANGE_ALLOWED : approved.has(f.key) ? CHANGE_APPROVED : CHANGE_AWAITING));
+}
+
 export async function signControlReview(input: ControlReceiptInput): Promise<string | undefined> {
   if (!input.recorder) return undefined;
   const taskDir = input.manager.ref.dir;
   const dir = join('artifacts', 'control-review');
   mkdirSync(join(taskDir, dir), { recursive: true, mode: PRIVATE_DIR_MODE });
   const stamp = `${Date.now()}-${input.stepIndex}`;
-  const stdout = Buffer.from(`${input.lines.join('\n')}\n`);
+  const stdout = Buffer.from(reviewOutput(input.lines));
   const paths = { stdout: join(dir, `${stamp}-stdout.log`), stderr: join(dir, `${stamp}-stderr.log`) };
   writeFileAtomic(join(taskDir, paths.stdout), stdout);
   writeFileAtomic(join(taskDir, paths.stderr), '');

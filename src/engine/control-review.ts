@@ -12,7 +12,7 @@ import type { ControlFinding } from '../git/control-changes.js';
 import { runGit } from '../git/run-git.js';
 import { readControlRecord, writeControlRecord } from '../store/control-record.js';
 import type { HookManager } from '../hook/manager.js';
-import { signControlReview } from './control-receipt.js';
+import { reviewLines, signControlReview } from './control-receipt.js';
 import type { StepResult } from './executors/types.js';
 import type { ValidationRecorder } from './validation-recorder.js';
 
@@ -78,7 +78,8 @@ export async function reviewControlChanges(run: ReviewRun, index: number, result
   // Signed when what there is to say changed (not again after every later step).
   const said = (r: typeof record) => JSON.stringify([r?.findings.map((f) => f.key), r?.pending]);
   if (said(record) !== said(next)) {
-    const id = await signControlReview({ manager: run.manager, task, recorder: run.validationRecorder, stepIndex: index, exitCode: pending.length ? 1 : 0, lines });
+    const signed = reviewLines(next.findings, next.allowed, approved);
+    const id = await signControlReview({ manager: run.manager, task, recorder: run.validationRecorder, stepIndex: index, exitCode: pending.length ? 1 : 0, lines: signed });
     if (id) note(`control review signed: receipt ${id} (${pending.length ? `${pending.length} change(s) wait for a person` : 'every change approved or allowed'})`);
   }
   const control = { control_changes: lines.slice(0, 100), control_pending: pending.length };

@@ -22,7 +22,7 @@ import { readTask } from '../store/task-store.js';
 import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
 import { crossBeforeGit } from '../git/cross-objects.js';
 import { approvePending, readControlRecord } from '../store/control-record.js';
-import { signControlReview } from './control-receipt.js';
+import { reviewLines, signControlReview } from './control-receipt.js';
 import { createTaskExecutor, describeExecution, describeModeChange } from '../exec/task-executor.js';
 import type { TaskExecution } from '../exec/task-executor.js';
 import type { ProcessExecutor } from '../exec/types.js';
@@ -188,7 +188,9 @@ class TaskRun implements RunState {
         const reviewed = approvePending(this.manager.ref.dir);
         if (reviewed.length > 0) {
           this.reporter.note(`control changes approved: ${reviewed.join('; ')}`);
-          const lines = (readControlRecord(this.manager.ref.dir)?.findings ?? []).map((f) => `${f.text} (approved)`);
+          const record = readControlRecord(this.manager.ref.dir);
+          // Every finding the template does not allow was approved just now, or earlier.
+          const lines = reviewLines(record?.findings ?? [], record?.allowed ?? [], new Set((record?.findings ?? []).map((f) => f.key)));
           await signControlReview({ manager: this.manager, task: this.task, recorder: this.validationRecorder, stepIndex: index, exitCode: 0, lines });
         }
         await completeStep(this, index, { decision: 'approved', ...(entry.note ? { note: entry.note } : {}) }, 'approved');

@@ -4,7 +4,7 @@
 // the attestation key must never sign what a receipt key did not (hook.json is writable by agents).
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { AtlasTaskRef } from '../domain/attestation.js';
-import { buildStatement, CONTROL_PATHS_NOT_RECORDED, groupForAttestation } from '../domain/attestation.js';
+import { buildStatement, groupForAttestation } from '../domain/attestation.js';
 import type { DsseEnvelope } from '../domain/dsse.js';
 import { IN_TOTO_PAYLOAD_TYPE, preAuthEncoding } from '../domain/dsse.js';
 import type { KeyDerivation, ValidationReceipt } from '../domain/receipt.js';
@@ -13,6 +13,7 @@ import { readMasterSeed } from '../crypto/key-files.js';
 import { runGit } from '../git/run-git.js';
 import type { TaskRef } from '../store/task-store.js';
 import { readTask } from '../store/task-store.js';
+import { controlPathsOf } from './attestation-control.js';
 import { checkJobs } from './check-sets.js';
 import { bundleTask } from './export.js';
 
@@ -85,14 +86,14 @@ export async function exportAttestations(refs: TaskRef[], home: string, derivati
   const skipped: SkippedReceipt[] = [];
   const trees = new Map<string, string | null>();
   let receipts = 0;
-  for (const { entry, repo } of tasks) {
+  for (const { ref, entry, repo } of tasks) {
     const { groups, skipped: notAttestable } = groupForAttestation(entry.receipts);
     for (const r of notAttestable) skipped.push({ task_id: entry.task_id, receipt_id: r.receipt_id, reason: skipReason(r) });
     const task: AtlasTaskRef = { id: entry.task_id, index: entry.task_index, workspace_id: entry.workspace_id };
     if (entry.template) task.template = entry.template;
     if (entry.branch) task.branch = entry.branch;
     for (const group of groups) {
-      const statement = buildStatement({ task, step: group.step, commit: group.commit, tree: await treeOf(repo, group.commit, trees), control_paths: CONTROL_PATHS_NOT_RECORDED, receipts: group.receipts });
+      const statement = buildStatement({ task, step: group.step, commit: group.commit, tree: await treeOf(repo, group.commit, trees), control_paths: controlPathsOf(entry.task_id, ref.dir, entry.receipts, group.commit), receipts: group.receipts });
       const payload = Buffer.from(JSON.stringify(statement), 'utf8');
       const sig = signAttestation(key, preAuthEncoding(IN_TOTO_PAYLOAD_TYPE, payload));
       const envelope: DsseEnvelope = { payloadType: IN_TOTO_PAYLOAD_TYPE, payload: payload.toString('base64'), signatures: [{ keyid: key.keyid, sig: sig.toString('base64') }] };

@@ -3,6 +3,7 @@
 // The signature is checked later, with the trusted key (verify.ts). Input that is not an envelope
 // of an atlas statement is an AtlasError with exit 2; a statement that lies is invalid (exit 1).
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { controlPathProblems } from '../domain/attestation-control.js';
 import { ATLAS_EXTENSION_VERSION, attestable, STATEMENT_TYPE, TEST_RESULT_PREDICATE_TYPE, testResultOf } from '../domain/attestation.js';
 import { decodeBase64, envelopeShapeProblem, IN_TOTO_PAYLOAD_TYPE, preAuthEncoding } from '../domain/dsse.js';
 import type { ReceiptProblem, ValidationReceipt } from '../domain/receipt.js';
@@ -64,6 +65,7 @@ function statementProblems(statement: Obj, atlas: Obj, receipts: ValidationRecei
   for (const field of ['result', 'configuration', 'passedTests', 'warnedTests', 'failedTests']) {
     if (JSON.stringify(predicate[field]) !== JSON.stringify(expected[field])) problems.push(`predicate.${field} does not match the receipts (${JSON.stringify(expected[field])})`);
   }
+  problems.push(...controlPathProblems(atlas['control_paths'], String((atlas['task'] as Obj)['id'])));
   return problems.map((message) => ({ check: 'format', field: 'statement', message: `statement: ${message}` }));
 }
 
@@ -91,11 +93,16 @@ function readEnvelope(value: unknown, source: string, line: number): AttestedRec
     if (problem) throw malformed(source, line, `predicate.atlas.receipts[${i}]: ${problem}`);
   });
   const receipts = atlas['receipts'] as ValidationReceipt[];
+  // The control review the statement's control_paths stands on: checked, and read by the policies, as any receipt.
+  const controlPaths = atlas['control_paths'];
+  const review = isObj(controlPaths) ? controlPaths['review'] : undefined;
+  const reviewProblem = review === undefined ? undefined : receiptShapeProblem(review);
+  if (reviewProblem) throw malformed(source, line, `predicate.atlas.control_paths.review: ${reviewProblem}`);
   const signatures = (envelope['signatures'] as Obj[]).map((s) => ({ keyid: s['keyid'] as string | undefined, sig: decodeBase64(s['sig'] as string)! }));
   return {
     taskId: task['id'],
     taskIndex: isChildIndex(task['index']) ? task['index'] : undefined,
-    receipts,
+    receipts: review === undefined ? receipts : [...receipts, review as ValidationReceipt],
     attestation: {
       pae: preAuthEncoding(envelope['payloadType'] as string, payload),
       signatures,

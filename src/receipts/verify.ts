@@ -1,6 +1,6 @@
 // `atlas verify`'s engine: every receipt of every input checked at its position with the trusted
 // account key, then the policies. Imports the crypto libraries (load it dynamically).
-import type { PolicyResult, VerifyPolicies } from '../domain/receipt-policy.js';
+import type { CheckedReceipt, CheckedTask, PolicyResult, VerifyPolicies } from '../domain/receipt-policy.js';
 import { evaluatePolicies } from '../domain/receipt-policy.js';
 import { accountPath } from '../domain/receipt.js';
 import type { HDKey } from '../crypto/hd.js';
@@ -47,6 +47,28 @@ export interface TrustedKeys {
   account?: TrustedKey;
   /** Needed for attestation envelopes. */
   attestation?: TrustedAttestationKey;
+}
+
+/**
+ * The policies' view: one entry per task, however many inputs hold it (a task's envelopes, one per
+ * step and commit, each carrying its last control review), each receipt once: valid only when
+ * every copy is. Bundles and envelopes of a task are then judged alike.
+ */
+export function policyTasks(reports: SetReport[]): CheckedTask[] {
+  const tasks = new Map<string, Map<string, CheckedReceipt>>();
+  for (const r of reports) {
+    let receipts = tasks.get(r.taskId);
+    if (!receipts) {
+      receipts = new Map();
+      tasks.set(r.taskId, receipts);
+    }
+    for (const x of r.results) {
+      const valid = x.valid && r.problems.length === 0;
+      const seen = receipts.get(x.receipt.receipt_id);
+      receipts.set(x.receipt.receipt_id, { receipt: x.receipt, valid: valid && (seen?.valid ?? true) });
+    }
+  }
+  return [...tasks].map(([taskId, receipts]) => ({ taskId, receipts: [...receipts.values()] }));
 }
 
 export async function verifyReceiptSets(sets: ReceiptSet[], keys: TrustedKeys, policies: VerifyPolicies): Promise<VerifyReport> {
@@ -101,10 +123,7 @@ export async function verifyReceiptSets(sets: ReceiptSet[], keys: TrustedKeys, p
     report.results = outcomes[j]!.map((outcome, i): ReceiptResult => ({ ...outcome, receipt: receipts[i]! }));
   }
 
-  const policyResults = evaluatePolicies(
-    reports.map((r) => ({ taskId: r.taskId, receipts: r.results.map((x) => ({ receipt: x.receipt, valid: x.valid && r.problems.length === 0 })) })),
-    policies,
-  );
+  const policyResults = evaluatePolicies(policyTasks(reports), policies);
   const all = reports.flatMap((r) => r.results);
   const valid = all.filter((r) => r.valid).length;
   const unmet = policyResults.filter((p) => !p.ok).length;
