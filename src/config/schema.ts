@@ -89,6 +89,7 @@ function leaf(key: string, kind: Kind, dflt: unknown, doc: string): Leaf {
   return { key, kind, default: dflt, env: `ATLAS_${key.replace(/\./g, '_').toUpperCase()}`, doc };
 }
 
+// biome-ignore format: a table of the settings, one key a line, read down the keys.
 export const LEAVES: readonly Leaf[] = [
   leaf('hooks.max_checkpoints', { type: 'int', min: 1, max: 10_000 }, DEFAULT_MAX_CHECKPOINTS, 'checkpoints kept per task, oldest pruned'),
   leaf('hooks.checkpoint_interval', { type: 'duration', min: 1000, zeroAllowed: true }, 5 * M, 'interval checkpoints while a step runs (0 disables)'),

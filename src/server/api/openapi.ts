@@ -41,6 +41,7 @@ const taskAction = (action: string, summary: string): Json => ({
   }),
 });
 
+// biome-ignore format: a table of the API, one route a line, read down the paths.
 export const OPENAPI_PATHS: Record<string, Json> = {
   '/health': { get: op('liveness: the process answers', { '200': json('Health', 'alive'), '503': json('Health', 'stopping') }, { operationId: 'health', security: [] }) },
   '/ready': { get: op('readiness: sandbox, store and state reachable', { '200': json('Ready', 'ready for work'), '503': json('Ready', 'starting, stopping, or a check failed (see checks)') }, { operationId: 'ready', security: [] }) },
