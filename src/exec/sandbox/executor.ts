@@ -9,6 +9,7 @@ import type { Launch, LaunchSpec, ProcessExecutor } from '../types.js';
 import { checkLayoutAfterCommand } from './layout-guard.js';
 import { absentStubPaths, emptyMountDirs, recordLitter, removeStubs } from './litter.js';
 import type { SandboxPolicy } from './policy.js';
+import { runnerArgv } from './runner-argv.js';
 import { bridgeSockets, commandFinished, wrapCommand } from './runtime.js';
 
 const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/;
@@ -34,7 +35,7 @@ export function innerCommand(spec: Pick<LaunchSpec, 'command' | 'args' | 'shell'
 }
 
 const WRITE_DENIED = /Read-only file system|Operation not permitted|EROFS|EPERM/;
-const NETWORK_DENIED = /blocked-by-sandbox-runtime|not allowed by ruleset|Could not resolve host|name resolution|EAI_AGAIN|ENOTFOUND|403 Forbidden|Connection refused|ECONNREFUSED/;
+const NETWORK_DENIED = /blocked-by-sandbox-runtime|not allowed by ruleset|Could not resolve host|name resolution|EAI_AGAIN|ENOTFOUND|403 Forbidden|Connection refused|ECONNREFUSED|Couldn't connect to server/;
 
 /** A failure's stderr read against the policy: which rule refused it, and where to change it. */
 export function explainDenial(stderr: string, policy: SandboxPolicy): string | undefined {
@@ -60,8 +61,12 @@ export function explainDenial(stderr: string, policy: SandboxPolicy): string | u
  */
 export const REWRAP_MS = 30_000;
 
+/** What every command of the wrap runs: it takes the command line from this variable. */
+const RUNNER_COMMAND = 'eval "$ATLAS_SANDBOX_COMMAND"';
+
 interface Wrap {
-  runner: string;
+  /** The program and its arguments (runner-argv.ts). */
+  runner: string[];
   /** Protected paths absent at wrap time: bubblewrap creates a stub at each while a command runs. */
   stubs: string[];
   key: string;
@@ -98,7 +103,8 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
     if (wrap && wrap.key === key && Date.now() - wrap.at < REWRAP_MS) return wrap;
     if (wrap) commandFinished();
     const tempBefore = new Set(emptyMountDirs());
-    const runner = await wrapCommand(policy, 'eval "$ATLAS_SANDBOX_COMMAND"', `atlas-${process.pid}-${++counter}`);
+    const wrapped = await wrapCommand(policy, RUNNER_COMMAND, `atlas-${process.pid}-${++counter}`);
+    const runner = runnerArgv(wrapped, RUNNER_COMMAND, policy.allowed_domains.length === 0, bridgeSockets());
     // Recorded before any command starts: a SIGKILL from here on leaves only what this names.
     recordLitter(taskDir, { worktree: policy.worktree, stubs, sockets: bridgeSockets(), temp_dirs: emptyMountDirs().filter((d) => !tempBefore.has(d)) });
     wrap = { runner, stubs, key, at: Date.now() };
@@ -113,8 +119,8 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
       running++;
       let done = false;
       return {
-        command: '/bin/sh',
-        args: ['-c', current.runner],
+        command: current.runner[0]!,
+        args: current.runner.slice(1),
         shell: false,
         env: { ...sandboxEnvironment(spec.env, policy.env), ...(policy.home ? { HOME: policy.home } : {}), ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
         finished: () => {
