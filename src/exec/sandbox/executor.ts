@@ -20,16 +20,19 @@ const NO_PROXY_WITHOUT_LOOPBACK = '169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.1
 export function innerCommand(spec: Pick<LaunchSpec, 'command' | 'args' | 'shell'>, policy: SandboxPolicy): string {
   const tmp = shellQuote(policy.tmpdir);
   // First the sign that the sandbox is set up (Launch.signalsStart), on a descriptor the command never gets.
-  const lines = ['{ printf 1 >&3; } 2>/dev/null; exec 3>&-', 'unset ATLAS_SANDBOX_COMMAND', `export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`];
+  const lines = ['{ printf 1 >&3; } 2>/dev/null'];
+  // The in-sandbox end of the proxy bridge starts in the background just before the command: a
+  // client that connects at once can find nothing listening yet. Wait for it (bash, which runs
+  // this when hosts are allowed; at most about a second) without starting a program: the probe is
+  // a redirection of the shell itself, the pause a read on the start descriptor, which atlas never
+  // writes to (a `sleep` when that read cannot wait).
+  if (policy.allowed_domains.length > 0 && process.platform === 'linux') {
+    lines.push('if [ -n "$BASH_VERSION" ]; then i=0; while [ $i -lt 100 ] && ! { : </dev/tcp/127.0.0.1/3128; } 2>/dev/null; do read -t 0.01 -u 3 _ 2>/dev/null || [ $? -gt 128 ] || sleep 0.01; i=$((i+1)); done; fi');
+  }
+  lines.push('exec 3>&-', 'unset ATLAS_SANDBOX_COMMAND', `export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`);
   // Inside the sandbox loopback is the sandbox's own: an allowed loopback host (a local model API,
   // a test server) is this machine's, reachable only through the proxy.
   if (policy.allowed_domains.some((d) => LOOPBACK.test(d))) lines.push(`export NO_PROXY=${NO_PROXY_WITHOUT_LOOPBACK} no_proxy=${NO_PROXY_WITHOUT_LOOPBACK}`);
-  // The library starts the in-sandbox end of the proxy bridge in the background, just before the
-  // command: a client that connects at once can find nothing listening yet. Wait for it (bash,
-  // which the library runs this with; at most about a second).
-  if (policy.allowed_domains.length > 0 && process.platform === 'linux') {
-    lines.push('if [ -n "$BASH_VERSION" ]; then i=0; while [ $i -lt 100 ] && ! (: </dev/tcp/127.0.0.1/3128) 2>/dev/null; do sleep 0.01; i=$((i+1)); done; fi');
-  }
   lines.push(spec.shell ? `exec /bin/sh -c ${shellQuote(spec.command)}` : `exec ${[spec.command, ...spec.args].map(shellQuote).join(' ')}`);
   return lines.join('\n');
 }
