@@ -3,8 +3,6 @@
 // checks that every protection stays: no network offline, only the allowed host with hosts, Unix
 // sockets refused by the seccomp filter, writes only where allowed, the command's exit code.
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProcessGroups } from '../src/exec/process-groups.js';
@@ -14,6 +12,7 @@ import type { SandboxPolicy } from '../src/exec/sandbox/policy.js';
 import { parseQuotedWords, runnerArgv } from '../src/exec/sandbox/runner-argv.js';
 import { resetSandbox } from '../src/exec/sandbox/runtime.js';
 import { tempDir } from './helpers/core-fixtures.js';
+import { startHostServer, type HostServer } from './helpers/host-server.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 
 const CMD = 'eval "$ATLAS_SANDBOX_COMMAND"';
@@ -82,7 +81,7 @@ describe.skipIf(skipSandbox)('the shorter chain in the real sandbox', () => {
   const worktree = join(base, 'worktree');
   const taskDir = join(base, 'task');
   const outside = join(base, 'outside');
-  let server: ReturnType<typeof createServer>;
+  let server: HostServer;
   let port = 0;
   const policy = (extra: Partial<SandboxPolicy> = {}): SandboxPolicy => ({
     worktree, tmpdir: join(taskDir, 'tmp'), allow_write: [worktree, join(taskDir, 'tmp')], deny_write: [], deny_read: [], allowed_domains: [], ...extra,
@@ -94,14 +93,12 @@ describe.skipIf(skipSandbox)('the shorter chain in the real sandbox', () => {
 
   beforeAll(async () => {
     for (const d of [worktree, taskDir, outside]) mkdirSync(d, { recursive: true });
-    server = createServer((_req, res) => res.end('hello from the host'));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    port = (server.address() as AddressInfo).port;
+    server = await startHostServer('hello from the host');
+    port = server.port;
   });
   afterAll(async () => {
     await resetSandbox();
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await server.close();
   });
 
   it('offline: bubblewrap is started directly, and there is no network, no Unix socket, no write outside', async () => {
