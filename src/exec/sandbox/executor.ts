@@ -24,10 +24,10 @@ export function innerCommand(spec: Pick<LaunchSpec, 'command' | 'args' | 'shell'
   // The in-sandbox end of the proxy bridge starts in the background just before the command: a
   // client that connects at once can find nothing listening yet. Wait for it (bash, which runs
   // this when hosts are allowed; at most about a second) without starting a program: the probe is
-  // a redirection of the shell itself, the pause a read on the start descriptor, which atlas never
-  // writes to (a `sleep` when that read cannot wait).
+  // a redirection of a builtin (`true`: a failed one never ends the shell, unlike `:`), the pause
+  // a read on the start descriptor, which atlas never writes to (`sleep` if that read cannot wait).
   if (policy.allowed_domains.length > 0 && process.platform === 'linux') {
-    lines.push('if [ -n "$BASH_VERSION" ]; then i=0; while [ $i -lt 100 ] && ! { : </dev/tcp/127.0.0.1/3128; } 2>/dev/null; do read -t 0.01 -u 3 _ 2>/dev/null || [ $? -gt 128 ] || sleep 0.01; i=$((i+1)); done; fi');
+    lines.push('if [ -n "$BASH_VERSION" ]; then i=0; while [ $i -lt 100 ] && ! { true </dev/tcp/127.0.0.1/3128; } 2>/dev/null; do read -t 0.01 -u 3 _ 2>/dev/null || [ $? -gt 128 ] || sleep 0.01; i=$((i+1)); done; fi');
   }
   lines.push('exec 3>&-', 'unset ATLAS_SANDBOX_COMMAND', `export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`);
   // Inside the sandbox loopback is the sandbox's own: an allowed loopback host (a local model API,
