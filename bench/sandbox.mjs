@@ -3,6 +3,7 @@
 // sandboxed 100 ms command within 1.5x of local (seed 002 asks < 2x), start-up under 1 s (< 3 s).
 // Usage: node bench/sandbox.mjs [rounds=20]
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
@@ -71,7 +72,7 @@ rmSync(task, { recursive: true, force: true });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const m = (c, mode) => median(samples.get(`${c}|${mode}`));
 const ok = (pass) => (pass ? 'ok' : 'MISSED');
-console.log(`   ${rounds} interleaved rounds, medians:`);
+console.log(`   ${rounds} interleaved rounds, medians (load average ${loadavg()[0].toFixed(1)} on this machine's cores):`);
 console.log(`   true        local ${m('true', 'local').toFixed(1)} ms, sandboxed ${m('true', 'sandboxed').toFixed(1)} ms (+${(m('true', 'sandboxed') - m('true', 'local')).toFixed(1)} ms per command)`);
 const ratio = m('sleep 0.1', 'sandboxed') / m('sleep 0.1', 'local');
 console.log(`   100 ms cmd  local ${m('sleep 0.1', 'local').toFixed(1)} ms, sandboxed ${m('sleep 0.1', 'sandboxed').toFixed(1)} ms: ${ratio.toFixed(2)}x   target <= 1.5x (seed: < 2x)  ${ok(ratio <= 1.5)}`);

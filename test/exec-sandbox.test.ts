@@ -3,8 +3,6 @@
 // a timeout stops the whole sandboxed tree.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
@@ -20,6 +18,7 @@ import { atlasProtectedPaths } from '../src/exec/sandbox/policy.js';
 import { resetSandbox } from '../src/exec/sandbox/runtime.js';
 import { makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 import { waitFor } from './helpers/engine-fixtures.js';
+import { startHostServer, type HostServer } from './helpers/host-server.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 
 function policyFor(worktree: string, taskDir: string, extra: Partial<SandboxPolicy> = {}): SandboxPolicy {
@@ -48,21 +47,19 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
   const taskDir = join(base, 'task');
   const secrets = join(base, 'home', 'keys');
   const outside = join(base, 'outside');
-  let server: ReturnType<typeof createServer>;
+  let server: HostServer;
   let port = 0;
 
   beforeAll(async () => {
     for (const d of [worktree, taskDir, secrets, outside]) mkdirSync(d, { recursive: true });
     writeFileSync(join(secrets, 'master.key'), 'SECRET-KEY-MATERIAL', { mode: 0o600 });
     writeFileSync(join(outside, 'readable.txt'), 'public');
-    server = createServer((_req, res) => res.end('hello from the host'));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    port = (server.address() as AddressInfo).port;
+    server = await startHostServer('hello from the host');
+    port = server.port;
   });
   afterAll(async () => {
     await resetSandbox();
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await server.close();
   });
 
   it('gives the same output and exit code as local mode, in the same directory', async () => {

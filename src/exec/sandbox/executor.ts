@@ -9,6 +9,7 @@ import type { Launch, LaunchSpec, ProcessExecutor } from '../types.js';
 import { checkLayoutAfterCommand, looseBranchRefs } from './layout-guard.js';
 import { absentStubPaths, emptyMountDirs, recordLitter, removeStubs } from './litter.js';
 import type { SandboxPolicy } from './policy.js';
+import { runnerArgv } from './runner-argv.js';
 import { bridgeSockets, commandFinished, wrapCommand } from './runtime.js';
 
 const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/;
@@ -19,22 +20,25 @@ const NO_PROXY_WITHOUT_LOOPBACK = '169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.1
 export function innerCommand(spec: Pick<LaunchSpec, 'command' | 'args' | 'shell'>, policy: SandboxPolicy): string {
   const tmp = shellQuote(policy.tmpdir);
   // First the sign that the sandbox is set up (Launch.signalsStart), on a descriptor the command never gets.
-  const lines = ['{ printf 1 >&3; } 2>/dev/null; exec 3>&-', 'unset ATLAS_SANDBOX_COMMAND', `export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`];
+  const lines = ['{ printf 1 >&3; } 2>/dev/null'];
+  // The in-sandbox end of the proxy bridge starts in the background just before the command: a
+  // client that connects at once can find nothing listening yet. Wait for it (bash, which runs
+  // this when hosts are allowed; at most about a second) without starting a program: the probe is
+  // a redirection of a builtin (`true`: a failed one never ends the shell, unlike `:`), the pause
+  // a read on the start descriptor, which atlas never writes to (`sleep` if that read cannot wait).
+  if (policy.allowed_domains.length > 0 && process.platform === 'linux') {
+    lines.push('if [ -n "$BASH_VERSION" ]; then i=0; while [ $i -lt 100 ] && ! { true </dev/tcp/127.0.0.1/3128; } 2>/dev/null; do read -t 0.01 -u 3 _ 2>/dev/null || [ $? -gt 128 ] || sleep 0.01; i=$((i+1)); done; fi');
+  }
+  lines.push('exec 3>&-', 'unset ATLAS_SANDBOX_COMMAND', `export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`);
   // Inside the sandbox loopback is the sandbox's own: an allowed loopback host (a local model API,
   // a test server) is this machine's, reachable only through the proxy.
   if (policy.allowed_domains.some((d) => LOOPBACK.test(d))) lines.push(`export NO_PROXY=${NO_PROXY_WITHOUT_LOOPBACK} no_proxy=${NO_PROXY_WITHOUT_LOOPBACK}`);
-  // The library starts the in-sandbox end of the proxy bridge in the background, just before the
-  // command: a client that connects at once can find nothing listening yet. Wait for it (bash,
-  // which the library runs this with; at most about a second).
-  if (policy.allowed_domains.length > 0 && process.platform === 'linux') {
-    lines.push('if [ -n "$BASH_VERSION" ]; then i=0; while [ $i -lt 100 ] && ! (: </dev/tcp/127.0.0.1/3128) 2>/dev/null; do sleep 0.01; i=$((i+1)); done; fi');
-  }
   lines.push(spec.shell ? `exec /bin/sh -c ${shellQuote(spec.command)}` : `exec ${[spec.command, ...spec.args].map(shellQuote).join(' ')}`);
   return lines.join('\n');
 }
 
 const WRITE_DENIED = /Read-only file system|Operation not permitted|EROFS|EPERM/;
-const NETWORK_DENIED = /blocked-by-sandbox-runtime|not allowed by ruleset|Could not resolve host|name resolution|EAI_AGAIN|ENOTFOUND|403 Forbidden|Connection refused|ECONNREFUSED/;
+const NETWORK_DENIED = /blocked-by-sandbox-runtime|not allowed by ruleset|Could not resolve host|name resolution|EAI_AGAIN|ENOTFOUND|403 Forbidden|Connection refused|ECONNREFUSED|Couldn't connect to server/;
 
 /** A failure's stderr read against the policy: which rule refused it, and where to change it. */
 export function explainDenial(stderr: string, policy: SandboxPolicy): string | undefined {
@@ -60,8 +64,12 @@ export function explainDenial(stderr: string, policy: SandboxPolicy): string | u
  */
 export const REWRAP_MS = 30_000;
 
+/** What every command of the wrap runs: it takes the command line from this variable. */
+const RUNNER_COMMAND = 'eval "$ATLAS_SANDBOX_COMMAND"';
+
 interface Wrap {
-  runner: string;
+  /** The program and its arguments (runner-argv.ts). */
+  runner: string[];
   /** Protected paths absent at wrap time: bubblewrap creates a stub at each while a command runs. */
   stubs: string[];
   key: string;
@@ -100,7 +108,8 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
     if (wrap && wrap.key === key && Date.now() - wrap.at < REWRAP_MS) return wrap;
     if (wrap) commandFinished();
     const tempBefore = new Set(emptyMountDirs());
-    const runner = await wrapCommand(policy, 'eval "$ATLAS_SANDBOX_COMMAND"', `atlas-${process.pid}-${++counter}`);
+    const wrapped = await wrapCommand(policy, RUNNER_COMMAND, `atlas-${process.pid}-${++counter}`);
+    const runner = runnerArgv(wrapped, RUNNER_COMMAND, policy.allowed_domains.length === 0, bridgeSockets());
     // Recorded before any command starts: a SIGKILL from here on leaves only what this names.
     recordLitter(taskDir, { worktree: policy.worktree, stubs, sockets: bridgeSockets(), temp_dirs: emptyMountDirs().filter((d) => !tempBefore.has(d)) });
     wrap = { runner, stubs, key, at: Date.now() };
@@ -115,8 +124,8 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
       running++;
       let done = false;
       return {
-        command: '/bin/sh',
-        args: ['-c', current.runner],
+        command: current.runner[0]!,
+        args: current.runner.slice(1),
         shell: false,
         env: { ...sandboxEnvironment(spec.env, policy.env), ...(policy.home ? { HOME: policy.home } : {}), ...policy.git_env, ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
         finished: () => {
