@@ -32,7 +32,7 @@ describe('slow and hostile clients', () => {
     const { server } = await serve(home, agentConfig((c) => Object.assign(c.server, { request_timeout: 1500, headers_timeout: 1000, body_timeout: 1200, requests_per_second: 0 })));
     const sockets = await Promise.all(Array.from({ length: 300 }, () => open(server.port)));
     const closed = sockets.map((s) => s.ended.then(() => s.got()));
-    for (const s of sockets) s.write(`POST /conversations/c1/sandbox/sb HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`);
+    for (const s of sockets) s.write(`POST /conversations/c1/sandbox/sb HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`);
     const drip = setInterval(() => {
       for (const s of sockets) if (!s.destroyed) s.write(' ');
     }, 200);
@@ -50,7 +50,7 @@ describe('slow and hostile clients', () => {
     const home = tempDir();
     const { server } = await serve(home, agentConfig((c) => Object.assign(c.server, { headers_timeout: 1000, request_timeout: 2000, max_connections: 5 })));
     const sockets = await Promise.all(Array.from({ length: 30 }, () => open(server.port)));
-    for (const s of sockets) if (!s.destroyed) s.write('GET /health HTTP/1.1\r\nhost: x\r\n');
+    for (const s of sockets) if (!s.destroyed) s.write('GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n');
     const times = await Promise.all(sockets.map((s) => s.ended));
     // The address's share (2 of 5) and the probes' reserve (16) are kept: the 12 beyond were
     // closed at once, the rest timed out waiting for the rest of the headers.
@@ -64,7 +64,7 @@ describe('slow and hostile clients', () => {
     const { token } = await createToken(home, 'alice');
     const { server } = await serve(home, agentConfig((c) => Object.assign(c.server, { body_timeout: 500, request_timeout: 20_000 })));
     const s = await open(server.port);
-    s.write(`POST /tasks HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{"re`);
+    s.write(`POST /tasks HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{"re`);
     await s.ended;
     expect(s.got()).toMatch(/^HTTP\/1\.1 408/);
     expect(s.got()).toContain('"code":"body_timeout"');
