@@ -6,6 +6,7 @@
 // least any server costs on this machine, side by side with atlas.
 // Usage: node bench/server.mjs [turns per conversation=2] [loads=10,50,200]
 // BENCH_SERVER_AGENTS=node,shell: which command agents to run the loads with (both by default).
+// BENCH_SERVER_PROF=DIR: the servers write V8 CPU profiles (node --cpu-prof) into DIR.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -43,11 +44,19 @@ function timeSpawn(argv, runs = 7) {
 /** Starts the server; resolves when it logs "listening", with the time that took. */
 function startServer(home, local = true, agent = AGENTS.node) {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [ATLAS, '-c', 'ai.agent=command', '-c', `ai.command=${agent}`, '-c', 'server.max_streams_per_account=1000', '-c', 'server.requests_per_second=0', '-c', 'server.max_running_per_account=1000', 'serve', '--port', '0', ...(local ? ['--local'] : [])], {
+  // BENCH_SERVER_PROF=DIR: each server writes a V8 CPU profile there when it stops.
+  const prof = process.env.BENCH_SERVER_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_SERVER_PROF] : [];
+  const child = spawn(process.execPath, [...prof, ATLAS, '-c', 'ai.agent=command', '-c', `ai.command=${agent}`, '-c', 'server.max_streams_per_account=1000', '-c', 'server.requests_per_second=0', '-c', 'server.max_running_per_account=1000', 'serve', '--port', '0', ...(local ? ['--local'] : [])], {
     env: { ...process.env, ATLAS_HOME: home },
-    stdio: ['ignore', 'pipe', 'ignore'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return untilListening(child).then((port) => {
+  // The end of its stderr, so a server that exits says why (round 1's run ended on a bare 'server exited 1').
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-2000)));
+  const why = (error) => {
+    throw new Error(`${error.message}: ${stderr.split('\n').filter((l) => l && !l.includes('UNSANDBOXED')).slice(-5).join(' | ')}`);
+  };
+  return untilListening(child).catch(why).then((port) => {
     const ms = performance.now() - t0;
     // The access log: each stream's ttfb_ms as the server measured it.
     const ttfb = [];
@@ -155,8 +164,10 @@ console.log(`  atlas serve --local: start to listening       ${startup.toFixed(1
 const kinds = process.env.BENCH_SERVER_AGENTS?.split(',') ?? Object.keys(AGENTS);
 for (const [kind, agent] of Object.entries(AGENTS).filter(([k]) => kinds.includes(k))) {
   const server = await startServer(home, true, agent);
+  const floorServer = await startFloor(agent);
   console.log(`  --local, ${kind} agent:`);
   const single = await load(server.port, tok, 1, `warm-${kind}`);
+  await load(floorServer.port, tok, 1, `floor-warm-${kind}`);
   console.log(`  one conversation, ${single.turns} turns: first SSE byte p50 ${pct(single.firstBytes, 0.5).toFixed(1)} ms; agent's first message beyond its own start-up p50 ${pct(single.overheads, 0.5).toFixed(1)} ms`);
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.child.pid).rss)), 50);
@@ -182,36 +193,56 @@ for (const [kind, agent] of Object.entries(AGENTS).filter(([k]) => kinds.include
         `event-loop delay p50 ${loop.p50.toFixed(1)} / p99 ${loop.p99.toFixed(1)} / max ${loop.max.toFixed(1)} ms; RSS ${rssMb(server.child.pid).rss.toFixed(1)} MB` +
         (n >= 200 ? `  (targets: 0 errors, p99 beyond the agent's own <= 250 ms, event-loop p99 <= 100 ms) ${ok ? 'ok' : 'MISSED'}` : ''),
     );
+    const f = await floorLoad(floorServer, n, kind);
+    compare(kind, n, { ...r, cpuPerTurn }, f);
   }
   clearInterval(sampler);
   const mem = rssMb(server.child.pid);
   console.log(`  server RSS now ${mem.rss.toFixed(1)} MB, peak sampled ${peak.toFixed(1)} MB, high-water ${mem.peak.toFixed(1)} MB`);
   server.child.kill('SIGTERM');
-  await new Promise((r) => server.child.on('exit', r));
-  await floor(kind, agent);
+  floorServer.child.kill('SIGTERM');
+  await Promise.all([server.child, floorServer.child].map((c) => new Promise((r) => c.on('exit', r))));
 }
 
 /**
- * The same load against bench/server-floor.mjs, a server that only spawns the agent and pipes
- * its output: what any server costs on this machine, so atlas's figures read against it.
+ * bench/server-floor.mjs, a server that only spawns the agent and pipes its output: what any
+ * server costs on this machine. Each load runs against it right after atlas, so the two read side
+ * by side under the same machine load.
  */
-async function floor(kind, agent) {
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'server-floor.mjs'), agent], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const port = await untilListening(child);
+async function startFloor(agent) {
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'server-floor.mjs'), agent], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return { child, port: await untilListening(child) };
+}
+
+async function floorLoad({ child, port }, n, kind) {
   const delay = async () => (await fetch(`http://127.0.0.1:${port}/delay`)).json();
-  for (const n of LOADS) {
-    await delay();
-    const r = await load(port, tok, n, `floor${n}-${kind}`);
-    const loop = await delay();
-    console.log(
-      `  floor (spawn and pipe, nothing else), ${kind} agent, ${String(n).padStart(3)} concurrent x ${TURNS} turns: ${r.errors} errors, ${r.throughput.toFixed(1)} turns/s; ` +
-        `agent's first message beyond its own start-up p50 ${pct(r.overheads, 0.5)?.toFixed(1)} / p99 ${pct(r.overheads, 0.99)?.toFixed(1)} ms; ` +
-        `event-loop delay p99 ${loop.p99.toFixed(1)} / max ${loop.max.toFixed(1)} ms` +
-        (n >= 200 ? `  (issue 19's 250 ms p99 ${pct(r.overheads, 0.99) > 250 ? 'is below what any server reaches on this machine' : 'is within reach here'})` : ''),
-    );
-  }
-  child.kill('SIGTERM');
-  await new Promise((r) => child.on('exit', r));
+  await delay();
+  const cpu0 = cpuMs(child.pid);
+  const r = await load(port, tok, n, `floor${n}-${kind}`);
+  const cpuPerTurn = (cpuMs(child.pid) - cpu0) / Math.max(1, r.turns);
+  const loop = await delay();
+  console.log(
+    `  floor (spawn and pipe, nothing else), ${kind} agent, ${String(n).padStart(3)} concurrent x ${TURNS} turns: ${r.errors} errors, ${r.throughput.toFixed(1)} turns/s; ` +
+      `first SSE byte p99 ${pct(r.firstBytes, 0.99)?.toFixed(1)} ms; agent's first message beyond its own start-up p50 ${pct(r.overheads, 0.5)?.toFixed(1)} / p99 ${pct(r.overheads, 0.99)?.toFixed(1)} ms; ` +
+      `server CPU ${cpuPerTurn.toFixed(1)} ms per turn; event-loop delay p99 ${loop.p99.toFixed(1)} / max ${loop.max.toFixed(1)} ms` +
+      (n >= 200 ? `  (issue 19's 250 ms p99 ${pct(r.overheads, 0.99) > 250 ? 'is below what any server reaches on this machine' : 'is within reach here'})` : ''),
+  );
+  return { ...r, cpuPerTurn };
+}
+
+/** Issue 37's cost-per-turn ratios, atlas against the floor in the same run (targets: the shell agent at 50 and 200). */
+function compare(kind, n, atlas, floor) {
+  const cpu = atlas.cpuPerTurn / floor.cpuPerTurn;
+  const rate = atlas.throughput / floor.throughput;
+  const ttfb = pct(atlas.firstBytes, 0.99) / pct(floor.firstBytes, 0.99);
+  const targeted = kind === 'shell' && n >= 50;
+  const ok = cpu <= 2 && rate >= 0.7 && ttfb <= 1.5 && atlas.errors === 0;
+  console.log(
+    `  atlas / floor, ${kind} agent, ${String(n).padStart(3)} concurrent: server CPU per turn ${atlas.cpuPerTurn.toFixed(1)} / ${floor.cpuPerTurn.toFixed(1)} ms = ${cpu.toFixed(2)}x (target <= 2x); ` +
+      `turns/s ${atlas.throughput.toFixed(1)} / ${floor.throughput.toFixed(1)} = ${rate.toFixed(2)}x (target >= 0.7x); ` +
+      `p99 first SSE byte ${pct(atlas.firstBytes, 0.99)?.toFixed(1)} / ${pct(floor.firstBytes, 0.99)?.toFixed(1)} ms = ${ttfb.toFixed(2)}x (target <= 1.5x)` +
+      (targeted ? ` ${ok ? 'ok' : 'MISSED'}` : ' (targets apply to the shell agent at 50 and 200)'),
+  );
 }
 
 // Without --local (the default): the start-up checks the sandbox, and each turn's agent runs in it.

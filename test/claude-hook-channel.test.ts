@@ -116,6 +116,26 @@ describe('the hook channel', () => {
     expect(existsSync(join(home, 'x'))).toBe(false);
   });
 
+  it("a server conversation's channel takes its resumed session, which no task owns, and no other", async () => {
+    const { repo, target, home } = setup();
+    const entry = (id: string, taskDir: string | null) => updateSessionEntry(home, id, () => ({ session_id: id, request_id: 'p0', base_dir: join(home, `base-${id}`), task_dir: taskDir, task_id: taskDir ? 't' : null, workspace: taskDir ? 'w' : null, cwd: repo, started_at: 'then', launched_by_atlas: true }));
+    await entry('sess-conv', null);
+    await entry('sess-stray', null);
+    await entry('sess-task', join(home, 'other-task'));
+    const conversation = new HookReceiver({ ...target, session: 'sess-conv' });
+    push(conversation, message(repo, { hook_event_name: 'Stop', session_id: 'sess-conv', last_assistant_message: 'mine' }), 'c1');
+    push(conversation, message(repo, { hook_event_name: 'Stop', session_id: 'sess-stray', last_assistant_message: 'not named' }), 'c2');
+    await conversation.settled();
+    expect(conversation.recorded).toBe(1);
+    expect(conversation.refused).toEqual([expect.stringMatching(/session sess-stray, not this task's/)]);
+    // Naming a session a task owns does not hand its events to the conversation.
+    const forged = new HookReceiver({ ...target, session: 'sess-task' });
+    push(forged, message(repo, { hook_event_name: 'Stop', session_id: 'sess-task', last_assistant_message: 'forged' }), 'c3');
+    await forged.settled();
+    expect(forged.recorded).toBe(0);
+    expect(forged.refused).toEqual([expect.stringMatching(/session sess-task, not this task's/)]);
+  });
+
   it('cannot rewrite what an earlier request recorded, nor make atlas copy a file outside Claude Code\'s folder', async () => {
     const { repo, target, base, home, claudeDir } = setup();
     const first = new HookReceiver(target);

@@ -2,7 +2,7 @@
 // API (served from this test's event loop, so the server runs as an asynchronous child process):
 // a Write tool call runs for real in the conversation's workspace, and the second prompt resumes
 // the same Claude session (the model sees the first exchange).
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
@@ -12,6 +12,7 @@ import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
 import { createToken, getJson, prompt, startServe } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
+import { skipSandbox } from './helpers/sandbox-fixtures.js';
 
 checkResponses();
 
@@ -67,5 +68,38 @@ describe('atlas serve with Claude Code', () => {
     expect(text).toContain('is it there?');
     const messages = (await getJson(server.url, token, '/conversations/claude-1/messages')).json.messages;
     expect(messages.some((m: any) => m.role === 2 && m.tool_calls[0]?.id === 'toolu_srv1' && m.tool_calls[0].status === 'success')).toBe(true);
+  });
+});
+
+/** Every hook-events.jsonl line under a folder, as parsed objects. */
+function hookEvents(dir: string): any[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name === 'hook-events.jsonl')
+    .flatMap((e) => readFileSync(join(e.parentPath, e.name), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+}
+
+describe.skipIf(skipSandbox)('atlas serve with Claude Code in the sandbox', () => {
+  // Issue 35's gap: sandboxed, the hook cannot write $ATLAS_HOME; its events come to the server
+  // through the conversation's hook channel, the resumed session's included.
+  it('records the hook events of each turn through the conversation\'s channel, with no hook error', async () => {
+    fake = await startFakeAnthropic([
+      { text: 'First answer.', usage: { input_tokens: 100, output_tokens: 20 } },
+      { text: 'Second answer.', usage: { input_tokens: 150, output_tokens: 10 } },
+    ]);
+    const home = tempDir();
+    const token = createToken(home, 'alice');
+    server = await startServe(home, [], { flags: ['-c', 'ai.agent=claude'], env: claudeEnv(fake), local: false });
+    const first = await prompt(server.url, token, 'claude-sb', { prompt: 'first prompt here', provider: 'claude' });
+    expect(first.events.at(-1)!.data).toMatchObject({ ok: true });
+    const second = await prompt(server.url, token, 'claude-sb', { prompt: 'second prompt here' });
+    expect(second.events.at(-1)!.data).toMatchObject({ ok: true, session_id: first.events.at(-1)!.data.session_id });
+    const events = hookEvents(join(home, 'sessions'));
+    const prompts = events.filter((e) => e.hook_event_name === 'UserPromptSubmit').map((e) => e.prompt);
+    expect(prompts.sort()).toEqual(['first prompt here', 'second prompt here']);
+    expect(events.filter((e) => e.hook_event_name === 'Stop')).toHaveLength(2);
+    expect(existsSync(join(home, 'claude', 'hook-errors.log')) ? readFileSync(join(home, 'claude', 'hook-errors.log'), 'utf8') : '').toBe('');
+    // The pipes went with their turns; the channel folder stays, empty.
+    expect(readdirSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'claude-sb', 'channel'))).toEqual([]);
   });
 });

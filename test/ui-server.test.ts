@@ -105,6 +105,14 @@ describe('sign-in by cookie', () => {
     expect(out.status).toBe(200);
     expect(out.headers.getSetCookie().join()).toContain('Max-Age=0');
     expect((await fetch(`${url}/tasks`, { headers: { cookie: s.cookie } })).status).toBe(401);
+    // Signing out with no live session (no cookie, or the one just ended) is 401, not a 200 that
+    // reads as a sign-out; the stale cookies are still cleared (issue 37).
+    const none = await fetch(`${url}/session`, { method: 'DELETE' });
+    expect(none.status).toBe(401);
+    expect(((await none.json()) as any).error.code).toBe('unauthorized');
+    const stale = await fetch(`${url}/session`, { method: 'DELETE', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf } });
+    expect(stale.status).toBe(401);
+    expect(stale.headers.getSetCookie().join()).toContain('Max-Age=0');
   });
 
   it('a session dies with its token; a read-only token makes a read-only session; bad bodies are clear errors', async () => {

@@ -23,6 +23,11 @@ export interface HookChannelTarget {
   worktree: string;
   /** Claude Code's config folder: the only place transcripts are read from. */
   claudeConfigDir: string;
+  /**
+   * A server conversation's own Claude Code session (resumed by this run): its events are accepted
+   * though its session entry names no task (the conversation's workspace is no task's worktree).
+   */
+  session?: string | undefined;
 }
 
 /** Messages being put together at once, and their bytes: beyond these the oldest is dropped. */
@@ -172,7 +177,7 @@ export class HookReceiver {
     const event = parseHookEvent(m.input, m.cwd);
     if (!isAbsolute(event.cwd) || !inside(realpath(event.cwd), this.worktree)) return `an event from ${JSON.stringify(event.cwd.slice(0, 200))}, outside the task's worktree, was dropped`;
     const known = readSessionEntry(this.target.home, event.session_id);
-    if (known && known.task_dir !== this.target.taskDir && !this.sessions.has(event.session_id)) return `an event of session ${event.session_id.slice(0, 100)}, not this task's, was dropped`;
+    if (known && known.task_dir !== this.target.taskDir && !this.sessions.has(event.session_id) && !(known.task_dir === null && event.session_id === this.target.session)) return `an event of session ${event.session_id.slice(0, 100)}, not this task's, was dropped`;
     if (this.requests.size >= MAX_REQUESTS && event.hook_event_name === 'UserPromptSubmit') return `over ${MAX_REQUESTS} requests: a prompt was dropped`;
     for (const key of ['transcript_path', 'agent_transcript_path'] as const) {
       const path = event[key];

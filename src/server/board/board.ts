@@ -104,10 +104,13 @@ export class Board {
       return 'GET /session';
     }
     if (method === 'DELETE') {
-      if (current) {
-        if (!this.sessions.csrfOk(req, current.session)) throw new HttpError(403, 'csrf_refused', `send the ${'x-csrf-token'} header with the session's CSRF token`);
-        this.sessions.end(current.id);
+      // No live session to end: 401 as GET says (a 200 read as a sign-out), stale cookies cleared.
+      if (!current) {
+        res.setHeader('set-cookie', clearedCookies());
+        throw new HttpError(401, 'unauthorized', 'not signed in: there is no session to sign out of (POST /session with a token signs in)');
       }
+      if (!this.sessions.csrfOk(req, current.session)) throw new HttpError(403, 'csrf_refused', `send the ${'x-csrf-token'} header with the session's CSRF token`);
+      this.sessions.end(current.id);
       sendJson(res, 200, { signed_out: true }, { 'set-cookie': clearedCookies() as unknown as string });
       return 'DELETE /session';
     }

@@ -4,6 +4,7 @@
 // command agent's stream-json is read the same way. Every message goes through the lifecycle bus
 // (OnMessage records it) and out as SSE events; the run ends with OnStreamFinish, and the server
 // conversation's totals grow by the run's ledger row.
+import { claudeConfigDir } from '../../agent/claude-config-dir.js';
 import type { AgentUpdate } from '../../agent/claude-stream.js';
 import type { AgentRunResult } from '../../agent/types.js';
 import type { Config } from '../../config/schema.js';
@@ -204,6 +205,10 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       ai,
       groups: input.groups,
       executor: input.executor,
+      // Sandboxed, Claude Code's hooks cannot write $ATLAS_HOME: they hand their events to the
+      // server through a pipe in the conversation's channel/ folder (docs/claude-code.md), the
+      // resumed session's accepted though its entry names no task.
+      ...(input.executor.mode === 'sandbox' && ai.agent === 'claude' ? { hookChannel: { home, taskDir: files.dir, worktree: files.workspace, claudeConfigDir: claudeConfigDir(env), session: resumeSessionId } } : {}),
       onOutput: () => undefined,
       onUpdate,
     });

@@ -2,12 +2,14 @@
 // OS sandbox (src/exec/sandbox/) with the task policy applied to the conversation: writes only in
 // its workspace and its tmp/ folder; $ATLAS_HOME/keys, the usual secrets, the server's folder (tokens,
 // the account list, every other conversation), the store, other tasks' worktrees and workspaces unreadable.
+import { mkdirSync } from 'node:fs';
 import type { Config } from '../../config/schema.js';
 import { localExecutor } from '../../exec/local.js';
 import { diesWithParent, findSetpriv } from '../../exec/parent-death.js';
 import type { SandboxPolicy } from '../../exec/sandbox/policy.js';
 import { otherTaskWorktrees } from '../../exec/task-executor.js';
 import type { ProcessExecutor } from '../../exec/types.js';
+import { taskFiles } from '../../store/paths.js';
 import { conversationFiles } from './conversation-store.js';
 
 export interface TurnExecution {
@@ -40,6 +42,9 @@ export async function createTurnExecutor(input: { home: string; config: Config; 
   const dir = conversationFiles(input.home, input.account, input.id).dir;
   const { finishLitter, sweepLitter } = await import('../../exec/sandbox/litter.js');
   await sweepLitter(dir);
+  // Claude Code's hooks write into pipes made here (read-only inside: listed by the policy among
+  // the conversation's own files, so it must exist first).
+  mkdirSync(taskFiles(dir).channel, { recursive: true, mode: 0o700 });
   const policy = await conversationPolicy(input.home, input.config, input.account, input.id);
   const { createSandboxExecutor } = await import('../../exec/sandbox/executor.js');
   const { acquireSandbox, releaseSandbox } = await import('../../exec/sandbox/runtime.js');
