@@ -18,7 +18,10 @@ const root = realpathSync(mkdtempSync(join(tmpdir(), 'atlas-bench-api-')));
 function repo(name) {
   const dir = join(root, name);
   mkdirSync(join(dir, '.atlas', 'templates'), { recursive: true });
-  writeFileSync(join(dir, '.atlas', 'templates', 't.yaml'), 'name: t\nsteps:\n  - name: implement\n    type: ai\n    max_attempts: 1\n    prompt: "Do {{description}}"\n');
+  writeFileSync(
+    join(dir, '.atlas', 'templates', 't.yaml'),
+    'name: t\nsteps:\n  - name: implement\n    type: ai\n    max_attempts: 1\n    prompt: "Do {{description}}"\n',
+  );
   const git = (...args) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
   git('init', '-q', '-b', 'main');
   git('add', '-A');
@@ -37,7 +40,10 @@ async function api(answer) {
     });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${server.address().port}`, close: () => (server.closeAllConnections(), new Promise((r) => server.close(r))) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => (server.closeAllConnections(), new Promise((r) => server.close(r))),
+  };
 }
 
 /** Runs atlas start; resolves with the seconds to the first output matching `watch` (then Ctrl-C). */
@@ -54,7 +60,11 @@ function run(name, url, extra, watch) {
   };
   mkdirSync(env.CLAUDE_CONFIG_DIR, { recursive: true });
   const started = Date.now();
-  const child = spawn(process.execPath, [ATLAS, 'start', 't', 'bench', '--no-interactive', '--local', ...extra], { cwd: repo(name), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [ATLAS, 'start', 't', 'bench', '--no-interactive', '--local', ...extra], {
+    cwd: repo(name),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolve) => {
     let seen;
     const take = (chunk) => {
@@ -77,13 +87,17 @@ try {
   const r500 = await run('api500', failing.url, [], /the API answered 500/);
   await failing.close();
   const ok500 = r500.seen !== undefined && r500.seen <= 10;
-  console.log(`API answering 500: first message after ${r500.seen?.toFixed(1) ?? 'never'} s (target <= 10 s) ${ok500 ? 'ok' : 'OVER TARGET'}`);
+  console.log(
+    `API answering 500: first message after ${r500.seen?.toFixed(1) ?? 'never'} s (target <= 10 s) ${ok500 ? 'ok' : 'OVER TARGET'}`,
+  );
 
   const hanging = await api(() => {});
   const rHang = await run('hang', hanging.url, ['-c', `ai.stall_timeout=${STALL_S}s`], /gave no sign of life/);
   await hanging.close();
   const okHang = rHang.seen !== undefined && rHang.seen <= STALL_S + 10;
-  console.log(`hanging API: stopped with its message ${rHang.seen?.toFixed(1) ?? 'never'} s after atlas started (ai.stall_timeout ${STALL_S} s, from Claude Code's first event; target <= ${STALL_S + 10} s with its start-up) ${okHang ? 'ok' : 'OVER TARGET'}`);
+  console.log(
+    `hanging API: stopped with its message ${rHang.seen?.toFixed(1) ?? 'never'} s after atlas started (ai.stall_timeout ${STALL_S} s, from Claude Code's first event; target <= ${STALL_S + 10} s with its start-up) ${okHang ? 'ok' : 'OVER TARGET'}`,
+  );
   process.exitCode = ok500 && okHang ? 0 : 1;
 } finally {
   rmSync(root, { recursive: true, force: true });

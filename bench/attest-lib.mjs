@@ -10,7 +10,11 @@ export function homeFromBundle(home, repo, seed, bundle) {
   mkdirSync(join(home, 'keys'), { recursive: true, mode: 0o700 });
   chmodSync(join(home, 'keys'), 0o700);
   const masterKey = join(home, 'keys', 'master.key');
-  writeFileSync(masterKey, JSON.stringify({ format: 'atlas-master-key', version: 1, created_at: '2026-01-17T00:00:00Z', seed: Buffer.from(seed).toString('hex') }), { mode: 0o600 });
+  writeFileSync(
+    masterKey,
+    JSON.stringify({ format: 'atlas-master-key', version: 1, created_at: '2026-01-17T00:00:00Z', seed: Buffer.from(seed).toString('hex') }),
+    { mode: 0o600 },
+  );
   for (const t of bundle.tasks) {
     const { dir } = writeFixtureTask(home, repo, { id: t.task_id, workspace: t.workspace_id });
     for (const name of ['task.json', 'hook.json']) {
@@ -29,7 +33,12 @@ export function timeCli(args, home) {
   const started = process.hrtime.bigint();
   let stdout;
   try {
-    stdout = execFileSync(process.execPath, [ATLAS, ...args], { cwd: home, env: { ...process.env, ATLAS_HOME: home }, encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+    stdout = execFileSync(process.execPath, [ATLAS, ...args], {
+      cwd: home,
+      env: { ...process.env, ATLAS_HOME: home },
+      encoding: 'utf8',
+      maxBuffer: 512 * 1024 * 1024,
+    });
   } catch (error) {
     throw new Error(`atlas ${args[0]} failed (exit ${error.status}): ${String(error.stderr).slice(0, 2000)}`);
   }

@@ -7,7 +7,19 @@
 // Runs are interleaved with `node -e 0` so load drift hits all alike.
 // Usage: npm run build && node bench/claude-hook.mjs   (RUNS=50 for a quicker look)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdirSync, openSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,12 +52,43 @@ function makeTask(repo) {
   mkdirSync(join(dir, 'artifacts'), { recursive: true });
   const at = stamp();
   const steps = [{ name: 'implement', type: 'ai', prompt: 'x', max_attempts: 3, on_failure: 'fail' }];
-  const task = { schema_version: '1.0', id, workspace_id: 'bench', template: 'bench', description: 'bench', created_at: at, updated_at: at, status: 'step_running', repo_root: repo, worktree: repo, in_place: true, branch: 'main', steps };
+  const task = {
+    schema_version: '1.0',
+    id,
+    workspace_id: 'bench',
+    template: 'bench',
+    description: 'bench',
+    created_at: at,
+    updated_at: at,
+    status: 'step_running',
+    repo_root: repo,
+    worktree: repo,
+    in_place: true,
+    branch: 'main',
+    steps,
+  };
   const hook = {
-    version: '1.0', task_id: id, workspace_id: 'bench', created_at: at, updated_at: at, state: 'step_running',
+    version: '1.0',
+    task_id: id,
+    workspace_id: 'bench',
+    created_at: at,
+    updated_at: at,
+    state: 'step_running',
     current_step: { step_name: 'implement', step_index: 0, started_at: at, attempt: 1, max_attempts: 3 },
-    history: [{ timestamp: at, from_state: '', to_state: 'initializing', trigger: 'task_start' }, { timestamp: at, from_state: 'step_pending', to_state: 'step_running', trigger: 'step_start', step_name: 'implement', details: { step_index: 0 } }],
-    checkpoints: [], receipts: [], schema_version: '1.0',
+    history: [
+      { timestamp: at, from_state: '', to_state: 'initializing', trigger: 'task_start' },
+      {
+        timestamp: at,
+        from_state: 'step_pending',
+        to_state: 'step_running',
+        trigger: 'step_start',
+        step_name: 'implement',
+        details: { step_index: 0 },
+      },
+    ],
+    checkpoints: [],
+    receipts: [],
+    schema_version: '1.0',
   };
   writeFileSync(join(dir, 'task.json'), `${JSON.stringify(task, null, 2)}\n`);
   writeFileSync(join(dir, 'hook.json'), `${JSON.stringify(hook, null, 2)}\n`);
@@ -55,7 +98,11 @@ function makeTask(repo) {
 function payloads(prefix, repo) {
   return readdirSync(FIXTURES)
     .filter((f) => f.startsWith(prefix) && f.endsWith('.json') && !f.includes('-failure-'))
-    .map((f) => readFileSync(join(FIXTURES, f), 'utf8').replaceAll('/tmp/atlas-fixture-repo', repo).replaceAll('/tmp/atlas-fixture-claude-config', join(root, 'claude-config')));
+    .map((f) =>
+      readFileSync(join(FIXTURES, f), 'utf8')
+        .replaceAll('/tmp/atlas-fixture-repo', repo)
+        .replaceAll('/tmp/atlas-fixture-claude-config', join(root, 'claude-config')),
+    );
 }
 
 // CPU time (user + system, from /usr/bin/time where it exists) is the fairer figure on a busy
@@ -82,7 +129,10 @@ try {
   makeTask(tasked);
   const plain = makeRepo('plain');
   const cases = [];
-  for (const [where, repo] of [['task worktree', tasked], ['no task', plain]]) {
+  for (const [where, repo] of [
+    ['task worktree', tasked],
+    ['no task', plain],
+  ]) {
     // The session's first events, as Claude Code sends them, so the request folder exists.
     for (const f of ['session-start-startup', 'user-prompt-submit']) timed([HOOK_BIN], payloads(f, repo)[0], repo);
     cases.push({ label: `PreToolUse  (${where})`, repo, inputs: payloads('pre-tool-use-', repo), times: [], cpu: [] });
@@ -101,8 +151,22 @@ try {
     }
   }
   const channelEnv = { ...env, ATLAS_HOOK_PIPE: pipe, ATLAS_CLAUDE_LAUNCHED: '1' };
-  cases.push({ label: 'PreToolUse  (sandbox mode, channel)', repo: tasked, env: channelEnv, inputs: payloads('pre-tool-use-', tasked), times: [], cpu: [] });
-  cases.push({ label: 'PostToolUse (sandbox mode, channel)', repo: tasked, env: channelEnv, inputs: payloads('post-tool-use-', tasked), times: [], cpu: [] });
+  cases.push({
+    label: 'PreToolUse  (sandbox mode, channel)',
+    repo: tasked,
+    env: channelEnv,
+    inputs: payloads('pre-tool-use-', tasked),
+    times: [],
+    cpu: [],
+  });
+  cases.push({
+    label: 'PostToolUse (sandbox mode, channel)',
+    repo: tasked,
+    env: channelEnv,
+    inputs: payloads('post-tool-use-', tasked),
+    times: [],
+    cpu: [],
+  });
   const baseline = [];
   const baseCpu = [];
   for (let i = 0; i < 3; i++) timed(['-e', '0'], '', root);
@@ -112,7 +176,9 @@ try {
   }
   const base = median(baseline);
   const cpuBase = baseCpu.length ? mean(baseCpu) : undefined;
-  console.log(`${RUNS} events per kind, from ${cases[0].inputs.length} recorded PreToolUse and ${cases[1].inputs.length} PostToolUse payloads; load average ${loadavg()[0].toFixed(2)}`);
+  console.log(
+    `${RUNS} events per kind, from ${cases[0].inputs.length} recorded PreToolUse and ${cases[1].inputs.length} PostToolUse payloads; load average ${loadavg()[0].toFixed(2)}`,
+  );
   console.log(`node -e 0: wall median ${base.toFixed(1)} ms${cpuBase !== undefined ? `, CPU mean ${cpuBase.toFixed(1)} ms` : ''}`);
   let failed = false;
   for (const c of cases) {

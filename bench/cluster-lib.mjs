@@ -11,10 +11,25 @@ import { ATLAS, ROOT, untilListening } from './lib.mjs';
 /** { startPostgres, postgresSkipReason, pg } from the test helper, bundled into `work`. */
 export async function postgresTools(work) {
   const require = createRequire(join(ROOT, 'package.json'));
-  writeFileSync(join(work, 'entry.ts'), `export { startPostgres, postgresSkipReason } from ${JSON.stringify(join(ROOT, 'test/helpers/postgres.ts'))};\nexport { default as pg } from 'pg';\n`);
-  const linked = { name: 'linked', setup: (b) => b.onResolve({ filter: /^pg$/ }, (a) => ({ path: require.resolve(a.path), external: true })) };
-  await build({ entryPoints: [join(work, 'entry.ts')], outfile: join(work, 'lib.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error', plugins: [linked],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } });
+  writeFileSync(
+    join(work, 'entry.ts'),
+    `export { startPostgres, postgresSkipReason } from ${JSON.stringify(join(ROOT, 'test/helpers/postgres.ts'))};\nexport { default as pg } from 'pg';\n`,
+  );
+  const linked = {
+    name: 'linked',
+    setup: (b) => b.onResolve({ filter: /^pg$/ }, (a) => ({ path: require.resolve(a.path), external: true })),
+  };
+  await build({
+    entryPoints: [join(work, 'entry.ts')],
+    outfile: join(work, 'lib.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'error',
+    plugins: [linked],
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  });
   return import(pathToFileURL(join(work, 'lib.mjs')).href);
 }
 
@@ -23,7 +38,10 @@ export async function postgresTools(work) {
  * listens. With `logFile`, its log lines are kept there (for DEBUG runs).
  */
 export function startServer(home, env, flags, logFile) {
-  const child = spawn(process.execPath, [ATLAS, ...flags, 'serve', '--port', '0', '--local'], { env: { ...process.env, ATLAS_HOME: home, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [ATLAS, ...flags, 'serve', '--port', '0', '--local'], {
+    env: { ...process.env, ATLAS_HOME: home, ...env },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   return untilListening(child).then((port) => {
     if (logFile) child.stdout.pipe(createWriteStream(logFile));
     else child.stdout.resume();
@@ -32,7 +50,12 @@ export function startServer(home, env, flags, logFile) {
 }
 
 export function createToken(home, env) {
-  return JSON.parse(spawnSync(process.execPath, [ATLAS, '--json', 'serve', 'token', 'create', '--account', 'bench'], { env: { ...process.env, ATLAS_HOME: home, ...env }, encoding: 'utf8' }).stdout).token;
+  return JSON.parse(
+    spawnSync(process.execPath, [ATLAS, '--json', 'serve', 'token', 'create', '--account', 'bench'], {
+      env: { ...process.env, ATLAS_HOME: home, ...env },
+      encoding: 'utf8',
+    }).stdout,
+  ).token;
 }
 
 export const sorted = (a) => [...a].sort((x, y) => x - y);
@@ -42,5 +65,9 @@ export const pct = (s, p) => s[Math.min(s.length - 1, Math.floor(s.length * p))]
 export async function loopDelay(port) {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const read = (name) => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
-  return { p50: read('atlas_nodejs_eventloop_lag_p50_seconds'), p99: read('atlas_nodejs_eventloop_lag_p99_seconds'), max: read('atlas_nodejs_eventloop_lag_max_seconds') };
+  return {
+    p50: read('atlas_nodejs_eventloop_lag_p50_seconds'),
+    p99: read('atlas_nodejs_eventloop_lag_p99_seconds'),
+    max: read('atlas_nodejs_eventloop_lag_max_seconds'),
+  };
 }

@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { ROOT, git, makeRepo, tempDir } from './lib.mjs';
+import { git, makeRepo, ROOT, tempDir } from './lib.mjs';
 
 const RUNS = Number(process.env.RUNS ?? 15);
 const FILES = 2000;
@@ -21,9 +21,22 @@ const TARGET_MS = 100;
 const work = tempDir('atlas-bench-cross-lib-');
 const entry = join(work, 'entry.ts');
 const src = (file) => JSON.stringify(join(ROOT, 'src', file));
-writeFileSync(entry, `export { crossTaskObjects } from ${src('git/cross-objects.ts')};\nexport { controlChanges } from ${src('git/control-changes.ts')};\nexport * from ${src('git/task-objects.ts')};\n`);
-await build({ entryPoints: [entry], outfile: join(work, 'lib.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
-const { crossTaskObjects, controlChanges, ensureObjectDir, overlayEnv, stepObjectDir } = await import(pathToFileURL(join(work, 'lib.mjs')).href);
+writeFileSync(
+  entry,
+  `export { crossTaskObjects } from ${src('git/cross-objects.ts')};\nexport { controlChanges } from ${src('git/control-changes.ts')};\nexport * from ${src('git/task-objects.ts')};\n`,
+);
+await build({
+  entryPoints: [entry],
+  outfile: join(work, 'lib.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  logLevel: 'error',
+});
+const { crossTaskObjects, controlChanges, ensureObjectDir, overlayEnv, stepObjectDir } = await import(
+  pathToFileURL(join(work, 'lib.mjs')).href
+);
 
 const repo = makeRepo();
 for (let i = 0; i < FILES; i++) {
@@ -77,11 +90,17 @@ const stats = (xs) => {
 };
 const line = (label, xs) => {
   const s = stats(xs);
-  console.log(`  ${label.padEnd(52)} median ${s.median.toFixed(1).padStart(6)} ms   p90 ${s.p90.toFixed(1).padStart(6)} ms   min ${s.min.toFixed(1).padStart(6)} ms`);
+  console.log(
+    `  ${label.padEnd(52)} median ${s.median.toFixed(1).padStart(6)} ms   p90 ${s.p90.toFixed(1).padStart(6)} ms   min ${s.min.toFixed(1).padStart(6)} ms`,
+  );
   return s;
 };
-console.log(`  repository of ${FILES} files; each step changes ${CHANGED} and commits them (${objects} objects cross per step), ${RUNS} runs interleaved`);
-line('reference: the step\'s own git add -A && git commit', commits);
+console.log(
+  `  repository of ${FILES} files; each step changes ${CHANGED} and commits them (${objects} objects cross per step), ${RUNS} runs interleaved`,
+);
+line("reference: the step's own git add -A && git commit", commits);
 const crossing = line('crossing (pack-objects | index-pack --strict)', crossings);
 line('control review of the task (not in the target)', reviews);
-console.log(`  target: crossing <= ${TARGET_MS} ms for ${CHANGED} changed files: median ${crossing.median.toFixed(1)} ms, p90 ${crossing.p90.toFixed(1)} ms — ${crossing.median <= TARGET_MS ? 'met' : 'NOT met'}`);
+console.log(
+  `  target: crossing <= ${TARGET_MS} ms for ${CHANGED} changed files: median ${crossing.median.toFixed(1)} ms, p90 ${crossing.p90.toFixed(1)} ms — ${crossing.median <= TARGET_MS ? 'met' : 'NOT met'}`,
+);

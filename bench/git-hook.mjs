@@ -15,7 +15,14 @@ const ATLAS_BIN = fileURLToPath(new URL('../bin/atlas.js', import.meta.url));
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'atlas-bench-git-hook-')));
 const home = join(root, 'home');
 
-const baseEnv = { ...process.env, ATLAS_HOME: home, GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com' };
+const baseEnv = {
+  ...process.env,
+  ATLAS_HOME: home,
+  GIT_AUTHOR_NAME: 'Bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.com',
+  GIT_COMMITTER_NAME: 'Bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.com',
+};
 for (const key of Object.keys(baseEnv)) if (key.startsWith('ATLAS_HOOK_')) delete baseEnv[key];
 
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, env: baseEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
@@ -43,16 +50,44 @@ function makeTask(repo, name) {
   git(repo, 'worktree', 'add', '-q', '-b', branch, worktree);
   const at = stamp();
   const steps = [{ name: 'implement', type: 'ai', prompt: 'x', max_attempts: 3, on_failure: 'fail' }];
-  const task = { schema_version: '1.0', id, workspace_id: name, template: 'bench', description: 'bench', created_at: at, updated_at: at, status: 'step_running', repo_root: repo, worktree, in_place: false, branch, steps };
+  const task = {
+    schema_version: '1.0',
+    id,
+    workspace_id: name,
+    template: 'bench',
+    description: 'bench',
+    created_at: at,
+    updated_at: at,
+    status: 'step_running',
+    repo_root: repo,
+    worktree,
+    in_place: false,
+    branch,
+    steps,
+  };
   const hook = {
-    version: '1.0', task_id: id, workspace_id: name, created_at: at, updated_at: at, state: 'step_running',
+    version: '1.0',
+    task_id: id,
+    workspace_id: name,
+    created_at: at,
+    updated_at: at,
+    state: 'step_running',
     current_step: { step_name: 'implement', step_index: 0, started_at: at, attempt: 1, max_attempts: 3 },
     history: [
       { timestamp: at, from_state: '', to_state: 'initializing', trigger: 'task_start' },
       { timestamp: at, from_state: 'initializing', to_state: 'step_pending', trigger: 'setup_complete' },
-      { timestamp: at, from_state: 'step_pending', to_state: 'step_running', trigger: 'step_start', step_name: 'implement', details: { step_index: 0 } },
+      {
+        timestamp: at,
+        from_state: 'step_pending',
+        to_state: 'step_running',
+        trigger: 'step_start',
+        step_name: 'implement',
+        details: { step_index: 0 },
+      },
     ],
-    checkpoints: [], receipts: [], schema_version: '1.0',
+    checkpoints: [],
+    receipts: [],
+    schema_version: '1.0',
   };
   writeFileSync(join(dir, 'task.json'), `${JSON.stringify(task, null, 2)}\n`);
   writeFileSync(join(dir, 'hook.json'), `${JSON.stringify(hook, null, 2)}\n`);
@@ -115,7 +150,8 @@ try {
       times: [],
       run: () => {
         const ms = timedCommit(hooked.worktree, { ...baseEnv, ATLAS_HOOK_SYNC: '1' });
-        if (!recordedCommits(hooked).includes(git(hooked.worktree, 'rev-parse', 'HEAD'))) throw new Error('sync hook did not record a checkpoint');
+        if (!recordedCommits(hooked).includes(git(hooked.worktree, 'rev-parse', 'HEAD')))
+          throw new Error('sync hook did not record a checkpoint');
         return ms;
       },
     },
@@ -138,7 +174,9 @@ try {
     console.log(name.padEnd(46), `${m.toFixed(1)} ms`.padStart(9), `${p90(c.times).toFixed(1)} ms`.padStart(9), added.padStart(9));
   }
   const addedDefault = median(cases['atlas hook, background (default)'].times) - baseline;
-  console.log(`target: the post-commit hook adds <= 150 ms in the default mode: ${addedDefault <= 150 ? 'met' : 'NOT met'} (${addedDefault.toFixed(1)} ms)`);
+  console.log(
+    `target: the post-commit hook adds <= 150 ms in the default mode: ${addedDefault <= 150 ? 'met' : 'NOT met'} (${addedDefault.toFixed(1)} ms)`,
+  );
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

@@ -40,27 +40,55 @@ export function writeFixtureTask(home, repo, { events = 10, checkpoints = 0, id 
     { name: 'validate', type: 'validation', commands: ['true'], max_attempts: 1, on_failure: 'fail' },
   ];
   const task = {
-    schema_version: '1.0', id, workspace_id: workspace, template: 'bugfix', description: 'bench task',
-    created_at: iso(t0), updated_at: iso(t0), status: 'step_running', repo_root: repo, worktree: repo,
-    in_place: true, branch: 'main', steps,
+    schema_version: '1.0',
+    id,
+    workspace_id: workspace,
+    template: 'bugfix',
+    description: 'bench task',
+    created_at: iso(t0),
+    updated_at: iso(t0),
+    status: 'step_running',
+    repo_root: repo,
+    worktree: repo,
+    in_place: true,
+    branch: 'main',
+    steps,
   };
   const history = [{ timestamp: iso(t0), from_state: '', to_state: 'initializing', trigger: 'task_start' }];
   const cycle = ['step_pending', 'step_running'];
   for (let i = 1; i < events; i++) {
     history.push({
-      timestamp: iso(t0 + i * 1000), from_state: cycle[(i + 1) % 2], to_state: cycle[i % 2], trigger: i % 2 ? 'step_start' : 'step_retry',
-      step_name: 'implement', details: { step_index: 1, attempt: 1 },
+      timestamp: iso(t0 + i * 1000),
+      from_state: cycle[(i + 1) % 2],
+      to_state: cycle[i % 2],
+      trigger: i % 2 ? 'step_start' : 'step_retry',
+      step_name: 'implement',
+      details: { step_index: 1, attempt: 1 },
     });
   }
   const cps = Array.from({ length: checkpoints }, (_, i) => ({
-    checkpoint_id: `ckpt-${i.toString(16).padStart(8, '0')}`, created_at: iso(t0 + i * 1000), step_name: 'implement', step_index: 1,
-    description: `checkpoint ${i}`, trigger: 'interval', git_branch: 'main', git_dirty: false,
+    checkpoint_id: `ckpt-${i.toString(16).padStart(8, '0')}`,
+    created_at: iso(t0 + i * 1000),
+    step_name: 'implement',
+    step_index: 1,
+    description: `checkpoint ${i}`,
+    trigger: 'interval',
+    git_branch: 'main',
+    git_dirty: false,
     files_snapshot: [{ path: 'README.md', size: 9, mod_time: iso(t0), sha256: '0123456789abcdef', exists: true }],
   }));
   const hook = {
-    version: '1.0', task_id: id, workspace_id: workspace, created_at: iso(t0), updated_at: iso(t0 + events * 1000), state: 'step_running',
+    version: '1.0',
+    task_id: id,
+    workspace_id: workspace,
+    created_at: iso(t0),
+    updated_at: iso(t0 + events * 1000),
+    state: 'step_running',
     current_step: { step_name: 'implement', step_index: 1, started_at: iso(t0), attempt: 1, max_attempts: 3, files_touched: ['README.md'] },
-    history, checkpoints: cps, receipts: [], schema_version: '1.0',
+    history,
+    checkpoints: cps,
+    receipts: [],
+    schema_version: '1.0',
   };
   writeFileSync(join(dir, 'task.json'), JSON.stringify(task, null, 2));
   writeFileSync(join(dir, 'hook.json'), JSON.stringify(hook, null, 2));
@@ -85,7 +113,10 @@ export function timeCommands(commands, runs = 30) {
 }
 
 export function report(rows) {
-  for (const r of rows) console.log(`  ${r.label.padEnd(44)} median ${r.median.toFixed(1).padStart(7)} ms   p90 ${r.p90.toFixed(1).padStart(7)} ms   min ${r.min.toFixed(1).padStart(7)} ms`);
+  for (const r of rows)
+    console.log(
+      `  ${r.label.padEnd(44)} median ${r.median.toFixed(1).padStart(7)} ms   p90 ${r.p90.toFixed(1).padStart(7)} ms   min ${r.min.toFixed(1).padStart(7)} ms`,
+    );
 }
 
 /** A small deterministic PRNG (mulberry32), so a failing soak can be replayed with --seed. */

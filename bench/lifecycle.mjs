@@ -22,13 +22,22 @@ writeFileSync(
     `export { conversationView } from ${JSON.stringify(join(src, 'conversation/hook-view.ts'))};\n` +
     `export { newHook } from ${JSON.stringify(join(src, 'domain/hook.ts'))};\n`,
 );
-await build({ entryPoints: [entry], outfile: join(work, 'lib.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error',
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } });
+await build({
+  entryPoints: [entry],
+  outfile: join(work, 'lib.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  logLevel: 'error',
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+});
 const lib = await import(pathToFileURL(join(work, 'lib.mjs')).href);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p99 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.99)];
-const line = (what, value, target, ok) => console.log(`   ${what.padEnd(58)} ${value.padStart(12)}   target ${target}   ${ok ? 'ok' : 'MISSED'}`);
+const line = (what, value, target, ok) =>
+  console.log(`   ${what.padEnd(58)} ${value.padStart(12)}   target ${target}   ${ok ? 'ok' : 'MISSED'}`);
 let missed = 0;
 const check = (what, value, unit, target, ok) => {
   line(what, `${value.toFixed(3)} ${unit}`, target, ok);
@@ -46,10 +55,37 @@ const bus = lib.createLifecycleBus({
   config: { on_cold_start: [], on_message: [], on_stream_finish: [], on_terminate: [], timeout: 60000 },
   groups,
 });
-const base = { task_id: 'task-20260101-000000', step_name: 'implement', conversation_id: 'conv-000000000001', workspace: work, task_dir: taskDir };
+const base = {
+  task_id: 'task-20260101-000000',
+  step_name: 'implement',
+  conversation_id: 'conv-000000000001',
+  workspace: work,
+  task_dir: taskDir,
+};
 const times = [];
 for (let i = 0; i < messages; i++) {
-  const message = { key: `m${i}`, conversation_id: base.conversation_id, body: `assistant text ${i} `.repeat(8), role: 2, timestamp: 1768000000 + i, tokens: 0, tool_calls: i % 3 ? [] : [{ id: `t${i}`, type: 'tool_use', name: 'Write', input: { file_path: `src/f${i}.ts`, content: 'x'.repeat(200) }, output: 'ok', status: 'success', error: '' }] };
+  const message = {
+    key: `m${i}`,
+    conversation_id: base.conversation_id,
+    body: `assistant text ${i} `.repeat(8),
+    role: 2,
+    timestamp: 1768000000 + i,
+    tokens: 0,
+    tool_calls:
+      i % 3
+        ? []
+        : [
+            {
+              id: `t${i}`,
+              type: 'tool_use',
+              name: 'Write',
+              input: { file_path: `src/f${i}.ts`, content: 'x'.repeat(200) },
+              output: 'ok',
+              status: 'success',
+              error: '',
+            },
+          ],
+  };
   const t = process.hrtime.bigint();
   await bus.message({ ...base, point: 'on_message', message });
   times.push(Number(process.hrtime.bigint() - t) / 1e6);
@@ -63,13 +99,39 @@ for (let c = 2; c <= 30; c++) {
   const id = `conv-${c.toString(16).padStart(12, '0')}`;
   mkdirSync(join(taskDir, 'conversations', id), { recursive: true });
 }
-const record = (id, step) => ({ id, task_id: base.task_id, step_name: step, attempt: 1, agent: 'claude', model: 'm', session_id: 's', started_at: '2026-01-01T00:00:00Z', ended_at: null, status: 'completed', continues: null,
-  stats: { messages_exchanged: 10, total_input_tokens: 1000, total_output_tokens: 100, total_cache_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 0.01, partial: false, models: [] } });
+const record = (id, step) => ({
+  id,
+  task_id: base.task_id,
+  step_name: step,
+  attempt: 1,
+  agent: 'claude',
+  model: 'm',
+  session_id: 's',
+  started_at: '2026-01-01T00:00:00Z',
+  ended_at: null,
+  status: 'completed',
+  continues: null,
+  stats: {
+    messages_exchanged: 10,
+    total_input_tokens: 1000,
+    total_output_tokens: 100,
+    total_cache_tokens: 0,
+    cache_read_tokens: 0,
+    cache_creation_tokens: 0,
+    cost_usd: 0.01,
+    partial: false,
+    models: [],
+  },
+});
 for (let c = 1; c <= 30; c++) {
   const id = `conv-${c.toString(16).padStart(12, '0')}`;
   writeFileSync(join(taskDir, 'conversations', id, 'conversation.json'), JSON.stringify(record(id, c === 1 ? 'implement' : `s${c}`)));
 }
-const hook = { ...lib.newHook(base.task_id, 'ws', '2026-01-01T00:00:00Z'), state: 'step_running', current_step: { step_name: 'implement', step_index: 0, started_at: '2026-01-01T00:00:00Z', attempt: 1, max_attempts: 3 } };
+const hook = {
+  ...lib.newHook(base.task_id, 'ws', '2026-01-01T00:00:00Z'),
+  state: 'step_running',
+  current_step: { step_name: 'implement', step_index: 0, started_at: '2026-01-01T00:00:00Z', attempt: 1, max_attempts: 3 },
+};
 const task = { id: base.task_id, steps: [{ name: 'implement', type: 'ai', prompt: 'x', max_attempts: 3, on_failure: 'fail' }] };
 const viewTimes = [];
 for (let i = 0; i < 50; i++) {

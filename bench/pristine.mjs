@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ATLAS, ROOT, git, makeRepo, tempDir } from './lib.mjs';
+import { ATLAS, git, makeRepo, ROOT, tempDir } from './lib.mjs';
 
 const rounds = Number(process.argv[2] ?? 5);
 const sandboxed = spawnSync('bwrap', ['--version']).status === 0 && spawnSync('socat', ['-V']).status === 0;
@@ -14,7 +14,10 @@ const mode = sandboxed ? '--sandbox' : '--local';
 
 function template(repo, command) {
   mkdirSync(join(repo, '.atlas', 'templates'), { recursive: true });
-  writeFileSync(join(repo, '.atlas', 'templates', 'v.yaml'), `name: v\ndescription: validate\nsteps:\n  - name: validate\n    type: validation\n    commands: [${JSON.stringify(command)}]\n`);
+  writeFileSync(
+    join(repo, '.atlas', 'templates', 'v.yaml'),
+    `name: v\ndescription: validate\nsteps:\n  - name: validate\n    type: validation\n    commands: [${JSON.stringify(command)}]\n`,
+  );
   git(repo, 'add', '-A');
   git(repo, 'commit', '-q', '-m', 'validation template');
 }
@@ -23,7 +26,10 @@ function template(repo, command) {
 function demoRepo() {
   const repo = makeRepo();
   writeFileSync(join(repo, 'calc.mjs'), 'export function add(a, b) {\n  return a + b;\n}\n');
-  writeFileSync(join(repo, 'test.mjs'), "import { add } from './calc.mjs';\nif (add(2, 3) !== 5) process.exit(1);\nconsole.log('1 test passed');\n");
+  writeFileSync(
+    join(repo, 'test.mjs'),
+    "import { add } from './calc.mjs';\nif (add(2, 3) !== 5) process.exit(1);\nconsole.log('1 test passed');\n",
+  );
   writeFileSync(join(repo, 'package-lock.json'), '{"lockfileVersion":3}\n');
   writeFileSync(join(repo, '.gitignore'), 'node_modules/\n');
   template(repo, 'node test.mjs');
@@ -39,14 +45,19 @@ function atlasRepo() {
   template(repo, 'node node_modules/typescript/bin/tsc --noEmit -p tsconfig.json');
   // Installed as a user's would be: a real (ignored) folder, here of links to ours.
   mkdirSync(join(repo, 'node_modules'));
-  for (const entry of readdirSync(join(ROOT, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules', entry), join(repo, 'node_modules', entry));
+  for (const entry of readdirSync(join(ROOT, 'node_modules')))
+    symlinkSync(join(ROOT, 'node_modules', entry), join(repo, 'node_modules', entry));
   return { repo, setup: [] };
 }
 
 function run(repo, home, tree, setup) {
   const config = ['-c', `validation.tree=${tree}`, ...(setup.length ? ['-c', `validation.setup=${JSON.stringify(setup)}`] : [])];
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [ATLAS, 'start', 'v', 'bench', '--no-interactive', mode, ...config], { cwd: repo, env: { ...process.env, ATLAS_HOME: home }, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [ATLAS, 'start', 'v', 'bench', '--no-interactive', mode, ...config], {
+    cwd: repo,
+    env: { ...process.env, ATLAS_HOME: home },
+    encoding: 'utf8',
+  });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`atlas start (${tree}) exited ${r.status}: ${r.stdout}\n${r.stderr}`);
   return ms;
@@ -55,7 +66,10 @@ function run(repo, home, tree, setup) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 let ok = true;
 console.log(`   ${mode.slice(2)} mode, ${rounds} interleaved rounds, medians of a whole validation-only \`atlas start\`:`);
-for (const [name, make] of [['demo repository', demoRepo], ["atlas's own repository (tsc --noEmit)", atlasRepo]]) {
+for (const [name, make] of [
+  ['demo repository', demoRepo],
+  ["atlas's own repository (tsc --noEmit)", atlasRepo],
+]) {
   const { repo, setup } = make();
   const home = tempDir('atlas-bench-pristine-home-');
   run(repo, home, 'pristine', setup); // warms the dependency cache (and the file cache)
@@ -65,7 +79,9 @@ for (const [name, make] of [['demo repository', demoRepo], ["atlas's own reposit
   const p = median(samples.pristine);
   const ratio = p / w;
   ok &&= ratio <= 1.3;
-  console.log(`   ${name.padEnd(40)} worktree ${w.toFixed(0)} ms, pristine ${p.toFixed(0)} ms (+${(p - w).toFixed(0)} ms): ${ratio.toFixed(2)}x   target <= 1.3x  ${ratio <= 1.3 ? 'ok' : 'MISSED'}`);
+  console.log(
+    `   ${name.padEnd(40)} worktree ${w.toFixed(0)} ms, pristine ${p.toFixed(0)} ms (+${(p - w).toFixed(0)} ms): ${ratio.toFixed(2)}x   target <= 1.3x  ${ratio <= 1.3 ? 'ok' : 'MISSED'}`,
+  );
   rmSync(repo, { recursive: true, force: true });
   rmSync(home, { recursive: true, force: true });
 }

@@ -42,11 +42,23 @@ for (const spec of packages) {
   const outside = run('npm', ['test'], { cwd: repo });
   git(repo, 'clean', '-qfdx', '-e', 'node_modules');
   const home = tempDir('atlas-bench-pkg-home-');
-  const inside = run(process.execPath, [ATLAS, 'start', 'check', spec, '--no-interactive', '--sandbox'], { cwd: repo, env: { ...process.env, ATLAS_HOME: home } });
+  const inside = run(process.execPath, [ATLAS, 'start', 'check', spec, '--no-interactive', '--sandbox'], {
+    cwd: repo,
+    env: { ...process.env, ATLAS_HOME: home },
+  });
   const same = outside.code === inside.code;
   if (!same || inside.code !== 0) missed++;
-  console.log(`   ${spec.padEnd(20)} install ${(install.ms / 1000).toFixed(1)} s; npm test outside: exit ${outside.code} (${(outside.ms / 1000).toFixed(1)} s); atlas start check --sandbox: exit ${inside.code} (${(inside.ms / 1000).toFixed(1)} s)   target: passes as outside  ${same && inside.code === 0 ? 'ok' : 'MISSED'}`);
-  if (!same || inside.code !== 0) console.log(inside.out.split('\n').slice(-25).map((l) => `      ${l}`).join('\n'));
+  console.log(
+    `   ${spec.padEnd(20)} install ${(install.ms / 1000).toFixed(1)} s; npm test outside: exit ${outside.code} (${(outside.ms / 1000).toFixed(1)} s); atlas start check --sandbox: exit ${inside.code} (${(inside.ms / 1000).toFixed(1)} s)   target: passes as outside  ${same && inside.code === 0 ? 'ok' : 'MISSED'}`,
+  );
+  if (!same || inside.code !== 0)
+    console.log(
+      inside.out
+        .split('\n')
+        .slice(-25)
+        .map((l) => `      ${l}`)
+        .join('\n'),
+    );
   rmSync(dir, { recursive: true, force: true });
   rmSync(home, { recursive: true, force: true });
 }

@@ -24,8 +24,16 @@ writeFileSync(
     `export { newHook, transition } from ${JSON.stringify(join(src, 'domain/hook.ts'))};\n` +
     `export { writeOwner } from ${JSON.stringify(join(src, 'liveness/owner.ts'))};\n`,
 );
-await build({ entryPoints: [entry], outfile: join(work, 'lib.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error',
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } });
+await build({
+  entryPoints: [entry],
+  outfile: join(work, 'lib.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  logLevel: 'error',
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+});
 const lib = await import(pathToFileURL(join(work, 'lib.mjs')).href);
 
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, encoding: 'utf8' });
@@ -47,15 +55,46 @@ const old = new Date(Date.now() - 3600_000);
 for (let i = 0; i < tasks; i++) {
   const ref = lib.claimTaskDir(`ws${i % 10}`, old, process.env.ATLAS_HOME);
   const ts = old.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  lib.writeTask(ref.dir, { schema_version: '1.0', id: ref.id, workspace_id: ref.workspace, template: 't', description: 'd', created_at: ts, updated_at: ts,
-    status: 'step_running', repo_root: repo, worktree: repo, in_place: true, branch: 'main', steps: [] });
+  lib.writeTask(ref.dir, {
+    schema_version: '1.0',
+    id: ref.id,
+    workspace_id: ref.workspace,
+    template: 't',
+    description: 'd',
+    created_at: ts,
+    updated_at: ts,
+    status: 'step_running',
+    repo_root: repo,
+    worktree: repo,
+    in_place: true,
+    branch: 'main',
+    steps: [],
+  });
   const m = new lib.HookManager(ref, { maxCheckpoints: 50 });
   let h = lib.transition(lib.newHook(ref.id, ref.workspace, ts), { to: 'step_pending', trigger: 'setup_complete', at: ts });
   if (i % 3 === 2) h = lib.transition(h, { to: 'completed', trigger: 'task_complete', at: ts });
   await m.create(h);
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  if (i % 3 === 0) lib.writeOwner(join(ref.dir, 'owner.json'), { pid: 2 ** 22 - 1, host: (await import('node:os')).hostname(), process_start: 'x', started_at: now, heartbeat_at: now, heartbeat_interval_ms: 10000, stale_threshold_ms: 300000 });
-  if (i % 3 === 1) lib.writeOwner(join(ref.dir, 'owner.json'), { pid: process.pid, host: (await import('node:os')).hostname(), process_start: 'unknown', started_at: now, heartbeat_at: now, heartbeat_interval_ms: 10000, stale_threshold_ms: 300000 });
+  if (i % 3 === 0)
+    lib.writeOwner(join(ref.dir, 'owner.json'), {
+      pid: 2 ** 22 - 1,
+      host: (await import('node:os')).hostname(),
+      process_start: 'x',
+      started_at: now,
+      heartbeat_at: now,
+      heartbeat_interval_ms: 10000,
+      stale_threshold_ms: 300000,
+    });
+  if (i % 3 === 1)
+    lib.writeOwner(join(ref.dir, 'owner.json'), {
+      pid: process.pid,
+      host: (await import('node:os')).hostname(),
+      process_start: 'unknown',
+      started_at: now,
+      heartbeat_at: now,
+      heartbeat_interval_ms: 10000,
+      stale_threshold_ms: 300000,
+    });
 }
 
 function time(label, fn, runs) {
@@ -67,7 +106,9 @@ function time(label, fn, runs) {
     ms.push(performance.now() - t);
   }
   ms.sort((a, b) => a - b);
-  console.log(`${label}: median ${ms[Math.floor(runs / 2)].toFixed(1)} ms (min ${ms[0].toFixed(1)}, max ${ms[runs - 1].toFixed(1)}, ${runs} runs)`);
+  console.log(
+    `${label}: median ${ms[Math.floor(runs / 2)].toFixed(1)} ms (min ${ms[0].toFixed(1)}, max ${ms[runs - 1].toFixed(1)}, ${runs} runs)`,
+  );
   return out;
 }
 
@@ -85,5 +126,7 @@ for (let r = 0; r < 5; r++) {
   if (!saved.saved) throw new Error('nothing saved');
 }
 ms.sort((a, b) => a - b);
-console.log(`saveWork, ${files} files, ${files / 100 + 20} changed: median ${ms[2].toFixed(1)} ms (min ${ms[0].toFixed(1)}, max ${ms[4].toFixed(1)}, 5 runs)`);
+console.log(
+  `saveWork, ${files} files, ${files / 100 + 20} changed: median ${ms[2].toFixed(1)} ms (min ${ms[0].toFixed(1)}, max ${ms[4].toFixed(1)}, 5 runs)`,
+);
 rmSync(work, { recursive: true, force: true });

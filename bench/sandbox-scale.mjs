@@ -25,10 +25,23 @@ const exports = {
   conversationFiles: 'server/conversations/conversation-store.ts',
   defaultConfig: 'config/load.ts',
 };
-writeFileSync(entry, Object.entries(exports).map(([name, file]) => `export { ${name} } from ${JSON.stringify(join(src, file))};`).join('\n'));
-await build({ entryPoints: [entry], outfile: join(cache, 'sandbox-scale.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error',
+writeFileSync(
+  entry,
+  Object.entries(exports)
+    .map(([name, file]) => `export { ${name} } from ${JSON.stringify(join(src, file))};`)
+    .join('\n'),
+);
+await build({
+  entryPoints: [entry],
+  outfile: join(cache, 'sandbox-scale.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  logLevel: 'error',
   external: ['@anthropic-ai/sandbox-runtime', 'better-sqlite3', 'pg', 'kysely'],
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } });
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+});
 const lib = await import(pathToFileURL(join(cache, 'sandbox-scale.mjs')).href);
 
 const readiness = await lib.checkReadiness();
@@ -69,7 +82,8 @@ const figures = [];
 for (const count of [1, 1000, 5000]) figures.push([count, await startup(count)]);
 await lib.releaseSandbox();
 const base = figures[0][1];
-for (const [count, ms] of figures) console.log(`   ${String(count).padStart(5)} conversations: turn start-up p50 ${ms.toFixed(0)} ms (${(ms / base).toFixed(2)}x of 1)`);
+for (const [count, ms] of figures)
+  console.log(`   ${String(count).padStart(5)} conversations: turn start-up p50 ${ms.toFixed(0)} ms (${(ms / base).toFixed(2)}x of 1)`);
 const ratio = figures[2][1] / base;
 console.log(`   5,000 vs 1: ${ratio.toFixed(2)}x   target <= 1.2x  ${ratio <= 1.2 ? 'ok' : 'MISSED'}`);
 process.exit(ratio <= 1.2 ? 0 : 1);

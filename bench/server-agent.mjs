@@ -5,4 +5,10 @@ const first = Date.now();
 const out = (e) => process.stdout.write(`${JSON.stringify(e)}\n`);
 out({ type: 'system', subtype: 'init', session_id: process.env.ATLAS_SESSION_ID || `bench-${process.pid}` });
 out({ type: 'assistant', message: { content: [{ type: 'text', text: `origin=${Math.round(performance.timeOrigin)} first=${first}` }] } });
-out({ type: 'result', subtype: 'success', is_error: false, result: 'ok', usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } });
+out({
+  type: 'result',
+  subtype: 'success',
+  is_error: false,
+  result: 'ok',
+  usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+});

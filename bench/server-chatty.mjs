@@ -21,17 +21,27 @@ const FLAGS = ['-c', 'ai.agent=command', '-c', `ai.command=/bin/bash ${AGENT}`];
 function turn(port, tok, conversation) {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify({ prompt: 'talk' });
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: `/conversations/${conversation}/sandbox/s`, agent: false, headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => {
-        const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
-        resolve({ ids, ok: text.includes('event: usage') && text.includes('"ok":true') });
-      });
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: `/conversations/${conversation}/sandbox/s`,
+        agent: false,
+        headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => {
+          const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+          resolve({ ids, ok: text.includes('event: usage') && text.includes('"ok":true') });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -78,10 +88,12 @@ async function flood() {
   const server = await startServer(home, {}, FLAGS);
   const sockets = [];
   for (let i = 0; i < 1030; i++) {
-    sockets.push(await new Promise((resolve) => {
-      const s = connect(server.port, '127.0.0.1', () => resolve(s));
-      s.on('error', () => resolve(s));
-    }));
+    sockets.push(
+      await new Promise((resolve) => {
+        const s = connect(server.port, '127.0.0.1', () => resolve(s));
+        s.on('error', () => resolve(s));
+      }),
+    );
   }
   const timed = async (path, headers, localAddress) => {
     const t = performance.now();

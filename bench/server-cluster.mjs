@@ -17,24 +17,49 @@ const TURNS = Number(process.argv[3] ?? 2);
 const AGENT = join(import.meta.dirname, 'server-agent.mjs');
 const work = mkdtempSync(join(tmpdir(), 'atlas-bench-cluster-'));
 const lib = await postgresTools(work);
-const FLAGS = ['-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${AGENT}`, '-c', 'server.max_streams_per_account=1000', '-c', 'server.requests_per_second=0', '-c', 'server.max_running_per_account=1000'];
+const FLAGS = [
+  '-c',
+  'ai.agent=command',
+  '-c',
+  `ai.command=${process.execPath} ${AGENT}`,
+  '-c',
+  'server.max_streams_per_account=1000',
+  '-c',
+  'server.requests_per_second=0',
+  '-c',
+  'server.max_running_per_account=1000',
+];
 
 function turn(port, tok, conversation) {
   return new Promise((resolve, reject) => {
     const p0 = performance.now();
     const body = JSON.stringify({ prompt: 'bench' });
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: `/conversations/${conversation}/sandbox/s`, agent: false, headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
-      let text = '';
-      let firstByte;
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        firstByte ??= performance.now() - p0;
-        text += chunk;
-      });
-      res.on('end', () => (text.includes('event: usage') && text.includes('"ok":true') ? resolve({ firstByte, total: performance.now() - p0 }) : reject(new Error('no ok usage event'))));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: `/conversations/${conversation}/sandbox/s`,
+        agent: false,
+        headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
+        let text = '';
+        let firstByte;
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          firstByte ??= performance.now() - p0;
+          text += chunk;
+        });
+        res.on('end', () =>
+          text.includes('event: usage') && text.includes('"ok":true')
+            ? resolve({ firstByte, total: performance.now() - p0 })
+            : reject(new Error('no ok usage event')),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -47,10 +72,14 @@ async function counters(url, show = false) {
   await client.connect();
   await client.query('create extension if not exists pg_stat_statements');
   const t = await client.query('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()');
-  const s = await client.query('select coalesce(sum(calls), 0) as n from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())');
+  const s = await client.query(
+    'select coalesce(sum(calls), 0) as n from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())',
+  );
   // BENCH_STATEMENTS=1: which statements the round trips are, most called first.
   if (show && process.env.BENCH_STATEMENTS === '1') {
-    const top = await client.query('select calls, left(regexp_replace(query, E\'\\\\s+\', \' \', \'g\'), 110) as query from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database()) order by calls desc limit 15');
+    const top = await client.query(
+      "select calls, left(regexp_replace(query, E'\\\\s+', ' ', 'g'), 110) as query from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database()) order by calls desc limit 15",
+    );
     console.table(top.rows);
   }
   await client.end();
@@ -84,8 +113,12 @@ async function run(label, replicas, url) {
       turn_p50_ms: Math.round(pct(t, 0.5)),
       turn_p99_ms: Math.round(pct(t, 0.99)),
       errors,
-      db_transactions_per_turn: Number.isNaN(before.transactions) ? '-' : Number(((after.transactions - before.transactions) / (CONVERSATIONS * TURNS)).toFixed(1)),
-      db_round_trips_per_turn: Number.isNaN(before.statements) ? '-' : Number(((after.statements - before.statements) / (CONVERSATIONS * TURNS)).toFixed(1)),
+      db_transactions_per_turn: Number.isNaN(before.transactions)
+        ? '-'
+        : Number(((after.transactions - before.transactions) / (CONVERSATIONS * TURNS)).toFixed(1)),
+      db_round_trips_per_turn: Number.isNaN(before.statements)
+        ? '-'
+        : Number(((after.statements - before.statements) / (CONVERSATIONS * TURNS)).toFixed(1)),
     };
   } finally {
     for (const s of servers) s.child.kill('SIGTERM');

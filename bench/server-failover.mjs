@@ -21,11 +21,28 @@ const AGENT = join(import.meta.dirname, '..', 'test', 'fixtures', 'server', 'str
 const LEASE_TTL_S = 3;
 const work = mkdtempSync(join(tmpdir(), 'atlas-bench-failover-'));
 const lib = await postgresTools(work);
-const FLAGS = ['-c', 'ai.agent=command', '-c', `ai.command=${process.execPath} ${AGENT}`, '-c', 'server.max_streams_per_account=10000', '-c', 'server.requests_per_second=0', '-c', 'server.max_running_per_account=1000', '-c', `server.lease_ttl=${LEASE_TTL_S}s`];
+const FLAGS = [
+  '-c',
+  'ai.agent=command',
+  '-c',
+  `ai.command=${process.execPath} ${AGENT}`,
+  '-c',
+  'server.max_streams_per_account=10000',
+  '-c',
+  'server.requests_per_second=0',
+  '-c',
+  'server.max_running_per_account=1000',
+  '-c',
+  `server.lease_ttl=${LEASE_TTL_S}s`,
+];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function parseBlock(b) {
-  return { id: Number(/^id: (\d+)/m.exec(b)?.[1]), type: /^event: (.*)$/m.exec(b)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(b)?.[1] ?? '{}') };
+  return {
+    id: Number(/^id: (\d+)/m.exec(b)?.[1]),
+    type: /^event: (.*)$/m.exec(b)?.[1],
+    data: JSON.parse(/^data: (.*)$/m.exec(b)?.[1] ?? '{}'),
+  };
 }
 
 /**
@@ -84,7 +101,11 @@ try {
   const env = { ATLAS_DATABASE_URL: await pg.createDatabase('failover') };
   const homes = [0, 1, 2].map((i) => join(work, `server-${i}`));
   const tok = createToken(homes[0], env);
-  servers.push(...(await Promise.all(homes.map((h, i) => startServer(h, env, FLAGS, process.env.DEBUG ? join(tmpdir(), `atlas-failover-server-${i}.log`) : undefined)))));
+  servers.push(
+    ...(await Promise.all(
+      homes.map((h, i) => startServer(h, env, FLAGS, process.env.DEBUG ? join(tmpdir(), `atlas-failover-server-${i}.log`) : undefined)),
+    )),
+  );
   const alive = new Set([0, 1, 2]);
   const auth = { authorization: `Bearer ${tok}`, 'content-type': 'application/json' };
   const url = (i, path) => `http://127.0.0.1:${servers[i].port}${path}`;
@@ -130,7 +151,19 @@ try {
   /** With DEBUG: what each client waits on, printed while some have not finished. */
   const doing = new Map();
   const note = (who, what) => process.env.DEBUG && doing.set(who, `${what} @${((performance.now() - t0) / 1000).toFixed(1)}s`);
-  const watchdog = process.env.DEBUG ? setInterval(() => console.error([...doing].filter(([w]) => !finished.has(Number(w.split('-')[1]))).map(([w, d]) => `${w}: ${d}`).join('\n'), '\n--'), 15_000) : undefined;
+  const watchdog = process.env.DEBUG
+    ? setInterval(
+        () =>
+          console.error(
+            [...doing]
+              .filter(([w]) => !finished.has(Number(w.split('-')[1])))
+              .map(([w, d]) => `${w}: ${d}`)
+              .join('\n'),
+            '\n--',
+          ),
+        15_000,
+      )
+    : undefined;
   async function watch(c) {
     const ids = new Ids(0);
     let n = c + 1;
@@ -169,7 +202,9 @@ try {
       const i = pick(n++);
       try {
         note(`t-${conversation.slice(2)}`, `reconnect on ${i} after ${ids.last}`);
-        const res = await fetch(url(i, `/conversations/${conversation}/events`), { headers: { ...auth, 'last-event-id': String(ids.last) } });
+        const res = await fetch(url(i, `/conversations/${conversation}/events`), {
+          headers: { ...auth, 'last-event-id': String(ids.last) },
+        });
         if (res.status !== 200) {
           await res.body?.cancel();
           await sleep(200);
@@ -197,7 +232,11 @@ try {
           let res;
           try {
             note(`t-${c}`, `turn ${k} on ${pick(c + k + attempt)}`);
-            res = await fetch(url(pick(c + k + attempt), `/conversations/${conversation}/sandbox/sb`), { method: 'POST', headers: auth, body: JSON.stringify({ prompt: `sleep:300 turn ${k}` }) });
+            res = await fetch(url(pick(c + k + attempt), `/conversations/${conversation}/sandbox/sb`), {
+              method: 'POST',
+              headers: auth,
+              body: JSON.stringify({ prompt: `sleep:300 turn ${k}` }),
+            });
           } catch {
             continue; // Not accepted (the server is gone): another server takes it.
           }
@@ -216,7 +255,8 @@ try {
           const client = { ids, ended: false };
           turnClients.push(client);
           // Read on to the turn's end: `interrupted`, or its `usage` when the kill cut only the stream.
-          if (evs.length > 0) client.ended = (await reconnect(conversation, ids, c + k + 1)).some((e) => e.type === 'interrupted' || e.type === 'usage');
+          if (evs.length > 0)
+            client.ended = (await reconnect(conversation, ids, c + k + 1)).some((e) => e.type === 'interrupted' || e.type === 'usage');
           await recover(conversation, c + k + 1);
           break;
         }
@@ -255,7 +295,14 @@ try {
     // Every turn that started ended with its usage, or was reported interrupted.
     if (started.some((t) => !usages.some((u) => u.data.turn === t) && !interrupted.includes(t))) {
       turnProblems++;
-      if (process.env.DEBUG) console.error(conversation, evs.filter((e) => !['output', 'message', 'tool_use', 'tool_result'].includes(e.type)).map((e) => `${e.id}:${e.type}:${e.data.turn ?? ''}`).join(' '));
+      if (process.env.DEBUG)
+        console.error(
+          conversation,
+          evs
+            .filter((e) => !['output', 'message', 'tool_use', 'tool_result'].includes(e.type))
+            .map((e) => `${e.id}:${e.type}:${e.data.turn ?? ''}`)
+            .join(' '),
+        );
     }
     const record = (await (await fetch(url(i, `/conversations/${conversation}`), { headers: auth })).json()).conversation;
     const sum = usages.reduce((s, u) => s + (u.data.usage?.total_input_tokens ?? 0), 0);
@@ -263,13 +310,16 @@ try {
     const turnsSeen = Math.max(0, ...started, ...interrupted, ...usages.map((u) => u.data.turn ?? 0));
     if (record.stats.total_input_tokens !== sum || record.turns !== turnsSeen) {
       usageProblems++;
-      if (process.env.DEBUG) console.error(conversation, 'record', record.status, record.turns, record.stats.total_input_tokens, 'events', started.length, sum);
+      if (process.env.DEBUG)
+        console.error(conversation, 'record', record.status, record.turns, record.stats.total_input_tokens, 'events', started.length, sum);
     }
     const messages = (await (await fetch(url(i, `/conversations/${conversation}/messages?limit=1000`), { headers: auth })).json()).messages;
     const runs = new Set(messages.map((m) => m.conversation_id));
     if (runs.size < usages.filter((u) => u.data.ok).length) messageProblems++;
   }
-  console.log(`${CONVERSATIONS} conversations × ${TURNS} turns over 3 servers on PostgreSQL, one SIGKILLed midway (lease ${LEASE_TTL_S} s)`);
+  console.log(
+    `${CONVERSATIONS} conversations × ${TURNS} turns over 3 servers on PostgreSQL, one SIGKILLed midway (lease ${LEASE_TTL_S} s)`,
+  );
   console.table([
     {
       turns: CONVERSATIONS * TURNS,
@@ -284,7 +334,9 @@ try {
     },
   ]);
   const cutClients = turnClients.filter((t) => t.ids.got > 0);
-  console.log('Live SSE clients: one per conversation following all its events across reconnections, and each turn client cut off by the kill');
+  console.log(
+    'Live SSE clients: one per conversation following all its events across reconnections, and each turn client cut off by the kill',
+  );
   console.table([
     {
       conversation_clients: watched.length,

@@ -23,9 +23,21 @@ writeFileSync(
     `export { startPostgres, postgresSkipReason } from ${JSON.stringify(join(root, 'test/helpers/postgres.ts'))};\n`,
 );
 // The drivers are imported from node_modules by path: better-sqlite3's native addon cannot be bundled.
-const linked = { name: 'linked', setup: (b) => b.onResolve({ filter: /^(better-sqlite3|pg)$/ }, (a) => ({ path: require.resolve(a.path), external: true })) };
-await build({ entryPoints: [entry], outfile: join(work, 'lib.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error', plugins: [linked],
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } });
+const linked = {
+  name: 'linked',
+  setup: (b) => b.onResolve({ filter: /^(better-sqlite3|pg)$/ }, (a) => ({ path: require.resolve(a.path), external: true })),
+};
+await build({
+  entryPoints: [entry],
+  outfile: join(work, 'lib.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  logLevel: 'error',
+  plugins: [linked],
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+});
 const lib = await import(pathToFileURL(join(work, 'lib.mjs')).href);
 
 const sorted = (a) => [...a].sort((x, y) => x - y);
@@ -116,5 +128,7 @@ try {
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-console.log(`${CONVERSATIONS} conversations × ${EVENTS} events, appended at once (a transaction each: counter, insert; fenced: + the lease row)`);
+console.log(
+  `${CONVERSATIONS} conversations × ${EVENTS} events, appended at once (a transaction each: counter, insert; fenced: + the lease row)`,
+);
 console.table(rows);

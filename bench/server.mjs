@@ -46,35 +46,67 @@ function startServer(home, local = true, agent = AGENTS.node) {
   const t0 = performance.now();
   // BENCH_SERVER_PROF=DIR: each server writes a V8 CPU profile there when it stops.
   const prof = process.env.BENCH_SERVER_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_SERVER_PROF] : [];
-  const child = spawn(process.execPath, [...prof, ATLAS, '-c', 'ai.agent=command', '-c', `ai.command=${agent}`, '-c', 'server.max_streams_per_account=1000', '-c', 'server.requests_per_second=0', '-c', 'server.max_running_per_account=1000', 'serve', '--port', '0', ...(local ? ['--local'] : [])], {
-    env: { ...process.env, ATLAS_HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...prof,
+      ATLAS,
+      '-c',
+      'ai.agent=command',
+      '-c',
+      `ai.command=${agent}`,
+      '-c',
+      'server.max_streams_per_account=1000',
+      '-c',
+      'server.requests_per_second=0',
+      '-c',
+      'server.max_running_per_account=1000',
+      'serve',
+      '--port',
+      '0',
+      ...(local ? ['--local'] : []),
+    ],
+    {
+      env: { ...process.env, ATLAS_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   // The end of its stderr, so a server that exits says why (round 1's run ended on a bare 'server exited 1').
   let stderr = '';
   child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-2000)));
   const why = (error) => {
-    throw new Error(`${error.message}: ${stderr.split('\n').filter((l) => l && !l.includes('UNSANDBOXED')).slice(-5).join(' | ')}`);
+    throw new Error(
+      `${error.message}: ${stderr
+        .split('\n')
+        .filter((l) => l && !l.includes('UNSANDBOXED'))
+        .slice(-5)
+        .join(' | ')}`,
+    );
   };
-  return untilListening(child).catch(why).then((port) => {
-    const ms = performance.now() - t0;
-    // The access log: each stream's ttfb_ms as the server measured it.
-    const ttfb = [];
-    let rest = '';
-    child.stdout.on('data', (chunk) => {
-      const lines = (rest + chunk).split('\n');
-      rest = lines.pop();
-      for (const l of lines) {
-        const t = /"ttfb_ms":([\d.]+)/.exec(l);
-        if (t) ttfb.push(Number(t[1]));
-      }
+  return untilListening(child)
+    .catch(why)
+    .then((port) => {
+      const ms = performance.now() - t0;
+      // The access log: each stream's ttfb_ms as the server measured it.
+      const ttfb = [];
+      let rest = '';
+      child.stdout.on('data', (chunk) => {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop();
+        for (const l of lines) {
+          const t = /"ttfb_ms":([\d.]+)/.exec(l);
+          if (t) ttfb.push(Number(t[1]));
+        }
+      });
+      return { child, port, ms, ttfb };
     });
-    return { child, port, ms, ttfb };
-  });
 }
 
 function token(home, account) {
-  const r = spawnSync(process.execPath, [ATLAS, '--json', 'serve', 'token', 'create', '--account', account], { env: { ...process.env, ATLAS_HOME: home }, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [ATLAS, '--json', 'serve', 'token', 'create', '--account', account], {
+    env: { ...process.env, ATLAS_HOME: home },
+    encoding: 'utf8',
+  });
   return JSON.parse(r.stdout).token;
 }
 
@@ -85,7 +117,14 @@ function turn(port, tok, conversation) {
     const p0 = performance.now();
     const body = JSON.stringify({ prompt: 'bench' });
     const req = request(
-      { host: '127.0.0.1', port, method: 'POST', path: `/conversations/${conversation}/sandbox/s`, agent: false, headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: `/conversations/${conversation}/sandbox/s`,
+        agent: false,
+        headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
         const headers = performance.now() - p0;
@@ -102,7 +141,8 @@ function turn(port, tok, conversation) {
           }
         });
         res.on('end', () => {
-          if (!text.includes('event: usage') || !text.includes('"ok":true')) return reject(new Error('turn did not end with an ok usage event'));
+          if (!text.includes('event: usage') || !text.includes('"ok":true'))
+            return reject(new Error('turn did not end with an ok usage event'));
           resolve({ headers, firstByte, agentOverhead, total: performance.now() - p0 });
         });
         res.on('error', reject);
@@ -141,10 +181,23 @@ async function load(port, tok, conversations, label) {
     totals.push(r.total);
   });
   const seconds = ms / 1000;
-  return { conversations, turns: totals.length, errors, throughput: totals.length / seconds, firstBytes: sorted(firstBytes), headers: sorted(headers), overheads: sorted(overheads), totals: sorted(totals) };
+  return {
+    conversations,
+    turns: totals.length,
+    errors,
+    throughput: totals.length / seconds,
+    firstBytes: sorted(firstBytes),
+    headers: sorted(headers),
+    overheads: sorted(overheads),
+    totals: sorted(totals),
+  };
 }
 
-console.log(`  load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} (client figures include this machine's scheduling)`);
+console.log(
+  `  load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} (client figures include this machine's scheduling)`,
+);
 const home = tempDir('atlas-bench-server-');
 const tok = token(home, 'bench');
 const nodeBare = timeSpawn([process.execPath, '-e', '0']);
@@ -159,7 +212,9 @@ for (let i = 0; i < 5; i++) {
 const startup = median(startups);
 console.log(`  node -e 0                                     ${nodeBare.toFixed(1).padStart(7)} ms`);
 console.log(`  atlas --version                               ${version.toFixed(1).padStart(7)} ms`);
-console.log(`  atlas serve --local: start to listening       ${startup.toFixed(1).padStart(7)} ms   (${(startup / nodeBare).toFixed(2)}x node -e 0; target <= 2x plus the sandbox's own start) ${startup <= 2 * nodeBare ? 'ok' : 'MISSED'}`);
+console.log(
+  `  atlas serve --local: start to listening       ${startup.toFixed(1).padStart(7)} ms   (${(startup / nodeBare).toFixed(2)}x node -e 0; target <= 2x plus the sandbox's own start) ${startup <= 2 * nodeBare ? 'ok' : 'MISSED'}`,
+);
 
 const kinds = process.env.BENCH_SERVER_AGENTS?.split(',') ?? Object.keys(AGENTS);
 for (const [kind, agent] of Object.entries(AGENTS).filter(([k]) => kinds.includes(k))) {
@@ -168,7 +223,9 @@ for (const [kind, agent] of Object.entries(AGENTS).filter(([k]) => kinds.include
   console.log(`  --local, ${kind} agent:`);
   const single = await load(server.port, tok, 1, `warm-${kind}`);
   await load(floorServer.port, tok, 1, `floor-warm-${kind}`);
-  console.log(`  one conversation, ${single.turns} turns: first SSE byte p50 ${pct(single.firstBytes, 0.5).toFixed(1)} ms; agent's first message beyond its own start-up p50 ${pct(single.overheads, 0.5).toFixed(1)} ms`);
+  console.log(
+    `  one conversation, ${single.turns} turns: first SSE byte p50 ${pct(single.firstBytes, 0.5).toFixed(1)} ms; agent's first message beyond its own start-up p50 ${pct(single.overheads, 0.5).toFixed(1)} ms`,
+  );
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.child.pid).rss)), 50);
   for (const n of LOADS) {
@@ -225,7 +282,9 @@ async function floorLoad({ child, port }, n, kind) {
     `  floor (spawn and pipe, nothing else), ${kind} agent, ${String(n).padStart(3)} concurrent x ${TURNS} turns: ${r.errors} errors, ${r.throughput.toFixed(1)} turns/s; ` +
       `first SSE byte p99 ${pct(r.firstBytes, 0.99)?.toFixed(1)} ms; agent's first message beyond its own start-up p50 ${pct(r.overheads, 0.5)?.toFixed(1)} / p99 ${pct(r.overheads, 0.99)?.toFixed(1)} ms; ` +
       `server CPU ${cpuPerTurn.toFixed(1)} ms per turn; event-loop delay p99 ${loop.p99.toFixed(1)} / max ${loop.max.toFixed(1)} ms` +
-      (n >= 200 ? `  (issue 19's 250 ms p99 ${pct(r.overheads, 0.99) > 250 ? 'is below what any server reaches on this machine' : 'is within reach here'})` : ''),
+      (n >= 200
+        ? `  (issue 19's 250 ms p99 ${pct(r.overheads, 0.99) > 250 ? 'is below what any server reaches on this machine' : 'is within reach here'})`
+        : ''),
   );
   return { ...r, cpuPerTurn };
 }
@@ -263,7 +322,9 @@ if (sandboxed) {
     await new Promise((r) => s.child.on('exit', r));
   }
   const sandboxStart = median(times);
-  console.log(`  atlas serve (sandboxed): start to listening   ${sandboxStart.toFixed(1).padStart(7)} ms   (${(sandboxStart / nodeBare).toFixed(2)}x node -e 0, the sandbox check included; ${(sandboxStart - startup).toFixed(1)} ms more than --local)`);
+  console.log(
+    `  atlas serve (sandboxed): start to listening   ${sandboxStart.toFixed(1).padStart(7)} ms   (${(sandboxStart / nodeBare).toFixed(2)}x node -e 0, the sandbox check included; ${(sandboxStart - startup).toFixed(1)} ms more than --local)`,
+  );
   const s = await startServer(home, false);
   for (const n of [1, 10]) {
     const r = await load(s.port, tok, n, `sb${n}`);

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { ATLAS, ROOT, git, makeRepo, seededRandom, tempDir } from './lib.mjs';
+import { ATLAS, git, makeRepo, ROOT, seededRandom, tempDir } from './lib.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,7 +25,15 @@ const random = seededRandom(SEED);
 
 // The fake API of the tests, bundled (it is TypeScript).
 const work = tempDir('atlas-soak-claude-');
-await build({ entryPoints: [join(ROOT, 'test', 'helpers', 'fake-anthropic.ts')], outfile: join(work, 'fake.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
+await build({
+  entryPoints: [join(ROOT, 'test', 'helpers', 'fake-anthropic.ts')],
+  outfile: join(work, 'fake.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  logLevel: 'error',
+});
 const { startFakeAnthropic, claudeEnv } = await import(pathToFileURL(join(work, 'fake.mjs')).href);
 
 /** Each Claude Code run: a Write of a file of its own, then a final answer; both answered slowly. */
@@ -34,10 +42,16 @@ const fake = await startFakeAnthropic((request, index) => {
   const afterTool = Array.isArray(last?.content) && last.content.some((c) => c.type === 'tool_result');
   const delayMs = 150 + Math.floor(random() * 900);
   if (afterTool) return { text: 'Done.', delayMs, usage: { input_tokens: 300 + index, output_tokens: 20, cache_read_input_tokens: 40 } };
-  return { text: 'Writing.', delayMs, toolUses: [{ name: 'Write', input: { file_path: `notes/run-${index}.md`, content: `run ${index}\n` } }], usage: { input_tokens: 200 + index, output_tokens: 30, cache_creation_input_tokens: 12 } };
+  return {
+    text: 'Writing.',
+    delayMs,
+    toolUses: [{ name: 'Write', input: { file_path: `notes/run-${index}.md`, content: `run ${index}\n` } }],
+    usage: { input_tokens: 200 + index, output_tokens: 30, cache_creation_input_tokens: 12 },
+  };
 });
 
-const ai = (name, idempotent = true) => `  - name: ${name}\n    type: ai\n    max_attempts: 12\n    idempotent: ${idempotent}\n    prompt: "${name}: {{description}}"\n`;
+const ai = (name, idempotent = true) =>
+  `  - name: ${name}\n    type: ai\n    max_attempts: 12\n    idempotent: ${idempotent}\n    prompt: "${name}: {{description}}"\n`;
 const TEMPLATES = {
   bugfix: `name: bugfix\nbranch_prefix: fix/\nsteps:\n${ai('analyze')}${ai('implement')}  - name: validate\n    type: validation\n  - name: commit\n    type: git\n    action: commit\n    message: "fix: {{description}}"\n`,
   feature: `name: feature\nbranch_prefix: feat/\nsteps:\n${ai('plan')}${ai('implement')}  - name: validate\n    type: validation\n  - name: commit\n    type: git\n    action: commit\n    message: "feat: {{description}}"\n`,
@@ -76,7 +90,8 @@ function alive(pid) {
 const taskDirs = () => {
   const out = [];
   const ws = join(home, 'workspaces');
-  for (const w of existsSync(ws) ? readdirSync(ws) : []) for (const t of existsSync(join(ws, w, 'tasks')) ? readdirSync(join(ws, w, 'tasks')) : []) out.push(join(ws, w, 'tasks', t));
+  for (const w of existsSync(ws) ? readdirSync(ws) : [])
+    for (const t of existsSync(join(ws, w, 'tasks')) ? readdirSync(join(ws, w, 'tasks')) : []) out.push(join(ws, w, 'tasks', t));
   return out;
 };
 const readJson = (path) => {
@@ -87,12 +102,24 @@ const readJson = (path) => {
   }
 };
 
-const stats = { kills: { atlas: 0, claude: 0, none: 0 }, beforeTask: 0, completed: 0, unrecovered: [], nothingToRecover: 0, orphans: 0, recoveries: 0 };
+const stats = {
+  kills: { atlas: 0, claude: 0, none: 0 },
+  beforeTask: 0,
+  completed: 0,
+  unrecovered: [],
+  nothingToRecover: 0,
+  orphans: 0,
+  recoveries: 0,
+};
 const started = Date.now();
 for (let n = 0; n < KILLS; n++) {
   const template = n % 2 === 0 ? 'bugfix' : 'feature';
   const before = new Set(taskDirs());
-  const child = spawn(process.execPath, [ATLAS, 'start', template, `soak ${n}`, '--no-interactive', '--workspace', `soak-${n}`], { cwd: repo, env, stdio: 'ignore' });
+  const child = spawn(process.execPath, [ATLAS, 'start', template, `soak ${n}`, '--no-interactive', '--workspace', `soak-${n}`], {
+    cwd: repo,
+    env,
+    stdio: 'ignore',
+  });
   const exited = new Promise((r) => child.on('close', r));
   const killAt = 400 + random() * 5000;
   const killAtlas = random() < 0.6;
@@ -137,13 +164,16 @@ for (let n = 0; n < KILLS; n++) {
     stats.recoveries++;
     const yes = await run(['recover', '--task', id, '--yes']);
     if (attempt === 0 && /no crashed or interrupted task/.test(yes.out)) stats.nothingToRecover++;
-    if (readJson(join(dir, 'hook.json'))?.state !== 'completed' && yes.code !== 0) await run(['recover', '--task', id, '--action', 'retry_step']);
+    if (readJson(join(dir, 'hook.json'))?.state !== 'completed' && yes.code !== 0)
+      await run(['recover', '--task', id, '--action', 'retry_step']);
   }
   if (readJson(join(dir, 'hook.json'))?.state === 'completed') stats.completed++;
   else {
     // Why, for whoever reads a failed run: the hook's last events and what each said.
     const hook = readJson(join(dir, 'hook.json'));
-    const last = (hook?.history ?? []).slice(-4).map((e) => `${e.trigger}${e.step_name ? ` ${e.step_name}` : ''}${e.details ? ` ${JSON.stringify(e.details).slice(0, 300)}` : ''}`);
+    const last = (hook?.history ?? [])
+      .slice(-4)
+      .map((e) => `${e.trigger}${e.step_name ? ` ${e.step_name}` : ''}${e.details ? ` ${JSON.stringify(e.details).slice(0, 300)}` : ''}`);
     stats.unrecovered.push(`${id}: ${hook?.state ?? 'no hook'}${last.length > 0 ? `\n      ${last.join('\n      ')}` : ''}`);
   }
   for (const pid of seen) if (alive(pid)) stats.orphans++;
@@ -205,14 +235,25 @@ for (const u of fake.delivered()) {
 await fake.close();
 
 const diff = Object.fromEntries(Object.keys(api).map((k) => [k, ledger[k] - api[k]]));
-const ok = stats.unrecovered.length === 0 && stats.orphans === 0 && stats.nothingToRecover === 0 && Object.values(diff).every((d) => d === 0);
+const ok =
+  stats.unrecovered.length === 0 && stats.orphans === 0 && stats.nothingToRecover === 0 && Object.values(diff).every((d) => d === 0);
 console.log(`  seed ${SEED}, ${KILLS} tasks in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-console.log(`  kills                 ${stats.kills.atlas} of atlas, ${stats.kills.claude} of Claude Code (${stats.kills.none} tasks ended before their kill; ${stats.beforeTask} killed before any task existed)`);
-console.log(`  tasks completed       ${stats.completed}/${KILLS - stats.beforeTask} after ${stats.recoveries} recoveries   target: all  ${stats.unrecovered.length === 0 ? 'ok' : 'MISSED'}`);
+console.log(
+  `  kills                 ${stats.kills.atlas} of atlas, ${stats.kills.claude} of Claude Code (${stats.kills.none} tasks ended before their kill; ${stats.beforeTask} killed before any task existed)`,
+);
+console.log(
+  `  tasks completed       ${stats.completed}/${KILLS - stats.beforeTask} after ${stats.recoveries} recoveries   target: all  ${stats.unrecovered.length === 0 ? 'ok' : 'MISSED'}`,
+);
 for (const u of stats.unrecovered.slice(0, 10)) console.log(`    unrecovered: ${u}`);
-console.log(`  "nothing to recover"  ${stats.nothingToRecover} right after a kill   target: 0  ${stats.nothingToRecover === 0 ? 'ok' : 'MISSED'}`);
+console.log(
+  `  "nothing to recover"  ${stats.nothingToRecover} right after a kill   target: 0  ${stats.nothingToRecover === 0 ? 'ok' : 'MISSED'}`,
+);
 console.log(`  orphaned agents       ${stats.orphans} left after recovery   target: 0  ${stats.orphans === 0 ? 'ok' : 'MISSED'}`);
-console.log(`  lost in flight        ${lost.answers} answers and ${lost.outputs} answers' output tokens that Claude Code, killed, never wrote or showed: ${lost.tokens} tokens no client can count`);
-console.log(`  ledger vs API         ${ledger.rows} rows (${ledger.partial} partial, ${ledger.unknownOutput} with unknown output); ` +
-  `input ${ledger.input} vs ${api.input}, output ${ledger.output} vs ${api.output}, cache read ${ledger.cache_read} vs ${api.cache_read}, cache creation ${ledger.cache_creation} vs ${api.cache_creation}   target: 0 difference  ${Object.values(diff).every((d) => d === 0) ? 'ok' : `MISSED ${JSON.stringify(diff)}`}`);
+console.log(
+  `  lost in flight        ${lost.answers} answers and ${lost.outputs} answers' output tokens that Claude Code, killed, never wrote or showed: ${lost.tokens} tokens no client can count`,
+);
+console.log(
+  `  ledger vs API         ${ledger.rows} rows (${ledger.partial} partial, ${ledger.unknownOutput} with unknown output); ` +
+    `input ${ledger.input} vs ${api.input}, output ${ledger.output} vs ${api.output}, cache read ${ledger.cache_read} vs ${api.cache_read}, cache creation ${ledger.cache_creation} vs ${api.cache_creation}   target: 0 difference  ${Object.values(diff).every((d) => d === 0) ? 'ok' : `MISSED ${JSON.stringify(diff)}`}`,
+);
 process.exit(ok ? 0 : 1);

@@ -5,12 +5,12 @@
 // saved it on). Prints the figures; exits 1 if any target is missed.
 //
 // Usage: node bench/soak.mjs [--kills N] [--jobs J] [--seed S] [--keep]   (env: SOAK_KILLS, SOAK_JOBS, SOAK_SEED)
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { ATLAS, ROOT, git, makeRepo, seededRandom, tempDir } from './lib.mjs';
+import { ATLAS, git, makeRepo, ROOT, seededRandom, tempDir } from './lib.mjs';
 
 function flag(name, env, fallback) {
   const i = process.argv.indexOf(`--${name}`);
@@ -29,7 +29,15 @@ const random = seededRandom(SEED);
 const work = tempDir('atlas-soak-');
 const entry = join(work, 'entry.ts');
 writeFileSync(entry, `export { parseHook } from ${JSON.stringify(join(ROOT, 'src', 'domain', 'hook-schema.ts'))};\n`);
-await build({ entryPoints: [entry], outfile: join(work, 'lib.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
+await build({
+  entryPoints: [entry],
+  outfile: join(work, 'lib.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  logLevel: 'error',
+});
 const { parseHook } = await import(pathToFileURL(join(work, 'lib.mjs')).href);
 
 // Every step writes a known file under out/. prepare, validate and after are safe to rerun
@@ -242,7 +250,13 @@ async function soakTask(lane, repo, n) {
   const dir = () => taskDirOf(workspace);
   const state = { lastHistory: undefined, seenFiles: new Set(), worktree: join(home, 'workspaces', workspace, 'worktree') };
 
-  const start = await runMaybeKilled(['start', 'soak', `soak task ${n}`, '--workspace', workspace, '--no-interactive'], repo, dir, takeKill(), 'start');
+  const start = await runMaybeKilled(
+    ['start', 'soak', `soak task ${n}`, '--workspace', workspace, '--no-interactive'],
+    repo,
+    dir,
+    takeKill(),
+    'start',
+  );
   const taskDir = dir();
   if (start.killed && (!taskDir || !existsSync(join(taskDir, 'task.json')))) {
     // Killed before task.json was written: there is no task to recover (nothing ran). Reported,
@@ -254,7 +268,9 @@ async function soakTask(lane, repo, n) {
   }
   if (!taskDir) {
     stats.notCompleted++;
-    stats.problems.push(`${label}: atlas start made no task (exit ${start.result.code}): ${start.result.stderr.trim().split('\n').slice(-2).join(' | ')}`);
+    stats.problems.push(
+      `${label}: atlas start made no task (exit ${start.result.code}): ${start.result.stderr.trim().split('\n').slice(-2).join(' | ')}`,
+    );
     return;
   }
   if (start.killed && !existsSync(join(taskDir, 'hook.json'))) {
@@ -262,7 +278,10 @@ async function soakTask(lane, repo, n) {
     stats.kills++;
     stats.killedAt['before hook.json'] = (stats.killedAt['before hook.json'] ?? 0) + 1;
   } else if (start.killed) checkAfterKill(state, start.before, taskDir, label);
-  else if (start.result.code !== 0) stats.problems.push(`${label}: atlas start exited ${start.result.code}: ${start.result.stderr.trim().split('\n').slice(-2).join(' | ')}`);
+  else if (start.result.code !== 0)
+    stats.problems.push(
+      `${label}: atlas start exited ${start.result.code}: ${start.result.stderr.trim().split('\n').slice(-2).join(' | ')}`,
+    );
 
   const taskId = JSON.parse(readFileSync(join(taskDir, 'task.json'), 'utf8')).id;
   let action = ['--yes'];
@@ -337,15 +356,28 @@ async function lane(index) {
 }
 
 const started = Date.now();
-const progress = setInterval(() => process.stderr.write(`soak: ${stats.kills}/${KILLS} kills, ${stats.completed} tasks completed\n`), 15_000);
+const progress = setInterval(
+  () => process.stderr.write(`soak: ${stats.kills}/${KILLS} kills, ${stats.completed} tasks completed\n`),
+  15_000,
+);
 const repos = await Promise.all(Array.from({ length: JOBS }, (_, i) => lane(i)));
 clearInterval(progress);
 const wall = (Date.now() - started) / 1000;
 
 console.log(`soak (seed ${SEED}, ${JOBS} jobs)`);
-console.log(`  kills                 ${stats.kills} (${stats.killsOfRecovery} of a running recovery); ${stats.killedBeforeTask} more before atlas start wrote any task (nothing to recover)`);
-console.log(`  killed in state       ${Object.entries(stats.killedAt).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-console.log(`  recoveries            ${stats.recoveries} (${Object.entries(stats.actions).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+console.log(
+  `  kills                 ${stats.kills} (${stats.killsOfRecovery} of a running recovery); ${stats.killedBeforeTask} more before atlas start wrote any task (nothing to recover)`,
+);
+console.log(
+  `  killed in state       ${Object.entries(stats.killedAt)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')}`,
+);
+console.log(
+  `  recoveries            ${stats.recoveries} (${Object.entries(stats.actions)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')})`,
+);
 console.log(`  tasks                 ${stats.tasks}, completed ${stats.completed}`);
 console.log(`  unparseable hook.json ${stats.unparseable}`);
 console.log(`  history losses        ${stats.historyLosses}`);

@@ -21,7 +21,14 @@ function endedTasks(count) {
   ];
   const history = [{ timestamp: iso(t0), from_state: '', to_state: 'initializing', trigger: 'task_start' }];
   for (let i = 1; i < 1000; i++) {
-    history.push({ timestamp: iso(t0 + i * 1000), from_state: 'step_running', to_state: 'step_running', trigger: 'heartbeat_checkpoint', step_name: 'analyze', details: { step_index: 0 } });
+    history.push({
+      timestamp: iso(t0 + i * 1000),
+      from_state: 'step_running',
+      to_state: 'step_running',
+      trigger: 'heartbeat_checkpoint',
+      step_name: 'analyze',
+      details: { step_index: 0 },
+    });
   }
   history.push({ timestamp: iso(t0 + 1_000_000), from_state: 'step_running', to_state: 'completed', trigger: 'task_complete' });
   for (let n = 0; n < count; n++) {
@@ -30,14 +37,45 @@ function endedTasks(count) {
     const dir = join(home, 'workspaces', workspace, 'tasks', id);
     mkdirSync(join(dir, 'artifacts'), { recursive: true });
     const at = iso(t0 + n * 1000);
-    writeFileSync(join(dir, 'task.json'), JSON.stringify({
-      schema_version: '1.0', id, workspace_id: workspace, template: 'check', description: `ended task ${n}`, created_at: at, updated_at: at,
-      status: 'completed', repo_root: repo, worktree: repo, in_place: true, branch: 'main', steps, task_index: n,
-    }, null, 2));
-    writeFileSync(join(dir, 'hook.json'), JSON.stringify({
-      version: '1.0', schema_version: '1.0', task_id: id, workspace_id: workspace, created_at: at, updated_at: at, state: 'completed',
-      history, checkpoints: [], receipts: [], task_index: n,
-    }));
+    writeFileSync(
+      join(dir, 'task.json'),
+      JSON.stringify(
+        {
+          schema_version: '1.0',
+          id,
+          workspace_id: workspace,
+          template: 'check',
+          description: `ended task ${n}`,
+          created_at: at,
+          updated_at: at,
+          status: 'completed',
+          repo_root: repo,
+          worktree: repo,
+          in_place: true,
+          branch: 'main',
+          steps,
+          task_index: n,
+        },
+        null,
+        2,
+      ),
+    );
+    writeFileSync(
+      join(dir, 'hook.json'),
+      JSON.stringify({
+        version: '1.0',
+        schema_version: '1.0',
+        task_id: id,
+        workspace_id: workspace,
+        created_at: at,
+        updated_at: at,
+        state: 'completed',
+        history,
+        checkpoints: [],
+        receipts: [],
+        task_index: n,
+      }),
+    );
   }
   return home;
 }

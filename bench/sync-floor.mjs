@@ -88,7 +88,11 @@ async function pull() {
   const spans = [];
   let token;
   do {
-    const page = await request('GET', `/${bucket}?list-type=2&prefix=${encodeURIComponent(prefix)}${token ? `&continuation-token=${encodeURIComponent(token)}` : ''}`, { text: true });
+    const page = await request(
+      'GET',
+      `/${bucket}?list-type=2&prefix=${encodeURIComponent(prefix)}${token ? `&continuation-token=${encodeURIComponent(token)}` : ''}`,
+      { text: true },
+    );
     for (const m of page.matchAll(/<Key>([^<]+)<\/Key>.*?<Size>(\d+)<\/Size>/g)) {
       for (let at = 0; at < Number(m[2]); at += 2 << 20) spans.push({ key: m[1], start: at, end: Math.min(Number(m[2]), at + (2 << 20)) });
     }
@@ -107,15 +111,26 @@ async function pull() {
         const got = await again(
           () =>
             new Promise((resolve, reject) => {
-              http.get({ host: '127.0.0.1', port: Number(port), path: `/${bucket}/${key}`, agent, headers: { range: `bytes=${start}-${end - 1}` } }, async (res) => {
-                let at = 0;
-                try {
-                  for await (const chunk of res) at += chunk.copy(into, at);
-                  resolve(at);
-                } catch (error) {
-                  reject(error);
-                }
-              }).on('error', reject);
+              http
+                .get(
+                  {
+                    host: '127.0.0.1',
+                    port: Number(port),
+                    path: `/${bucket}/${key}`,
+                    agent,
+                    headers: { range: `bytes=${start}-${end - 1}` },
+                  },
+                  async (res) => {
+                    let at = 0;
+                    try {
+                      for await (const chunk of res) at += chunk.copy(into, at);
+                      resolve(at);
+                    } catch (error) {
+                      reject(error);
+                    }
+                  },
+                )
+                .on('error', reject);
             }),
         );
         for (let at = 0; at < got; at += fileSize) {

@@ -13,7 +13,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ATLAS, ROOT, tempDir } from './lib.mjs';
@@ -75,7 +75,8 @@ const total = FILES * SIZE;
 const changedFiles = Math.max(1, Math.round(FILES / 100));
 const changedBytes = changedFiles * SIZE;
 const changeOnePercent = () => {
-  for (let i = 0; i < changedFiles; i++) writeFileSync(join(src, `d${String((i * 97) % 100).padStart(2, '0')}`, `f${(i * 97) % FILES}.bin`), randomBytes(SIZE));
+  for (let i = 0; i < changedFiles; i++)
+    writeFileSync(join(src, `d${String((i * 97) % 100).padStart(2, '0')}`, `f${(i * 97) % FILES}.bin`), randomBytes(SIZE));
 };
 
 /** CPU time (ms) the server has used so far, from /proc; undefined elsewhere. */
@@ -119,13 +120,28 @@ function timed(cmd, args, env) {
       if (signal === 'SIGKILL') return fail(new Error(`${cmd} ${args.join(' ')} did not finish within ${TOOL_TIMEOUT_MS / 1000} s`));
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       if (code !== 0) fail(new Error(`${cmd} ${args.join(' ')} failed (${code}): ${(stderr || stdout).slice(0, 500)}`));
-      else ok({ ms, sent: counted.sent, received: counted.received, requests: counted.requests, rss, stdout, serverMs: cpu0 === undefined ? undefined : serverCpu() - cpu0 });
+      else
+        ok({
+          ms,
+          sent: counted.sent,
+          received: counted.received,
+          requests: counted.requests,
+          rss,
+          stdout,
+          serverMs: cpu0 === undefined ? undefined : serverCpu() - cpu0,
+        });
     });
   });
 }
 
 /** atlas's environment for a store at `at` (an endpoint through a counting proxy), its home in `home`. */
-const atlasEnv = (at, home) => ({ ...CREDS, ATLAS_HOME: join(work, home), ATLAS_SYNC_STORE: `s3://${BUCKET}/atlas`, ATLAS_SYNC_S3_ENDPOINT: at, ATLAS_SYNC_S3_FORCE_PATH_STYLE: 'true' });
+const atlasEnv = (at, home) => ({
+  ...CREDS,
+  ATLAS_HOME: join(work, home),
+  ATLAS_SYNC_STORE: `s3://${BUCKET}/atlas`,
+  ATLAS_SYNC_S3_ENDPOINT: at,
+  ATLAS_SYNC_S3_FORCE_PATH_STYLE: 'true',
+});
 
 /** atlas against a store at `at`, its home in `home`. */
 const atlasAt = (at, home) => {
@@ -172,7 +188,10 @@ async function startMoto() {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && child.exitCode === null) {
     // moto accepts unsigned requests: a PUT of the bucket's path creates it.
-    const made = await fetch(`http://127.0.0.1:${port}/${BUCKET}`, { method: 'PUT' }).then((r) => r.ok, () => false);
+    const made = await fetch(`http://127.0.0.1:${port}/${BUCKET}`, { method: 'PUT' }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (made) return { child, ...(await countingProxy(port)) };
     await new Promise((ok) => setTimeout(ok, 200));
   }
@@ -216,7 +235,9 @@ const reset = () => {
   execFileSync('cp', ['-a', pristine, src]);
 };
 
-console.log(`${FILES} files of ${SIZE} bytes (${(total / 1e6).toFixed(0)} MB), 1% = ${changedFiles} files (${(changedBytes / 1e6).toFixed(2)} MB), s3rver on 127.0.0.1`);
+console.log(
+  `${FILES} files of ${SIZE} bytes (${(total / 1e6).toFixed(0)} MB), 1% = ${changedFiles} files (${(changedBytes / 1e6).toFixed(2)} MB), s3rver on 127.0.0.1`,
+);
 await phases('atlas', atlasPhases(atlasAt(endpoint, 'home')));
 
 /**
@@ -231,9 +252,21 @@ async function floors() {
   writeFileSync(join(one, 'a.txt'), 'a');
   return {
     node: await peak(process.execPath, [script, 'idle']),
-    atlas: await peak(process.execPath, [ATLAS, 'sync', 'push', '--dir', one, '--workspace', 'one-file', '--json'], atlasEnv(endpoint, 'home-one')),
+    atlas: await peak(
+      process.execPath,
+      [ATLAS, 'sync', 'push', '--dir', one, '--workspace', 'one-file', '--json'],
+      atlasEnv(endpoint, 'home-one'),
+    ),
     push: await peak(process.execPath, [script, 'push', String(serverPort), BUCKET, 'floor/', src]),
-    pull: await peak(process.execPath, [script, 'pull', String(serverPort), BUCKET, 'atlas/bench/.blobs/', join(work, 'dest-floor'), String(SIZE)]),
+    pull: await peak(process.execPath, [
+      script,
+      'pull',
+      String(serverPort),
+      BUCKET,
+      'atlas/bench/.blobs/',
+      join(work, 'dest-floor'),
+      String(SIZE),
+    ]),
   };
 }
 const floor = results.atlas ? await floors() : undefined;
@@ -251,7 +284,8 @@ else if (have('rclone', ['version'])) {
     RCLONE_CONFIG_BENCH_REGION: 'us-east-1',
     AWS_CA_BUNDLE: '',
   };
-  const rclone = (from, to) => timed('rclone', ['sync', '--checksum', '--s3-no-check-bucket', '--transfers', '8', '--checkers', '16', from, to], env);
+  const rclone = (from, to) =>
+    timed('rclone', ['sync', '--checksum', '--s3-no-check-bucket', '--transfers', '8', '--checkers', '16', from, to], env);
   // rclone keeps no versions: "the older version" is not a thing it can pull.
   await phases('rclone', { push: () => rclone(src, `bench:${BUCKET}/rclone`), pull: (dest) => rclone(`bench:${BUCKET}/rclone`, dest) });
 } else console.log('rclone: not installed, its column is skipped (apt-get install rclone)');
@@ -259,7 +293,12 @@ else if (have('rclone', ['version'])) {
 if (!wanted('aws')) console.log('aws: left out (BENCH_SYNC_TOOLS)');
 else if (have('aws', ['--version'])) {
   reset();
-  const env = { ...CREDS, AWS_REQUEST_CHECKSUM_CALCULATION: 'when_required', AWS_RESPONSE_CHECKSUM_VALIDATION: 'when_required', AWS_EC2_METADATA_DISABLED: 'true' };
+  const env = {
+    ...CREDS,
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'when_required',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'when_required',
+    AWS_EC2_METADATA_DISABLED: 'true',
+  };
   const aws = (from, to) => timed('aws', ['--endpoint-url', endpoint, 's3', 'sync', '--only-show-errors', from, to], env);
   await phases('aws', { push: () => aws(src, `s3://${BUCKET}/aws`), pull: (dest) => aws(`s3://${BUCKET}/aws`, dest) });
 } else console.log('aws: not installed or does not run, its column is skipped (apt-get install awscli)');
@@ -273,14 +312,20 @@ async function resticPhases(name, repository) {
   try {
     await restic('init'); // asynchronously: the proxy it talks through lives in this process
   } catch (error) {
-    console.log(`restic: could not make a repository at ${repository} (${error.message.split('\n').find((l) => /Fatal|rror/.test(l)) ?? error.message.split('\n')[0]})`);
+    console.log(
+      `restic: could not make a repository at ${repository} (${error.message.split('\n').find((l) => /Fatal|rror/.test(l)) ?? error.message.split('\n')[0]})`,
+    );
     return false;
   }
   // restic restores a snapshot whole (its absolute paths under --target), rewriting every file.
   await phases(name, {
     push: async () => {
       const r = await restic('backup', '--json', src);
-      const summary = r.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((m) => m.message_type === 'summary');
+      const summary = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .find((m) => m.message_type === 'summary');
       if (summary?.snapshot_id) snapshots.push(summary.snapshot_id);
       return r;
     },
@@ -320,7 +365,9 @@ if (!a) process.exit(1);
 console.log('');
 console.log(`atlas peak RSS: ${PHASES.map((p) => `${p} ${(a[p].rss / 1e6).toFixed(0)} MB`).join(', ')}`);
 const maxRss = Math.max(...PHASES.map((p) => a[p].rss));
-console.log(`  = ${((maxRss / FILES) / 1024).toFixed(1)} KB per file at most (target on 100,000 files: <= 1 KB per file${FILES >= 100_000 ? `: ${maxRss / FILES <= 1024 ? 'ok' : 'MISSED'}` : '; run with 100000 to check it'})`);
+console.log(
+  `  = ${(maxRss / FILES / 1024).toFixed(1)} KB per file at most (target on 100,000 files: <= 1 KB per file${FILES >= 100_000 ? `: ${maxRss / FILES <= 1024 ? 'ok' : 'MISSED'}` : '; run with 100000 to check it'})`,
+);
 const perFile = (bytes) => `${(bytes / FILES / 1024).toFixed(2)} KB per file`;
 console.log(
   `floor (bench/sync-floor.mjs): Node.js alone ${(floor.node / 1e6).toFixed(0)} MB; atlas's sync push of a folder of 1 file ${(floor.atlas / 1e6).toFixed(0)} MB; ` +
@@ -330,7 +377,8 @@ console.log(
 // The others' peaks, for scale (a tool started through a wrapper script shows the wrapper's).
 for (const t of tools.filter((t) => t !== 'atlas')) {
   const measured = PHASES.filter((p) => results[t][p]);
-  if (measured.length > 0) console.log(`${t} peak RSS: ${measured.map((p) => `${p} ${(results[t][p].rss / 1e6).toFixed(0)} MB`).join(', ')}`);
+  if (measured.length > 0)
+    console.log(`${t} peak RSS: ${measured.map((p) => `${p} ${(results[t][p].rss / 1e6).toFixed(0)} MB`).join(', ')}`);
 }
 console.log('');
 const verdict = (ok) => (ok ? 'ok' : 'MISSED');
@@ -344,7 +392,9 @@ const push1 = a['push after 1% changed'];
 const oneTarget = FILES >= 100_000 ? 3 : 1;
 const resticTool = tools.find((t) => t.startsWith('restic')) ?? 'restic';
 const resticVs = resticBeside === 'atlas' ? '' : ` (${resticBeside}: ${secs(results[resticBeside]['push after 1% changed'].ms)})`;
-console.log(`atlas push after 1% changed: ${secs(push1.ms)}, ${push1.requests} requests; ${than('rclone', 'push after 1% changed', oneTarget)}; ${than(resticTool, 'push after 1% changed', 1, results[resticBeside])}${resticVs}`);
+console.log(
+  `atlas push after 1% changed: ${secs(push1.ms)}, ${push1.requests} requests; ${than('rclone', 'push after 1% changed', oneTarget)}; ${than(resticTool, 'push after 1% changed', 1, results[resticBeside])}${resticVs}`,
+);
 console.log(
   `  ${mb(push1.sent)} sent on the wire (HTTP included) for ${mb(changedBytes)} changed = ${(push1.sent / changedBytes).toFixed(2)}x (target <= 1.5x: ${verdict(push1.sent <= 1.5 * changedBytes)}); ` +
     `${mb(push1.payload)} of it file content`,

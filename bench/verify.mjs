@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HDKey } from '@scure/bip32';
 import { homeFromBundle, timeCli } from './attest-lib.mjs';
-import { makeRepo, git as gitIn } from './lib.mjs';
+import { git as gitIn, makeRepo } from './lib.mjs';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 100);
 const PER_TASK = Number(process.env.BENCH_RECEIPTS_PER_TASK ?? 100);
@@ -46,11 +46,7 @@ function derDecode(der) {
 
 /** SEC1 ECPrivateKey for secp256k1 without the public key: OpenSSL computes it. */
 function privateKeyObject(d) {
-  const sec1 = Buffer.concat([
-    Buffer.from('302e0201010420', 'hex'),
-    Buffer.from(hex(d), 'hex'),
-    Buffer.from('a00706052b8104000a', 'hex'),
-  ]);
+  const sec1 = Buffer.concat([Buffer.from('302e0201010420', 'hex'), Buffer.from(hex(d), 'hex'), Buffer.from('a00706052b8104000a', 'hex')]);
   return createPrivateKey({ key: sec1, format: 'der', type: 'sec1' });
 }
 
@@ -98,10 +94,29 @@ function makeBundle(tasks, perTask, { seed = randomBytes(32), commit = createHas
         git_dirty: false,
       };
       const completedUnix = Math.floor(Date.parse(receipt.completed_at) / 1000);
-      const message = [receipt.receipt_id, receipt.command, receipt.exit_code, receipt.stdout_hash, receipt.stderr_hash, completedUnix, taskId, receipt.step_name, commit, receipt.git_dirty].join('|');
+      const message = [
+        receipt.receipt_id,
+        receipt.command,
+        receipt.exit_code,
+        receipt.stdout_hash,
+        receipt.stderr_hash,
+        completedUnix,
+        taskId,
+        receipt.step_name,
+        commit,
+        receipt.git_dirty,
+      ].join('|');
       const { receipt_id, step_name, command, exit_code, started_at, completed_at, duration, stdout_hash, stderr_hash, ...rest } = receipt;
       receipts.push({
-        receipt_id, step_name, command, exit_code, started_at, completed_at, duration, stdout_hash, stderr_hash,
+        receipt_id,
+        step_name,
+        command,
+        exit_code,
+        started_at,
+        completed_at,
+        duration,
+        stdout_hash,
+        stderr_hash,
         key_path: `m/44'/236'/0'/${t}/${i}`,
         signature: signLowS(childPrivate(taskNode, i), message),
         ...rest,
@@ -178,7 +193,9 @@ try {
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const lines = readFileSync(envelopes, 'utf8');
-  console.log(`receipts export of 1000 receipts: --format in-toto ${median(runs.inToto).toFixed(2)}s (${lines.trim().split('\n').length} envelopes), bundle ${median(runs.bundle).toFixed(2)}s; median of 3 interleaved, process start included (target in-toto <= 2 s)`);
+  console.log(
+    `receipts export of 1000 receipts: --format in-toto ${median(runs.inToto).toFixed(2)}s (${lines.trim().split('\n').length} envelopes), bundle ${median(runs.bundle).toFixed(2)}s; median of 3 interleaved, process start included (target in-toto <= 2 s)`,
+  );
 
   const pem = join(work, 'attestation.pem');
   writeFileSync(pem, timeCli(['key', 'export', '--for', 'attestations'], home).stdout);
@@ -192,10 +209,15 @@ try {
   const fixedEnv = timeCli(args(one), ci);
   const runEnv = timeCli(args(many), ci);
   const envReport = JSON.parse(runEnv.stdout);
-  if (!envReport.ok || envReport.summary.valid !== total) throw new Error(`expected ${total} valid attested receipts, got ${JSON.stringify(envReport.summary)}`);
+  if (!envReport.ok || envReport.summary.valid !== total)
+    throw new Error(`expected ${total} valid attested receipts, got ${JSON.stringify(envReport.summary)}`);
   const envelopeCount = (lines.trim().split('\n').length * total) / 1000;
-  console.log(`atlas verify of envelopes: ${total} receipts in ${envelopeCount} envelopes in ${runEnv.seconds.toFixed(2)}s (process start ${fixedEnv.seconds.toFixed(2)}s)`);
-  console.log(`attested receipts verified per second: ${Math.round(total / runEnv.seconds)} end to end, ${Math.round((total - 2) / Math.max(1e-6, runEnv.seconds - fixedEnv.seconds))} net of startup (target >= 2000; bundles above: ${Math.round(endToEnd)})`);
+  console.log(
+    `atlas verify of envelopes: ${total} receipts in ${envelopeCount} envelopes in ${runEnv.seconds.toFixed(2)}s (process start ${fixedEnv.seconds.toFixed(2)}s)`,
+  );
+  console.log(
+    `attested receipts verified per second: ${Math.round(total / runEnv.seconds)} end to end, ${Math.round((total - 2) / Math.max(1e-6, runEnv.seconds - fixedEnv.seconds))} net of startup (target >= 2000; bundles above: ${Math.round(endToEnd)})`,
+  );
   // Verification is CPU-bound and split across cores: other work on the machine shows here.
   console.log(`machine: ${availableParallelism()} cores, load average ${loadavg()[0].toFixed(2)} (1 min)`);
 } finally {

@@ -9,7 +9,10 @@ const args = process.argv.slice(2);
 // `atlas hook status` and `atlas checkpoint` (agents, git hooks) try the fast path first
 // (src/cli/quick.ts); a line it does not understand goes to the full CLI.
 const quick = (args[0] === 'hook' && args[1] === 'status') || args[0] === 'checkpoint';
-const entry = new URL(args[0] === 'claude-hook' ? '../dist/claude-hook.cjs' : quick ? '../dist/quick.cjs' : '../dist/cli.js', import.meta.url);
+const entry = new URL(
+  args[0] === 'claude-hook' ? '../dist/claude-hook.cjs' : quick ? '../dist/quick.cjs' : '../dist/cli.js',
+  import.meta.url,
+);
 if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write(`atlas: ${fileURLToPath(entry)} is missing\nhint: run \`npm run build\` in the atlas checkout first\n`);
   process.exit(2);

@@ -1,9 +1,10 @@
 // The web board's browser bundle (docs/ui.md): src/ui/main.ts and its CSS, minified, with hashed
 // names, into dist/ui/ with a manifest.json the server reads (src/server/board/board.ts).
-import { build } from 'esbuild';
+
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -25,7 +26,11 @@ export async function buildUi(outdir = join(root, 'dist', 'ui')) {
   });
   const files = readdirSync(outdir);
   const names = Object.keys(result.metafile.outputs).map((p) => basename(p));
-  const manifest = { js: names.find((n) => n.startsWith('app-') && n.endsWith('.js')), css: names.find((n) => n.startsWith('style-') && n.endsWith('.css')), files };
+  const manifest = {
+    js: names.find((n) => n.startsWith('app-') && n.endsWith('.js')),
+    css: names.find((n) => n.startsWith('style-') && n.endsWith('.css')),
+    files,
+  };
   writeFileSync(join(outdir, 'manifest.json'), `${JSON.stringify(manifest)}\n`);
   return { outdir, manifest };
 }

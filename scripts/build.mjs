@@ -1,7 +1,8 @@
 // Bundles the CLI into dist/ with one chunk per command, so each command loads only what it uses
 // (startup time is a product feature: `atlas hook status` must feel instant).
-import { build } from 'esbuild';
+
 import { readFileSync, rmSync } from 'node:fs';
+import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
@@ -17,7 +18,9 @@ const common = {
   chunkNames: 'chunks/[name]-[hash]',
   define: { ATLAS_VERSION: JSON.stringify(pkg.version) },
   // CommonJS dependencies bundled into ESM need a require().
-  banner: { js: "import { createRequire as __atlasCreateRequire } from 'node:module'; const require = __atlasCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __atlasCreateRequire } from 'node:module'; const require = __atlasCreateRequire(import.meta.url);",
+  },
   // The sandbox runtime finds its own helper binaries (seccomp filters, proxy agent) next to its
   // files: it stays in node_modules, loaded only in sandbox mode.
   // Database drivers stay in node_modules too: better-sqlite3 loads its native addon from beside its
@@ -33,11 +36,26 @@ const common = {
 await build({ ...common, entryPoints: { cli: 'src/cli/main.ts', 'verify-worker': 'src/receipts/verify-worker.ts' }, outdir: 'dist' });
 // `atlas claude-hook` runs on every Claude Code tool call: one CommonJS file of its own, which Node
 // loads without the ES module loader (bin/claude-hook.cjs; bench/claude-hook.mjs measures it).
-await build({ ...common, splitting: false, format: 'cjs', banner: {}, entryPoints: ['src/integrations/claude/main.ts'], outfile: 'dist/claude-hook.cjs' });
+await build({
+  ...common,
+  splitting: false,
+  format: 'cjs',
+  banner: {},
+  entryPoints: ['src/integrations/claude/main.ts'],
+  outfile: 'dist/claude-hook.cjs',
+});
 // `atlas hook status` and `atlas checkpoint` (src/cli/quick.ts): one CommonJS file too, not the ES
 // entry and its ~25 chunks: 1.3x `node -e 0` where the full CLI takes 1.6x (bench/core.mjs). The
 // yaml library (115 KB, needed only when a config file changed) stays in node_modules.
-await build({ ...common, splitting: false, format: 'cjs', banner: {}, entryPoints: ['src/cli/quick-main.ts'], outfile: 'dist/quick.cjs', external: [...common.external, 'yaml'] });
+await build({
+  ...common,
+  splitting: false,
+  format: 'cjs',
+  banner: {},
+  entryPoints: ['src/cli/quick-main.ts'],
+  outfile: 'dist/quick.cjs',
+  external: [...common.external, 'yaml'],
+});
 // The web board (src/ui/, served by `atlas serve` and `atlas ui`): a browser bundle in dist/ui/.
 const { buildUi } = await import('./build-ui.mjs');
 await buildUi();

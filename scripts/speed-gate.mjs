@@ -38,7 +38,9 @@ try {
   for (let attempt = 1; attempt <= 2; attempt++) {
     const results = measure();
     for (const r of results) {
-      console.log(`speed gate: ${r.label.padEnd(34)} ${r.ratio.toFixed(2)}x node -e 0 (${r.median.toFixed(0)} ms / ${r.base.toFixed(0)} ms; limit ${r.limit}x)`);
+      console.log(
+        `speed gate: ${r.label.padEnd(34)} ${r.ratio.toFixed(2)}x node -e 0 (${r.median.toFixed(0)} ms / ${r.base.toFixed(0)} ms; limit ${r.limit}x)`,
+      );
     }
     failed = results.filter((r) => r.ratio > r.limit);
     if (failed.length === 0) break;

@@ -79,6 +79,9 @@ describe('the import-graph check', () => {
     write('e.ts', "import { e2 } from './e.js';\nexport const e2 = 1;\nexport const e = e2;\n");
     const g = importGraph(dir);
     expect(g.get('d.ts')).toEqual(['c.ts']);
-    expect(circles(g)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts'], ['e.ts', 'e.ts']]);
+    expect(circles(g)).toEqual([
+      ['a.ts', 'b.ts', 'c.ts', 'a.ts'],
+      ['e.ts', 'e.ts'],
+    ]);
   });
 });

@@ -6,15 +6,21 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Envelope } from './helpers/in-toto-verifiers.js';
 import { resigned } from './helpers/in-toto-verifiers.js';
-import { atlas, createTask, git, homeWithKey, recordRun, repo, tempDir } from './helpers/receipt-fixtures.js';
 import type { Fixture } from './helpers/receipt-fixtures.js';
-
+import { atlas, createTask, git, homeWithKey, recordRun, repo, tempDir } from './helpers/receipt-fixtures.js';
 
 async function exportInToto(fx: Fixture, name = 'att.intoto.jsonl'): Promise<{ path: string; envelopes: Envelope[]; stdout: string }> {
   const path = join(tempDir('atlas-att-'), name);
   const out = await atlas(['receipts', 'export', '--format', 'in-toto', '--task', fx.ref.id, '--out', path], { home: fx.home });
   expect(out.code, out.stderr).toBe(0);
-  return { path, envelopes: readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l)), stdout: out.stdout };
+  return {
+    path,
+    envelopes: readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l)),
+    stdout: out.stdout,
+  };
 }
 
 async function attestationPem(home: string): Promise<string> {
@@ -42,16 +48,30 @@ describe('atlas verify of in-toto envelopes', () => {
     const pem = await attestationPem(home);
     const empty = tempDir('atlas-ci-home-'); // a CI machine: no key of its own, no xpub
 
-    const local = await atlas(['verify', path, '--require-step', 'validate', '--require-command', 'npm test', '--commit', 'HEAD'], { home, cwd: dir });
+    const local = await atlas(['verify', path, '--require-step', 'validate', '--require-command', 'npm test', '--commit', 'HEAD'], {
+      home,
+      cwd: dir,
+    });
     expect(local.code, local.stdout + local.stderr).toBe(0);
-    expect(local.stdout).toContain('master.key (m/44\'/236\'/0\'/1\'/0\')');
+    expect(local.stdout).toContain("master.key (m/44'/236'/0'/1'/0')");
     const flag = await atlas(['verify', path, '--attestation-key', pem, '--require-step', 'validate'], { home: empty });
     expect(flag.code, flag.stdout + flag.stderr).toBe(0);
-    const env = await atlas(['verify', path, '--require-step', 'validate', '--json'], { home: empty, env: { ATLAS_ATTESTATION_KEY: readFileSync(pem, 'utf8') } });
+    const env = await atlas(['verify', path, '--require-step', 'validate', '--json'], {
+      home: empty,
+      env: { ATLAS_ATTESTATION_KEY: readFileSync(pem, 'utf8') },
+    });
     expect(env.code, env.stderr).toBe(0);
-    expect(JSON.parse(env.stdout)).toMatchObject({ ok: true, attestation_key: { source: 'ATLAS_ATTESTATION_KEY' }, tasks: [{ kind: 'attestation', task_id: fx.ref.id }] });
+    expect(JSON.parse(env.stdout)).toMatchObject({
+      ok: true,
+      attestation_key: { source: 'ATLAS_ATTESTATION_KEY' },
+      tasks: [{ kind: 'attestation', task_id: fx.ref.id }],
+    });
 
-    for (const [policy, expected] of [['--require-pass', '`npm run lint` exited 1'], ['--require-sandbox', 'not made in the sandbox'], ['--require-pristine', 'not run on a pristine tree']] as const) {
+    for (const [policy, expected] of [
+      ['--require-pass', '`npm run lint` exited 1'],
+      ['--require-sandbox', 'not made in the sandbox'],
+      ['--require-pristine', 'not run on a pristine tree'],
+    ] as const) {
       const unmet = await atlas(['verify', path, '--attestation-key', pem, policy], { home: empty });
       expect(unmet.code, policy).toBe(1);
       expect(unmet.stdout).toContain(expected);
@@ -87,7 +107,10 @@ describe('atlas verify of in-toto envelopes', () => {
     git(dir, 'add', '.');
     git(dir, 'commit', '-q', '-m', 'attestations');
     const pem = await attestationPem(home);
-    const ok = await atlas(['verify', '.atlas/receipts.intoto.jsonl', '--attestation-key', pem, '--require-step', 'validate', '--commit', 'HEAD'], { home: tempDir(), cwd: dir });
+    const ok = await atlas(
+      ['verify', '.atlas/receipts.intoto.jsonl', '--attestation-key', pem, '--require-step', 'validate', '--commit', 'HEAD'],
+      { home: tempDir(), cwd: dir },
+    );
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
     expect(ok.stdout).toContain(`made on ${validated.slice(0, 12)}, whose tree differs only in .atlas/receipts.intoto.jsonl`);
   });
@@ -106,7 +129,10 @@ describe('atlas verify of in-toto envelopes', () => {
     const unmet = await atlas(['verify', path, '--attestation-key', pem, '--commit', 'HEAD'], { home: tempDir(), cwd: dir });
     expect(unmet.code).toBe(1);
     expect(unmet.stdout).toContain('"make lint" (.atlas/config.yaml at');
-    const off = await atlas(['verify', path, '--attestation-key', pem, '--commit', 'HEAD', '--no-repo-policy'], { home: tempDir(), cwd: dir });
+    const off = await atlas(['verify', path, '--attestation-key', pem, '--commit', 'HEAD', '--no-repo-policy'], {
+      home: tempDir(),
+      cwd: dir,
+    });
     expect(off.code, off.stdout).toBe(0);
   });
 
@@ -157,17 +183,83 @@ describe('atlas verify of in-toto envelopes', () => {
     const pem = await attestationPem(home);
     const other = 'a'.repeat(40);
     const lies: [string, (s: any) => void, string][] = [
-      ['result', (s) => { s.predicate.result = 'PASSED'; }, 'predicate.result does not match the receipts'],
-      ['subject', (s) => { s.subject[0].digest.gitCommit = other; }, `the subject names commit ${other}`],
-      ['tree', (s) => { s.subject[1].digest.gitTree = other; }, 'the subject names tree'],
-      ['no tree', (s) => { s.subject = s.subject.slice(0, 1); }, 'the subject names tree none'],
-      ['commit', (s) => { s.predicate.atlas.commit = other; }, 'was not made on'],
-      ['step', (s) => { s.predicate.atlas.step = 'build'; }, 'the statement of'],
-      ['type', (s) => { s._type = 'https://in-toto.io/Statement/v0.1'; }, '_type is'],
-      ['predicate', (s) => { s.predicateType = 'https://slsa.dev/provenance/v1'; }, 'predicateType is'],
-      ['version', (s) => { s.predicate.atlas.version = 2; }, 'atlas.version is 2'],
-      ['bad commit', (s) => { s.predicate.atlas.commit = 'HEAD'; }, 'atlas.commit is not a full commit id'],
-      ['bad tree', (s) => { s.predicate.atlas.tree = 'x'; }, 'atlas.tree is not a full tree id'],
+      [
+        'result',
+        (s) => {
+          s.predicate.result = 'PASSED';
+        },
+        'predicate.result does not match the receipts',
+      ],
+      [
+        'subject',
+        (s) => {
+          s.subject[0].digest.gitCommit = other;
+        },
+        `the subject names commit ${other}`,
+      ],
+      [
+        'tree',
+        (s) => {
+          s.subject[1].digest.gitTree = other;
+        },
+        'the subject names tree',
+      ],
+      [
+        'no tree',
+        (s) => {
+          s.subject = s.subject.slice(0, 1);
+        },
+        'the subject names tree none',
+      ],
+      [
+        'commit',
+        (s) => {
+          s.predicate.atlas.commit = other;
+        },
+        'was not made on',
+      ],
+      [
+        'step',
+        (s) => {
+          s.predicate.atlas.step = 'build';
+        },
+        'the statement of',
+      ],
+      [
+        'type',
+        (s) => {
+          s._type = 'https://in-toto.io/Statement/v0.1';
+        },
+        '_type is',
+      ],
+      [
+        'predicate',
+        (s) => {
+          s.predicateType = 'https://slsa.dev/provenance/v1';
+        },
+        'predicateType is',
+      ],
+      [
+        'version',
+        (s) => {
+          s.predicate.atlas.version = 2;
+        },
+        'atlas.version is 2',
+      ],
+      [
+        'bad commit',
+        (s) => {
+          s.predicate.atlas.commit = 'HEAD';
+        },
+        'atlas.commit is not a full commit id',
+      ],
+      [
+        'bad tree',
+        (s) => {
+          s.predicate.atlas.tree = 'x';
+        },
+        'atlas.tree is not a full tree id',
+      ],
     ];
     for (const [name, change, message] of lies) {
       const path = file(`${name}.jsonl`, `${JSON.stringify(resigned(home, envelopes[0]!, change))}\n`);
@@ -194,11 +286,27 @@ describe('atlas verify of in-toto envelopes', () => {
       ['bad keyid', JSON.stringify({ ...e, signatures: [{ sig: 'AA==', keyid: 1 }] }), 'signatures[0].keyid: expected a string'],
       ['sig not object', JSON.stringify({ ...e, signatures: ['x'] }), 'signatures[0]: expected an object'],
       ['payload not json', JSON.stringify({ ...e, payload: Buffer.from('nope').toString('base64') }), 'the payload is not JSON'],
-      ['foreign statement', JSON.stringify({ ...e, payload: payload({ _type: 'https://in-toto.io/Statement/v1', predicate: {} }) }), 'no predicate.atlas'],
+      [
+        'foreign statement',
+        JSON.stringify({ ...e, payload: payload({ _type: 'https://in-toto.io/Statement/v1', predicate: {} }) }),
+        'no predicate.atlas',
+      ],
       ['no task', JSON.stringify({ ...e, payload: payload({ predicate: { atlas: { task: {} } } }) }), 'predicate.atlas.task.id'],
-      ['no step', JSON.stringify({ ...e, payload: payload({ predicate: { atlas: { task: { id: fx.ref.id } } } }) }), 'predicate.atlas.step'],
-      ['no receipts', JSON.stringify({ ...e, payload: payload({ predicate: { atlas: { task: { id: fx.ref.id }, step: 's', receipts: [] } } }) }), 'predicate.atlas.receipts: expected a non-empty list'],
-      ['bad receipt', JSON.stringify({ ...e, payload: payload({ predicate: { atlas: { task: { id: fx.ref.id }, step: 's', receipts: [{}] } } }) }), 'predicate.atlas.receipts[0]: receipt_id'],
+      [
+        'no step',
+        JSON.stringify({ ...e, payload: payload({ predicate: { atlas: { task: { id: fx.ref.id } } } }) }),
+        'predicate.atlas.step',
+      ],
+      [
+        'no receipts',
+        JSON.stringify({ ...e, payload: payload({ predicate: { atlas: { task: { id: fx.ref.id }, step: 's', receipts: [] } } }) }),
+        'predicate.atlas.receipts: expected a non-empty list',
+      ],
+      [
+        'bad receipt',
+        JSON.stringify({ ...e, payload: payload({ predicate: { atlas: { task: { id: fx.ref.id }, step: 's', receipts: [{}] } } }) }),
+        'predicate.atlas.receipts[0]: receipt_id',
+      ],
       ['array line', '[1]\n[2]\n', 'is not valid JSON'],
     ];
     for (const [name, text, message] of inputs) {
@@ -211,7 +319,11 @@ describe('atlas verify of in-toto envelopes', () => {
     const keyProblems: [string[], Record<string, string>, string][] = [
       [[], {}, 'no attestation key to verify the envelopes with'],
       [['--attestation-key', join(empty, 'missing.pem')], {}, 'cannot read the attestation key file'],
-      [['--attestation-key', file('k1.pem', (await atlas(['key', 'export', '--pem'], { home })).stdout)], {}, 'is not a P-256 key (ec secp256k1)'],
+      [
+        ['--attestation-key', file('k1.pem', (await atlas(['key', 'export', '--pem'], { home })).stdout)],
+        {},
+        'is not a P-256 key (ec secp256k1)',
+      ],
       [['--attestation-key', file('junk.pem', 'hello')], {}, 'is not a PEM public key'],
       [[], { ATLAS_ATTESTATION_KEY: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n' }, 'holds a private key'],
     ];

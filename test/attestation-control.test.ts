@@ -9,17 +9,23 @@ import { controlPathProblems, reviewedControlPaths } from '../src/domain/attesta
 import type { ValidationReceipt } from '../src/domain/receipt.js';
 import { reviewLines } from '../src/engine/control-receipt.js';
 import { controlPathsOf } from '../src/receipts/attestation-control.js';
-import { policyTasks } from '../src/receipts/verify.js';
 import type { SetReport } from '../src/receipts/verify.js';
+import { policyTasks } from '../src/receipts/verify.js';
 import type { Envelope } from './helpers/in-toto-verifiers.js';
 import { readLines, resigned, statementOf } from './helpers/in-toto-verifiers.js';
-import { atlas, createTask, homeWithKey, recordRun, repo, tempDir } from './helpers/receipt-fixtures.js';
 import type { Fixture } from './helpers/receipt-fixtures.js';
+import { atlas, createTask, homeWithKey, recordRun, repo, tempDir } from './helpers/receipt-fixtures.js';
 
 const WORKFLOW = '.github/workflows/ci.yml (control-path): added';
 
 function review(fx: Fixture, exitCode: 0 | 1, lines: string[]): Promise<ValidationReceipt> {
-  return recordRun(fx, { step: 'atlas:control-review', command: 'atlas control-review', exitCode, stdout: `${lines.join('\n')}\n`, executable: '' });
+  return recordRun(fx, {
+    step: 'atlas:control-review',
+    command: 'atlas control-review',
+    exitCode,
+    stdout: `${lines.join('\n')}\n`,
+    executable: '',
+  });
 }
 
 async function exported(fx: Fixture): Promise<{ path: string; envelopes: Envelope[]; code: number; stderr: string }> {
@@ -35,9 +41,15 @@ describe('control_paths in attestations', () => {
     const { home } = await homeWithKey();
     const fx = await createTask(home, repo());
     await recordRun(fx, { command: 'npm test' });
-    expect(controlPaths((await exported(fx)).envelopes[0]!)).toEqual({ state: 'not_recorded', detail: expect.stringContaining('nothing is claimed') });
+    expect(controlPaths((await exported(fx)).envelopes[0]!)).toEqual({
+      state: 'not_recorded',
+      detail: expect.stringContaining('nothing is claimed'),
+    });
     const record = (commit: string | null, findings: unknown[] = []) =>
-      writeFileSync(join(fx.ref.dir, 'control.json'), JSON.stringify({ inspected_commit: commit, findings, approved: [], allowed: [], pending: [] }));
+      writeFileSync(
+        join(fx.ref.dir, 'control.json'),
+        JSON.stringify({ inspected_commit: commit, findings, approved: [], allowed: [], pending: [] }),
+      );
     const commit = statementOf((await exported(fx)).envelopes[0]!).predicate.atlas.commit as string;
     record(commit);
     expect(controlPaths((await exported(fx)).envelopes[0]!)).toMatchObject({ state: 'none_found' });
@@ -59,7 +71,11 @@ describe('control_paths in attestations', () => {
     expect(envelopes).toHaveLength(1); // the reviews are no statement of their own
     const s = statementOf(envelopes[0]!);
     expect(s.predicate).toMatchObject({ passedTests: ['npm test'], failedTests: [], result: 'PASSED' });
-    expect(s.predicate.atlas.control_paths).toMatchObject({ state: 'allowed_by_template', review_receipt: allowed.receipt_id, changes: [`${WORKFLOW} (allowed by the template)`] });
+    expect(s.predicate.atlas.control_paths).toMatchObject({
+      state: 'allowed_by_template',
+      review_receipt: allowed.receipt_id,
+      changes: [`${WORKFLOW} (allowed by the template)`],
+    });
     const verified = await atlas(['verify', path, '--require-control-review', '--json'], { home });
     expect(verified.code, verified.stdout).toBe(0);
     expect(JSON.parse(verified.stdout).summary).toMatchObject({ receipts: 2, valid: 2 });
@@ -72,14 +88,62 @@ describe('control_paths in attestations', () => {
     await review(fx, 1, [`${WORKFLOW} (awaiting review)`]);
     const { envelopes } = await exported(fx);
     const lies: [string, (cp: any) => void, string][] = [
-      ['approved', (cp) => { cp.state = 'approved'; }, 'its review says awaiting_review'],
-      ['changes', (cp) => { cp.changes = ['README.md (control-path): added (awaiting review)']; }, 'not what the review receipt signed'],
-      ['id', (cp) => { cp.review_receipt = 'rcpt-00000000'; }, 'atlas.control_paths.review_receipt is'],
-      ['none', (cp) => { cp.state = 'none_found'; }, 'is none_found but names a review'],
-      ['unknown', (cp) => { cp.state = 'fine'; }, 'is not one this atlas writes'],
-      ['dropped', (cp) => { delete cp.review; }, 'without its review receipt'],
-      ['not a review', (cp) => { cp.review.command = 'true'; }, 'is not a control review'],
-      ['other task', (cp) => { cp.review.task_id = 'other-task'; }, 'the statement of'],
+      [
+        'approved',
+        (cp) => {
+          cp.state = 'approved';
+        },
+        'its review says awaiting_review',
+      ],
+      [
+        'changes',
+        (cp) => {
+          cp.changes = ['README.md (control-path): added (awaiting review)'];
+        },
+        'not what the review receipt signed',
+      ],
+      [
+        'id',
+        (cp) => {
+          cp.review_receipt = 'rcpt-00000000';
+        },
+        'atlas.control_paths.review_receipt is',
+      ],
+      [
+        'none',
+        (cp) => {
+          cp.state = 'none_found';
+        },
+        'is none_found but names a review',
+      ],
+      [
+        'unknown',
+        (cp) => {
+          cp.state = 'fine';
+        },
+        'is not one this atlas writes',
+      ],
+      [
+        'dropped',
+        (cp) => {
+          delete cp.review;
+        },
+        'without its review receipt',
+      ],
+      [
+        'not a review',
+        (cp) => {
+          cp.review.command = 'true';
+        },
+        'is not a control review',
+      ],
+      [
+        'other task',
+        (cp) => {
+          cp.review.task_id = 'other-task';
+        },
+        'the statement of',
+      ],
     ];
     for (const [name, change, message] of lies) {
       const path = join(tempDir('atlas-att-cp-'), `${name}.jsonl`);
@@ -89,16 +153,30 @@ describe('control_paths in attestations', () => {
       expect(result.stdout, name).toContain(message);
     }
     const notObject = join(tempDir('atlas-att-cp-'), 'x.jsonl');
-    writeFileSync(notObject, `${JSON.stringify(resigned(home, envelopes[0]!, (s) => { s.predicate.atlas.control_paths = 'approved'; }))}\n`);
+    writeFileSync(
+      notObject,
+      `${JSON.stringify(
+        resigned(home, envelopes[0]!, (s) => {
+          s.predicate.atlas.control_paths = 'approved';
+        }),
+      )}\n`,
+    );
     expect((await atlas(['verify', notObject], { home })).stdout).toContain('atlas.control_paths is not an object');
     const badShape = join(tempDir('atlas-att-cp-'), 'y.jsonl');
-    writeFileSync(badShape, `${JSON.stringify(resigned(home, envelopes[0]!, (s) => { s.predicate.atlas.control_paths.review = { receipt_id: 1 }; }))}\n`);
+    writeFileSync(
+      badShape,
+      `${JSON.stringify(
+        resigned(home, envelopes[0]!, (s) => {
+          s.predicate.atlas.control_paths.review = { receipt_id: 1 };
+        }),
+      )}\n`,
+    );
     const malformed = await atlas(['verify', badShape], { home });
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain('predicate.atlas.control_paths.review:');
   });
 
-  it('refuses to export when a review\'s signed output is gone or changed', async () => {
+  it("refuses to export when a review's signed output is gone or changed", async () => {
     const { home } = await homeWithKey();
     const fx = await createTask(home, repo());
     await recordRun(fx, { command: 'npm test' });
@@ -117,21 +195,38 @@ describe('control_paths in attestations', () => {
     const r = (id: string) => ({ receipt_id: id }) as ValidationReceipt;
     const report = (taskId: string, results: [string, boolean][], problems: string[] = []) =>
       ({ taskId, results: results.map(([id, valid]) => ({ receipt: r(id), valid })), problems }) as unknown as SetReport;
-    const tasks = policyTasks([report('a', [['rcpt-1', true], ['rcpt-2', true]]), report('a', [['rcpt-2', false]]), report('b', [['rcpt-3', true]], ['index shared'])]);
+    const tasks = policyTasks([
+      report('a', [
+        ['rcpt-1', true],
+        ['rcpt-2', true],
+      ]),
+      report('a', [['rcpt-2', false]]),
+      report('b', [['rcpt-3', true]], ['index shared']),
+    ]);
     expect(tasks.map((t) => [t.taskId, t.receipts.map((c) => [c.receipt.receipt_id, c.valid])])).toEqual([
-      ['a', [['rcpt-1', true], ['rcpt-2', false]]],
+      [
+        'a',
+        [
+          ['rcpt-1', true],
+          ['rcpt-2', false],
+        ],
+      ],
       ['b', [['rcpt-3', false]]],
     ]);
   });
 });
 
 describe('control_paths, in process', () => {
-  it('controlPathsOf: each state, and an AtlasError when the review\'s output is gone or changed', async () => {
+  it("controlPathsOf: each state, and an AtlasError when the review's output is gone or changed", async () => {
     const { home } = await homeWithKey();
     const fx = await createTask(home, repo());
     expect(controlPathsOf(fx.ref.id, fx.ref.dir, [], 'a'.repeat(40)).state).toBe('not_recorded');
     const r = await review(fx, 1, [`${WORKFLOW} (awaiting review)`]);
-    expect(controlPathsOf(fx.ref.id, fx.ref.dir, [r], 'a'.repeat(40))).toMatchObject({ state: 'awaiting_review', review_receipt: r.receipt_id, changes: [`${WORKFLOW} (awaiting review)`] });
+    expect(controlPathsOf(fx.ref.id, fx.ref.dir, [r], 'a'.repeat(40))).toMatchObject({
+      state: 'awaiting_review',
+      review_receipt: r.receipt_id,
+      changes: [`${WORKFLOW} (awaiting review)`],
+    });
     const ok = await review(fx, 0, [`${WORKFLOW} (approved)`, `.envrc (control-path): added (allowed by the template)`]);
     expect(controlPathsOf(fx.ref.id, fx.ref.dir, [r, ok], 'a'.repeat(40)).state).toBe('approved');
     writeFileSync(join(fx.ref.dir, ok.stdout_artifact!), 'x\n');
@@ -154,10 +249,26 @@ describe('control_paths, in process', () => {
       return controlPathProblems(cp, fx.ref.id).join('; ');
     };
     expect(check(() => undefined)).toBe('');
-    expect(check((cp) => { cp.state = 'approved'; })).toContain('its review says allowed_by_template');
-    expect(check((cp) => { cp.changes = 'x'; })).toContain('without its review receipt and changes');
-    expect(check((cp) => { cp.changes = [1]; })).toContain('without its review receipt and changes');
-    expect(check((cp) => { cp.review.task_id = 'other'; })).toContain('is of other');
+    expect(
+      check((cp) => {
+        cp.state = 'approved';
+      }),
+    ).toContain('its review says allowed_by_template');
+    expect(
+      check((cp) => {
+        cp.changes = 'x';
+      }),
+    ).toContain('without its review receipt and changes');
+    expect(
+      check((cp) => {
+        cp.changes = [1];
+      }),
+    ).toContain('without its review receipt and changes');
+    expect(
+      check((cp) => {
+        cp.review.task_id = 'other';
+      }),
+    ).toContain('is of other');
     expect(controlPathProblems(null, fx.ref.id)).toEqual(['atlas.control_paths is not an object']);
     expect(controlPathProblems([], fx.ref.id)).toEqual(['atlas.control_paths is not an object']);
     expect(controlPathProblems({ state: 'not_recorded', detail: '' }, fx.ref.id)).toEqual([]);
@@ -165,7 +276,11 @@ describe('control_paths, in process', () => {
   });
 
   it('reviewLines: who let each change in, or that it waits', () => {
-    const findings = [{ key: 'a', text: 'A' }, { key: 'b', text: 'B' }, { key: 'c', text: 'C' }];
+    const findings = [
+      { key: 'a', text: 'A' },
+      { key: 'b', text: 'B' },
+      { key: 'c', text: 'C' },
+    ];
     expect(reviewLines(findings, ['a'], new Set(['b']))).toEqual(['A (allowed by the template)', 'B (approved)', 'C (awaiting review)']);
   });
 });

@@ -44,7 +44,13 @@ describe('in-toto attestations checked by independent verifiers', () => {
   it('exports one envelope per step, each accepted by securesystemslib, openssl and the schemas', () => {
     expect(envelopes.map((e) => e.payloadType)).toEqual(['application/vnd.in-toto+json', 'application/vnd.in-toto+json']);
     const ssl = securesystemslib(path, pem, commit);
-    expect(ssl).toEqual({ code: 0, lines: [{ line: 1, accepted: true, reason: 'ok' }, { line: 2, accepted: true, reason: 'ok' }] });
+    expect(ssl).toEqual({
+      code: 0,
+      lines: [
+        { line: 1, accepted: true, reason: 'ok' },
+        { line: 2, accepted: true, reason: 'ok' },
+      ],
+    });
     for (const e of envelopes) expect(openssl(e, pem)).toBe(true);
     const { statement, testResult } = schemas();
     for (const e of envelopes) {
@@ -53,10 +59,27 @@ describe('in-toto attestations checked by independent verifiers', () => {
       expect(testResult(s.predicate), JSON.stringify(testResult.errors)).toBe(true);
     }
     const [validate, check] = envelopes.map(statementOf);
-    expect(validate.subject).toEqual([{ name: 'commit', digest: { gitCommit: commit } }, { name: 'tree', digest: { gitTree: git(dir, 'rev-parse', 'HEAD^{tree}') } }]);
-    expect(validate.predicate).toMatchObject({ result: 'FAILED', passedTests: ['npm test'], failedTests: ['npm run lint'], warnedTests: [] });
-    expect(check.predicate).toMatchObject({ result: 'PASSED', passedTests: ['make check'], atlas: { step: 'check', control_paths: { state: 'not_recorded' } } });
-    expect(check.predicate.atlas.receipts[0]).toMatchObject({ validation_tree: 'pristine', dependencies: 'repository', execution_mode: 'local', executable: '/usr/bin/npm' });
+    expect(validate.subject).toEqual([
+      { name: 'commit', digest: { gitCommit: commit } },
+      { name: 'tree', digest: { gitTree: git(dir, 'rev-parse', 'HEAD^{tree}') } },
+    ]);
+    expect(validate.predicate).toMatchObject({
+      result: 'FAILED',
+      passedTests: ['npm test'],
+      failedTests: ['npm run lint'],
+      warnedTests: [],
+    });
+    expect(check.predicate).toMatchObject({
+      result: 'PASSED',
+      passedTests: ['make check'],
+      atlas: { step: 'check', control_paths: { state: 'not_recorded' } },
+    });
+    expect(check.predicate.atlas.receipts[0]).toMatchObject({
+      validation_tree: 'pristine',
+      dependencies: 'repository',
+      execution_mode: 'local',
+      executable: '/usr/bin/npm',
+    });
   });
 
   it('the schemas themselves refuse what the spec forbids', () => {
@@ -71,10 +94,20 @@ describe('in-toto attestations checked by independent verifiers', () => {
 
   it('refuses a tampered payload, everywhere', async () => {
     const tampers: ((s: Record<string, any>) => void)[] = [
-      (s) => { s.predicate.result = 'PASSED'; s.predicate.passedTests.push(...s.predicate.failedTests); s.predicate.failedTests = []; },
-      (s) => { s.predicate.atlas.receipts[1].exit_code = 0; },
-      (s) => { s.subject[0].digest.gitCommit = 'f'.repeat(40); },
-      (s) => { s.predicate.atlas.receipts[0].execution_mode = 'sandbox'; },
+      (s) => {
+        s.predicate.result = 'PASSED';
+        s.predicate.passedTests.push(...s.predicate.failedTests);
+        s.predicate.failedTests = [];
+      },
+      (s) => {
+        s.predicate.atlas.receipts[1].exit_code = 0;
+      },
+      (s) => {
+        s.subject[0].digest.gitCommit = 'f'.repeat(40);
+      },
+      (s) => {
+        s.predicate.atlas.receipts[0].execution_mode = 'sandbox';
+      },
     ];
     const tampered = tampers.map((change) => {
       const s = statementOf(envelopes[0]!);
@@ -82,7 +115,17 @@ describe('in-toto attestations checked by independent verifiers', () => {
       return { ...envelopes[0]!, payload: Buffer.from(JSON.stringify(s)).toString('base64') };
     });
     const retyped = { ...envelopes[0]!, payloadType: 'application/json' };
-    const flipped = { ...envelopes[0]!, signatures: [{ ...envelopes[0]!.signatures[0]!, sig: Buffer.from(Buffer.from(envelopes[0]!.signatures[0]!.sig, 'base64').map((b, i) => (i === 10 ? b ^ 1 : b))).toString('base64') }] };
+    const flipped = {
+      ...envelopes[0]!,
+      signatures: [
+        {
+          ...envelopes[0]!.signatures[0]!,
+          sig: Buffer.from(Buffer.from(envelopes[0]!.signatures[0]!.sig, 'base64').map((b, i) => (i === 10 ? b ^ 1 : b))).toString(
+            'base64',
+          ),
+        },
+      ],
+    };
     const all = [...tampered, flipped];
     const file = writeLines(all, 'tampered.intoto.jsonl');
     const ssl = securesystemslib(file, pem, commit);
@@ -116,10 +159,16 @@ describe('in-toto attestations checked by independent verifiers', () => {
     // openssl checks signatures only: the policy over the subject is the verifier's.
     const subjects = envelopes.map((e) => statementOf(e).subject[0].digest.gitCommit);
     expect(subjects.filter((c: string) => c === next)).toEqual([]);
-    const verified = await atlas(['verify', path, '--attestation-key', pem, '--commit', next, '--no-repo-policy'], { home: tempDir(), cwd: dir });
+    const verified = await atlas(['verify', path, '--attestation-key', pem, '--commit', next, '--no-repo-policy'], {
+      home: tempDir(),
+      cwd: dir,
+    });
     expect(verified.code).toBe(1);
     expect(verified.stdout).toContain(`no valid receipt was made on ${next}`);
-    const same = await atlas(['verify', path, '--attestation-key', pem, '--commit', commit, '--no-repo-policy'], { home: tempDir(), cwd: dir });
+    const same = await atlas(['verify', path, '--attestation-key', pem, '--commit', commit, '--no-repo-policy'], {
+      home: tempDir(),
+      cwd: dir,
+    });
     expect(same.code, same.stdout).toBe(0);
   });
 
@@ -127,7 +176,10 @@ describe('in-toto attestations checked by independent verifiers', () => {
     const docs = join(import.meta.dirname, '..', 'docs');
     const ci = readFileSync(join(docs, 'ci.md'), 'utf8');
     const block = ci.slice(ci.indexOf("<<'PY'\n") + 6, ci.indexOf('\n          PY\n'));
-    const script = block.split('\n').map((l) => l.replace(/^ {10}/, '')).join('\n');
+    const script = block
+      .split('\n')
+      .map((l) => l.replace(/^ {10}/, ''))
+      .join('\n');
     const work = tempDir('atlas-att-docs-');
     writeFileSync(join(work, 'check.py'), script);
     const single = writeLines([envelopes[1]!], 'passed.intoto.jsonl'); // the step whose commands all passed
@@ -140,21 +192,34 @@ describe('in-toto attestations checked by independent verifiers', () => {
 
     const keys = readFileSync(join(docs, 'keys-and-verification.md'), 'utf8');
     const start = keys.indexOf('```sh\n', keys.indexOf('### Checking an envelope without atlas')) + 6;
-    const recipe = keys.slice(start, keys.indexOf('```', start)).split('\n').filter((l) => !l.startsWith('atlas key export')).join('\n');
+    const recipe = keys
+      .slice(start, keys.indexOf('```', start))
+      .split('\n')
+      .filter((l) => !l.startsWith('atlas key export'))
+      .join('\n');
     writeFileSync(join(work, 'attestation.pem'), readFileSync(pem));
     const lines = readFileSync(path, 'utf8').trim().split('\n');
     writeFileSync(join(work, 'receipts.intoto.jsonl'), `${lines[1]}\n${lines[0]}\n`);
-    const sh = spawnSync('bash', ['-euo', 'pipefail', '-c', recipe], { cwd: work, encoding: 'utf8', env: { ...process.env, COMMIT: commit } });
+    const sh = spawnSync('bash', ['-euo', 'pipefail', '-c', recipe], {
+      cwd: work,
+      encoding: 'utf8',
+      env: { ...process.env, COMMIT: commit },
+    });
     expect(sh.status, sh.stderr).toBe(0);
     expect(sh.stdout).toContain('Verified OK');
     writeFileSync(join(work, 'attestation.pem'), readFileSync(otherPem));
-    expect(spawnSync('bash', ['-euo', 'pipefail', '-c', recipe], { cwd: work, encoding: 'utf8', env: { ...process.env, COMMIT: commit } }).status).not.toBe(0);
+    expect(
+      spawnSync('bash', ['-euo', 'pipefail', '-c', recipe], { cwd: work, encoding: 'utf8', env: { ...process.env, COMMIT: commit } })
+        .status,
+    ).not.toBe(0);
   });
 
   it('installs its verifiers in CI', () => {
     const run = readFileSync(join(import.meta.dirname, '..', '.ci', 'run'), 'utf8');
     expect(run).toContain('python3-securesystemslib');
     expect(run).toContain('missing+=(jq)');
-    expect(execFileSync(PYTHON, ['-c', 'import securesystemslib; print(securesystemslib.__version__)'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+/);
+    expect(
+      execFileSync(PYTHON, ['-c', 'import securesystemslib; print(securesystemslib.__version__)'], { encoding: 'utf8' }).trim(),
+    ).toMatch(/^\d+\.\d+/);
   });
 });

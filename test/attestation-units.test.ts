@@ -10,8 +10,8 @@ import { exportAttestationKey } from '../src/crypto/key-export.js';
 import { readMasterSeed } from '../src/crypto/key-files.js';
 import { buildStatement, CONTROL_PATHS_NOT_RECORDED, groupForAttestation, testResultOf } from '../src/domain/attestation.js';
 import { decodeBase64, envelopeShapeProblem, IN_TOTO_PAYLOAD_TYPE, preAuthEncoding } from '../src/domain/dsse.js';
-import { DEFAULT_KEY_DERIVATION } from '../src/domain/receipt.js';
 import type { ValidationReceipt } from '../src/domain/receipt.js';
+import { DEFAULT_KEY_DERIVATION } from '../src/domain/receipt.js';
 import { exportAttestations } from '../src/receipts/attestation-export.js';
 import { readAttestationFile } from '../src/receipts/attestation-read.js';
 import { loadReceiptSets } from '../src/receipts/inputs.js';
@@ -21,12 +21,23 @@ import { verifyReceiptSets } from '../src/receipts/verify.js';
 import { createTask, git, homeWithKey, recordRun, repo, tempDir } from './helpers/receipt-fixtures.js';
 
 const D = DEFAULT_KEY_DERIVATION;
-const POLICIES = { requireSteps: ['validate'], requirePass: true, requireCommands: [], allowEmpty: false, requireSandbox: false, requirePristine: false };
+const POLICIES = {
+  requireSteps: ['validate'],
+  requirePass: true,
+  requireCommands: [],
+  allowEmpty: false,
+  requireSandbox: false,
+  requirePristine: false,
+};
 
 function envelopeLine(home: string, statement: unknown): string {
   const key = deriveAttestationKey(readMasterSeed(home), D);
   const payload = Buffer.from(JSON.stringify(statement));
-  return JSON.stringify({ payloadType: IN_TOTO_PAYLOAD_TYPE, payload: payload.toString('base64'), signatures: [{ keyid: key.keyid, sig: signAttestation(key, preAuthEncoding(IN_TOTO_PAYLOAD_TYPE, payload)).toString('base64') }] });
+  return JSON.stringify({
+    payloadType: IN_TOTO_PAYLOAD_TYPE,
+    payload: payload.toString('base64'),
+    signatures: [{ keyid: key.keyid, sig: signAttestation(key, preAuthEncoding(IN_TOTO_PAYLOAD_TYPE, payload)).toString('base64') }],
+  });
 }
 
 describe('attestations in process', () => {
@@ -41,7 +52,10 @@ describe('attestations in process', () => {
     const file = join(tempDir('atlas-att-u-'), 'a.intoto.jsonl');
     writeFileSync(file, `\n${out.text}\n`);
     const sets = loadReceiptSets([file], { cwd: dir, home, derivation: D });
-    expect(sets.map((s) => [s.kind, s.taskId, s.attestation?.step, s.attestation?.line])).toEqual([['attestation', fx.ref.id, 'validate', 2], ['attestation', fx.ref.id, 'lint', 3]]);
+    expect(sets.map((s) => [s.kind, s.taskId, s.attestation?.step, s.attestation?.line])).toEqual([
+      ['attestation', fx.ref.id, 'validate', 2],
+      ['attestation', fx.ref.id, 'lint', 3],
+    ]);
     const key = await resolveAttestationKey({}, home, D, {});
     const report = await verifyReceiptSets(sets, { attestation: key }, POLICIES);
     expect(report.ok).toBe(true);
@@ -56,7 +70,13 @@ describe('attestations in process', () => {
     await recordRun(fx, { command: 'npm test' });
     const out = await exportAttestations([fx.ref], home, D);
     const other = await homeWithKey();
-    const sets = readAttestationFile(out.text, undefined, 'x').map((a) => ({ ...a, source: 'x', kind: 'attestation' as const, derivation: D, artifactsBase: undefined }));
+    const sets = readAttestationFile(out.text, undefined, 'x').map((a) => ({
+      ...a,
+      source: 'x',
+      kind: 'attestation' as const,
+      derivation: D,
+      artifactsBase: undefined,
+    }));
     const report = await verifyReceiptSets(sets, { attestation: await resolveAttestationKey({}, other.home, D, {}) }, POLICIES);
     expect(report.ok).toBe(false);
     expect(report.sets[0]!.results[0]!.problems[0]).toMatchObject({ check: 'signature', field: 'signatures' });
@@ -66,7 +86,9 @@ describe('attestations in process', () => {
     const hook = JSON.parse(readFileSync(hookPath, 'utf8'));
     hook.receipts[0].command = 'true';
     writeFileSync(hookPath, JSON.stringify(hook));
-    await expect(exportAttestations([fx.ref], home, D)).rejects.toThrow(/does not verify \(signature does not match the key at its key_path\): nothing was attested/);
+    await expect(exportAttestations([fx.ref], home, D)).rejects.toThrow(
+      /does not verify \(signature does not match the key at its key_path\): nothing was attested/,
+    );
   });
 
   it('leaves the tree out when the repository no longer has the commit', async () => {
@@ -96,16 +118,43 @@ describe('attestations in process', () => {
     const { home } = await homeWithKey();
     const fx = await createTask(home, repo());
     const r = await recordRun(fx, { command: 'npm test' });
-    const ok = buildStatement({ task: { id: fx.ref.id, index: 0, workspace_id: 'demo' }, step: 'validate', commit: r.git_commit!, tree: null, control_paths: CONTROL_PATHS_NOT_RECORDED, receipts: [r] });
+    const ok = buildStatement({
+      task: { id: fx.ref.id, index: 0, workspace_id: 'demo' },
+      step: 'validate',
+      commit: r.git_commit!,
+      tree: null,
+      control_paths: CONTROL_PATHS_NOT_RECORDED,
+      receipts: [r],
+    });
     expect(readAttestationFile(envelopeLine(home, ok), undefined, 'x')[0]!.attestation.problems).toEqual([]);
     const other = 'b'.repeat(40);
     const cases: [(s: any) => void, string][] = [
       [(s) => s.subject.push({ digest: { gitCommit: other } }), 'the subject names commit'],
       [(s) => s.subject.push({ digest: { gitTree: other } }), 'the subject names tree'],
-      [(s) => { s.subject = 'none'; }, 'the subject names commit none'],
-      [(s) => { s.predicate.atlas.receipts[0].git_dirty = true; }, 'with a clean tree'],
-      [(s) => { s.predicate.atlas.task.id = 'task-20990101-000000'; }, 'the statement of task-20990101-000000'],
-      [(s) => { s.predicate.failedTests = ['x']; }, 'predicate.failedTests does not match'],
+      [
+        (s) => {
+          s.subject = 'none';
+        },
+        'the subject names commit none',
+      ],
+      [
+        (s) => {
+          s.predicate.atlas.receipts[0].git_dirty = true;
+        },
+        'with a clean tree',
+      ],
+      [
+        (s) => {
+          s.predicate.atlas.task.id = 'task-20990101-000000';
+        },
+        'the statement of task-20990101-000000',
+      ],
+      [
+        (s) => {
+          s.predicate.failedTests = ['x'];
+        },
+        'predicate.failedTests does not match',
+      ],
     ];
     for (const [change, message] of cases) {
       const s = structuredClone(ok);
@@ -116,14 +165,44 @@ describe('attestations in process', () => {
   });
 
   it('groups receipts by step and commit, and sums up each step from its last runs', () => {
-    const base = { receipt_id: 'rcpt-00000000', command: 'npm test', exit_code: 0, started_at: '2026-01-17T00:00:00Z', completed_at: '2026-01-17T00:00:01Z', duration: '1s', stdout_hash: '0'.repeat(64), stderr_hash: '0'.repeat(64), key_path: '', signature: '', message_version: 2 as const, task_id: 'task-20260117-000000', git_dirty: false, git_commit: 'a'.repeat(40), step_name: 'v' };
+    const base = {
+      receipt_id: 'rcpt-00000000',
+      command: 'npm test',
+      exit_code: 0,
+      started_at: '2026-01-17T00:00:00Z',
+      completed_at: '2026-01-17T00:00:01Z',
+      duration: '1s',
+      stdout_hash: '0'.repeat(64),
+      stderr_hash: '0'.repeat(64),
+      key_path: '',
+      signature: '',
+      message_version: 2 as const,
+      task_id: 'task-20260117-000000',
+      git_dirty: false,
+      git_commit: 'a'.repeat(40),
+      step_name: 'v',
+    };
     const later = { ...base, exit_code: 1, completed_at: '2026-01-17T00:00:09Z' };
-    const receipts: ValidationReceipt[] = [later, base, { ...base, git_commit: 'c'.repeat(40) }, { ...base, message_version: undefined }, { ...base, git_commit: undefined }];
+    const receipts: ValidationReceipt[] = [
+      later,
+      base,
+      { ...base, git_commit: 'c'.repeat(40) },
+      { ...base, message_version: undefined },
+      { ...base, git_commit: undefined },
+    ];
     const { groups, skipped } = groupForAttestation(receipts);
-    expect(groups.map((g) => [g.commit[0], g.receipts.length])).toEqual([['a', 2], ['c', 1]]);
+    expect(groups.map((g) => [g.commit[0], g.receipts.length])).toEqual([
+      ['a', 2],
+      ['c', 1],
+    ]);
     expect(skipped).toHaveLength(2);
     expect(testResultOf(groups[0]!.receipts)).toMatchObject({ result: 'FAILED', failedTests: ['npm test'], passedTests: [] });
-    expect(testResultOf([base]).configuration[0]!.annotations).toEqual({ executable: null, execution_mode: null, validation_tree: null, dependencies: null });
+    expect(testResultOf([base]).configuration[0]!.annotations).toEqual({
+      executable: null,
+      execution_mode: null,
+      validation_tree: null,
+      dependencies: null,
+    });
   });
 
   it('resolves the attestation key from a flag, the environment or the master key, and refuses anything else', async () => {
@@ -134,7 +213,9 @@ describe('attestations in process', () => {
     expect((await resolveAttestationKey({ attestationKey: file }, tempDir(), D, {})).source).toBe(`--attestation-key ${file}`);
     expect((await resolveAttestationKey({}, tempDir(), D, { ATLAS_ATTESTATION_KEY: pem })).source).toBe('ATLAS_ATTESTATION_KEY');
     await expect(resolveAttestationKey({}, tempDir(), D, {})).rejects.toThrow(/no attestation key/);
-    await expect(resolveAttestationKey({ attestationKey: join(tempDir(), 'none.pem') }, home, D, {})).rejects.toThrow(/cannot read the attestation key file .*ENOENT/);
+    await expect(resolveAttestationKey({ attestationKey: join(tempDir(), 'none.pem') }, home, D, {})).rejects.toThrow(
+      /cannot read the attestation key file .*ENOENT/,
+    );
     const ed = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
     expect(() => parseAttestationPublicKey(ed, 'k')).toThrow(/not a P-256 key \(ed25519\)/);
     expect(() => parseAttestationPublicKey('-----BEGIN EC PRIVATE KEY-----', 'k')).toThrow(/holds a private key/);

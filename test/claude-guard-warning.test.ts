@@ -3,9 +3,9 @@
 // call refused by Claude Code's permission settings still gets the hint on allowing it.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import { claudeTaskFixture } from './helpers/claude-task-fixtures.js';
 import { atlas, onlyTask, sandbox } from './helpers/engine-fixtures.js';
+import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 
 const TEMPLATE = 'name: fix\nsteps:\n  - name: implement\n    type: ai\n    max_attempts: 1\n    prompt: "Fix: {{description}}"\n';
 
@@ -37,7 +37,10 @@ describe('warnings about refused tool calls', () => {
     expect(permissionLine).not.toContain('master.key');
     const complete = onlyTask(sb).hook.history.find((e: any) => e.trigger === 'step_complete');
     expect(complete.details.permission_denials).toEqual(
-      expect.arrayContaining([expect.objectContaining({ tool: 'Read', refused_by: 'atlas guard' }), expect.objectContaining({ tool: 'Bash', call: 'Bash(curl http://example.invalid)' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ tool: 'Read', refused_by: 'atlas guard' }),
+        expect.objectContaining({ tool: 'Bash', call: 'Bash(curl http://example.invalid)' }),
+      ]),
     );
   }, 90_000);
 });

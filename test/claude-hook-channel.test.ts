@@ -5,8 +5,8 @@ import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, rea
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { channelPath, frameLines, MAX_MESSAGE_BYTES, sendMessage } from '../src/integrations/claude/channel-frame.js';
-import { openHookChannel } from '../src/integrations/claude/channel-pipe.js';
 import type { HookChannel } from '../src/integrations/claude/channel-pipe.js';
+import { openHookChannel } from '../src/integrations/claude/channel-pipe.js';
 import { HookReceiver } from '../src/integrations/claude/channel-receive.js';
 import { taskRequestsBase } from '../src/integrations/claude/places.js';
 import { updateSessionEntry } from '../src/integrations/claude/session-map.js';
@@ -34,7 +34,8 @@ function setup() {
 }
 
 const event = (repo: string, fields: Record<string, unknown>) => JSON.stringify({ session_id: 'sess-1', cwd: repo, ...fields });
-const message = (repo: string, fields: Record<string, unknown>) => Buffer.from(JSON.stringify({ v: 1, input: event(repo, fields), cwd: repo }));
+const message = (repo: string, fields: Record<string, unknown>) =>
+  Buffer.from(JSON.stringify({ v: 1, input: event(repo, fields), cwd: repo }));
 const push = (receiver: HookReceiver, payload: Buffer, id = 'a1') => receiver.push(Buffer.from(frameLines(payload, id).join(''), 'latin1'));
 const names = (file: string) => readJsonLines(file).map((e) => e.hook_event_name);
 
@@ -43,7 +44,11 @@ describe('the hook channel', () => {
     const { repo, target, base } = setup();
     channel = openHookChannel(target);
     const env = { ...process.env, ATLAS_HOME: target.home, ATLAS_HOOK_PIPE: channel.path, ATLAS_CLAUDE_LAUNCHED: '1' };
-    const prompt = await runAsync(process.execPath, [HOOK_BIN], { cwd: repo, env, input: event(repo, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p1', prompt: 'do it' }) });
+    const prompt = await runAsync(process.execPath, [HOOK_BIN], {
+      cwd: repo,
+      env,
+      input: event(repo, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p1', prompt: 'do it' }),
+    });
     expect(prompt).toMatchObject({ code: 0, stderr: '' });
     // Let the prompt be recorded before the tool calls name its request.
     await new Promise<void>((resolve) => {
@@ -53,7 +58,16 @@ describe('the hook channel', () => {
     const big = 'x'.repeat(50_000);
     const runs = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        runAsync(process.execPath, [HOOK_BIN], { cwd: repo, env, input: event(repo, { hook_event_name: 'PostToolUse', prompt_id: 'p1', tool_name: 'Write', tool_input: { file_path: join(repo, `f${i}.txt`), content: big } }) }),
+        runAsync(process.execPath, [HOOK_BIN], {
+          cwd: repo,
+          env,
+          input: event(repo, {
+            hook_event_name: 'PostToolUse',
+            prompt_id: 'p1',
+            tool_name: 'Write',
+            tool_input: { file_path: join(repo, `f${i}.txt`), content: big },
+          }),
+        }),
       ),
     );
     for (const r of runs) expect(r).toMatchObject({ code: 0, stderr: '' });
@@ -101,7 +115,17 @@ describe('the hook channel', () => {
   it("drops events from outside the task's worktree and of another task's session", async () => {
     const { repo, target, home } = setup();
     const elsewhere = realpathSync(makeGitRepo());
-    await updateSessionEntry(home, 'sess-other', () => ({ session_id: 'sess-other', request_id: 'p0', base_dir: join(home, 'x'), task_dir: join(home, 'other-task'), task_id: 't', workspace: 'w', cwd: repo, started_at: 'then', launched_by_atlas: true }));
+    await updateSessionEntry(home, 'sess-other', () => ({
+      session_id: 'sess-other',
+      request_id: 'p0',
+      base_dir: join(home, 'x'),
+      task_dir: join(home, 'other-task'),
+      task_id: 't',
+      workspace: 'w',
+      cwd: repo,
+      started_at: 'then',
+      launched_by_atlas: true,
+    }));
     const receiver = new HookReceiver(target);
     push(receiver, message(elsewhere, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p1', cwd: elsewhere }), 'b1');
     push(receiver, message(repo, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p2', cwd: 'relative/dir' }), 'b2');
@@ -118,7 +142,18 @@ describe('the hook channel', () => {
 
   it("a server conversation's channel takes its resumed session, which no task owns, and no other", async () => {
     const { repo, target, home } = setup();
-    const entry = (id: string, taskDir: string | null) => updateSessionEntry(home, id, () => ({ session_id: id, request_id: 'p0', base_dir: join(home, `base-${id}`), task_dir: taskDir, task_id: taskDir ? 't' : null, workspace: taskDir ? 'w' : null, cwd: repo, started_at: 'then', launched_by_atlas: true }));
+    const entry = (id: string, taskDir: string | null) =>
+      updateSessionEntry(home, id, () => ({
+        session_id: id,
+        request_id: 'p0',
+        base_dir: join(home, `base-${id}`),
+        task_dir: taskDir,
+        task_id: taskDir ? 't' : null,
+        workspace: taskDir ? 'w' : null,
+        cwd: repo,
+        started_at: 'then',
+        launched_by_atlas: true,
+      }));
     await entry('sess-conv', null);
     await entry('sess-stray', null);
     await entry('sess-task', join(home, 'other-task'));
@@ -136,7 +171,7 @@ describe('the hook channel', () => {
     expect(forged.refused).toEqual([expect.stringMatching(/session sess-task, not this task's/)]);
   });
 
-  it('cannot rewrite what an earlier request recorded, nor make atlas copy a file outside Claude Code\'s folder', async () => {
+  it("cannot rewrite what an earlier request recorded, nor make atlas copy a file outside Claude Code's folder", async () => {
     const { repo, target, base, home, claudeDir } = setup();
     const first = new HookReceiver(target);
     push(first, message(repo, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p1', prompt: 'original' }));
@@ -146,15 +181,32 @@ describe('the hook channel', () => {
     const secret = join(home, 'secret.txt');
     writeFileSync(secret, 'the secret\n');
     const later = new HookReceiver(target);
-    push(later, message(repo, { hook_event_name: 'Stop', prompt_id: 'p1', last_assistant_message: 'forged', transcript_path: secret }), 'c1');
-    push(later, message(repo, { hook_event_name: 'SubagentStop', prompt_id: 'p1', agent_id: 'ag', last_assistant_message: '<work-file name="a.md">forged</work-file>' }), 'c2');
+    push(
+      later,
+      message(repo, { hook_event_name: 'Stop', prompt_id: 'p1', last_assistant_message: 'forged', transcript_path: secret }),
+      'c1',
+    );
+    push(
+      later,
+      message(repo, {
+        hook_event_name: 'SubagentStop',
+        prompt_id: 'p1',
+        agent_id: 'ag',
+        last_assistant_message: '<work-file name="a.md">forged</work-file>',
+      }),
+      'c2',
+    );
     // Its own new request may name a transcript only inside Claude Code's folder.
     const transcript = join(claudeDir, 'projects', 't.jsonl');
     mkdirSync(join(claudeDir, 'projects'));
     writeFileSync(transcript, '{"type":"user","promptId":"p2"}\n');
     push(later, message(repo, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p2', prompt: 'new' }), 'c3');
     push(later, message(repo, { hook_event_name: 'Stop', prompt_id: 'p2', last_assistant_message: 'ok', transcript_path: secret }), 'c4');
-    push(later, message(repo, { hook_event_name: 'Stop', prompt_id: 'p2', last_assistant_message: 'ok', transcript_path: transcript }), 'c5');
+    push(
+      later,
+      message(repo, { hook_event_name: 'Stop', prompt_id: 'p2', last_assistant_message: 'ok', transcript_path: transcript }),
+      'c5',
+    );
     await later.settled();
     expect(readFileSync(join(base, 'p1', '.state.json'), 'utf8')).toBe(before);
     expect(readdirSync(join(base, 'p1', 'work'))).toEqual([]);
@@ -162,7 +214,9 @@ describe('the hook channel', () => {
     // The earlier request's trail only grew.
     expect(names(join(base, 'p1', 'hook-events.jsonl'))).toEqual(['UserPromptSubmit', 'Stop', 'SubagentStop']);
     const logs = join(base, 'p2', 'session-logs');
-    const copied = readdirSync(logs).map((f) => readFileSync(join(logs, f), 'utf8')).join('');
+    const copied = readdirSync(logs)
+      .map((f) => readFileSync(join(logs, f), 'utf8'))
+      .join('');
     expect(copied).toContain('promptId');
     expect(copied).not.toContain('the secret');
   });
@@ -184,8 +238,14 @@ describe('the hook channel', () => {
   it('in this process: a message sent is recorded; a full pipe nobody drains and an oversized event are refused', async () => {
     const { repo, target, base } = setup();
     channel = openHookChannel(target);
-    sendMessage(channel.path, { v: 1, input: event(repo, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p9', prompt: 'in process' }), cwd: repo });
-    expect(() => sendMessage(channel!.path, { v: 1, input: 'x'.repeat(MAX_MESSAGE_BYTES + 1), cwd: repo })).toThrow(/over the 4194304 the channel takes/);
+    sendMessage(channel.path, {
+      v: 1,
+      input: event(repo, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p9', prompt: 'in process' }),
+      cwd: repo,
+    });
+    expect(() => sendMessage(channel!.path, { v: 1, input: 'x'.repeat(MAX_MESSAGE_BYTES + 1), cwd: repo })).toThrow(
+      /over the 4194304 the channel takes/,
+    );
     await channel.close();
     channel = undefined;
     expect(names(join(base, 'p9', 'hook-events.jsonl'))).toEqual(['UserPromptSubmit']);

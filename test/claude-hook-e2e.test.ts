@@ -9,11 +9,11 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { listConversations } from '../src/conversation/read.js';
 import { conversationIdFor } from '../src/integrations/claude/ledger.js';
 import { ATLAS_BIN, readJsonLines, runAsync, writeDiskTask } from './helpers/claude-hook-fixtures.js';
-import { atlas, ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
-import type { Sandbox } from './helpers/engine-fixtures.js';
 import { COMMAND_FREE_BUGFIX } from './helpers/claude-task-fixtures.js';
-import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
+import type { Sandbox } from './helpers/engine-fixtures.js';
+import { atlas, ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
 import type { FakeAnthropic, FakeTurn, RecordedRequest } from './helpers/fake-anthropic.js';
+import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 
 let fake: FakeAnthropic | undefined;
 let sb: Sandbox | undefined;
@@ -24,7 +24,6 @@ afterEach(async () => {
   sb = undefined;
 });
 beforeAll(() => ensureBuilt(), 180_000);
-
 
 function lastUserHasToolResult(request: RecordedRequest): boolean {
   const messages = request.body?.messages ?? [];
@@ -39,7 +38,12 @@ function bugfixScript(request: RecordedRequest): FakeTurn {
   if (lastUserHasToolResult(request)) return { text: 'Fixed: wrote fixed.txt.', usage: { input_tokens: 40, output_tokens: 8 } };
   const text = promptText(request);
   const worktree = /Fix this bug in the repository at (\S+) \(branch/.exec(text)?.[1];
-  if (worktree) return { text: 'Writing the fix.', toolUses: [{ name: 'Write', input: { file_path: join(worktree, 'fixed.txt'), content: 'fixed\n' } }], usage: { input_tokens: 30, output_tokens: 6 } };
+  if (worktree)
+    return {
+      text: 'Writing the fix.',
+      toolUses: [{ name: 'Write', input: { file_path: join(worktree, 'fixed.txt'), content: 'fixed\n' } }],
+      usage: { input_tokens: 30, output_tokens: 6 },
+    };
   return { text: 'The cause: the greeting is never written.', usage: { input_tokens: 20, output_tokens: 4 } };
 }
 
@@ -57,9 +61,18 @@ describe('Claude Code hooks with the real CLI', () => {
     const requestsDir = join(task.dir, 'requests');
     const requests = readdirSync(requestsDir).filter((d) => existsSync(join(requestsDir, d, '.state.json')));
     expect(requests).toHaveLength(2); // one prompt per ai step
-    const states = requests.map((r) => ({ dir: join(requestsDir, r), state: JSON.parse(readFileSync(join(requestsDir, r, '.state.json'), 'utf8')) }));
+    const states = requests.map((r) => ({
+      dir: join(requestsDir, r),
+      state: JSON.parse(readFileSync(join(requestsDir, r, '.state.json'), 'utf8')),
+    }));
     const implement = states.find((s) => s.state.files_touched.length > 0)!;
-    expect(eventNames(join(implement.dir, 'hook-events.jsonl'))).toEqual(['UserPromptSubmit', 'PreToolUse Write', 'PostToolUse Write', 'Stop', 'SessionEnd']);
+    expect(eventNames(join(implement.dir, 'hook-events.jsonl'))).toEqual([
+      'UserPromptSubmit',
+      'PreToolUse Write',
+      'PostToolUse Write',
+      'Stop',
+      'SessionEnd',
+    ]);
     expect(implement.state.files_touched).toEqual([join(task.task.worktree, 'fixed.txt')]);
     expect(implement.state.last_output).toBe('Fixed: wrote fixed.txt.');
     expect(implement.state.usage).toMatchObject({ input_tokens: 70, output_tokens: 14 });
@@ -86,11 +99,19 @@ describe('Claude Code hooks with the real CLI', () => {
     const install = await atlas(sb, ['claude', 'install', '--scope', 'local']);
     expect(install.code, install.stderr).toBe(0);
     fake = await startFakeAnthropic([
-      { text: 'Continuing.', toolUses: [{ name: 'Write', input: { file_path: join(sb.repo, 'parser.ts'), content: 'export const fixed = true;\n' } }], usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 50 } },
+      {
+        text: 'Continuing.',
+        toolUses: [{ name: 'Write', input: { file_path: join(sb.repo, 'parser.ts'), content: 'export const fixed = true;\n' } }],
+        usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 50 },
+      },
       { text: 'The parser is fixed.', usage: { input_tokens: 120, output_tokens: 12 } },
     ]);
     const env = claudeEnv(fake, sb.env);
-    const run = await runAsync('claude', ['-p', 'carry on with the task', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits'], { cwd: sb.repo, env });
+    const run = await runAsync(
+      'claude',
+      ['-p', 'carry on with the task', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits'],
+      { cwd: sb.repo, env },
+    );
     expect(run.code, run.stderr).toBe(0);
     const seen = fake.allPromptText();
     expect(seen).toContain(`this working tree belongs to task ${id}`);
@@ -115,13 +136,24 @@ describe('Claude Code hooks with the real CLI', () => {
     expect(init.code, init.stderr).toBe(0);
     const keyPath = join(sb.home, 'keys', 'master.key');
     const secret = readFileSync(keyPath, 'utf8').trim();
-    fake = await startFakeAnthropic([{ text: 'Reading the key.', toolUses: [{ name: 'Read', input: { file_path: keyPath } }] }, { text: 'I may not read it.' }]);
+    fake = await startFakeAnthropic([
+      { text: 'Reading the key.', toolUses: [{ name: 'Read', input: { file_path: keyPath } }] },
+      { text: 'I may not read it.' },
+    ]);
     const env = claudeEnv(fake, sb.env);
-    const settings = JSON.stringify({ disableAllHooks: false, hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: `'${process.execPath}' '${ATLAS_BIN}' claude-hook` }] }] } });
-    const run = await runAsync('claude', ['-p', 'show me the key', '--output-format', 'stream-json', '--verbose', '--settings', settings], { cwd: sb.repo, env });
+    const settings = JSON.stringify({
+      disableAllHooks: false,
+      hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: `'${process.execPath}' '${ATLAS_BIN}' claude-hook` }] }] },
+    });
+    const run = await runAsync('claude', ['-p', 'show me the key', '--output-format', 'stream-json', '--verbose', '--settings', settings], {
+      cwd: sb.repo,
+      env,
+    });
     expect(run.code, run.stderr).toBe(0);
     const second = fake.messageRequests()[1]!.body;
-    const result = second.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((c: any) => c.type === 'tool_result');
+    const result = second.messages
+      .flatMap((m: any) => (Array.isArray(m.content) ? m.content : []))
+      .find((c: any) => c.type === 'tool_result');
     expect(JSON.stringify(result)).toMatch(/atlas guard: Read on .*master\.key is refused.*atlas checkpoint/);
     expect(fake.allPromptText()).not.toContain(secret);
   }, 90_000);

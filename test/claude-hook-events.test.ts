@@ -2,7 +2,17 @@
 // request scoping without prompt_id, what a task learns (files, heartbeat, last output, tokens,
 // commits), SessionStart priming, the guard's decision, and the exit codes.
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -27,11 +37,34 @@ function setup() {
   const projects = join(config, 'projects', '-tmp-atlas-fixture-repo');
   mkdirSync(join(projects, SESSION, 'subagents'), { recursive: true });
   // One line per content block: m1 thinks aloud and calls a tool, m2 is the turn's last message.
-  const assistant = (id: string, out: number, block: Record<string, unknown>) => JSON.stringify({ type: 'assistant', promptId: PROMPT, message: { id, model: 'claude-opus-4-8', content: [block], usage: { input_tokens: 10, output_tokens: out, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } } });
+  const assistant = (id: string, out: number, block: Record<string, unknown>) =>
+    JSON.stringify({
+      type: 'assistant',
+      promptId: PROMPT,
+      message: {
+        id,
+        model: 'claude-opus-4-8',
+        content: [block],
+        usage: { input_tokens: 10, output_tokens: out, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+      },
+    });
   const transcript = join(projects, `${SESSION}.jsonl`);
   const lastMessage = assistant('m2', 5, { type: 'text', text: 'All done here.' });
-  writeFileSync(transcript, [JSON.stringify({ type: 'user', promptId: 'older' }), JSON.stringify({ type: 'user', promptId: PROMPT, message: { content: 'please write the notes' } }), assistant('m1', 5, { type: 'text', text: 'Writing the notes.' }), assistant('m1', 5, { type: 'tool_use', id: 'toolu_1', name: 'Write', input: {} }), lastMessage, ''].join('\n'));
-  writeFileSync(join(projects, SESSION, 'subagents', 'agent-a4fa1e1ad0842b7ee.jsonl'), `${assistant('m3', 5, { type: 'text', text: 'sub found things' })}\n`);
+  writeFileSync(
+    transcript,
+    [
+      JSON.stringify({ type: 'user', promptId: 'older' }),
+      JSON.stringify({ type: 'user', promptId: PROMPT, message: { content: 'please write the notes' } }),
+      assistant('m1', 5, { type: 'text', text: 'Writing the notes.' }),
+      assistant('m1', 5, { type: 'tool_use', id: 'toolu_1', name: 'Write', input: {} }),
+      lastMessage,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(projects, SESSION, 'subagents', 'agent-a4fa1e1ad0842b7ee.jsonl'),
+    `${assistant('m3', 5, { type: 'text', text: 'sub found things' })}\n`,
+  );
   const env: NodeJS.ProcessEnv = { ...process.env, ATLAS_HOME: home };
   delete env['ATLAS_CLAUDE_LAUNCHED'];
   delete env['ATLAS_CONVERSATION_ID'];
@@ -40,13 +73,36 @@ function setup() {
   const send = async (name: string, change: Record<string, unknown> = {}, extraEnv: NodeJS.ProcessEnv = {}) => {
     out.length = 0;
     err.length = 0;
-    const code = await runHookOnce({ input: fixtureEvent(name, repo, { session_id: SESSION, ...change }, config), env: { ...env, ...extraEnv }, cwd: repo, stdout: (t) => out.push(t), stderr: (t) => err.push(t) });
+    const code = await runHookOnce({
+      input: fixtureEvent(name, repo, { session_id: SESSION, ...change }, config),
+      env: { ...env, ...extraEnv },
+      cwd: repo,
+      stdout: (t) => out.push(t),
+      stderr: (t) => err.push(t),
+    });
     return { code, stdout: out.join(''), stderr: err.join('') };
   };
   return { base, repo, home, config, env, send, transcript, lastMessage };
 }
 
-const SEQUENCE = ['session-start-startup', 'user-prompt-submit', 'pre-tool-use-write', 'post-tool-use-write', 'pre-tool-use-edit', 'post-tool-use-edit', 'pre-tool-use-read', 'post-tool-use-failure-read', 'pre-tool-use-bash', 'post-tool-use-bash', 'pre-tool-use-agent', 'subagent-start', 'subagent-stop', 'post-tool-use-agent', 'stop', 'session-end'];
+const SEQUENCE = [
+  'session-start-startup',
+  'user-prompt-submit',
+  'pre-tool-use-write',
+  'post-tool-use-write',
+  'pre-tool-use-edit',
+  'post-tool-use-edit',
+  'pre-tool-use-read',
+  'post-tool-use-failure-read',
+  'pre-tool-use-bash',
+  'post-tool-use-bash',
+  'pre-tool-use-agent',
+  'subagent-start',
+  'subagent-stop',
+  'post-tool-use-agent',
+  'stop',
+  'session-end',
+];
 
 describe('a session no task owns', () => {
   it('records the request folder under ATLAS_HOME/sessions, never in the repository', async () => {
@@ -57,15 +113,26 @@ describe('a session no task owns', () => {
     expect(repoDir).toMatch(/^repo-[0-9a-f]{8}$/);
     const dir = join(sessions, repoDir!, PROMPT);
     const events = readJsonLines(join(dir, 'hook-events.jsonl')).map((e) => `${e.hook_event_name}${e.tool_name ? ` ${e.tool_name}` : ''}`);
-    expect(events).toEqual(SEQUENCE.slice(1).map((n) => JSON.parse(fixtureEvent(n, t.repo))).map((e) => `${e.hook_event_name}${e.tool_name ? ` ${e.tool_name}` : ''}`));
+    expect(events).toEqual(
+      SEQUENCE.slice(1)
+        .map((n) => JSON.parse(fixtureEvent(n, t.repo)))
+        .map((e) => `${e.hook_event_name}${e.tool_name ? ` ${e.tool_name}` : ''}`),
+    );
     expect(readJsonLines(join(sessions, repoDir!, 'session-events', `${SESSION}.jsonl`))[0].hook_event_name).toBe('SessionStart');
-    expect(readFileSync(join(dir, 'context.md'), 'utf8')).toBe('# Request\n\nplease write the notes\n\n## general-purpose (a4fa1e1ad0842b7ee)\n\nsub found things\n');
+    expect(readFileSync(join(dir, 'context.md'), 'utf8')).toBe(
+      '# Request\n\nplease write the notes\n\n## general-purpose (a4fa1e1ad0842b7ee)\n\nsub found things\n',
+    );
     expect(readFileSync(join(dir, 'work', 'report.md'), 'utf8')).toBe('report body');
     expect(existsSync(join(dir, 'session-logs', 'agent-a4fa1e1ad0842b7ee.jsonl'))).toBe(true);
     const snapshot = readFileSync(join(dir, 'session-logs', `${SESSION}.jsonl`), 'utf8');
     expect(snapshot).not.toContain('older');
     const state = JSON.parse(readFileSync(join(dir, '.state.json'), 'utf8'));
-    expect(state).toMatchObject({ request_id: PROMPT, prompt_source: 'user', last_output: 'All done here.', files_touched: [join(t.repo, 'NOTES.md')] });
+    expect(state).toMatchObject({
+      request_id: PROMPT,
+      prompt_source: 'user',
+      last_output: 'All done here.',
+      files_touched: [join(t.repo, 'NOTES.md')],
+    });
     expect(state.agents.a4fa1e1ad0842b7ee).toMatchObject({ agent_type: 'general-purpose', status: 'stopped' });
     expect(state.usage).toMatchObject({ messages: 3, input_tokens: 30, output_tokens: 15 });
     expect(state.ended_at).toBeDefined();
@@ -114,7 +181,11 @@ describe('a session in a task worktree', () => {
     const { id, dir: taskDir } = writeDiskTask(t.home, t.repo, 'main', { withStep: true });
     for (const name of SEQUENCE.slice(0, 4)) expect((await t.send(name)).code).toBe(0);
     const reqDir = join(taskDir, 'requests', PROMPT);
-    expect(readJsonLines(join(reqDir, 'hook-events.jsonl')).map((e) => e.hook_event_name)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PostToolUse']);
+    expect(readJsonLines(join(reqDir, 'hook-events.jsonl')).map((e) => e.hook_event_name)).toEqual([
+      'UserPromptSubmit',
+      'PreToolUse',
+      'PostToolUse',
+    ]);
     let hook = JSON.parse(readFileSync(join(taskDir, 'hook.json'), 'utf8'));
     expect(hook.current_step.files_touched).toEqual(['NOTES.md']);
     expect(existsSync(join(taskDir, 'HOOK.md'))).toBe(true);
@@ -136,7 +207,14 @@ describe('a session in a task worktree', () => {
     hook = JSON.parse(readFileSync(join(taskDir, 'hook.json'), 'utf8'));
     expect(hook.current_step.last_output).toBe('All done here.');
     const conv = JSON.parse(readFileSync(join(taskDir, 'conversations', conversationIdFor(SESSION), 'conversation.json'), 'utf8'));
-    expect(conv).toMatchObject({ task_id: id, step_name: 'implement', agent: 'claude', session_id: SESSION, status: 'running', stats: { total_input_tokens: 30, total_output_tokens: 15, cost_usd: null, partial: true } });
+    expect(conv).toMatchObject({
+      task_id: id,
+      step_name: 'implement',
+      agent: 'claude',
+      session_id: SESSION,
+      status: 'running',
+      stats: { total_input_tokens: 30, total_output_tokens: 15, cost_usd: null, partial: true },
+    });
     await t.send('session-end');
     expect(existsSync(join(taskDir, 'owner.json'))).toBe(false);
     const ended = JSON.parse(readFileSync(join(taskDir, 'conversations', conversationIdFor(SESSION), 'conversation.json'), 'utf8'));
@@ -158,12 +236,17 @@ describe('a session in a task worktree', () => {
   it('primes a session started in an interrupted task, and not one in a running task with a live owner', async () => {
     const t = setup();
     const { id, dir: taskDir } = writeDiskTask(t.home, t.repo, 'main', { state: 'awaiting_human', trigger: 'interrupted' });
-    writeFileSync(join(taskDir, 'HOOK.md'), '# Hook: x\n\nsummary\n\n## Current step\n\nimplement\n\n## What to do now\n\nRun `atlas recover`.\n');
+    writeFileSync(
+      join(taskDir, 'HOOK.md'),
+      '# Hook: x\n\nsummary\n\n## Current step\n\nimplement\n\n## What to do now\n\nRun `atlas recover`.\n',
+    );
     const started = await t.send('session-start-startup');
     const out = JSON.parse(started.stdout);
     expect(out.hookSpecificOutput.hookEventName).toBe('SessionStart');
     expect(out.hookSpecificOutput.additionalContext).toContain(`task ${id}`);
-    expect(out.hookSpecificOutput.additionalContext.indexOf('What to do now')).toBeLessThan(out.hookSpecificOutput.additionalContext.indexOf('## Current step'));
+    expect(out.hookSpecificOutput.additionalContext.indexOf('What to do now')).toBeLessThan(
+      out.hookSpecificOutput.additionalContext.indexOf('## Current step'),
+    );
     // awaiting_human is no crash: the session does not take ownership.
     expect(existsSync(join(taskDir, 'owner.json'))).toBe(false);
   });
@@ -204,7 +287,13 @@ describe('the guard and the exit codes', () => {
     // ATLAS_HOME is a file: nothing can be recorded, the decision still stands.
     const blocked = join(t.base, 'home-file');
     writeFileSync(blocked, '');
-    const still = await runHookOnce({ input: fixtureEvent('pre-tool-use-read', t.repo, { tool_input: { file_path: join(blocked, 'keys', 'master.key') } }), env: { ...t.env, ATLAS_HOME: blocked }, cwd: t.repo, stdout: () => {}, stderr: () => {} });
+    const still = await runHookOnce({
+      input: fixtureEvent('pre-tool-use-read', t.repo, { tool_input: { file_path: join(blocked, 'keys', 'master.key') } }),
+      env: { ...t.env, ATLAS_HOME: blocked },
+      cwd: t.repo,
+      stdout: () => {},
+      stderr: () => {},
+    });
     expect(still).toBe(0);
   });
 
@@ -218,7 +307,15 @@ describe('the guard and the exit codes', () => {
     const blocked = join(t.base, 'home-file');
     writeFileSync(blocked, '');
     const io: string[] = [];
-    expect(await runHookOnce({ input: fixtureEvent('user-prompt-submit', t.repo), env: { ...t.env, ATLAS_HOME: blocked }, cwd: t.repo, stdout: () => {}, stderr: (s) => io.push(s) })).toBe(1);
+    expect(
+      await runHookOnce({
+        input: fixtureEvent('user-prompt-submit', t.repo),
+        env: { ...t.env, ATLAS_HOME: blocked },
+        cwd: t.repo,
+        stdout: () => {},
+        stderr: (s) => io.push(s),
+      }),
+    ).toBe(1);
     expect(io.join('')).toMatch(/^atlas claude-hook: UserPromptSubmit: not recorded \(/);
     expect(io.join('').split('\n').filter(Boolean)).toHaveLength(1);
   });
@@ -233,7 +330,11 @@ describe('the guard and the exit codes', () => {
     const bad = await runHook('{"hook_event_name": "Stop"}', t.repo, t.env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe('atlas claude-hook: the event has no session_id\n');
-    const fine = await runAsync(process.execPath, [HOOK_BIN], { cwd: t.repo, env: t.env, input: fixtureEvent('pre-tool-use-write', t.repo) });
+    const fine = await runAsync(process.execPath, [HOOK_BIN], {
+      cwd: t.repo,
+      env: t.env,
+      input: fixtureEvent('pre-tool-use-write', t.repo),
+    });
     expect(fine).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: t.repo, encoding: 'utf8' })).toBe('');
   });
@@ -256,10 +357,23 @@ describe('the session heartbeat', () => {
     expect(await releaseSessionOwner(link, 's2')).toBe(false);
     expect(await releaseSessionOwner(link, 's1')).toBe(true);
     // An owner atlas runs (this test process, beating now) is never replaced.
-    writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), process_start: (await import('../src/liveness/process-identity.js')).processStartIdentity(process.pid) ?? 'unknown', started_at: now.toISOString(), heartbeat_at: now.toISOString(), heartbeat_interval_ms: 10_000, stale_threshold_ms: 300_000 }));
+    writeFileSync(
+      join(dir, 'owner.json'),
+      JSON.stringify({
+        pid: process.pid,
+        host: (await import('node:os')).hostname(),
+        process_start: (await import('../src/liveness/process-identity.js')).processStartIdentity(process.pid) ?? 'unknown',
+        started_at: now.toISOString(),
+        heartbeat_at: now.toISOString(),
+        heartbeat_interval_ms: 10_000,
+        stale_threshold_ms: 300_000,
+      }),
+    );
     expect(await sessionHeartbeat(link, 's1', now)).toBe('skipped');
     const waiting = writeDiskTask(t.home, t.repo, 'main', { id: 'task-20260101-000002', state: 'awaiting_human' });
-    expect(await sessionHeartbeat({ ref: { workspace: 'ws', id: waiting.id, dir: waiting.dir }, task: readTask(waiting.dir) }, 's1', now)).toBe('skipped');
+    expect(
+      await sessionHeartbeat({ ref: { workspace: 'ws', id: waiting.id, dir: waiting.dir }, task: readTask(waiting.dir) }, 's1', now),
+    ).toBe('skipped');
   });
 
   it('writes HOOK.md with verified receipt statuses when the hook has receipts', async () => {
@@ -268,7 +382,21 @@ describe('the session heartbeat', () => {
     const t = setup();
     const { id, dir } = writeDiskTask(t.home, t.repo, 'main');
     const hook = JSON.parse(readFileSync(join(dir, 'hook.json'), 'utf8'));
-    hook.receipts = [{ receipt_id: 'rcpt-00000001', step_name: 'implement', command: 'npm test', exit_code: 0, stdout_hash: 'a'.repeat(64), stderr_hash: 'a'.repeat(64), timestamp: hook.created_at, duration_ms: 1, signature: 'MEUCIQ==', public_key: '02'.padEnd(66, '0'), key_path: "m/44'/236'/0'/1/0" }];
+    hook.receipts = [
+      {
+        receipt_id: 'rcpt-00000001',
+        step_name: 'implement',
+        command: 'npm test',
+        exit_code: 0,
+        stdout_hash: 'a'.repeat(64),
+        stderr_hash: 'a'.repeat(64),
+        timestamp: hook.created_at,
+        duration_ms: 1,
+        signature: 'MEUCIQ==',
+        public_key: '02'.padEnd(66, '0'),
+        key_path: "m/44'/236'/0'/1/0",
+      },
+    ];
     writeFileSync(join(dir, 'hook.json'), JSON.stringify(hook));
     try {
       await recordFiles({ ref: { workspace: 'ws', id, dir }, task: readTask(dir) }, t.home, ['a.ts']);

@@ -6,13 +6,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readJsonLines } from './helpers/claude-hook-fixtures.js';
-import { atlas, ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
-import type { Sandbox } from './helpers/engine-fixtures.js';
 import { COMMAND_FREE_BUGFIX } from './helpers/claude-task-fixtures.js';
-import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
+import type { Sandbox } from './helpers/engine-fixtures.js';
+import { atlas, ensureBuilt, onlyTask, sandbox } from './helpers/engine-fixtures.js';
 import type { FakeAnthropic, FakeTurn, RecordedRequest } from './helpers/fake-anthropic.js';
+import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
-
 
 function toolResults(request: RecordedRequest): number {
   return JSON.stringify(request.body?.messages ?? []).split('"tool_result"').length - 1;
@@ -24,7 +23,11 @@ function script(request: RecordedRequest): FakeTurn {
   const worktree = /Fix this bug in the repository at (\S+) \(branch/.exec(text)?.[1];
   if (!worktree) return { text: 'The cause: the greeting is never written.' };
   const done = toolResults(request);
-  if (done === 0) return { text: 'Writing the fix.', toolUses: [{ name: 'Write', input: { file_path: join(worktree, 'fixed.txt'), content: 'fixed\n' } }] };
+  if (done === 0)
+    return {
+      text: 'Writing the fix.',
+      toolUses: [{ name: 'Write', input: { file_path: join(worktree, 'fixed.txt'), content: 'fixed\n' } }],
+    };
   if (done === 1) return { text: 'Checking.', toolUses: [{ name: 'Bash', input: { command: 'cat fixed.txt', description: 'check' } }] };
   return { text: 'Fixed: wrote fixed.txt.' };
 }
@@ -37,12 +40,18 @@ interface Recorded {
 }
 
 function walk(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)).map((p) => `${e.name}/${p}`) : [e.name]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name)).map((p) => `${e.name}/${p}`) : [e.name],
+  );
 }
 
 async function runTask(sb: Sandbox, fake: FakeAnthropic, mode: '--local' | '--sandbox'): Promise<Recorded> {
   const env = { ...claudeEnv(fake, sb.env), IS_SANDBOX: '1' };
-  const run = await atlas(sb, ['start', 'bugfix', 'greeting is missing', '--no-interactive', mode, '-c', 'ai.permission_mode=bypassPermissions'], { env });
+  const run = await atlas(
+    sb,
+    ['start', 'bugfix', 'greeting is missing', '--no-interactive', mode, '-c', 'ai.permission_mode=bypassPermissions'],
+    { env },
+  );
   const output = `${run.stdout}\n${run.stderr}`;
   expect(run.code, output).toBe(0);
   const task = onlyTask(sb);
@@ -53,9 +62,16 @@ async function runTask(sb: Sandbox, fake: FakeAnthropic, mode: '--local' | '--sa
     .sort((a, b) => String(a.state.started_at).localeCompare(String(b.state.started_at)))
     .map(({ dir, state }) => ({
       // Session logs are named by the session id, which differs between the runs.
-      files: walk(dir).map((f) => f.replace(state.session_id, '<session>')).sort(),
+      files: walk(dir)
+        .map((f) => f.replace(state.session_id, '<session>'))
+        .sort(),
       events: readJsonLines(join(dir, 'hook-events.jsonl')).map((e) => `${e.hook_event_name}${e.tool_name ? ` ${e.tool_name}` : ''}`),
-      state: { files_touched: state.files_touched.map((f: string) => relative(task.task.worktree, f)), last_output: state.last_output, usage: state.usage, ended: Boolean(state.ended_at) },
+      state: {
+        files_touched: state.files_touched.map((f: string) => relative(task.task.worktree, f)),
+        last_output: state.last_output,
+        usage: state.usage,
+        ended: Boolean(state.ended_at),
+      },
     }));
   return { requests, output, errorLog: existsSync(join(sb.home, 'claude', 'hook-errors.log')) };
 }
@@ -83,7 +99,15 @@ describe.skipIf(skipSandbox)('Claude Code hooks in sandbox mode', () => {
     const local = runs['--local']!;
     const boxed = runs['--sandbox']!;
     expect(local.requests).toHaveLength(2);
-    expect(local.requests[1]!.events).toEqual(['UserPromptSubmit', 'PreToolUse Write', 'PostToolUse Write', 'PreToolUse Bash', 'PostToolUse Bash', 'Stop', 'SessionEnd']);
+    expect(local.requests[1]!.events).toEqual([
+      'UserPromptSubmit',
+      'PreToolUse Write',
+      'PostToolUse Write',
+      'PreToolUse Bash',
+      'PostToolUse Bash',
+      'Stop',
+      'SessionEnd',
+    ]);
     expect(local.requests[1]!.files).toContain('context.md');
     expect(boxed.requests).toEqual(local.requests);
     for (const run of [local, boxed]) {

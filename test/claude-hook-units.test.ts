@@ -4,6 +4,8 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { transcriptUsage } from '../src/conversation/claude-transcript-usage.js';
+import { isGitCommitCommand } from '../src/integrations/claude/edit-tools.js';
 import { EventInputError, parseHookEvent, safeId } from '../src/integrations/claude/event.js';
 import { guardToolCall } from '../src/integrations/claude/guard.js';
 import { conversationIdFor } from '../src/integrations/claude/ledger.js';
@@ -11,15 +13,23 @@ import { shortHash, untaskedBase } from '../src/integrations/claude/places.js';
 import { MAX_ADDITIONAL_CONTEXT, primingContext, shouldPrime } from '../src/integrations/claude/prime.js';
 import { generatedRequestId } from '../src/integrations/claude/scope.js';
 import { extractContexts, extractWorkFiles, sanitizeWorkName } from '../src/integrations/claude/tags.js';
-import { isGitCommitCommand } from '../src/integrations/claude/edit-tools.js';
-import { transcriptUsage } from '../src/conversation/claude-transcript-usage.js';
 import { fixtureText } from './helpers/claude-hook-fixtures.js';
 
 const tmp = () => realpathSync(mkdtempSync(join(tmpdir(), 'atlas-claude-unit-')));
 
 describe('hook event parsing', () => {
   it('reads every recorded payload, keeping unknown fields in raw', () => {
-    for (const name of ['session-start-startup', 'user-prompt-submit', 'pre-tool-use-write', 'post-tool-use-bash', 'subagent-stop', 'stop', 'stop-failure', 'session-end', 'pre-compact']) {
+    for (const name of [
+      'session-start-startup',
+      'user-prompt-submit',
+      'pre-tool-use-write',
+      'post-tool-use-bash',
+      'subagent-stop',
+      'stop',
+      'stop-failure',
+      'session-end',
+      'pre-compact',
+    ]) {
       const event = parseHookEvent(fixtureText(name, '/r'), '/fallback');
       expect(event.session_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(event.cwd).toBe('/r');
@@ -30,7 +40,10 @@ describe('hook event parsing', () => {
   });
 
   it('accepts unknown events and fields, falls back to the given cwd, and rejects what is not an event', () => {
-    const e = parseHookEvent(JSON.stringify({ session_id: 's', hook_event_name: 'Notification', brand_new: [1], tool_input: 'not an object' }), '/here');
+    const e = parseHookEvent(
+      JSON.stringify({ session_id: 's', hook_event_name: 'Notification', brand_new: [1], tool_input: 'not an object' }),
+      '/here',
+    );
     expect(e).toMatchObject({ hook_event_name: 'Notification', cwd: '/here' });
     expect(e.tool_input).toBeUndefined();
     expect(() => parseHookEvent('{', '/')).toThrow(EventInputError);
@@ -68,7 +81,9 @@ describe('the PreToolUse guard', () => {
   it("denies edits of a task's hook.json, receipts and artifacts but lets them be read", () => {
     expect(guard('Edit', { file_path: join(task, 'hook.json'), old_string: 'a', new_string: 'b' })).toMatch(/written by atlas only/);
     expect(guard('Write', { file_path: join(task, 'artifacts', 'validate', 'out.txt') })).toMatch(/written by atlas only/);
-    expect(guard('MultiEdit', { file_path: '/elsewhere/a.ts', edits: [{ file_path: join(task, 'hook.json') }] })).toMatch(/written by atlas only/);
+    expect(guard('MultiEdit', { file_path: '/elsewhere/a.ts', edits: [{ file_path: join(task, 'hook.json') }] })).toMatch(
+      /written by atlas only/,
+    );
     expect(guard('NotebookEdit', { notebook_path: join(task, 'receipts', 'r.json') })).toMatch(/written by atlas only/);
     expect(guard('Read', { file_path: join(task, 'hook.json') })).toBeUndefined();
     expect(guard('Read', { file_path: join(task, 'HOOK.md') })).toBeUndefined();
@@ -91,7 +106,8 @@ describe('the PreToolUse guard', () => {
 
 describe('subagent tags', () => {
   it('extracts context and work files, with names that cannot escape work/', () => {
-    const text = '<context>found the cause</context>\n<work filename="notes/plan.md">\nstep 1</work><work filename=\'../../../etc/passwd\'>x</work><work filename="/abs/a.txt">a</work><context>  </context>';
+    const text =
+      '<context>found the cause</context>\n<work filename="notes/plan.md">\nstep 1</work><work filename=\'../../../etc/passwd\'>x</work><work filename="/abs/a.txt">a</work><context>  </context>';
     expect(extractContexts(text)).toEqual(['found the cause']);
     expect(extractWorkFiles(text)).toEqual([
       { name: 'notes/plan.md', content: 'step 1' },
@@ -121,7 +137,28 @@ describe('priming', () => {
   });
 
   it('puts what to do first and stays within the cap', () => {
-    const md = ['# Hook: t', '', 'summary', '', '## Current step', '', 'implement', '', '## What to do now', '', 'run atlas recover', '', '## Recent history', '', 'x'.repeat(30_000), '', '## Troubleshooting', '', 'help', ''].join('\n');
+    const md = [
+      '# Hook: t',
+      '',
+      'summary',
+      '',
+      '## Current step',
+      '',
+      'implement',
+      '',
+      '## What to do now',
+      '',
+      'run atlas recover',
+      '',
+      '## Recent history',
+      '',
+      'x'.repeat(30_000),
+      '',
+      '## Troubleshooting',
+      '',
+      'help',
+      '',
+    ].join('\n');
     const out = primingContext(md, 'task-1');
     expect(out.length).toBeLessThanOrEqual(MAX_ADDITIONAL_CONTEXT);
     expect(out.indexOf('## What to do now')).toBeLessThan(out.indexOf('## Current step'));
@@ -138,13 +175,40 @@ describe('transcript usage', () => {
     const dir = tmp();
     const transcript = join(dir, 's1.jsonl');
     const line = (id: string, model: string, out: number, extra = {}) =>
-      JSON.stringify({ type: 'assistant', message: { id, model, usage: { input_tokens: 10, output_tokens: out, cache_read_input_tokens: 2, cache_creation_input_tokens: 1, ...extra } } });
-    writeFileSync(transcript, [line('m1', 'opus', 1), line('m1', 'opus', 5), JSON.stringify({ type: 'user', message: { content: 'hi' } }), line('m2', 'opus', 7), '{"type":"assistant","usage"', ''].join('\n'));
+      JSON.stringify({
+        type: 'assistant',
+        message: {
+          id,
+          model,
+          usage: { input_tokens: 10, output_tokens: out, cache_read_input_tokens: 2, cache_creation_input_tokens: 1, ...extra },
+        },
+      });
+    writeFileSync(
+      transcript,
+      [
+        line('m1', 'opus', 1),
+        line('m1', 'opus', 5),
+        JSON.stringify({ type: 'user', message: { content: 'hi' } }),
+        line('m2', 'opus', 7),
+        '{"type":"assistant","usage"',
+        '',
+      ].join('\n'),
+    );
     mkdirSync(join(dir, 's1', 'subagents'), { recursive: true });
     writeFileSync(join(dir, 's1', 'subagents', 'agent-a.jsonl'), `${line('m3', 'haiku', 3)}\n${line('m2', 'opus', 7)}\n`);
     const u = transcriptUsage(transcript);
-    expect(u).toMatchObject({ messages: 3, input_tokens: 30, output_tokens: 15, cache_read_tokens: 6, cache_creation_tokens: 3, model: 'opus' });
-    expect(u.models.map((m) => [m.model, m.output_tokens])).toEqual([['opus', 12], ['haiku', 3]]);
+    expect(u).toMatchObject({
+      messages: 3,
+      input_tokens: 30,
+      output_tokens: 15,
+      cache_read_tokens: 6,
+      cache_creation_tokens: 3,
+      model: 'opus',
+    });
+    expect(u.models.map((m) => [m.model, m.output_tokens])).toEqual([
+      ['opus', 12],
+      ['haiku', 3],
+    ]);
     expect(transcriptUsage(join(dir, 'missing.jsonl')).messages).toBe(0);
   });
 });
@@ -174,14 +238,33 @@ describe('failures while handling an event', () => {
     const { BlockingError, handleEvent } = await import('../src/integrations/claude/handle.js');
     const { AtlasError } = await import('../src/domain/errors.js');
     const { classifyFailure } = await import('../src/integrations/claude/entry.js');
-    const broken = new Proxy({}, { get: () => { throw new Error('boom'); }, ownKeys: () => { throw new Error('boom'); } });
-    const event = { session_id: 's', hook_event_name: 'PreToolUse', cwd: '/', tool_name: 'Read', tool_input: broken as Record<string, unknown>, raw: {} };
+    const broken = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('boom');
+        },
+        ownKeys: () => {
+          throw new Error('boom');
+        },
+      },
+    );
+    const event = {
+      session_id: 's',
+      hook_event_name: 'PreToolUse',
+      cwd: '/',
+      tool_name: 'Read',
+      tool_input: broken as Record<string, unknown>,
+      raw: {},
+    };
     await expect(handleEvent(event, { home: tmp(), env: {} })).rejects.toBeInstanceOf(BlockingError);
     expect(classifyFailure(new BlockingError('refused'), 'PreToolUse Read')).toEqual({ code: 2, line: 'refused', log: false });
     expect(classifyFailure(new EventInputError('bad'), 'x').code).toBe(1);
     expect(classifyFailure(Object.assign(new Error('disk full'), { code: 'ENOSPC' }), 'Stop').line).toBe('Stop: not recorded (disk full)');
     expect(classifyFailure(new AtlasError('could not lock'), 'Stop').line).toBe('Stop: not recorded (could not lock)');
-    expect(classifyFailure(new TypeError('x is undefined'), 'Stop').line).toBe('Stop: internal error, not recorded (TypeError: x is undefined); the session goes on');
+    expect(classifyFailure(new TypeError('x is undefined'), 'Stop').line).toBe(
+      'Stop: internal error, not recorded (TypeError: x is undefined); the session goes on',
+    );
     expect(classifyFailure('odd', 'Stop').line).toContain('(Error: odd)');
   });
 });
@@ -198,7 +281,9 @@ describe('installing in-process', () => {
     for (const scope of ['project', 'local', 'user'] as const) {
       const made = await installClaudeHooks({ scope, cwd: base, env, home, command: "node '/x/bin/claude-hook.cjs'" });
       expect(made.action).toBe('created');
-      expect((await installClaudeHooks({ scope, cwd: base, env, home, command: "node '/x/bin/claude-hook.cjs'" })).action).toBe('unchanged');
+      expect((await installClaudeHooks({ scope, cwd: base, env, home, command: "node '/x/bin/claude-hook.cjs'" })).action).toBe(
+        'unchanged',
+      );
       expect((await uninstallClaudeHooks({ scope, cwd: base, env, home })).action).toBe('deleted');
       expect((await uninstallClaudeHooks({ scope, cwd: base, env, home })).action).toBe('not-installed');
     }

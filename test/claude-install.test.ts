@@ -1,7 +1,7 @@
 // `atlas claude install` / `uninstall`: atlas's handlers merged into a Claude Code settings file
 // as text edits, the user's keys and hooks kept byte for byte, nothing added twice, and uninstall
 // putting the file back exactly.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -55,7 +55,13 @@ describe('settings text edits', () => {
     expect(uninstallHooks(moved).text).toBe(USER_SETTINGS);
     const fresh = installHooks(undefined, CMD);
     expect(uninstallHooks(fresh)).toEqual({ text: '{}\n', emptied: true });
-    for (const start of ['{}', '{"a":1}', '{\n  "hooks": {}\n}\n', '{"hooks":{"Stop":[]}}', '{\n\t"hooks": {\n\t\t"Stop": [\n\t\t\t{"hooks": [{"type": "command", "command": "x"}]}\n\t\t]\n\t}\n}']) {
+    for (const start of [
+      '{}',
+      '{"a":1}',
+      '{\n  "hooks": {}\n}\n',
+      '{"hooks":{"Stop":[]}}',
+      '{\n\t"hooks": {\n\t\t"Stop": [\n\t\t\t{"hooks": [{"type": "command", "command": "x"}]}\n\t\t]\n\t}\n}',
+    ]) {
       const out = installHooks(start, CMD);
       expect(Object.keys(JSON.parse(out).hooks).sort()).toEqual([...CLAUDE_HOOK_EVENTS].sort());
       const back = uninstallHooks(out).text;

@@ -5,9 +5,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ConversationRecord } from '../src/domain/conversation.js';
-import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import { claudeTaskFixture } from './helpers/claude-task-fixtures.js';
 import { atlas, finished, onlyTask, sandbox, startAtlas, waitFor } from './helpers/engine-fixtures.js';
+import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 
 const TEMPLATE = 'name: fix\nsteps:\n  - name: implement\n    type: ai\n    max_attempts: 2\n    prompt: "Fix: {{description}}"\n';
 
@@ -34,9 +34,18 @@ function conversationRows(taskDir: string): ConversationRecord[] {
 describe('an orphaned Claude Code after atlas is killed', () => {
   it('does not take the task; recover sees the crash at once, stops the orphan and finishes the step', async () => {
     const fake = await startFakeAnthropic([
-      { text: 'Writing a.', toolUses: [{ id: 'toolu_a', name: 'Write', input: { file_path: 'a.txt', content: 'a\n' } }], usage: { input_tokens: 100, output_tokens: 10 } },
+      {
+        text: 'Writing a.',
+        toolUses: [{ id: 'toolu_a', name: 'Write', input: { file_path: 'a.txt', content: 'a\n' } }],
+        usage: { input_tokens: 100, output_tokens: 10 },
+      },
       // Answered after atlas is dead: the orphan goes on and fires hook events.
-      { text: 'Writing b.', delayMs: 2500, toolUses: [{ id: 'toolu_b', name: 'Write', input: { file_path: 'b.txt', content: 'b\n' } }], usage: { input_tokens: 200, output_tokens: 20, cache_read_input_tokens: 7 } },
+      {
+        text: 'Writing b.',
+        delayMs: 2500,
+        toolUses: [{ id: 'toolu_b', name: 'Write', input: { file_path: 'b.txt', content: 'b\n' } }],
+        usage: { input_tokens: 200, output_tokens: 20, cache_read_input_tokens: 7 },
+      },
       { text: 'Still here.', hang: true, usage: { input_tokens: 400, output_tokens: 40 } },
       { text: 'Finished after the crash.' },
       { text: 'Finished after the crash.' },
@@ -49,13 +58,21 @@ describe('an orphaned Claude Code after atlas is killed', () => {
     const done = finished(child);
     await waitFor(() => fake.served() >= 2, 60_000, 'the delayed turn');
     const ownerPath = join(onlyTask(sb).dir, 'owner.json');
-    await waitFor(() => existsSync(ownerPath) && JSON.parse(readFileSync(ownerPath, 'utf8')).process_groups?.length > 0, 20_000, 'the agent in owner.json');
+    await waitFor(
+      () => existsSync(ownerPath) && JSON.parse(readFileSync(ownerPath, 'utf8')).process_groups?.length > 0,
+      20_000,
+      'the agent in owner.json',
+    );
     const dead = JSON.parse(readFileSync(ownerPath, 'utf8'));
     child.kill('SIGKILL');
     await done;
     // The orphan gets its answer, writes b.txt (PostToolUse, a heartbeat event) and asks again.
     await waitFor(() => fake.served() >= 3, 30_000, 'the orphan to go on');
-    await waitFor(() => existsSync(join(sb.repo, 'b.txt')) || existsSync(join(onlyTask(sb).task.worktree, 'b.txt')), 10_000, 'the orphan\'s write');
+    await waitFor(
+      () => existsSync(join(sb.repo, 'b.txt')) || existsSync(join(onlyTask(sb).task.worktree, 'b.txt')),
+      10_000,
+      "the orphan's write",
+    );
     const orphans: number[] = dead.process_groups.map((g: { pid: number }) => g.pid);
     expect(orphans.some(alive)).toBe(true);
     // owner.json is still the dead run's: nobody claimed the task.
@@ -71,24 +88,35 @@ describe('an orphaned Claude Code after atlas is killed', () => {
     // The dead run's row counts what the API answered it, the orphan's answer included (from
     // Claude Code's transcript), each message once; the retry's row does not count them again.
     const rows = conversationRows(onlyTask(sb).dir);
-    expect(rows[0]).toMatchObject({ status: 'interrupted', stats: { partial: true, cache_read_tokens: 7, total_output_tokens: 30, cost_usd: null } });
+    expect(rows[0]).toMatchObject({
+      status: 'interrupted',
+      stats: { partial: true, cache_read_tokens: 7, total_output_tokens: 30, cost_usd: null },
+    });
     expect(rows[0]!.stats.total_input_tokens).toBeGreaterThanOrEqual(300);
     expect(rows[1]!.stats).toMatchObject({ partial: false });
     // The orphan was waiting for an answer when recovery stopped it: recover and usage say that
     // an answer sent then is lost in flight (issue 35).
     expect(rows[0]!.stats.lost_in_flight).toBe(true);
     expect(rows[1]!.stats.lost_in_flight).toBeUndefined();
-    expect(recovered.stdout).toMatch(/waiting for an answer from the model API: an answer sent while it was being stopped is billed but counted nowhere \(lost in flight\)/);
+    expect(recovered.stdout).toMatch(
+      /waiting for an answer from the model API: an answer sent while it was being stopped is billed but counted nowhere \(lost in flight\)/,
+    );
     const usage = await atlas(sb, ['usage', '--task', onlyTask(sb).task.id], { env });
     expect(usage.stdout).toMatch(/1 partial, 1 in flight/);
-    expect(usage.stdout).toContain('in flight: a run stopped while it waited for an answer from the model API; an answer the API sent then is billed but counted nowhere (lost in flight).');
+    expect(usage.stdout).toContain(
+      'in flight: a run stopped while it waited for an answer from the model API; an answer the API sent then is billed but counted nowhere (lost in flight).',
+    );
     const usageJson = await atlas(sb, ['usage', '--task', onlyTask(sb).task.id, '--json'], { env });
     expect(JSON.parse(usageJson.stdout).total).toMatchObject({ partial: 1, lost_in_flight: 1 });
   }, 150_000);
 
-  it('Claude Code killed under a live atlas: the step is retried and the cut-off run is a partial row with the transcript\'s figures', async () => {
+  it("Claude Code killed under a live atlas: the step is retried and the cut-off run is a partial row with the transcript's figures", async () => {
     const fake = await startFakeAnthropic([
-      { text: 'Writing a.', toolUses: [{ id: 'toolu_a', name: 'Write', input: { file_path: 'a.txt', content: 'a\n' } }], usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 5 } },
+      {
+        text: 'Writing a.',
+        toolUses: [{ id: 'toolu_a', name: 'Write', input: { file_path: 'a.txt', content: 'a\n' } }],
+        usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 5 },
+      },
       { text: 'Thinking.', hang: true, usage: { input_tokens: 150, output_tokens: 15 } },
       { text: 'Done after the kill.', usage: { input_tokens: 50, output_tokens: 5 } },
     ]);
@@ -100,7 +128,11 @@ describe('an orphaned Claude Code after atlas is killed', () => {
     const done = finished(child);
     await waitFor(() => fake.served() >= 2, 60_000, 'the hanging turn');
     const ownerPath = join(onlyTask(sb).dir, 'owner.json');
-    await waitFor(() => existsSync(ownerPath) && JSON.parse(readFileSync(ownerPath, 'utf8')).process_groups?.length > 0, 20_000, 'the agent in owner.json');
+    await waitFor(
+      () => existsSync(ownerPath) && JSON.parse(readFileSync(ownerPath, 'utf8')).process_groups?.length > 0,
+      20_000,
+      'the agent in owner.json',
+    );
     for (const g of JSON.parse(readFileSync(ownerPath, 'utf8')).process_groups as { pid: number }[]) process.kill(-g.pid, 'SIGKILL');
     const result = await done;
     expect(result.code, result.stdout + result.stderr).toBe(0);

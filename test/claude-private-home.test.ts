@@ -12,7 +12,7 @@ import { repoWithTemplate, skipSandbox } from './helpers/sandbox-fixtures.js';
 
 beforeAll(() => ensureBuilt());
 
-describe.skipIf(skipSandbox)('Claude Code with the person\'s own config folder, in the sandbox', { timeout: 120_000 }, () => {
+describe.skipIf(skipSandbox)("Claude Code with the person's own config folder, in the sandbox", { timeout: 120_000 }, () => {
   let fake: FakeAnthropic | undefined;
   afterAll(async () => fake?.close());
 
@@ -28,12 +28,27 @@ describe.skipIf(skipSandbox)('Claude Code with the person\'s own config folder, 
     const repo = repoWithTemplate('  - name: implement\n    type: ai\n    prompt: "Do {{description}}"\n');
     const env: NodeJS.ProcessEnv = { ...claudeEnv(fake), ATLAS_HOME: home, HOME: userHome, IS_SANDBOX: '1' };
     delete env['CLAUDE_CONFIG_DIR'];
-    const result = await atlas(['start', 't', 'agent at home', '--no-interactive', '--sandbox', '--workspace', 'agent', '-c', 'ai.permission_mode=bypassPermissions'], { cwd: repo, env });
+    const result = await atlas(
+      [
+        'start',
+        't',
+        'agent at home',
+        '--no-interactive',
+        '--sandbox',
+        '--workspace',
+        'agent',
+        '-c',
+        'ai.permission_mode=bypassPermissions',
+      ],
+      { cwd: repo, env },
+    );
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(readFileSync(join(home, 'workspaces', 'agent', 'worktree', 'NOTES.md'), 'utf8')).toBe('written\n');
     expect(existsSync(join(userHome, '.claude', 'projects'))).toBe(true);
     expect(readdirSync(join(userHome, '.claude', 'projects')).length).toBeGreaterThan(0);
-    const privateHome = readdirSync(join(home, 'workspaces', 'agent', 'tasks')).map((t) => join(home, 'workspaces', 'agent', 'tasks', t, 'home'))[0]!;
+    const privateHome = readdirSync(join(home, 'workspaces', 'agent', 'tasks')).map((t) =>
+      join(home, 'workspaces', 'agent', 'tasks', t, 'home'),
+    )[0]!;
     // The private home holds the two links and nothing of the agent's own.
     expect(readdirSync(privateHome).sort()).toEqual(['.claude', '.claude.json']);
     expect(lstatSync(join(privateHome, '.claude.json')).isSymbolicLink()).toBe(true);

@@ -9,7 +9,7 @@ import { ensureBuilt, ROOT } from './helpers/engine-fixtures.js';
 beforeAll(() => ensureBuilt());
 
 describe('crash soak with the real Claude Code', () => {
-  it('3 kills: all tasks complete, no orphan, the ledger equals the API\'s figures', async () => {
+  it("3 kills: all tasks complete, no orphan, the ledger equals the API's figures", async () => {
     const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
       const child = spawn(process.execPath, [join(ROOT, 'bench', 'soak-claude.mjs'), '--kills', '3', '--seed', '20261125'], { cwd: ROOT });
       let out = '';

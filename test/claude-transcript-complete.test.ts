@@ -6,12 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { transcriptHasFinalMessage, waitForFinalMessage } from '../src/integrations/claude/transcript-complete.js';
 import { tempDir } from './helpers/core-fixtures.js';
 
-const line = (id: string, block: Record<string, unknown>) => JSON.stringify({ type: 'assistant', message: { id, content: [block], usage: { input_tokens: 1, output_tokens: 1 } } });
+const line = (id: string, block: Record<string, unknown>) =>
+  JSON.stringify({ type: 'assistant', message: { id, content: [block], usage: { input_tokens: 1, output_tokens: 1 } } });
 const text = (t: string) => ({ type: 'text', text: t });
 const toolUse = { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {} };
 
 describe('transcriptHasFinalMessage', () => {
-  it('is true once the last assistant message is the Stop payload\'s text, blocks joined by message id', () => {
+  it("is true once the last assistant message is the Stop payload's text, blocks joined by message id", () => {
     const t = [line('m1', toolUse), line('m2', { type: 'thinking', thinking: 'hm' }), line('m2', text('All  done\nhere.')), ''].join('\n');
     expect(transcriptHasFinalMessage(t, 'All done here.')).toBe(true);
     expect(transcriptHasFinalMessage(t, undefined)).toBe(true);
@@ -25,7 +26,9 @@ describe('transcriptHasFinalMessage', () => {
   });
 
   it('skips a half-written last line and lines of other kinds', () => {
-    const t = [line('m1', text('Done.')), JSON.stringify({ type: 'system', subtype: 'assistant-ish' }), '{"type":"assistant","mess'].join('\n');
+    const t = [line('m1', text('Done.')), JSON.stringify({ type: 'system', subtype: 'assistant-ish' }), '{"type":"assistant","mess'].join(
+      '\n',
+    );
     expect(transcriptHasFinalMessage(t, 'Done.')).toBe(true);
   });
 });

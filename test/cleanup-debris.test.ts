@@ -4,7 +4,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { treeListing } from './helpers/core-fixtures.js';
 import { assessHalfCreated, isHalfCreated } from '../src/cleanup/half-created.js';
 import { parseTempName } from '../src/cleanup/temp-name.js';
 import { writeFileAtomic } from '../src/store/atomic-write.js';
@@ -12,6 +11,7 @@ import { homePaths, taskFiles, workspaceDir } from '../src/store/paths.js';
 import type { TaskRef } from '../src/store/task-store.js';
 import type { TaskFixture } from './helpers/autockpt-fixtures.js';
 import { atlas, makeRepo, makeTask, removeTempDirs, requireBuild, tempDir } from './helpers/autockpt-fixtures.js';
+import { treeListing } from './helpers/core-fixtures.js';
 import { backdate, deadPid, halfCreatedTask, interruptedWrite, tempNameFor } from './helpers/debris-fixtures.js';
 
 beforeAll(requireBuild);
@@ -19,7 +19,6 @@ afterAll(removeTempDirs);
 
 const HOUR = 3_600_000;
 const OLD = 2 * HOUR;
-
 
 interface Scene {
   home: string;
@@ -113,7 +112,10 @@ function expectations(s: Scene, report: ReturnType<typeof cleanup>) {
   expect(report.workspaces_removed.sort()).toEqual(['empty-old', 'old-half']);
   expect(report.skipped).toEqual([]);
   expect(report.kept).toEqual({ active: 1, within_retention: 0 });
-  const debrisBytes = [...report.half_created_removed, ...report.temp_files_removed].reduce((n: number, x: { bytes: number }) => n + x.bytes, 0);
+  const debrisBytes = [...report.half_created_removed, ...report.temp_files_removed].reduce(
+    (n: number, x: { bytes: number }) => n + x.bytes,
+    0,
+  );
   expect(report.bytes_freed).toBe(debrisBytes);
 }
 
@@ -147,9 +149,15 @@ describe('atlas cleanup: debris of killed processes', () => {
   it('removes old half-created folders and stale temp files, and keeps everything else', async () => {
     const s = await scene();
     const status = atlas(['status'], { cwd: s.home, home: s.home });
-    expect(status.stdout).toContain(`? ${s.oldHalf.id}: atlas start stopped before it wrote this task (no task.json, no hook.json; nothing ran): \`atlas cleanup\` removes its folder ${s.oldHalf.dir}`);
-    expect(status.stdout).toContain(`? ${s.freshHalf.id}: atlas start stopped before it wrote this task (no task.json, no hook.json; nothing ran): its folder changed 0m ago; \`atlas cleanup\` removes it once it is 1h old`);
-    expect(status.stdout).toContain(`? ${s.userHalf.id}: atlas start stopped before it wrote this task (no task.json, no hook.json; nothing ran), but its folder ${s.userHalf.dir} is not left to \`atlas cleanup\`: it holds files atlas did not put there (notes.txt)`);
+    expect(status.stdout).toContain(
+      `? ${s.oldHalf.id}: atlas start stopped before it wrote this task (no task.json, no hook.json; nothing ran): \`atlas cleanup\` removes its folder ${s.oldHalf.dir}`,
+    );
+    expect(status.stdout).toContain(
+      `? ${s.freshHalf.id}: atlas start stopped before it wrote this task (no task.json, no hook.json; nothing ran): its folder changed 0m ago; \`atlas cleanup\` removes it once it is 1h old`,
+    );
+    expect(status.stdout).toContain(
+      `? ${s.userHalf.id}: atlas start stopped before it wrote this task (no task.json, no hook.json; nothing ran), but its folder ${s.userHalf.dir} is not left to \`atlas cleanup\`: it holds files atlas did not put there (notes.txt)`,
+    );
     expect(status.stdout).toContain(`? ${s.startingHalf.id}: no task.json yet: atlas start (pid ${process.pid}) is still setting it up`);
 
     cleanup(s);
@@ -215,7 +223,11 @@ describe('half-created folders, judged directly', () => {
     const writing = halfCreatedTask(home, 'writing', deadPid());
     writeFileSync(join(writing.dir, tempNameFor('task.json', process.pid)), '{');
     backdate(writing.dir, OLD);
-    expect(assessHalfCreated(writing.dir, Date.now())).toMatchObject({ action: 'keep', why: 'owned', reason: `process ${process.pid} is writing in it` });
+    expect(assessHalfCreated(writing.dir, Date.now())).toMatchObject({
+      action: 'keep',
+      why: 'owned',
+      reason: `process ${process.pid} is writing in it`,
+    });
 
     const filled = halfCreatedTask(home, 'filled', deadPid());
     writeFileSync(join(taskFiles(filled.dir).artifacts, 'plan.md'), '# plan\n');
@@ -238,7 +250,15 @@ describe('atlas temp names', () => {
     writeFileAtomic(join(dir, 'hook.json'), '{}', { beforeRename: (temp) => (seen = basename(temp)) });
     expect(parseTempName(seen)).toEqual({ target: 'hook.json', pid: process.pid });
     expect(parseTempName(`.HOOK.md.4242.${Date.now().toString(36)}123456.tmp`)).toEqual({ target: 'HOOK.md', pid: 4242 });
-    for (const name of ['.hook.json.tmp', 'hook.json.4242.lx2abcde1.tmp', '.hook.json.4242.tmp', '.hook.json.0.lx2abcde1.tmp', '.hook.json.4242.LX2ABCDE1.tmp', '.hook.json.4242.lx2abcde1.tmp.bak', '..4242.lx2abcde1.tmp']) {
+    for (const name of [
+      '.hook.json.tmp',
+      'hook.json.4242.lx2abcde1.tmp',
+      '.hook.json.4242.tmp',
+      '.hook.json.0.lx2abcde1.tmp',
+      '.hook.json.4242.LX2ABCDE1.tmp',
+      '.hook.json.4242.lx2abcde1.tmp.bak',
+      '..4242.lx2abcde1.tmp',
+    ]) {
       expect(parseTempName(name), name).toBeUndefined();
     }
   });

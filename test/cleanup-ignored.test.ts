@@ -32,7 +32,9 @@ describe('atlas cleanup and ignored files', () => {
 
     const dry = atlas(['cleanup', '--dry-run'], { cwd: repo, home });
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toContain(`worktree would be kept: ${f.worktree}: it holds ignored files that removing it would delete (.env); pass --include-ignored to delete them too`);
+    expect(dry.stdout).toContain(
+      `worktree would be kept: ${f.worktree}: it holds ignored files that removing it would delete (.env); pass --include-ignored to delete them too`,
+    );
     const kept = atlas(['cleanup'], { cwd: repo, home });
     expect(kept.code).toBe(0);
     expect(existsSync(join(f.worktree, '.env'))).toBe(true);
@@ -51,7 +53,7 @@ describe('atlas cleanup and ignored files', () => {
     expect(existsSync(join(repo, 'node_modules', 'left-pad'))).toBe(true); // link targets untouched
   });
 
-  it('a worktree whose only ignored files are atlas\'s dependency links is removed as before', async () => {
+  it("a worktree whose only ignored files are atlas's dependency links is removed as before", async () => {
     const { home, repo, f } = await expiredTaskWithWorktree();
     const r = atlas(['cleanup'], { cwd: repo, home });
     expect(r.code).toBe(0);

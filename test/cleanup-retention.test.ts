@@ -1,11 +1,11 @@
 // The retention rule and the cleanup report's wording, as pure functions.
 import { describe, expect, it } from 'vitest';
-import type { Hook } from '../src/domain/hook.js';
-import { newHook, transition } from '../src/domain/hook.js';
-import type { CleanupReport } from '../src/cleanup/cleanup.js';
 import { formatAge } from '../src/cleanup/age.js';
+import type { CleanupReport } from '../src/cleanup/cleanup.js';
 import { formatBytes, formatCleanupReport } from '../src/cleanup/format.js';
 import { endedAt, retentionDecision } from '../src/cleanup/retention.js';
+import type { Hook } from '../src/domain/hook.js';
+import { newHook, transition } from '../src/domain/hook.js';
 
 const H = 3_600_000;
 const RETENTION = { completed: 720 * H, failed: 168 * H, abandoned: 168 * H };
@@ -19,11 +19,15 @@ function ended(state: 'completed' | 'failed' | 'abandoned', at: string): Hook {
 }
 
 describe('retention', () => {
-  it('counts from the terminal transition and expires strictly after each state\'s retention', () => {
+  it("counts from the terminal transition and expires strictly after each state's retention", () => {
     const hook = ended('failed', '2026-01-10T00:00:00Z');
     expect(endedAt(hook)).toBe('2026-01-10T00:00:00Z');
     expect(retentionDecision(hook, RETENTION, new Date('2026-01-17T00:00:00Z'))).toMatchObject({ expired: false, why: 'within_retention' });
-    expect(retentionDecision(hook, RETENTION, new Date('2026-01-17T00:00:01Z'))).toMatchObject({ expired: true, state: 'failed', ageMs: 168 * H + 1000 });
+    expect(retentionDecision(hook, RETENTION, new Date('2026-01-17T00:00:01Z'))).toMatchObject({
+      expired: true,
+      state: 'failed',
+      ageMs: 168 * H + 1000,
+    });
     const completed = ended('completed', '2026-01-10T00:00:00Z');
     expect(retentionDecision(completed, RETENTION, new Date('2026-01-17T00:00:01Z'))).toMatchObject({ expired: false });
     expect(retentionDecision(completed, RETENTION, new Date('2026-02-10T00:00:00Z'))).toMatchObject({ expired: true, state: 'completed' });
@@ -37,7 +41,11 @@ describe('retention', () => {
 
   it('never expires a task that has not ended, however old', () => {
     let hook = newHook('task-20200101-000000', 'ws', '2020-01-01T00:00:00Z');
-    expect(retentionDecision(hook, RETENTION, new Date('2026-01-01T00:00:00Z'))).toEqual({ expired: false, why: 'active', state: 'initializing' });
+    expect(retentionDecision(hook, RETENTION, new Date('2026-01-01T00:00:00Z'))).toEqual({
+      expired: false,
+      why: 'active',
+      state: 'initializing',
+    });
     hook = transition(hook, { to: 'step_pending', trigger: 'setup_complete', at: '2020-01-01T00:00:00Z' });
     hook = transition(hook, { to: 'step_running', trigger: 'step_start', at: '2020-01-01T00:00:00Z' });
     hook = transition(hook, { to: 'awaiting_human', trigger: 'approval', at: '2020-01-01T00:00:00Z' });

@@ -5,7 +5,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { treeListing } from './helpers/core-fixtures.js';
 import type { Workspace } from '../src/domain/task.js';
 import { toTimestamp } from '../src/domain/time.js';
 import { readHookFile, writeHookFile } from '../src/store/hook-file.js';
@@ -13,13 +12,13 @@ import { withLock } from '../src/store/lock.js';
 import { taskFiles } from '../src/store/paths.js';
 import type { TaskFixture } from './helpers/autockpt-fixtures.js';
 import { ATLAS_BIN, atlas, cleanEnv, git, makeRepo, makeTask, removeTempDirs, requireBuild, tempDir } from './helpers/autockpt-fixtures.js';
+import { treeListing } from './helpers/core-fixtures.js';
 
 beforeAll(requireBuild);
 afterAll(removeTempDirs);
 
 const DAY = 24 * 3_600_000;
 const daysAgo = (n: number) => new Date(Date.now() - n * DAY);
-
 
 interface Scene {
   home: string;
@@ -40,7 +39,14 @@ async function scene(): Promise<Scene> {
   const freshCompleted = await makeTask({ home, repo, workspace: 'shared', state: 'completed', at: daysAgo(10) });
   const dirtyFailed = await makeTask({ home, repo, workspace: 'dirty', state: 'failed', at: daysAgo(8) });
   writeFileSync(join(dirtyFailed.worktree, 'wip.txt'), 'unsaved work\n');
-  const oldAbandonedInPlace = await makeTask({ home, repo: makeRepo(), workspace: 'inplace', state: 'abandoned', at: daysAgo(9), inPlace: true });
+  const oldAbandonedInPlace = await makeTask({
+    home,
+    repo: makeRepo(),
+    workspace: 'inplace',
+    state: 'abandoned',
+    at: daysAgo(9),
+    inPlace: true,
+  });
   const oldRunning = await makeTask({ home, repo, workspace: 'running', state: 'step_running', at: daysAgo(60) });
   const freshFailed = await makeTask({ home, repo, workspace: 'fresh-failed', state: 'failed', at: daysAgo(6) });
   const unreadable = await makeTask({ home, repo, workspace: 'broken', state: 'completed', at: daysAgo(90) });
@@ -69,7 +75,9 @@ describe('atlas cleanup', () => {
     expect(dry.skipped.map((t: { task_id: string }) => t.task_id)).toEqual([s.unreadable.ref.id]);
     expect(dry.skipped[0].reason).toContain('hook.json cannot be read');
     expect(dry.worktrees_removed).toEqual([s.oldCompleted.worktree]);
-    expect(dry.worktrees_kept).toEqual([{ path: s.dirtyFailed.worktree, task_id: s.dirtyFailed.ref.id, reason: 'uncommitted work in 1 file (wip.txt)' }]);
+    expect(dry.worktrees_kept).toEqual([
+      { path: s.dirtyFailed.worktree, task_id: s.dirtyFailed.ref.id, reason: 'uncommitted work in 1 file (wip.txt)' },
+    ]);
     expect(dry.workspaces_removed.sort()).toEqual(['dirty', 'inplace']);
     expect(dry.bytes_freed).toBeGreaterThan(0);
     expect([...treeListing(s.home), ...treeListing(s.repo)]).toEqual(before);
@@ -163,7 +171,9 @@ describe('atlas cleanup', () => {
     expect(await exit).toBe(0);
     const report = JSON.parse(output);
     expect(report.removed).toEqual([]);
-    expect(report.skipped).toEqual([{ task_id: t.ref.id, workspace: t.ref.workspace, dir: t.ref.dir, reason: 'updated meanwhile; within its retention again' }]);
+    expect(report.skipped).toEqual([
+      { task_id: t.ref.id, workspace: t.ref.workspace, dir: t.ref.dir, reason: 'updated meanwhile; within its retention again' },
+    ]);
     expect(existsSync(t.ref.dir)).toBe(true);
     expect(existsSync(t.worktree)).toBe(true);
   });

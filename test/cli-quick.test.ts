@@ -1,12 +1,12 @@
 // The fast path of `atlas hook status` and `atlas checkpoint` (src/cli/quick.ts, dist/quick.cjs):
 // it runs only lines it fully understands, and they give what the full CLI gives.
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quickCommand } from '../src/cli/quick.js';
-import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { atlasSync, createFixtureTask, makeGitRepo, REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
-import { rmSync } from 'node:fs';
+import { ensureBuilt } from './helpers/engine-fixtures.js';
 
 describe('quickCommand', () => {
   it('takes hook status and checkpoint with their options and the global ones', () => {
@@ -18,7 +18,10 @@ describe('quickCommand', () => {
     expect(quickCommand(['checkpoint', 'x'])?.args).toEqual(['x', { trigger: 'manual' }]);
     expect(quickCommand(['checkpoint', '-', '--task', 'T'])?.args).toEqual(['-', { trigger: 'manual', task: 'T' }]);
     // The git hooks' line: options, then `--` and a description that may start with a dash.
-    expect(quickCommand(['checkpoint', '--trigger', 'git_commit', '--commit', 'ab12', '--quiet', '--', '--amend: fix'])?.args).toEqual(['--amend: fix', { trigger: 'git_commit', commit: 'ab12', quiet: true }]);
+    expect(quickCommand(['checkpoint', '--trigger', 'git_commit', '--commit', 'ab12', '--quiet', '--', '--amend: fix'])?.args).toEqual([
+      '--amend: fix',
+      { trigger: 'git_commit', commit: 'ab12', quiet: true },
+    ]);
   });
 
   it('leaves every other line to the full CLI', () => {
@@ -66,11 +69,21 @@ describe('the fast path, for real', () => {
     // "updated 405ms ago" differs between two runs: the ages are left out of the comparison.
     const plain = (r: { code: number; stdout: string; stderr: string }) => ({ ...r, stdout: r.stdout.replace(/\S+ ago/g, 'ago') });
     const full = (args: string[]) => {
-      const r = spawnSync(process.execPath, [join(REPO_ROOT, 'dist', 'cli.js'), ...args], { cwd: repo, env: { ...process.env, ...env }, encoding: 'utf8' });
+      const r = spawnSync(process.execPath, [join(REPO_ROOT, 'dist', 'cli.js'), ...args], {
+        cwd: repo,
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+      });
       return plain({ code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr });
     };
     const fast = (args: string[]) => plain(atlasSync(args, { cwd: repo, env }));
-    for (const args of [['hook', 'status'], ['hook', 'status', '--json', '--task', ref.id], ['hook', 'status', '--task', 'nope'], ['checkpoint', 'x', '--task', 'nope', '--json'], ['checkpoint', '--trigger', 'git_commit', '--task', 'nope', '--', '-x']]) {
+    for (const args of [
+      ['hook', 'status'],
+      ['hook', 'status', '--json', '--task', ref.id],
+      ['hook', 'status', '--task', 'nope'],
+      ['checkpoint', 'x', '--task', 'nope', '--json'],
+      ['checkpoint', '--trigger', 'git_commit', '--task', 'nope', '--', '-x'],
+    ]) {
       expect(fast(args), args.join(' ')).toEqual(full(args));
     }
     const recorded = fast(['checkpoint', 'first step done', '--json']);

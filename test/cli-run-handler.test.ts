@@ -21,7 +21,15 @@ describe('runHandler', () => {
     expect(process.exitCode).toBe(5);
     await runHandler({}, async () => ({ default: async () => undefined }), []);
     expect(process.exitCode).toBe(0);
-    await runHandler({}, async () => ({ default: async () => { throw new AtlasError('no such task', { exitCode: 4, hint: 'try another' }); } }), []);
+    await runHandler(
+      {},
+      async () => ({
+        default: async () => {
+          throw new AtlasError('no such task', { exitCode: 4, hint: 'try another' });
+        },
+      }),
+      [],
+    );
     expect(process.exitCode).toBe(4);
     expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toBe('atlas: no such task\nhint: try another\n');
   });

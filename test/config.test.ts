@@ -13,7 +13,7 @@ function setup(home: string, repo: string, homeYaml?: string, repoYaml?: string)
 }
 
 describe('configuration', () => {
-  it('has seed 003\'s hooks defaults', () => {
+  it("has seed 003's hooks defaults", () => {
     const c = defaultConfig();
     expect(c.hooks.max_checkpoints).toBe(50);
     expect(c.hooks.checkpoint_interval).toBe(5 * 60_000);
@@ -22,22 +22,26 @@ describe('configuration', () => {
     expect(c.hooks.retention).toEqual({ completed: 720 * 3_600_000, failed: 168 * 3_600_000, abandoned: 168 * 3_600_000 });
   });
 
-  it('reads the seed\'s config example', async () => {
+  it("reads the seed's config example", async () => {
     const home = tempDir();
-    setup(home, home, [
-      'hooks:',
-      '  max_checkpoints: 20',
-      '  checkpoint_interval: 10m',
-      '  stale_threshold: 2m',
-      '  key_derivation:',
-      '    purpose: 44',
-      '    coin_type: 236',
-      '    account: 7',
-      '  retention:',
-      '    completed: 48h',
-      '    failed: 24h',
-      '    abandoned: 1h30m',
-    ].join('\n'));
+    setup(
+      home,
+      home,
+      [
+        'hooks:',
+        '  max_checkpoints: 20',
+        '  checkpoint_interval: 10m',
+        '  stale_threshold: 2m',
+        '  key_derivation:',
+        '    purpose: 44',
+        '    coin_type: 236',
+        '    account: 7',
+        '  retention:',
+        '    completed: 48h',
+        '    failed: 24h',
+        '    abandoned: 1h30m',
+      ].join('\n'),
+    );
     const { config, warnings } = await loadConfig({ home, env: {} });
     expect(warnings).toEqual([]);
     expect(config.hooks.max_checkpoints).toBe(20);
@@ -49,7 +53,12 @@ describe('configuration', () => {
   it('applies flags > env > repo > home > defaults', async () => {
     const home = tempDir();
     const repo = tempDir();
-    setup(home, repo, 'hooks:\n  max_checkpoints: 10\n  stale_threshold: 1m\nai:\n  model: home-model\n', 'hooks:\n  max_checkpoints: 20\nai:\n  model: repo-model\n');
+    setup(
+      home,
+      repo,
+      'hooks:\n  max_checkpoints: 10\n  stale_threshold: 1m\nai:\n  model: home-model\n',
+      'hooks:\n  max_checkpoints: 20\nai:\n  model: repo-model\n',
+    );
     const env = { ATLAS_AI_MODEL: 'env-model' };
     const { config, sources } = await loadConfig({ home, repoRoot: repo, env, overrides: { 'hooks.stale_threshold': '30s' } });
     expect(config.hooks.max_checkpoints).toBe(20);

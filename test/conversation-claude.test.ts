@@ -5,10 +5,10 @@ import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationRecord, Message } from '../src/domain/conversation.js';
-import type { FakeAnthropic } from './helpers/fake-anthropic.js';
-import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 import type { Sandbox } from './helpers/engine-fixtures.js';
 import { atlas, ensureBuilt, finished, onlyTask, ROOT, sandbox, startAtlas, waitFor } from './helpers/engine-fixtures.js';
+import type { FakeAnthropic } from './helpers/fake-anthropic.js';
+import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 
 const TEMPLATE = `name: fix
 steps:
@@ -38,7 +38,10 @@ function conversations(taskDir: string): Array<{ record: ConversationRecord; mes
       const raw = readFileSync(join(dir, id, 'messages.jsonl'), 'utf8');
       return {
         record: JSON.parse(readFileSync(join(dir, id, 'conversation.json'), 'utf8')) as ConversationRecord,
-        messages: raw.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as Message),
+        messages: raw
+          .split('\n')
+          .filter((l) => l.length > 0)
+          .map((l) => JSON.parse(l) as Message),
         raw,
       };
     })
@@ -67,7 +70,14 @@ describe('conversations with the real Claude Code', () => {
     const [conv, ...others] = conversations(dir);
     expect(others).toHaveLength(0);
     const { record, messages } = conv!;
-    expect(record).toMatchObject({ task_id: task.id, step_name: 'implement', attempt: 1, agent: 'claude', status: 'completed', continues: null });
+    expect(record).toMatchObject({
+      task_id: task.id,
+      step_name: 'implement',
+      attempt: 1,
+      agent: 'claude',
+      status: 'completed',
+      continues: null,
+    });
     expect(record.session_id).toBe(hook.history.find((e: any) => e.trigger === 'step_complete').details.session_id);
     // The ledger is the agent's own result: the sums of the scripted usage, exactly.
     expect(record.stats).toMatchObject({
@@ -97,9 +107,13 @@ describe('conversations with the real Claude Code', () => {
     expect(messages[2]).toMatchObject({ role: 2, body: 'Fixed it.', tool_calls: [] });
 
     // The denial: in the conversation, in the hook, on screen.
-    expect(record.permission_denials).toEqual([{ tool_name: 'Bash', tool_use_id: 'toolu_denied', tool_input: { command: 'curl http://example.invalid' } }]);
+    expect(record.permission_denials).toEqual([
+      { tool_name: 'Bash', tool_use_id: 'toolu_denied', tool_input: { command: 'curl http://example.invalid' } },
+    ]);
     const complete = hook.history.find((e: any) => e.trigger === 'step_complete' && e.step_name === 'implement');
-    expect(complete.details.permission_denials).toEqual([{ tool: 'Bash', call: 'Bash(curl http://example.invalid)', tool_use_id: 'toolu_denied' }]);
+    expect(complete.details.permission_denials).toEqual([
+      { tool: 'Bash', call: 'Bash(curl http://example.invalid)', tool_use_id: 'toolu_denied' },
+    ]);
     expect(complete.details.conversations).toEqual([record.id]);
     expect(run.stdout).toContain('warning: the agent was refused 1 tool call: Bash(curl http://example.invalid)');
     expect(run.stdout).toMatch(/implement.*340 in \/ 42 out tokens, \$\d/);
@@ -131,7 +145,11 @@ describe('conversations with the real Claude Code', () => {
 
   it('a SIGKILL mid-stream leaves a readable partial conversation; recover continues the session and counts each run once', async () => {
     fake = await startFakeAnthropic([
-      { text: 'Writing.', toolUses: [{ id: 'toolu_w', name: 'Write', input: { file_path: 'half.txt', content: 'half\n' } }], usage: { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 3 } },
+      {
+        text: 'Writing.',
+        toolUses: [{ id: 'toolu_w', name: 'Write', input: { file_path: 'half.txt', content: 'half\n' } }],
+        usage: { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 3 },
+      },
       { text: 'Now thinking very hard', hang: true, usage: { input_tokens: 140, output_tokens: 99, cache_creation_input_tokens: 6 } },
       { text: 'Finished after the crash.', usage: { input_tokens: 300, output_tokens: 15, cache_read_input_tokens: 40 } },
     ]);
@@ -142,17 +160,31 @@ describe('conversations with the real Claude Code', () => {
     await waitFor(() => fake!.served() >= 2, 60_000, 'the hanging turn');
     const convDir = () => join(onlyTask(sb!).dir, 'conversations');
     // the first assistant message (with its tool result) is on disk before the kill
-    await waitFor(() => {
-      try {
-        return readdirSync(convDir()).some((id) => readFileSync(join(convDir(), id, 'messages.jsonl'), 'utf8').includes('toolu_w'));
-      } catch {
-        return false;
-      }
-    }, 20_000, 'the first assistant message');
+    await waitFor(
+      () => {
+        try {
+          return readdirSync(convDir()).some((id) => readFileSync(join(convDir(), id, 'messages.jsonl'), 'utf8').includes('toolu_w'));
+        } catch {
+          return false;
+        }
+      },
+      20_000,
+      'the first assistant message',
+    );
     // What the assertions below read is stored before the kill: the tool's result in messages.jsonl,
     // and the hanging call's input side (100 + 140 tokens) in the record.
-    const cutSoFar = () => { try { return conversations(onlyTask(sb!).dir)[0]; } catch { return undefined; } };
-    await waitFor(() => cutSoFar()?.messages[1]?.tool_calls[0]?.status === 'success' && (cutSoFar()?.record.stats?.total_input_tokens ?? 0) >= 240, 20_000, 'the tool result and the hanging call recorded');
+    const cutSoFar = () => {
+      try {
+        return conversations(onlyTask(sb!).dir)[0];
+      } catch {
+        return undefined;
+      }
+    };
+    await waitFor(
+      () => cutSoFar()?.messages[1]?.tool_calls[0]?.status === 'success' && (cutSoFar()?.record.stats?.total_input_tokens ?? 0) >= 240,
+      20_000,
+      'the tool result and the hanging call recorded',
+    );
     child.kill('SIGKILL');
     await done;
 
@@ -178,35 +210,64 @@ describe('conversations with the real Claude Code', () => {
       cost_usd: null,
     });
     // The resumed run: its own row, naming the one it continues, with the agent's result totals.
-    expect(second!.record).toMatchObject({ status: 'completed', attempt: 2, continues: first!.record.id, session_id: first!.record.session_id });
-    expect(second!.record.stats).toMatchObject({ partial: false, total_input_tokens: 300, total_output_tokens: 15, cache_read_tokens: 40, cache_creation_tokens: 0 });
+    expect(second!.record).toMatchObject({
+      status: 'completed',
+      attempt: 2,
+      continues: first!.record.id,
+      session_id: first!.record.session_id,
+    });
+    expect(second!.record.stats).toMatchObject({
+      partial: false,
+      total_input_tokens: 300,
+      total_output_tokens: 15,
+      cache_read_tokens: 40,
+      cache_creation_tokens: 0,
+    });
     expect(second!.messages[0]!.role).toBe(1);
     expect(second!.messages.at(-1)!.body).toBe('Finished after the crash.');
     expect(onlyTask(sb).hook.state).toBe('completed');
   }, 120_000);
 
-  it('Ctrl+C mid-stream closes the conversation as interrupted and keeps the attempt\'s tokens in the hook', async () => {
-    fake = await startFakeAnthropic([{ text: 'Working on it', hang: true, usage: { input_tokens: 77, output_tokens: 5, cache_read_input_tokens: 9 } }]);
+  it("Ctrl+C mid-stream closes the conversation as interrupted and keeps the attempt's tokens in the hook", async () => {
+    fake = await startFakeAnthropic([
+      { text: 'Working on it', hang: true, usage: { input_tokens: 77, output_tokens: 5, cache_read_input_tokens: 9 } },
+    ]);
     sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
     const child = startAtlas(sb, ['start', 'fix', 'stop me'], { env: claudeEnv(fake, sb.env) });
     const done = finished(child);
-    await waitFor(() => {
-      try {
-        const dir = join(onlyTask(sb!).dir, 'conversations');
-        return readdirSync(dir).some((id) => JSON.parse(readFileSync(join(dir, id, 'conversation.json'), 'utf8')).stats.total_input_tokens === 77);
-      } catch {
-        return false;
-      }
-    }, 60_000, 'the first API call in the ledger');
+    await waitFor(
+      () => {
+        try {
+          const dir = join(onlyTask(sb!).dir, 'conversations');
+          return readdirSync(dir).some(
+            (id) => JSON.parse(readFileSync(join(dir, id, 'conversation.json'), 'utf8')).stats.total_input_tokens === 77,
+          );
+        } catch {
+          return false;
+        }
+      },
+      60_000,
+      'the first API call in the ledger',
+    );
     child.kill('SIGINT');
     const result = await done;
     expect(result.code).not.toBe(0);
     const { hook, dir } = onlyTask(sb);
     const [conv] = conversations(dir);
     expect(conv!.record.status).toBe('interrupted');
-    expect(conv!.record.stats).toMatchObject({ partial: true, total_input_tokens: 77, cache_read_tokens: 9, total_output_tokens: null, cost_usd: null });
+    expect(conv!.record.stats).toMatchObject({
+      partial: true,
+      total_input_tokens: 77,
+      cache_read_tokens: 9,
+      total_output_tokens: null,
+      cost_usd: null,
+    });
     const interrupted = hook.history.find((e: any) => e.trigger === 'interrupted');
-    expect(interrupted.details).toMatchObject({ signal: 'SIGINT', conversations: [conv!.record.id], tokens: { input: 77, output: null, partial: true } });
+    expect(interrupted.details).toMatchObject({
+      signal: 'SIGINT',
+      conversations: [conv!.record.id],
+      tokens: { input: 77, output: null, partial: true },
+    });
   }, 90_000);
 
   it('the built-in bugfix template runs its tests and checkpoints under acceptEdits, refused nothing', async () => {
@@ -222,7 +283,10 @@ describe('conversations with the real Claude Code', () => {
       },
       { text: 'Fixed.' },
     ]);
-    sb = sandbox({ 'package.json': JSON.stringify({ name: 'fixture', scripts: { test: 'node -e "process.exit(0)"' } }), 'index.js': 'module.exports = 1;\n' });
+    sb = sandbox({
+      'package.json': JSON.stringify({ name: 'fixture', scripts: { test: 'node -e "process.exit(0)"' } }),
+      'index.js': 'module.exports = 1;\n',
+    });
     // `atlas` on the agent's PATH is this build
     writeFileSync(join(sb.bin, 'atlas'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin', 'atlas.js')}" "$@"\n`);
     chmodSync(join(sb.bin, 'atlas'), 0o755);

@@ -21,7 +21,10 @@ function readConversations(taskDir: string): Array<{ record: ConversationRecord;
   return readdirSync(dir)
     .map((id) => ({
       record: JSON.parse(readFileSync(join(dir, id, 'conversation.json'), 'utf8')) as ConversationRecord,
-      messages: readFileSync(join(dir, id, 'messages.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Message),
+      messages: readFileSync(join(dir, id, 'messages.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Message),
     }))
     .sort((a, b) => a.record.started_at.localeCompare(b.record.started_at));
 }
@@ -43,24 +46,43 @@ else { fs.writeFileSync(${JSON.stringify(join(s.base, 'prompt-seen.txt'))}, prom
 
 describe('conversations of a command agent', () => {
   it('records prompt and output without tokens; after a SIGKILL the fresh session gets the crash brief and files touched were already in the hook', async () => {
-    sb = sandbox({ '.atlas/templates/fix.yaml': 'name: fix\nsteps:\n  - name: implement\n    type: ai\n    max_attempts: 2\n    prompt: "Fix: {{description}}"\n' });
+    sb = sandbox({
+      '.atlas/templates/fix.yaml':
+        'name: fix\nsteps:\n  - name: implement\n    type: ai\n    max_attempts: 2\n    prompt: "Fix: {{description}}"\n',
+    });
     const command = installAgent(sb);
     const marker = join(sb.base, 'hanging');
-    const child = startAtlas(sb, ['start', 'fix', 'shell work', '-c', 'ai.agent=command', '-c', `ai.command=${command}`], { env: { AGENT_HANG: marker } });
+    const child = startAtlas(sb, ['start', 'fix', 'shell work', '-c', 'ai.agent=command', '-c', `ai.command=${command}`], {
+      env: { AGENT_HANG: marker },
+    });
     const done = finished(child);
     await waitFor(() => existsSync(marker), 20_000, 'the agent to start');
     // files changed by any means reach files_touched while the step runs
-    await waitFor(() => {
-      try {
-        return (onlyTask(sb!).hook.current_step?.files_touched ?? []).includes('made-by-shell.txt');
-      } catch {
-        return false;
-      }
-    }, 15_000, 'files_touched in the hook');
+    await waitFor(
+      () => {
+        try {
+          return (onlyTask(sb!).hook.current_step?.files_touched ?? []).includes('made-by-shell.txt');
+        } catch {
+          return false;
+        }
+      },
+      15_000,
+      'files_touched in the hook',
+    );
     child.kill('SIGKILL');
     await done;
 
-    const recovered = await atlas(sb, ['recover', '--task', onlyTask(sb).id, '--action', 'retry_step', '-c', 'ai.agent=command', '-c', `ai.command=${command}`]);
+    const recovered = await atlas(sb, [
+      'recover',
+      '--task',
+      onlyTask(sb).id,
+      '--action',
+      'retry_step',
+      '-c',
+      'ai.agent=command',
+      '-c',
+      `ai.command=${command}`,
+    ]);
     expect(recovered.code, recovered.stdout + recovered.stderr).toBe(0);
     const prompt = readFileSync(join(sb.base, 'prompt-seen.txt'), 'utf8');
     // HOOK.md as it was before the retry started: the diagnosis of the crash
@@ -75,11 +97,20 @@ describe('conversations of a command agent', () => {
       [1, prompt],
       [2, 'all done'],
     ]);
-    expect(again!.record.stats).toMatchObject({ total_input_tokens: 0, total_output_tokens: 0, cost_usd: null, partial: false, messages_exchanged: 2 });
+    expect(again!.record.stats).toMatchObject({
+      total_input_tokens: 0,
+      total_output_tokens: 0,
+      cost_usd: null,
+      partial: false,
+      messages_exchanged: 2,
+    });
   }, 60_000);
 
   it('flags an idempotent step that changed files, in its summary and the hook', async () => {
-    sb = sandbox({ '.atlas/templates/look.yaml': 'name: look\nsteps:\n  - name: analyze\n    type: ai\n    idempotent: true\n    prompt: "Look at {{description}}"\n' });
+    sb = sandbox({
+      '.atlas/templates/look.yaml':
+        'name: look\nsteps:\n  - name: analyze\n    type: ai\n    idempotent: true\n    prompt: "Look at {{description}}"\n',
+    });
     const command = installAgent(sb);
     const run = await atlas(sb, ['start', 'look', 'it', '-c', 'ai.agent=command', '-c', `ai.command=${command}`]);
     expect(run.code, run.stderr).toBe(0);
@@ -90,12 +121,30 @@ describe('conversations of a command agent', () => {
   }, 60_000);
 
   it('records stream-json printed by a command agent, tokens included', async () => {
-    sb = sandbox({ '.atlas/templates/fix.yaml': 'name: fix\nsteps:\n  - name: implement\n    type: ai\n    prompt: "Fix: {{description}}"\n' });
+    sb = sandbox({
+      '.atlas/templates/fix.yaml': 'name: fix\nsteps:\n  - name: implement\n    type: ai\n    prompt: "Fix: {{description}}"\n',
+    });
     const agent = join(sb.base, 'json-agent.js');
     const events = [
       { type: 'system', subtype: 'init', session_id: 'sess-cmd', model: 'other-model' },
-      { type: 'assistant', message: { id: 'msg_1', model: 'other-model', content: [{ type: 'text', text: 'Hi from JSON' }], usage: { input_tokens: 7, output_tokens: 1 } } },
-      { type: 'result', subtype: 'success', is_error: false, result: 'Hi from JSON', session_id: 'sess-cmd', total_cost_usd: 0.5, usage: { input_tokens: 7, output_tokens: 3 } },
+      {
+        type: 'assistant',
+        message: {
+          id: 'msg_1',
+          model: 'other-model',
+          content: [{ type: 'text', text: 'Hi from JSON' }],
+          usage: { input_tokens: 7, output_tokens: 1 },
+        },
+      },
+      {
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        result: 'Hi from JSON',
+        session_id: 'sess-cmd',
+        total_cost_usd: 0.5,
+        usage: { input_tokens: 7, output_tokens: 3 },
+      },
     ];
     writeFileSync(agent, `process.stdout.write(${JSON.stringify(`${events.map((e) => JSON.stringify(e)).join('\n')}\n`)});`);
     const run = await atlas(sb, ['start', 'fix', 'json', '-c', 'ai.agent=command', '-c', `ai.command=node ${agent}`]);
@@ -111,7 +160,10 @@ describe('a configuration error the agent reports the same way every time', () =
   it('fails the step once, with the fix', async () => {
     const fake = await startFakeAnthropic([]);
     try {
-      sb = sandbox({ '.atlas/templates/fix.yaml': 'name: fix\nsteps:\n  - name: implement\n    type: ai\n    max_attempts: 3\n    prompt: "Fix: {{description}}"\n' });
+      sb = sandbox({
+        '.atlas/templates/fix.yaml':
+          'name: fix\nsteps:\n  - name: implement\n    type: ai\n    max_attempts: 3\n    prompt: "Fix: {{description}}"\n',
+      });
       const run = await atlas(sb, ['start', 'fix', 'bad mode', '-c', 'ai.permission_mode=bogus'], { env: claudeEnv(fake, sb.env) });
       expect(run.code).not.toBe(0);
       expect(run.stdout + run.stderr).toContain('Claude Code does not know the configured permission mode');

@@ -11,12 +11,12 @@ import { listConversations, readConversationRecord, readLastMessages, readMessag
 import { addFigures, costText, emptyTotals, formatCost, outputText, totalsJson, totalsLine, totalsOf } from '../src/conversation/totals.js';
 import { toolInputLine, transcript } from '../src/conversation/transcript.js';
 import { checkConversationRecord, checkMessage, checkStats } from '../src/conversation/validate-record.js';
+import { newHook } from '../src/domain/hook.js';
+import type { Task } from '../src/domain/task.js';
+import { compareText, groupThousands } from '../src/domain/text-order.js';
 import { renderHookMarkdown } from '../src/hook/markdown.js';
 import { collectUsage, parseSince } from '../src/usage/collect.js';
 import { formatUsageTable, usageJson } from '../src/usage/format.js';
-import { newHook } from '../src/domain/hook.js';
-import { compareText, groupThousands } from '../src/domain/text-order.js';
-import type { Task } from '../src/domain/task.js';
 import { message, partialStats, record, stats, toolCall, writeConversation } from './helpers/conversation-fixtures.js';
 
 let dir: string;
@@ -39,7 +39,10 @@ describe('validation of conversation files', () => {
     const m = checkMessage({ key: 'a', conversation_id: r.id, body: '', role: 3, timestamp: 1, tool_calls: null });
     expect(m).toMatchObject({ ok: true, value: { tokens: 0, tool_calls: [] } });
     const call = checkMessage({ ...message(r.id), tool_calls: [{ id: 't', name: 'Read', status: 'pending' }] });
-    expect(call).toMatchObject({ ok: true, value: { tool_calls: [{ id: 't', type: 'tool_use', name: 'Read', input: {}, output: '', status: 'pending', error: '' }] } });
+    expect(call).toMatchObject({
+      ok: true,
+      value: { tool_calls: [{ id: 't', type: 'tool_use', name: 'Read', input: {}, output: '', status: 'pending', error: '' }] },
+    });
   });
 
   it('refuses each kind of bad value with the reason', () => {
@@ -63,8 +66,17 @@ describe('validation of conversation files', () => {
     expect(bad({ stats: { ...stats(), partial: 'no' } })).toBe('stats.partial is not true or false');
     expect(bad({ stats: { ...stats(), models: {} } })).toBe('stats.models is not a list');
     expect(bad({ stats: { ...stats(), models: [{}] } })).toBe('stats.a models row without a model name');
-    expect(bad({ stats: { ...stats(), models: [{ model: 'm', input_tokens: 1 }] } })).toBe('stats.models row m: output_tokens is not a count');
-    expect(bad({ stats: { ...stats(), models: [{ model: 'm', input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 'x' }] } })).toBe('stats.models row m: cost_usd is not a number or null');
+    expect(bad({ stats: { ...stats(), models: [{ model: 'm', input_tokens: 1 }] } })).toBe(
+      'stats.models row m: output_tokens is not a count',
+    );
+    expect(
+      bad({
+        stats: {
+          ...stats(),
+          models: [{ model: 'm', input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 'x' }],
+        },
+      }),
+    ).toBe('stats.models row m: cost_usd is not a number or null');
     expect(checkStats({ ...stats(), models: undefined })).toMatchObject({ ok: true, value: { models: [] } });
 
     const msg = (over: Record<string, unknown>) => {
@@ -135,12 +147,24 @@ describe('totals', () => {
     expect(totalsLine(totalsOf([stats({ cache_read_tokens: 5 })]))).toBe('100 in (+5 cache) / 20 out · $0.01 · 1 run');
     expect(totalsLine(totalsOf([stats(), partialStats()]))).toBe('200 in / ≥20 out · ≥$0.01 · 2 runs, 1 partial');
     // a second model row of one run is not a second conversation
-    const models = addFigures(addFigures(emptyTotals(), { input_tokens: 1, cache_read_tokens: 0, cache_creation_tokens: 0, output_tokens: 1, cost_usd: 1, partial: false }), { input_tokens: 1, cache_read_tokens: 0, cache_creation_tokens: 0, output_tokens: 1, cost_usd: 1, partial: false }, false);
+    const models = addFigures(
+      addFigures(emptyTotals(), {
+        input_tokens: 1,
+        cache_read_tokens: 0,
+        cache_creation_tokens: 0,
+        output_tokens: 1,
+        cost_usd: 1,
+        partial: false,
+      }),
+      { input_tokens: 1, cache_read_tokens: 0, cache_creation_tokens: 0, output_tokens: 1, cost_usd: 1, partial: false },
+      false,
+    );
     expect([models.rows, models.conversations]).toEqual([2, 1]);
   });
 
   it('group thousands and order text as en-US and code units would, without loading Intl', () => {
-    for (const n of [0, 7, 999, 1000, 12345, 1234567, 1000000000, 1234.5]) expect(groupThousands(n)).toBe(n.toLocaleString('en-US', { maximumFractionDigits: 20 }));
+    for (const n of [0, 7, 999, 1000, 12345, 1234567, 1000000000, 1234.5])
+      expect(groupThousands(n)).toBe(n.toLocaleString('en-US', { maximumFractionDigits: 20 }));
     expect(['b', 'B', 'a', '2026-01-02', '2026-01-01T10'].sort(compareText)).toEqual(['2026-01-01T10', '2026-01-02', 'B', 'a', 'b']);
     expect(compareText('x', 'x')).toBe(0);
   });
@@ -151,7 +175,14 @@ describe('usage collection', () => {
     const h = join(dir, 'home');
     const taskDir = join(h, 'workspaces', 'ws', 'tasks', 'task-20260101-000000');
     mkdirSync(taskDir, { recursive: true });
-    writeConversation(taskDir, record('task-20260101-000000', { stats: stats({ models: [{ model: 'opus', input_tokens: 100, output_tokens: 20, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: null }] }) }));
+    writeConversation(
+      taskDir,
+      record('task-20260101-000000', {
+        stats: stats({
+          models: [{ model: 'opus', input_tokens: 100, output_tokens: 20, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: null }],
+        }),
+      }),
+    );
     writeConversation(taskDir, record('task-20260101-000000', { model: '', started_at: '2026-01-11T00:00:00Z', stats: partialStats() }));
     return h;
   }
@@ -172,7 +203,9 @@ describe('usage collection', () => {
     expect(usageJson(byModel).rows[1]).toMatchObject({ model: 'opus', cost_usd: null, cost_complete: false });
     const none = collectUsage({ home: h, by: 'task', taskId: 'task-20260101-000000', sinceMs: parseSince('2027-01-01'), warn: w.warn });
     expect(formatUsageTable(none)).toBe('no agent conversations in task task-20260101-000000 since 2027-01-01T00:00:00Z');
-    expect(() => collectUsage({ home: h, by: 'task', taskId: 'task-20990101-000000', warn: w.warn })).toThrow('no task task-20990101-000000');
+    expect(() => collectUsage({ home: h, by: 'task', taskId: 'task-20990101-000000', warn: w.warn })).toThrow(
+      'no task task-20990101-000000',
+    );
     expect(() => parseSince('2026-13-45')).toThrow('--since expects a date');
     expect(parseSince('2026-01-31T12:00:00Z')).toBe(Date.parse('2026-01-31T12:00:00Z'));
     expect(w.list).toEqual([]);
@@ -184,7 +217,14 @@ describe('transcripts and HOOK.md', () => {
     const r = record('t', { continues: 'conv-000000000009' });
     const text = transcript(r, [
       message(r.id, { role: 1, body: 'Do it', tokens: 0 }),
-      message(r.id, { body: '', tokens: 12, tool_calls: [toolCall({ input: { content: 'a\nb', file_path: 'x.ts', flags: { force: true } } }), toolCall({ name: 'Bash', status: 'pending', input: { command: 'sleep 100' } })] }),
+      message(r.id, {
+        body: '',
+        tokens: 12,
+        tool_calls: [
+          toolCall({ input: { content: 'a\nb', file_path: 'x.ts', flags: { force: true } } }),
+          toolCall({ name: 'Bash', status: 'pending', input: { command: 'sleep 100' } }),
+        ],
+      }),
     ]);
     expect(text).toContain('  continues conv-000000000009');
     expect(text).toContain('assistant (12 tokens)');
@@ -195,10 +235,24 @@ describe('transcripts and HOOK.md', () => {
   });
 
   it('HOOK.md: tokens per step and the last messages of the active agent step', () => {
-    const task = { id: 'task-20260101-000000', steps: [{ name: 'implement', type: 'ai', prompt: 'x', max_attempts: 3, on_failure: 'fail' }, { name: 'check', type: 'command', run: ['true'], max_attempts: 1, on_failure: 'fail' }], template: 'x', description: 'd', worktree: '/w', branch: 'b' } as unknown as Task;
+    const task = {
+      id: 'task-20260101-000000',
+      steps: [
+        { name: 'implement', type: 'ai', prompt: 'x', max_attempts: 3, on_failure: 'fail' },
+        { name: 'check', type: 'command', run: ['true'], max_attempts: 1, on_failure: 'fail' },
+      ],
+      template: 'x',
+      description: 'd',
+      worktree: '/w',
+      branch: 'b',
+    } as unknown as Task;
     const r = record(task.id, { stats: partialStats(), status: 'interrupted' });
     writeConversation(dir, r, [message(r.id, { role: 1, body: 'Implement ```code```' }), message(r.id, { body: 'x'.repeat(700) })]);
-    const hook = { ...newHook(task.id, 'ws', '2026-01-01T00:00:00Z'), state: 'recovering' as const, current_step: { step_name: 'implement', step_index: 0, started_at: '2026-01-01T00:00:00Z', attempt: 1, max_attempts: 3 } };
+    const hook = {
+      ...newHook(task.id, 'ws', '2026-01-01T00:00:00Z'),
+      state: 'recovering' as const,
+      current_step: { step_name: 'implement', step_index: 0, started_at: '2026-01-01T00:00:00Z', attempt: 1, max_attempts: 3 },
+    };
     const view = conversationView(dir, hook, task)!;
     expect(view.last?.messages).toHaveLength(2);
     const md = renderHookMarkdown({ hook, task, now: new Date('2026-01-01T00:01:00Z'), conversations: view });

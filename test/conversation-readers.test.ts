@@ -3,10 +3,10 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendRaw, message, partialStats, record, stats, toolCall, writeConversation } from './helpers/conversation-fixtures.js';
 import type { FixtureTask } from './helpers/core-fixtures.js';
 import { atlas, createFixtureTask, makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
-import { appendRaw, message, partialStats, record, stats, toolCall, writeConversation } from './helpers/conversation-fixtures.js';
 
 let home: string;
 let repo: string;
@@ -31,7 +31,14 @@ beforeAll(async () => {
       cache_creation_tokens: 200,
       cost_usd: 0.5,
       models: [
-        { model: 'claude-sonnet-test', input_tokens: 250, output_tokens: 40, cache_read_tokens: 1000, cache_creation_tokens: 200, cost_usd: 0.45 },
+        {
+          model: 'claude-sonnet-test',
+          input_tokens: 250,
+          output_tokens: 40,
+          cache_read_tokens: 1000,
+          cache_creation_tokens: 200,
+          cost_usd: 0.45,
+        },
         { model: 'claude-haiku-test', input_tokens: 50, output_tokens: 10, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 0.05 },
       ],
     }),
@@ -41,19 +48,48 @@ beforeAll(async () => {
     message(analyze.id, { role: 1, body: 'Analyze the null pointer' }),
     message(analyze.id, { body: 'It is in parseConfig.' }),
   ]);
-  const cut = record(first.task.id, { started_at: '2026-01-10T09:05:00Z', status: 'interrupted', ended_at: null, stats: partialStats({ total_input_tokens: 80, cache_read_tokens: 10 }) });
+  const cut = record(first.task.id, {
+    started_at: '2026-01-10T09:05:00Z',
+    status: 'interrupted',
+    ended_at: null,
+    stats: partialStats({ total_input_tokens: 80, cache_read_tokens: 10 }),
+  });
   ids['cut'] = cut.id;
   writeConversation(first.ref.dir, cut, [
     message(cut.id, { role: 1, body: 'Implement the fix' }),
-    message(cut.id, { body: 'Writing the fix now.', tool_calls: [toolCall(), toolCall({ id: 'toolu_2', name: 'Bash', input: { command: 'npm test', description: 'run the tests' }, status: 'error', error: 'permission denied' })] }),
+    message(cut.id, {
+      body: 'Writing the fix now.',
+      tool_calls: [
+        toolCall(),
+        toolCall({
+          id: 'toolu_2',
+          name: 'Bash',
+          input: { command: 'npm test', description: 'run the tests' },
+          status: 'error',
+          error: 'permission denied',
+        }),
+      ],
+    }),
   ]);
   // a hand-damaged line, then the line a kill cut in flight (no newline yet)
   appendRaw(first.ref.dir, cut.id, 'garbage\n{"key":"torn","conversation_id"');
-  const resumed = record(first.task.id, { attempt: 2, started_at: '2026-01-10T10:00:00Z', continues: cut.id, stats: stats({ total_input_tokens: 120, total_output_tokens: 30, cost_usd: 0.02 }) });
+  const resumed = record(first.task.id, {
+    attempt: 2,
+    started_at: '2026-01-10T10:00:00Z',
+    continues: cut.id,
+    stats: stats({ total_input_tokens: 120, total_output_tokens: 30, cost_usd: 0.02 }),
+  });
   ids['resumed'] = resumed.id;
   writeConversation(first.ref.dir, resumed, [message(resumed.id, { role: 1, body: 'Continue' }), message(resumed.id, { body: 'Done.' })]);
   // Task 2: one run with no model name.
-  writeConversation(second.ref.dir, record(second.task.id, { model: '', started_at: '2026-01-12T09:01:00Z', stats: stats({ total_input_tokens: 10, total_output_tokens: 5, cost_usd: 0.001 }) }));
+  writeConversation(
+    second.ref.dir,
+    record(second.task.id, {
+      model: '',
+      started_at: '2026-01-12T09:01:00Z',
+      stats: stats({ total_input_tokens: 10, total_output_tokens: 5, cost_usd: 0.001 }),
+    }),
+  );
 });
 afterAll(() => {
   rmSync(home, { recursive: true, force: true });
@@ -177,12 +213,15 @@ describe('atlas conversation', () => {
 });
 
 describe('hook status and HOOK.md', () => {
-  it('show the task\'s tokens and cost, per step in HOOK.md, and the last messages of an active agent step', async () => {
+  it("show the task's tokens and cost, per step in HOOK.md, and the last messages of an active agent step", async () => {
     await first.manager.transition({ to: 'step_pending', trigger: 'setup_complete' });
-    await first.manager.transition({ to: 'step_running', trigger: 'step_start', stepName: 'implement', details: { step_index: 1 } }, (hook) => ({
-      ...hook,
-      current_step: { step_name: 'implement', step_index: 1, started_at: '2026-01-10T10:00:00Z', attempt: 2, max_attempts: 3 },
-    }));
+    await first.manager.transition(
+      { to: 'step_running', trigger: 'step_start', stepName: 'implement', details: { step_index: 1 } },
+      (hook) => ({
+        ...hook,
+        current_step: { step_name: 'implement', step_index: 1, started_at: '2026-01-10T10:00:00Z', attempt: 2, max_attempts: 3 },
+      }),
+    );
     const status = await run(['hook', 'status', '--task', first.task.id]);
     expect(status.stdout).toContain('  tokens       500 in (+1,210 cache) / ≥80 out · ≥$0.52 · 3 runs, 1 partial');
     const json = JSON.parse((await run(['hook', 'status', '--task', first.task.id, '--json'])).stdout);
@@ -193,7 +232,9 @@ describe('hook status and HOOK.md', () => {
     expect(md).toContain('| 1 | analyze | ai | pending | 300 in (+1,200 cache) / 50 out | $0.50 |');
     expect(md).toContain('| 2 | implement | ai | **step_running** | 200 in (+10 cache) / ≥30 out (partial) | ≥$0.02 |');
     expect(md).toContain('| 3 | validate | validation | pending | — | — |');
-    expect(md).toContain(`## Last agent messages\n\nThe latest 2 messages of conversation \`${ids['resumed']}\` (step implement, attempt 2, completed)`);
+    expect(md).toContain(
+      `## Last agent messages\n\nThe latest 2 messages of conversation \`${ids['resumed']}\` (step implement, attempt 2, completed)`,
+    );
     expect(md).toContain('    Continue');
   });
 });

@@ -1,14 +1,14 @@
 // The conversation room without an agent: a real Claude Code stream (recorded from 2.1.197 against
 // the fake API) replayed through the parser and recorder, the ledger's rules, the finalizer
 // recovery uses, the built-in lifecycle defaults and the ai step's outcome helpers.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ClaudeStreamParser } from '../src/agent/claude-stream.js';
-import { configurationError } from '../src/agent/config-errors.js';
 import { allowedToolsFor } from '../src/agent/allowed-tools.js';
 import { describeDenial, parseModelUsage, parsePermissionDenials } from '../src/agent/claude-result.js';
+import { ClaudeStreamParser } from '../src/agent/claude-stream.js';
+import { configurationError } from '../src/agent/config-errors.js';
 import { AgentConversation } from '../src/conversation/agent-conversation.js';
 import { builtinLifecycleBus, closeConversation, openConversation, recordingDefaults } from '../src/conversation/bus.js';
 import { ClaudeEventReader, MAX_TOOL_OUTPUT } from '../src/conversation/claude-events.js';
@@ -19,10 +19,10 @@ import { ConversationRecorder } from '../src/conversation/recorder.js';
 import type { Message } from '../src/domain/conversation.js';
 import type { Hook } from '../src/domain/hook.js';
 import { attemptLedger, denialSummary, formatLedger, previousAttemptError } from '../src/engine/executors/ai-outcome.js';
-import type { LifecycleBus, LifecycleEvent } from '../src/lifecycle/types.js';
-import { git } from './helpers/engine-fixtures.js';
 import { watchChangedFiles } from '../src/engine/files-watch.js';
+import type { LifecycleBus, LifecycleEvent } from '../src/lifecycle/types.js';
 import { makeGitRepo } from './helpers/core-fixtures.js';
+import { git } from './helpers/engine-fixtures.js';
 
 const STREAM = readFileSync(join(import.meta.dirname, 'fixtures', 'claude-stream', 'tool-run.jsonl'), 'utf8');
 
@@ -38,7 +38,16 @@ afterEach(() => {
 });
 
 function recorder(dir: string, extra: Partial<ConstructorParameters<typeof ConversationRecorder>[0]> = {}) {
-  return new ConversationRecorder({ taskDir: dir, taskId: 'task-1', stepName: 'implement', attempt: 1, agent: 'claude', model: '', continues: null, ...extra });
+  return new ConversationRecorder({
+    taskDir: dir,
+    taskId: 'task-1',
+    stepName: 'implement',
+    attempt: 1,
+    agent: 'claude',
+    model: '',
+    continues: null,
+    ...extra,
+  });
 }
 
 /** Parser → reader → recorder, as the ai step wires them (without the bus). */
@@ -85,8 +94,25 @@ describe('recording a real Claude Code stream', () => {
     ]);
     expect(last.body).toBe('Done.');
     expect(record).toMatchObject({ status: 'completed', session_id: '16e63922-97e0-457a-b623-9316b68a1ae7', model: 'claude-opus-4-8' });
-    expect(record.stats).toMatchObject({ total_input_tokens: 370, total_output_tokens: 40, cache_read_tokens: 7, cache_creation_tokens: 3, total_cache_tokens: 10, partial: false, messages_exchanged: 3 });
-    expect(record.stats.models).toEqual([{ model: 'claude-opus-4-8[1m]', input_tokens: 370, output_tokens: 40, cache_read_tokens: 7, cache_creation_tokens: 3, cost_usd: 0.0028722500000000002 }]);
+    expect(record.stats).toMatchObject({
+      total_input_tokens: 370,
+      total_output_tokens: 40,
+      cache_read_tokens: 7,
+      cache_creation_tokens: 3,
+      total_cache_tokens: 10,
+      partial: false,
+      messages_exchanged: 3,
+    });
+    expect(record.stats.models).toEqual([
+      {
+        model: 'claude-opus-4-8[1m]',
+        input_tokens: 370,
+        output_tokens: 40,
+        cache_read_tokens: 7,
+        cache_creation_tokens: 3,
+        cost_usd: 0.0028722500000000002,
+      },
+    ]);
     expect(record.permission_denials).toEqual([{ tool_name: 'Bash', tool_use_id: 'toolu_b', tool_input: { command: 'npm test' } }]);
     expect(readConversationRecord(dir, rec.id)).toEqual(record);
   });
@@ -103,10 +129,20 @@ describe('recording a real Claude Code stream', () => {
 
   it('a run cut before its result is partial: input and cache per message id once, output and cost null', () => {
     const rec = recorder(taskDir());
-    const cut = STREAM.split('\n').filter((l) => !l.includes('"type":"result"')).join('\n');
+    const cut = STREAM.split('\n')
+      .filter((l) => !l.includes('"type":"result"'))
+      .join('\n');
     replay(rec, cut);
     const record = rec.finish('failed');
-    expect(record.stats).toMatchObject({ partial: true, total_input_tokens: 370, cache_read_tokens: 7, cache_creation_tokens: 3, total_output_tokens: null, cost_usd: null, models: [] });
+    expect(record.stats).toMatchObject({
+      partial: true,
+      total_input_tokens: 370,
+      cache_read_tokens: 7,
+      cache_creation_tokens: 3,
+      total_output_tokens: null,
+      cost_usd: null,
+      models: [],
+    });
   });
 
   it('keeps a crash to the message in flight: whole lines only, pending calls written at the end', () => {
@@ -125,10 +161,29 @@ describe('recording a real Claude Code stream', () => {
 
   it('clips long tool outputs, reads text blocks, records user text and orphan tool results', () => {
     const rec = recorder(taskDir());
-    const reader = new ClaudeEventReader(rec.id, { message: (m) => rec.recordMessage(m), call: () => {}, session: () => {}, result: () => {} }, () => 42);
+    const reader = new ClaudeEventReader(
+      rec.id,
+      { message: (m) => rec.recordMessage(m), call: () => {}, session: () => {}, result: () => {} },
+      () => 42,
+    );
     reader.event({ type: 'user', uuid: 'u-1', message: { content: 'plain user text' } });
-    reader.event({ type: 'user', message: { content: [{ type: 'text', text: 'block text' }, { type: 'tool_result', tool_use_id: 'toolu_orphan', content: [{ type: 'image' }, { type: 'text', text: 'x'.repeat(MAX_TOOL_OUTPUT + 10) }] }] } });
-    reader.event({ type: 'assistant', message: { content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: 'a' } }, { type: 'thinking' }, 'junk'] } });
+    reader.event({
+      type: 'user',
+      message: {
+        content: [
+          { type: 'text', text: 'block text' },
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_orphan',
+            content: [{ type: 'image' }, { type: 'text', text: 'x'.repeat(MAX_TOOL_OUTPUT + 10) }],
+          },
+        ],
+      },
+    });
+    reader.event({
+      type: 'assistant',
+      message: { content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: 'a' } }, { type: 'thinking' }, 'junk'] },
+    });
     reader.event({ type: 'stream_event' });
     reader.end();
     rec.finish('completed');
@@ -151,12 +206,17 @@ describe('recording a real Claude Code stream', () => {
     const lines = [
       { type: 'assistant', message: { id: 'msg_a', content: [{ type: 'tool_use', id: 'ta', name: 'Read', input: {} }], usage } },
       { type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'ta', content: 'A' }] } },
-      { type: 'assistant', message: { id: 'msg_a', content: [{ type: 'tool_use', id: 'tb', name: 'Bash', input: { command: 'ls' } }], usage } },
+      {
+        type: 'assistant',
+        message: { id: 'msg_a', content: [{ type: 'tool_use', id: 'tb', name: 'Bash', input: { command: 'ls' } }], usage },
+      },
       { type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'tb', content: 'B' }] } },
     ];
     replay(rec, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
     const record = rec.finish('failed');
-    expect(readMessages(rec.files.messages).map((m) => [m.key, m.tokens, m.tool_calls.map((c) => `${c.id}:${c.status}:${c.output}`)])).toEqual([
+    expect(
+      readMessages(rec.files.messages).map((m) => [m.key, m.tokens, m.tool_calls.map((c) => `${c.id}:${c.status}:${c.output}`)]),
+    ).toEqual([
       ['msg_a', 55, ['ta:success:A']],
       ['msg_a.2', 0, ['tb:success:B']],
     ]);
@@ -183,7 +243,13 @@ describe('finalizing conversations a dead run left running', () => {
     const [closed, ...none] = finalizeRunningConversations(dir, new Date(Date.now() + 60_000));
     expect(none).toHaveLength(0);
     expect(closed).toMatchObject({ id: rec.id, status: 'interrupted' });
-    expect(closed!.stats).toMatchObject({ partial: true, total_input_tokens: 220, total_output_tokens: null, cost_usd: null, messages_exchanged: 1 });
+    expect(closed!.stats).toMatchObject({
+      partial: true,
+      total_input_tokens: 220,
+      total_output_tokens: null,
+      cost_usd: null,
+      messages_exchanged: 1,
+    });
     expect(closed!.ended_at).not.toBeNull();
     expect(readConversationRecord(dir, rec.id)?.status).toBe('interrupted');
     // a second pass finds nothing left
@@ -197,7 +263,15 @@ describe('finalizing conversations a dead run left running', () => {
     const empty = recorder(dir, { now: () => new Date('2026-01-01T00:00:00.000Z') });
     rmSync(empty.files.messages);
     const talked = recorder(dir, { now: () => new Date('2026-01-01T00:00:10.500Z') });
-    talked.recordMessage({ key: 'prompt', conversation_id: talked.id, body: 'p', role: 1, timestamp: Date.parse('2026-01-01T00:00:10Z') / 1000, tokens: 0, tool_calls: [] });
+    talked.recordMessage({
+      key: 'prompt',
+      conversation_id: talked.id,
+      body: 'p',
+      role: 1,
+      timestamp: Date.parse('2026-01-01T00:00:10Z') / 1000,
+      tokens: 0,
+      tool_calls: [],
+    });
     const closed = finalizeRunningConversations(dir, new Date('2026-01-01T01:00:00.000Z'));
     expect(closed.map((c) => [c.id, c.ended_at, c.stats.messages_exchanged])).toEqual([
       [empty.id, '2026-01-01T01:00:00.000Z', 0],
@@ -239,7 +313,17 @@ describe('the built-in lifecycle defaults', () => {
       },
       terminate: async () => {},
     };
-    const conv = new AgentConversation({ lifecycle: bus, taskDir: dir, taskId: 'task-1', stepName: 'implement', attempt: 1, agent: 'claude', model: '', workspace: '/w', prompt: 'go' });
+    const conv = new AgentConversation({
+      lifecycle: bus,
+      taskDir: dir,
+      taskId: 'task-1',
+      stepName: 'implement',
+      attempt: 1,
+      agent: 'claude',
+      model: '',
+      workspace: '/w',
+      prompt: 'go',
+    });
     const parser = new ClaudeStreamParser('/tmp/repo');
     for (const u of parser.push(STREAM)) conv.update(u);
     const record = await conv.end({ ok: true, interrupted: false });
@@ -255,7 +339,12 @@ describe('the built-in lifecycle defaults', () => {
       'on_stream_finish',
     ]);
     const finish = seen.at(-1) as Extract<LifecycleEvent, { point: 'on_stream_finish' }>;
-    expect(finish).toMatchObject({ ok: true, error: null, conversation_id: conv.id, usage: { input_tokens: 370, output_tokens: 40, cache_read_tokens: 7, cache_creation_tokens: 3, partial: false } });
+    expect(finish).toMatchObject({
+      ok: true,
+      error: null,
+      conversation_id: conv.id,
+      usage: { input_tokens: 370, output_tokens: 40, cache_read_tokens: 7, cache_creation_tokens: 3, partial: false },
+    });
     expect(record).toMatchObject({ status: 'completed' });
     expect(record.stats.messages_exchanged).toBe(4);
     expect(conv.permissionDenials).toHaveLength(1);
@@ -263,14 +352,49 @@ describe('the built-in lifecycle defaults', () => {
 
   it('a bus without the defaults still leaves a finished record; interrupted runs say so', async () => {
     const dir = taskDir();
-    const silent: LifecycleBus = { coldStart: async () => {}, message: async () => {}, streamFinish: async () => {}, terminate: async () => {} };
-    const conv = new AgentConversation({ lifecycle: silent, taskDir: dir, taskId: 't', stepName: 's', attempt: 1, agent: 'command', model: '', workspace: '/w', prompt: 'p' });
+    const silent: LifecycleBus = {
+      coldStart: async () => {},
+      message: async () => {},
+      streamFinish: async () => {},
+      terminate: async () => {},
+    };
+    const conv = new AgentConversation({
+      lifecycle: silent,
+      taskDir: dir,
+      taskId: 't',
+      stepName: 's',
+      attempt: 1,
+      agent: 'command',
+      model: '',
+      workspace: '/w',
+      prompt: 'p',
+    });
     expect((await conv.end({ ok: false, interrupted: true, output: 'partial answer' })).status).toBe('interrupted');
-    const viaDefaults = new AgentConversation({ lifecycle: builtinLifecycleBus(), taskDir: dir, taskId: 't', stepName: 's', attempt: 2, agent: 'command', model: '', workspace: '/w', prompt: 'p' });
+    const viaDefaults = new AgentConversation({
+      lifecycle: builtinLifecycleBus(),
+      taskDir: dir,
+      taskId: 't',
+      stepName: 's',
+      attempt: 2,
+      agent: 'command',
+      model: '',
+      workspace: '/w',
+      prompt: 'p',
+    });
     const ended = await viaDefaults.end({ ok: false, error: 'boom', interrupted: true, output: 'partial answer' });
     expect(ended.status).toBe('interrupted');
     expect(ended.stats).toMatchObject({ partial: false, total_input_tokens: 0, cost_usd: null, messages_exchanged: 2 });
-    const failed = new AgentConversation({ lifecycle: builtinLifecycleBus(), taskDir: dir, taskId: 't', stepName: 's', attempt: 3, agent: 'command', model: '', workspace: '/w', prompt: 'p' });
+    const failed = new AgentConversation({
+      lifecycle: builtinLifecycleBus(),
+      taskDir: dir,
+      taskId: 't',
+      stepName: 's',
+      attempt: 3,
+      agent: 'command',
+      model: '',
+      workspace: '/w',
+      prompt: 'p',
+    });
     expect((await failed.end({ ok: false, interrupted: false })).status).toBe('failed');
   });
 
@@ -286,8 +410,18 @@ describe('the built-in lifecycle defaults', () => {
     await bus.streamFinish({ ...base, point: 'on_stream_finish', conversation_id: rec.id, ok: true, usage: null, error: null });
     expect(errors).toEqual(['on_stream_finish']);
     closeConversation(rec.id);
-    await bus.message({ ...base, point: 'on_message', conversation_id: 'conv-ffffffffffff', message: { key: 'k', conversation_id: 'x', body: '', role: 1, timestamp: 0, tokens: 0, tool_calls: [] } });
-    await bus.message({ ...base, point: 'on_message', conversation_id: null, message: { key: 'k', conversation_id: 'x', body: '', role: 1, timestamp: 0, tokens: 0, tool_calls: [] } });
+    await bus.message({
+      ...base,
+      point: 'on_message',
+      conversation_id: 'conv-ffffffffffff',
+      message: { key: 'k', conversation_id: 'x', body: '', role: 1, timestamp: 0, tokens: 0, tool_calls: [] },
+    });
+    await bus.message({
+      ...base,
+      point: 'on_message',
+      conversation_id: null,
+      message: { key: 'k', conversation_id: 'x', body: '', role: 1, timestamp: 0, tokens: 0, tool_calls: [] },
+    });
     await bus.streamFinish({ ...base, point: 'on_stream_finish', conversation_id: null, ok: true, usage: null, error: null });
     await bus.coldStart({ ...base, point: 'on_cold_start', conversation_id: null, reason: 'new_workspace' });
     await bus.terminate({ ...base, point: 'on_terminate', conversation_id: null, reason: 'completed' });
@@ -296,18 +430,44 @@ describe('the built-in lifecycle defaults', () => {
     rec.recordMessage = () => {
       throw new Error('disk full');
     };
-    await throwing.message({ ...base, point: 'on_message', conversation_id: rec.id, message: { key: 'k', conversation_id: rec.id, body: '', role: 1, timestamp: 0, tokens: 0, tool_calls: [] } });
+    await throwing.message({
+      ...base,
+      point: 'on_message',
+      conversation_id: rec.id,
+      message: { key: 'k', conversation_id: rec.id, body: '', role: 1, timestamp: 0, tokens: 0, tool_calls: [] },
+    });
     expect(errors).toEqual(['on_stream_finish', 'on_message']);
     closeConversation(rec.id);
   });
 
   it('a resumed session continues the conversation that had it', async () => {
     const dir = taskDir();
-    const first = new AgentConversation({ lifecycle: builtinLifecycleBus(), taskDir: dir, taskId: 't', stepName: 's', attempt: 1, agent: 'claude', model: '', workspace: '/w', prompt: 'p' });
+    const first = new AgentConversation({
+      lifecycle: builtinLifecycleBus(),
+      taskDir: dir,
+      taskId: 't',
+      stepName: 's',
+      attempt: 1,
+      agent: 'claude',
+      model: '',
+      workspace: '/w',
+      prompt: 'p',
+    });
     first.update({ kind: 'event', event: { type: 'system', subtype: 'init', session_id: 'sess-1', model: 'm' } });
     first.update({ kind: 'text', text: 'ignored here' });
     await first.end({ ok: false, error: 'cut', interrupted: false });
-    const second = new AgentConversation({ lifecycle: builtinLifecycleBus(), taskDir: dir, taskId: 't', stepName: 's', attempt: 2, agent: 'claude', model: '', workspace: '/w', prompt: 'go on', resumeSessionId: 'sess-1' });
+    const second = new AgentConversation({
+      lifecycle: builtinLifecycleBus(),
+      taskDir: dir,
+      taskId: 't',
+      stepName: 's',
+      attempt: 2,
+      agent: 'claude',
+      model: '',
+      workspace: '/w',
+      prompt: 'go on',
+      resumeSessionId: 'sess-1',
+    });
     const record = await second.end({ ok: true, interrupted: false });
     expect(record).toMatchObject({ continues: first.id, session_id: 'sess-1' });
   });
@@ -315,13 +475,34 @@ describe('the built-in lifecycle defaults', () => {
 
 describe('what the ai step tells', () => {
   it('sums the ledger of an attempt across runs; unknown stays unknown', () => {
-    const row = (over: object) => ({ id: 'conv-1', stats: { total_input_tokens: 10, total_output_tokens: 5, cache_read_tokens: 2, cache_creation_tokens: 1, total_cache_tokens: 3, cost_usd: 0.5, partial: false, models: [], messages_exchanged: 1, ...over } }) as any;
+    const row = (over: object) =>
+      ({
+        id: 'conv-1',
+        stats: {
+          total_input_tokens: 10,
+          total_output_tokens: 5,
+          cache_read_tokens: 2,
+          cache_creation_tokens: 1,
+          total_cache_tokens: 3,
+          cost_usd: 0.5,
+          partial: false,
+          models: [],
+          messages_exchanged: 1,
+          ...over,
+        },
+      }) as any;
     const full = attemptLedger([row({}), row({})]);
     expect(full).toMatchObject({ input_tokens: 20, output_tokens: 10, cost_usd: 1, partial: false });
     expect(formatLedger(full)).toBe('26 in / 10 out tokens, $1.00');
     const cut = attemptLedger([row({}), row({ total_output_tokens: null, cost_usd: null, partial: true })]);
     expect(formatLedger(cut)).toBe('26 in / output unknown, cost unknown');
-    expect(formatLedger(attemptLedger([row({ total_input_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, total_output_tokens: 0, cost_usd: null })]))).toBe('');
+    expect(
+      formatLedger(
+        attemptLedger([
+          row({ total_input_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, total_output_tokens: 0, cost_usd: null }),
+        ]),
+      ),
+    ).toBe('');
     expect(formatLedger(attemptLedger([row({ cost_usd: 0.0012 })]))).toBe('13 in / 5 out tokens, $0.0012');
   });
 
@@ -346,15 +527,25 @@ describe('what the ai step tells', () => {
     } as unknown as Hook;
     expect(previousAttemptError(hook, 0)).toBe('boom');
     expect(previousAttemptError(hook, 1)).toBeUndefined();
-    expect(previousAttemptError({ history: [{ trigger: 'step_complete', details: { step_index: 0 } }] } as unknown as Hook, 0)).toBeUndefined();
+    expect(
+      previousAttemptError({ history: [{ trigger: 'step_complete', details: { step_index: 0 } }] } as unknown as Hook, 0),
+    ).toBeUndefined();
   });
 
   it('recognises configuration errors no retry can fix', () => {
-    expect(configurationError('--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons')?.hint).toContain('IS_SANDBOX=1');
-    expect(configurationError("error: option '--permission-mode <mode>' argument 'x' is invalid. Allowed choices are a, b.")?.error).toContain('permission mode');
+    expect(
+      configurationError('--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons')?.hint,
+    ).toContain('IS_SANDBOX=1');
+    expect(
+      configurationError("error: option '--permission-mode <mode>' argument 'x' is invalid. Allowed choices are a, b.")?.error,
+    ).toContain('permission mode');
     expect(configurationError('Invalid API key · Please run /login')?.hint).toContain('ANTHROPIC_API_KEY');
-    expect(configurationError('API Error: 404 {"type":"error","error":{"type":"not_found_error","message":"model: nope"}}')?.hint).toContain('ai.model');
-    expect(configurationError("There's an issue with the selected model (nope). It may not exist or you may not have access to it.")?.hint).toContain('ai.model');
+    expect(
+      configurationError('API Error: 404 {"type":"error","error":{"type":"not_found_error","message":"model: nope"}}')?.hint,
+    ).toContain('ai.model');
+    expect(
+      configurationError("There's an issue with the selected model (nope). It may not exist or you may not have access to it.")?.hint,
+    ).toContain('ai.model');
     expect(configurationError('network is down')).toBeUndefined();
   });
 
@@ -374,7 +565,9 @@ describe('what the ai step tells', () => {
     ]);
     // nothing detected: the validation step will say so itself
     expect(allowedToolsFor({}, { steps, worktree: join(repo, 'nowhere') }, config)).toContain('Bash(make check:*)');
-    expect(allowedToolsFor({}, { steps, worktree: repo }, { ...config, ai: { allowed_tools: [], default_allowed_tools: false } })).toEqual([]);
+    expect(allowedToolsFor({}, { steps, worktree: repo }, { ...config, ai: { allowed_tools: [], default_allowed_tools: false } })).toEqual(
+      [],
+    );
     expect(describeDenial({ tool_name: 'WebFetch', tool_use_id: '', tool_input: {} })).toBe('WebFetch');
     expect(describeDenial({ tool_name: 'Bash', tool_use_id: '', tool_input: { command: 'x'.repeat(100) } })).toMatch(/^Bash\(x{79}…\)$/);
   });

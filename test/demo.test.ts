@@ -4,9 +4,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { atlas as run, ensureBuilt } from './helpers/engine-fixtures.js';
-import type { Sandbox } from './helpers/engine-fixtures.js';
 import { isPidRunning } from '../src/liveness/process-identity.js';
+import type { Sandbox } from './helpers/engine-fixtures.js';
+import { ensureBuilt, atlas as run } from './helpers/engine-fixtures.js';
 
 const dirs: string[] = [];
 beforeAll(() => ensureBuilt());
@@ -39,7 +39,15 @@ describe('atlas demo', () => {
     expect(r.code, r.stderr).toBe(0);
     const exits = [...r.stdout.matchAll(/→ exit (\d+)/g)].map((m) => Number(m[1]));
     expect(exits).toEqual([137, 0, 0, 0, 0, 1]);
-    for (const text of ['1/6 start a task, then SIGKILL atlas mid-step', '2/6 status sees the crash', 'crashed', '3/6 recover', '5/6 verify with the public key alone', '6/6 a tampered copy fails', 'signature does not match']) {
+    for (const text of [
+      '1/6 start a task, then SIGKILL atlas mid-step',
+      '2/6 status sees the crash',
+      'crashed',
+      '3/6 recover',
+      '5/6 verify with the public key alone',
+      '6/6 a tampered copy fails',
+      'signature does not match',
+    ]) {
       expect(r.stdout).toContain(text);
     }
     expect(r.stdout).toContain(`ATLAS_HOME=${join(dir, 'atlas-home')} (a fresh one: your ~/.atlas is not touched)`);

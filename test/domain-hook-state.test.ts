@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { HookState, HookStateOrNone } from '../src/domain/hook-state.js';
 import {
   allowedTransitions,
   assertTransition,
@@ -8,7 +9,6 @@ import {
   isHookState,
   isTerminal,
 } from '../src/domain/hook-state.js';
-import type { HookState, HookStateOrNone } from '../src/domain/hook-state.js';
 
 // The full expected table: seed 003 plus DESIGN §4 (→ recovering / → abandoned from any
 // non-terminal state, → failed from step_running, step_validating, recovering, awaiting_human).

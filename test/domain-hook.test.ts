@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { isCheckpointId, pruneCheckpoints } from '../src/domain/checkpoint.js';
 import type { StepCheckpoint } from '../src/domain/checkpoint.js';
+import { isCheckpointId, pruneCheckpoints } from '../src/domain/checkpoint.js';
 import { addCheckpoint, newHook, nextStepIndex, recordEvent, transition } from '../src/domain/hook.js';
 import { HookFormatError, parseHook } from '../src/domain/hook-schema.js';
 import { InvalidTransitionError } from '../src/domain/hook-state.js';
-import { addFilesTouched, assertValidStepContext, dedupeFiles, truncateOutput, withLastOutput } from '../src/domain/step-context.js';
 import type { StepContext } from '../src/domain/step-context.js';
+import { addFilesTouched, assertValidStepContext, dedupeFiles, truncateOutput, withLastOutput } from '../src/domain/step-context.js';
 import { newCheckpointId } from '../src/store/ids.js';
 import { seedExampleText } from './helpers/core-fixtures.js';
-
 
 describe('seed 003 JSON example', () => {
   it('loads', () => {
@@ -25,13 +24,13 @@ describe('seed 003 JSON example', () => {
     expect(JSON.parse(JSON.stringify(hook))).toEqual(original);
   });
 
-  it('keeps fields it does not know (a newer writer\'s additions survive)', () => {
+  it("keeps fields it does not know (a newer writer's additions survive)", () => {
     const data = JSON.parse(seedExampleText());
     data.future_field = { a: 1 };
     expect(JSON.parse(JSON.stringify(parseHook(data))).future_field).toEqual({ a: 1 });
   });
 
-  it('reads Go\'s null lists as empty lists', () => {
+  it("reads Go's null lists as empty lists", () => {
     const data = JSON.parse(seedExampleText());
     data.checkpoints = null;
     data.receipts = null;
@@ -70,7 +69,7 @@ describe('seed 003 JSON example', () => {
 describe('hook rules', () => {
   const at = '2026-01-17T14:30:22Z';
 
-  it('a new hook starts in initializing with the seed\'s first event and empty lists', () => {
+  it("a new hook starts in initializing with the seed's first event and empty lists", () => {
     const hook = newHook('task-20260117-143022', 'fix-null-pointer', at);
     expect(hook).toMatchObject({ state: 'initializing', version: '1.0', schema_version: '1.0', checkpoints: [], receipts: [] });
     expect(hook.history).toEqual([{ timestamp: at, from_state: '', to_state: 'initializing', trigger: 'task_start' }]);
@@ -80,7 +79,12 @@ describe('hook rules', () => {
     const hook = newHook('task-20260117-143022', 'ws', at);
     const next = transition(hook, { to: 'step_pending', trigger: 'setup_complete', at: '2026-01-17T14:30:25Z' });
     expect(next.history.slice(0, 1)).toEqual(hook.history);
-    expect(next.history[1]).toEqual({ timestamp: '2026-01-17T14:30:25Z', from_state: 'initializing', to_state: 'step_pending', trigger: 'setup_complete' });
+    expect(next.history[1]).toEqual({
+      timestamp: '2026-01-17T14:30:25Z',
+      from_state: 'initializing',
+      to_state: 'step_pending',
+      trigger: 'setup_complete',
+    });
     expect(next.updated_at).toBe('2026-01-17T14:30:25Z');
     expect(() => transition(next, { to: 'completed', trigger: 'x', at })).not.toThrow();
     expect(() => transition(next, { to: 'step_validating', trigger: 'x', at })).toThrow(InvalidTransitionError);
@@ -157,7 +161,10 @@ describe('checkpoints', () => {
 
   it('adding a checkpoint points the current step at it', () => {
     let hook = newHook('task-20260117-143022', 'ws', '2026-01-17T14:30:22Z');
-    hook = { ...hook, current_step: { step_name: 'implement', step_index: 2, started_at: '2026-01-17T14:40:00Z', attempt: 1, max_attempts: 3 } };
+    hook = {
+      ...hook,
+      current_step: { step_name: 'implement', step_index: 2, started_at: '2026-01-17T14:40:00Z', attempt: 1, max_attempts: 3 },
+    };
     const next = addCheckpoint(hook, base(1), 50);
     expect(next.current_step?.current_checkpoint_id).toBe('ckpt-00000001');
     expect(next.checkpoints).toHaveLength(1);

@@ -49,8 +49,15 @@ describe('ai steps with Claude Code', () => {
 
     const [argv] = readLines(log).map((l) => JSON.parse(l) as string[]);
     // A new session gets an id atlas chose, recorded before the agent says anything.
-    expect(argv!.slice(0, 4)).toEqual(['--session-id', expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/), '-p', `Fix this: the parser crash (task ${task.id} on fix/the-parser-crash)`]);
-    expect(argv).toEqual(expect.arrayContaining(['--output-format', 'stream-json', '--verbose', '--model', 'fake-model', '--permission-mode', 'acceptEdits']));
+    expect(argv!.slice(0, 4)).toEqual([
+      '--session-id',
+      expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+      '-p',
+      `Fix this: the parser crash (task ${task.id} on fix/the-parser-crash)`,
+    ]);
+    expect(argv).toEqual(
+      expect.arrayContaining(['--output-format', 'stream-json', '--verbose', '--model', 'fake-model', '--permission-mode', 'acceptEdits']),
+    );
 
     expect(transitions(hook)).toEqual([
       '∅ → initializing (task_start)',
@@ -117,7 +124,9 @@ describe('ai steps with Claude Code', () => {
     const runs = readLines(log).map((l) => JSON.parse(l) as string[]);
     expect(runs).toHaveLength(2);
     expect(runs[1]![0]).toBe('--resume');
-    expect(runs[1]![3]).toMatch(/^This is attempt 2 of the step "implement"\. The previous attempt did not finish: it failed: claude exited with code 1: fake claude: failing on purpose/);
+    expect(runs[1]![3]).toMatch(
+      /^This is attempt 2 of the step "implement"\. The previous attempt did not finish: it failed: claude exited with code 1: fake claude: failing on purpose/,
+    );
     const { hook } = onlyTask(sb);
     expect(transitions(hook).slice(2, 5)).toEqual([
       'step_pending → step_running (step_start)',

@@ -12,7 +12,10 @@ afterEach(() => sb?.cleanup());
 describe('atlas start check', () => {
   it('validates the checkout with detected package.json scripts and completes with every transition recorded', async () => {
     sb = sandbox({
-      'package.json': JSON.stringify({ name: 'fixture', scripts: { lint: 'node -e "console.log(\'lint ok\')"', test: 'node -e "console.log(\'tests ok\')"' } }),
+      'package.json': JSON.stringify({
+        name: 'fixture',
+        scripts: { lint: 'node -e "console.log(\'lint ok\')"', test: 'node -e "console.log(\'tests ok\')"' },
+      }),
     });
     const result = await atlas(sb, ['start', 'check']);
     // The first run sets up ATLAS_HOME and the signing key, and says so on stderr.
@@ -55,10 +58,12 @@ describe('atlas start check', () => {
     expect(readFileSync(join(sb.home, 'config.yaml'), 'utf8')).toContain('#   max_checkpoints: 50');
 
     // every validation command left a signed receipt on this commit, verified for real
-    expect(hook.receipts.map((r: any) => [r.command, r.exit_code, r.message_version, r.git_commit, r.git_dirty, r.execution_mode])).toEqual([
-      ['npm run lint', 0, 4, done.git_commit, false, 'local'],
-      ['npm test', 0, 4, done.git_commit, false, 'local'],
-    ]);
+    expect(hook.receipts.map((r: any) => [r.command, r.exit_code, r.message_version, r.git_commit, r.git_dirty, r.execution_mode])).toEqual(
+      [
+        ['npm run lint', 0, 4, done.git_commit, false, 'local'],
+        ['npm test', 0, 4, done.git_commit, false, 'local'],
+      ],
+    );
     // The program each command started, as found on the step's PATH.
     expect(hook.receipts[0].executable).toMatch(/^\/.*\/npm$/);
     expect(readFileSync(join(dir, 'HOOK.md'), 'utf8')).toContain('✓ verified');
@@ -115,7 +120,14 @@ describe('atlas start check', () => {
     expect(status.code).toBe(0);
     const data = JSON.parse(status.stdout);
     expect(data.tasks.map((t: any) => t.description)).toEqual(['second check', 'first check']);
-    expect(data.tasks[0]).toMatchObject({ state: 'completed', template: 'check', step: 1, steps: 1, activity: 'ended', workspace: 'second-check' });
+    expect(data.tasks[0]).toMatchObject({
+      state: 'completed',
+      template: 'check',
+      step: 1,
+      steps: 1,
+      activity: 'ended',
+      workspace: 'second-check',
+    });
     const text = await atlas(sb, ['status']);
     expect(text.stdout).toMatch(/^TASK\s+STATE\s+TEMPLATE\s+STEP\s+MODE\s+UPDATED\s+DESCRIPTION$/m);
     expect(text.stdout).toMatch(/second check/);
@@ -130,7 +142,13 @@ describe('setup and inspection commands', () => {
     expect(first.stdout).toContain(`created ${join(sb.home, 'config.yaml')}`);
     expect(first.stdout).toContain(`created the signing key ${join(sb.home, 'keys', 'master.key')}`);
     const again = await atlas(sb, ['init', '--json']);
-    expect(JSON.parse(again.stdout)).toMatchObject({ home: sb.home, created: [], key: [], git_hooks: null, git_hooks_status: { hooks: [{ installed: false }, { installed: false }] } });
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      home: sb.home,
+      created: [],
+      key: [],
+      git_hooks: null,
+      git_hooks_status: { hooks: [{ installed: false }, { installed: false }] },
+    });
 
     const config = await atlas(sb, ['config', 'list', '--json', '-c', 'git.push=true'], { env: { ATLAS_HOOKS_STALE_THRESHOLD: '10m' } });
     const settings = Object.fromEntries(JSON.parse(config.stdout).settings.map((s: any) => [s.key, s]));

@@ -41,14 +41,16 @@ describe('a template commit step with atlas git hooks installed', () => {
   });
 });
 
-describe('a commit step while another git holds the tree\'s index', () => {
+describe("a commit step while another git holds the tree's index", () => {
   it('waits for it (a git that a killed atlas left running) instead of failing the task', async () => {
     const home = tempDir('atlas-home-');
     const repo = makeGitRepo();
     mkdirSync(join(repo, '.atlas', 'templates'), { recursive: true });
     // The first step takes the worktree's index.lock as a running git would; the test lets go of
     // it 1.5 s later, while the commit step waits.
-    writeFileSync(join(repo, '.atlas', 'templates', 'locked.yaml'), `name: locked
+    writeFileSync(
+      join(repo, '.atlas', 'templates', 'locked.yaml'),
+      `name: locked
 steps:
   - name: write
     type: command
@@ -57,7 +59,8 @@ steps:
     type: git
     action: commit
     message: "add hello"
-`);
+`,
+    );
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'template');
     const run = atlas(['start', 'locked', 'say hello', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
@@ -82,7 +85,12 @@ steps:
     expect(calls).toBe(3);
     await expect(whileIndexLocked(() => Promise.reject(locked()), 200)).rejects.toThrow('index.lock');
     calls = 0;
-    await expect(whileIndexLocked(async () => { calls++; throw new Error('fatal: not a git repository'); })).rejects.toThrow('not a git repository');
+    await expect(
+      whileIndexLocked(async () => {
+        calls++;
+        throw new Error('fatal: not a git repository');
+      }),
+    ).rejects.toThrow('not a git repository');
     expect(calls).toBe(1);
   });
 });

@@ -4,7 +4,19 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from './helpers/engine-fixtures.js';
-import { atlas, ensureBuilt, finished, git, isAlive, onlyTask, sandbox, startAtlas, transitions, waitFor, writeFiles } from './helpers/engine-fixtures.js';
+import {
+  atlas,
+  ensureBuilt,
+  finished,
+  git,
+  isAlive,
+  onlyTask,
+  sandbox,
+  startAtlas,
+  transitions,
+  waitFor,
+  writeFiles,
+} from './helpers/engine-fixtures.js';
 
 const REVIEW = `name: review
 branch_prefix: review/
@@ -88,7 +100,12 @@ describe('human steps', () => {
     expect(result.stdout).toContain(`its working tree is kept at ${task.worktree}`);
     const { hook } = onlyTask(sb);
     expect(hook.state).toBe('abandoned');
-    expect(hook.history.at(-1)).toMatchObject({ from_state: 'awaiting_human', to_state: 'abandoned', trigger: 'abandoned', details: { by: 'user', note: 'not needed' } });
+    expect(hook.history.at(-1)).toMatchObject({
+      from_state: 'awaiting_human',
+      to_state: 'abandoned',
+      trigger: 'abandoned',
+      details: { by: 'user', note: 'not needed' },
+    });
     expect(existsSync(join(task.worktree, 'prepared.txt'))).toBe(true);
   });
 });
@@ -128,7 +145,12 @@ setInterval(() => {}, 1000);
     expect(result.stdout + result.stderr).toContain(`atlas recover --task ${task.id}`);
     await waitFor(() => !isAlive(stepPid) && !isAlive(grandchild), 5000, 'the step processes to end');
     expect(hook.state).toBe('awaiting_human');
-    expect(hook.history.at(-1)).toMatchObject({ from_state: 'step_running', to_state: 'awaiting_human', trigger: 'interrupted', details: { signal: 'SIGINT', step_index: 0 } });
+    expect(hook.history.at(-1)).toMatchObject({
+      from_state: 'step_running',
+      to_state: 'awaiting_human',
+      trigger: 'interrupted',
+      details: { signal: 'SIGINT', step_index: 0 },
+    });
     expect(existsSync(join(dir, 'owner.json'))).toBe(false);
 
     const resumed = await atlas(sb, ['resume', '--task', task.id]);
@@ -150,16 +172,17 @@ setInterval(() => {}, 1000);
 });
 
 describe('task worktrees', () => {
-  it('link the main checkout\'s ignored node_modules, so commands can use installed dependencies, and never commit it', async () => {
+  it("link the main checkout's ignored node_modules, so commands can use installed dependencies, and never commit it", async () => {
     sb = sandbox({
       '.gitignore': 'node_modules/\n',
-      '.atlas/templates/deps.yaml': 'steps:\n  - name: use\n    type: command\n    run: node -e "console.log(require(\'dep\'))"\n  - name: commit\n    type: git\n    action: commit\n',
+      '.atlas/templates/deps.yaml':
+        'steps:\n  - name: use\n    type: command\n    run: node -e "console.log(require(\'dep\'))"\n  - name: commit\n    type: git\n    action: commit\n',
     });
     writeFiles(sb.repo, { 'node_modules/dep/index.js': "module.exports = 'dependency found';\n" });
     const result = await atlas(sb, ['start', 'deps', 'use deps']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('dependency found');
-    expect(result.stderr).toContain("linked node_modules from");
+    expect(result.stderr).toContain('linked node_modules from');
     const { task, hook } = onlyTask(sb);
     expect(hook.history.find((e: any) => e.step_name === 'commit' && e.trigger === 'step_complete').details.committed).toBe(false);
     expect(git(task.worktree, 'status', '--porcelain')).toBe('');

@@ -4,21 +4,21 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { claudeArgs } from '../src/agent/claude.js';
 import { ClaudeStreamParser } from '../src/agent/claude-stream.js';
 import { agentCommandLine } from '../src/agent/command-agent.js';
-import { claudeArgs } from '../src/agent/claude.js';
 import { PlainReporter } from '../src/cli/progress/plain-reporter.js';
 import { formatDurationSetting, renderDefaultConfig } from '../src/config/format.js';
 import { loadConfig } from '../src/config/load.js';
 import { LEAVES } from '../src/config/schema.js';
 import type { Hook } from '../src/domain/hook.js';
 import { newHook, transition } from '../src/domain/hook.js';
+import type { Task } from '../src/domain/task.js';
+import { initializeHome } from '../src/engine/init-home.js';
 import { ProcessGroups, runProcess } from '../src/engine/processes.js';
 import { fillPlaceholders } from '../src/engine/prompt.js';
 import { planResume, waitReason } from '../src/engine/resume-directive.js';
 import { countStepStarts, defaultRetryNote } from '../src/engine/retry-note.js';
-import { initializeHome } from '../src/engine/init-home.js';
-import type { Task } from '../src/domain/task.js';
 
 describe('Claude Code stream-json', () => {
   const parser = () => new ClaudeStreamParser('/work/tree');
@@ -27,11 +27,36 @@ describe('Claude Code stream-json', () => {
     const p = parser();
     const lines = [
       { type: 'system', subtype: 'init', session_id: 'abc', tools: [] },
-      { type: 'assistant', message: { content: [{ type: 'text', text: 'Hello' }, { type: 'tool_use', name: 'Edit', input: { file_path: '/work/tree/src/a.ts' } }] } },
-      { type: 'assistant', message: { content: [{ type: 'tool_use', name: 'MultiEdit', input: { file_path: 'src/b.ts' } }, { type: 'tool_use', name: 'NotebookEdit', input: { notebook_path: '/work/tree/n.ipynb' } }, { type: 'tool_use', name: 'Write', input: { file_path: '/elsewhere/x' } }] } },
+      {
+        type: 'assistant',
+        message: {
+          content: [
+            { type: 'text', text: 'Hello' },
+            { type: 'tool_use', name: 'Edit', input: { file_path: '/work/tree/src/a.ts' } },
+          ],
+        },
+      },
+      {
+        type: 'assistant',
+        message: {
+          content: [
+            { type: 'tool_use', name: 'MultiEdit', input: { file_path: 'src/b.ts' } },
+            { type: 'tool_use', name: 'NotebookEdit', input: { notebook_path: '/work/tree/n.ipynb' } },
+            { type: 'tool_use', name: 'Write', input: { file_path: '/elsewhere/x' } },
+          ],
+        },
+      },
       { type: 'assistant', message: { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'npm test' } }] } },
       { type: 'user', message: { content: [{ type: 'tool_result', content: 'ok' }] } },
-      { type: 'result', subtype: 'success', is_error: false, result: 'All done', session_id: 'abc', total_cost_usd: 0.5, usage: { input_tokens: 3, output_tokens: 4 } },
+      {
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        result: 'All done',
+        session_id: 'abc',
+        total_cost_usd: 0.5,
+        usage: { input_tokens: 3, output_tokens: 4 },
+      },
     ];
     const text = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
     const all = [...p.push(text.slice(0, 50)), ...p.push(text.slice(50, 333)), ...p.push(text.slice(333)), ...p.end()];
@@ -57,18 +82,44 @@ describe('Claude Code stream-json', () => {
   it('passes non-JSON lines through and flags error results', () => {
     const p = parser();
     expect(p.push('not json\n')).toEqual([{ kind: 'raw', text: 'not json' }]);
-    expect(p.push('{"type":"result","subtype":"error_max_turns","is_error":false}\n')[1]).toMatchObject({ kind: 'result', isError: true, text: 'error_max_turns' });
+    expect(p.push('{"type":"result","subtype":"error_max_turns","is_error":false}\n')[1]).toMatchObject({
+      kind: 'result',
+      isError: true,
+      text: 'error_max_turns',
+    });
   });
 
   it('builds the command line for a new and a resumed session', () => {
     const ai = { agent: 'claude' as const, command: '', model: 'opus', permission_mode: 'acceptEdits', timeout: 1 };
-    expect(claudeArgs({ prompt: 'do it', ai })).toEqual(['-p', 'do it', '--output-format', 'stream-json', '--verbose', '--model', 'opus', '--permission-mode', 'acceptEdits']);
-    expect(claudeArgs({ prompt: 'go on', resumeSessionId: 's1', ai: { ...ai, model: '', permission_mode: '' } })).toEqual(['--resume', 's1', '-p', 'go on', '--output-format', 'stream-json', '--verbose']);
+    expect(claudeArgs({ prompt: 'do it', ai })).toEqual([
+      '-p',
+      'do it',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--model',
+      'opus',
+      '--permission-mode',
+      'acceptEdits',
+    ]);
+    expect(claudeArgs({ prompt: 'go on', resumeSessionId: 's1', ai: { ...ai, model: '', permission_mode: '' } })).toEqual([
+      '--resume',
+      's1',
+      '-p',
+      'go on',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+    ]);
     // a leading dash would read as an option; a long prompt goes on stdin
     expect(claudeArgs({ prompt: '--approve this', ai })[1]).toBe(' --approve this');
     expect(claudeArgs({ prompt: 'x', ai }, { promptOnStdin: true }).slice(0, 2)).toEqual(['-p', '--output-format']);
     // allowed tools come last: the option takes every argument after it
-    expect(claudeArgs({ prompt: 'x', ai, allowedTools: ['Bash(npm test:*)', 'Read'] }).slice(-3)).toEqual(['--allowedTools', 'Bash(npm test:*)', 'Read']);
+    expect(claudeArgs({ prompt: 'x', ai, allowedTools: ['Bash(npm test:*)', 'Read'] }).slice(-3)).toEqual([
+      '--allowedTools',
+      'Bash(npm test:*)',
+      'Read',
+    ]);
   });
 
   it('shell-quotes the prompt for {prompt}', () => {
@@ -76,7 +127,13 @@ describe('Claude Code stream-json', () => {
   });
 });
 
-const task = { id: 'task-20260101-000000', description: 'fix it', branch: 'fix/it', worktree: '/w', steps: [{ name: 'a', type: 'ai', prompt: 'p', max_attempts: 3, on_failure: 'fail' }] } as unknown as Task;
+const task = {
+  id: 'task-20260101-000000',
+  description: 'fix it',
+  branch: 'fix/it',
+  worktree: '/w',
+  steps: [{ name: 'a', type: 'ai', prompt: 'p', max_attempts: 3, on_failure: 'fail' }],
+} as unknown as Task;
 
 describe('placeholders', () => {
   it('fills task fields and earlier outputs, leaves unknown ones', () => {
@@ -84,9 +141,9 @@ describe('placeholders', () => {
     try {
       mkdirSync(join(dir, 'artifacts', 'analyze'), { recursive: true });
       writeFileSync(join(dir, 'artifacts', 'analyze', 'output.md'), 'the cause\n');
-      expect(fillPlaceholders('{{description}} {{ task_id }} {{branch}} {{worktree}} {{outputs.analyze}} {{outputs.plan}} {{nope}}', task, dir)).toBe(
-        'fix it task-20260101-000000 fix/it /w the cause (step "plan" left no output) {{nope}}',
-      );
+      expect(
+        fillPlaceholders('{{description}} {{ task_id }} {{branch}} {{worktree}} {{outputs.analyze}} {{outputs.plan}} {{nope}}', task, dir),
+      ).toBe('fix it task-20260101-000000 fix/it /w the cause (step "plan" left no output) {{nope}}');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -95,7 +152,8 @@ describe('placeholders', () => {
 
 function hookThrough(steps: [string, string, Record<string, unknown>?][]): Hook {
   let hook = newHook('task-20260101-000000', 'w', '2026-01-01T00:00:00Z');
-  for (const [to, trigger, details] of steps) hook = transition(hook, { to: to as Hook['state'], trigger, at: '2026-01-01T00:00:01Z', ...(details ? { details } : {}) });
+  for (const [to, trigger, details] of steps)
+    hook = transition(hook, { to: to as Hook['state'], trigger, at: '2026-01-01T00:00:01Z', ...(details ? { details } : {}) });
   return hook;
 }
 
@@ -115,9 +173,14 @@ describe('resume planning', () => {
 
   it('approval needs a decision without a terminal; interrupts and failures retry the step', () => {
     expect(planResume(waitingFor('human_approval_required'), { interactive: false })).toMatchObject({ kind: 'wait' });
-    expect(planResume(waitingFor('human_approval_required'), { interactive: true })).toMatchObject({ kind: 'run', entry: { kind: 'continue' } });
+    expect(planResume(waitingFor('human_approval_required'), { interactive: true })).toMatchObject({
+      kind: 'run',
+      entry: { kind: 'continue' },
+    });
     expect(planResume(waitingFor('interrupted'), { interactive: false })).toMatchObject({ kind: 'run', entry: { kind: 'retry_step' } });
-    expect(planResume(waitingFor('step_failed'), { interactive: false, note: 'fixed' })).toMatchObject({ entry: { kind: 'retry_step', note: 'fixed' } });
+    expect(planResume(waitingFor('step_failed'), { interactive: false, note: 'fixed' })).toMatchObject({
+      entry: { kind: 'retry_step', note: 'fixed' },
+    });
     expect(planResume(waitingFor('step_failed'), { interactive: false, approve: true })).toMatchObject({ entry: { kind: 'approve' } });
     expect(() => planResume(waitingFor('step_failed'), { interactive: false, approve: true, reject: true })).toThrow(/exclude each other/);
   });
@@ -125,7 +188,9 @@ describe('resume planning', () => {
   it('counts attempts and tells the next one what happened', () => {
     const hook = waitingFor('interrupted');
     expect(countStepStarts(hook, 0)).toBe(1);
-    expect(defaultRetryNote(hook, task.steps[0]!, 0, 2)).toContain('attempt 2 of the step "a". The previous attempt did not finish: it was interrupted (SIGINT)');
+    expect(defaultRetryNote(hook, task.steps[0]!, 0, 2)).toContain(
+      'attempt 2 of the step "a". The previous attempt did not finish: it was interrupted (SIGINT)',
+    );
     expect(defaultRetryNote(waitingFor('step_failed'), task.steps[0]!, 0, 2)).toContain('it failed: boom');
   });
 });
@@ -177,7 +242,12 @@ describe('default config.yaml', () => {
 describe('plain progress', () => {
   it('prints one line per event, prefixes output lines, no control codes', () => {
     let out = '';
-    const r = new PlainReporter({ write: (s: string) => { out += s; return true; } } as unknown as NodeJS.WritableStream);
+    const r = new PlainReporter({
+      write: (s: string) => {
+        out += s;
+        return true;
+      },
+    } as unknown as NodeJS.WritableStream);
     r.taskStarted({ taskId: 't', description: 'd', worktree: '/w', branch: 'b', steps: 2 });
     r.stepStarted({ index: 0, name: 'build', type: 'command', attempt: 1, maxAttempts: 1 });
     r.output('one\ntw', 'stdout');

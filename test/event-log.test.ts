@@ -5,8 +5,8 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EventLog } from '../src/server/state/event-log.js';
 import { adoptFilesOnce } from '../src/server/cluster/state-import.js';
+import { EventLog } from '../src/server/state/event-log.js';
 import { openState } from '../src/server/state/open.js';
 import { logKey } from '../src/server/state/types.js';
 import { tempDir } from './helpers/core-fixtures.js';
@@ -19,7 +19,11 @@ describe('event ids and followers', () => {
     const other = await openState({ home, url: '' });
     try {
       const errors: Error[] = [];
-      const log = new EventLog('conversation:alice/c', async () => state, (e) => errors.push(e));
+      const log = new EventLog(
+        'conversation:alice/c',
+        async () => state,
+        (e) => errors.push(e),
+      );
       const seen: number[] = [];
       const stop = log.follow(0, (e) => seen.push(e.id));
       await log.append('a', {});
@@ -43,9 +47,16 @@ describe('event ids and followers', () => {
     try {
       let reads = 0;
       const counted = new Proxy(state, {
-        get: (target, name, receiver) => (name === 'eventsAfter' ? (...args: Parameters<typeof state.eventsAfter>) => (reads++, target.eventsAfter(...args)) : Reflect.get(target, name, receiver)),
+        get: (target, name, receiver) =>
+          name === 'eventsAfter'
+            ? (...args: Parameters<typeof state.eventsAfter>) => (reads++, target.eventsAfter(...args))
+            : Reflect.get(target, name, receiver),
       });
-      const log = new EventLog('conversation:alice/r', async () => counted, () => undefined);
+      const log = new EventLog(
+        'conversation:alice/r',
+        async () => counted,
+        () => undefined,
+      );
       // A local-only follower (the metrics' observer) never gets another server's events.
       const local: number[] = [];
       log.follow(0, (e) => local.push(e.id), { localOnly: true });
@@ -80,10 +91,14 @@ describe('event ids and followers', () => {
     const state = await openState({ home, url: '' });
     const errors: Error[] = [];
     let broken = true;
-    const log = new EventLog('task:t1', async () => {
-      if (broken) throw new Error('database down');
-      return state;
-    }, (e) => errors.push(e));
+    const log = new EventLog(
+      'task:t1',
+      async () => {
+        if (broken) throw new Error('database down');
+        return state;
+      },
+      (e) => errors.push(e),
+    );
     expect(await log.append('lost', {})).toBeUndefined();
     expect(errors.map((e) => e.message)).toEqual(['database down']);
     broken = false;
@@ -93,7 +108,7 @@ describe('event ids and followers', () => {
 });
 
 describe('logs an older atlas kept in files', () => {
-  it('are adopted once with their ids: a torn last line skipped, a removed conversation\'s last id kept', async () => {
+  it("are adopted once with their ids: a torn last line skipped, a removed conversation's last id kept", async () => {
     const home = tempDir();
     const conversations = join(home, 'server', 'accounts', 'alice', 'conversations');
     mkdirSync(join(conversations, 'c1'), { recursive: true });

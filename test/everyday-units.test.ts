@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { continuedTaskMode } from '../src/engine/task-mode.js';
-import { writeFileAtomic, SHARED_FILE_MODE } from '../src/store/atomic-write.js';
+import { SHARED_FILE_MODE, writeFileAtomic } from '../src/store/atomic-write.js';
 import { writeFileAtomicAsync } from '../src/store/atomic-write-async.js';
 import { enterPrivateUmask, mkdirForPerson, personMode, withPersonUmask } from '../src/store/private-umask.js';
 import { readTask } from '../src/store/task-store.js';
@@ -34,7 +34,11 @@ describe('private umask', () => {
       expect(seen).toBe(0o022);
       expect(statSync(join(dir, 'person.txt')).mode & 0o777).toBe(0o644);
       expect(process.umask()).toBe(0o077);
-      expect(() => withPersonUmask(() => { throw new Error('spawn failed'); })).toThrow('spawn failed');
+      expect(() =>
+        withPersonUmask(() => {
+          throw new Error('spawn failed');
+        }),
+      ).toThrow('spawn failed');
       expect(process.umask()).toBe(0o077);
       // Files and folders made for the person get their umask's modes; atlas's own stay private.
       expect(personMode(0o644)).toBe(0o644);

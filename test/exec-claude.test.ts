@@ -20,14 +20,39 @@ describe.skipIf(skipSandbox)('Claude Code in the sandbox', { timeout: 120_000 },
     const home = tempDir('atlas-home-');
     const keyPath = join(home, 'keys', 'master.key');
     fake = await startFakeAnthropic([
-      { text: 'Writing the file.', toolUses: [{ id: 'toolu_w', name: 'Write', input: { file_path: 'NOTES.md', content: 'written in the sandbox\n' } }] },
-      { text: 'Reading the key.', toolUses: [{ id: 'toolu_b', name: 'Bash', input: { command: 'k=ke; a=mas; cat "$PWD/../../../${k}ys/${a}ter.key"', description: 'read key' } }] },
+      {
+        text: 'Writing the file.',
+        toolUses: [{ id: 'toolu_w', name: 'Write', input: { file_path: 'NOTES.md', content: 'written in the sandbox\n' } }],
+      },
+      {
+        text: 'Reading the key.',
+        toolUses: [
+          {
+            id: 'toolu_b',
+            name: 'Bash',
+            input: { command: 'k=ke; a=mas; cat "$PWD/../../../${k}ys/${a}ter.key"', description: 'read key' },
+          },
+        ],
+      },
       { text: 'Done.' },
     ]);
     const repo = repoWithTemplate('  - name: implement\n    type: ai\n    prompt: "Do {{description}}"\n');
     // bypassPermissions lets the scripted Bash call run; as root (CI) Claude Code wants IS_SANDBOX=1 for it.
     const env = { ...claudeEnv(fake), ATLAS_HOME: home, IS_SANDBOX: '1' };
-    const result = await atlas(['start', 't', 'sandboxed agent', '--no-interactive', '--sandbox', '--workspace', 'agent', '-c', 'ai.permission_mode=bypassPermissions'], { cwd: repo, env });
+    const result = await atlas(
+      [
+        'start',
+        't',
+        'sandboxed agent',
+        '--no-interactive',
+        '--sandbox',
+        '--workspace',
+        'agent',
+        '-c',
+        'ai.permission_mode=bypassPermissions',
+      ],
+      { cwd: repo, env },
+    );
     const tree = join(home, 'workspaces', 'agent', 'worktree');
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(readFileSync(join(tree, 'NOTES.md'), 'utf8')).toBe('written in the sandbox\n');

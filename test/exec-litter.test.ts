@@ -24,11 +24,17 @@ describe.skipIf(skipSandbox)('sandbox litter after SIGKILL', () => {
   it('recover removes exactly the stubs, sockets and socat the killed run left, then finishes the task', async () => {
     const home = tempDir('atlas-home-');
     // The first attempt hangs (and is killed); the retry finds its marker and finishes.
-    const repo = repoWithTemplate('  - name: work\n    type: command\n    run: ["if [ -f first-done ]; then echo second > result.txt; else echo 1 > first-done; sleep 60; fi"]\n' +
-      // The person's own .mcp.json below is a control path: allowed by name, so the retry finishes (issue 34).
-      'control_paths: [".mcp.json"]\n');
+    const repo = repoWithTemplate(
+      '  - name: work\n    type: command\n    run: ["if [ -f first-done ]; then echo second > result.txt; else echo 1 > first-done; sleep 60; fi"]\n' +
+        // The person's own .mcp.json below is a control path: allowed by name, so the retry finishes (issue 34).
+        'control_paths: [".mcp.json"]\n',
+    );
     const env = { ...process.env, ATLAS_HOME: home };
-    const child = spawn(process.execPath, [ATLAS_BIN, 'start', 't', 'litter', '--no-interactive', '--sandbox', '--workspace', 'lit'], { cwd: repo, env, stdio: 'ignore' });
+    const child = spawn(process.execPath, [ATLAS_BIN, 'start', 't', 'litter', '--no-interactive', '--sandbox', '--workspace', 'lit'], {
+      cwd: repo,
+      env,
+      stdio: 'ignore',
+    });
     const tree = join(home, 'workspaces', 'lit', 'worktree');
     const closed = new Promise((r) => child.on('close', r));
     try {
@@ -40,7 +46,15 @@ describe.skipIf(skipSandbox)('sandbox litter after SIGKILL', () => {
 
     const tasks = join(home, 'workspaces', 'lit', 'tasks');
     const record = JSON.parse(readFileSync(join(tasks, readdirSync(tasks)[0]!, 'sandbox-litter.json'), 'utf8'));
-    expect(record.stubs).toEqual(expect.arrayContaining([join(tree, '.bashrc'), join(tree, '.gitconfig'), join(tree, '.mcp.json'), join(tree, '.vscode'), join(tree, '.claude')]));
+    expect(record.stubs).toEqual(
+      expect.arrayContaining([
+        join(tree, '.bashrc'),
+        join(tree, '.gitconfig'),
+        join(tree, '.mcp.json'),
+        join(tree, '.vscode'),
+        join(tree, '.claude'),
+      ]),
+    );
     // What the kill left behind.
     for (const stub of ['.bashrc', '.profile', '.gitconfig', '.mcp.json', '.idea']) expect(existsSync(join(tree, stub))).toBe(true);
     expect(record.sockets.length).toBeGreaterThan(0);

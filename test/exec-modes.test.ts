@@ -12,7 +12,9 @@ import { repoWithTemplate, skipSandbox } from './helpers/sandbox-fixtures.js';
 function taskDirs(home: string): string[] {
   const ws = join(home, 'workspaces');
   if (!existsSync(ws)) return [];
-  return readdirSync(ws).flatMap((w) => (existsSync(join(ws, w, 'tasks')) ? readdirSync(join(ws, w, 'tasks')).map((t) => join(ws, w, 'tasks', t)) : []));
+  return readdirSync(ws).flatMap((w) =>
+    existsSync(join(ws, w, 'tasks')) ? readdirSync(join(ws, w, 'tasks')).map((t) => join(ws, w, 'tasks', t)) : [],
+  );
 }
 
 const json = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
@@ -39,7 +41,10 @@ describe('sandbox mode fails fast', () => {
     expect(existsSync(join(repo, 'ran.txt'))).toBe(false);
     expect(taskDirs(home)).toEqual([]);
     // --local needs none of it.
-    const local = await atlas(['start', 't', 'x', '--no-interactive', '--local', '-c', 'execution.mode=sandbox'], { cwd: repo, env: { ATLAS_HOME: home, PATH: bin, ATLAS_EXECUTION_MODE: 'sandbox' } });
+    const local = await atlas(['start', 't', 'x', '--no-interactive', '--local', '-c', 'execution.mode=sandbox'], {
+      cwd: repo,
+      env: { ATLAS_HOME: home, PATH: bin, ATLAS_EXECUTION_MODE: 'sandbox' },
+    });
     expect(local.stderr).not.toContain('cannot run the sandbox');
     expect(local.code).toBe(0);
     expect(json(join(taskDirs(home)[0]!, 'execution.json')).mode).toBe('local');
@@ -56,7 +61,10 @@ describe.skipIf(skipSandbox)('sandbox mode', { timeout: 120_000 }, () => {
   it('doctor reports readiness, a trial run and the effective policy', async () => {
     const home = tempDir('atlas-home-');
     const repo = repoWithTemplate('  - name: work\n    type: command\n    run: ["true"]\n');
-    const result = await atlas(['doctor', '--json', '-c', 'execution.mode=sandbox', '-c', 'execution.sandbox.allowed_domains=["example.org"]'], { cwd: repo, env: { ATLAS_HOME: home } });
+    const result = await atlas(
+      ['doctor', '--json', '-c', 'execution.mode=sandbox', '-c', 'execution.sandbox.allowed_domains=["example.org"]'],
+      { cwd: repo, env: { ATLAS_HOME: home } },
+    );
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report.mode).toBe('sandbox');
@@ -90,7 +98,9 @@ describe.skipIf(skipSandbox)('sandbox mode', { timeout: 120_000 }, () => {
     const sandboxed = await atlas(['start', 't', 'sandboxed run', '--no-interactive', '--sandbox'], { cwd: repo, env });
     expect(sandboxed.stdout + sandboxed.stderr).toContain('completed');
     expect(sandboxed.code).toBe(0);
-    const [localDir, sandboxDir] = taskDirs(home).sort((a, b) => json(join(a, 'task.json')).description.localeCompare(json(join(b, 'task.json')).description));
+    const [localDir, sandboxDir] = taskDirs(home).sort((a, b) =>
+      json(join(a, 'task.json')).description.localeCompare(json(join(b, 'task.json')).description),
+    );
     const localHook = json(join(localDir!, 'hook.json'));
     const sandboxHook = json(join(sandboxDir!, 'hook.json'));
     const shape = (r: Record<string, unknown>) => Object.keys(r).sort();
@@ -102,7 +112,9 @@ describe.skipIf(skipSandbox)('sandbox mode', { timeout: 120_000 }, () => {
     expect(sandboxHook.receipts.map((r: { execution_mode: string }) => r.execution_mode)).toEqual(['sandbox', 'sandbox']);
     expect(localHook.receipts.map((r: { execution_mode: string }) => r.execution_mode)).toEqual(['local', 'local']);
     expect(sandboxHook.receipts.map((r: { message_version: number }) => r.message_version)).toEqual([4, 4]);
-    expect(sandboxHook.receipts.map((r: { executable: string }) => r.executable)).toEqual(localHook.receipts.map((r: { executable: string }) => r.executable));
+    expect(sandboxHook.receipts.map((r: { executable: string }) => r.executable)).toEqual(
+      localHook.receipts.map((r: { executable: string }) => r.executable),
+    );
     expect(json(join(sandboxDir!, 'execution.json')).mode).toBe('sandbox');
     expect(json(join(sandboxDir!, 'execution.json')).policy.deny_read).toContain(join(home, 'keys'));
     // The key stayed out of reach and hook.json untouched; every receipt verifies.
@@ -127,18 +139,22 @@ describe.skipIf(skipSandbox)('sandbox mode', { timeout: 120_000 }, () => {
     expect(readFileSync(join(localTree, 'stolen.txt'), 'utf8')).toBe(key);
   });
 
-  it('two tasks running at once cannot read or write each other\'s worktrees', async () => {
+  it("two tasks running at once cannot read or write each other's worktrees", async () => {
     const home = tempDir('atlas-home-');
     const env = { ATLAS_HOME: home };
     // A writes its secret and waits; B, started meanwhile, tries to read and write A's tree.
-    const repoA = repoWithTemplate('  - name: work\n    type: command\n    run: ["echo secret-of-a > secret.txt; pwd > ../a-path 2>/dev/null; sleep 3; cat b-was-here.txt 2>/dev/null; true"]\n');
+    const repoA = repoWithTemplate(
+      '  - name: work\n    type: command\n    run: ["echo secret-of-a > secret.txt; pwd > ../a-path 2>/dev/null; sleep 3; cat b-was-here.txt 2>/dev/null; true"]\n',
+    );
     const a = atlas(['start', 't', 'task a', '--no-interactive', '--sandbox', '--workspace', 'ws-a'], { cwd: repoA, env });
     const treeA = join(home, 'workspaces', 'ws-a', 'worktree');
     // Protection only (A's sandbox may take long to start on a loaded machine); the test's own limit is 120 s.
     const deadline = Date.now() + 60_000;
     while (!existsSync(join(treeA, 'secret.txt')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(join(treeA, 'secret.txt'))).toBe(true);
-    const repoB = repoWithTemplate(`  - name: work\n    type: command\n    run: ["cat ${treeA}/secret.txt > got.txt 2>&1; echo b > ${treeA}/b-was-here.txt 2>>got.txt; ls ${treeA} >> got.txt 2>&1; true"]\n`);
+    const repoB = repoWithTemplate(
+      `  - name: work\n    type: command\n    run: ["cat ${treeA}/secret.txt > got.txt 2>&1; echo b > ${treeA}/b-was-here.txt 2>>got.txt; ls ${treeA} >> got.txt 2>&1; true"]\n`,
+    );
     const b = await atlas(['start', 't', 'task b', '--no-interactive', '--sandbox', '--workspace', 'ws-b'], { cwd: repoB, env });
     expect(b.code).toBe(0);
     const got = readFileSync(join(home, 'workspaces', 'ws-b', 'worktree', 'got.txt'), 'utf8');
@@ -153,7 +169,10 @@ describe('execution.mode from the environment', () => {
     const home = tempDir('atlas-home-');
     mkdirSync(home, { recursive: true });
     writeFileSync(join(home, 'config.yaml'), 'execution:\n  sandbox:\n    allowed_domains: [pypi.org]\n');
-    const result = await atlas(['config', 'list', '--json'], { cwd: tempDir(), env: { ATLAS_HOME: home, ATLAS_EXECUTION_MODE: 'sandbox' } });
+    const result = await atlas(['config', 'list', '--json'], {
+      cwd: tempDir(),
+      env: { ATLAS_HOME: home, ATLAS_EXECUTION_MODE: 'sandbox' },
+    });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('"execution.mode"');
     expect(result.stdout).toContain('sandbox');

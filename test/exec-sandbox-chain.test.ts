@@ -12,13 +12,14 @@ import type { SandboxPolicy } from '../src/exec/sandbox/policy.js';
 import { parseQuotedWords, runnerArgv } from '../src/exec/sandbox/runner-argv.js';
 import { resetSandbox } from '../src/exec/sandbox/runtime.js';
 import { tempDir } from './helpers/core-fixtures.js';
-import { startHostServer, type HostServer } from './helpers/host-server.js';
+import { type HostServer, startHostServer } from './helpers/host-server.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 
 const CMD = 'eval "$ATLAS_SANDBOX_COMMAND"';
 const SOCK = '/tmp/claude-http-1.sock';
 const SECCOMP = '/x/vendor/seccomp/x64/apply-seccomp';
-const q = (words: string[]) => words.map((w) => (/^[A-Za-z0-9_./:=@+,-]+$/.test(w) ? w : shellQuote(w).replace(/'\\''/g, `'"'"'`))).join(' ');
+const q = (words: string[]) =>
+  words.map((w) => (/^[A-Za-z0-9_./:=@+,-]+$/.test(w) ? w : shellQuote(w).replace(/'\\''/g, `'"'"'`))).join(' ');
 /** A line of the library's shape (linux-sandbox-utils.js), with hosts. */
 function libraryLine(opts: { seccomp?: string; command?: string; unshareNet?: boolean; trap?: boolean } = {}): string {
   const script = [
@@ -27,7 +28,23 @@ function libraryLine(opts: { seccomp?: string; command?: string; unshareNet?: bo
     ...(opts.trap === false ? [] : ["trap 'rc=$?; kill %1 %2 2>/dev/null; exit $rc' EXIT"]),
     `${q([opts.seccomp ?? SECCOMP])} ${q(['/usr/bin/bash', '-c', opts.command ?? CMD])}`,
   ].join('\n');
-  const options = ['bwrap', '--new-session', ...(opts.unshareNet === false ? [] : ['--unshare-net']), '--bind', SOCK, SOCK, '--setenv', 'HTTP_PROXY', 'http://a:b@localhost:3128', '--ro-bind', '/', '/', '--ro-bind', "/w/it's", "/w/it's"];
+  const options = [
+    'bwrap',
+    '--new-session',
+    ...(opts.unshareNet === false ? [] : ['--unshare-net']),
+    '--bind',
+    SOCK,
+    SOCK,
+    '--setenv',
+    'HTTP_PROXY',
+    'http://a:b@localhost:3128',
+    '--ro-bind',
+    '/',
+    '/',
+    '--ro-bind',
+    "/w/it's",
+    "/w/it's",
+  ];
   return q([...options, '--', '/usr/bin/bash', '-c', `/usr/bin/bash -c ${q([script])}`]);
 }
 
@@ -35,12 +52,31 @@ describe('the wrapped line taken apart', () => {
   it('reads the library quoting back to its words, and nothing else', () => {
     expect(parseQuotedWords(`a 'b c' 'it'"'"'s' x'y'"'"z`)).toEqual(['a', 'b c', "it's", "xy'z"]);
     expect(parseQuotedWords("''")).toEqual(['']);
-    for (const bad of ['a $HOME', 'a\\ b', 'a  b', 'a ', '', "'open", '"dq"', 'a;b', 'a|b', '`x`']) expect(parseQuotedWords(bad)).toBeUndefined();
+    for (const bad of ['a $HOME', 'a\\ b', 'a  b', 'a ', '', "'open", '"dq"', 'a;b', 'a|b', '`x`'])
+      expect(parseQuotedWords(bad)).toBeUndefined();
   });
 
   it('offline: bubblewrap runs apply-seccomp with /bin/sh, every option kept but the bridge socket binds', () => {
     const argv = runnerArgv(libraryLine(), CMD, true, [SOCK]);
-    expect(argv).toEqual(['bwrap', '--new-session', '--unshare-net', '--setenv', 'HTTP_PROXY', 'http://a:b@localhost:3128', '--ro-bind', '/', '/', '--ro-bind', "/w/it's", "/w/it's", '--', SECCOMP, '/bin/sh', '-c', CMD]);
+    expect(argv).toEqual([
+      'bwrap',
+      '--new-session',
+      '--unshare-net',
+      '--setenv',
+      'HTTP_PROXY',
+      'http://a:b@localhost:3128',
+      '--ro-bind',
+      '/',
+      '/',
+      '--ro-bind',
+      "/w/it's",
+      "/w/it's",
+      '--',
+      SECCOMP,
+      '/bin/sh',
+      '-c',
+      CMD,
+    ]);
   });
 
   it('with hosts: one /bin/sh starts the two listeners and becomes apply-seccomp (no second bash, no trap)', () => {
@@ -84,10 +120,23 @@ describe.skipIf(skipSandbox)('the shorter chain in the real sandbox', () => {
   let server: HostServer;
   let port = 0;
   const policy = (extra: Partial<SandboxPolicy> = {}): SandboxPolicy => ({
-    worktree, tmpdir: join(taskDir, 'tmp'), allow_write: [worktree, join(taskDir, 'tmp')], deny_write: [], deny_read: [], allowed_domains: [], ...extra,
+    worktree,
+    tmpdir: join(taskDir, 'tmp'),
+    allow_write: [worktree, join(taskDir, 'tmp')],
+    deny_write: [],
+    deny_read: [],
+    allowed_domains: [],
+    ...extra,
   });
   const run = (p: SandboxPolicy, command: string) =>
-    runProcess({ command, shell: true, cwd: worktree, capture: true, groups: new ProcessGroups(), executor: createSandboxExecutor(p, taskDir) });
+    runProcess({
+      command,
+      shell: true,
+      cwd: worktree,
+      capture: true,
+      groups: new ProcessGroups(),
+      executor: createSandboxExecutor(p, taskDir),
+    });
   // A Unix socket the seccomp filter must refuse, and a write outside the allowed folders.
   const probes = `node -e "require('net').createServer().on('error', e => { console.log('UNIX', e.code); process.exit(0) }).listen('${worktree}/s.sock', () => console.log('UNIX LISTENING'))"; touch ${outside}/x 2>/dev/null && echo WROTE; exit 5`;
 
@@ -122,7 +171,10 @@ describe.skipIf(skipSandbox)('the shorter chain in the real sandbox', () => {
 
   it('with a host allowed: it is reached through the bridge, others are not, the filter and the exit code stay', async () => {
     const allowed = policy({ allowed_domains: [`127.0.0.1:${port}`] });
-    const result = await run(allowed, `curl -sS --max-time 5 http://127.0.0.1:${port}/; echo; curl -fsS --max-time 5 http://127.0.0.2:${port}/ >/dev/null 2>&1 || echo OTHER-REFUSED; ${probes}`);
+    const result = await run(
+      allowed,
+      `curl -sS --max-time 5 http://127.0.0.1:${port}/; echo; curl -fsS --max-time 5 http://127.0.0.2:${port}/ >/dev/null 2>&1 || echo OTHER-REFUSED; ${probes}`,
+    );
     const out = result.stdout.toString();
     expect(out).toContain('hello from the host');
     expect(out).toContain('OTHER-REFUSED');

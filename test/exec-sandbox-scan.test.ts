@@ -4,12 +4,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { diesWithParent } from '../src/exec/parent-death.js';
 import { ProcessGroups } from '../src/exec/process-groups.js';
 import { runProcess } from '../src/exec/run-process.js';
 import { createSandboxExecutor } from '../src/exec/sandbox/executor.js';
 import { resetSandbox } from '../src/exec/sandbox/runtime.js';
 import type { ProcessExecutor } from '../src/exec/types.js';
-import { diesWithParent } from '../src/exec/parent-death.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 
@@ -20,13 +20,20 @@ function run(executor: ProcessExecutor, cwd: string, command: string) {
 describe.skipIf(skipSandbox)('the protected-file scan', { timeout: 60_000 }, () => {
   afterAll(() => resetSandbox());
 
-  it('is reused by a step\'s commands and redone for the next step; a file the person adds is never removed', async () => {
+  it("is reused by a step's commands and redone for the next step; a file the person adds is never removed", async () => {
     const base = tempDir('atlas-scan-');
     const worktree = join(base, 'worktree');
     const taskDir = join(base, 'task');
     mkdirSync(worktree, { recursive: true });
     mkdirSync(taskDir, { recursive: true });
-    const policy = { worktree, tmpdir: join(taskDir, 'tmp'), allow_write: [worktree, join(taskDir, 'tmp')], deny_write: [], deny_read: [], allowed_domains: [] };
+    const policy = {
+      worktree,
+      tmpdir: join(taskDir, 'tmp'),
+      allow_write: [worktree, join(taskDir, 'tmp')],
+      deny_write: [],
+      deny_read: [],
+      allowed_domains: [],
+    };
     // As the server's turns use it: the wrapper passes beginStep on.
     const executor = diesWithParent(createSandboxExecutor(policy, taskDir));
     executor.beginStep?.();

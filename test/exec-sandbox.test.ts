@@ -7,22 +7,30 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
 import { localExecutor } from '../src/exec/local.js';
-import { checkReadiness, trialRun } from '../src/exec/readiness.js';
-import { createTaskExecutor, describeExecution, readExecutionRecord } from '../src/exec/task-executor.js';
 import { ProcessGroups } from '../src/exec/process-groups.js';
+import { checkReadiness, trialRun } from '../src/exec/readiness.js';
 import { runProcess } from '../src/exec/run-process.js';
 import { createSandboxExecutor, explainDenial, innerCommand } from '../src/exec/sandbox/executor.js';
 import { readLitter } from '../src/exec/sandbox/litter.js';
 import type { SandboxPolicy } from '../src/exec/sandbox/policy.js';
 import { atlasProtectedPaths } from '../src/exec/sandbox/policy.js';
 import { resetSandbox } from '../src/exec/sandbox/runtime.js';
+import { createTaskExecutor, describeExecution, readExecutionRecord } from '../src/exec/task-executor.js';
 import { makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 import { waitFor } from './helpers/engine-fixtures.js';
-import { startHostServer, type HostServer } from './helpers/host-server.js';
+import { type HostServer, startHostServer } from './helpers/host-server.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 
 function policyFor(worktree: string, taskDir: string, extra: Partial<SandboxPolicy> = {}): SandboxPolicy {
-  return { worktree, tmpdir: join(taskDir, 'tmp'), allow_write: [worktree, join(taskDir, 'tmp')], deny_write: [], deny_read: [], allowed_domains: [], ...extra };
+  return {
+    worktree,
+    tmpdir: join(taskDir, 'tmp'),
+    allow_write: [worktree, join(taskDir, 'tmp')],
+    deny_write: [],
+    deny_read: [],
+    allowed_domains: [],
+    ...extra,
+  };
 }
 
 /** Whether a live process names `text` in its command line (read from /proc). */
@@ -38,7 +46,15 @@ function processesNaming(text: string): boolean {
 }
 
 function run(executor: Parameters<typeof runProcess>[0]['executor'], cwd: string, command: string, timeoutMs?: number) {
-  return runProcess({ command, shell: true, cwd, capture: true, groups: new ProcessGroups(), executor, ...(timeoutMs ? { timeoutMs } : {}) });
+  return runProcess({
+    command,
+    shell: true,
+    cwd,
+    capture: true,
+    groups: new ProcessGroups(),
+    executor,
+    ...(timeoutMs ? { timeoutMs } : {}),
+  });
 }
 
 describe.skipIf(skipSandbox)('sandboxed executor', () => {
@@ -71,13 +87,24 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     expect(sandboxed.stdout.toString()).toBe(local.stdout.toString());
     expect(sandboxed.stderr.toString()).toBe(local.stderr.toString());
     // Commands given as a program and arguments too.
-    const argv = await runProcess({ command: 'printf', args: ['%s|', 'a b', "it's"], cwd: worktree, capture: true, groups: new ProcessGroups(), executor: createSandboxExecutor(policyFor(worktree, taskDir), taskDir) });
+    const argv = await runProcess({
+      command: 'printf',
+      args: ['%s|', 'a b', "it's"],
+      cwd: worktree,
+      capture: true,
+      groups: new ProcessGroups(),
+      executor: createSandboxExecutor(policyFor(worktree, taskDir), taskDir),
+    });
     expect(argv.stdout.toString()).toBe("a b|it's|");
   });
 
-  it('writes inside the worktree and the task temp folder, never outside; TMPDIR is the task\'s', async () => {
+  it("writes inside the worktree and the task temp folder, never outside; TMPDIR is the task's", async () => {
     const executor = createSandboxExecutor(policyFor(worktree, taskDir), taskDir);
-    const result = await run(executor, worktree, `echo data > inside.txt && echo t > "$TMPDIR/t.txt" && echo "$TMPDIR" && (echo x > ${outside}/written.txt || echo DENIED)`);
+    const result = await run(
+      executor,
+      worktree,
+      `echo data > inside.txt && echo t > "$TMPDIR/t.txt" && echo "$TMPDIR" && (echo x > ${outside}/written.txt || echo DENIED)`,
+    );
     expect(result.exitCode).toBe(0);
     expect(readFileSync(join(worktree, 'inside.txt'), 'utf8')).toBe('data\n');
     expect(result.stdout.toString()).toContain(join(taskDir, 'tmp'));
@@ -107,18 +134,31 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     const curl = `curl -sS --max-time 5 ${url}`;
     const denied = await run(createSandboxExecutor(policyFor(worktree, taskDir), taskDir), worktree, `${curl}; echo rc=$?`);
     expect(denied.stdout.toString()).not.toContain('hello from the host');
-    const allowed = await run(createSandboxExecutor(policyFor(worktree, taskDir, { allowed_domains: [`127.0.0.1:${port}`] }), taskDir), worktree, curl);
+    const allowed = await run(
+      createSandboxExecutor(policyFor(worktree, taskDir, { allowed_domains: [`127.0.0.1:${port}`] }), taskDir),
+      worktree,
+      curl,
+    );
     expect(allowed.exitCode).toBe(0);
     expect(allowed.stdout.toString()).toBe('hello from the host');
     // Without a proxy-aware client the network namespace has no way out at all.
-    const direct = await run(createSandboxExecutor(policyFor(worktree, taskDir, { allowed_domains: [`127.0.0.1:${port}`] }), taskDir), worktree, fetchIt);
+    const direct = await run(
+      createSandboxExecutor(policyFor(worktree, taskDir, { allowed_domains: [`127.0.0.1:${port}`] }), taskDir),
+      worktree,
+      fetchIt,
+    );
     expect(direct.stdout.toString()).not.toContain('hello from the host');
   });
 
   it('a timeout stops the whole sandboxed tree', async () => {
     const marker = join(worktree, 'late.txt');
     const started = Date.now();
-    const result = await run(createSandboxExecutor(policyFor(worktree, taskDir), taskDir), worktree, `(sleep 2; echo late > ${marker}) & sleep 30`, 600);
+    const result = await run(
+      createSandboxExecutor(policyFor(worktree, taskDir), taskDir),
+      worktree,
+      `(sleep 2; echo late > ${marker}) & sleep 30`,
+      600,
+    );
     expect(result.timedOut).toBe(true);
     expect(result.exitCode).toBe(124);
     // Well before `sleep 30` could end (a bound a loaded machine cannot reach): the timeout ended it.
@@ -136,7 +176,14 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     mkdirSync(ownDir, { recursive: true });
     const brief = join(ownDir, 'HOOK.md');
     writeFileSync(brief, 'brief\n');
-    const churn = spawn(process.execPath, ['-e', `const fs=require('fs');for(;;){fs.writeFileSync(${JSON.stringify(brief)}+'.n','brief\\n');fs.renameSync(${JSON.stringify(brief)}+'.n',${JSON.stringify(brief)});}`], { stdio: 'ignore' });
+    const churn = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs=require('fs');for(;;){fs.writeFileSync(${JSON.stringify(brief)}+'.n','brief\\n');fs.renameSync(${JSON.stringify(brief)}+'.n',${JSON.stringify(brief)});}`,
+      ],
+      { stdio: 'ignore' },
+    );
     const executor = createSandboxExecutor(policyFor(worktree, ownDir, { deny_read: [hidden], allow_read: [brief] }), ownDir);
     try {
       const results = [];
@@ -156,7 +203,14 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     // Output streams as the command writes it, not held until it ends.
     const seen: number[] = [];
     const begun = Date.now();
-    const streamed = await runProcess({ command: 'echo first; sleep 1; echo second', shell: true, cwd: worktree, groups: new ProcessGroups(), executor, onStdout: () => seen.push(Date.now() - begun) });
+    const streamed = await runProcess({
+      command: 'echo first; sleep 1; echo second',
+      shell: true,
+      cwd: worktree,
+      groups: new ProcessGroups(),
+      executor,
+      onStdout: () => seen.push(Date.now() - begun),
+    });
     expect(streamed.exitCode).toBe(0);
     expect(seen.length).toBe(2);
     expect(seen[1]! - seen[0]!).toBeGreaterThan(500);
@@ -191,10 +245,14 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     await executor.close?.();
   });
 
-  it('keeps .atlas/ (atlas\'s configuration) read-only in a task that runs in the repository itself', async () => {
+  it("keeps .atlas/ (atlas's configuration) read-only in a task that runs in the repository itself", async () => {
     const repo = makeGitRepo();
     const executor = createSandboxExecutor(policyFor(repo, taskDir, { deny_write: atlasProtectedPaths(repo) }), taskDir);
-    const result = await run(executor, repo, 'mkdir -p .atlas && echo "lifecycle: evil" > .atlas/config.yaml || echo PROTECTED; git status --porcelain');
+    const result = await run(
+      executor,
+      repo,
+      'mkdir -p .atlas && echo "lifecycle: evil" > .atlas/config.yaml || echo PROTECTED; git status --porcelain',
+    );
     expect(result.stdout.toString()).toContain('PROTECTED');
     expect(existsSync(join(repo, '.atlas'))).toBe(false);
     await executor.close?.();
@@ -212,19 +270,32 @@ describe.skipIf(skipSandbox)('sandboxed executor', () => {
     expect(run.executor.mode).toBe('sandbox');
     expect(describeExecution(run.record)).toContain('steps run in the sandbox: writes only in the worktree');
     expect(readExecutionRecord(taskDir)?.policy?.deny_read).toContain(join(home, 'keys'));
-    const result = await runProcess({ command: 'echo "$TMPDIR"', shell: true, cwd: worktree, capture: true, groups: new ProcessGroups(), executor: run.executor });
+    const result = await runProcess({
+      command: 'echo "$TMPDIR"',
+      shell: true,
+      cwd: worktree,
+      capture: true,
+      groups: new ProcessGroups(),
+      executor: run.executor,
+    });
     expect(result.stdout.toString().trim()).toBe(join(taskDir, 'tmp'));
     await run.release();
     expect(existsSync(join(taskDir, 'sandbox-litter.json'))).toBe(false);
     // A program that does not exist is an error of the start, as in local mode.
-    await expect(runProcess({ command: join(base, 'no-such-program'), cwd: worktree, groups: new ProcessGroups() })).rejects.toThrow(/ENOENT/);
+    await expect(runProcess({ command: join(base, 'no-such-program'), cwd: worktree, groups: new ProcessGroups() })).rejects.toThrow(
+      /ENOENT/,
+    );
   });
 
   it('explains network and write denials in policy terms, and stays quiet otherwise', () => {
     const policy = policyFor('/w', '/t', { allowed_domains: ['api.example.com'] });
-    expect(explainDenial('curl: (56) CONNECT tunnel failed, response 403 Forbidden', policy)).toContain('network access is limited to api.example.com');
+    expect(explainDenial('curl: (56) CONNECT tunnel failed, response 403 Forbidden', policy)).toContain(
+      'network access is limited to api.example.com',
+    );
     expect(explainDenial('error: something else', policy)).toBeUndefined();
-    expect(innerCommand({ command: 'x', args: [], shell: true }, { ...policy, allowed_domains: ['localhost:8080'] })).toContain('NO_PROXY=');
+    expect(innerCommand({ command: 'x', args: [], shell: true }, { ...policy, allowed_domains: ['localhost:8080'] })).toContain(
+      'NO_PROXY=',
+    );
     expect(innerCommand({ command: 'x', args: [], shell: true }, policy)).not.toContain('NO_PROXY=');
   });
 });

@@ -9,20 +9,34 @@ import { findExecutable } from '../src/agent/find-executable.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { AtlasError } from '../src/domain/errors.js';
+import type { ValidationReceipt } from '../src/domain/receipt.js';
 import type { CheckedTask } from '../src/domain/receipt-policy.js';
 import { evaluatePolicies } from '../src/domain/receipt-policy.js';
-import type { ValidationReceipt } from '../src/domain/receipt.js';
 import { runDoctor } from '../src/exec/doctor.js';
 import { localExecutor } from '../src/exec/local.js';
 import { ProcessGroups } from '../src/exec/process-groups.js';
-import { runProcess, SETUP_ATTEMPTS } from '../src/exec/run-process.js';
-import type { ProcessExecutor } from '../src/exec/types.js';
 import { assertSandboxReady, checkReadiness, installHint } from '../src/exec/readiness.js';
+import { runProcess, SETUP_ATTEMPTS } from '../src/exec/run-process.js';
+import {
+  absentStubPaths,
+  finishLitter,
+  LITTER_FILE,
+  readLitter,
+  recordLitter,
+  removeStubs,
+  sweepLitter,
+} from '../src/exec/sandbox/litter.js';
 import { describeSweep } from '../src/exec/sandbox/litter-text.js';
-import { absentStubPaths, finishLitter, LITTER_FILE, readLitter, recordLitter, removeStubs, sweepLitter } from '../src/exec/sandbox/litter.js';
 import { agentStatePaths, buildPolicy, gitWritePaths, isInside, SECRET_PATHS } from '../src/exec/sandbox/policy.js';
 import { findBridgeProcesses } from '../src/exec/sandbox/socat.js';
-import { createTaskExecutor, describeExecution, describeModeChange, otherTaskWorktrees, readExecutionRecord } from '../src/exec/task-executor.js';
+import {
+  createTaskExecutor,
+  describeExecution,
+  describeModeChange,
+  otherTaskWorktrees,
+  readExecutionRecord,
+} from '../src/exec/task-executor.js';
+import type { ProcessExecutor } from '../src/exec/types.js';
 import { git, makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 
 async function defaults(home: string, overrides: Record<string, string> = {}): Promise<Config> {
@@ -41,23 +55,51 @@ describe('sandbox policy', () => {
     const tree = join(tempDir('atlas-wt-'), 'tree');
     git(repo, 'worktree', 'add', '-q', '-b', 'feature', tree);
     const userHome = tempDir('atlas-user-');
-    const config = await defaults(home, { 'execution.sandbox.allow_write': '["~/cache"]', 'execution.sandbox.deny_read': '["~/private"]', 'ai.agent': 'command' });
-    const policy = buildPolicy({ task: { id: 't1', worktree: tree, workspace_id: 'ws' }, taskDir: join(home, 'task'), home, config, otherWorktrees: [], env: {}, userHome });
+    const config = await defaults(home, {
+      'execution.sandbox.allow_write': '["~/cache"]',
+      'execution.sandbox.deny_read': '["~/private"]',
+      'ai.agent': 'command',
+    });
+    const policy = buildPolicy({
+      task: { id: 't1', worktree: tree, workspace_id: 'ws' },
+      taskDir: join(home, 'task'),
+      home,
+      config,
+      otherWorktrees: [],
+      env: {},
+      userHome,
+    });
     expect(policy.worktree).toBe(tree);
     // The repository's objects are read-only: the step writes its own into the task's store.
-    expect(policy.allow_write).toEqual([tree, join(repo, '.git', 'refs', 'heads'), join(repo, '.git', 'logs'), join(repo, '.git', 'worktrees', 'tree'), join(home, 'task', 'objects'), join(home, 'task', 'tmp'), join(home, 'task', 'home'), join(userHome, 'cache')]);
+    expect(policy.allow_write).toEqual([
+      tree,
+      join(repo, '.git', 'refs', 'heads'),
+      join(repo, '.git', 'logs'),
+      join(repo, '.git', 'worktrees', 'tree'),
+      join(home, 'task', 'objects'),
+      join(home, 'task', 'tmp'),
+      join(home, 'task', 'home'),
+      join(userHome, 'cache'),
+    ]);
     expect(policy.home).toBe(join(home, 'task', 'home'));
-    expect(policy.deny_write).toEqual(expect.arrayContaining([join(repo, '.git', 'objects'), join(repo, '.git', 'worktrees', 'tree', 'HEAD')]));
-    expect(policy.git_env).toEqual({ GIT_OBJECT_DIRECTORY: join(home, 'task', 'objects'), GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo, '.git', 'objects') });
+    expect(policy.deny_write).toEqual(
+      expect.arrayContaining([join(repo, '.git', 'objects'), join(repo, '.git', 'worktrees', 'tree', 'HEAD')]),
+    );
+    expect(policy.git_env).toEqual({
+      GIT_OBJECT_DIRECTORY: join(home, 'task', 'objects'),
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo, '.git', 'objects'),
+    });
     expect(policy.tmpdir).toBe(join(home, 'task', 'tmp'));
-    expect(policy.deny_read).toEqual(expect.arrayContaining([join(home, 'keys'), ...SECRET_PATHS.map((p) => join(userHome, p)), join(userHome, 'private')]));
+    expect(policy.deny_read).toEqual(
+      expect.arrayContaining([join(home, 'keys'), ...SECRET_PATHS.map((p) => join(userHome, p)), join(userHome, 'private')]),
+    );
     expect(policy.allowed_domains).toEqual(['api.anthropic.com', 'registry.npmjs.org']);
     // In the repository itself (in place) nothing outside the tree is needed.
     expect(gitWritePaths(repo)).toEqual([]);
     expect(gitWritePaths(tempDir())).toEqual([]);
   });
 
-  it('denies other workspaces and other tasks\' checkouts, except what this task needs; adds the model API host', async () => {
+  it("denies other workspaces and other tasks' checkouts, except what this task needs; adds the model API host", async () => {
     const home = tempDir('atlas-home-');
     const repo = makeGitRepo();
     const tree = join(home, 'workspaces', 'mine', 'worktree');
@@ -86,12 +128,36 @@ describe('sandbox policy', () => {
     const taskDir = join(home, 'workspaces', 'mine', 'tasks', 't2');
     mkdirSync(join(taskDir, 'tmp'), { recursive: true });
     writeFileSync(join(taskDir, 'hook.json'), '{}');
-    const own = buildPolicy({ task: { id: 't2', worktree: tree, workspace_id: 'mine' }, taskDir, home, config, otherWorktrees: [], env: {}, userHome: tempDir() });
+    const own = buildPolicy({
+      task: { id: 't2', worktree: tree, workspace_id: 'mine' },
+      taskDir,
+      home,
+      config,
+      otherWorktrees: [],
+      env: {},
+      userHome: tempDir(),
+    });
     expect(own.allow_read).toEqual([join(taskDir, 'hook.json')]);
     expect(policy.allowed_domains).toContain('127.0.0.1:4321');
-    const named = buildPolicy({ task: { id: 't1', worktree: tree, workspace_id: 'mine' }, taskDir: tempDir(), home, config, otherWorktrees: [], env: { ANTHROPIC_BASE_URL: 'https://api.example.com' }, userHome: tempDir() });
+    const named = buildPolicy({
+      task: { id: 't1', worktree: tree, workspace_id: 'mine' },
+      taskDir: tempDir(),
+      home,
+      config,
+      otherWorktrees: [],
+      env: { ANTHROPIC_BASE_URL: 'https://api.example.com' },
+      userHome: tempDir(),
+    });
     expect(named.allowed_domains).toContain('api.example.com');
-    const bad = buildPolicy({ task: { id: 't1', worktree: tree, workspace_id: 'mine' }, taskDir: tempDir(), home, config, otherWorktrees: [], env: { ANTHROPIC_BASE_URL: 'not a url' }, userHome: tempDir() });
+    const bad = buildPolicy({
+      task: { id: 't1', worktree: tree, workspace_id: 'mine' },
+      taskDir: tempDir(),
+      home,
+      config,
+      otherWorktrees: [],
+      env: { ANTHROPIC_BASE_URL: 'not a url' },
+      userHome: tempDir(),
+    });
     expect(bad.allowed_domains).toEqual(['api.anthropic.com', 'registry.npmjs.org']);
     expect(isInside('/a/b', '/a')).toBe(true);
     expect(isInside('/ab', '/a')).toBe(false);
@@ -106,11 +172,17 @@ describe('sandbox policy', () => {
     const claude = await defaults(home);
     // An absent settings file gets an empty one, read-only like the rest: no step can plant hooks there.
     const settings = ['settings.json', 'settings.local.json'];
-    expect(agentStatePaths(claude, {}, userHome)).toEqual({ write: [join(userHome, '.claude'), join(userHome, '.claude.json')], denyWrite: settings.map((f) => join(userHome, '.claude', f)) });
+    expect(agentStatePaths(claude, {}, userHome)).toEqual({
+      write: [join(userHome, '.claude'), join(userHome, '.claude.json')],
+      denyWrite: settings.map((f) => join(userHome, '.claude', f)),
+    });
     expect(readFileSync(join(userHome, '.claude', 'settings.json'), 'utf8')).toBe('{}');
     expect(readFileSync(join(userHome, '.claude', 'settings.local.json'), 'utf8')).toBe('{}\n');
     const dir = tempDir('atlas-claude-config-');
-    expect(agentStatePaths(claude, { CLAUDE_CONFIG_DIR: dir }, userHome)).toEqual({ write: [dir], denyWrite: settings.map((f) => join(dir, f)) });
+    expect(agentStatePaths(claude, { CLAUDE_CONFIG_DIR: dir }, userHome)).toEqual({
+      write: [dir],
+      denyWrite: settings.map((f) => join(dir, f)),
+    });
     expect(agentStatePaths(claude, { CLAUDE_CONFIG_DIR: join(dir, 'absent') }, userHome)).toEqual({ write: [], denyWrite: [] });
     expect(agentStatePaths(await defaults(home, { 'ai.agent': 'command' }), {}, userHome)).toEqual({ write: [], denyWrite: [] });
   });
@@ -121,11 +193,17 @@ describe('readiness', () => {
     const empty = tempDir('atlas-path-');
     const r = await checkReadiness({ PATH: empty }, 'linux');
     expect(r.ready).toBe(false);
-    expect(r.tools.map((t) => [t.name, t.path])).toEqual([['bwrap', undefined], ['socat', undefined], ['rg', undefined]]);
+    expect(r.tools.map((t) => [t.name, t.path])).toEqual([
+      ['bwrap', undefined],
+      ['socat', undefined],
+      ['rg', undefined],
+    ]);
     const error = await assertSandboxReady({ PATH: empty }, 'linux').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AtlasError);
     expect((error as AtlasError).exitCode).toBe(2);
-    expect((error as AtlasError).message).toContain('bwrap (bubblewrap) is not installed; socat (socat) is not installed; rg (ripgrep) is not installed');
+    expect((error as AtlasError).message).toContain(
+      'bwrap (bubblewrap) is not installed; socat (socat) is not installed; rg (ripgrep) is not installed',
+    );
     expect((error as AtlasError).hint).toContain('sudo apt-get install bubblewrap socat ripgrep');
     expect(installHint([{ name: 'rg', apt: 'ripgrep', brew: 'ripgrep' }], 'darwin')).toBe('install it: brew install ripgrep');
     const mac = await checkReadiness({ PATH: empty }, 'darwin');
@@ -160,7 +238,12 @@ describe('execution record', () => {
   it('local mode records the mode and needs nothing', async () => {
     const home = tempDir('atlas-home-');
     const taskDir = tempDir('atlas-task-');
-    const run = await createTaskExecutor({ task: { id: 't', worktree: tempDir(), workspace_id: 'w' }, taskDir, home, config: await defaults(home) });
+    const run = await createTaskExecutor({
+      task: { id: 't', worktree: tempDir(), workspace_id: 'w' },
+      taskDir,
+      home,
+      config: await defaults(home),
+    });
     expect(run.executor).toBe(localExecutor);
     expect(readExecutionRecord(taskDir)?.mode).toBe('local');
     await run.release();
@@ -178,7 +261,9 @@ describe('litter', () => {
   it('sweeps only stubs a dead run recorded: not user files, not tracked files, not while the run lives', async () => {
     const tree = makeGitRepo({ '.gitmodules': '' });
     const taskDir = tempDir('atlas-task-');
-    expect(await absentStubPaths(tree)).toEqual(expect.arrayContaining([join(tree, '.bashrc'), join(tree, '.claude'), join(tree, '.vscode')]));
+    expect(await absentStubPaths(tree)).toEqual(
+      expect.arrayContaining([join(tree, '.bashrc'), join(tree, '.claude'), join(tree, '.vscode')]),
+    );
     expect(await absentStubPaths(tree)).not.toContain(join(tree, '.gitmodules'));
     mkdirSync(join(tree, '.claude'));
     mkdirSync(join(tree, '.vscode'));
@@ -201,7 +286,10 @@ describe('litter', () => {
     await new Promise<void>((r) => server.listen(socket, () => r()));
     const emptyDir = join(socketDir, 'claude-empty-x');
     mkdirSync(emptyDir);
-    writeFileSync(join(taskDir, LITTER_FILE), JSON.stringify({ ...record, sockets: [socket, join(socketDir, 'missing.sock')], temp_dirs: [emptyDir] }));
+    writeFileSync(
+      join(taskDir, LITTER_FILE),
+      JSON.stringify({ ...record, sockets: [socket, join(socketDir, 'missing.sock')], temp_dirs: [emptyDir] }),
+    );
     const dry = await sweepLitter(taskDir, { dryRun: true });
     expect(dry?.stubs.sort()).toEqual([join(tree, '.bashrc'), join(tree, '.claude'), join(tree, '.profile')]);
     expect(existsSync(join(tree, '.bashrc'))).toBe(true);
@@ -211,10 +299,15 @@ describe('litter', () => {
     expect(swept?.temp_dirs).toEqual([emptyDir]);
     expect(existsSync(socket)).toBe(false);
     server.close();
-    for (const kept of ['.zshrc', '.ripgreprc', '.gitmodules', '.vscode/settings.json']) expect(existsSync(join(tree, kept)), kept).toBe(true);
+    for (const kept of ['.zshrc', '.ripgreprc', '.gitmodules', '.vscode/settings.json'])
+      expect(existsSync(join(tree, kept)), kept).toBe(true);
     expect(existsSync(join(taskDir, LITTER_FILE))).toBe(false);
-    expect(describeSweep(swept!, tree)).toBe(`3 sandbox stub(s) in ${tree} (.bashrc, .claude, .profile), 1 bridge socket(s), 1 empty temp folder(s)`);
-    expect(describeSweep({ worktree: tree, stubs: [], sockets: [], temp_dirs: [], processes: [7] }, tree)).toBe('1 orphaned socat process(es)');
+    expect(describeSweep(swept!, tree)).toBe(
+      `3 sandbox stub(s) in ${tree} (.bashrc, .claude, .profile), 1 bridge socket(s), 1 empty temp folder(s)`,
+    );
+    expect(describeSweep({ worktree: tree, stubs: [], sockets: [], temp_dirs: [], processes: [7] }, tree)).toBe(
+      '1 orphaned socat process(es)',
+    );
     // Another host's record is never swept here; a broken record is no record.
     writeFileSync(join(taskDir, LITTER_FILE), JSON.stringify({ ...record, host: `not-${hostname()}` }));
     expect(await sweepLitter(taskDir)).toBeUndefined();
@@ -228,7 +321,12 @@ describe('litter', () => {
     mkdirSync(join(tree, '.claude'));
     stub(join(tree, '.bashrc'));
     writeFileSync(join(tree, '.profile'), 'real');
-    recordLitter(taskDir, { worktree: tree, stubs: [join(tree, '.bashrc'), join(tree, '.claude'), join(tree, '.profile')], sockets: ['/tmp/a.sock'], temp_dirs: [] });
+    recordLitter(taskDir, {
+      worktree: tree,
+      stubs: [join(tree, '.bashrc'), join(tree, '.claude'), join(tree, '.profile')],
+      sockets: ['/tmp/a.sock'],
+      temp_dirs: [],
+    });
     recordLitter(taskDir, { worktree: tree, stubs: [], sockets: ['/tmp/b.sock'], temp_dirs: ['/tmp/claude-empty-y'] });
     expect(readLitter(taskDir)?.sockets).toEqual(['/tmp/a.sock', '/tmp/b.sock']);
     finishLitter(taskDir);
@@ -249,7 +347,9 @@ describe('litter', () => {
     const socket = join(dir, 'claude-http-unit.sock');
     const bin = join(dir, 'socat');
     symlinkSync(socat, bin);
-    const child = (await import('node:child_process')).spawn(bin, [`UNIX-LISTEN:${socket},fork,reuseaddr`, 'TCP:127.0.0.1:9'], { stdio: 'ignore' });
+    const child = (await import('node:child_process')).spawn(bin, [`UNIX-LISTEN:${socket},fork,reuseaddr`, 'TCP:127.0.0.1:9'], {
+      stdio: 'ignore',
+    });
     try {
       const deadline = Date.now() + 5000;
       while (!existsSync(socket) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -262,16 +362,32 @@ describe('litter', () => {
   });
 });
 
-
 describe('verify --require-sandbox', () => {
   const receipt = (id: string, extra: Record<string, unknown>) =>
-    ({ receipt_id: id, step_name: 'v', command: 'npm test', exit_code: 0, completed_at: '2026-01-01T00:00:00Z', ...extra }) as unknown as ValidationReceipt;
-  const tasks = (...rs: ValidationReceipt[]) => [{ taskId: 't', receipts: rs.map((r) => ({ receipt: r, valid: true })) }] as unknown as CheckedTask[];
-  const policy = (t: CheckedTask[]) => evaluatePolicies(t, { requireSteps: [], requirePass: false, requireSandbox: true, allowEmpty: true }).find((p) => p.policy === 'require-sandbox')!;
+    ({
+      receipt_id: id,
+      step_name: 'v',
+      command: 'npm test',
+      exit_code: 0,
+      completed_at: '2026-01-01T00:00:00Z',
+      ...extra,
+    }) as unknown as ValidationReceipt;
+  const tasks = (...rs: ValidationReceipt[]) =>
+    [{ taskId: 't', receipts: rs.map((r) => ({ receipt: r, valid: true })) }] as unknown as CheckedTask[];
+  const policy = (t: CheckedTask[]) =>
+    evaluatePolicies(t, { requireSteps: [], requirePass: false, requireSandbox: true, allowEmpty: true }).find(
+      (p) => p.policy === 'require-sandbox',
+    )!;
 
   it('counts only receipts that sign execution_mode sandbox', () => {
     expect(policy(tasks(receipt('rcpt-1', { message_version: 3, execution_mode: 'sandbox' }))).ok).toBe(true);
-    const mixed = policy(tasks(receipt('rcpt-1', { message_version: 3, execution_mode: 'sandbox' }), receipt('rcpt-2', { message_version: 3, execution_mode: 'local' }), receipt('rcpt-3', { message_version: 2, execution_mode: 'sandbox' })));
+    const mixed = policy(
+      tasks(
+        receipt('rcpt-1', { message_version: 3, execution_mode: 'sandbox' }),
+        receipt('rcpt-2', { message_version: 3, execution_mode: 'local' }),
+        receipt('rcpt-3', { message_version: 2, execution_mode: 'sandbox' }),
+      ),
+    );
     expect(mixed.ok).toBe(false);
     expect(mixed.detail).toBe('2 receipts not made in the sandbox: rcpt-2 (local), rcpt-3 (version 2: no mode signed)');
     const none = policy(tasks());
@@ -282,13 +398,33 @@ describe('verify --require-sandbox', () => {
 
 describe('verify --require-pristine', () => {
   const receipt = (id: string, extra: Record<string, unknown>) =>
-    ({ receipt_id: id, step_name: 'v', command: 'npm test', exit_code: 0, completed_at: '2026-01-01T00:00:00Z', ...extra }) as unknown as ValidationReceipt;
-  const tasks = (...rs: ValidationReceipt[]) => [{ taskId: 't', receipts: rs.map((r) => ({ receipt: r, valid: true })) }] as unknown as CheckedTask[];
-  const policy = (t: CheckedTask[]) => evaluatePolicies(t, { requireSteps: [], requirePass: false, requirePristine: true, allowEmpty: true }).find((p) => p.policy === 'require-pristine')!;
+    ({
+      receipt_id: id,
+      step_name: 'v',
+      command: 'npm test',
+      exit_code: 0,
+      completed_at: '2026-01-01T00:00:00Z',
+      ...extra,
+    }) as unknown as ValidationReceipt;
+  const tasks = (...rs: ValidationReceipt[]) =>
+    [{ taskId: 't', receipts: rs.map((r) => ({ receipt: r, valid: true })) }] as unknown as CheckedTask[];
+  const policy = (t: CheckedTask[]) =>
+    evaluatePolicies(t, { requireSteps: [], requirePass: false, requirePristine: true, allowEmpty: true }).find(
+      (p) => p.policy === 'require-pristine',
+    )!;
 
   it('counts only receipts that sign validation_tree pristine', () => {
-    expect(policy(tasks(receipt('rcpt-1', { message_version: 4, validation_tree: 'pristine' })))).toMatchObject({ ok: true, name: '--require-pristine' });
-    const mixed = policy(tasks(receipt('rcpt-1', { message_version: 4, validation_tree: 'pristine' }), receipt('rcpt-2', { message_version: 4, validation_tree: 'worktree' }), receipt('rcpt-3', { message_version: 3, validation_tree: 'pristine' })));
+    expect(policy(tasks(receipt('rcpt-1', { message_version: 4, validation_tree: 'pristine' })))).toMatchObject({
+      ok: true,
+      name: '--require-pristine',
+    });
+    const mixed = policy(
+      tasks(
+        receipt('rcpt-1', { message_version: 4, validation_tree: 'pristine' }),
+        receipt('rcpt-2', { message_version: 4, validation_tree: 'worktree' }),
+        receipt('rcpt-3', { message_version: 3, validation_tree: 'pristine' }),
+      ),
+    );
     expect(mixed.ok).toBe(false);
     expect(mixed.detail).toBe('2 receipts not run on a pristine tree: rcpt-2 (worktree tree), rcpt-3 (version 3: no tree signed)');
     expect(policy(tasks())).toMatchObject({ ok: false, detail: 'no valid receipts to check' });
@@ -303,7 +439,14 @@ describe('a launch that signals when its command begins', () => {
     const executor: ProcessExecutor = {
       mode: 'sandbox',
       prepare: (spec) =>
-        Promise.resolve({ command: '/bin/sh', args: ['-c', `echo try >> ${count}; ${script}`], shell: false, env: spec.env, signalsStart: true, finished: () => void done++ }),
+        Promise.resolve({
+          command: '/bin/sh',
+          args: ['-c', `echo try >> ${count}; ${script}`],
+          shell: false,
+          env: spec.env,
+          signalsStart: true,
+          finished: () => void done++,
+        }),
     };
     return { executor, finished: () => done };
   }
@@ -314,7 +457,14 @@ describe('a launch that signals when its command begins', () => {
     const count = join(dir, 'count');
     const failing = playing('echo "bwrap: Can\'t bind mount x" >&2; exit 1', count);
     const seen: string[] = [];
-    const result = await runProcess({ command: 'true', cwd: dir, capture: true, groups: new ProcessGroups(), executor: failing.executor, onStderr: (c) => seen.push(c.toString()) });
+    const result = await runProcess({
+      command: 'true',
+      cwd: dir,
+      capture: true,
+      groups: new ProcessGroups(),
+      executor: failing.executor,
+      onStderr: (c) => seen.push(c.toString()),
+    });
     expect(result.exitCode).toBe(1);
     expect(attempts(count)).toBe(SETUP_ATTEMPTS);
     expect(failing.finished()).toBe(SETUP_ATTEMPTS);
@@ -329,7 +479,13 @@ describe('a launch that signals when its command begins', () => {
 
     // Any other failure before the sign is the command's own: not started again.
     const other = join(dir, 'other');
-    const plain = await runProcess({ command: 'true', cwd: dir, capture: true, groups: new ProcessGroups(), executor: playing('echo "no such thing" >&2; exit 2', other).executor });
+    const plain = await runProcess({
+      command: 'true',
+      cwd: dir,
+      capture: true,
+      groups: new ProcessGroups(),
+      executor: playing('echo "no such thing" >&2; exit 2', other).executor,
+    });
     expect([plain.exitCode, plain.stderr.toString(), attempts(other)]).toEqual([2, 'no such thing\n', 1]);
   });
 });

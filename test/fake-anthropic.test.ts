@@ -4,9 +4,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
-import type { FakeAnthropic } from './helpers/fake-anthropic.js';
 import { makeGitRepo } from './helpers/core-fixtures.js';
+import type { FakeAnthropic } from './helpers/fake-anthropic.js';
+import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
 
 let fake: FakeAnthropic | undefined;
 afterEach(async () => {
@@ -17,7 +17,10 @@ afterEach(async () => {
 /** Runs claude asynchronously: the fake API answers from this same process's event loop. */
 function runClaude(cwd: string, env: NodeJS.ProcessEnv, prompt: string): Promise<{ status: number | null; stderr: string; events: any[] }> {
   return new Promise((resolve) => {
-    const child = spawn('claude', ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits'], { cwd, env });
+    const child = spawn('claude', ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits'], {
+      cwd,
+      env,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
@@ -50,10 +53,17 @@ describe('fake Anthropic Messages API with the real Claude Code CLI', () => {
     expect(readFileSync(join(repo, 'NOTES.md'), 'utf8')).toBe('hello from the agent\n');
     const result = run.events.find((e) => e.type === 'result');
     expect(result).toMatchObject({ is_error: false, result: 'Wrote NOTES.md.' });
-    expect(result.usage).toMatchObject({ input_tokens: 250, output_tokens: 30, cache_read_input_tokens: 7, cache_creation_input_tokens: 3 });
+    expect(result.usage).toMatchObject({
+      input_tokens: 250,
+      output_tokens: 30,
+      cache_read_input_tokens: 7,
+      cache_creation_input_tokens: 3,
+    });
     // The tool's result went back to the model in the second request.
     const second = fake.messageRequests()[1]!.body;
-    const toolResult = second.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((c: any) => c.type === 'tool_result');
+    const toolResult = second.messages
+      .flatMap((m: any) => (Array.isArray(m.content) ? m.content : []))
+      .find((c: any) => c.type === 'tool_result');
     expect(toolResult.tool_use_id).toBe('toolu_write1');
     expect(fake.allPromptText()).toContain('write the notes');
   });

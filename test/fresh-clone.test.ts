@@ -26,7 +26,7 @@ describe('a fresh clone', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('has seed 003\'s JSON example as test data', () => {
+  it("has seed 003's JSON example as test data", () => {
     const hook = seedExampleHook();
     expect(hook.task_id).toBe('task-20260117-143022');
     expect(hook.receipts.length).toBeGreaterThan(0);

@@ -12,11 +12,11 @@ import { runProcess } from '../src/exec/run-process.js';
 import { createSandboxExecutor } from '../src/exec/sandbox/executor.js';
 import { gitProtectedPaths, moduleProtections } from '../src/exec/sandbox/git-protect.js';
 import { gitWritePaths, stepGit } from '../src/exec/sandbox/policy.js';
-import { crossTaskObjects } from '../src/git/cross-objects.js';
 import { resetSandbox } from '../src/exec/sandbox/runtime.js';
-import { readGitState } from '../src/git/state.js';
+import { crossTaskObjects } from '../src/git/cross-objects.js';
 import { runGit } from '../src/git/run-git.js';
 import { safeGitConfigArgs, withSafeGitConfig } from '../src/git/safe-config.js';
+import { readGitState } from '../src/git/state.js';
 import { listSubmodules } from '../src/recovery/save-submodules.js';
 import { makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
@@ -49,8 +49,8 @@ function plantSubmodule(tree: string, marker: string): void {
   git(tree, 'update-index', '--add', '--cacheinfo', `160000,${head},fake`);
 }
 
-describe('atlas\'s own git', () => {
-  it('does not run a planted submodule\'s core.fsmonitor: status, the git state, a commit', async () => {
+describe("atlas's own git", () => {
+  it("does not run a planted submodule's core.fsmonitor: status, the git state, a commit", async () => {
     const repo = makeGitRepo();
     const marker = join(tempDir('atlas-gp-'), 'ran');
     plantSubmodule(repo, marker);
@@ -65,31 +65,52 @@ describe('atlas\'s own git', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it('adds its settings after the environment\'s own GIT_CONFIG entries', () => {
+  it("adds its settings after the environment's own GIT_CONFIG entries", () => {
     expect(withSafeGitConfig({ GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'a.b', GIT_CONFIG_VALUE_0: 'c' })).toMatchObject({
-      GIT_CONFIG_COUNT: '6', GIT_CONFIG_KEY_0: 'a.b', GIT_CONFIG_KEY_1: 'core.fsmonitor', GIT_CONFIG_VALUE_1: 'false', GIT_CONFIG_KEY_2: 'diff.ignoreSubmodules',
+      GIT_CONFIG_COUNT: '6',
+      GIT_CONFIG_KEY_0: 'a.b',
+      GIT_CONFIG_KEY_1: 'core.fsmonitor',
+      GIT_CONFIG_VALUE_1: 'false',
+      GIT_CONFIG_KEY_2: 'diff.ignoreSubmodules',
     });
     expect(withSafeGitConfig({ GIT_CONFIG_COUNT: 'junk' })).toMatchObject({ GIT_CONFIG_COUNT: '5', GIT_CONFIG_KEY_0: 'core.fsmonitor' });
     expect(withSafeGitConfig({}, { hooks: true })).toMatchObject({ GIT_CONFIG_COUNT: '4' });
-    expect(safeGitConfigArgs()).toEqual(['core.fsmonitor=false', 'diff.ignoreSubmodules=dirty', 'core.hooksPath=/dev/null', 'core.attributesFile=/dev/null', 'protocol.ext.allow=never']);
+    expect(safeGitConfigArgs()).toEqual([
+      'core.fsmonitor=false',
+      'diff.ignoreSubmodules=dirty',
+      'core.hooksPath=/dev/null',
+      'core.attributesFile=/dev/null',
+      'protocol.ext.allow=never',
+    ]);
     expect(safeGitConfigArgs({ hooks: true })).not.toContain('core.hooksPath=/dev/null');
   });
 });
 
 describe('which paths are protected', () => {
-  it('a linked worktree: its .git pointer, its git folder\'s pointers, each submodule\'s config, hooks and pointer', () => {
+  it("a linked worktree: its .git pointer, its git folder's pointers, each submodule's config, hooks and pointer", () => {
     const { tree, gitDir } = linkedTree();
     const paths = gitProtectedPaths(tree);
-    expect(paths).toEqual(expect.arrayContaining([join(tree, '.git'), join(gitDir, 'commondir'), join(gitDir, 'gitdir'), join(gitDir, 'modules', 'lib', 'config'), join(gitDir, 'modules', 'lib', 'hooks'), join(tree, 'lib', '.git')]));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        join(tree, '.git'),
+        join(gitDir, 'commondir'),
+        join(gitDir, 'gitdir'),
+        join(gitDir, 'modules', 'lib', 'config'),
+        join(gitDir, 'modules', 'lib', 'hooks'),
+        join(tree, 'lib', '.git'),
+      ]),
+    );
     // What a commit needs stays writable (the policy's allow list), and is not denied here.
     for (const w of gitWritePaths(tree)) expect(paths).not.toContain(w);
   });
 
-  it('the main tree (a task in place): other worktrees\' folders and the submodules; no .git, nothing', () => {
+  it("the main tree (a task in place): other worktrees' folders and the submodules; no .git, nothing", () => {
     const { repo } = linkedTree();
     const paths = gitProtectedPaths(repo);
     const dotGit = join(repo, '.git');
-    expect(paths).toEqual(expect.arrayContaining([join(dotGit, 'worktrees'), join(dotGit, 'modules', 'lib', 'config'), join(repo, 'lib', '.git')]));
+    expect(paths).toEqual(
+      expect.arrayContaining([join(dotGit, 'worktrees'), join(dotGit, 'modules', 'lib', 'config'), join(repo, 'lib', '.git')]),
+    );
     expect(paths).not.toContain(dotGit);
     expect(gitProtectedPaths(tempDir('atlas-gp-'))).toEqual([]);
     const bad = tempDir('atlas-gp-');
@@ -121,7 +142,7 @@ describe('recovery and submodules', () => {
     const refused = await listSubmodules(tree).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(AtlasError);
     expect((refused as AtlasError).exitCode).toBe(5);
-    expect((refused as AtlasError).message).toContain('submodule lib names a git folder outside the repository\'s modules folder');
+    expect((refused as AtlasError).message).toContain("submodule lib names a git folder outside the repository's modules folder");
     // A repository of its own in the submodule's folder: its config lies in the tree.
     execFileSync('rm', [pointer]);
     git(join(tree, 'lib'), 'init', '-q');
@@ -139,10 +160,22 @@ describe.skipIf(skipSandbox)('in the sandbox', () => {
   it('a step can commit in its linked worktree but cannot redirect its .git, its commondir or a submodule, nor plant a config', async () => {
     const { tree, gitDir } = linkedTree();
     const taskDir = tempDir('atlas-gp-task-');
-    const before = { pointer: readFileSync(join(tree, '.git'), 'utf8'), commondir: readFileSync(join(gitDir, 'commondir'), 'utf8'), lib: readFileSync(join(gitDir, 'modules', 'lib', 'config'), 'utf8') };
+    const before = {
+      pointer: readFileSync(join(tree, '.git'), 'utf8'),
+      commondir: readFileSync(join(gitDir, 'commondir'), 'utf8'),
+      lib: readFileSync(join(gitDir, 'modules', 'lib', 'config'), 'utf8'),
+    };
     // The step's objects go to the task's store (the repository's are read-only) and cross after.
     const step = stepGit(tree, taskDir);
-    const policy = { worktree: tree, tmpdir: join(taskDir, 'tmp'), allow_write: [tree, join(taskDir, 'tmp'), ...gitWritePaths(tree), ...step.write], deny_write: [...gitProtectedPaths(tree), ...step.denyWrite], deny_read: [], allowed_domains: [], git_env: step.env! };
+    const policy = {
+      worktree: tree,
+      tmpdir: join(taskDir, 'tmp'),
+      allow_write: [tree, join(taskDir, 'tmp'), ...gitWritePaths(tree), ...step.write],
+      deny_write: [...gitProtectedPaths(tree), ...step.denyWrite],
+      deny_read: [],
+      allowed_domains: [],
+      git_env: step.env!,
+    };
     const executor = createSandboxExecutor(policy, taskDir);
     const tries = [
       'echo "gitdir: /tmp/evil" > .git',
@@ -151,7 +184,14 @@ describe.skipIf(skipSandbox)('in the sandbox', () => {
       'echo "gitdir: /tmp/evil" > lib/.git',
     ].map((t) => `(${t}) 2>/dev/null && echo WROTE || echo REFUSED`);
     const commit = 'echo work > work.txt && git add work.txt && git -c user.email=a@b -c user.name=a commit -q -m work && echo COMMITTED';
-    const result = await runProcess({ command: [...tries, commit].join('; '), shell: true, cwd: tree, capture: true, groups: new ProcessGroups(), executor });
+    const result = await runProcess({
+      command: [...tries, commit].join('; '),
+      shell: true,
+      cwd: tree,
+      capture: true,
+      groups: new ProcessGroups(),
+      executor,
+    });
     const out = result.stdout.toString();
     expect(out.match(/REFUSED/g)).toHaveLength(4);
     expect(out).not.toContain('WROTE');

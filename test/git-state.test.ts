@@ -2,8 +2,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { locateWorktree } from '../src/git/locate.js';
-import { parseStatusV2, readGitState } from '../src/git/state.js';
 import { snapshotFile } from '../src/git/snapshot.js';
+import { parseStatusV2, readGitState } from '../src/git/state.js';
 import { git, makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 
 describe('git state', () => {
@@ -31,7 +31,14 @@ describe('git state', () => {
   });
 
   it('parses renames without taking the original path as a change', () => {
-    const out = ['# branch.oid abc', '# branch.head feat/x', '2 R. N... 100644 100644 100644 h1 h2 R100 new name.txt', 'old.txt', '? u.txt', ''].join('\0');
+    const out = [
+      '# branch.oid abc',
+      '# branch.head feat/x',
+      '2 R. N... 100644 100644 100644 h1 h2 R100 new name.txt',
+      'old.txt',
+      '? u.txt',
+      '',
+    ].join('\0');
     expect(parseStatusV2(out)).toEqual({ branch: 'feat/x', commit: 'abc', dirty: true, changed: ['new name.txt', 'u.txt'] });
   });
 

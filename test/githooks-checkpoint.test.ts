@@ -29,7 +29,12 @@ function install(repo: string, home: string): void {
   expect(r.code, r.stderr).toBe(0);
 }
 
-function commit(dir: string, env: NodeJS.ProcessEnv, file = 'change.txt', message = 'Add a change'): { sha: string; stdout: string; stderr: string } {
+function commit(
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  file = 'change.txt',
+  message = 'Add a change',
+): { sha: string; stdout: string; stderr: string } {
   writeFileSync(join(dir, file), `${Math.random()}\n`);
   git(dir, ['add', '-A'], env);
   const r = gitRun(dir, ['commit', '-q', '-m', message], env);
@@ -78,10 +83,14 @@ describe('post-commit hook', () => {
     const env = cleanEnv({ ATLAS_HOME: home });
     const first = commit(t.worktree, env, 'a.txt', 'First change');
     const second = commit(t.worktree, env, 'b.txt', 'Second change');
-    const recorded = await waitFor(() => {
-      const list = checkpointsOf(t, 'git_commit');
-      return list.length >= 2 ? list : undefined;
-    }, 20_000, 'two git_commit checkpoints');
+    const recorded = await waitFor(
+      () => {
+        const list = checkpointsOf(t, 'git_commit');
+        return list.length >= 2 ? list : undefined;
+      },
+      20_000,
+      'two git_commit checkpoints',
+    );
     const bySha = Object.fromEntries(recorded.map((c) => [c.git_commit, c.description]));
     expect(bySha).toEqual({ [first.sha]: 'First change', [second.sha]: 'Second change' });
   });
@@ -108,12 +117,16 @@ describe('post-commit hook', () => {
     expect(checkpointsOf(t, 'git_commit')).toEqual([]);
   });
 
-  it('keeps running the user\'s own post-commit hook, with its output', async () => {
+  it("keeps running the user's own post-commit hook, with its output", async () => {
     const home = tempDir();
     const repo = makeRepo();
     const t = await makeTask({ home, repo });
     const log = join(tempDir(), 'user-hook.log');
-    writeFileSync(join(repo, '.git', 'hooks', 'post-commit'), `#!/bin/sh\necho "user hook ran $#" >> '${log}'\necho "hello from the user hook" >&2\n`, { mode: 0o755 });
+    writeFileSync(
+      join(repo, '.git', 'hooks', 'post-commit'),
+      `#!/bin/sh\necho "user hook ran $#" >> '${log}'\necho "hello from the user hook" >&2\n`,
+      { mode: 0o755 },
+    );
     install(repo, home);
     const r = commit(t.worktree, cleanEnv({ ATLAS_HOME: home, ATLAS_HOOK_SYNC: '1' }));
     expect(readFileSync(log, 'utf8')).toBe('user hook ran 0\n');

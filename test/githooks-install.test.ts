@@ -1,8 +1,9 @@
 // `atlas hook install` / `uninstall`: where hooks go, chaining of the user's own hooks,
 // idempotence, and an exact restore.
+
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANAGED_HOOKS, renderHookScript } from '../src/githooks/script.js';
 import { atlas, git, makeRepo, removeTempDirs, requireBuild, tempDir } from './helpers/autockpt-fixtures.js';
@@ -29,7 +30,10 @@ describe('hook scripts', () => {
       const script = renderHookScript(name, at);
       expect(script.startsWith('#!/bin/sh\n')).toBe(true);
       execFileSync('sh', ['-n', '-c', script]);
-      const assignments = script.split('\n').filter((l) => /^atlas_(node|cli)=/.test(l)).join('\n');
+      const assignments = script
+        .split('\n')
+        .filter((l) => /^atlas_(node|cli)=/.test(l))
+        .join('\n');
       const printed = execFileSync('sh', ['-c', `${assignments}\nprintf '%s\\n%s' "$atlas_node" "$atlas_cli"`], { encoding: 'utf8' });
       expect(printed).toBe(`${at.node}\n${at.cli}`);
       expect(renderHookScript(name, at)).toBe(script);

@@ -9,7 +9,7 @@ import { hookTaskMismatch } from '../src/domain/hook-task-check.js';
 import { tightenHome } from '../src/engine/private-home.js';
 import { repoRequiredCommands } from '../src/receipts/repo-policy.js';
 import { seedExampleHook } from './helpers/core-fixtures.js';
-import { commitAll, git, makeRepo, cleanupRecoveryFixtures } from './helpers/recovery-fixtures.js';
+import { cleanupRecoveryFixtures, commitAll, git, makeRepo } from './helpers/recovery-fixtures.js';
 
 const made: string[] = [];
 afterEach(() => {
@@ -19,7 +19,7 @@ afterEach(() => {
 const mode = (p: string) => lstatSync(p).mode & 0o777;
 
 describe('tightenHome', () => {
-  it('closes every folder and file atlas keeps, not the worktree\'s contents, never following links', () => {
+  it("closes every folder and file atlas keeps, not the worktree's contents, never following links", () => {
     const home = mkdtempSync(join(tmpdir(), 'atlas-tighten-'));
     made.push(home);
     const outside = mkdtempSync(join(tmpdir(), 'atlas-outside-'));
@@ -35,7 +35,17 @@ describe('tightenHome', () => {
     writeFileSync(join(tree, 'src', 'app.ts'), 'x');
     writeFileSync(join(tree, 'run.sh'), '#!/bin/sh\n');
     symlinkSync(outside, join(task, 'link'));
-    for (const p of [home, join(home, 'workspaces'), join(home, 'workspaces', 'ws'), join(home, 'workspaces', 'ws', 'tasks'), task, join(task, 'artifacts'), tree, join(tree, 'src')]) chmodSync(p, 0o755);
+    for (const p of [
+      home,
+      join(home, 'workspaces'),
+      join(home, 'workspaces', 'ws'),
+      join(home, 'workspaces', 'ws', 'tasks'),
+      task,
+      join(task, 'artifacts'),
+      tree,
+      join(tree, 'src'),
+    ])
+      chmodSync(p, 0o755);
     chmodSync(join(task, 'hook.json'), 0o644);
     chmodSync(join(tree, 'src', 'app.ts'), 0o644);
     chmodSync(join(tree, 'run.sh'), 0o755);
@@ -108,29 +118,62 @@ describe('hookTaskMismatch', () => {
     const id = hook.task_id;
     const at = hook.current_step!;
     expect(hookTaskMismatch(hook, 'task-20990101-000000', steps)?.field).toBe('task_id');
-    expect(hookTaskMismatch({ ...hook, current_step: { ...at, step_index: 3 } }, id, steps)).toMatchObject({ field: 'current_step.step_index', problem: 'is 3, but task.json has 3 steps (0..2)' });
-    expect(hookTaskMismatch({ ...hook, current_step: { ...at, step_index: 1, step_name: 'deploy' } }, id, [{ name: 'only' }, { name: 'implement' }])?.field).toBe('current_step.step_name');
+    expect(hookTaskMismatch({ ...hook, current_step: { ...at, step_index: 3 } }, id, steps)).toMatchObject({
+      field: 'current_step.step_index',
+      problem: 'is 3, but task.json has 3 steps (0..2)',
+    });
+    expect(
+      hookTaskMismatch({ ...hook, current_step: { ...at, step_index: 1, step_name: 'deploy' } }, id, [
+        { name: 'only' },
+        { name: 'implement' },
+      ])?.field,
+    ).toBe('current_step.step_name');
     expect(hookTaskMismatch({ ...hook, current_step: { ...at, step_index: 1, step_name: 'implement' } }, id, steps)).toBeUndefined();
     expect(hookTaskMismatch({ ...hook, current_step: undefined } as never, id, steps)).toBeUndefined();
     expect(hookTaskMismatch(hook, id, undefined)).toBeUndefined();
-    expect(hookTaskMismatch({ ...hook, current_step: { ...at, step_index: 1 } }, id, [{ name: 'x' }])?.problem).toContain('has 1 step (0..0)');
+    expect(hookTaskMismatch({ ...hook, current_step: { ...at, step_index: 1 } }, id, [{ name: 'x' }])?.problem).toContain(
+      'has 1 step (0..0)',
+    );
   });
 });
 
 describe('evaluatePolicies: required commands and nothing to verify', () => {
   const receipt = (id: string, command: string, exit: number, completed: string) =>
-    ({ receipt_id: id, command, exit_code: exit, completed_at: completed, step_name: 'validate', message_version: 3, git_dirty: false, task_id: 't' }) as never;
+    ({
+      receipt_id: id,
+      command,
+      exit_code: exit,
+      completed_at: completed,
+      step_name: 'validate',
+      message_version: 3,
+      git_dirty: false,
+      task_id: 't',
+    }) as never;
   const tasks = (...receipts: unknown[]) => [{ taskId: 't', receipts: receipts.map((r) => ({ receipt: r as never, valid: true })) }];
 
   it('the last run of the exact command must pass; another command never counts', async () => {
     const { evaluatePolicies } = await import('../src/domain/receipt-policy.js');
     const base = { requireSteps: [], requirePass: false };
-    const fixed = tasks(receipt('rcpt-1', 'npm test', 1, '2026-01-17T14:00:00Z'), receipt('rcpt-2', ' npm test ', 0, '2026-01-17T14:05:00Z'));
+    const fixed = tasks(
+      receipt('rcpt-1', 'npm test', 1, '2026-01-17T14:00:00Z'),
+      receipt('rcpt-2', ' npm test ', 0, '2026-01-17T14:05:00Z'),
+    );
     const ok = evaluatePolicies(fixed, { ...base, requireCommands: [{ command: 'npm test', source: '--require-command' }] });
-    expect(ok).toEqual([{ policy: 'require-command', name: '--require-command "npm test"', ok: true, detail: '`npm test` passed (rcpt-2, the last of 2 runs)' }]);
+    expect(ok).toEqual([
+      {
+        policy: 'require-command',
+        name: '--require-command "npm test"',
+        ok: true,
+        detail: '`npm test` passed (rcpt-2, the last of 2 runs)',
+      },
+    ]);
     const broke = tasks(receipt('rcpt-1', 'npm test', 0, '2026-01-17T14:00:00Z'), receipt('rcpt-2', 'npm test', 2, '2026-01-17T14:05:00Z'));
-    expect(evaluatePolicies(broke, { ...base, requireCommands: [{ command: 'npm test', source: '.atlas/config.yaml at abc' }] })[0]).toMatchObject({
-      name: '"npm test" (.atlas/config.yaml at abc)', ok: false, detail: 'the last run of `npm test` exited 2 (rcpt-2)',
+    expect(
+      evaluatePolicies(broke, { ...base, requireCommands: [{ command: 'npm test', source: '.atlas/config.yaml at abc' }] })[0],
+    ).toMatchObject({
+      name: '"npm test" (.atlas/config.yaml at abc)',
+      ok: false,
+      detail: 'the last run of `npm test` exited 2 (rcpt-2)',
     });
     const others = tasks(...['a', 'b', 'c', 'd', 'e'].map((c, i) => receipt(`rcpt-${i}`, c, 0, '2026-01-17T14:00:00Z')));
     expect(evaluatePolicies(others, { ...base, requireCommands: [{ command: 'npm test', source: '--require-command' }] })[0]!.detail).toBe(
@@ -141,7 +184,9 @@ describe('evaluatePolicies: required commands and nothing to verify', () => {
   it('no receipts fail as nothing to verify unless allowed', async () => {
     const { evaluatePolicies } = await import('../src/domain/receipt-policy.js');
     const base = { requireSteps: [], requirePass: false };
-    expect(evaluatePolicies([], base)).toEqual([{ policy: 'receipts', name: 'receipts to verify', ok: false, detail: 'nothing to verify: no tasks (--allow-empty accepts this)' }]);
+    expect(evaluatePolicies([], base)).toEqual([
+      { policy: 'receipts', name: 'receipts to verify', ok: false, detail: 'nothing to verify: no tasks (--allow-empty accepts this)' },
+    ]);
     expect(evaluatePolicies(tasks(), base)[0]!.detail).toBe('nothing to verify: 1 task without receipts (--allow-empty accepts this)');
     expect(evaluatePolicies(tasks(), { ...base, allowEmpty: true })).toEqual([]);
   });

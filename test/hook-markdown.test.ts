@@ -5,7 +5,6 @@ import type { Task } from '../src/domain/task.js';
 import { renderHookMarkdown } from '../src/hook/markdown.js';
 import { seedExampleHook } from './helpers/core-fixtures.js';
 
-
 const task: Task = {
   schema_version: '1.0',
   id: 'task-20260117-143022',
@@ -32,7 +31,16 @@ const now = new Date('2026-01-17T14:46:00Z');
 describe('HOOK.md', () => {
   it('briefs a reader on state, step, checkpoints, receipts and history', () => {
     const md = renderHookMarkdown({ hook: seedExampleHook(), task, now, maxCheckpoints: 50 });
-    for (const heading of ['## Current step', '## What to do now', '## Do not', '## Steps', '## Validation receipts', '## Checkpoints', '## Recent history', '## Troubleshooting']) {
+    for (const heading of [
+      '## Current step',
+      '## What to do now',
+      '## Do not',
+      '## Steps',
+      '## Validation receipts',
+      '## Checkpoints',
+      '## Recent history',
+      '## Troubleshooting',
+    ]) {
       expect(md).toContain(heading);
     }
     expect(md).toContain('**implement** (step 3 of 4, attempt 2/3)');
@@ -85,7 +93,10 @@ describe('HOOK.md', () => {
       ...seedExampleHook(),
       task_id: odd,
       current_step: { ...seedExampleHook().current_step!, step_name: odd, working_on: odd, last_output: odd, files_touched: [odd, '`'] },
-      history: [...seedExampleHook().history, { timestamp: '2026-01-17T14:31:00Z', from_state: 'step_pending', to_state: 'step_running', trigger: odd, step_name: odd }],
+      history: [
+        ...seedExampleHook().history,
+        { timestamp: '2026-01-17T14:31:00Z', from_state: 'step_pending', to_state: 'step_running', trigger: odd, step_name: odd },
+      ],
     };
     hook.checkpoints[0]!.description = odd;
     hook.receipts[0]!.command = odd;

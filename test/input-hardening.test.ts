@@ -54,12 +54,15 @@ const editHook = (f: TaskFixture, edit: (h: any) => void) => {
 const branches = () => git(repo, 'branch', '--list', 'atlas/recovery/*');
 
 describe('hook.json is cross-checked with its task', () => {
-  it('another task\'s hook.json is refused by recover and checkpoint (exit 2, field named), nothing changed', async () => {
+  it("another task's hook.json is refused by recover and checkpoint (exit 2, field named), nothing changed", async () => {
     const a = await crashedTask();
     const b = await makeTask({ home, repo, workspace: 'other', at: new Date(Date.now() - 30 * 60_000) });
     writeFileSync(taskFiles(a.ref.dir).hook, hookText(b));
     const before = hookText(a);
-    for (const args of [['recover', '--task', a.ref.id, '--yes', '--action', 'retry_from_checkpoint'], ['checkpoint', 'note', '--task', a.ref.id]]) {
+    for (const args of [
+      ['recover', '--task', a.ref.id, '--yes', '--action', 'retry_from_checkpoint'],
+      ['checkpoint', 'note', '--task', a.ref.id],
+    ]) {
       const r = atlasSync(args, { cwd: repo, env: env() });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`task_id is "${b.ref.id}", but the file is in task ${a.ref.id}'s folder`);
@@ -137,9 +140,19 @@ describe('task.json is validated at the edge', () => {
 
   it('names the first bad field of each kind', () => {
     const base = {
-      schema_version: '1.0', id: 'task-20260117-143022', workspace_id: 'w', template: 't', description: 'd',
-      created_at: '2026-01-17T14:30:22Z', updated_at: '2026-01-17T14:30:22Z', status: 'step_running', repo_root: '/r', worktree: '/r',
-      in_place: true, branch: 'main', steps: [{ name: 'v', type: 'validation', commands: ['true'], max_attempts: 1, on_failure: 'fail' }],
+      schema_version: '1.0',
+      id: 'task-20260117-143022',
+      workspace_id: 'w',
+      template: 't',
+      description: 'd',
+      created_at: '2026-01-17T14:30:22Z',
+      updated_at: '2026-01-17T14:30:22Z',
+      status: 'step_running',
+      repo_root: '/r',
+      worktree: '/r',
+      in_place: true,
+      branch: 'main',
+      steps: [{ name: 'v', type: 'validation', commands: ['true'], max_attempts: 1, on_failure: 'fail' }],
     };
     expect(parseTask(base).id).toBe(base.id);
     const field = (over: Record<string, unknown>) => {
@@ -156,8 +169,12 @@ describe('task.json is validated at the edge', () => {
     expect(field({ steps: [{ name: 'a', type: 'ai', max_attempts: 1, on_failure: 'fail' }] })).toBe('steps[0].prompt');
     expect(field({ steps: [{ name: 'a', type: 'git', action: 'rebase', max_attempts: 1, on_failure: 'fail' }] })).toBe('steps[0].action');
     expect(field({ steps: [{ name: 'a', type: 'command', run: [1], max_attempts: 1, on_failure: 'fail' }] })).toBe('steps[0].run');
-    expect(field({ steps: [{ name: 'a', type: 'human', prompt: 'ok?', max_attempts: 0, on_failure: 'fail' }] })).toBe('steps[0].max_attempts');
-    expect(field({ steps: [{ name: 'a', type: 'human', prompt: 'ok?', max_attempts: 1, on_failure: 'retry' }] })).toBe('steps[0].on_failure');
+    expect(field({ steps: [{ name: 'a', type: 'human', prompt: 'ok?', max_attempts: 0, on_failure: 'fail' }] })).toBe(
+      'steps[0].max_attempts',
+    );
+    expect(field({ steps: [{ name: 'a', type: 'human', prompt: 'ok?', max_attempts: 1, on_failure: 'retry' }] })).toBe(
+      'steps[0].on_failure',
+    );
     expect(field({ task_index: -1 })).toBe('task_index');
     expect(field({ validation_commands: 'npm test' })).toBe('validation_commands');
     expect(field({ in_place: 'yes' })).toBe('in_place');
@@ -166,10 +183,15 @@ describe('task.json is validated at the edge', () => {
 
 describe('config.yaml of any shape, and durations that make no sense', () => {
   it('a list or a scalar is ignored with a warning; defaults apply', async () => {
-    for (const [text, kind] of [['- hooks\n- ai\n', 'a list'], ['just text\n', 'text']] as const) {
+    for (const [text, kind] of [
+      ['- hooks\n- ai\n', 'a list'],
+      ['just text\n', 'text'],
+    ] as const) {
       writeFileSync(join(home, 'config.yaml'), text);
       const { config, warnings } = await loadConfig({ home, env: {} });
-      expect(warnings.join('\n')).toContain(`${join(home, 'config.yaml')}: expected settings by key (like "hooks:" with keys under it), got ${kind}; the file is ignored`);
+      expect(warnings.join('\n')).toContain(
+        `${join(home, 'config.yaml')}: expected settings by key (like "hooks:" with keys under it), got ${kind}; the file is ignored`,
+      );
       expect(config.hooks.max_checkpoints).toBe(50);
     }
   });
@@ -180,10 +202,16 @@ describe('config.yaml of any shape, and durations that make no sense', () => {
     expect(config.hooks.heartbeat_interval).toBe(10_000);
     expect(config.hooks.stale_threshold).toBe(300_000);
     expect(config.hooks.checkpoint_interval).toBe(0); // 0 turns interval checkpoints off
-    expect(warnings).toContain(`${join(home, 'config.yaml')}: invalid hooks.heartbeat_interval: expected at least 1s, got 0; using 10s (the default)`);
-    expect(warnings).toContain(`${join(home, 'config.yaml')}: invalid hooks.stale_threshold: expected at least 10s, got "1ms"; using 5m (the default)`);
+    expect(warnings).toContain(
+      `${join(home, 'config.yaml')}: invalid hooks.heartbeat_interval: expected at least 1s, got 0; using 10s (the default)`,
+    );
+    expect(warnings).toContain(
+      `${join(home, 'config.yaml')}: invalid hooks.stale_threshold: expected at least 10s, got "1ms"; using 5m (the default)`,
+    );
     const env = await loadConfig({ home, env: { ATLAS_HOOKS_STALE_THRESHOLD: '2s' } });
-    expect(env.warnings).toContain('environment ATLAS_HOOKS_STALE_THRESHOLD: invalid hooks.stale_threshold: expected at least 10s, got "2s"; using 5m (the default)');
+    expect(env.warnings).toContain(
+      'environment ATLAS_HOOKS_STALE_THRESHOLD: invalid hooks.stale_threshold: expected at least 10s, got "2s"; using 5m (the default)',
+    );
   });
 
   it('YAML warnings are atlas warnings, not raw (node:PID) lines, also when the parse is cached', () => {

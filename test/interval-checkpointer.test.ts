@@ -18,7 +18,12 @@ describe('interval checkpoints', () => {
     const home = tempDir();
     const t = await makeTask({ home, repo: makeRepo() });
     const errors: unknown[] = [];
-    const ticker = startIntervalCheckpoints(t.manager, 60, () => 'still implementing', (e) => errors.push(e));
+    const ticker = startIntervalCheckpoints(
+      t.manager,
+      60,
+      () => 'still implementing',
+      (e) => errors.push(e),
+    );
     await waitFor(() => (intervalCount(t.ref) >= 3 ? true : undefined), 20_000, 'three interval checkpoints');
     await ticker.stop();
     const atStop = intervalCount(t.ref);
@@ -27,7 +32,13 @@ describe('interval checkpoints', () => {
     expect(errors).toEqual([]);
     const hook = readHook(t.ref);
     const last = hook.checkpoints[hook.checkpoints.length - 1]!;
-    expect(last).toMatchObject({ trigger: 'interval', description: 'still implementing', step_name: 'implement', step_index: 1, git_branch: t.task.branch });
+    expect(last).toMatchObject({
+      trigger: 'interval',
+      description: 'still implementing',
+      step_name: 'implement',
+      step_index: 1,
+      git_branch: t.task.branch,
+    });
     expect(hook.current_step?.current_checkpoint_id).toBe(last.checkpoint_id);
   });
 

@@ -49,7 +49,7 @@ describe('checkLayoutAfterCommand', () => {
     expect(existsSync(join(repo, '.git', 'commondir'))).toBe(true);
   });
 
-  it('refuses a .git file that names a folder of the step\'s choosing', () => {
+  it("refuses a .git file that names a folder of the step's choosing", () => {
     const { taskDir } = setup();
     const tree = tempDir('atlas-pointer-');
     const other = makeGitRepo();
@@ -59,7 +59,7 @@ describe('checkLayoutAfterCommand', () => {
     expect(error!.message).toMatch(/layout/);
   });
 
-  it('moves a new loose ref that shadows a packed-only branch, and keeps the task\'s own and protected ones', () => {
+  it("moves a new loose ref that shadows a packed-only branch, and keeps the task's own and protected ones", () => {
     const { repo, taskDir } = setup();
     git(repo, 'branch', 'release');
     git(repo, 'pack-refs', '--all');

@@ -10,28 +10,38 @@ import { denialWarnings, sortDenials } from '../src/engine/executors/ai-outcome.
 import { tempDir } from './helpers/core-fixtures.js';
 
 const SESSION = '0b1d3c5e-aaaa-bbbb-cccc-123456789abc';
-const line = (id: string, at: string, usage: Record<string, number>) => JSON.stringify({ type: 'assistant', timestamp: at, message: { id, model: 'claude-x', usage } });
+const line = (id: string, at: string, usage: Record<string, number>) =>
+  JSON.stringify({ type: 'assistant', timestamp: at, message: { id, model: 'claude-x', usage } });
 
 function transcript(): { env: NodeJS.ProcessEnv; path: string } {
   const config = tempDir();
   const dir = join(config, 'projects', '-tmp-project');
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${SESSION}.jsonl`);
-  writeFileSync(path, [
-    line('m-old', '2026-01-01T00:00:00Z', { input_tokens: 1000, output_tokens: 100 }),
-    line('m-old', '2026-01-01T00:00:09Z', { input_tokens: 1000, output_tokens: 100 }),
-    line('m1', '2026-01-01T00:01:00Z', { input_tokens: 10, output_tokens: 3, cache_read_input_tokens: 4 }),
-    line('m1', '2026-01-01T00:01:01Z', { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 4 }),
-    line('m2', '2026-01-01T00:01:05Z', { input_tokens: 20, output_tokens: 7, cache_creation_input_tokens: 2 }),
-    '{"type":"assistant","message":{"id":"m3"',
-  ].join('\n'));
+  writeFileSync(
+    path,
+    [
+      line('m-old', '2026-01-01T00:00:00Z', { input_tokens: 1000, output_tokens: 100 }),
+      line('m-old', '2026-01-01T00:00:09Z', { input_tokens: 1000, output_tokens: 100 }),
+      line('m1', '2026-01-01T00:01:00Z', { input_tokens: 10, output_tokens: 3, cache_read_input_tokens: 4 }),
+      line('m1', '2026-01-01T00:01:01Z', { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 4 }),
+      line('m2', '2026-01-01T00:01:05Z', { input_tokens: 20, output_tokens: 7, cache_creation_input_tokens: 2 }),
+      '{"type":"assistant","message":{"id":"m3"',
+    ].join('\n'),
+  );
   return { env: { CLAUDE_CONFIG_DIR: config, HOME: tempDir() }, path };
 }
 
 describe('a cut-off run from its transcript', () => {
-  it('counts this run\'s messages once each, leaving out an earlier run\'s', () => {
+  it("counts this run's messages once each, leaving out an earlier run's", () => {
     const { path } = transcript();
-    expect(transcriptUsage(path, { sinceMs: Date.parse('2026-01-01T00:00:30Z') })).toMatchObject({ messages: 2, input_tokens: 30, output_tokens: 12, cache_read_tokens: 4, cache_creation_tokens: 2 });
+    expect(transcriptUsage(path, { sinceMs: Date.parse('2026-01-01T00:00:30Z') })).toMatchObject({
+      messages: 2,
+      input_tokens: 30,
+      output_tokens: 12,
+      cache_read_tokens: 4,
+      cache_creation_tokens: 2,
+    });
     expect(transcriptUsage(path).messages).toBe(3);
   });
 
@@ -44,9 +54,24 @@ describe('a cut-off run from its transcript', () => {
 
   it('a partial row takes the larger figures, keeps the cost unknown; without a transcript it is unchanged', () => {
     const { env } = transcript();
-    const stream = { ...emptyStats(), total_input_tokens: 25, cache_read_tokens: 9, partial: true, total_output_tokens: null, cost_usd: null };
+    const stream = {
+      ...emptyStats(),
+      total_input_tokens: 25,
+      cache_read_tokens: 9,
+      partial: true,
+      total_output_tokens: null,
+      cost_usd: null,
+    };
     const settled = cutOffRunStats(stream, SESSION, '2026-01-01T00:00:30Z', env);
-    expect(settled).toMatchObject({ total_input_tokens: 30, total_output_tokens: 12, cache_read_tokens: 9, cache_creation_tokens: 2, total_cache_tokens: 11, partial: true, cost_usd: null });
+    expect(settled).toMatchObject({
+      total_input_tokens: 30,
+      total_output_tokens: 12,
+      cache_read_tokens: 9,
+      cache_creation_tokens: 2,
+      total_cache_tokens: 11,
+      partial: true,
+      cost_usd: null,
+    });
     expect(settled.models).toEqual([expect.objectContaining({ model: 'claude-x', cost_usd: null })]);
     expect(cutOffRunStats(stream, null, '2026-01-01T00:00:30Z', env)).toBe(stream);
     expect(cutOffRunStats(stream, 'no-such-session', '2026-01-01T00:00:30Z', env)).toBe(stream);
@@ -55,7 +80,7 @@ describe('a cut-off run from its transcript', () => {
 });
 
 describe('refusals', () => {
-  it('tells the guard\'s (never how to allow them) from the permission settings\' (how to allow them)', () => {
+  it("tells the guard's (never how to allow them) from the permission settings' (how to allow them)", () => {
     const home = tempDir();
     const cwd = tempDir();
     const denials = [
@@ -67,7 +92,9 @@ describe('refusals', () => {
     expect(sorted.guard.map((g) => g.denial.tool_use_id)).toEqual(['t1', 't2']);
     expect(sorted.permission.map((d) => d.tool_use_id)).toEqual(['t3']);
     const [guard, permission] = denialWarnings(sorted);
-    expect(guard).toMatch(/^atlas refused 2 tool calls of the agent \(atlas guard\): Read\(.*master\.key\): .*\(and 1 more, in the hook's event\)$/);
+    expect(guard).toMatch(
+      /^atlas refused 2 tool calls of the agent \(atlas guard\): Read\(.*master\.key\): .*\(and 1 more, in the hook's event\)$/,
+    );
     expect(guard).not.toContain('allowed_tools');
     expect(permission).toContain('ai.allowed_tools');
     expect(denialWarnings(sortDenials([], cwd, home))).toEqual([]);

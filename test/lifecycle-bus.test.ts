@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defaultConfig } from '../src/config/load.js';
 import { AtlasError } from '../src/domain/errors.js';
 import type { Task } from '../src/domain/task.js';
 import { ProcessGroups } from '../src/engine/processes.js';
@@ -11,7 +12,6 @@ import { createLifecycleBus } from '../src/lifecycle/bus.js';
 import { baseEvent, lifecycleBusForTask, taskLifecycleCommands } from '../src/lifecycle/for-task.js';
 import { readLifecycleLog } from '../src/lifecycle/log.js';
 import { tail } from '../src/lifecycle/run-command.js';
-import { defaultConfig } from '../src/config/load.js';
 
 let dir: string;
 let taskDir: string;
@@ -32,8 +32,22 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const base = () => ({ task_id: 'task-20260101-000000', step_name: 'implement', conversation_id: 'conv-0123456789ab', workspace, task_dir: taskDir });
-const message = { key: 'm1', conversation_id: 'conv-0123456789ab', body: 'hello', role: 2 as const, timestamp: 1, tokens: 3, tool_calls: [] };
+const base = () => ({
+  task_id: 'task-20260101-000000',
+  step_name: 'implement',
+  conversation_id: 'conv-0123456789ab',
+  workspace,
+  task_dir: taskDir,
+});
+const message = {
+  key: 'm1',
+  conversation_id: 'conv-0123456789ab',
+  body: 'hello',
+  role: 2 as const,
+  timestamp: 1,
+  tokens: 3,
+  tool_calls: [],
+};
 const usage = { input_tokens: 10, output_tokens: null, cache_read_tokens: 1, cache_creation_tokens: 2, cost_usd: null, partial: true };
 
 function notes(): { list: string[]; reporter: { note(text: string): void } } {
@@ -65,14 +79,23 @@ describe('lifecycle bus', () => {
       [rec('tpl'), 'template', 'ok'],
       [rec('cfg'), 'config', 'ok'],
     ]);
-    expect(entries[1]).toMatchObject({ point: 'on_message', task_id: base().task_id, step_name: 'implement', conversation_id: 'conv-0123456789ab', exit_code: 0 });
+    expect(entries[1]).toMatchObject({
+      point: 'on_message',
+      task_id: base().task_id,
+      step_name: 'implement',
+      conversation_id: 'conv-0123456789ab',
+      exit_code: 0,
+    });
     expect(entries[0]!.exit_code).toBeUndefined();
   });
 
   it('keeps emission order even when callers do not await: OnMessage → OnStreamFinish → OnTerminate', async () => {
     const out = join(dir, 'order.txt');
     const cmd = `cat > /dev/null; echo $ATLAS_HOOK_POINT >> ${out}`;
-    const bus = createLifecycleBus({ config: { on_cold_start: [], on_message: [`sleep 0.2; ${cmd}`], on_stream_finish: [cmd], on_terminate: [cmd], timeout: 5000 }, groups });
+    const bus = createLifecycleBus({
+      config: { on_cold_start: [], on_message: [`sleep 0.2; ${cmd}`], on_stream_finish: [cmd], on_terminate: [cmd], timeout: 5000 },
+      groups,
+    });
     void bus.message({ ...base(), point: 'on_message', message });
     void bus.streamFinish({ ...base(), point: 'on_stream_finish', ok: true, usage, error: null });
     void bus.terminate({ ...base(), point: 'on_terminate', reason: 'completed' });
@@ -98,7 +121,12 @@ describe('lifecycle bus', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
     const entries = readLifecycleLog(taskDir).entries;
     // per source, the order of points holds
-    expect(entries.filter((e) => e.source === 'builtin').map((e) => e.point)).toEqual(['on_message', 'on_message', 'on_message', 'on_stream_finish']);
+    expect(entries.filter((e) => e.source === 'builtin').map((e) => e.point)).toEqual([
+      'on_message',
+      'on_message',
+      'on_message',
+      'on_stream_finish',
+    ]);
     expect(entries.filter((e) => e.source === 'config').map((e) => e.point)).toEqual(['on_message', 'on_message', 'on_message']);
   });
 
@@ -110,7 +138,9 @@ describe('lifecycle bus', () => {
     });
     const error = await bus.coldStart({ ...base(), point: 'on_cold_start', reason: 'new_workspace' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AtlasError);
-    expect((error as AtlasError).message).toBe('OnColdStart hook "echo restoring; echo "no route to store" >&2; exit 9" (config) failed: exit code 9; stderr: no route to store');
+    expect((error as AtlasError).message).toBe(
+      'OnColdStart hook "echo restoring; echo "no route to store" >&2; exit 9" (config) failed: exit code 9; stderr: no route to store',
+    );
     expect((error as AtlasError).hint).toContain('lifecycle configuration');
     expect(() => readFileSync(out)).toThrow();
     const [entry] = readLifecycleLog(taskDir).entries;
@@ -121,7 +151,11 @@ describe('lifecycle bus', () => {
 
   it('OnColdStart: a failing builtin (the workspace restore) throws too, with its hint', async () => {
     const bus = createLifecycleBus({
-      builtins: { on_cold_start: async () => { throw new AtlasError('the store is not reachable', { hint: 'check sync.store' }); } },
+      builtins: {
+        on_cold_start: async () => {
+          throw new AtlasError('the store is not reachable', { hint: 'check sync.store' });
+        },
+      },
       template: { on_cold_start: ['true'] },
       config: NO_COMMANDS,
       groups,
@@ -135,7 +169,9 @@ describe('lifecycle bus', () => {
   it('OnColdStart: a timeout and a program that cannot start are failures', async () => {
     const timed = createLifecycleBus({ template: { on_cold_start: ['sleep 20'] }, config: { ...NO_COMMANDS, timeout: 200 }, groups });
     const started = Date.now();
-    await expect(timed.coldStart({ ...base(), point: 'on_cold_start', reason: 'resumed' })).rejects.toThrow('OnColdStart hook "sleep 20" (template) timed out: timed out after 200 ms');
+    await expect(timed.coldStart({ ...base(), point: 'on_cold_start', reason: 'resumed' })).rejects.toThrow(
+      'OnColdStart hook "sleep 20" (template) timed out: timed out after 200 ms',
+    );
     expect(Date.now() - started).toBeLessThan(5000);
     expect(readLifecycleLog(taskDir).entries[0]).toMatchObject({ outcome: 'timeout', exit_code: 124 });
 
@@ -153,7 +189,11 @@ describe('lifecycle bus', () => {
   it('non-critical points log and report failures once per hook (every run with verbose), and never throw', async () => {
     const { list, reporter } = notes();
     const bus = createLifecycleBus({
-      builtins: { on_stream_finish: async () => { throw new Error('ledger disk full'); } },
+      builtins: {
+        on_stream_finish: async () => {
+          throw new Error('ledger disk full');
+        },
+      },
       config: { ...NO_COMMANDS, on_message: ['echo oops >&2; exit 1'], on_stream_finish: ['kill -9 $$'] },
       groups,
       reporter,
@@ -169,7 +209,12 @@ describe('lifecycle bus', () => {
     expect(readLifecycleLog(taskDir).entries.map((e) => e.outcome)).toEqual(['failed', 'failed', 'failed', 'failed']);
 
     const verbose = notes();
-    const loud = createLifecycleBus({ config: { ...NO_COMMANDS, on_terminate: ['true', 'exit 2'] }, groups, reporter: verbose.reporter, verbose: true });
+    const loud = createLifecycleBus({
+      config: { ...NO_COMMANDS, on_terminate: ['true', 'exit 2'] },
+      groups,
+      reporter: verbose.reporter,
+      verbose: true,
+    });
     await loud.terminate({ ...base(), point: 'on_terminate', reason: 'completed' });
     await loud.terminate({ ...base(), point: 'on_terminate', reason: 'completed' });
     expect(verbose.list).toHaveLength(4);
@@ -177,9 +222,13 @@ describe('lifecycle bus', () => {
     expect(verbose.list[3]).toBe('OnTerminate hook "exit 2" (config) failed: exit code 2');
   });
 
-  it('a task\'s template commands come from task.json, validated; the config adds its own', () => {
+  it("a task's template commands come from task.json, validated; the config adds its own", () => {
     const warnings: string[] = [];
-    const task = { id: 'task-20260101-000000', worktree: workspace, lifecycle: { on_message: ['echo a'], on_terminate: 'not a list', on_cold_start: [''] } } as unknown as Task;
+    const task = {
+      id: 'task-20260101-000000',
+      worktree: workspace,
+      lifecycle: { on_message: ['echo a'], on_terminate: 'not a list', on_cold_start: [''] },
+    } as unknown as Task;
     expect(taskLifecycleCommands(task, (w) => warnings.push(w))).toEqual({ on_message: ['echo a'] });
     expect(warnings).toEqual([
       'task task-20260101-000000: task.json "lifecycle.on_cold_start" is not a list of commands; it is ignored',
@@ -191,15 +240,32 @@ describe('lifecycle bus', () => {
 
     const config = defaultConfig();
     config.lifecycle.on_message = ['echo b'];
-    const bus = lifecycleBusForTask({ task, config, groups, reporter: { note: () => undefined }, builtins: { on_message: async () => undefined }, verbose: false, env: process.env });
+    const bus = lifecycleBusForTask({
+      task,
+      config,
+      groups,
+      reporter: { note: () => undefined },
+      builtins: { on_message: async () => undefined },
+      verbose: false,
+      env: process.env,
+    });
     expect(bus.hooksOf('on_message').map((h) => h.hook)).toEqual(['builtin:on_message', 'echo a', 'echo b']);
-    expect(baseEvent(task, taskDir, null)).toEqual({ task_id: task.id, step_name: null, conversation_id: null, workspace, task_dir: taskDir });
+    expect(baseEvent(task, taskDir, null)).toEqual({
+      task_id: task.id,
+      step_name: null,
+      conversation_id: null,
+      workspace,
+      task_dir: taskDir,
+    });
   });
 
   it('keeps the end of long stderr, and skips torn lines of lifecycle.log', () => {
     expect(tail(`${'x'.repeat(50)}END`, 10)).toBe('…xxxxxxEND');
     expect(tail('short\n\n')).toBe('short');
-    writeFileSync(join(taskDir, 'lifecycle.log'), '{"at":"2026-01-01T00:00:00Z","point":"on_message","hook":"x","duration_ms":1,"outcome":"ok"}\n{"torn\n[1]\n\n');
+    writeFileSync(
+      join(taskDir, 'lifecycle.log'),
+      '{"at":"2026-01-01T00:00:00Z","point":"on_message","hook":"x","duration_ms":1,"outcome":"ok"}\n{"torn\n[1]\n\n',
+    );
     const { entries, skipped } = readLifecycleLog(taskDir);
     expect(entries).toHaveLength(1);
     expect(skipped).toBe(2);

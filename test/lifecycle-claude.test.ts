@@ -13,7 +13,11 @@ import type { HookRecorder } from './helpers/lifecycle-fixtures.js';
 import { hookRecorder, lifecycleLog } from './helpers/lifecycle-fixtures.js';
 
 const SCRIPT = [
-  { text: 'I will write the notes.', toolUses: [{ id: 'toolu_w1', name: 'Write', input: { file_path: 'NOTES.md', content: 'notes\n' } }], usage: { input_tokens: 100, output_tokens: 20 } },
+  {
+    text: 'I will write the notes.',
+    toolUses: [{ id: 'toolu_w1', name: 'Write', input: { file_path: 'NOTES.md', content: 'notes\n' } }],
+    usage: { input_tokens: 100, output_tokens: 20 },
+  },
   { text: 'Wrote NOTES.md.', usage: { input_tokens: 150, output_tokens: 10 } },
 ];
 
@@ -55,8 +59,14 @@ function setup(lifecycle: (recorder: HookRecorder) => string): { sb: Sandbox; en
  */
 function assertOrder(entries: any[]): void {
   // atlas has no OnTerminate builtin by default; the user's commands have all three points.
-  assertPointOrder(entries.filter((e) => e.source === 'builtin').map((e) => e.point), ['on_message', 'on_stream_finish']);
-  assertPointOrder(entries.filter((e) => e.source !== 'builtin').map((e) => e.point), ['on_message', 'on_stream_finish', 'on_terminate']);
+  assertPointOrder(
+    entries.filter((e) => e.source === 'builtin').map((e) => e.point),
+    ['on_message', 'on_stream_finish'],
+  );
+  assertPointOrder(
+    entries.filter((e) => e.source !== 'builtin').map((e) => e.point),
+    ['on_message', 'on_stream_finish', 'on_terminate'],
+  );
 }
 
 /** Every point present, and each one's runs all before the next one's first. */
@@ -68,12 +78,16 @@ function assertPointOrder(points: string[], order: string[]): void {
 describe('lifecycle hooks with the real Claude Code', () => {
   it('a failing OnColdStart stops the step before Claude Code starts; fixed, recover completes the task', async () => {
     fake = await startFakeAnthropic(SCRIPT);
-    const { sb, env, recorder } = setup((r) => `  on_cold_start: ${JSON.stringify(r.command('cold'))}\n  on_terminate: ${JSON.stringify(r.command('term'))}\n`);
+    const { sb, env, recorder } = setup(
+      (r) => `  on_cold_start: ${JSON.stringify(r.command('cold'))}\n  on_terminate: ${JSON.stringify(r.command('term'))}\n`,
+    );
     writeFileSync(recorder.failMarker, '');
 
     const failed = await atlas(sb, ['start', 'notes', 'the project'], { env });
     expect(failed.code).toBe(5);
-    expect(failed.stdout).toContain(`OnColdStart hook "${recorder.command('cold')}" (template) failed: exit code 3; stderr: hook says: the store is unreachable`);
+    expect(failed.stdout).toContain(
+      `OnColdStart hook "${recorder.command('cold')}" (template) failed: exit code 3; stderr: hook says: the store is unreachable`,
+    );
     expect(fake.served()).toBe(0);
     const { task, dir } = onlyTask(sb);
     expect(onlyTask(sb).hook.state).toBe('awaiting_human');
@@ -88,7 +102,11 @@ describe('lifecycle hooks with the real Claude Code', () => {
     expect(transitions(after)).toContain('step_running → awaiting_human (cold_start_failed)');
     // Each hook got the event as valid JSON (the recorder parsed it).
     const runs = recorder.runs();
-    expect(runs.map((r) => `${r.label}:${r.event.point}:${r.event.reason}`)).toEqual(['cold:on_cold_start:new_workspace', 'cold:on_cold_start:resumed', 'term:on_terminate:completed']);
+    expect(runs.map((r) => `${r.label}:${r.event.point}:${r.event.reason}`)).toEqual([
+      'cold:on_cold_start:new_workspace',
+      'cold:on_cold_start:resumed',
+      'term:on_terminate:completed',
+    ]);
     expect(runs[1]!.event).toMatchObject({ task_id: task.id, step_name: 'write', workspace: task.worktree, task_dir: dir });
     const points = lifecycleLog(dir).map((e) => `${e.point}:${e.outcome}`);
     expect(points[0]).toBe('on_cold_start:failed');
@@ -100,12 +118,21 @@ describe('lifecycle hooks with the real Claude Code', () => {
     it('OnMessage → OnStreamFinish → OnTerminate, each hook with valid JSON; a failing OnStreamFinish does not fail the task', async () => {
       fake = await startFakeAnthropic(SCRIPT);
       const { sb, env, recorder } = setup(() => '');
-      const result = await atlas(sb, [
-        'start', 'notes', 'the project',
-        '-c', `lifecycle.on_message=${recorder.command('msg')}`,
-        '-c', `lifecycle.on_stream_finish=["${recorder.command('finish')}", "exit 4"]`,
-        '-c', `lifecycle.on_terminate=${recorder.command('term')}`,
-      ], { env });
+      const result = await atlas(
+        sb,
+        [
+          'start',
+          'notes',
+          'the project',
+          '-c',
+          `lifecycle.on_message=${recorder.command('msg')}`,
+          '-c',
+          `lifecycle.on_stream_finish=["${recorder.command('finish')}", "exit 4"]`,
+          '-c',
+          `lifecycle.on_terminate=${recorder.command('term')}`,
+        ],
+        { env },
+      );
       expect(result.code, result.stderr).toBe(0);
       const { dir, hook, task } = onlyTask(sb);
       expect(hook.state).toBe('completed');
@@ -114,20 +141,33 @@ describe('lifecycle hooks with the real Claude Code', () => {
       const finish = runs.find((r) => r.label === 'finish')!;
       expect(finish.event).toMatchObject({ point: 'on_stream_finish', ok: true, task_id: task.id, step_name: 'write' });
       expect(finish.event.usage).toMatchObject({ input_tokens: 250, output_tokens: 30, partial: false });
-      expect(runs.filter((r) => r.label === 'msg').every((r) => typeof r.event.message.body === 'string' && r.event.conversation_id === finish.event.conversation_id)).toBe(true);
+      expect(
+        runs
+          .filter((r) => r.label === 'msg')
+          .every((r) => typeof r.event.message.body === 'string' && r.event.conversation_id === finish.event.conversation_id),
+      ).toBe(true);
       // The rows OnMessage receives, as docs/lifecycle-hooks.md says: the prompt, the assistant
       // message with its Write still pending, then the result as its own role 3 message.
       const messages = runs.filter((r) => r.label === 'msg').map((r) => r.event.message);
       const write = messages.find((m) => m.role === 2 && m.tool_calls.some((c: any) => c.name === 'Write'))!;
       expect(messages[0]).toMatchObject({ key: 'prompt', role: 1 });
       expect(write.tool_calls[0]).toMatchObject({ type: 'tool_use', status: 'pending' });
-      expect(messages.find((m) => m.key === `tool-${write.tool_calls[0].id}`)).toMatchObject({ role: 3, tool_calls: [{ type: 'tool_result', status: 'success' }] });
+      expect(messages.find((m) => m.key === `tool-${write.tool_calls[0].id}`)).toMatchObject({
+        role: 3,
+        tool_calls: [{ type: 'tool_result', status: 'success' }],
+      });
       assertOrder(lifecycleLog(dir));
       expect(lifecycleLog(dir).find((e) => e.hook === 'exit 4')).toMatchObject({ outcome: 'failed', exit_code: 4 });
 
       // The reading side over what the real run recorded: the ledger equals the scripted usage.
       const usage = await atlas(sb, ['usage', '--task', task.id, '--json'], { env });
-      expect(JSON.parse(usage.stdout).total).toMatchObject({ conversations: 1, partial: 0, input_tokens: 250, output_tokens: 30, output_tokens_complete: true });
+      expect(JSON.parse(usage.stdout).total).toMatchObject({
+        conversations: 1,
+        partial: 0,
+        input_tokens: 250,
+        output_tokens: 30,
+        output_tokens_complete: true,
+      });
       const transcript = await atlas(sb, ['conversation', task.id], { env });
       expect(transcript.code).toBe(0);
       expect(transcript.stdout).toContain('Write NOTES.md for: the project');

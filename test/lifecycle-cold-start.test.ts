@@ -32,7 +32,13 @@ const steps = [
   { name: 'plan', type: 'command', run: ['true'], max_attempts: 1, on_failure: 'fail' },
   { name: 'implement', type: 'ai', prompt: 'x', max_attempts: 3, on_failure: 'fail' },
 ];
-const task = () => ({ id: 'task-20260101-000000', worktree: repo, steps, lifecycle: { on_terminate: ['cat > /dev/null; echo "$ATLAS_HOOK_POINT $PWD" > ../term.txt'] } }) as unknown as Task;
+const task = () =>
+  ({
+    id: 'task-20260101-000000',
+    worktree: repo,
+    steps,
+    lifecycle: { on_terminate: ['cat > /dev/null; echo "$ATLAS_HOOK_POINT $PWD" > ../term.txt'] },
+  }) as unknown as Task;
 
 describe('runColdStart', () => {
   it('succeeds quietly, or moves what the failed run added (files and folders) out of the tree', async () => {
@@ -41,7 +47,13 @@ describe('runColdStart', () => {
     expect(await runColdStart(ok, { task: task(), taskDir, stepName: 'implement', attempt: 1, reason: 'new_workspace' })).toBeUndefined();
     expect(existsSync(join(repo, 'restored.txt'))).toBe(true);
 
-    const failing = createLifecycleBus({ template: { on_cold_start: ['mkdir -p cache/deep && echo c > cache/deep/f && echo half > half.txt && echo "disk full" >&2 && exit 1'] }, config: NO_COMMANDS, groups });
+    const failing = createLifecycleBus({
+      template: {
+        on_cold_start: ['mkdir -p cache/deep && echo c > cache/deep/f && echo half > half.txt && echo "disk full" >&2 && exit 1'],
+      },
+      config: NO_COMMANDS,
+      groups,
+    });
     const failure = await runColdStart(failing, { task: task(), taskDir, stepName: 'implement', attempt: 2, reason: 'resumed' });
     expect(failure?.error.message).toContain('failed: exit code 1; stderr: disk full');
     expect(failure?.moved.sort()).toEqual(['cache', 'half.txt']);
@@ -55,10 +67,20 @@ describe('runColdStart', () => {
 
   it('reports a failure that added nothing, and works when the workspace is not a git tree', async () => {
     const failing = createLifecycleBus({ template: { on_cold_start: ['exit 2'] }, config: NO_COMMANDS, groups });
-    expect(await runColdStart(failing, { task: task(), taskDir, stepName: 'implement', attempt: 1, reason: 'resumed' })).toMatchObject({ moved: [] });
+    expect(await runColdStart(failing, { task: task(), taskDir, stepName: 'implement', attempt: 1, reason: 'resumed' })).toMatchObject({
+      moved: [],
+    });
     const plain = tempDir('atlas-cold-plain-');
     const noGit = { ...task(), worktree: plain } as Task;
-    const bus = createLifecycleBus({ builtins: { on_cold_start: async () => { throw 'not an Error'; } }, config: NO_COMMANDS, groups });
+    const bus = createLifecycleBus({
+      builtins: {
+        on_cold_start: async () => {
+          throw 'not an Error';
+        },
+      },
+      config: NO_COMMANDS,
+      groups,
+    });
     const failure = await runColdStart(bus, { task: noGit, taskDir, stepName: 'implement', attempt: 1, reason: 'resumed' });
     expect(failure?.error.message).toBe('the builtin OnColdStart hook failed: not an Error');
     expect(failure?.moved).toEqual([]);
@@ -67,7 +89,10 @@ describe('runColdStart', () => {
 
   it('says new_workspace until an agent step of the task has started', () => {
     const hook = newHook('task-20260101-000000', 'ws', '2026-01-01T00:00:00Z');
-    const started = (index: number) => ({ ...hook, history: [...hook.history, { ...hook.history[0]!, trigger: 'step_start', details: { step_index: index } }] });
+    const started = (index: number) => ({
+      ...hook,
+      history: [...hook.history, { ...hook.history[0]!, trigger: 'step_start', details: { step_index: index } }],
+    });
     expect(coldStartReason(hook, task())).toBe('new_workspace');
     expect(coldStartReason(started(0), task())).toBe('new_workspace');
     expect(coldStartReason(started(1), task())).toBe('resumed');
@@ -75,16 +100,30 @@ describe('runColdStart', () => {
 });
 
 describe('emitTerminate outside a run', () => {
-  it('runs the task\'s OnTerminate hooks in the removed workspace\'s task folder, and logs them', async () => {
+  it("runs the task's OnTerminate hooks in the removed workspace's task folder, and logs them", async () => {
     mkdirSync(join(taskDir, 'inner'));
     const notes: string[] = [];
     const config = defaultConfig();
     config.lifecycle.on_terminate = ['exit 5'];
-    await emitTerminate({ task: task(), taskDir: join(taskDir, 'inner'), config, reason: 'workspace_removed', workspace: join(repo, 'gone'), verbose: true, note: (t) => notes.push(t) });
+    await emitTerminate({
+      task: task(),
+      taskDir: join(taskDir, 'inner'),
+      config,
+      reason: 'workspace_removed',
+      workspace: join(repo, 'gone'),
+      verbose: true,
+      note: (t) => notes.push(t),
+    });
     expect(readFileSync(join(taskDir, 'term.txt'), 'utf8')).toBe(`on_terminate ${join(taskDir, 'inner')}\n`);
     expect(readLifecycleLog(join(taskDir, 'inner')).entries.map((e) => e.outcome)).toEqual(['ok', 'failed']);
     expect(notes[1]).toBe('OnTerminate hook "exit 5" (config) failed: exit code 5');
-    await emitTerminate({ task: { ...task(), lifecycle: undefined } as Task, taskDir: join(taskDir, 'inner'), config: defaultConfig(), reason: 'abandoned', builtins: { on_terminate: async () => undefined } });
+    await emitTerminate({
+      task: { ...task(), lifecycle: undefined } as Task,
+      taskDir: join(taskDir, 'inner'),
+      config: defaultConfig(),
+      reason: 'abandoned',
+      builtins: { on_terminate: async () => undefined },
+    });
     expect(readLifecycleLog(join(taskDir, 'inner')).entries.at(-1)).toMatchObject({ hook: 'builtin:on_terminate', outcome: 'ok' });
   });
 });

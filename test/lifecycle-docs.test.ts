@@ -9,7 +9,10 @@ import { ROOT } from './helpers/engine-fixtures.js';
 describe('docs/lifecycle-hooks.md', () => {
   it('has an example template that parses, one command or a list per point', async () => {
     const page = readFileSync(join(ROOT, 'docs', 'lifecycle-hooks.md'), 'utf8');
-    const yaml = page.split('```yaml\n').map((b) => b.split('```')[0]!).find((b) => b.startsWith('name: feature-synced'))!;
+    const yaml = page
+      .split('```yaml\n')
+      .map((b) => b.split('```')[0]!)
+      .find((b) => b.startsWith('name: feature-synced'))!;
     const template = await parseTemplateText(yaml, 'lifecycle-hooks.md', 'feature-synced');
     expect(template.lifecycle).toEqual({
       on_cold_start: ['npm ci --prefer-offline', './scripts/fetch-fixtures.sh'],
@@ -21,8 +24,12 @@ describe('docs/lifecycle-hooks.md', () => {
 
   it('rejects a lifecycle section that is not a mapping, and commands that are not text', async () => {
     const base = 'steps:\n  - name: a\n    type: command\n    run: "true"\n';
-    await expect(parseTemplateText(`${base}lifecycle: [echo]\n`, 't.yaml', 't')).rejects.toThrow('field "lifecycle": expected a mapping of hook points to commands, got a list');
-    await expect(parseTemplateText(`${base}lifecycle:\n  on_message: [1]\n`, 't.yaml', 't')).rejects.toThrow('lifecycle: field "on_message": command 1 is 1, not text');
+    await expect(parseTemplateText(`${base}lifecycle: [echo]\n`, 't.yaml', 't')).rejects.toThrow(
+      'field "lifecycle": expected a mapping of hook points to commands, got a list',
+    );
+    await expect(parseTemplateText(`${base}lifecycle:\n  on_message: [1]\n`, 't.yaml', 't')).rejects.toThrow(
+      'lifecycle: field "on_message": command 1 is 1, not text',
+    );
     const empty = await parseTemplateText(`${base}lifecycle:\n  on_message: []\n`, 't.yaml', 't');
     expect(empty.lifecycle).toEqual({});
   });

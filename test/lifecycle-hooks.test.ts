@@ -41,9 +41,15 @@ describe('lifecycle hooks with a command agent', () => {
     const rec = hookRecorder(sb.base);
     writeFiles(sb, { '.atlas/templates/hooked.yaml': template(rec.command) });
     const result = await atlas(sb, [
-      'start', 'hooked', 'add a thing', '--verbose', ...agentArgs(sb.base),
-      '-c', `lifecycle.on_cold_start=${rec.command('cfg-cold')}`,
-      '-c', `lifecycle.on_terminate=${rec.command('cfg-term')}`,
+      'start',
+      'hooked',
+      'add a thing',
+      '--verbose',
+      ...agentArgs(sb.base),
+      '-c',
+      `lifecycle.on_cold_start=${rec.command('cfg-cold')}`,
+      '-c',
+      `lifecycle.on_terminate=${rec.command('cfg-term')}`,
     ]);
     expect(result.stderr).not.toMatch(/warning|error/);
     expect(result.code).toBe(0);
@@ -78,7 +84,13 @@ describe('lifecycle hooks with a command agent', () => {
       'on_terminate template ok',
       'on_terminate config ok',
     ]);
-    expect(log[0]).toMatchObject({ hook: rec.command('tpl-cold'), task_id: task.id, step_name: 'implement', conversation_id: null, exit_code: 0 });
+    expect(log[0]).toMatchObject({
+      hook: rec.command('tpl-cold'),
+      task_id: task.id,
+      step_name: 'implement',
+      conversation_id: null,
+      exit_code: 0,
+    });
     expect(typeof log[0].duration_ms).toBe('number');
     // --verbose shows each run through the reporter
     expect(result.stdout).toContain(`OnColdStart hook "${rec.command('tpl-cold')}" (template): ok`);
@@ -90,12 +102,19 @@ describe('lifecycle hooks with a command agent', () => {
     const rec = hookRecorder(sb.base);
     // The hook leaves a half-restored file behind before failing.
     const leaving = `sh -c 'echo partial > restored.txt; ${rec.command('cold')}'`;
-    writeFiles(sb, { '.atlas/templates/hooked.yaml': template(() => leaving).replace(`    - ${JSON.stringify(leaving)}`, `    - ${JSON.stringify(rec.command('term'))}`) });
+    writeFiles(sb, {
+      '.atlas/templates/hooked.yaml': template(() => leaving).replace(
+        `    - ${JSON.stringify(leaving)}`,
+        `    - ${JSON.stringify(rec.command('term'))}`,
+      ),
+    });
     writeFileSync(rec.failMarker, '');
     const result = await atlas(sb, ['start', 'hooked', 'add a thing', ...agentArgs(sb.base)]);
     expect(result.code).toBe(5);
     const { task, dir, hook } = onlyTask(sb);
-    expect(result.stdout).toContain(`OnColdStart hook "${leaving}" (template) failed: exit code 3; stderr: hook says: the store is unreachable`);
+    expect(result.stdout).toContain(
+      `OnColdStart hook "${leaving}" (template) failed: exit code 3; stderr: hook says: the store is unreachable`,
+    );
     expect(result.stdout).toContain(`atlas recover --task ${task.id}`);
     expect(hook.state).toBe('awaiting_human');
     expect(transitions(hook).slice(-1)).toEqual(['step_running → awaiting_human (cold_start_failed)']);
@@ -112,7 +131,9 @@ describe('lifecycle hooks with a command agent', () => {
     rmSync(rec.failMarker);
     const recovered = await atlas(sb, ['recover', '--task', task.id, '--yes', ...agentArgs(sb.base)]);
     expect(recovered.stderr).not.toContain('error');
-    expect(recovered.stdout.replace(/\s+/g, ' ')).toContain('Recommended: retry_step. The OnColdStart lifecycle hook failed before step "implement" started its agent');
+    expect(recovered.stdout.replace(/\s+/g, ' ')).toContain(
+      'Recommended: retry_step. The OnColdStart lifecycle hook failed before step "implement" started its agent',
+    );
     expect(recovered.code).toBe(0);
     const after = onlyTask(sb);
     expect(after.hook.state).toBe('completed');
@@ -150,17 +171,26 @@ describe('lifecycle hooks with a command agent', () => {
     writeFiles(sb, { '.atlas/templates/hooked.yaml': template(rec.command).replace('ai.command', '') });
     writeFileSync(join(sb.base, 'fail-agent.js'), 'process.exit(4)\n');
     // on_cold_start ok, agent fails → task failed → OnTerminate(failed), which itself fails
-    const result = await atlas(sb, ['start', 'hooked', 'x', '--agent', 'command', '-c', `ai.command=node ${join(sb.base, 'fail-agent.js')}`,
-      '-c', 'lifecycle.on_terminate=exit 7']);
+    const result = await atlas(sb, [
+      'start',
+      'hooked',
+      'x',
+      '--agent',
+      'command',
+      '-c',
+      `ai.command=node ${join(sb.base, 'fail-agent.js')}`,
+      '-c',
+      'lifecycle.on_terminate=exit 7',
+    ]);
     expect(result.code).toBe(1);
     const { dir, task } = onlyTask(sb);
     expect(onlyTask(sb).hook.state).toBe('failed');
     expect(result.stdout).toContain('OnTerminate hook "exit 7" (config) failed: exit code 7');
-    expect(lifecycleLog(dir).filter((e) => e.source !== 'builtin').map((e) => `${e.point} ${e.source} ${e.outcome}`)).toEqual([
-      'on_cold_start template ok',
-      'on_terminate template ok',
-      'on_terminate config failed',
-    ]);
+    expect(
+      lifecycleLog(dir)
+        .filter((e) => e.source !== 'builtin')
+        .map((e) => `${e.point} ${e.source} ${e.outcome}`),
+    ).toEqual(['on_cold_start template ok', 'on_terminate template ok', 'on_terminate config failed']);
     // the failed run's stream finish still ran (the builtin records it), before OnTerminate
     const points = lifecycleLog(dir).map((e) => e.point);
     expect(points.indexOf('on_stream_finish')).toBeGreaterThan(points.lastIndexOf('on_message'));
@@ -171,14 +201,16 @@ describe('lifecycle hooks with a command agent', () => {
   it('atlas abandon runs OnTerminate with reason abandoned; cleanup runs it with workspace_removed', async () => {
     sb = sandbox();
     const rec = hookRecorder(sb.base);
-    writeFiles(sb, { '.atlas/templates/waits.yaml': `name: waits
+    writeFiles(sb, {
+      '.atlas/templates/waits.yaml': `name: waits
 steps:
   - name: approve
     type: human
     prompt: ok?
 lifecycle:
   on_terminate: ${JSON.stringify(rec.command('term'))}
-` });
+`,
+    });
     expect((await atlas(sb, ['start', 'waits', 'x', '--no-interactive'])).code).toBe(5);
     const { id, dir, task } = onlyTask(sb);
     const abandoned = await atlas(sb, ['abandon', '--task', id, '--yes']);
@@ -198,7 +230,9 @@ lifecycle:
 
   it('rejects a template whose lifecycle section names an unknown point', async () => {
     sb = sandbox();
-    writeFiles(sb, { '.atlas/templates/bad.yaml': 'name: bad\nsteps:\n  - name: a\n    type: command\n    run: "true"\nlifecycle:\n  on_start: echo hi\n' });
+    writeFiles(sb, {
+      '.atlas/templates/bad.yaml': 'name: bad\nsteps:\n  - name: a\n    type: command\n    run: "true"\nlifecycle:\n  on_start: echo hi\n',
+    });
     const result = await atlas(sb, ['start', 'bad', 'x']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('lifecycle: field "on_start": is not a lifecycle hook point');

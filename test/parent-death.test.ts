@@ -2,15 +2,26 @@
 // process that started it dies; without setpriv the launch is left as it was.
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { dieWithParent, diesWithParent, findSetpriv } from '../src/exec/parent-death.js';
 import { localExecutor } from '../src/exec/local.js';
+import { diesWithParent, dieWithParent, findSetpriv } from '../src/exec/parent-death.js';
 
 const base = { command: 'echo', args: ['a b'], shell: false, env: {}, finished: () => undefined };
 
 describe('dieWithParent', () => {
   it('puts setpriv --pdeathsig KILL in front of a program, and of a shell command line through /bin/sh', () => {
-    expect(dieWithParent(base, '/usr/bin/setpriv')).toMatchObject({ command: '/usr/bin/setpriv', args: ['--pdeathsig', 'KILL', '--', 'echo', 'a b'], shell: false });
-    expect(dieWithParent({ ...base, command: 'echo hi', args: [], shell: true }, '/usr/bin/setpriv').args).toEqual(['--pdeathsig', 'KILL', '--', '/bin/sh', '-c', 'echo hi']);
+    expect(dieWithParent(base, '/usr/bin/setpriv')).toMatchObject({
+      command: '/usr/bin/setpriv',
+      args: ['--pdeathsig', 'KILL', '--', 'echo', 'a b'],
+      shell: false,
+    });
+    expect(dieWithParent({ ...base, command: 'echo hi', args: [], shell: true }, '/usr/bin/setpriv').args).toEqual([
+      '--pdeathsig',
+      'KILL',
+      '--',
+      '/bin/sh',
+      '-c',
+      'echo hi',
+    ]);
     expect(dieWithParent(base, '')).toBe(base);
   });
 

@@ -65,7 +65,10 @@ describe('atlas init and git hooks', () => {
     expect(after.stdout).toMatch(/git hooks installed in \S+ \(post-commit, pre-push\)/);
     expect(after.stdout).not.toContain('not installed');
 
-    const json = JSON.parse(cli(['--json', 'init']).stdout) as { git_hooks: unknown; git_hooks_status: { hooks: { name: string; installed: boolean; current: boolean }[] } };
+    const json = JSON.parse(cli(['--json', 'init']).stdout) as {
+      git_hooks: unknown;
+      git_hooks_status: { hooks: { name: string; installed: boolean; current: boolean }[] };
+    };
     expect(json.git_hooks).toBeNull();
     expect(json.git_hooks_status.hooks.map((h) => [h.name, h.installed, h.current])).toEqual([
       ['post-commit', true, true],
@@ -77,7 +80,8 @@ describe('atlas init and git hooks', () => {
 describe('a human step without a terminal', () => {
   it('shows what the person is asked and how to answer', () => {
     const { cli } = withTemplates({
-      'approve.yaml': 'worktree: false\nsteps:\n  - name: approve\n    type: human\n    prompt: |\n      Ship {{description}}?\n      Check the changelog first.\n',
+      'approve.yaml':
+        'worktree: false\nsteps:\n  - name: approve\n    type: human\n    prompt: |\n      Ship {{description}}?\n      Check the changelog first.\n',
     });
     const run = cli(['start', 'approve', 'release 1.2']);
     expect(run.code).toBe(5);
@@ -96,7 +100,9 @@ describe('a human step without a terminal', () => {
 
 describe('template mistakes', () => {
   it('names the command YAML read as a mapping and says to quote it', () => {
-    const { cli } = withTemplates({ 'build.yaml': 'steps:\n  - name: build\n    type: command\n    run:\n      - "true"\n      - echo version: 1\n' });
+    const { cli } = withTemplates({
+      'build.yaml': 'steps:\n  - name: build\n    type: command\n    run:\n      - "true"\n      - echo version: 1\n',
+    });
     const r = cli(['templates', 'show', 'build']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('build.yaml: step 1 "build": field "run": command 2 is a mapping (echo version: 1), not text');
@@ -104,7 +110,9 @@ describe('template mistakes', () => {
   });
 
   it('refuses a name that differs from the file name, naming both', () => {
-    const { cli } = withTemplates({ 'foo.yaml': 'name: other\nworktree: false\nsteps:\n  - name: s\n    type: command\n    run: "true"\n' });
+    const { cli } = withTemplates({
+      'foo.yaml': 'name: other\nworktree: false\nsteps:\n  - name: s\n    type: command\n    run: "true"\n',
+    });
     const r = cli(['start', 'foo', 'x']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/foo\.yaml: field "name": "other" differs from the file name "foo"/);
@@ -142,7 +150,8 @@ describe('atlas hook status and old recovery advice', () => {
     await manager.transition({ to: 'recovering', trigger: 'crash_detected' }, (h) => ({ ...h, recovery }));
     await manager.transition({ to: 'awaiting_human', trigger: 'manual_recovery_required' });
     const status = () => cli(['hook', 'status', '--task', ref.id]);
-    const json = () => (JSON.parse(cli(['--json', 'hook', 'status', '--task', ref.id]).stdout) as { recovery_pending: boolean }).recovery_pending;
+    const json = () =>
+      (JSON.parse(cli(['--json', 'hook', 'status', '--task', ref.id]).stdout) as { recovery_pending: boolean }).recovery_pending;
 
     expect(status().stdout).toContain('recovery     signal crash; recommended manual: the step was on its last attempt');
     expect(json()).toBe(true);
@@ -161,7 +170,8 @@ describe('receipt ids', () => {
     const run = cli(['--json', 'start', 'v', 'validate']);
     expect(run.code).toBe(0);
     const taskId = (JSON.parse(run.stdout) as { task_id: string }).task_id;
-    const receiptId = (JSON.parse(cli(['hook', 'export', '--task', taskId]).stdout) as { receipts: { receipt_id: string }[] }).receipts[0]!.receipt_id;
+    const receiptId = (JSON.parse(cli(['hook', 'export', '--task', taskId]).stdout) as { receipts: { receipt_id: string }[] }).receipts[0]!
+      .receipt_id;
 
     const miss = cli(['receipts', 'message', 'rcpt-00000000', '--task', taskId]);
     expect(miss.code).toBe(4);

@@ -48,14 +48,21 @@ describe('files-tree', () => {
 });
 
 describe('preparePristineTree', () => {
-  it('makes the tree from nothing, links the main checkout\'s folders for a worktree task, and removes it', async () => {
+  it("makes the tree from nothing, links the main checkout's folders for a worktree task, and removes it", async () => {
     const dir = repo();
     const taskDir = tempDir();
     mkdirSync(join(taskDir, 'pristine', 'old'), { recursive: true });
     const main = tempDir();
     mkdirSync(join(main, 'node_modules'));
     const task = { worktree: dir, repo_root: main, in_place: false, id: 'task-20260101-000000', workspace_id: 'w' } as unknown as Task;
-    const tree = await preparePristineTree({ home: tempDir(), task, taskDir, config: defaultConfig(), mode: 'local', runSetup: () => Promise.reject(new Error('no setup here')) });
+    const tree = await preparePristineTree({
+      home: tempDir(),
+      task,
+      taskDir,
+      config: defaultConfig(),
+      mode: 'local',
+      runSetup: () => Promise.reject(new Error('no setup here')),
+    });
     expect(tree.dependencies).toBe('repository');
     expect(existsSync(join(tree.dir, 'old'))).toBe(false);
     expect(readFileSync(join(tree.dir, 'new.txt'), 'utf8')).toBe('new\n');
@@ -70,7 +77,16 @@ describe('preparePristineTree', () => {
     const config = defaultConfig();
     config.validation.setup = ['npm ci'];
     const task = { worktree: dir, repo_root: dir, in_place: true, id: 'task-20260101-000000', workspace_id: 'w' } as unknown as Task;
-    await expect(preparePristineTree({ home: tempDir(), task, taskDir, config, mode: 'local', runSetup: () => Promise.reject(new Error('setup failed')) })).rejects.toThrow('setup failed');
+    await expect(
+      preparePristineTree({
+        home: tempDir(),
+        task,
+        taskDir,
+        config,
+        mode: 'local',
+        runSetup: () => Promise.reject(new Error('setup failed')),
+      }),
+    ).rejects.toThrow('setup failed');
     expect(existsSync(join(taskDir, 'pristine'))).toBe(false);
   });
 });
@@ -96,7 +112,14 @@ describe('preparePristineTree with a setup', () => {
     const taskDir = tempDir();
     const config = defaultConfig();
     config.validation.setup = ['prep'];
-    const task = { worktree: dir, repo_root: dir, in_place: true, base_commit: base, id: 'task-20260101-000000', workspace_id: 'w' } as unknown as Task;
+    const task = {
+      worktree: dir,
+      repo_root: dir,
+      in_place: true,
+      base_commit: base,
+      id: 'task-20260101-000000',
+      workspace_id: 'w',
+    } as unknown as Task;
     const ranIn: string[] = [];
     // Stands in for `npm ci`: what it installs comes from the tree's prep.sh.
     const runSetup = async (_command: string, where: string) => {

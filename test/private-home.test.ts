@@ -31,7 +31,9 @@ function openUp(dir: string): void {
 
 describe('a private ATLAS_HOME', () => {
   it('a task run with umask 022 leaves nothing under ATLAS_HOME readable by others', async () => {
-    sb = sandbox({ 'package.json': JSON.stringify({ name: 'fixture', scripts: { test: 'node -e "console.log(\'secret-ish output\')"' } }) });
+    sb = sandbox({
+      'package.json': JSON.stringify({ name: 'fixture', scripts: { test: 'node -e "console.log(\'secret-ish output\')"' } }),
+    });
     const previous = process.umask(0o022);
     try {
       const result = await atlas(sb, ['start', 'check']);

@@ -72,8 +72,17 @@ describe('files and folders atlas makes are private under umask 022', () => {
     expectPrivate(s.home, 'recover', await run(['recover', '--yes', '--task', id, ...agent]));
     expect(onlyTask(s).hook.state).toBe('completed');
     const everyday = [
-      ['status'], ['hook', 'status', '--task', id], ['hook', 'checkpoints', '--task', id], ['hook', 'regenerate', '--task', id], ['hook', 'export', '--task', id],
-      ['verify', id], ['usage'], ['key', 'show'], ['key', 'export'], ['config', 'list'], ['templates', 'list'],
+      ['status'],
+      ['hook', 'status', '--task', id],
+      ['hook', 'checkpoints', '--task', id],
+      ['hook', 'regenerate', '--task', id],
+      ['hook', 'export', '--task', id],
+      ['verify', id],
+      ['usage'],
+      ['key', 'show'],
+      ['key', 'export'],
+      ['config', 'list'],
+      ['templates', 'list'],
     ];
     for (const args of everyday) {
       expectPrivate(s.home, args.join(' '), await run(args));

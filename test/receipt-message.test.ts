@@ -6,11 +6,11 @@ import {
   DEFAULT_KEY_DERIVATION,
   formatKeyPath,
   parseKeyPath,
+  ReceiptFormatError,
   receiptFormatProblems,
   receiptKeyPath,
   receiptMessage,
   receiptTimeProblems,
-  ReceiptFormatError,
   stepsBelowAccount,
 } from '../src/domain/receipt.js';
 import { evaluatePolicies } from '../src/domain/receipt-policy.js';
@@ -95,7 +95,7 @@ describe('receipt message', () => {
 });
 
 describe('key paths', () => {
-  it('follows m/purpose\'/coin_type\'/account\'/task/receipt', () => {
+  it("follows m/purpose'/coin_type'/account'/task/receipt", () => {
     expect(receiptKeyPath(DEFAULT_KEY_DERIVATION, 5, 0)).toBe("m/44'/236'/0'/5/0");
     expect(receiptKeyPath({ purpose: 1, coin_type: 2, account: 3 }, 4, 5)).toBe("m/1'/2'/3'/4/5");
   });
@@ -103,14 +103,19 @@ describe('key paths', () => {
   it('parses and re-formats paths, and finds the part below the account', () => {
     const steps = parseKeyPath("m/44h/236'/0H/7/3")!;
     expect(formatKeyPath(steps)).toBe("m/44'/236'/0'/7/3");
-    expect(stepsBelowAccount(steps, DEFAULT_KEY_DERIVATION)).toEqual([{ index: 7, hardened: false }, { index: 3, hardened: false }]);
+    expect(stepsBelowAccount(steps, DEFAULT_KEY_DERIVATION)).toEqual([
+      { index: 7, hardened: false },
+      { index: 3, hardened: false },
+    ]);
     expect(stepsBelowAccount(parseKeyPath("m/44'/236'/1'/7")!, DEFAULT_KEY_DERIVATION)).toBeUndefined();
     for (const bad of ['44/0', 'm/01', 'm/2147483648', "m/1''", 'm/-1', 'm/a']) expect(parseKeyPath(bad)).toBeUndefined();
   });
 });
 
 describe('policies', () => {
-  const task = (receipts: Array<[ValidationReceipt, boolean]>) => [{ taskId: 'task-20260117-143022', receipts: receipts.map(([receipt, valid]) => ({ receipt, valid })) }];
+  const task = (receipts: Array<[ValidationReceipt, boolean]>) => [
+    { taskId: 'task-20260117-143022', receipts: receipts.map(([receipt, valid]) => ({ receipt, valid })) },
+  ];
 
   it('--require-step needs a valid passing version-2 receipt of the step', () => {
     expect(evaluatePolicies(task([[v2(), true]]), { requireSteps: ['validate'], requirePass: false })[0]!.ok).toBe(true);
@@ -123,7 +128,8 @@ describe('policies', () => {
 
   it('--commit counts only clean version-2 receipts on that commit', () => {
     const other = '1'.repeat(40);
-    const on = (over: Partial<ValidationReceipt>) => evaluatePolicies(task([[v2(over), true]]), { requireSteps: ['validate'], requirePass: false, commit: COMMIT });
+    const on = (over: Partial<ValidationReceipt>) =>
+      evaluatePolicies(task([[v2(over), true]]), { requireSteps: ['validate'], requirePass: false, commit: COMMIT });
     expect(on({}).every((p) => p.ok)).toBe(true);
     expect(on({ git_dirty: true }).every((p) => !p.ok)).toBe(true);
     expect(on({ git_commit: other }).every((p) => !p.ok)).toBe(true);
@@ -132,9 +138,15 @@ describe('policies', () => {
   });
 
   it('--require-pass looks at the last run of each command', () => {
-    const fixed = task([[v2({ exit_code: 1 }), true], [v2({ receipt_id: 'rcpt-00000002' }), true]]);
+    const fixed = task([
+      [v2({ exit_code: 1 }), true],
+      [v2({ receipt_id: 'rcpt-00000002' }), true],
+    ]);
     expect(evaluatePolicies(fixed, { requireSteps: [], requirePass: true })[0]!.ok).toBe(true);
-    const broke = task([[v2(), true], [v2({ receipt_id: 'rcpt-00000002', exit_code: 2 }), true]]);
+    const broke = task([
+      [v2(), true],
+      [v2({ receipt_id: 'rcpt-00000002', exit_code: 2 }), true],
+    ]);
     const result = evaluatePolicies(broke, { requireSteps: [], requirePass: true })[0]!;
     expect(result.ok).toBe(false);
     expect(result.detail).toContain('rcpt-00000002');

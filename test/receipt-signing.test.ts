@@ -57,7 +57,17 @@ describe('sign and verify', () => {
   it('writes seed fields first, in the seed order', () => {
     const receipt = signer.sign(unsigned(), at(1, 0));
     expect(Object.keys(receipt).slice(0, 11)).toEqual([
-      'receipt_id', 'step_name', 'command', 'exit_code', 'started_at', 'completed_at', 'duration', 'stdout_hash', 'stderr_hash', 'key_path', 'signature',
+      'receipt_id',
+      'step_name',
+      'command',
+      'exit_code',
+      'started_at',
+      'completed_at',
+      'duration',
+      'stdout_hash',
+      'stderr_hash',
+      'key_path',
+      'signature',
     ]);
   });
 
@@ -92,7 +102,10 @@ describe('sign and verify', () => {
   it('rejects a changed signature (any byte) and a changed key_path', () => {
     const receipt = signer.sign(unsigned(), at(2, 4));
     for (let i = 8; i < receipt.signature.length; i += 10) {
-      const sig = receipt.signature.slice(0, i) + ((Number.parseInt(receipt.signature[i]!, 16) + 1) % 16).toString(16) + receipt.signature.slice(i + 1);
+      const sig =
+        receipt.signature.slice(0, i) +
+        ((Number.parseInt(receipt.signature[i]!, 16) + 1) % 16).toString(16) +
+        receipt.signature.slice(i + 1);
       expect(verifier.verify({ ...receipt, signature: sig }, at(2, 4)).length, `byte ${i}`).toBeGreaterThan(0);
     }
     expect(verifier.verify({ ...receipt, key_path: "m/44'/236'/0'/2/5" }, at(2, 4)).map((p) => p.check)).toEqual(['key_path']);
@@ -153,7 +166,10 @@ describe('fast verifier', () => {
       const wrongKey = signMessage(master.derive(`m/44'/236'/0'/${taskIndex}/${receiptIndex + 1}`).privateKey!, message);
       const pub = xpub.deriveChild(taskIndex).deriveChild(receiptIndex).publicKey!;
       for (const sig of [good, wrongKey]) {
-        const reference = secp256k1.verify(Buffer.from(sig, 'hex'), sha256(new TextEncoder().encode(message)), pub, { prehash: false, format: 'der' });
+        const reference = secp256k1.verify(Buffer.from(sig, 'hex'), sha256(new TextEncoder().encode(message)), pub, {
+          prehash: false,
+          format: 'der',
+        });
         expect(verifier.checkSignature({ taskIndex, receiptIndex }, message, sig) === true).toBe(reference);
       }
       expect(verifier.checkSignature({ taskIndex, receiptIndex }, message, good)).toBe(true);

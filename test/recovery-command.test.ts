@@ -5,8 +5,8 @@ import { defaultConfig } from '../src/config/load.js';
 import type { AtlasError } from '../src/domain/errors.js';
 import type { EntryDirective } from '../src/engine/contract.js';
 import { runRecoverCommand } from '../src/recovery/command.js';
-import { cleanupRecoveryFixtures, crashedTask, makeRepo, tempHome } from './helpers/recovery-fixtures.js';
 import type { TaskFixture } from './helpers/recovery-fixtures.js';
+import { cleanupRecoveryFixtures, crashedTask, makeRepo, tempHome } from './helpers/recovery-fixtures.js';
 
 let home: string;
 let repo: string;
@@ -41,7 +41,7 @@ describe('runRecoverCommand (what `atlas recover` does around the runner)', () =
     };
   }
 
-  it('--yes: prints the diagnosis, recovers with the repository\'s config and prints the outcome', async () => {
+  it("--yes: prints the diagnosis, recovers with the repository's config and prints the outcome", async () => {
     const f = await crashedAt(0);
     const { out, lines, results } = fakeOut(false);
     const roots: string[] = [];
@@ -77,19 +77,39 @@ describe('runRecoverCommand (what `atlas recover` does around the runner)', () =
     const f = await crashedAt(1);
     const { out, lines, results } = fakeOut(true);
     const code = await runRecoverCommand(
-      { home, cwd: repo, out, interactive: false, config: async () => config, resume: () => async () => ({ state: 'completed', exitCode: 0, message: 'done' }) },
+      {
+        home,
+        cwd: repo,
+        out,
+        interactive: false,
+        config: async () => config,
+        resume: () => async () => ({ state: 'completed', exitCode: 0, message: 'done' }),
+      },
       { task: f.ref.id, yes: true },
     );
     expect(code).toBe(5);
     expect(lines).toEqual([]);
-    expect(results[0]).toMatchObject({ task_id: f.ref.id, action: 'manual', action_source: 'recommended', exit_code: 5, state: 'awaiting_human' });
+    expect(results[0]).toMatchObject({
+      task_id: f.ref.id,
+      action: 'manual',
+      action_source: 'recommended',
+      exit_code: 5,
+      state: 'awaiting_human',
+    });
   });
 
   it('a bad --action is refused before any hook is touched', async () => {
     const f = await crashedAt(0);
     const { out } = fakeOut(false);
     const error = await runRecoverCommand(
-      { home, cwd: repo, out, interactive: false, config: async () => config, resume: () => async () => ({ state: 'completed', exitCode: 0, message: '' }) },
+      {
+        home,
+        cwd: repo,
+        out,
+        interactive: false,
+        config: async () => config,
+        resume: () => async () => ({ state: 'completed', exitCode: 0, message: '' }),
+      },
       { action: 'redo' },
     ).catch((e: unknown) => e);
     expect((error as AtlasError).exitCode).toBe(2);

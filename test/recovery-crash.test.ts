@@ -6,8 +6,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { git } from './helpers/core-fixtures.js';
+import { CHECK_LIKE, HANG, QUICK, SLOW, STAGED } from './helpers/crash-templates.js';
+import { ensureBuilt } from './helpers/engine-fixtures.js';
 import type { CrashRepo } from './helpers/recovery-crash-fixtures.js';
 import {
   crashRepo,
@@ -27,8 +28,6 @@ import {
   validating,
   waitForHook,
 } from './helpers/recovery-crash-fixtures.js';
-
-import { CHECK_LIKE, HANG, QUICK, SLOW, STAGED } from './helpers/crash-templates.js';
 
 let r: CrashRepo;
 
@@ -61,11 +60,18 @@ describe('SIGKILL during a command step', () => {
     const rec = await recover(r, ['--task', task.id, '--yes']);
     expect(rec.code, rec.stderr).toBe(0);
     expect(rec.result).toMatchObject({ action: 'retry_step', action_source: 'recommended', state: 'completed', exit_code: 0 });
-    expect(rec.result.diagnosis).toMatchObject({ kind: 'crash', crash_type: 'signal', state_before: 'step_running', step: { name: 'prepare', attempt: 1 } });
+    expect(rec.result.diagnosis).toMatchObject({
+      kind: 'crash',
+      crash_type: 'signal',
+      state_before: 'step_running',
+      step: { name: 'prepare', attempt: 1 },
+    });
     const final = readHook(dir);
     expect(final.state).toBe('completed');
     expectHistoryKept(afterKill.history, final.history);
-    expect(final.history.filter((e) => e.trigger === 'step_start' && e.details?.['step_index'] === 0).map((e) => e.details?.['attempt'])).toEqual([1, 2]);
+    expect(
+      final.history.filter((e) => e.trigger === 'step_start' && e.details?.['step_index'] === 0).map((e) => e.details?.['attempt']),
+    ).toEqual([1, 2]);
     expectNoFileLost(task.worktree, files);
     expect(readFileSync(join(task.worktree, 'prepare.txt'), 'utf8')).toBe('prepared\n');
     expect(git(task.worktree, 'status', '--porcelain')).toBe('');
@@ -104,7 +110,11 @@ describe('SIGKILL during a command step', () => {
     r = crashRepo({ hang: HANG });
     const started = startTask(r, 'hang');
     const pidFile = join(r.scratch, 'orphan.pid');
-    const { dir, hook: seen } = await waitForHook(r, (h) => runningCommand('write')(h) && existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'), 'the hanging command');
+    const { dir, hook: seen } = await waitForHook(
+      r,
+      (h) => runningCommand('write')(h) && existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'),
+      'the hanging command',
+    );
     const owner = JSON.parse(readFileSync(join(dir, 'owner.json'), 'utf8'));
     await sigkill(started.child, dir);
     expectIntactAfterKill(dir, seen);
@@ -157,7 +167,11 @@ describe('SIGKILL during validation', () => {
     expectHistoryKept(afterKill.history, readHook(dir).history);
     expectNoFileLost(task.worktree, files);
     // The commit step ran after the recovered validation: the work is committed.
-    expect(git(task.worktree, 'show', '--name-only', '--format=', 'HEAD').split('\n').sort()).toEqual(['build.log', 'build.txt', 'prepare.txt']);
+    expect(git(task.worktree, 'show', '--name-only', '--format=', 'HEAD').split('\n').sort()).toEqual([
+      'build.log',
+      'build.txt',
+      'prepare.txt',
+    ]);
   });
 });
 
@@ -191,7 +205,11 @@ describe('retry from a checkpoint', () => {
     const started = startTask(r, 'staged');
     const { dir, hook: seen } = await waitForHook(
       r,
-      (h) => h.state === 'step_running' && h.current_step?.step_name === 'build' && h.checkpoints.some((c) => c.description === 'part 1 committed') && existsSync(join(r.scratch, 'build-hung')),
+      (h) =>
+        h.state === 'step_running' &&
+        h.current_step?.step_name === 'build' &&
+        h.checkpoints.some((c) => c.description === 'part 1 committed') &&
+        existsSync(join(r.scratch, 'build-hung')),
       'build hanging after its checkpoint',
     );
     await sigkill(started.child, dir);
@@ -235,7 +253,13 @@ describe('pid reuse', () => {
     const ownerPath = join(dir, 'owner.json');
     const owner = JSON.parse(readFileSync(ownerPath, 'utf8'));
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const forged = { ...owner, pid: stranger.pid, process_start: 'linux:another-boot:12345', heartbeat_at: now, process_groups: [{ pid: stranger.pid, process_start: 'linux:another-boot:12345' }] };
+    const forged = {
+      ...owner,
+      pid: stranger.pid,
+      process_start: 'linux:another-boot:12345',
+      heartbeat_at: now,
+      process_groups: [{ pid: stranger.pid, process_start: 'linux:another-boot:12345' }],
+    };
     writeFileSync(ownerPath, JSON.stringify(forged));
     try {
       const listed = JSON.parse((await run(r, ['status', '--json'])).stdout).tasks[0];

@@ -103,11 +103,19 @@ describe('findCrashedTasks', () => {
 
   it('terminal and awaiting_human hooks are never crashed; interrupted ones are recoverable', async () => {
     const done = await makeTask({ home, repo });
-    await setHook(done, (h) => transition(completeSteps(h, done.task, done.task.steps.length, iso(600_000)), { to: 'completed', trigger: 'task_complete', at: iso(600_000) }));
+    await setHook(done, (h) =>
+      transition(completeSteps(h, done.task, done.task.steps.length, iso(600_000)), {
+        to: 'completed',
+        trigger: 'task_complete',
+        at: iso(600_000),
+      }),
+    );
     writeOwnerFile(done.ref, ownerRecord({ pid: deadPid() }));
 
     const paused = await runningTask();
-    await setHook(paused, (h) => transition(h, { to: 'awaiting_human', trigger: 'interrupted', at: iso(300_000), details: { reason: 'SIGINT' } }));
+    await setHook(paused, (h) =>
+      transition(h, { to: 'awaiting_human', trigger: 'interrupted', at: iso(300_000), details: { reason: 'SIGINT' } }),
+    );
     const approval = await runningTask();
     await setHook(approval, (h) => transition(h, { to: 'awaiting_human', trigger: 'approval_requested', at: iso(300_000) }));
 

@@ -9,6 +9,7 @@ import { readOwner } from '../src/liveness/owner.js';
 import { diagnoseTask } from '../src/recovery/diagnose.js';
 import { withLock } from '../src/store/lock.js';
 import { taskFiles } from '../src/store/paths.js';
+import type { TaskFixture } from './helpers/recovery-fixtures.js';
 import {
   checkpoint,
   cleanupRecoveryFixtures,
@@ -28,7 +29,6 @@ import {
   tempHome,
   writeOwnerFile,
 } from './helpers/recovery-fixtures.js';
-import type { TaskFixture } from './helpers/recovery-fixtures.js';
 
 let home: string;
 let repo: string;
@@ -89,7 +89,12 @@ describe('diagnoseTask', () => {
         last_checkpoint_id: ckpt.checkpoint_id,
       });
       const event = hook.history[hook.history.length - 1]!;
-      expect(event).toMatchObject({ from_state: 'step_running', to_state: 'recovering', trigger: 'crash_detected', step_name: 'implement' });
+      expect(event).toMatchObject({
+        from_state: 'step_running',
+        to_state: 'recovering',
+        trigger: 'crash_detected',
+        step_name: 'implement',
+      });
       expect(event.details).toMatchObject({
         crash_type: 'signal',
         liveness: `process ${child.pid} is no longer running`,
@@ -170,7 +175,9 @@ describe('diagnoseTask', () => {
 
   it('never for terminal hooks', async () => {
     const f = await makeTask({ home, repo });
-    await setHook(f, (h) => transition(completeSteps(h, f.task, 4, iso(600_000)), { to: 'completed', trigger: 'task_complete', at: iso(600_000) }));
+    await setHook(f, (h) =>
+      transition(completeSteps(h, f.task, 4, iso(600_000)), { to: 'completed', trigger: 'task_complete', at: iso(600_000) }),
+    );
     writeOwnerFile(f.ref, ownerRecord({ pid: deadPid() }));
     await expectAtlasError(diagnoseTask({ ref: f.ref, manager: f.manager, heartbeat }), 4, /is completed: there is nothing to recover/);
     expect(f.manager.read().state).toBe('completed');
@@ -178,7 +185,9 @@ describe('diagnoseTask', () => {
 
   it('an awaiting_human hook is not moved to recovering: it is diagnosed for display only', async () => {
     const f = await implementing();
-    await setHook(f, (h) => transition(h, { to: 'awaiting_human', trigger: 'interrupted', at: iso(60_000), details: { reason: 'SIGINT' } }));
+    await setHook(f, (h) =>
+      transition(h, { to: 'awaiting_human', trigger: 'interrupted', at: iso(60_000), details: { reason: 'SIGINT' } }),
+    );
     const before = f.manager.read();
     const d = await diagnoseTask({ ref: f.ref, manager: f.manager, heartbeat });
     d.ownership.release();

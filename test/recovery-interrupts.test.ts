@@ -6,29 +6,28 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { git } from './helpers/core-fixtures.js';
+import { SLOW } from './helpers/crash-templates.js';
+import { ensureBuilt } from './helpers/engine-fixtures.js';
 import type { CrashRepo } from './helpers/recovery-crash-fixtures.js';
 import {
   crashRepo,
   expectHistoryKept,
   expectIntactAfterKill,
   expectNoFileLost,
+  installHangingClaude,
   readHook,
   readTaskJson,
   recover,
   run,
   runningCommand,
   sigkill,
-  installHangingClaude,
   spawnAtlas,
   startTask,
   taskDirs,
   treeFiles,
   waitForHook,
 } from './helpers/recovery-crash-fixtures.js';
-
-import { SLOW } from './helpers/crash-templates.js';
 
 let r: CrashRepo;
 
@@ -119,7 +118,7 @@ steps:
 });
 
 describe('SIGKILL during an agent step', () => {
-  it('the retry resumes the agent\'s session with a note of what happened', async () => {
+  it("the retry resumes the agent's session with a note of what happened", async () => {
     r = crashRepo({
       agent: `name: agent
 steps:
@@ -135,7 +134,10 @@ steps:
     const started = startTask(r, 'agent', 'why parseConfig crashes');
     const { dir, hook: seen } = await waitForHook(
       r,
-      (h) => h.state === 'step_running' && h.current_step?.agent_session_id === 'sess-crash-1' && (h.current_step.last_output ?? '').includes('Reading'),
+      (h) =>
+        h.state === 'step_running' &&
+        h.current_step?.agent_session_id === 'sess-crash-1' &&
+        (h.current_step.last_output ?? '').includes('Reading'),
       'the agent session and its first output',
     );
     await sigkill(started.child, dir);
@@ -144,7 +146,10 @@ steps:
     const rec = await recover(r, ['--yes']);
     expect(rec.code, rec.stderr).toBe(0);
     expect(rec.result).toMatchObject({ action: 'retry_step', state: 'completed' });
-    const runs = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    const runs = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
     expect(runs).toHaveLength(2);
     const resumed = runs[1]!;
     expect(resumed.slice(0, 3)).toEqual(['--resume', 'sess-crash-1', '-p']);
@@ -168,7 +173,11 @@ describe('SIGKILL during setup', () => {
     );
     r.env['PATH'] = `${bin}:${process.env['PATH']}`;
     const started = startTask(r, 'slow');
-    const { dir, hook: seen } = await waitForHook(r, (h) => h.state === 'initializing' && existsSync(join(r.scratch, 'git-hung')), 'worktree add hanging');
+    const { dir, hook: seen } = await waitForHook(
+      r,
+      (h) => h.state === 'initializing' && existsSync(join(r.scratch, 'git-hung')),
+      'worktree add hanging',
+    );
     await sigkill(started.child, dir);
     const afterKill = expectIntactAfterKill(dir, seen);
     const task = readTaskJson(dir);
@@ -202,7 +211,18 @@ describe('SIGKILL during setup', () => {
     git(r.repo, 'branch', '-D', task.branch);
     for (const f of ['hook.json', 'HOOK.md']) rmSync(join(dir, f));
     writeFileSync(join(dir, 'task.json'), JSON.stringify({ ...task, status: 'initializing', created_at: '2026-01-01T00:00:00Z' }));
-    writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: 2 ** 22 - 1, host: hostname(), process_start: 'x', started_at: '2026-01-01T00:00:00Z', heartbeat_at: '2026-01-01T00:00:00Z', heartbeat_interval_ms: 10_000, stale_threshold_ms: 300_000 }));
+    writeFileSync(
+      join(dir, 'owner.json'),
+      JSON.stringify({
+        pid: 2 ** 22 - 1,
+        host: hostname(),
+        process_start: 'x',
+        started_at: '2026-01-01T00:00:00Z',
+        heartbeat_at: '2026-01-01T00:00:00Z',
+        heartbeat_interval_ms: 10_000,
+        stale_threshold_ms: 300_000,
+      }),
+    );
 
     const listed = JSON.parse((await run(r, ['status', '--json'])).stdout).tasks[0];
     expect(listed).toMatchObject({ activity: 'crashed', state: 'initializing' });

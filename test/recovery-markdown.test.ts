@@ -31,7 +31,12 @@ const whatToDo = (hook: Hook) => {
 
 function crashed(hook: Hook): Hook {
   const recovery = diagnoseCrash({ hook, steps: task.steps, liveness: 'gone', now: '2026-01-17T14:50:00Z' });
-  const moved = transition(hook, { to: 'recovering', trigger: 'crash_detected', at: '2026-01-17T14:50:00Z', details: { liveness: 'process 4242 is no longer running' } });
+  const moved = transition(hook, {
+    to: 'recovering',
+    trigger: 'crash_detected',
+    at: '2026-01-17T14:50:00Z',
+    details: { liveness: 'process 4242 is no longer running' },
+  });
   return { ...moved, recovery };
 }
 
@@ -40,7 +45,9 @@ const base = () => newHook(task.id, task.workspace_id, '2026-01-17T14:30:00Z');
 describe('HOOK.md after a crash', () => {
   it('between steps: says nothing was cut off and names the next step', () => {
     const text = whatToDo(crashed(completeSteps(base(), task, 2, at)));
-    expect(text).toContain('A crash was detected at 2026-01-17T14:50:00Z (signal: process 4242 is no longer running). The task was in **step_pending**, between steps.');
+    expect(text).toContain(
+      'A crash was detected at 2026-01-17T14:50:00Z (signal: process 4242 is no longer running). The task was in **step_pending**, between steps.',
+    );
     expect(text).toContain('Recommended action: **retry_step**');
     expect(text).toContain('no step was cut off; the task continues with the next step, **validate**');
     expect(text).toContain('`atlas recover --task task-20260117-143022 --yes`');
@@ -55,7 +62,12 @@ describe('HOOK.md after a crash', () => {
   });
 
   it('an interrupted task tells how to continue it', () => {
-    const hook = transition(runStep(completeSteps(base(), task, 1, at), task, 1, at), { to: 'awaiting_human', trigger: 'interrupted', at, details: { reason: 'SIGINT' } });
+    const hook = transition(runStep(completeSteps(base(), task, 1, at), task, 1, at), {
+      to: 'awaiting_human',
+      trigger: 'interrupted',
+      at,
+      details: { reason: 'SIGINT' },
+    });
     const text = whatToDo(hook);
     expect(text).toContain('The task was interrupted (Ctrl+C or SIGTERM) during step **implement**: SIGINT.');
     expect(text).toContain('`atlas recover --task task-20260117-143022`');
@@ -63,11 +75,17 @@ describe('HOOK.md after a crash', () => {
 
   it('a step running again after recovery says so, with the checkpoint and the saved branch', () => {
     let hook = crashed(runStep(completeSteps(base(), task, 1, at), task, 1, at));
-    hook = recordEvent(hook, { trigger: 'work_saved', at, details: { branch: 'atlas/recovery/task-20260117-143022/20260117-145001', commit: 'c'.repeat(40), files: 1 } });
+    hook = recordEvent(hook, {
+      trigger: 'work_saved',
+      at,
+      details: { branch: 'atlas/recovery/task-20260117-143022/20260117-145001', commit: 'c'.repeat(40), files: 1 },
+    });
     hook = recordEvent(hook, { trigger: 'checkpoint_restored', at, details: { checkpoint_id: 'ckpt-a1b2c3d4', commit: 'a'.repeat(40) } });
     hook = transition(hook, { to: 'step_running', trigger: 'step_start', at, details: { step_index: 1 } });
     const md = renderHookMarkdown({ hook, task, now });
-    expect(md).toContain('This step is running again after a crash at 2026-01-17T14:50:00Z (signal). The working tree was reset to checkpoint `ckpt-a1b2c3d4`; the changes made after it are on branch `atlas/recovery/task-20260117-143022/20260117-145001`.');
+    expect(md).toContain(
+      'This step is running again after a crash at 2026-01-17T14:50:00Z (signal). The working tree was reset to checkpoint `ckpt-a1b2c3d4`; the changes made after it are on branch `atlas/recovery/task-20260117-143022/20260117-145001`.',
+    );
     expect(md).toContain('## Saved work');
     expect(md).toContain('(1 changed path)');
     expect(md).toContain('`git -C /repo/.worktrees/fix checkout atlas/recovery/task-20260117-143022/20260117-145001 -- .`');

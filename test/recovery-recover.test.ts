@@ -13,11 +13,12 @@ import { readOwner, startHeartbeat } from '../src/liveness/owner.js';
 import type { SelectFn } from '../src/recovery/choose-action.js';
 import { actionFromFlags } from '../src/recovery/choose-action.js';
 import type { Diagnosis } from '../src/recovery/diagnose.js';
-import { recoverTask } from '../src/recovery/recover.js';
 import type { RecoverTaskOptions } from '../src/recovery/recover.js';
+import { recoverTask } from '../src/recovery/recover.js';
 import { renderDiagnosis, renderRecoveryResult } from '../src/recovery/render.js';
 import { selectTaskToRecover } from '../src/recovery/select-task.js';
 import { taskFiles } from '../src/store/paths.js';
+import type { TaskFixture } from './helpers/recovery-fixtures.js';
 import {
   checkpoint,
   cleanupRecoveryFixtures,
@@ -36,7 +37,6 @@ import {
   tempHome,
   writeOwnerFile,
 } from './helpers/recovery-fixtures.js';
-import type { TaskFixture } from './helpers/recovery-fixtures.js';
 
 let home: string;
 let repo: string;
@@ -81,11 +81,24 @@ async function runToEnd(manager: HookManager, entry: EntryDirective, f: TaskFixt
     let hook: Hook = manager.read();
     const step = hook.current_step!;
     if (entry.kind === 'retry_step') {
-      hook = await manager.transition({ to: 'step_running', trigger: 'step_start', stepName: step.step_name, details: { step_index: step.step_index, attempt: step.attempt + 1 } }, (h) => ({
-        ...h,
-        current_step: { ...step, attempt: step.attempt + 1, started_at: manager.timestamp() },
-      }));
-      hook = await manager.transition({ to: 'step_pending', trigger: 'step_complete', stepName: step.step_name, details: { step_index: step.step_index } });
+      hook = await manager.transition(
+        {
+          to: 'step_running',
+          trigger: 'step_start',
+          stepName: step.step_name,
+          details: { step_index: step.step_index, attempt: step.attempt + 1 },
+        },
+        (h) => ({
+          ...h,
+          current_step: { ...step, attempt: step.attempt + 1, started_at: manager.timestamp() },
+        }),
+      );
+      hook = await manager.transition({
+        to: 'step_pending',
+        trigger: 'step_complete',
+        stepName: step.step_name,
+        details: { step_index: step.step_index },
+      });
     }
     for (let i = 0; i < f.task.steps.length; i++) {
       const done = hook.history.some((e) => e.trigger === 'step_complete' && e.details?.['step_index'] === i);
@@ -119,7 +132,13 @@ describe('recoverTask', () => {
     expect(note).toContain('reading parseConfig');
     expect(note).toContain('halfway through');
     expect(note).toContain('git status');
-    expect(result).toMatchObject({ action: 'retry_step', action_source: 'recommended', state: 'completed', exit_code: 0, saved_work: null });
+    expect(result).toMatchObject({
+      action: 'retry_step',
+      action_source: 'recommended',
+      state: 'completed',
+      exit_code: 0,
+      saved_work: null,
+    });
     expect(result.diagnosis).toMatchObject({ kind: 'crash', crash_type: 'signal', step: { name: 'analyze', attempt: 1 } });
     expect(f.manager.read().state).toBe('completed');
     expect(existsSync(taskFiles(f.ref.dir).owner)).toBe(false);
@@ -154,7 +173,7 @@ describe('recoverTask', () => {
     expect(existsSync(taskFiles(f.ref.dir).owner)).toBe(false);
   });
 
-  it('retry_from_checkpoint: saves the work, resets to the checkpoint\'s commit, resumes from it', async () => {
+  it("retry_from_checkpoint: saves the work, resets to the checkpoint's commit, resumes from it", async () => {
     const f = await crashedAt(1);
     writeFileSync(join(repo, 'src', 'app.ts'), 'export const a = 2; // committed by the agent\n');
     const sha = commitAll(repo, 'agent: first part');
@@ -186,7 +205,11 @@ describe('recoverTask', () => {
     expect(lines.join('\n')).toContain(`checkout ${saved.branch} -- .`);
     expect(lines.join('\n')).toContain(`Reset ${repo} to checkpoint ${ckpt.checkpoint_id}`);
     const history = f.manager.read().history;
-    expect(history.find((e) => e.trigger === 'work_saved')?.details).toMatchObject({ branch: saved.branch, commit: saved.commit, files: 2 });
+    expect(history.find((e) => e.trigger === 'work_saved')?.details).toMatchObject({
+      branch: saved.branch,
+      commit: saved.commit,
+      files: 2,
+    });
     expect(history.find((e) => e.trigger === 'checkpoint_restored')?.details).toEqual({ checkpoint_id: ckpt.checkpoint_id, commit: sha });
     const md = readFileSync(taskFiles(f.ref.dir).hookMarkdown, 'utf8');
     expect(md).toContain('## Saved work');
@@ -194,7 +217,7 @@ describe('recoverTask', () => {
     expect(renderRecoveryResult(result)).toContain(`Saved work     branch ${saved.branch}`);
   });
 
-  it('skip_step when the step\'s commit exists: the runner is told to record it complete', async () => {
+  it("skip_step when the step's commit exists: the runner is told to record it complete", async () => {
     const f = await makeTask({ home, repo, steps: [steps.implement(), steps.commit(), steps.validate()] });
     await setHook(f, (h) => runStep(completeSteps(h, f.task, 1, iso(120_000)), f.task, 1, iso(60_000)));
     writeFileSync(join(repo, 'src', 'app.ts'), 'export const a = 9;\n');
@@ -217,7 +240,11 @@ describe('recoverTask', () => {
     expect(manual.message).toContain(`atlas recover --task ${f.ref.id} --action retry_step|skip_step\``);
     expect(manual.message).toContain(`The working tree is ${repo}.`);
     const hook = f.manager.read();
-    expect(hook.history[hook.history.length - 1]).toMatchObject({ from_state: 'recovering', to_state: 'awaiting_human', trigger: 'manual_recovery_required' });
+    expect(hook.history[hook.history.length - 1]).toMatchObject({
+      from_state: 'recovering',
+      to_state: 'awaiting_human',
+      trigger: 'manual_recovery_required',
+    });
     expect(existsSync(taskFiles(f.ref.dir).owner)).toBe(false);
     const md = readFileSync(taskFiles(f.ref.dir).hookMarkdown, 'utf8');
     expect(md).toContain(`atlas recover --task ${f.ref.id} --action retry_step`);
@@ -240,14 +267,21 @@ describe('recoverTask', () => {
   it('after Ctrl+C (awaiting_human, interrupted) recover continues the step', async () => {
     const f = await makeTask({ home, repo });
     const at = iso(60_000);
-    await setHook(f, (h) => transition(runStep(completeSteps(h, f.task, 1, at), f.task, 1, at), { to: 'awaiting_human', trigger: 'interrupted', at, details: { reason: 'SIGINT' } }));
+    await setHook(f, (h) =>
+      transition(runStep(completeSteps(h, f.task, 1, at), f.task, 1, at), {
+        to: 'awaiting_human',
+        trigger: 'interrupted',
+        at,
+        details: { reason: 'SIGINT' },
+      }),
+    );
     const runner = fakeRunner(f);
     const result = await recoverTask(options(f, runner.resume, { action: 'retry_step' }));
     expect(result.diagnosis).toMatchObject({ kind: 'paused', paused_by: 'interrupted' });
     expect((runner.seen[0]!.entry as { note: string }).note).toContain('was interrupted (Ctrl+C or SIGTERM)');
   });
 
-  it('surfaces the runner\'s outcome when the retry goes past max_attempts', async () => {
+  it("surfaces the runner's outcome when the retry goes past max_attempts", async () => {
     const f = await crashedAt(0, undefined, { attempt: 3, max_attempts: 3 });
     const runner = fakeRunner(f, async (m) => {
       await m.transition({ to: 'failed', trigger: 'attempts_exhausted' });
@@ -273,14 +307,23 @@ describe('recoverTask', () => {
 
   it('a runner that throws still releases the task', async () => {
     const f = await crashedAt(0);
-    const error = await recoverTask(options(f, async () => { throw new Error('boom'); })).catch((e: unknown) => e);
+    const error = await recoverTask(
+      options(f, async () => {
+        throw new Error('boom');
+      }),
+    ).catch((e: unknown) => e);
     expect((error as Error).message).toBe('boom');
     expect(existsSync(taskFiles(f.ref.dir).owner)).toBe(false);
   });
 });
 
 describe('choosing the action', () => {
-  function fakeSelect(answer: (config: { choices: { value: unknown; name: string; disabled?: unknown; description?: string }[]; default?: unknown }) => unknown) {
+  function fakeSelect(
+    answer: (config: {
+      choices: { value: unknown; name: string; disabled?: unknown; description?: string }[];
+      default?: unknown;
+    }) => unknown,
+  ) {
     const calls: unknown[] = [];
     const select = (async (config: never) => {
       calls.push(config);

@@ -3,10 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { StepCheckpoint } from '../src/domain/checkpoint.js';
 import type { Hook } from '../src/domain/hook.js';
 import { newHook, transition } from '../src/domain/hook.js';
-import { HOOK_STATES } from '../src/domain/hook-state.js';
-import type { HookState } from '../src/domain/hook-state.js';
 import { parseHook } from '../src/domain/hook-schema.js';
+import type { HookState } from '../src/domain/hook-state.js';
+import { HOOK_STATES } from '../src/domain/hook-state.js';
 import type { ValidationReceipt } from '../src/domain/receipt.js';
+import type { RecoveryInput, StepPosition } from '../src/domain/recovery-rules.js';
 import {
   checkpointToReturnTo,
   diagnoseCrash,
@@ -18,7 +19,6 @@ import {
   NO_OWNER_GRACE_MS,
   stepPosition,
 } from '../src/domain/recovery-rules.js';
-import type { RecoveryInput, StepPosition } from '../src/domain/recovery-rules.js';
 import type { StepContext } from '../src/domain/step-context.js';
 import type { StepDefinition } from '../src/domain/template.js';
 
@@ -54,7 +54,13 @@ function running(name: string, extra: Partial<StepContext> = {}, state: HookStat
 
 function between(completed: number): Hook {
   const h = running(STEPS[completed - 1]!.name);
-  return transition(h, { to: 'step_pending', trigger: 'step_complete', at: at(11), stepName: STEPS[completed - 1]!.name, details: { step_index: completed - 1 } });
+  return transition(h, {
+    to: 'step_pending',
+    trigger: 'step_complete',
+    at: at(11),
+    stepName: STEPS[completed - 1]!.name,
+    details: { step_index: completed - 1 },
+  });
 }
 
 function ckpt(over: Partial<StepCheckpoint> & Pick<StepCheckpoint, 'step_index' | 'created_at'>): StepCheckpoint {
@@ -125,13 +131,25 @@ describe('crash detection (judgeCrash)', () => {
     const crashable = HOOK_STATES.filter(mayCrash);
     expect(crashable).toEqual(['initializing', 'step_pending', 'step_running', 'step_validating', 'recovering']);
     for (const state of crashable) {
-      expect(judgeCrash({ state, updatedAt: recent, liveness: 'gone', now })).toEqual({ crashed: true, crashType: 'signal', verdict: 'gone' });
-      expect(judgeCrash({ state, updatedAt: recent, liveness: 'stale', now })).toEqual({ crashed: true, crashType: 'timeout', verdict: 'stale' });
+      expect(judgeCrash({ state, updatedAt: recent, liveness: 'gone', now })).toEqual({
+        crashed: true,
+        crashType: 'signal',
+        verdict: 'gone',
+      });
+      expect(judgeCrash({ state, updatedAt: recent, liveness: 'stale', now })).toEqual({
+        crashed: true,
+        crashType: 'timeout',
+        verdict: 'stale',
+      });
     }
   });
 
   it('no owner.json → unknown, but only once the hook is older than the grace period', () => {
-    expect(judgeCrash({ state: 'step_running', updatedAt: old, liveness: 'none', now })).toEqual({ crashed: true, crashType: 'unknown', verdict: 'none' });
+    expect(judgeCrash({ state: 'step_running', updatedAt: old, liveness: 'none', now })).toEqual({
+      crashed: true,
+      crashType: 'unknown',
+      verdict: 'none',
+    });
     expect(judgeCrash({ state: 'initializing', updatedAt: recent, liveness: 'none', now })).toEqual({ crashed: false, why: 'starting' });
     const edge = new Date(now - NO_OWNER_GRACE_MS).toISOString();
     expect(judgeCrash({ state: 'step_pending', updatedAt: edge, liveness: 'none', now }).crashed).toBe(false);
@@ -141,7 +159,11 @@ describe('crash detection (judgeCrash)', () => {
   });
 
   it('a recovering hook without an owner is an unfinished recovery, with no grace', () => {
-    expect(judgeCrash({ state: 'recovering', updatedAt: recent, liveness: 'none', now })).toEqual({ crashed: true, crashType: 'unknown', verdict: 'none' });
+    expect(judgeCrash({ state: 'recovering', updatedAt: recent, liveness: 'none', now })).toEqual({
+      crashed: true,
+      crashType: 'unknown',
+      verdict: 'none',
+    });
   });
 });
 
@@ -191,7 +213,14 @@ describe('recommendation (diagnoseCrash)', () => {
     const cases: [string, StepCheckpoint][] = [
       ['before start', ckpt({ step_index: i, created_at: at(5) })],
       ['dirty', ckpt({ step_index: i, created_at: at(15), git_dirty: true })],
-      ['no commit', (() => { const c = ckpt({ step_index: i, created_at: at(15) }); delete c.git_commit; return c; })()],
+      [
+        'no commit',
+        (() => {
+          const c = ckpt({ step_index: i, created_at: at(15) });
+          delete c.git_commit;
+          return c;
+        })(),
+      ],
       ['other step', ckpt({ step_index: idx('plan'), created_at: at(15) })],
     ];
     for (const [label, c] of cases) {
@@ -225,14 +254,22 @@ describe('recommendation (diagnoseCrash)', () => {
   });
 
   it('a step that changes things on its last attempt → manual: a retry would fail the task', () => {
-    const r = diagnose({ ...running('implement', { attempt: 3, max_attempts: 3 }), checkpoints: [ckpt({ step_index: idx('implement'), created_at: at(15) })] });
+    const r = diagnose({
+      ...running('implement', { attempt: 3, max_attempts: 3 }),
+      checkpoints: [ckpt({ step_index: idx('implement'), created_at: at(15) })],
+    });
     expect(r.recommended_action).toBe('manual');
     expect(r.reason).toContain('last attempt (attempt 3/3)');
-    expect(diagnose(running('implement', { attempt: 3, max_attempts: 3 }), { finishedWork: { evidence: 'e' } }).recommended_action).toBe('skip_step');
+    expect(diagnose(running('implement', { attempt: 3, max_attempts: 3 }), { finishedWork: { evidence: 'e' } }).recommended_action).toBe(
+      'skip_step',
+    );
   });
 
   it('an idempotent step cut off on its last attempt → retry_step: a crash is not a failure, rerunning is safe', () => {
-    for (const [name, attempt] of [['analyze', 3], ['validate', 1]] as const) {
+    for (const [name, attempt] of [
+      ['analyze', 3],
+      ['validate', 1],
+    ] as const) {
       const r = diagnose(running(name, { attempt, max_attempts: attempt }));
       expect(r.recommended_action, name).toBe('retry_step');
       expect(r.reason, name).toContain('idempotent');
@@ -265,7 +302,10 @@ describe('recommendation (diagnoseCrash)', () => {
 
   it('a current_step already recorded complete is not a running step', () => {
     const h = running('plan');
-    const done = { ...transition(h, { to: 'step_pending', trigger: 'step_complete', at: at(11), details: { step_index: idx('plan') } }), state: 'step_running' as const };
+    const done = {
+      ...transition(h, { to: 'step_pending', trigger: 'step_complete', at: at(11), details: { step_index: idx('plan') } }),
+      state: 'step_running' as const,
+    };
     expect(stepPosition(done, STEPS)).toEqual({ kind: 'between', next: idx('plan') + 1 });
   });
 
@@ -329,9 +369,15 @@ describe('recommendation (diagnoseCrash)', () => {
 
 describe('finished work found in the hook', () => {
   it('a step_complete checkpoint of this attempt proves the step finished', () => {
-    const hook = { ...running('implement'), checkpoints: [ckpt({ step_index: idx('implement'), created_at: at(20), trigger: 'step_complete', checkpoint_id: 'ckpt-deadbeef' })] };
+    const hook = {
+      ...running('implement'),
+      checkpoints: [ckpt({ step_index: idx('implement'), created_at: at(20), trigger: 'step_complete', checkpoint_id: 'ckpt-deadbeef' })],
+    };
     expect(finishedWorkInHook(hook, inStep(hook))?.evidence).toContain('ckpt-deadbeef');
-    const older = { ...running('implement'), checkpoints: [ckpt({ step_index: idx('implement'), created_at: at(5), trigger: 'step_complete' })] };
+    const older = {
+      ...running('implement'),
+      checkpoints: [ckpt({ step_index: idx('implement'), created_at: at(5), trigger: 'step_complete' })],
+    };
     expect(finishedWorkInHook(older, inStep(older))).toBeUndefined();
   });
 
@@ -343,9 +389,19 @@ describe('finished work found in the hook', () => {
     expect(finishedWorkInHook(oneFailed, inStep(oneFailed))).toBeUndefined();
     const missing = { ...hook, receipts: [receipt({})] };
     expect(finishedWorkInHook(missing, inStep(missing))).toBeUndefined();
-    const beforeStart = { ...hook, receipts: [receipt({ started_at: at(5) }), receipt({ receipt_id: 'rcpt-00000002', command: 'npm run lint' })] };
+    const beforeStart = {
+      ...hook,
+      receipts: [receipt({ started_at: at(5) }), receipt({ receipt_id: 'rcpt-00000002', command: 'npm run lint' })],
+    };
     expect(finishedWorkInHook(beforeStart, inStep(beforeStart))).toBeUndefined();
-    const failedThenPassed = { ...hook, receipts: [receipt({ exit_code: 2 }), receipt({ receipt_id: 'rcpt-00000003' }), receipt({ receipt_id: 'rcpt-00000002', command: 'npm run lint' })] };
+    const failedThenPassed = {
+      ...hook,
+      receipts: [
+        receipt({ exit_code: 2 }),
+        receipt({ receipt_id: 'rcpt-00000003' }),
+        receipt({ receipt_id: 'rcpt-00000002', command: 'npm run lint' }),
+      ],
+    };
     expect(finishedWorkInHook(failedThenPassed, inStep(failedThenPassed))).toBeDefined();
   });
 
@@ -376,7 +432,7 @@ describe('paused hooks and checkpoints to return to', () => {
     expect(lastKnownState(h)).toBe('step_running');
   });
 
-  it('an explicit retry_from_checkpoint returns to the step\'s checkpoint, else the newest clean one, else any with a commit', () => {
+  it("an explicit retry_from_checkpoint returns to the step's checkpoint, else the newest clean one, else any with a commit", () => {
     const own = ckpt({ checkpoint_id: 'ckpt-00000001', step_index: idx('implement'), created_at: at(15) });
     const earlier = ckpt({ checkpoint_id: 'ckpt-00000002', step_index: idx('plan'), created_at: at(2) });
     const dirty = ckpt({ checkpoint_id: 'ckpt-00000003', step_index: idx('implement'), created_at: at(16), git_dirty: true });

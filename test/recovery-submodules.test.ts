@@ -28,7 +28,7 @@ const sub = join('lib');
 const inLib = (file: string) => join(repo, sub, file);
 
 describe('saving work in submodules', () => {
-  it('an uncommitted edit inside a submodule survives retry_from_checkpoint\'s reset, on a branch in the submodule', async () => {
+  it("an uncommitted edit inside a submodule survives retry_from_checkpoint's reset, on a branch in the submodule", async () => {
     writeFileSync(join(repo, 'top.txt'), 'top-level work\n');
     writeFileSync(inLib('lib.txt'), 'lib v1: uncommitted work in the submodule\n');
     writeFileSync(inLib('new.txt'), 'untracked in the submodule\n');
@@ -74,7 +74,9 @@ describe('saving work in submodules', () => {
     }
     expect(error).toBeInstanceOf(AtlasError);
     expect((error as AtlasError).exitCode).toBe(5);
-    expect((error as AtlasError).message).toMatch(/cannot save the uncommitted work in .*: (submodule lib could not be saved|its submodules cannot be listed).*nothing was reset/);
+    expect((error as AtlasError).message).toMatch(
+      /cannot save the uncommitted work in .*: (submodule lib could not be saved|its submodules cannot be listed).*nothing was reset/,
+    );
     expect(readFileSync(inLib('lib.txt'), 'utf8')).toBe('precious\n');
     expect(readFileSync(join(repo, 'top.txt'), 'utf8')).toBe('top work\n');
     expect(git(repo, 'branch', '--list', 'atlas/recovery/*')).toBe('');

@@ -10,7 +10,7 @@ async function worktreeTask(home: string, repo: string, branch: string, workspac
 }
 
 describe('which task a command means', () => {
-  it('inside a task\'s worktree: that task', async () => {
+  it("inside a task's worktree: that task", async () => {
     const home = tempDir();
     const repo = makeGitRepo();
     const a = await worktreeTask(home, repo, 'fix/a', 'a');

@@ -13,7 +13,10 @@ import { skipSandbox } from './helpers/sandbox-fixtures.js';
 
 const registry = spawnSync('npm', ['view', 'spawn-wrap@2.0.0', 'version', '--prefer-offline'], { encoding: 'utf8', timeout: 60_000 });
 const unreachable = registry.status !== 0 && !process.env['CI'];
-if (unreachable) process.stderr.write(`sandbox-home-npm skipped: the npm registry is not reachable (${(registry.stderr || String(registry.error)).trim().split('\n').pop()}); CI never skips it\n`);
+if (unreachable)
+  process.stderr.write(
+    `sandbox-home-npm skipped: the npm registry is not reachable (${(registry.stderr || String(registry.error)).trim().split('\n').pop()}); CI never skips it\n`,
+  );
 
 beforeAll(() => ensureBuilt());
 

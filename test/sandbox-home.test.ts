@@ -12,7 +12,8 @@ import { attempts, commandStep, onlyTask, prepareAttack, startSandboxed, writeTe
 
 beforeAll(() => ensureBuilt());
 
-const GITCONFIG = '[user]\n\tname = Pat Example\n\temail = pat@example.com\n[credential]\n\thelper = store --file /secret/git-creds\n[url "https://x-token:ghp_SECRET1@github.com/"]\n\tinsteadOf = https://github.com/\n[http "https://example.com"]\n\textraHeader = Authorization: Bearer SECRET2\n[alias]\n\tco = checkout\n';
+const GITCONFIG =
+  '[user]\n\tname = Pat Example\n\temail = pat@example.com\n[credential]\n\thelper = store --file /secret/git-creds\n[url "https://x-token:ghp_SECRET1@github.com/"]\n\tinsteadOf = https://github.com/\n[http "https://example.com"]\n\textraHeader = Authorization: Bearer SECRET2\n[alias]\n\tco = checkout\n';
 const NPMRC = 'registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=npm_SECRET3\n_auth=SECRET4\nfund=false\n';
 
 function userHome(): string {
@@ -22,8 +23,8 @@ function userHome(): string {
   return home;
 }
 
-describe.skipIf(skipSandbox)('the sandbox\'s home', { timeout: 120_000 }, () => {
-  it('is private and writable; the person\'s git and npm settings come without credentials; the real home stays untouched', async () => {
+describe.skipIf(skipSandbox)("the sandbox's home", { timeout: 120_000 }, () => {
+  it("is private and writable; the person's git and npm settings come without credentials; the real home stays untouched", async () => {
     const attack = prepareAttack();
     const home = userHome();
     const script = [
@@ -51,7 +52,7 @@ describe.skipIf(skipSandbox)('the sandbox\'s home', { timeout: 120_000 }, () => 
   });
 });
 
-describe('the private home\'s files', () => {
+describe("the private home's files", () => {
   it('drops credential sections and lines, keeps the rest', () => {
     const git = gitConfigWithoutSecrets(GITCONFIG);
     expect(git).toContain('name = Pat Example');
@@ -60,7 +61,7 @@ describe('the private home\'s files', () => {
     expect(npmrcWithoutSecrets(NPMRC)).toBe('registry=https://registry.npmjs.org/\nfund=false\n');
   });
 
-  it('follows the real home: a removed file goes, agent state is linked, a step\'s stand-in is replaced', () => {
+  it("follows the real home: a removed file goes, agent state is linked, a step's stand-in is replaced", () => {
     const real = userHome();
     mkdirSync(join(real, '.claude'));
     const taskDir = tempDir();

@@ -2,24 +2,30 @@
 // than server.max_connections) from one address: /health still answers from that address, and a
 // client with a token from another address is served; the flooding address keeps no more than its
 // share. A body nesting 500,000 arrays is refused (400) before it is parsed.
-import { connect } from 'node:net';
-import type { Socket } from 'node:net';
+
 import { request } from 'node:http';
+import type { Socket } from 'node:net';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { PROBE_RESERVE } from '../src/server/http/admission.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../src/server/http/json-depth.js';
 import { tempDir } from './helpers/core-fixtures.js';
-import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
-import { auth } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
+import { auth } from './helpers/server-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 checkResponses();
 
 const serve = inProcessServers();
 
 /** A raw GET on a fresh connection (from `localAddress`): its status, or the error that ended it. */
-function get(port: number, path: string, headers: Record<string, string> = {}, localAddress = '127.0.0.1'): Promise<{ status: number; body: string }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+  localAddress = '127.0.0.1',
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, headers, localAddress, agent: false }, (res) => {
       let body = '';
@@ -50,7 +56,8 @@ describe('connection admission', () => {
     const { server } = await serve(home, agentConfig());
     const flood: { socket: Socket; closed: Promise<void> }[] = [];
     try {
-      for (let i = 0; i < 1030; i += 100) flood.push(...(await Promise.all(Array.from({ length: Math.min(100, 1030 - i) }, () => idleConnection(server.port)))));
+      for (let i = 0; i < 1030; i += 100)
+        flood.push(...(await Promise.all(Array.from({ length: Math.min(100, 1030 - i) }, () => idleConnection(server.port)))));
       // The probe, from the flooding address itself, and a real client from another address.
       const health = await get(server.port, '/health');
       expect(health.status).toBe(200);

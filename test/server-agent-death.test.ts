@@ -3,10 +3,10 @@
 // issue 37 for --local), and `--recover` never runs a second agent beside the first.
 import { describe, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
-import { createToken, getJson, processesWith, readSse, startServe, serversOfThisFile, waitUntil, auth } from './helpers/server-fixtures.js';
-import { checkResponses } from './helpers/openapi-check.js';
+import { auth, createToken, getJson, processesWith, readSse, serversOfThisFile, startServe, waitUntil } from './helpers/server-fixtures.js';
 
 checkResponses();
 
@@ -22,7 +22,11 @@ async function serve(home: string, args: string[], local: boolean): Promise<Serv
 }
 
 async function killMidTurn(s: ServeProcess, token: string, id: string, marker: string): Promise<void> {
-  const res = await fetch(`${s.url}/conversations/${id}/sandbox/${id}`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: `sleep ${marker}; echo finished > done.txt` }) });
+  const res = await fetch(`${s.url}/conversations/${id}/sandbox/${id}`, {
+    method: 'POST',
+    headers: auth(token),
+    body: JSON.stringify({ prompt: `sleep ${marker}; echo finished > done.txt` }),
+  });
   void readSse(res).catch(() => undefined);
   await waitUntil(() => (processesWith(marker).length > 0 ? true : undefined), 20_000, 'the agent to start');
   s.child.kill('SIGKILL');
@@ -39,7 +43,7 @@ describe('a killed server and its agent', () => {
     await waitUntil(() => (processesWith(marker).length === 0 ? true : undefined), 5_000, 'the sandboxed agent to die with its server');
   });
 
-  it('local: the agent\'s whole process group dies with the server, at once; --recover then runs one agent', async () => {
+  it("local: the agent's whole process group dies with the server, at once; --recover then runs one agent", async () => {
     const home = tempDir();
     const token = createToken(home, 'alice');
     const marker = '27.1828';
@@ -49,6 +53,10 @@ describe('a killed server and its agent', () => {
     // child, the sleep, too): nothing works on beside a replica that takes the turn over.
     await waitUntil(() => (processesWith(marker).length === 0 ? true : undefined), 5_000, 'the local agent to die with its server');
     const again = await serve(home, ['--recover'], true);
-    await waitUntil(async () => ((await getJson(again.url, token, '/conversations/plain')).json.conversation.status !== 'running' ? true : undefined), 30_000, 'the recovery turn');
+    await waitUntil(
+      async () => ((await getJson(again.url, token, '/conversations/plain')).json.conversation.status !== 'running' ? true : undefined),
+      30_000,
+      'the recovery turn',
+    );
   });
 });

@@ -4,9 +4,20 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
-import type { ServeProcess } from './helpers/server-fixtures.js';
-import { AGENT_FLAGS, auth, createToken, getJson, prompt, readSse, startServe, waitUntil, serversOfThisFile, readTurn } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
+import type { ServeProcess } from './helpers/server-fixtures.js';
+import {
+  AGENT_FLAGS,
+  auth,
+  createToken,
+  getJson,
+  prompt,
+  readSse,
+  readTurn,
+  serversOfThisFile,
+  startServe,
+  waitUntil,
+} from './helpers/server-fixtures.js';
 
 checkResponses();
 
@@ -60,7 +71,11 @@ describe('conversations over HTTP', () => {
     expect(first.events[1]!.data.message).toMatchObject({ role: 1, body: 'write the notes' });
     expect(first.events[6]!.data).toMatchObject({ id: 'toolu_1', name: 'Write', status: 'success', output: 'written' });
     const usage1 = first.events.at(-1)!.data;
-    expect(usage1).toMatchObject({ ok: true, turn: 1, usage: { total_input_tokens: 100, total_output_tokens: 20, cache_read_tokens: 5, cache_creation_tokens: 3, cost_usd: 0.001 } });
+    expect(usage1).toMatchObject({
+      ok: true,
+      turn: 1,
+      usage: { total_input_tokens: 100, total_output_tokens: 20, cache_read_tokens: 5, cache_creation_tokens: 3, cost_usd: 0.001 },
+    });
     expect(usage1.conversation).toMatchObject({ total_input_tokens: 100, total_output_tokens: 20, total_cache_tokens: 8 });
 
     const second = await prompt(s.url, token, 'conv-1', { prompt: 'and more' });
@@ -71,19 +86,31 @@ describe('conversations over HTTP', () => {
     expect(second.events.find((e) => e.event === 'message' && e.data.message.role === 2)).toBeDefined();
 
     const got = await getJson(s.url, token, '/conversations/conv-1');
-    expect(got.json.conversation).toMatchObject({ id: 'conv-1', account: 'alice', agent_id: 'helper', sandbox_id: 'sb1', status: 'completed', turns: 2 });
+    expect(got.json.conversation).toMatchObject({
+      id: 'conv-1',
+      account: 'alice',
+      agent_id: 'helper',
+      sandbox_id: 'sb1',
+      status: 'completed',
+      turns: 2,
+    });
     expect(got.json.conversation.stats).toMatchObject({ messages_exchanged: 6, total_input_tokens: 200 });
     const messages = await getJson(s.url, token, '/conversations/conv-1/messages');
     // Each tool result is joined into the assistant message that called the tool.
     expect(messages.json.messages.map((m: any) => m.role)).toEqual([1, 2, 2, 1, 2, 2]);
     expect(messages.json.messages[2].tool_calls[0]).toMatchObject({ id: 'toolu_1', status: 'success', output: 'written' });
     // The agent worked in the conversation's own workspace.
-    expect(readFileSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'conv-1', 'workspace', 'notes.txt'), 'utf8')).toBe('write the notes\nand more\n');
+    expect(readFileSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'conv-1', 'workspace', 'notes.txt'), 'utf8')).toBe(
+      'write the notes\nand more\n',
+    );
     expect((await getJson(s.url, token, '/conversations')).json.conversations.map((c: any) => c.id)).toEqual(['conv-1']);
 
     // The access log: request id, account, route, status, duration; never the token or the prompt.
     const requests = s.lines.map((l) => JSON.parse(l)).filter((e) => e.msg === 'request');
-    expect(requests.find((r) => r.route === 'POST /conversations/:conversationId/sandbox/:sandboxId')).toMatchObject({ account: 'alice', status: 200 });
+    expect(requests.find((r) => r.route === 'POST /conversations/:conversationId/sandbox/:sandboxId')).toMatchObject({
+      account: 'alice',
+      status: 200,
+    });
     expect(requests.every((r) => typeof r.request_id === 'string' && typeof r.duration_ms === 'number')).toBe(true);
     const all = s.lines.join('\n');
     expect(all).not.toContain(token);
@@ -99,7 +126,12 @@ describe('conversations over HTTP', () => {
     const token = createToken(home, 'alice');
     const s = await serve(home);
     const abort = new AbortController();
-    const res = await fetch(`${s.url}/conversations/c2/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:1500 slow one' }), signal: abort.signal });
+    const res = await fetch(`${s.url}/conversations/c2/sandbox/sb`, {
+      method: 'POST',
+      headers: auth(token),
+      body: JSON.stringify({ prompt: 'sleep:1500 slow one' }),
+      signal: abort.signal,
+    });
     const early = await readSse(res, (e) => e.event === 'message', abort);
     expect(early.map((e) => e.id)).toEqual(['1', '2']);
 
@@ -115,7 +147,7 @@ describe('conversations over HTTP', () => {
     expect(bad.status).toBe(400);
   });
 
-  it('refuses what it must: 401, another account\'s 404, 413, 400 naming the field, bad ids, 404 and 405, 409 for a busy conversation', async () => {
+  it("refuses what it must: 401, another account's 404, 413, 400 naming the field, bad ids, 404 and 405, 409 for a busy conversation", async () => {
     const home = tempDir();
     const alice = createToken(home, 'alice');
     const bob = createToken(home, 'bob');
@@ -138,9 +170,17 @@ describe('conversations over HTTP', () => {
     expect((await prompt(s.url, bob, 'mine', { prompt: 'bob here' })).status).toBe(200);
     expect((await getJson(s.url, alice, '/conversations/mine/messages')).json.messages[0].body).toBe('secret plans');
 
-    const big = await fetch(`${s.url}/conversations/x/sandbox/y`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ prompt: 'x'.repeat(5000) }) });
+    const big = await fetch(`${s.url}/conversations/x/sandbox/y`, {
+      method: 'POST',
+      headers: auth(alice),
+      body: JSON.stringify({ prompt: 'x'.repeat(5000) }),
+    });
     expect(big.status).toBe(413);
-    const missing = await fetch(`${s.url}/conversations/x/sandbox/y`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ provider: 'claude' }) });
+    const missing = await fetch(`${s.url}/conversations/x/sandbox/y`, {
+      method: 'POST',
+      headers: auth(alice),
+      body: JSON.stringify({ provider: 'claude' }),
+    });
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as any).error).toMatchObject({ code: 'invalid_field', field: 'prompt' });
     const badProvider = await prompt(s.url, alice, 'x', { prompt: 'hi', provider: 'gpt' });
@@ -148,7 +188,11 @@ describe('conversations over HTTP', () => {
     const notJson = await fetch(`${s.url}/conversations/x/sandbox/y`, { method: 'POST', headers: auth(alice), body: '{nope' });
     expect(((await notJson.json()) as any).error.code).toBe('invalid_json');
     for (const id of ['..%2F..%2Fetc', '..%5Cx', 'a.b', '.hidden', '%00x']) {
-      const r = await fetch(`${s.url}/conversations/${id}/sandbox/y`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ prompt: 'hi' }) });
+      const r = await fetch(`${s.url}/conversations/${id}/sandbox/y`, {
+        method: 'POST',
+        headers: auth(alice),
+        body: JSON.stringify({ prompt: 'hi' }),
+      });
       expect(r.status, id).toBe(400);
       expect(((await r.json()) as any).error.field).toBe('conversationId');
     }
@@ -160,7 +204,12 @@ describe('conversations over HTTP', () => {
     expect(put.headers.get('allow')).toBe('GET');
 
     const abort = new AbortController();
-    const slow = await fetch(`${s.url}/conversations/busy/sandbox/y`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ prompt: 'sleep:1000' }), signal: abort.signal });
+    const slow = await fetch(`${s.url}/conversations/busy/sandbox/y`, {
+      method: 'POST',
+      headers: auth(alice),
+      body: JSON.stringify({ prompt: 'sleep:1000' }),
+      signal: abort.signal,
+    });
     const busy = await prompt(s.url, alice, 'busy', { prompt: 'again' }, 'y');
     expect(busy.status).toBe(409);
     const mismatch = await prompt(s.url, alice, 'mine', { prompt: 'again' }, 'other-sandbox');
@@ -185,8 +234,20 @@ describe('conversations over HTTP', () => {
     const alice = createToken(home, 'alice');
     const bob = createToken(home, 'bob');
     const s = await serve(home, [], [...AGENT_FLAGS, '-c', 'server.max_streams_per_account=2']);
-    const open = await Promise.all(['a1', 'a2'].map((id) => fetch(`${s.url}/conversations/${id}/sandbox/x`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ prompt: 'sleep:1200' }) })));
-    const third = await fetch(`${s.url}/conversations/a3/sandbox/x`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ prompt: 'hi' }) });
+    const open = await Promise.all(
+      ['a1', 'a2'].map((id) =>
+        fetch(`${s.url}/conversations/${id}/sandbox/x`, {
+          method: 'POST',
+          headers: auth(alice),
+          body: JSON.stringify({ prompt: 'sleep:1200' }),
+        }),
+      ),
+    );
+    const third = await fetch(`${s.url}/conversations/a3/sandbox/x`, {
+      method: 'POST',
+      headers: auth(alice),
+      body: JSON.stringify({ prompt: 'hi' }),
+    });
     expect(third.status).toBe(429);
     expect(((await third.json()) as any).error.code).toBe('too_many_streams');
     expect((await prompt(s.url, bob, 'b1', { prompt: 'hi' })).status).toBe(200);
@@ -198,7 +259,9 @@ describe('conversations over HTTP', () => {
     const home = tempDir();
     const token = createToken(home, 'alice');
     const s = await serve(home);
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => prompt(s.url, token, `many-${i}`, { prompt: `sleep:200 job ${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => prompt(s.url, token, `many-${i}`, { prompt: `sleep:200 job ${i}` })),
+    );
     for (const r of results) {
       expect(r.status).toBe(200);
       expect(r.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
@@ -240,7 +303,11 @@ describe('start-up and stop', () => {
     const home = tempDir();
     const token = createToken(home, 'alice');
     const s = await serve(home, [], [...AGENT_FLAGS, '-c', 'server.grace_period=300ms']);
-    const res = await fetch(`${s.url}/conversations/long/sandbox/x`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:20000 long job' }) });
+    const res = await fetch(`${s.url}/conversations/long/sandbox/x`, {
+      method: 'POST',
+      headers: auth(token),
+      body: JSON.stringify({ prompt: 'sleep:20000 long job' }),
+    });
     const reading = readTurn(res);
     await reading.started;
     s.child.kill('SIGTERM');
@@ -265,14 +332,22 @@ describe('start-up and stop', () => {
     const home = tempDir();
     const token = createToken(home, 'alice');
     const s = await serve(home);
-    const res = await fetch(`${s.url}/conversations/crash/sandbox/x`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:1500 crashing job' }) });
+    const res = await fetch(`${s.url}/conversations/crash/sandbox/x`, {
+      method: 'POST',
+      headers: auth(token),
+      body: JSON.stringify({ prompt: 'sleep:1500 crashing job' }),
+    });
     // Once the prompt is recorded, the turn runs: then the server dies.
     await readSse(res, (e) => e.event === 'message');
     s.child.kill('SIGKILL');
     await s.exited;
     // The agent of the dead server may still be finishing; its owner (the server) is gone either way.
     const again = await serve(home, ['--recover']);
-    await waitUntil(async () => (await getJson(again.url, token, '/conversations/crash')).json.conversation.status === 'completed' || undefined, 20_000, 'recovery');
+    await waitUntil(
+      async () => (await getJson(again.url, token, '/conversations/crash')).json.conversation.status === 'completed' || undefined,
+      20_000,
+      'recovery',
+    );
     expect(again.lines.some((l) => l.includes('interrupted work found'))).toBe(true);
   });
 });

@@ -6,8 +6,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
-import { createToken, getJson, processesWith, prompt, startServe, serversOfThisFile } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
+import { createToken, getJson, processesWith, prompt, serversOfThisFile, startServe } from './helpers/server-fixtures.js';
 
 checkResponses();
 
@@ -24,9 +24,18 @@ describe('a burst of conversations', () => {
     // (rightly) wait in the queue or get 429, which test/server-limits.test.ts covers.
     const s = await startServe(home, [], {
       flags: [
-        '-c', 'ai.agent=command', '-c', `ai.command=/bin/bash ${SHELL_AGENT}`,
-        '-c', 'server.max_streams_per_account=1000', '-c', 'server.max_running_per_account=1000',
-        '-c', 'server.max_queued_per_account=1000', '-c', 'server.requests_per_second=0',
+        '-c',
+        'ai.agent=command',
+        '-c',
+        `ai.command=/bin/bash ${SHELL_AGENT}`,
+        '-c',
+        'server.max_streams_per_account=1000',
+        '-c',
+        'server.max_running_per_account=1000',
+        '-c',
+        'server.max_queued_per_account=1000',
+        '-c',
+        'server.requests_per_second=0',
       ],
     });
     servers.push(s);
@@ -46,10 +55,13 @@ describe('a burst of conversations', () => {
           const ids = r.events.map((e) => Number(e.id));
           const usage = r.events.at(-1)!;
           const answer = r.events.find((e) => e.event === 'message' && e.data.message.role === 2);
-          if (usage.event !== 'usage' || usage.data.ok !== true || usage.data.turn !== turn) failures.push(`${id} turn ${turn}: ended ${JSON.stringify(usage)}`);
-          else if (answer?.data.message.body !== `answer to: ${text}`) failures.push(`${id} turn ${turn}: answered ${JSON.stringify(answer?.data.message.body)}`);
+          if (usage.event !== 'usage' || usage.data.ok !== true || usage.data.turn !== turn)
+            failures.push(`${id} turn ${turn}: ended ${JSON.stringify(usage)}`);
+          else if (answer?.data.message.body !== `answer to: ${text}`)
+            failures.push(`${id} turn ${turn}: answered ${JSON.stringify(answer?.data.message.body)}`);
           else if (ids.some((n, k) => n !== lastId + 1 + k)) failures.push(`${id} turn ${turn}: ids ${ids.join(',')} after ${lastId}`);
-          else if (turn === TURNS && usage.data.conversation.messages_exchanged !== 2 * TURNS) failures.push(`${id}: ${usage.data.conversation.messages_exchanged} messages`);
+          else if (turn === TURNS && usage.data.conversation.messages_exchanged !== 2 * TURNS)
+            failures.push(`${id}: ${usage.data.conversation.messages_exchanged} messages`);
           lastId = ids.at(-1)!;
         }
       }),
@@ -60,7 +72,11 @@ describe('a burst of conversations', () => {
     const seen = new Map<string, any>();
     let cursor: string | null = null;
     do {
-      const page: { status: number; json: any } = await getJson(s.url, token, `/conversations?limit=64${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const page: { status: number; json: any } = await getJson(
+        s.url,
+        token,
+        `/conversations?limit=64${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       expect(page.status).toBe(200);
       for (const c of page.json.conversations) seen.set(c.id, c);
       cursor = page.json.next_cursor;

@@ -5,7 +5,18 @@
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
-import { addSlowTemplate, AGENT_FLAGS, auth, createToken, getJson, readSse, repoIn, startServe, serversOfThisFile, waitUntil } from './helpers/server-fixtures.js';
+import {
+  AGENT_FLAGS,
+  addSlowTemplate,
+  auth,
+  createToken,
+  getJson,
+  readSse,
+  repoIn,
+  serversOfThisFile,
+  startServe,
+  waitUntil,
+} from './helpers/server-fixtures.js';
 
 checkResponses();
 
@@ -31,7 +42,10 @@ describe('tasks: cancel, recover with an action, approve only what waits', () =>
   it('cancels a running task (checkpointed, parked); refuses to approve the cut-off step; recovers it with skip_step', async () => {
     const { s, token } = await taskServer();
     const id = (await post(s.url, token, '/tasks', { repo: 'slow', template: 'slow', description: 'slow one' })).json.task.id as string;
-    await readSse(await fetch(`${s.url}/tasks/${id}/events`, { headers: auth(token) }), (e) => e.event === 'state' && e.data.to === 'step_running');
+    await readSse(
+      await fetch(`${s.url}/tasks/${id}/events`, { headers: auth(token) }),
+      (e) => e.event === 'state' && e.data.to === 'step_running',
+    );
     const cancelled = await post(s.url, token, `/tasks/${id}/cancel`);
     expect(cancelled.status, JSON.stringify(cancelled.json)).toBe(200);
     expect(cancelled.json).toMatchObject({ task_id: id, action: 'cancel' });
@@ -51,12 +65,15 @@ describe('tasks: cancel, recover with an action, approve only what waits', () =>
 
     const recovered = await post(s.url, token, `/tasks/${id}/recover`, { action: 'skip_step' });
     expect(recovered.status).toBe(202);
-    const after = await readSse(await fetch(`${s.url}/tasks/${id}/events`, { headers: auth(token, { 'last-event-id': String(events.at(-1)!.id) }) }), (e) => e.event === 'finished');
+    const after = await readSse(
+      await fetch(`${s.url}/tasks/${id}/events`, { headers: auth(token, { 'last-event-id': String(events.at(-1)!.id) }) }),
+      (e) => e.event === 'finished',
+    );
     expect(after.at(-1)!.data).toMatchObject({ command: 'recover', state: 'completed', exit_code: 0 });
     expect(after.some((e) => e.event === 'state' && e.data.trigger === 'step_skipped')).toBe(true);
   });
 
-  it('logs a step\'s start before its output', async () => {
+  it("logs a step's start before its output", async () => {
     const home = tempDir();
     const root = tempDir('atlas-repos-');
     repoIn(root, 'demo');
@@ -80,9 +97,17 @@ describe('conversations: cancel', () => {
     const token = createToken(home, 'alice');
     const s = await startServe(home);
     servers.push(s);
-    const turn = await fetch(`${s.url}/conversations/c1/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:20000 long work' }) });
+    const turn = await fetch(`${s.url}/conversations/c1/sandbox/sb`, {
+      method: 'POST',
+      headers: auth(token),
+      body: JSON.stringify({ prompt: 'sleep:20000 long work' }),
+    });
     const events = readSse(turn);
-    await waitUntil(async () => ((await getJson(s.url, token, '/conversations/c1')).json.conversation?.status === 'running' ? true : undefined), 10_000, 'the turn to run');
+    await waitUntil(
+      async () => ((await getJson(s.url, token, '/conversations/c1')).json.conversation?.status === 'running' ? true : undefined),
+      10_000,
+      'the turn to run',
+    );
     const started = Date.now();
     const cancelled = await post(s.url, token, '/conversations/c1/cancel');
     expect(cancelled.status, JSON.stringify(cancelled.json)).toBe(200);

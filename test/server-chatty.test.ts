@@ -13,9 +13,9 @@ import { EventLog } from '../src/server/state/event-log.js';
 import { openState } from '../src/server/state/open.js';
 import type { ServerState } from '../src/server/state/types.js';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
-import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
-import { auth, readSse } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
+import { auth, readSse } from './helpers/server-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 checkResponses();
 
@@ -31,20 +31,28 @@ function counting(state: ServerState): { state: ServerState; transactions: () =>
   return { state: seen, transactions: () => n };
 }
 
-describe('group commit of a log\'s events', () => {
+describe("group commit of a log's events", () => {
   it('stores 2,000 appends asked for at once in a few transactions, ids in order, each sent to a follower only once stored', async () => {
     const real = await openState({ home: tempDir(), url: '' });
     try {
       const { state, transactions } = counting(real);
       const errors: Error[] = [];
-      const log = new EventLog('conversation:a/c1', async () => state, (e) => errors.push(e));
+      const log = new EventLog(
+        'conversation:a/c1',
+        async () => state,
+        (e) => errors.push(e),
+      );
       const sent: number[] = [];
       const unstored: number[] = [];
-      log.follow(0, (e) => {
-        sent.push(e.id);
-        // Stored before it is sent: the state's counter has reached it already.
-        void real.lastEventId('conversation:a/c1').then((last) => last < e.id && unstored.push(e.id));
-      }, { localOnly: true });
+      log.follow(
+        0,
+        (e) => {
+          sent.push(e.id);
+          // Stored before it is sent: the state's counter has reached it already.
+          void real.lastEventId('conversation:a/c1').then((last) => last < e.id && unstored.push(e.id));
+        },
+        { localOnly: true },
+      );
       const appended = await Promise.all(Array.from({ length: 2000 }, (_, i) => log.append('output', { text: `line ${i}` })));
       await log.settled();
       expect(errors).toEqual([]);
@@ -64,12 +72,22 @@ describe('group commit of a log\'s events', () => {
     const state = await openState({ home: tempDir(), url: '' });
     try {
       const errors: Error[] = [];
-      const log = new EventLog('conversation:a/c2', async () => state, (e) => errors.push(e));
+      const log = new EventLog(
+        'conversation:a/c2',
+        async () => state,
+        (e) => errors.push(e),
+      );
       const claim = await state.claimLease('turn:a/c2', 'me', 60_000);
       if (!claim.ok) throw new Error('lease not claimed');
       const good = { lease: 'turn:a/c2', token: claim.token };
       const stale = { lease: 'turn:a/c2', token: claim.token - 1 };
-      const results = await Promise.all([log.append('a', {}, good), log.append('b', {}, stale), log.append('c', {}, stale), log.append('d', {}, good), log.append('e', {})]);
+      const results = await Promise.all([
+        log.append('a', {}, good),
+        log.append('b', {}, stale),
+        log.append('c', {}, stale),
+        log.append('d', {}, good),
+        log.append('e', {}),
+      ]);
       expect(results.map((e) => e?.type)).toEqual(['a', undefined, undefined, 'd', 'e']);
       expect(results.map((e) => e?.id)).toEqual([1, undefined, undefined, 2, 3]);
       expect(errors.map((e) => e.name)).toEqual(['LeaseLostError']);
@@ -83,7 +101,10 @@ describe('a chatty turn', () => {
   it('streams 4,000 lines of output, every event once and in order, while /health goes on answering', async () => {
     const home = tempDir();
     const { token } = await createToken(home, 'chatty');
-    const { url } = await serve(home, agentConfig((c) => (c.ai.command = `/bin/bash ${CHATTY_AGENT}`)));
+    const { url } = await serve(
+      home,
+      agentConfig((c) => (c.ai.command = `/bin/bash ${CHATTY_AGENT}`)),
+    );
     process.env['CHATTY_MESSAGES'] = '4000';
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
@@ -98,7 +119,11 @@ describe('a chatty turn', () => {
       }
     })();
     try {
-      const res = await fetch(`${url}/conversations/talk/sandbox/s1`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'talk a lot' }) });
+      const res = await fetch(`${url}/conversations/talk/sandbox/s1`, {
+        method: 'POST',
+        headers: auth(token),
+        body: JSON.stringify({ prompt: 'talk a lot' }),
+      });
       expect(res.status).toBe(200);
       const events = await readSse(res);
       streaming = false;
@@ -107,14 +132,18 @@ describe('a chatty turn', () => {
       const ids = events.map((e) => Number(e.id));
       expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1));
       expect(events.filter((e) => e.event === 'output')).toHaveLength(4000);
-      expect(events.filter((e) => e.event === 'output').map((e) => e.data.text.split(' ')[1])).toEqual(Array.from({ length: 4000 }, (_, i) => String(i + 1)));
+      expect(events.filter((e) => e.event === 'output').map((e) => e.data.text.split(' ')[1])).toEqual(
+        Array.from({ length: 4000 }, (_, i) => String(i + 1)),
+      );
       expect(events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
       expect(answeredWhileStreaming).toBeGreaterThan(0);
       // The same events replayed after the first 1,000 (Last-Event-ID): the rest, once each.
       const replay = await fetch(`${url}/conversations/talk/events`, { headers: auth(token, { 'last-event-id': '1000' }) });
       const again = await readSse(replay, (e) => e.event === 'usage');
       expect(again.map((e) => Number(e.id))).toEqual(ids.slice(1000));
-      console.log(`chatty turn: event-loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms; /health answered ${answeredWhileStreaming} times while it streamed`);
+      console.log(
+        `chatty turn: event-loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms; /health answered ${answeredWhileStreaming} times while it streamed`,
+      );
     } finally {
       streaming = false;
       delete process.env['CHATTY_MESSAGES'];

@@ -2,10 +2,29 @@
 // agent-written, or came from the store: kept and placed only as regular files under a UUID, into
 // real folders, by new temp files renamed into place. A link, a bad id, a session too large, odd
 // names or a project folder that is a link are refused without anything written outside.
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync, ftruncateSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  ftruncateSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { claudeProjectDir, claudeProjectName, keepSession, MAX_SESSION_BYTES, placeSession, SESSION_FOLDER } from '../src/server/conversations/claude-session.js';
+import {
+  claudeProjectDir,
+  claudeProjectName,
+  keepSession,
+  MAX_SESSION_BYTES,
+  placeSession,
+  SESSION_FOLDER,
+} from '../src/server/conversations/claude-session.js';
 import { tempDir } from './helpers/core-fixtures.js';
 
 const ID = '6068594b-2c76-4220-ad6c-ca43f5da2573';

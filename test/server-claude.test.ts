@@ -9,10 +9,10 @@ import { tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import type { FakeAnthropic } from './helpers/fake-anthropic.js';
 import { claudeEnv, startFakeAnthropic } from './helpers/fake-anthropic.js';
-import type { ServeProcess } from './helpers/server-fixtures.js';
-import { createToken, getJson, prompt, startServe } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
+import type { ServeProcess } from './helpers/server-fixtures.js';
+import { createToken, getJson, prompt, startServe } from './helpers/server-fixtures.js';
 
 checkResponses();
 
@@ -52,7 +52,10 @@ describe('atlas serve with Claude Code', () => {
     const toolResult = first.events.find((e) => e.event === 'tool_result')!;
     expect(toolResult.data).toMatchObject({ id: 'toolu_srv1', name: 'Write', status: 'success' });
     const usage = first.events.at(-1)!.data;
-    expect(usage).toMatchObject({ ok: true, usage: { total_input_tokens: 250, total_output_tokens: 30, cache_read_tokens: 7, cache_creation_tokens: 3 } });
+    expect(usage).toMatchObject({
+      ok: true,
+      usage: { total_input_tokens: 250, total_output_tokens: 30, cache_read_tokens: 7, cache_creation_tokens: 3 },
+    });
     expect(usage.session_id).toMatch(/\S/);
     const workspace = join(home, 'server', 'accounts', 'alice', 'conversations', 'claude-1', 'workspace');
     expect(readFileSync(join(workspace, 'NOTES.md'), 'utf8')).toBe('from the server\n');
@@ -67,7 +70,9 @@ describe('atlas serve with Claude Code', () => {
     expect(text).toContain('write the notes');
     expect(text).toContain('is it there?');
     const messages = (await getJson(server.url, token, '/conversations/claude-1/messages')).json.messages;
-    expect(messages.some((m: any) => m.role === 2 && m.tool_calls[0]?.id === 'toolu_srv1' && m.tool_calls[0].status === 'success')).toBe(true);
+    expect(messages.some((m: any) => m.role === 2 && m.tool_calls[0]?.id === 'toolu_srv1' && m.tool_calls[0].status === 'success')).toBe(
+      true,
+    );
   });
 });
 
@@ -76,13 +81,18 @@ function hookEvents(dir: string): any[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && e.name === 'hook-events.jsonl')
-    .flatMap((e) => readFileSync(join(e.parentPath, e.name), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+    .flatMap((e) =>
+      readFileSync(join(e.parentPath, e.name), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    );
 }
 
 describe.skipIf(skipSandbox)('atlas serve with Claude Code in the sandbox', () => {
   // Issue 35's gap: sandboxed, the hook cannot write $ATLAS_HOME; its events come to the server
   // through the conversation's hook channel, the resumed session's included.
-  it('records the hook events of each turn through the conversation\'s channel, with no hook error', async () => {
+  it("records the hook events of each turn through the conversation's channel, with no hook error", async () => {
     fake = await startFakeAnthropic([
       { text: 'First answer.', usage: { input_tokens: 100, output_tokens: 20 } },
       { text: 'Second answer.', usage: { input_tokens: 150, output_tokens: 10 } },
@@ -98,7 +108,9 @@ describe.skipIf(skipSandbox)('atlas serve with Claude Code in the sandbox', () =
     const prompts = events.filter((e) => e.hook_event_name === 'UserPromptSubmit').map((e) => e.prompt);
     expect(prompts.sort()).toEqual(['first prompt here', 'second prompt here']);
     expect(events.filter((e) => e.hook_event_name === 'Stop')).toHaveLength(2);
-    expect(existsSync(join(home, 'claude', 'hook-errors.log')) ? readFileSync(join(home, 'claude', 'hook-errors.log'), 'utf8') : '').toBe('');
+    expect(existsSync(join(home, 'claude', 'hook-errors.log')) ? readFileSync(join(home, 'claude', 'hook-errors.log'), 'utf8') : '').toBe(
+      '',
+    );
     // The pipes went with their turns; the channel folder stays, empty.
     expect(readdirSync(join(home, 'server', 'accounts', 'alice', 'conversations', 'claude-sb', 'channel'))).toEqual([]);
   });

@@ -6,15 +6,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/load.js';
-import type { ServerContext } from '../src/server/http/context.js';
-import { OPENAPI_PATHS } from '../src/server/api/openapi.js';
-import { makeRedactor } from '../src/server/http/redact.js';
-import { buildRoutes } from '../src/server/api/routes.js';
 import { createToken } from '../src/server/accounts/tokens.js';
+import { OPENAPI_PATHS } from '../src/server/api/openapi.js';
+import { buildRoutes } from '../src/server/api/routes.js';
+import type { ServerContext } from '../src/server/http/context.js';
+import { makeRedactor } from '../src/server/http/redact.js';
 import { atlasSync, REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
-import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 import { auth, getJson, prompt } from './helpers/server-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 const checked = checkResponses();
 const serve = inProcessServers();
@@ -67,15 +67,23 @@ describe('pagination and filters', () => {
     // A state no task can be in is a mistake to say, not an empty list.
     const badState = await getJson(url, token, '/tasks?state=waiting');
     expect(badState.status).toBe(400);
-    expect(badState.json.error).toMatchObject({ code: 'invalid_field', field: 'state', message: expect.stringContaining('awaiting_human') });
+    expect(badState.json.error).toMatchObject({
+      code: 'invalid_field',
+      field: 'state',
+      message: expect.stringContaining('awaiting_human'),
+    });
     // Events as JSON pages, resumable from next_cursor.
     const page = await fetch(`${url}/conversations/a1/events?limit=2`, { headers: auth(token, { accept: 'application/json' }) });
     const body: any = await page.json();
     expect(body.events.map((e: any) => e.id)).toEqual([1, 2]);
-    const rest: any = await (await fetch(`${url}/conversations/a1/events?cursor=${body.next_cursor}`, { headers: auth(token, { accept: 'application/json' }) })).json();
+    const rest: any = await (
+      await fetch(`${url}/conversations/a1/events?cursor=${body.next_cursor}`, { headers: auth(token, { accept: 'application/json' }) })
+    ).json();
     expect(rest.events[0].id).toBe(3);
     expect(rest.next_cursor).toBeNull();
-    expect((await fetch(`${url}/conversations/a1/events?cursor=abc`, { headers: auth(token, { accept: 'application/json' }) })).status).toBe(400);
+    expect(
+      (await fetch(`${url}/conversations/a1/events?cursor=abc`, { headers: auth(token, { accept: 'application/json' }) })).status,
+    ).toBe(400);
   });
 
   it('pages through 10,000 messages of a conversation with no repeat and no gap', async () => {
@@ -105,12 +113,16 @@ describe('pagination and filters', () => {
 describe('tokens, CORS, metrics, logs and errors', () => {
   it('an expired token is refused (token_expired); a read-only token reads but cannot write', async () => {
     const home = tempDir();
-    const created = atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice', '--read-only', '--expires-in', '30d'], { env: { ATLAS_HOME: home } });
+    const created = atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice', '--read-only', '--expires-in', '30d'], {
+      env: { ATLAS_HOME: home },
+    });
     expect(created.code).toBe(0);
     const ro = JSON.parse(created.stdout);
     expect(ro).toMatchObject({ read_only: true, account: 'alice' });
     expect(Date.parse(ro.expires_at) - Date.now()).toBeGreaterThan(29 * 86_400_000);
-    expect(atlasSync(['serve', 'token', 'create', '--account', 'alice', '--expires-in', 'soon'], { env: { ATLAS_HOME: home } }).code).toBe(2);
+    expect(atlasSync(['serve', 'token', 'create', '--account', 'alice', '--expires-in', 'soon'], { env: { ATLAS_HOME: home } }).code).toBe(
+      2,
+    );
     // Past the longest lifetime: the message says what is accepted.
     const tooLong = atlasSync(['serve', 'token', 'create', '--account', 'alice', '--expires-in', '99999d'], { env: { ATLAS_HOME: home } });
     expect(tooLong.code).toBe(2);
@@ -120,7 +132,11 @@ describe('tokens, CORS, metrics, logs and errors', () => {
     const old = await createToken(home, 'alice', new Date(Date.now() - 7_200_000), { expiresInMs: 3_600_000 });
     const { url } = await serve(home);
     expect((await getJson(url, ro.token, '/conversations')).status).toBe(200);
-    const write = await fetch(`${url}/conversations/c1/sandbox/sb`, { method: 'POST', headers: auth(ro.token), body: JSON.stringify({ prompt: 'hi' }) });
+    const write = await fetch(`${url}/conversations/c1/sandbox/sb`, {
+      method: 'POST',
+      headers: auth(ro.token),
+      body: JSON.stringify({ prompt: 'hi' }),
+    });
     expect(write.status).toBe(403);
     expect(((await write.json()) as any).error.code).toBe('read_only_token');
     const expired = await getJson(url, old.token, '/conversations');
@@ -131,15 +147,24 @@ describe('tokens, CORS, metrics, logs and errors', () => {
   it('CORS headers only for configured origins; preflights answer 204 or 403', async () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
-    const { url } = await serve(home, agentConfig((c) => (c.server.cors_origins = ['https://board.example'])));
+    const { url } = await serve(
+      home,
+      agentConfig((c) => (c.server.cors_origins = ['https://board.example'])),
+    );
     const ok = await fetch(`${url}/conversations`, { headers: auth(token, { origin: 'https://board.example' }) });
     expect(ok.headers.get('access-control-allow-origin')).toBe('https://board.example');
     const other = await fetch(`${url}/conversations`, { headers: auth(token, { origin: 'https://evil.example' }) });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
-    const pre = await fetch(`${url}/conversations`, { method: 'OPTIONS', headers: { origin: 'https://board.example', 'access-control-request-method': 'POST' } });
+    const pre = await fetch(`${url}/conversations`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://board.example', 'access-control-request-method': 'POST' },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-headers')).toContain('authorization');
-    const refused = await fetch(`${url}/conversations`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const refused = await fetch(`${url}/conversations`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(refused.status).toBe(403);
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();
   });

@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
+import { createToken } from '../src/server/accounts/tokens.js';
 import type { RunningServer } from '../src/server/server.js';
 import { startServer } from '../src/server/server.js';
 import { openState } from '../src/server/state/open.js';
-import { createToken } from '../src/server/accounts/tokens.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
-import { addSlowTemplate, auth, getJson, prompt, readSse, repoIn, STREAM_AGENT, waitUntil, readTurn } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
+import { addSlowTemplate, auth, getJson, prompt, readSse, readTurn, repoIn, STREAM_AGENT, waitUntil } from './helpers/server-fixtures.js';
 
 checkResponses();
 
@@ -68,7 +68,9 @@ describe('tasks, in process', () => {
     expect((await post(url, token, `/tasks/${id}/recover`)).status).toBe(409);
     expect((await post(url, token, `/tasks/${id}/checkpoint`)).status).toBe(200);
     expect((await post(url, token, `/tasks/${id}/reject`, { note: 'not now' })).status).toBe(202);
-    const after = await readSse(await fetch(`${url}/tasks/${id}/events`, { headers: auth(token, { 'last-event-id': String(events.length) }) }));
+    const after = await readSse(
+      await fetch(`${url}/tasks/${id}/events`, { headers: auth(token, { 'last-event-id': String(events.length) }) }),
+    );
     expect(after.at(-1)!.data).toMatchObject({ command: 'reject', state: 'failed' });
     const abandon = await post(url, token, `/tasks/${id}/abandon`);
     expect(abandon.status).toBe(409);
@@ -95,7 +97,10 @@ describe('tasks, in process', () => {
 
     const slow = await post(first.url, token, '/tasks', { repo: 'demo', template: 'slow' });
     const id = slow.json.task.id;
-    await readSse(await fetch(`${first.url}/tasks/${id}/events`, { headers: auth(token) }), (e) => e.event === 'state' && e.data.to === 'step_running');
+    await readSse(
+      await fetch(`${first.url}/tasks/${id}/events`, { headers: auth(token) }),
+      (e) => e.event === 'state' && e.data.to === 'step_running',
+    );
     expect((await post(first.url, token, `/tasks/${id}/approve`)).json.error.code).toBe('task_running');
     const health: any = await (await fetch(`${first.url}/ready`)).json();
     expect(health.running.tasks).toBe(1);
@@ -105,7 +110,11 @@ describe('tasks, in process', () => {
 
     const second = await serve(home, (c) => (c.server.repos_root = root), true);
     // Looked for just after the server listens.
-    await waitUntil(() => second.lines.some((l) => l.includes('interrupted work found')) || undefined, 10_000, 'the cut-off work to be found');
+    await waitUntil(
+      () => second.lines.some((l) => l.includes('interrupted work found')) || undefined,
+      10_000,
+      'the cut-off work to be found',
+    );
     const events = await readSse(await fetch(`${second.url}/tasks/${id}/events`, { headers: auth(token) }));
     expect(events.at(-1)!.data).toMatchObject({ command: 'recover', state: 'completed' });
   });
@@ -116,12 +125,20 @@ describe('conversations cut off, in process', () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
     const first = await serve(home, (c) => (c.server.grace_period = 100));
-    const res = await fetch(`${first.url}/conversations/cut/sandbox/x`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:30000 big job' }) });
+    const res = await fetch(`${first.url}/conversations/cut/sandbox/x`, {
+      method: 'POST',
+      headers: auth(token),
+      body: JSON.stringify({ prompt: 'sleep:30000 big job' }),
+    });
     const reading = readTurn(res);
     await reading.started;
     // The agent has started its session (its run's record names it): then the server stops.
     const runs = join(home, 'server', 'accounts', 'alice', 'conversations', 'cut', 'conversations');
-    await waitUntil(() => readdirSync(runs).some((id) => JSON.parse(readFileSync(join(runs, id, 'conversation.json'), 'utf8')).session_id) || undefined, 10_000, 'the agent session');
+    await waitUntil(
+      () => readdirSync(runs).some((id) => JSON.parse(readFileSync(join(runs, id, 'conversation.json'), 'utf8')).session_id) || undefined,
+      10_000,
+      'the agent session',
+    );
     expect((await prompt(first.url, token, 'other', { prompt: 'hi' })).status).toBe(200);
     running.splice(running.indexOf(first.server), 1);
     const stopping = first.server.stop('SIGTERM');
@@ -130,7 +147,11 @@ describe('conversations cut off, in process', () => {
     expect(events.at(-1)!.data.error).toContain('stopped');
 
     const second = await serve(home);
-    await waitUntil(() => second.warnings.some((w) => w.includes('POST .../recover')) || undefined, 10_000, 'the warning about cut-off work');
+    await waitUntil(
+      () => second.warnings.some((w) => w.includes('POST .../recover')) || undefined,
+      10_000,
+      'the warning about cut-off work',
+    );
     const listed = (await getJson(second.url, token, '/conversations')).json.conversations;
     expect(listed.find((c: any) => c.id === 'cut').status).toBe('interrupted');
     expect((await fetch(`${second.url}/conversations/nothing/recover`, { method: 'POST', headers: auth(token) })).status).toBe(404);
@@ -150,11 +171,30 @@ describe('conversations cut off, in process', () => {
     const record = (await state.getConversation('alice', 'dead'))!;
     await state.putConversation({ ...record, status: 'running' });
     await state.close();
-    writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 7, host: hostname(), process_start: 'x', started_at: record.created_at, heartbeat_at: record.created_at, heartbeat_interval_ms: 1000, stale_threshold_ms: 600_000 }));
+    writeFileSync(
+      join(dir, 'owner.json'),
+      JSON.stringify({
+        pid: 2 ** 22 + 7,
+        host: hostname(),
+        process_start: 'x',
+        started_at: record.created_at,
+        heartbeat_at: record.created_at,
+        heartbeat_interval_ms: 1000,
+        stale_threshold_ms: 600_000,
+      }),
+    );
     running.splice(running.indexOf(first.server), 1);
     await first.server.stop('test');
     const second = await serve(home, () => undefined, true);
-    await waitUntil(async () => ((await getJson(second.url, token, '/conversations/dead')).json.conversation.turns === 2) || undefined, 15_000, 'recovery');
-    await waitUntil(async () => ((await getJson(second.url, token, '/conversations/dead')).json.running === false) || undefined, 15_000, 'recovery to finish');
+    await waitUntil(
+      async () => (await getJson(second.url, token, '/conversations/dead')).json.conversation.turns === 2 || undefined,
+      15_000,
+      'recovery',
+    );
+    await waitUntil(
+      async () => (await getJson(second.url, token, '/conversations/dead')).json.running === false || undefined,
+      15_000,
+      'recovery to finish',
+    );
   });
 });

@@ -3,27 +3,27 @@
 // slow SSE client is dropped while the agent goes on, DELETE keeps or terminates the sandbox,
 // health reports an unreachable store; and the event log, router, body and token edges.
 import { createHash } from 'node:crypto';
-import { request } from 'node:http';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import type { LifecycleBus } from '../src/lifecycle/types.js';
-import { EventLog } from '../src/server/state/event-log.js';
+import { createToken, listTokens, readTokens, revokeToken, TokenVerifier, tokensPath } from '../src/server/accounts/tokens.js';
+import { LazyState } from '../src/server/cluster/server-state.js';
+import { importFileState } from '../src/server/cluster/state-import.js';
 import { HttpError, pathId } from '../src/server/http/http.js';
 import { Router } from '../src/server/http/router.js';
 import type { RunningServer } from '../src/server/server.js';
 import { isLoopback, sandboxReadiness, startServer } from '../src/server/server.js';
-import { LazyState } from '../src/server/cluster/server-state.js';
-import { importFileState } from '../src/server/cluster/state-import.js';
-import { createToken, listTokens, readTokens, revokeToken, TokenVerifier, tokensPath } from '../src/server/accounts/tokens.js';
+import { EventLog } from '../src/server/state/event-log.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 import { auth, getJson, prompt, readSse, STREAM_AGENT, waitUntil } from './helpers/server-fixtures.js';
-import { checkResponses } from './helpers/openapi-check.js';
 
 checkResponses();
 
@@ -111,7 +111,9 @@ describe('lifecycle points around a conversation', () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
     const seen = join(home, 'seen.txt');
-    const { url } = await serve(home, { config: config((c) => (c.lifecycle.on_terminate = [`cat "$ATLAS_WORKSPACE/notes.txt" > ${seen}`])) });
+    const { url } = await serve(home, {
+      config: config((c) => (c.lifecycle.on_terminate = [`cat "$ATLAS_WORKSPACE/notes.txt" > ${seen}`])),
+    });
     await prompt(url, token, 'bye', { prompt: 'last words' });
     expect((await fetch(`${url}/conversations/bye`, { method: 'DELETE', headers: auth(token) })).status).toBe(200);
     expect(readFileSync(seen, 'utf8')).toBe('last words\n');
@@ -126,16 +128,23 @@ describe('streams and limits', () => {
     const { url, lines } = await serve(home, { config: config((c) => (c.server.client_buffer = 4096)) });
     const { port } = new URL(url);
     await new Promise<void>((resolve) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/conversations/slow/sandbox/x', headers: auth(token) }, (res) => {
-        res.pause(); // never read: the server's buffer for this client fills up
-        // Dropping this client resets its connection: expected here, whenever it comes.
-        res.on('error', () => undefined);
-        resolve();
-      });
+      const req = request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/conversations/slow/sandbox/x', headers: auth(token) },
+        (res) => {
+          res.pause(); // never read: the server's buffer for this client fills up
+          // Dropping this client resets its connection: expected here, whenever it comes.
+          res.on('error', () => undefined);
+          resolve();
+        },
+      );
       req.on('error', () => undefined);
       req.end(JSON.stringify({ prompt: 'lines:3000 flood' }));
     });
-    await waitUntil(async () => ((await getJson(url, token, '/conversations/slow')).json.conversation.status === 'completed') || undefined, 20_000, 'the turn to complete');
+    await waitUntil(
+      async () => (await getJson(url, token, '/conversations/slow')).json.conversation.status === 'completed' || undefined,
+      20_000,
+      'the turn to complete',
+    );
     expect(lines.some((l) => l.includes('dropped_slow_client'))).toBe(true);
     const events = await readSse(await fetch(`${url}/conversations/slow/events`, { headers: auth(token, { 'last-event-id': '0' }) }));
     expect(events.at(-1)!.event).toBe('usage');
@@ -146,7 +155,11 @@ describe('streams and limits', () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
     const { url } = await serve(home, { config: config((c) => (c.server.sse_heartbeat = 100)) });
-    const res = await fetch(`${url}/conversations/hb/sandbox/x`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:450 wait' }) });
+    const res = await fetch(`${url}/conversations/hb/sandbox/x`, {
+      method: 'POST',
+      headers: auth(token),
+      body: JSON.stringify({ prompt: 'sleep:450 wait' }),
+    });
     const text = await res.text();
     expect(text).toContain(': heartbeat');
     expect(text).toContain('event: usage');
@@ -169,7 +182,10 @@ describe('streams and limits', () => {
   it('ready: not ready when the store is unreachable; stopping refuses new work with 503', async () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
-    const { url, server, warnings } = await serve(home, { config: config((c) => (c.sync.store = join(home, 'no', 'such', 'store'))), host: '127.0.0.2' });
+    const { url, server, warnings } = await serve(home, {
+      config: config((c) => (c.sync.store = join(home, 'no', 'such', 'store'))),
+      host: '127.0.0.2',
+    });
     expect(isLoopback('127.0.0.2')).toBe(true);
     expect(warnings.some((w) => w.includes('UNSANDBOXED'))).toBe(true);
     const h = await fetch(`${url}/ready`);
@@ -193,7 +209,18 @@ describe('streams and limits', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
     const port = (blocker.address() as AddressInfo).port;
     await expect(
-      startServer({ home, config: config(), host: '127.0.0.1', port, local: true, recover: false, version: 't', atlasCommand: { command: 'x', args: [] }, write: () => undefined, warn: () => undefined }),
+      startServer({
+        home,
+        config: config(),
+        host: '127.0.0.1',
+        port,
+        local: true,
+        recover: false,
+        version: 't',
+        atlasCommand: { command: 'x', args: [] },
+        write: () => undefined,
+        warn: () => undefined,
+      }),
     ).rejects.toThrow(/EADDRINUSE/);
     blocker.close();
     // Without --local the sandbox must be usable: here it is not (no tools on PATH).
@@ -201,7 +228,18 @@ describe('streams and limits', () => {
     expect(unusable).toMatchObject({ ready: false, mode: 'sandbox' });
     expect(unusable.detail).toContain('cannot run the sandbox');
     if (!skipSandbox) {
-      const sandboxed = await startServer({ home, config: config(), host: '127.0.0.1', port: 0, local: false, recover: false, version: 't', atlasCommand: { command: 'x', args: [] }, write: () => undefined, warn: () => undefined });
+      const sandboxed = await startServer({
+        home,
+        config: config(),
+        host: '127.0.0.1',
+        port: 0,
+        local: false,
+        recover: false,
+        version: 't',
+        atlasCommand: { command: 'x', args: [] },
+        write: () => undefined,
+        warn: () => undefined,
+      });
       const health = (await (await fetch(`${sandboxed.url}/ready`)).json()) as { sandbox: unknown };
       expect(health.sandbox).toMatchObject({ ready: true, mode: 'sandbox' });
       await sandboxed.stop('test');
@@ -215,11 +253,25 @@ describe('edges', () => {
     const home = tempDir();
     const state = new LazyState(home, '');
     const errors: Error[] = [];
-    const log = new EventLog('conversation:alice/edge', () => state.get(), (e) => errors.push(e));
+    const log = new EventLog(
+      'conversation:alice/edge',
+      () => state.get(),
+      (e) => errors.push(e),
+    );
     await Promise.all([log.append('a', {}), log.append('b', { x: 1 }), log.append('c', {})]);
-    expect((await log.since(0)).map((e) => [e.id, e.type])).toEqual([[1, 'a'], [2, 'b'], [3, 'c']]);
+    expect((await log.since(0)).map((e) => [e.id, e.type])).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+      [3, 'c'],
+    ]);
     expect(await log.since(3)).toEqual([]);
-    expect(await new EventLog('conversation:alice/edge', () => state.get(), () => undefined).readLastId()).toBe(3);
+    expect(
+      await new EventLog(
+        'conversation:alice/edge',
+        () => state.get(),
+        () => undefined,
+      ).readLastId(),
+    ).toBe(3);
     const seen: number[] = [];
     const replayed: number[][] = [];
     const stop = log.follow(1, (e) => seen.push(e.id), { onReplay: (past) => replayed.push(past.map((e) => e.id)) });
@@ -259,7 +311,12 @@ describe('edges', () => {
     await expect(revokeToken(tempDir(), 'tok-1')).rejects.toThrow(/no token/);
     await handle.close();
     // A tokens.json from before the state: adopted when a home's state first opens, its tokens work.
-    const legacy = { id: 'tok-legacy1', account: 'carol', sha256: createHash('sha256').update('atlas_legacy').digest('hex'), created_at: '2026-01-01T00:00:00.000Z' };
+    const legacy = {
+      id: 'tok-legacy1',
+      account: 'carol',
+      sha256: createHash('sha256').update('atlas_legacy').digest('hex'),
+      created_at: '2026-01-01T00:00:00.000Z',
+    };
     const older = tempDir();
     mkdirSync(join(older, 'server'), { recursive: true });
     writeFileSync(tokensPath(older), JSON.stringify({ version: 1, tokens: [legacy] }));
@@ -292,13 +349,20 @@ describe('edges', () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
     const { url } = await serve(home);
-    const post = (body: string, type = 'application/json') => fetch(`${url}/conversations/x/sandbox/y`, { method: 'POST', headers: { ...auth(token), 'content-type': type }, body });
+    const post = (body: string, type = 'application/json') =>
+      fetch(`${url}/conversations/x/sandbox/y`, { method: 'POST', headers: { ...auth(token), 'content-type': type }, body });
     expect((await post('hi', 'text/plain')).status).toBe(415);
     expect(((await (await post('[1]')).json()) as any).error.code).toBe('invalid_body');
     expect(((await (await post('')).json()) as any).error.field).toBe('prompt');
     expect(((await (await post('{"prompt": 5}')).json()) as any).error.message).toContain('must be a string');
     expect(((await (await post('{"prompt": "  "}')).json()) as any).error.message).toContain('must not be empty');
     expect(((await (await post('{"prompt": "hi", "agent_id": 3}')).json()) as any).error.field).toBe('agent_id');
-    expect(((await (await fetch(`${url}/conversations/x`, { method: 'DELETE', headers: auth(token), body: '{"terminate": "yes"}' })).json()) as any).error.field).toBe('terminate');
+    expect(
+      (
+        (await (
+          await fetch(`${url}/conversations/x`, { method: 'DELETE', headers: auth(token), body: '{"terminate": "yes"}' })
+        ).json()) as any
+      ).error.field,
+    ).toBe('terminate');
   });
 });

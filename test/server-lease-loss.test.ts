@@ -5,43 +5,50 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { tempDir } from './helpers/core-fixtures.js';
-import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
-import type { TestPostgres } from './helpers/postgres.js';
-import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
-import { auth, processesWith, readSse, waitUntil } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
+import type { TestPostgres } from './helpers/postgres.js';
+import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
+import { auth, processesWith, readSse, waitUntil } from './helpers/server-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 checkResponses();
 const serve = inProcessServers();
 
-describe.skipIf(postgresSkipReason !== undefined)(`a turn whose lease cannot be renewed${postgresSkipReason ? ` (skipped: ${postgresSkipReason})` : ''}`, () => {
-  let pg: TestPostgres;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 120_000);
-  afterAll(async () => pg?.stop());
+describe.skipIf(postgresSkipReason !== undefined)(
+  `a turn whose lease cannot be renewed${postgresSkipReason ? ` (skipped: ${postgresSkipReason})` : ''}`,
+  () => {
+    let pg: TestPostgres;
+    beforeAll(async () => {
+      pg = await startPostgres();
+    }, 120_000);
+    afterAll(async () => pg?.stop());
 
-  it('stops its agent once the lease would have expired, while the database is down', async () => {
-    const home = tempDir();
-    const databaseUrl = await pg.createDatabase('leaseloss');
-    const { token } = await createToken(home, 'alice', new Date(), { database: databaseUrl });
-    const config = agentConfig((c) => {
-      c.server.database = databaseUrl;
-      c.server.lease_ttl = 3_000;
-      c.ai.command = 'eval "$ATLAS_PROMPT"';
-    });
-    const { url, lines } = await serve(home, config);
-    const marker = '41.4213';
-    const res = await fetch(`${url}/conversations/held/sandbox/held`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: `sleep ${marker}` }) });
-    expect(res.status).toBe(200);
-    void readSse(res).catch(() => undefined);
-    await waitUntil(() => (processesWith(marker).length > 0 ? true : undefined), 20_000, 'the agent to start');
-    pg.kill();
-    try {
-      await waitUntil(() => (processesWith(marker).length === 0 ? true : undefined), 60_000, 'the agent to be stopped');
-      expect(lines.some((l) => l.includes('"msg":"lease lost"') && l.includes('not renewed before it expired'))).toBe(true);
-    } finally {
-      pg.start();
-    }
-  }, 120_000);
-});
+    it('stops its agent once the lease would have expired, while the database is down', async () => {
+      const home = tempDir();
+      const databaseUrl = await pg.createDatabase('leaseloss');
+      const { token } = await createToken(home, 'alice', new Date(), { database: databaseUrl });
+      const config = agentConfig((c) => {
+        c.server.database = databaseUrl;
+        c.server.lease_ttl = 3_000;
+        c.ai.command = 'eval "$ATLAS_PROMPT"';
+      });
+      const { url, lines } = await serve(home, config);
+      const marker = '41.4213';
+      const res = await fetch(`${url}/conversations/held/sandbox/held`, {
+        method: 'POST',
+        headers: auth(token),
+        body: JSON.stringify({ prompt: `sleep ${marker}` }),
+      });
+      expect(res.status).toBe(200);
+      void readSse(res).catch(() => undefined);
+      await waitUntil(() => (processesWith(marker).length > 0 ? true : undefined), 20_000, 'the agent to start');
+      pg.kill();
+      try {
+        await waitUntil(() => (processesWith(marker).length === 0 ? true : undefined), 60_000, 'the agent to be stopped');
+        expect(lines.some((l) => l.includes('"msg":"lease lost"') && l.includes('not renewed before it expired'))).toBe(true);
+      } finally {
+        pg.start();
+      }
+    }, 120_000);
+  },
+);

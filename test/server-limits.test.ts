@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
-import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 import { auth } from './helpers/server-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 checkResponses();
 const serve = inProcessServers();
@@ -29,17 +29,30 @@ describe('slow and hostile clients', () => {
   it('300 sockets sending a body one byte at a time are cut off by the request deadline', async () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
-    const { server } = await serve(home, agentConfig((c) => Object.assign(c.server, { request_timeout: 1500, headers_timeout: 1000, body_timeout: 1200, requests_per_second: 0 })));
+    const { server } = await serve(
+      home,
+      agentConfig((c) =>
+        Object.assign(c.server, { request_timeout: 1500, headers_timeout: 1000, body_timeout: 1200, requests_per_second: 0 }),
+      ),
+    );
     const sockets = await Promise.all(Array.from({ length: 300 }, () => open(server.port)));
     const closed = sockets.map((s) => s.ended.then(() => s.got()));
-    for (const s of sockets) s.write(`POST /conversations/c1/sandbox/sb HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`);
+    for (const s of sockets)
+      s.write(
+        `POST /conversations/c1/sandbox/sb HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`,
+      );
     const drip = setInterval(() => {
       for (const s of sockets) if (!s.destroyed) s.write(' ');
     }, 200);
     try {
-      const answers = await Promise.race([Promise.all(closed), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('slow sockets were not cut off')), 40_000))]); // protection: far past request_timeout even on a loaded machine
+      const answers = await Promise.race([
+        Promise.all(closed),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('slow sockets were not cut off')), 40_000)),
+      ]); // protection: far past request_timeout even on a loaded machine
       // 408, or (past the address's share of the pool, issue 37) 503 too_many_connections.
-      expect(answers.every((a) => a === '' || /^HTTP\/1\.1 408/.test(a) || (/^HTTP\/1\.1 503/.test(a) && a.includes('too_many_connections')))).toBe(true);
+      expect(
+        answers.every((a) => a === '' || /^HTTP\/1\.1 408/.test(a) || (/^HTTP\/1\.1 503/.test(a) && a.includes('too_many_connections'))),
+      ).toBe(true);
       expect(answers.filter((a) => a.startsWith('HTTP/1.1 408')).length).toBeGreaterThan(0);
     } finally {
       clearInterval(drip);
@@ -48,7 +61,10 @@ describe('slow and hostile clients', () => {
 
   it('headers sent too slowly are cut off too, and connections past the cap are closed at once', async () => {
     const home = tempDir();
-    const { server } = await serve(home, agentConfig((c) => Object.assign(c.server, { headers_timeout: 1000, request_timeout: 2000, max_connections: 5 })));
+    const { server } = await serve(
+      home,
+      agentConfig((c) => Object.assign(c.server, { headers_timeout: 1000, request_timeout: 2000, max_connections: 5 })),
+    );
     const sockets = await Promise.all(Array.from({ length: 30 }, () => open(server.port)));
     for (const s of sockets) if (!s.destroyed) s.write('GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n');
     const times = await Promise.all(sockets.map((s) => s.ended));
@@ -62,9 +78,14 @@ describe('slow and hostile clients', () => {
   it('a route reading a body gives up after server.body_timeout with 408 and closes', async () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
-    const { server } = await serve(home, agentConfig((c) => Object.assign(c.server, { body_timeout: 500, request_timeout: 20_000 })));
+    const { server } = await serve(
+      home,
+      agentConfig((c) => Object.assign(c.server, { body_timeout: 500, request_timeout: 20_000 })),
+    );
     const s = await open(server.port);
-    s.write(`POST /tasks HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{"re`);
+    s.write(
+      `POST /tasks HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{"re`,
+    );
     await s.ended;
     expect(s.got()).toMatch(/^HTTP\/1\.1 408/);
     expect(s.got()).toContain('"code":"body_timeout"');
@@ -74,7 +95,10 @@ describe('slow and hostile clients', () => {
     const home = tempDir();
     const alice = (await createToken(home, 'alice')).token;
     const bob = (await createToken(home, 'bob')).token;
-    const { url } = await serve(home, agentConfig((c) => (c.server.requests_per_second = 2)));
+    const { url } = await serve(
+      home,
+      agentConfig((c) => (c.server.requests_per_second = 2)),
+    );
     const statuses: number[] = [];
     let limited: Response | undefined;
     for (let i = 0; i < 6; i++) {
@@ -96,7 +120,10 @@ describe('liveness and readiness', () => {
   it('/ready says the store is down (503) while /health stays 200; both say stopping during shutdown', async () => {
     const home = tempDir();
     const store = join(home, 'no', 'such', 'store');
-    const { url, server, release } = await serve(home, agentConfig((c) => (c.sync.store = store)));
+    const { url, server, release } = await serve(
+      home,
+      agentConfig((c) => (c.sync.store = store)),
+    );
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok' });
@@ -116,13 +143,24 @@ describe('liveness and readiness', () => {
 
   it('/ready answers 200 with every check ok on a healthy server, and reports the stopping phase', async () => {
     const home = tempDir();
-    const { url, server, release } = await serve(home, agentConfig((c) => (c.sync.store = join(home, 'store'))));
+    const { url, server, release } = await serve(
+      home,
+      agentConfig((c) => (c.sync.store = join(home, 'store'))),
+    );
     const ready = await fetch(`${url}/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { store: { ok: true }, state: { ok: true }, sandbox: { ok: true } }, running: { conversations: 0 } });
+    expect(await ready.json()).toMatchObject({
+      status: 'ready',
+      checks: { store: { ok: true }, state: { ok: true }, sandbox: { ok: true } },
+      running: { conversations: 0 },
+    });
     // A long turn keeps the server in its stopping phase for a moment.
     const { token } = await createToken(home, 'alice');
-    const turn = await fetch(`${url}/conversations/c1/sandbox/sb`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:1500 hi' }) });
+    const turn = await fetch(`${url}/conversations/c1/sandbox/sb`, {
+      method: 'POST',
+      headers: auth(token),
+      body: JSON.stringify({ prompt: 'sleep:1500 hi' }),
+    });
     release();
     // A request already under way when the stop begins (a stopping server accepts no connection
     // and closes idle ones): its headers are finished once the stop has begun.

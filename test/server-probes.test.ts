@@ -3,19 +3,20 @@
 // accepts connections and never answers (a TCP server on 127.0.0.1 put in front of moto, switched
 // to hang) fails /ready and makes GET …/messages answer 503 state_unavailable within its
 // deadlines, instead of hanging; and no AWS SDK warning at start.
-import { createServer, connect } from 'node:net';
+
 import type { AddressInfo, Server, Socket } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { isStateUnavailable, StateUnavailableError } from '../src/server/state/unavailable.js';
 import { tempDir } from './helpers/core-fixtures.js';
-import { MOTO_ENV, motoMissing, startMotoServer } from './helpers/moto.js';
 import type { TestMoto } from './helpers/moto.js';
-import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
-import type { TestPostgres } from './helpers/postgres.js';
-import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
-import { auth, prompt, waitUntil } from './helpers/server-fixtures.js';
+import { MOTO_ENV, motoMissing, startMotoServer } from './helpers/moto.js';
 import { checkResponses } from './helpers/openapi-check.js';
+import type { TestPostgres } from './helpers/postgres.js';
+import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
+import { auth, prompt, waitUntil } from './helpers/server-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 checkResponses();
 const serve = inProcessServers();
@@ -25,34 +26,44 @@ async function ready(url: string): Promise<{ status: number; body: any }> {
   return { status: r.status, body: await r.json() };
 }
 
-describe.skipIf(postgresSkipReason !== undefined)(`/ready and a stopped PostgreSQL${postgresSkipReason ? ` (skipped: ${postgresSkipReason})` : ''}`, () => {
-  let pg: TestPostgres;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 120_000);
-  afterAll(async () => pg?.stop());
+describe.skipIf(postgresSkipReason !== undefined)(
+  `/ready and a stopped PostgreSQL${postgresSkipReason ? ` (skipped: ${postgresSkipReason})` : ''}`,
+  () => {
+    let pg: TestPostgres;
+    beforeAll(async () => {
+      pg = await startPostgres();
+    }, 120_000);
+    afterAll(async () => pg?.stop());
 
-  it('says not ready (database unreachable) while PostgreSQL is stopped, requests get 503 state_unavailable, and ready again once it is back', async () => {
-    const home = tempDir();
-    const databaseUrl = await pg.createDatabase('probes');
-    const { token } = await createToken(home, 'alice', new Date(), { database: databaseUrl });
-    const { url } = await serve(home, agentConfig((c) => (c.server.database = databaseUrl)));
-    await waitUntil(async () => ((await ready(url)).status === 200 ? true : undefined), 30_000, 'ready');
-    expect((await ready(url)).body.checks.database).toEqual({ ok: true, detail: 'database answers' });
-    pg.kill();
-    const down = await waitUntil(async () => {
-      const r = await ready(url);
-      return r.status === 503 ? r : undefined;
-    }, 30_000, 'not ready');
-    expect(down.body).toMatchObject({ status: 'not_ready', checks: { database: { ok: false } } });
-    expect(JSON.stringify(down.body)).not.toContain(String(pg.port));
-    const r = await fetch(`${url}/conversations`, { headers: auth(token) });
-    expect(r.status).toBe(503);
-    expect(await r.json()).toMatchObject({ error: { code: 'state_unavailable' } });
-    pg.start();
-    await waitUntil(async () => ((await ready(url)).status === 200 ? true : undefined), 30_000, 'ready again');
-  }, 120_000);
-});
+    it('says not ready (database unreachable) while PostgreSQL is stopped, requests get 503 state_unavailable, and ready again once it is back', async () => {
+      const home = tempDir();
+      const databaseUrl = await pg.createDatabase('probes');
+      const { token } = await createToken(home, 'alice', new Date(), { database: databaseUrl });
+      const { url } = await serve(
+        home,
+        agentConfig((c) => (c.server.database = databaseUrl)),
+      );
+      await waitUntil(async () => ((await ready(url)).status === 200 ? true : undefined), 30_000, 'ready');
+      expect((await ready(url)).body.checks.database).toEqual({ ok: true, detail: 'database answers' });
+      pg.kill();
+      const down = await waitUntil(
+        async () => {
+          const r = await ready(url);
+          return r.status === 503 ? r : undefined;
+        },
+        30_000,
+        'not ready',
+      );
+      expect(down.body).toMatchObject({ status: 'not_ready', checks: { database: { ok: false } } });
+      expect(JSON.stringify(down.body)).not.toContain(String(pg.port));
+      const r = await fetch(`${url}/conversations`, { headers: auth(token) });
+      expect(r.status).toBe(503);
+      expect(await r.json()).toMatchObject({ error: { code: 'state_unavailable' } });
+      pg.start();
+      await waitUntil(async () => ((await ready(url)).status === 200 ? true : undefined), 30_000, 'ready again');
+    }, 120_000);
+  },
+);
 
 /** A TCP front for moto that can be switched to accept connections and never answer. */
 async function hangingFront(target: string): Promise<{ url: string; hang(): void; close(): Promise<void> }> {
@@ -76,10 +87,11 @@ async function hangingFront(target: string): Promise<{ url: string; hang(): void
       // Connections kept alive by the SDK hang too: their answers stop.
       for (const s of held.splice(0)) s.unpipe?.(), s.pause();
     },
-    close: () => new Promise<void>((r) => {
-      for (const s of held) s.destroy();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of held) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -101,7 +113,10 @@ describe.skipIf(motoSkipReason !== undefined)(`a DynamoDB that hangs${motoSkipRe
     try {
       const home = tempDir();
       const { token } = await createToken(home, 'alice');
-      const { url } = await serve(home, agentConfig((c) => (c.server.messages = `dynamodb://atlas-hang?endpoint=${front.url}`)));
+      const { url } = await serve(
+        home,
+        agentConfig((c) => (c.server.messages = `dynamodb://atlas-hang?endpoint=${front.url}`)),
+      );
       const turn = await prompt(url, token, 'c1', { prompt: 'hello' });
       expect(turn.status).toBe(200);
       expect((await fetch(`${url}/conversations/c1/messages`, { headers: auth(token) })).status).toBe(200);
@@ -110,10 +125,14 @@ describe.skipIf(motoSkipReason !== undefined)(`a DynamoDB that hangs${motoSkipRe
       expect(r.status).toBe(503);
       expect(await r.json()).toMatchObject({ error: { code: 'state_unavailable' } });
       expect(r.headers.get('retry-after')).toBe('1');
-      const down = await waitUntil(async () => {
-        const x = await ready(url);
-        return x.status === 503 ? x : undefined;
-      }, 60_000, 'not ready');
+      const down = await waitUntil(
+        async () => {
+          const x = await ready(url);
+          return x.status === 503 ? x : undefined;
+        },
+        60_000,
+        'not ready',
+      );
       expect(down.body.checks.messages).toEqual({ ok: false, detail: 'message store unreachable' });
       expect(JSON.stringify(down.body)).not.toContain(front.url);
       // No AWS SDK warning at start (it said Node.js 22 would be needed by its releases of 2027).

@@ -6,10 +6,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
-import { AGENT_FLAGS, createToken, getJson, prompt, startServe, serversOfThisFile } from './helpers/server-fixtures.js';
-import { checkResponses } from './helpers/openapi-check.js';
+import { AGENT_FLAGS, createToken, getJson, prompt, serversOfThisFile, startServe } from './helpers/server-fixtures.js';
 
 checkResponses();
 
@@ -29,7 +29,10 @@ function workspace(home: string, account: string, id: string): string {
 }
 
 function output(events: { event: string; data: any }[]): string {
-  return events.filter((e) => e.event === 'output').map((e) => e.data.text).join('\n');
+  return events
+    .filter((e) => e.event === 'output')
+    .map((e) => e.data.text)
+    .join('\n');
 }
 
 describe.skipIf(skipSandbox)('sandboxed conversations', () => {
@@ -46,7 +49,9 @@ describe.skipIf(skipSandbox)('sandboxed conversations', () => {
     expect(health.json.sandbox).toMatchObject({ ready: true, mode: 'sandbox' });
     expect(s.lines.some((l) => l.includes('"sandbox":"sandbox"') && l.includes('"sandbox_ready":true'))).toBe(true);
 
-    const write = await prompt(s.url, alice, 'a1', { prompt: 'echo inside > inside.txt && echo t > "$TMPDIR/t" && cat inside.txt "$TMPDIR/t"' });
+    const write = await prompt(s.url, alice, 'a1', {
+      prompt: 'echo inside > inside.txt && echo t > "$TMPDIR/t" && cat inside.txt "$TMPDIR/t"',
+    });
     expect(write.events.at(-1)!.data).toMatchObject({ ok: true });
     expect(output(write.events)).toContain('inside');
     expect(readFileSync(join(workspace(home, 'alice', 'a1'), 'inside.txt'), 'utf8')).toBe('inside\n');

@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { openApiDocument } from '../src/server/api/openapi.js';
 import { tempDir } from './helpers/core-fixtures.js';
-import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
-import { auth, getJson, readSse, waitUntil } from './helpers/server-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
+import { auth, getJson, readSse, waitUntil } from './helpers/server-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 checkResponses();
 const serve = inProcessServers();
@@ -19,7 +19,11 @@ describe('smaller edges', () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
     const { url } = await serve(home, agentConfig());
-    const r = await fetch(`${url}/conversations/c1/sandbox/s1`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'a\u0000b' }) });
+    const r = await fetch(`${url}/conversations/c1/sandbox/s1`, {
+      method: 'POST',
+      headers: auth(token),
+      body: JSON.stringify({ prompt: 'a\u0000b' }),
+    });
     expect(r.status).toBe(400);
     expect(await r.json()).toMatchObject({ error: { code: 'invalid_field', field: 'prompt' } });
     for (const path of ['/health', '/ready', '/metrics', '/openapi.json']) {
@@ -52,11 +56,22 @@ describe('smaller edges', () => {
   it('a turn stopped by its server (interrupted) leaves the totals partial: true, in its usage event and the record', async () => {
     const home = tempDir();
     const { token } = await createToken(home, 'alice');
-    const { server, url, release } = await serve(home, agentConfig((c) => (c.server.grace_period = 100)));
-    const res = await fetch(`${url}/conversations/cut/sandbox/cut`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'sleep:20000 long' }) });
+    const { server, url, release } = await serve(
+      home,
+      agentConfig((c) => (c.server.grace_period = 100)),
+    );
+    const res = await fetch(`${url}/conversations/cut/sandbox/cut`, {
+      method: 'POST',
+      headers: auth(token),
+      body: JSON.stringify({ prompt: 'sleep:20000 long' }),
+    });
     expect(res.status).toBe(200);
     const events = readSse(res);
-    await waitUntil(async () => ((await getJson(url, token, '/conversations/cut')).json.running ? true : undefined), 10_000, 'the turn to run');
+    await waitUntil(
+      async () => ((await getJson(url, token, '/conversations/cut')).json.running ? true : undefined),
+      10_000,
+      'the turn to run',
+    );
     release();
     await server.stop('test');
     const usage = (await events).find((e) => e.event === 'usage');
@@ -71,7 +86,11 @@ describe('smaller edges', () => {
     const { token } = await createToken(home, 'alice');
     const { url } = await serve(home, agentConfig());
     for (const id of ['p1', 'p2', 'p3']) {
-      const r = await fetch(`${url}/conversations/${id}/sandbox/${id}`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'hi' }) });
+      const r = await fetch(`${url}/conversations/${id}/sandbox/${id}`, {
+        method: 'POST',
+        headers: auth(token),
+        body: JSON.stringify({ prompt: 'hi' }),
+      });
       await r.text();
     }
     const order: string[] = (await getJson(url, token, '/conversations?limit=10')).json.conversations.map((c: any) => c.id);
@@ -82,7 +101,13 @@ describe('smaller edges', () => {
     // last update is now the newest.
     const latest = first.json.conversations[0].updated_at;
     await waitUntil(() => (new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') > latest ? true : undefined), 5_000, 'the next second');
-    await (await fetch(`${url}/conversations/${order[2]}/sandbox/${order[2]}`, { method: 'POST', headers: auth(token), body: JSON.stringify({ prompt: 'again' }) })).text();
+    await (
+      await fetch(`${url}/conversations/${order[2]}/sandbox/${order[2]}`, {
+        method: 'POST',
+        headers: auth(token),
+        body: JSON.stringify({ prompt: 'again' }),
+      })
+    ).text();
     const seen = [order[0]];
     let cursor: string | null = first.json.next_cursor;
     while (cursor) {
@@ -95,7 +120,9 @@ describe('smaller edges', () => {
 
   it('the OpenAPI document refuses an empty or blank prompt and a NUL, as the server does', () => {
     const doc = openApiDocument('test') as any;
-    const prompt = doc.paths['/conversations/{conversationId}/sandbox/{sandboxId}'].post.requestBody.content['application/json'].schema.properties.prompt;
+    const prompt =
+      doc.paths['/conversations/{conversationId}/sandbox/{sandboxId}'].post.requestBody.content['application/json'].schema.properties
+        .prompt;
     expect(prompt.minLength).toBe(1);
     const pattern = new RegExp(prompt.pattern);
     expect(['', '   ', 'a\u0000b'].map((v) => pattern.test(v))).toEqual([false, false, false]);

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
-import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 import { auth, readSse } from './helpers/server-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 checkResponses();
 const serve = inProcessServers();
@@ -25,7 +25,7 @@ async function notes(url: string, token: string): Promise<string> {
 }
 
 describe('a warm sandbox behind the store', () => {
-  it('catches up before its turn: the other server\'s work is kept and pushed on', async () => {
+  it("catches up before its turn: the other server's work is kept and pushed on", async () => {
     const store = tempDir('atlas-shared-store-');
     const config = agentConfig((c) => {
       c.sync.store = store;

@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openState, stateFilePath } from '../src/server/state/open.js';
 import type { StoredMessage } from '../src/server/state/types.js';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
-import { MOTO_ENV, motoMissing, startMotoServer } from './helpers/moto.js';
 import type { TestMoto } from './helpers/moto.js';
-import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
+import { MOTO_ENV, motoMissing, startMotoServer } from './helpers/moto.js';
 import type { TestPostgres } from './helpers/postgres.js';
+import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import { AGENT_FLAGS, getJson, prompt, serversOfThisFile, startServe } from './helpers/server-fixtures.js';
 
 const motoSkipReason = motoMissing();
@@ -83,34 +83,43 @@ describe.skipIf(motoSkipReason !== undefined)(`messages in DynamoDB${motoSkipRea
   }, 60_000);
 
   it('says which table it cannot reach', async () => {
-    const error = await openState({ home: home(), url: '', messages: 'dynamodb://atlas-messages?endpoint=http://127.0.0.1:1' }).then(() => undefined, (e: Error) => e);
+    const error = await openState({ home: home(), url: '', messages: 'dynamodb://atlas-messages?endpoint=http://127.0.0.1:1' }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(error?.message).toMatch(/cannot reach DynamoDB table atlas-messages/);
     await expect(openState({ home: home(), url: '', messages: 'dynamodb://x' })).rejects.toThrow(/must be dynamodb:\/\/TABLE/);
   }, 60_000);
 
-  it.skipIf(postgresSkipReason !== undefined)('atlas serve on PostgreSQL keeps a turn\'s messages in DynamoDB and answers GET …/messages from there', async () => {
-    const url = await pgServer!.createDatabase('dynamo');
-    const h = tempDir();
-    const env = { ATLAS_DATABASE_URL: url, ...MOTO_ENV };
-    const messages = `dynamodb://served-messages?endpoint=${moto!.url}`;
-    const s = await startServe(h, [], { env, flags: [...AGENT_FLAGS, '-c', `server.messages=${messages}`] });
-    servers.push(s);
-    const { token } = JSON.parse(atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice'], { env: { ATLAS_HOME: h, ...env } }).stdout);
-    const turn = await prompt(s.url, token, 'd1', { prompt: 'hello' });
-    expect(turn.events.at(-1)?.data, JSON.stringify(turn.json) + s.stderr() + s.lines.join('\n')).toMatchObject({ ok: true });
-    const listed = (await getJson(s.url, token, '/conversations/d1/messages')).json.messages;
-    expect(listed.length).toBeGreaterThan(1);
-    const state = await openState({ home: tempDir(), url, messages });
-    try {
-      expect((await state.listMessages('alice', 'd1')).map((m) => m.body)).toEqual(listed.map((m: { body: string }) => m.body));
-    } finally {
-      await state.close();
-    }
-    const sqlOnly = await openState({ home: tempDir(), url });
-    try {
-      expect(await sqlOnly.listMessages('alice', 'd1')).toEqual([]);
-    } finally {
-      await sqlOnly.close();
-    }
-  }, 90_000);
+  it.skipIf(postgresSkipReason !== undefined)(
+    "atlas serve on PostgreSQL keeps a turn's messages in DynamoDB and answers GET …/messages from there",
+    async () => {
+      const url = await pgServer!.createDatabase('dynamo');
+      const h = tempDir();
+      const env = { ATLAS_DATABASE_URL: url, ...MOTO_ENV };
+      const messages = `dynamodb://served-messages?endpoint=${moto!.url}`;
+      const s = await startServe(h, [], { env, flags: [...AGENT_FLAGS, '-c', `server.messages=${messages}`] });
+      servers.push(s);
+      const { token } = JSON.parse(
+        atlasSync(['--json', 'serve', 'token', 'create', '--account', 'alice'], { env: { ATLAS_HOME: h, ...env } }).stdout,
+      );
+      const turn = await prompt(s.url, token, 'd1', { prompt: 'hello' });
+      expect(turn.events.at(-1)?.data, JSON.stringify(turn.json) + s.stderr() + s.lines.join('\n')).toMatchObject({ ok: true });
+      const listed = (await getJson(s.url, token, '/conversations/d1/messages')).json.messages;
+      expect(listed.length).toBeGreaterThan(1);
+      const state = await openState({ home: tempDir(), url, messages });
+      try {
+        expect((await state.listMessages('alice', 'd1')).map((m) => m.body)).toEqual(listed.map((m: { body: string }) => m.body));
+      } finally {
+        await state.close();
+      }
+      const sqlOnly = await openState({ home: tempDir(), url });
+      try {
+        expect(await sqlOnly.listMessages('alice', 'd1')).toEqual([]);
+      } finally {
+        await sqlOnly.close();
+      }
+    },
+    90_000,
+  );
 });

@@ -1,23 +1,24 @@
 // `atlas serve migrate`: a home made by a real `atlas serve` (turns, a removed conversation, two
 // accounts) is imported into SQLite and into a real PostgreSQL; nothing is lost, a second run adds
 // nothing, and the files stay as they were.
-import { hostname } from 'node:os';
+
 import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conversationFiles, listConversationFiles } from '../src/server/conversations/conversation-store.js';
+import { readTokens } from '../src/server/accounts/tokens.js';
+import { openServerState } from '../src/server/cluster/server-state.js';
 import type { ImportReport } from '../src/server/cluster/state-import.js';
 import { importFileState, importMarker } from '../src/server/cluster/state-import.js';
-import { openServerState } from '../src/server/cluster/server-state.js';
-import { readTokens } from '../src/server/accounts/tokens.js';
-import { parseLines } from '../src/server/state/event-log-file.js';
+import { conversationFiles, listConversationFiles } from '../src/server/conversations/conversation-store.js';
 import { readMessages } from '../src/server/conversations/lifecycle-adapter.js';
+import { parseLines } from '../src/server/state/event-log-file.js';
 import { openState } from '../src/server/state/open.js';
 import { logKey } from '../src/server/state/types.js';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
-import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import type { TestPostgres } from './helpers/postgres.js';
+import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import { auth, createToken, prompt, serversOfThisFile, startServe } from './helpers/server-fixtures.js';
 
 const servers = serversOfThisFile('SIGTERM');
@@ -63,7 +64,8 @@ beforeAll(async () => {
     const [account, id] = rest.split('/') as [string, string | undefined];
     const base = join(home, 'server', 'accounts', account);
     if (kind === 'account') writeFileSync(join(base, 'events.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
-    else if (events.length > 0) writeFileSync(join(base, 'conversations', id!, 'events.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    else if (events.length > 0)
+      writeFileSync(join(base, 'conversations', id!, 'events.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
     else {
       mkdirSync(join(base, 'conversations', '.retired-event-ids'), { recursive: true });
       writeFileSync(join(base, 'conversations', '.retired-event-ids', id!), `${last_id}\n`);
@@ -106,7 +108,11 @@ for (const target of targets) {
 
       const state = await openState({ home, url });
       try {
-        expect((await state.listTokens()).map((t) => t.sha256).sort()).toEqual(readTokens(home).map((t) => t.sha256).sort());
+        expect((await state.listTokens()).map((t) => t.sha256).sort()).toEqual(
+          readTokens(home)
+            .map((t) => t.sha256)
+            .sort(),
+        );
         for (const account of ['alice', 'bob']) {
           for (const c of listConversationFiles(home, account)) {
             expect(await state.getConversation(account, c.id)).toEqual(c);
@@ -140,7 +146,11 @@ describe('importFileState in this process', () => {
     const state = await openState({ home: copy, url: '' });
     try {
       expectImportedOnce(await importFileState(copy, state), await importFileState(copy, state));
-      expect((await state.listTokens()).map((t) => t.sha256).sort()).toEqual(readTokens(copy).map((t) => t.sha256).sort());
+      expect((await state.listTokens()).map((t) => t.sha256).sort()).toEqual(
+        readTokens(copy)
+          .map((t) => t.sha256)
+          .sort(),
+      );
     } finally {
       await state.close();
     }
@@ -153,13 +163,47 @@ describe('atlas serve on an older home', () => {
     const token = 'atlas_from-an-older-atlas';
     const sha256 = createHash('sha256').update(token).digest('hex');
     mkdirSync(join(old, 'server'), { recursive: true, mode: 0o700 });
-    writeFileSync(join(old, 'server', 'tokens.json'), JSON.stringify({ version: 1, tokens: [{ id: 'tok-old1', account: 'alice', sha256, created_at: '2026-01-01T00:00:00.000Z' }] }));
+    writeFileSync(
+      join(old, 'server', 'tokens.json'),
+      JSON.stringify({ version: 1, tokens: [{ id: 'tok-old1', account: 'alice', sha256, created_at: '2026-01-01T00:00:00.000Z' }] }),
+    );
     const dir = conversationFiles(old, 'alice', 'kept').dir;
     mkdirSync(dir, { recursive: true });
-    const stats = { messages_exchanged: 2, total_input_tokens: 10, total_output_tokens: 5, total_cache_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 0.01, partial: false, models: [] };
-    const record = { id: 'kept', account: 'alice', agent_id: null, provider: 'command', sandbox_id: 'sb', session_id: 's', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:01.000Z', status: 'completed', turns: 1, last_turn: null, stats };
+    const stats = {
+      messages_exchanged: 2,
+      total_input_tokens: 10,
+      total_output_tokens: 5,
+      total_cache_tokens: 0,
+      cache_read_tokens: 0,
+      cache_creation_tokens: 0,
+      cost_usd: 0.01,
+      partial: false,
+      models: [],
+    };
+    const record = {
+      id: 'kept',
+      account: 'alice',
+      agent_id: null,
+      provider: 'command',
+      sandbox_id: 'sb',
+      session_id: 's',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:01.000Z',
+      status: 'completed',
+      turns: 1,
+      last_turn: null,
+      stats,
+    };
     writeFileSync(join(dir, 'conversation.json'), JSON.stringify(record));
-    const task = { task_id: 'task-20260101-000000', account: 'alice', workspace: 'srv-0a0b0c0d0e', dir: join(old, 'workspaces', 'srv-0a0b0c0d0e', 'tasks', 'task-20260101-000000'), repo: '/r', template: 'quick', created_at: '2026-01-01T00:00:00.000Z' };
+    const task = {
+      task_id: 'task-20260101-000000',
+      account: 'alice',
+      workspace: 'srv-0a0b0c0d0e',
+      dir: join(old, 'workspaces', 'srv-0a0b0c0d0e', 'tasks', 'task-20260101-000000'),
+      repo: '/r',
+      template: 'quick',
+      created_at: '2026-01-01T00:00:00.000Z',
+    };
     mkdirSync(join(old, 'server', 'tasks'), { recursive: true });
     writeFileSync(join(old, 'server', 'tasks', `${task.task_id}.json`), JSON.stringify(task));
     const before = snapshot(join(old, 'server'));
@@ -179,7 +223,30 @@ describe('atlas serve on an older home', () => {
 describe('adopting an older home when the state opens', () => {
   it('happens the first time only (a marker in the state), not on every open nor every `atlas serve token`; migrate still brings in what came later', async () => {
     const old = tempDir();
-    const record = (id: string) => ({ id, account: 'alice', agent_id: null, provider: 'command', sandbox_id: null, session_id: '', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', status: 'completed', turns: 1, last_turn: null, stats: { messages_exchanged: 0, total_input_tokens: 0, total_output_tokens: 0, total_cache_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: null, partial: false, models: [] } });
+    const record = (id: string) => ({
+      id,
+      account: 'alice',
+      agent_id: null,
+      provider: 'command',
+      sandbox_id: null,
+      session_id: '',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+      status: 'completed',
+      turns: 1,
+      last_turn: null,
+      stats: {
+        messages_exchanged: 0,
+        total_input_tokens: 0,
+        total_output_tokens: 0,
+        total_cache_tokens: 0,
+        cache_read_tokens: 0,
+        cache_creation_tokens: 0,
+        cost_usd: null,
+        partial: false,
+        models: [],
+      },
+    });
     const write = (id: string) => {
       mkdirSync(conversationFiles(old, 'alice', id).dir, { recursive: true });
       writeFileSync(conversationFiles(old, 'alice', id).record, JSON.stringify(record(id)));
@@ -215,12 +282,34 @@ describe('atlas serve migrate refuses', () => {
     const damaged = tempDir();
     const dir = join(damaged, 'server', 'accounts', 'alice', 'conversations', 'c1');
     mkdirSync(dir, { recursive: true });
-    const record = { id: 'c1', account: 'alice', agent_id: null, provider: 'command', sandbox_id: null, session_id: '', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', status: 'idle', turns: 0, last_turn: null };
+    const record = {
+      id: 'c1',
+      account: 'alice',
+      agent_id: null,
+      provider: 'command',
+      sandbox_id: null,
+      session_id: '',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+      status: 'idle',
+      turns: 0,
+      last_turn: null,
+    };
     writeFileSync(join(dir, 'conversation.json'), JSON.stringify(record));
     const refused = atlasSync(['serve', 'migrate'], { env: { ATLAS_HOME: damaged, ATLAS_DATABASE_URL: '' } });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`cannot import ${join(dir, 'conversation.json')}: it has no stats`);
-    const stats = { messages_exchanged: 0, total_input_tokens: 0, total_output_tokens: null, total_cache_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: null, partial: true, models: [] };
+    const stats = {
+      messages_exchanged: 0,
+      total_input_tokens: 0,
+      total_output_tokens: null,
+      total_cache_tokens: 0,
+      cache_read_tokens: 0,
+      cache_creation_tokens: 0,
+      cost_usd: null,
+      partial: true,
+      models: [],
+    };
     writeFileSync(join(dir, 'conversation.json'), JSON.stringify({ ...record, stats }));
     const fixed = atlasSync(['--json', 'serve', 'migrate'], { env: { ATLAS_HOME: damaged, ATLAS_DATABASE_URL: '' } });
     expect(fixed.code, fixed.stderr).toBe(0);
@@ -232,7 +321,9 @@ describe('atlas serve migrate refuses', () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('must be a postgres:// URL');
     expect(wrong.stderr).not.toContain(':pw@');
-    const down = atlasSync(['serve', 'migrate'], { env: { ATLAS_HOME: home, ATLAS_DATABASE_URL: 'postgres://atlas:hunter2@127.0.0.1:1/atlas' } });
+    const down = atlasSync(['serve', 'migrate'], {
+      env: { ATLAS_HOME: home, ATLAS_DATABASE_URL: 'postgres://atlas:hunter2@127.0.0.1:1/atlas' },
+    });
     expect(down.code).toBe(1);
     expect(down.stderr).toContain('postgres://atlas:***@127.0.0.1:1/atlas');
     expect(down.stderr + down.stdout).not.toContain('hunter2');

@@ -2,14 +2,15 @@
 // it expires, another replica takes over with a higher token and continues the log, a follower in a
 // third process sees every event once and in order, and the dead replica's token publishes nothing.
 // On PostgreSQL (the cluster) and on the SQLite file (several processes on one machine).
-import { spawn } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openState } from '../src/server/state/open.js';
 import { compileFixture } from './helpers/compile-fixture.js';
 import { tempDir } from './helpers/core-fixtures.js';
-import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import type { TestPostgres } from './helpers/postgres.js';
+import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 
 let fixture: string;
 let pgServer: TestPostgres | undefined;
@@ -65,7 +66,9 @@ function replica(env: Record<string, string>): Replica {
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
         waiters.push({ match, resolve });
-        void exited.then((code) => reject(new Error(`the replica exited (${code}) before the line the test waits for: ${stderr}${JSON.stringify(lines)}`)));
+        void exited.then((code) =>
+          reject(new Error(`the replica exited (${code}) before the line the test waits for: ${stderr}${JSON.stringify(lines)}`)),
+        );
       });
     },
   };
@@ -124,7 +127,9 @@ for (const backend of backends) {
     it('three processes appending at once to one log get every id once', async () => {
       const home = tempDir();
       const url = await backend.url();
-      const appenders = ['x', 'y', 'z'].map((r) => replica({ ATLAS_HOME: home, DATABASE_URL: url, MODE: 'appender', REPLICA: r, LOG: 'contended', COUNT: '100' }));
+      const appenders = ['x', 'y', 'z'].map((r) =>
+        replica({ ATLAS_HOME: home, DATABASE_URL: url, MODE: 'appender', REPLICA: r, LOG: 'contended', COUNT: '100' }),
+      );
       const codes = await Promise.all(appenders.map((r) => r.exited));
       expect(codes).toEqual([0, 0, 0]);
       const ids = appenders.flatMap((r) => r.lines[0]!['ids'] as number[]).sort((x, y) => x - y);

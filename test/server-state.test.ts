@@ -11,8 +11,8 @@ import { followLog } from '../src/server/state/follow.js';
 import { databaseUrl, openState, stateFilePath, whenNotBusy } from '../src/server/state/open.js';
 import type { ConversationRow, ServerState, StoredMessage } from '../src/server/state/types.js';
 import { LeaseLostError } from '../src/server/state/types.js';
-import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 import type { TestPostgres } from './helpers/postgres.js';
+import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
 
 let pgServer: TestPostgres | undefined;
 let dbCount = 0;
@@ -48,7 +48,11 @@ interface Target {
 
 const backends = [
   { name: 'sqlite', skip: undefined as string | undefined, target: async (): Promise<Target> => ({ home: newHome(), url: undefined }) },
-  { name: 'postgres', skip: postgresSkipReason, target: async (): Promise<Target> => ({ home: newHome(), url: await pgServer!.createDatabase(`t${++dbCount}`) }) },
+  {
+    name: 'postgres',
+    skip: postgresSkipReason,
+    target: async (): Promise<Target> => ({ home: newHome(), url: await pgServer!.createDatabase(`t${++dbCount}`) }),
+  },
 ];
 
 function conversation(account: string, id: string, updated: string, extra: Partial<ConversationRow> = {}): ConversationRow {
@@ -64,13 +68,35 @@ function conversation(account: string, id: string, updated: string, extra: Parti
     status: 'idle',
     turns: 0,
     last_turn: null,
-    stats: { messages_exchanged: 0, total_input_tokens: 0, total_output_tokens: null, total_cache_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: null, partial: true, models: [] },
+    stats: {
+      messages_exchanged: 0,
+      total_input_tokens: 0,
+      total_output_tokens: null,
+      total_cache_tokens: 0,
+      cache_read_tokens: 0,
+      cache_creation_tokens: 0,
+      cost_usd: null,
+      partial: true,
+      models: [],
+    },
     ...extra,
   };
 }
 
 function message(id: string, key: string, timestamp: number, turn = 1): StoredMessage {
-  return { account: 'alice', conversation_id: id, key, body: `body of ${key}`, role: 2, timestamp, tokens: 7, turn, tool_calls: [{ id: `t-${key}`, type: 'tool_use', name: 'Bash', input: { command: 'ls' }, output: 'a\nb', status: 'success', error: '' }] };
+  return {
+    account: 'alice',
+    conversation_id: id,
+    key,
+    body: `body of ${key}`,
+    role: 2,
+    timestamp,
+    tokens: 7,
+    turn,
+    tool_calls: [
+      { id: `t-${key}`, type: 'tool_use', name: 'Bash', input: { command: 'ls' }, output: 'a\nb', status: 'success', error: '' },
+    ],
+  };
 }
 
 for (const backend of backends) {
@@ -96,29 +122,89 @@ for (const backend of backends) {
 
     it('keeps tokens as hashes, finds them by hash, lists and revokes them for good', async () => {
       const sha = 'a'.repeat(64);
-      await state.addToken({ id: 'tok-1', account: 'alice', sha256: sha, created_at: '2026-11-25T10:00:00.000Z', expires_at: null, read_only: true });
-      await state.addToken({ id: 'tok-2', account: 'bob', sha256: 'b'.repeat(64), created_at: '2026-11-25T10:00:01.000Z', expires_at: '2026-12-01T00:00:00.000Z', read_only: false });
-      expect(await state.tokenByHash(sha)).toEqual({ id: 'tok-1', account: 'alice', sha256: sha, created_at: '2026-11-25T10:00:00.000Z', expires_at: null, read_only: true, revoked_at: null });
+      await state.addToken({
+        id: 'tok-1',
+        account: 'alice',
+        sha256: sha,
+        created_at: '2026-11-25T10:00:00.000Z',
+        expires_at: null,
+        read_only: true,
+      });
+      await state.addToken({
+        id: 'tok-2',
+        account: 'bob',
+        sha256: 'b'.repeat(64),
+        created_at: '2026-11-25T10:00:01.000Z',
+        expires_at: '2026-12-01T00:00:00.000Z',
+        read_only: false,
+      });
+      expect(await state.tokenByHash(sha)).toEqual({
+        id: 'tok-1',
+        account: 'alice',
+        sha256: sha,
+        created_at: '2026-11-25T10:00:00.000Z',
+        expires_at: null,
+        read_only: true,
+        revoked_at: null,
+      });
       expect((await state.listTokens()).map((t) => t.id)).toEqual(['tok-1', 'tok-2']);
       expect((await state.listAccounts()).map((a) => a.name)).toEqual(expect.arrayContaining(['alice', 'bob']));
-      await expect(state.addToken({ id: 'tok-3', account: 'bob', sha256: sha, created_at: '2026-11-25T10:00:02.000Z', expires_at: null, read_only: false })).rejects.toThrow();
+      await expect(
+        state.addToken({
+          id: 'tok-3',
+          account: 'bob',
+          sha256: sha,
+          created_at: '2026-11-25T10:00:02.000Z',
+          expires_at: null,
+          read_only: false,
+        }),
+      ).rejects.toThrow();
       expect((await state.revokeToken('tok-2'))?.account).toBe('bob');
       expect(await state.revokeToken('tok-2')).toBeUndefined();
       expect(await state.tokenByHash('b'.repeat(64))).toBeUndefined();
       expect((await state.listTokens()).map((t) => t.id)).toEqual(['tok-1']);
       // A revoked token's id stays taken: adding it again (an old file imported) changes nothing.
-      expect(await state.addToken({ id: 'tok-2', account: 'bob', sha256: 'b'.repeat(64), created_at: '2026-11-25T10:00:01.000Z', expires_at: null, read_only: false })).toBe(false);
+      expect(
+        await state.addToken({
+          id: 'tok-2',
+          account: 'bob',
+          sha256: 'b'.repeat(64),
+          created_at: '2026-11-25T10:00:01.000Z',
+          expires_at: null,
+          read_only: false,
+        }),
+      ).toBe(false);
       expect(await state.tokenByHash('b'.repeat(64))).toBeUndefined();
-      expect((await state.allTokens()).map((t) => [t.id, t.revoked_at === null])).toEqual([['tok-1', true], ['tok-2', false]]);
+      expect((await state.allTokens()).map((t) => [t.id, t.revoked_at === null])).toEqual([
+        ['tok-1', true],
+        ['tok-2', false],
+      ]);
     });
 
     it('stores conversations with their stats, newest first, per account', async () => {
       await state.putConversation(conversation('alice', 'c1', '2026-11-25T10:00:01.000Z'));
       await state.putConversation(conversation('alice', 'c2', '2026-11-25T10:00:02.000Z'));
       await state.putConversation(conversation('carol', 'c1', '2026-11-25T10:00:03.000Z'));
-      const stats = { messages_exchanged: 4, total_input_tokens: 12_000_000_000, total_output_tokens: 345, total_cache_tokens: 30, cache_read_tokens: 10, cache_creation_tokens: 20, cost_usd: 0.125, partial: false, models: [{ model: 'm', input_tokens: 1 }] };
+      const stats = {
+        messages_exchanged: 4,
+        total_input_tokens: 12_000_000_000,
+        total_output_tokens: 345,
+        total_cache_tokens: 30,
+        cache_read_tokens: 10,
+        cache_creation_tokens: 20,
+        cost_usd: 0.125,
+        partial: false,
+        models: [{ model: 'm', input_tokens: 1 }],
+      };
       const turn = { turn: 1, started_at: '2026-11-25T10:00:04.000Z', ended_at: '2026-11-25T10:00:05.000Z', ok: true, error: null };
-      await state.putConversation(conversation('alice', 'c1', '2026-11-25T10:00:05.000Z', { turns: 1, status: 'completed', last_turn: turn, stats: stats as ConversationRow['stats'] }));
+      await state.putConversation(
+        conversation('alice', 'c1', '2026-11-25T10:00:05.000Z', {
+          turns: 1,
+          status: 'completed',
+          last_turn: turn,
+          stats: stats as ConversationRow['stats'],
+        }),
+      );
       const c1 = await state.getConversation('alice', 'c1');
       expect(c1).toMatchObject({ turns: 1, status: 'completed', last_turn: turn, stats, created_at: '2026-11-25T10:00:00.000Z' });
       expect((await state.listConversations('alice')).map((c) => c.id)).toEqual(['c1', 'c2']);
@@ -135,7 +221,12 @@ for (const backend of backends) {
       const all = await state.listMessages('alice', 'c1');
       // Turn by turn, in the order first put in (a replaced message keeps its place).
       expect(all.map((m) => m.key)).toEqual(['m2', 'm1', 'm3']);
-      expect(all[1]).toMatchObject({ body: 'edited', role: 2, tokens: 7, tool_calls: [{ name: 'Bash', input: { command: 'ls' }, status: 'success' }] });
+      expect(all[1]).toMatchObject({
+        body: 'edited',
+        role: 2,
+        tokens: 7,
+        tool_calls: [{ name: 'Bash', input: { command: 'ls' }, status: 'success' }],
+      });
       expect((await state.listMessages('alice', 'c1', { turn: 2 })).map((m) => m.key)).toEqual(['m3']);
       const many = Array.from({ length: 1_200 }, (_, i) => message('big', `k${i}`, 1_000 + i));
       await state.putMessages(many);
@@ -191,14 +282,18 @@ for (const backend of backends) {
       const b = await state.claimLease('conv:alice/c1', 'replica-b', 1_000, t0 + 1_600);
       expect(b).toEqual({ ok: true, token: 2 });
       const last = await state.lastEventId('conv:alice/c1');
-      await expect(state.appendEvent('conv:alice/c1', 'delta', { by: 'a' }, { lease: 'conv:alice/c1', token: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(state.appendEvent('conv:alice/c1', 'delta', { by: 'a' }, { lease: 'conv:alice/c1', token: 1 })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
       // The refused append used no id.
       expect(await state.lastEventId('conv:alice/c1')).toBe(last);
       expect(await state.renewLease('conv:alice/c1', 'replica-a', 1, 1_000, t0 + 1_700)).toBe(false);
       await state.releaseLease('conv:alice/c1', 1);
       expect((await state.getLease('conv:alice/c1'))?.holder).toBe('replica-b');
       await state.releaseLease('conv:alice/c1', 2);
-      await expect(state.appendEvent('conv:alice/c1', 'delta', {}, { lease: 'conv:alice/c1', token: 2 })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(state.appendEvent('conv:alice/c1', 'delta', {}, { lease: 'conv:alice/c1', token: 2 })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
       expect(await state.claimLease('conv:alice/c1', 'replica-c', 1_000, t0 + 1_800)).toEqual({ ok: true, token: 3 });
     });
 
@@ -206,7 +301,12 @@ for (const backend of backends) {
       const claim = await state.claimLease('conv:alice/race', 'a', 60_000);
       if (!claim.ok) throw new Error('lease not claimed');
       const fence = { lease: 'conv:alice/race', token: claim.token };
-      const appends = Array.from({ length: 20 }, (_, i) => state.appendEvent('conv:alice/race', 'delta', { i }, fence).then(() => 'stored', (e: unknown) => (e instanceof LeaseLostError ? 'refused' : Promise.reject(e))));
+      const appends = Array.from({ length: 20 }, (_, i) =>
+        state.appendEvent('conv:alice/race', 'delta', { i }, fence).then(
+          () => 'stored',
+          (e: unknown) => (e instanceof LeaseLostError ? 'refused' : Promise.reject(e)),
+        ),
+      );
       const finished = state.finishTurn(undefined, 'conv:alice/race', [{ type: 'usage', data: {} }], fence);
       const results = await Promise.all(appends);
       await finished;
@@ -223,7 +323,16 @@ for (const backend of backends) {
     });
 
     it('keeps the task index per account', async () => {
-      const row = { task_id: 'task-20261125-100000', account: 'alice', workspace: 'w', dir: '/d', repo: '/r', template: 'default', created_at: '2026-11-25T10:00:00.000Z', host: 'build-1' };
+      const row = {
+        task_id: 'task-20261125-100000',
+        account: 'alice',
+        workspace: 'w',
+        dir: '/d',
+        repo: '/r',
+        template: 'default',
+        created_at: '2026-11-25T10:00:00.000Z',
+        host: 'build-1',
+      };
       await state.putTask(row);
       await state.putTask({ ...row, task_id: 'task-20261125-100001', account: 'bob' });
       expect(await state.getTask(row.task_id)).toEqual(row);
@@ -248,7 +357,14 @@ describe('server state: the embedded file and failures', () => {
     const home = newHome();
     await (await openState({ home, url: '' })).close();
     // Another process on this home holds the write lock for 6 s (busy_timeout is 5 s).
-    const holder = spawn(process.execPath, ['-e', `const db = new (require('better-sqlite3'))(${JSON.stringify(stateFilePath(home))}); db.exec('BEGIN IMMEDIATE'); console.log('locked'); setTimeout(() => db.exec('COMMIT'), 6000);`], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require('better-sqlite3'))(${JSON.stringify(stateFilePath(home))}); db.exec('BEGIN IMMEDIATE'); console.log('locked'); setTimeout(() => db.exec('COMMIT'), 6000);`,
+      ],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     const exited = new Promise((r) => holder.on('close', r));
     await new Promise((r) => holder.stdout.once('data', r));
     const started = Date.now();
@@ -263,13 +379,32 @@ describe('server state: the embedded file and failures', () => {
   it('tries a busy step again until its time is up, and any other failure at once', async () => {
     const busy = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
     let calls = 0;
-    await expect(whenNotBusy(() => (++calls < 3 ? (() => { throw busy(); })() : 'open'), 5_000)).resolves.toBe('open');
+    await expect(
+      whenNotBusy(
+        () =>
+          ++calls < 3
+            ? (() => {
+                throw busy();
+              })()
+            : 'open',
+        5_000,
+      ),
+    ).resolves.toBe('open');
     expect(calls).toBe(3);
     const started = Date.now();
-    await expect(whenNotBusy(() => { throw busy(); }, 300)).rejects.toThrow('database is locked');
+    await expect(
+      whenNotBusy(() => {
+        throw busy();
+      }, 300),
+    ).rejects.toThrow('database is locked');
     expect(Date.now() - started).toBeLessThan(2_000);
     calls = 0;
-    await expect(whenNotBusy(() => { calls++; throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' }); })).rejects.toThrow('disk I/O error');
+    await expect(
+      whenNotBusy(() => {
+        calls++;
+        throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+      }),
+    ).rejects.toThrow('disk I/O error');
     expect(calls).toBe(1);
   });
 
@@ -290,31 +425,37 @@ describe('server state: the embedded file and failures', () => {
     expect(redactUrl('postgres://127.0.0.1/atlas')).toBe('postgres://127.0.0.1/atlas');
     expect(databaseUrl('', { ATLAS_DATABASE_URL: url })).toBe(url);
     expect(databaseUrl(' postgres://x/y ', { ATLAS_DATABASE_URL: url })).toBe('postgres://x/y');
-    const error = await openState({ home: newHome(), url }).then(() => undefined, (e: Error) => e);
+    const error = await openState({ home: newHome(), url }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(error?.message).toMatch(/server state at postgres:\/\/atlas:\*\*\*@127\.0\.0\.1:1\/atlas/);
     expect(error?.message).not.toContain('s3cret-pass');
   });
 
-  it.skipIf(postgresSkipReason !== undefined)('fails while PostgreSQL is down (a follower reports it and keeps its place) and works again once it is back', async () => {
-    const url = await pgServer!.createDatabase('downtime');
-    const state = await openState({ home: newHome(), url });
-    const seen: number[] = [];
-    const errors: Error[] = [];
-    const follower = followLog(state, 'log', 0, (e) => seen.push(e.id), { intervalMs: 20, onError: (e) => errors.push(e) });
-    try {
-      expect((await state.appendEvent('log', 'a', {})).id).toBe(1);
-      await waitFor(() => seen.length === 1);
-      pgServer!.kill();
-      await expect(state.appendEvent('log', 'b', {})).rejects.toThrow();
-      // The follower reports the failed polls and keeps its place.
-      await waitFor(() => errors.length > 0);
-      pgServer!.start();
-      expect((await state.appendEvent('log', 'c', {})).id).toBe(2);
-      await waitFor(() => seen.length === 2);
-      expect(seen).toEqual([1, 2]);
-    } finally {
-      follower.stop();
-      await state.close();
-    }
-  });
+  it.skipIf(postgresSkipReason !== undefined)(
+    'fails while PostgreSQL is down (a follower reports it and keeps its place) and works again once it is back',
+    async () => {
+      const url = await pgServer!.createDatabase('downtime');
+      const state = await openState({ home: newHome(), url });
+      const seen: number[] = [];
+      const errors: Error[] = [];
+      const follower = followLog(state, 'log', 0, (e) => seen.push(e.id), { intervalMs: 20, onError: (e) => errors.push(e) });
+      try {
+        expect((await state.appendEvent('log', 'a', {})).id).toBe(1);
+        await waitFor(() => seen.length === 1);
+        pgServer!.kill();
+        await expect(state.appendEvent('log', 'b', {})).rejects.toThrow();
+        // The follower reports the failed polls and keeps its place.
+        await waitFor(() => errors.length > 0);
+        pgServer!.start();
+        expect((await state.appendEvent('log', 'c', {})).id).toBe(2);
+        await waitFor(() => seen.length === 2);
+        expect(seen).toEqual([1, 2]);
+      } finally {
+        follower.stop();
+        await state.close();
+      }
+    },
+  );
 });

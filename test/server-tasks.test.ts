@@ -2,10 +2,20 @@
 // server.repos_root, streamed as events, seen by `atlas status` and `atlas verify`, approved and
 // recovered over the API, invisible to other accounts.
 import { describe, expect, it } from 'vitest';
-import { atlas, tempDir } from './helpers/core-fixtures.js';
-import { addSlowTemplate, AGENT_FLAGS, auth, createToken, getJson, readSse, repoIn, startServe, serversOfThisFile } from './helpers/server-fixtures.js';
-import { checkResponses } from './helpers/openapi-check.js';
 import { openState } from '../src/server/state/open.js';
+import { atlas, tempDir } from './helpers/core-fixtures.js';
+import { checkResponses } from './helpers/openapi-check.js';
+import {
+  AGENT_FLAGS,
+  addSlowTemplate,
+  auth,
+  createToken,
+  getJson,
+  readSse,
+  repoIn,
+  serversOfThisFile,
+  startServe,
+} from './helpers/server-fixtures.js';
 
 checkResponses();
 
@@ -93,11 +103,16 @@ describe('tasks over HTTP', () => {
     servers.push(s);
     const created = await post(s.url, alice, '/tasks', { repo: 'slow', template: 'slow', description: 'slow one' });
     const id = created.json.task.id as string;
-    const live = readSse(await fetch(`${s.url}/tasks/${id}/events`, { headers: auth(alice) }), (e) => e.event === 'state' && e.data.to === 'step_running');
+    const live = readSse(
+      await fetch(`${s.url}/tasks/${id}/events`, { headers: auth(alice) }),
+      (e) => e.event === 'state' && e.data.to === 'step_running',
+    );
     await live;
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
-    const status = JSON.parse((await atlas(['--json', 'status'], { cwd: repo, env: { ATLAS_HOME: home } })).stdout).tasks.find((t: any) => t.id === id);
+    const status = JSON.parse((await atlas(['--json', 'status'], { cwd: repo, env: { ATLAS_HOME: home } })).stdout).tasks.find(
+      (t: any) => t.id === id,
+    );
     expect(status.activity).toBe('paused');
 
     const again = await startServe(home, ['--recover'], { flags });

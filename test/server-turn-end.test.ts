@@ -1,12 +1,12 @@
 // A turn's end (issue 23): its final record, its `usage` event and its lease given back are one
 // transaction, and the lease is given back once, by it: no second release after it.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SqlEvents } from '../src/server/state/sql-events.js';
-import { openState } from '../src/server/state/open.js';
 import { createToken } from '../src/server/accounts/tokens.js';
+import { openState } from '../src/server/state/open.js';
+import { SqlEvents } from '../src/server/state/sql-events.js';
 import { tempDir } from './helpers/core-fixtures.js';
-import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 import { prompt } from './helpers/server-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 const serve = inProcessServers();
 

@@ -2,13 +2,13 @@
 // does not answer, pages and cursors, and the OpenAPI checker refusing what the document does not
 // describe.
 import { describe, expect, it } from 'vitest';
-import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 import { checkState, checkStore, ReadinessProbe } from '../src/server/http/health.js';
 import { HttpError, retryAfterOf } from '../src/server/http/http.js';
 import { encodeCursor, paginate } from '../src/server/http/pagination.js';
 import { RateLimiter } from '../src/server/http/rate-limit.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { openApiValidator } from './helpers/openapi-check.js';
+import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 
 describe('rate limiter', () => {
   it('allows a burst of twice the rate, refills over time, says when to retry, and forgets idle accounts', () => {
@@ -44,14 +44,24 @@ describe('rate limiter', () => {
 describe('readiness checks', () => {
   it('an S3 store that does not answer, a bad address, and a state folder that cannot be written are each down', async () => {
     const home = tempDir();
-    const s3 = await checkStore(agentConfig((c) => {
-      c.sync.store = 's3://bucket/prefix';
-      c.sync.s3.endpoint = 'http://127.0.0.1:9';
-      c.sync.s3.force_path_style = true;
-    }), home);
+    const s3 = await checkStore(
+      agentConfig((c) => {
+        c.sync.store = 's3://bucket/prefix';
+        c.sync.s3.endpoint = 'http://127.0.0.1:9';
+        c.sync.s3.force_path_style = true;
+      }),
+      home,
+    );
     expect(s3.ok).toBe(false);
     expect(s3.detail).not.toContain('127.0.0.1');
-    expect((await checkStore(agentConfig((c) => (c.sync.store = 's3://')), home)).ok).toBe(false);
+    expect(
+      (
+        await checkStore(
+          agentConfig((c) => (c.sync.store = 's3://')),
+          home,
+        )
+      ).ok,
+    ).toBe(false);
     expect((await checkStore(agentConfig(), home)).ok).toBe(true);
     expect((await checkState('/proc/1/no/such')).ok).toBe(false);
     const probe = new ReadinessProbe({ a: async () => ({ ok: true, detail: 'a' }), b: async () => Promise.reject(new Error('b broke')) });
@@ -63,7 +73,10 @@ describe('readiness checks', () => {
 describe('pages', () => {
   it('a cursor past the end gives an empty last page; keys sort in each direction', () => {
     const items = ['b', 'a', 'c'].map((id) => ({ id }));
-    expect(paginate(items, { limit: 2, after: undefined }, (i) => [i.id], ['asc'])).toEqual({ items: [{ id: 'a' }, { id: 'b' }], next_cursor: encodeCursor(['b']) });
+    expect(paginate(items, { limit: 2, after: undefined }, (i) => [i.id], ['asc'])).toEqual({
+      items: [{ id: 'a' }, { id: 'b' }],
+      next_cursor: encodeCursor(['b']),
+    });
     expect(paginate(items, { limit: 2, after: ['b'] }, (i) => [i.id], ['asc'])).toEqual({ items: [{ id: 'c' }], next_cursor: null });
     expect(paginate(items, { limit: 2, after: ['z'] }, (i) => [i.id], ['asc'])).toEqual({ items: [], next_cursor: null });
     expect(paginate(items, { limit: 5, after: undefined }, (i) => [i.id], ['desc']).items.map((i) => i.id)).toEqual(['c', 'b', 'a']);

@@ -10,8 +10,8 @@ import { pathParts } from '../src/server/tasks/workspace-files.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
-import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 import { auth, getJson, prompt, readSse, repoIn } from './helpers/server-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 checkResponses();
 const serve = inProcessServers();
@@ -31,11 +31,25 @@ describe('workspace files', () => {
     symlinkSync(outside, join(ws, 'link'));
     symlinkSync(join(outside, 'secret.txt'), join(ws, 'sub', 'leak.txt'));
     const root = await getJson(url, token, '/conversations/c1/files');
-    expect(root.json.entries).toEqual(expect.arrayContaining([{ name: 'notes.txt', type: 'file', size: 6 }, { name: 'sub', type: 'dir' }, { name: 'link', type: 'symlink' }]));
+    expect(root.json.entries).toEqual(
+      expect.arrayContaining([
+        { name: 'notes.txt', type: 'file', size: 6 },
+        { name: 'sub', type: 'dir' },
+        { name: 'link', type: 'symlink' },
+      ]),
+    );
     const file = await fetch(`${url}/conversations/c1/files?path=sub/a.txt`, { headers: auth(token) });
     expect(file.headers.get('content-type')).toBe('application/octet-stream');
     expect(await file.text()).toBe('A\n');
-    for (const [path, status] of [['../../../../tokens.json', 400], ['/etc/passwd', 400], ['link/secret.txt', 403], ['sub/leak.txt', 403], ['.git/config', 403], ['nope.txt', 404], ['a\\b', 400]] as const) {
+    for (const [path, status] of [
+      ['../../../../tokens.json', 400],
+      ['/etc/passwd', 400],
+      ['link/secret.txt', 403],
+      ['sub/leak.txt', 403],
+      ['.git/config', 403],
+      ['nope.txt', 404],
+      ['a\\b', 400],
+    ] as const) {
       const r = await getJson(url, token, `/conversations/c1/files?path=${encodeURIComponent(path)}`);
       expect(r.status, path).toBe(status);
       expect(JSON.stringify(r.json)).not.toContain('secret');
@@ -44,7 +58,13 @@ describe('workspace files', () => {
     const big = await getJson(url, token, '/conversations/c1/files?path=big.bin');
     expect(big.status).toBe(413);
     expect(big.json.error.code).toBe('file_too_large');
-    expect((await getJson(url, token, '/conversations/c1/files?path=sub')).json).toEqual({ path: 'sub', entries: [{ name: 'a.txt', type: 'file', size: 2 }, { name: 'leak.txt', type: 'symlink' }] });
+    expect((await getJson(url, token, '/conversations/c1/files?path=sub')).json).toEqual({
+      path: 'sub',
+      entries: [
+        { name: 'a.txt', type: 'file', size: 2 },
+        { name: 'leak.txt', type: 'symlink' },
+      ],
+    });
     expect((await getJson(url, token, '/conversations/none/files')).status).toBe(404);
     const bob = (await createToken(home, 'bob')).token;
     expect((await getJson(url, bob, '/conversations/c1/files')).status).toBe(404);
@@ -56,11 +76,20 @@ describe('workspace files', () => {
     const repos = tempDir('atlas-repos-');
     repoIn(repos, 'demo');
     const { token } = await createToken(home, 'alice');
-    const { url } = await serve(home, agentConfig((c) => (c.server.repos_root = repos)));
+    const { url } = await serve(
+      home,
+      agentConfig((c) => (c.server.repos_root = repos)),
+    );
     // A dashboard follows the account's stream from the start.
     const abort = new AbortController();
-    const dashboard = fetch(`${url}/events`, { headers: auth(token), signal: abort.signal }).then((r) => readSse(r, (e) => e.event === 'finished', abort));
-    const created = await fetch(`${url}/tasks`, { method: 'POST', headers: auth(token), body: JSON.stringify({ repo: join(repos, 'demo'), template: 'quick', description: 'diff me' }) });
+    const dashboard = fetch(`${url}/events`, { headers: auth(token), signal: abort.signal }).then((r) =>
+      readSse(r, (e) => e.event === 'finished', abort),
+    );
+    const created = await fetch(`${url}/tasks`, {
+      method: 'POST',
+      headers: auth(token),
+      body: JSON.stringify({ repo: join(repos, 'demo'), template: 'quick', description: 'diff me' }),
+    });
     expect(created.status).toBe(202);
     const id = ((await created.json()) as any).task.id as string;
     await readSse(await fetch(`${url}/tasks/${id}/events`, { headers: auth(token) }));

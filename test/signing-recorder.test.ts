@@ -5,11 +5,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseAccountXpub } from '../src/crypto/hd.js';
 import { AccountVerifier } from '../src/crypto/account-verifier.js';
+import { parseAccountXpub } from '../src/crypto/hd.js';
 import { DEFAULT_KEY_DERIVATION } from '../src/domain/receipt.js';
-import { readTask } from '../src/store/task-store.js';
 import { createReceiptStatuses } from '../src/receipts/status.js';
+import { readTask } from '../src/store/task-store.js';
 import { commitChange, createTask, git, homeWithKey, recordRun, repo, tempDir } from './helpers/receipt-fixtures.js';
 
 const sha = (b: string | Buffer) => createHash('sha256').update(b).digest('hex');
@@ -45,7 +45,11 @@ describe('signing recorder', () => {
     const hook = fx.manager.read();
     expect(hook.receipts).toEqual([receipt]);
     const event = hook.history[hook.history.length - 1]!;
-    expect(event).toMatchObject({ trigger: 'receipt_recorded', step_name: 'validate', details: { receipt_id: receipt.receipt_id, exit_code: 0 } });
+    expect(event).toMatchObject({
+      trigger: 'receipt_recorded',
+      step_name: 'validate',
+      details: { receipt_id: receipt.receipt_id, exit_code: 0 },
+    });
 
     const verifier = new AccountVerifier(parseAccountXpub(xpub, 'xpub'), DEFAULT_KEY_DERIVATION);
     expect(verifier.verify(receipt, { taskIndex: fx.task.task_index!, receiptIndex: 0 })).toEqual([]);
@@ -129,7 +133,10 @@ describe('HOOK.md verification status', () => {
     expect(md.match(/✓ verified/g)).toHaveLength(1);
 
     // A hand-edited exit code breaks the signature.
-    await fx.manager.update((hook) => ({ ...hook, receipts: hook.receipts.map((r, i) => (i === 1 ? { ...r, exit_code: 0 === r.exit_code ? 1 : 0 } : r)) }));
+    await fx.manager.update((hook) => ({
+      ...hook,
+      receipts: hook.receipts.map((r, i) => (i === 1 ? { ...r, exit_code: 0 === r.exit_code ? 1 : 0 } : r)),
+    }));
     md = readFileSync(fx.manager.files.hookMarkdown, 'utf8');
     expect(md).toContain('✗ signature invalid');
   });

@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HARDENED, slip10Child, slip10Derive, slip10Master } from '../src/crypto/slip10.js';
 
-interface Chain { path: string; fingerprint: string; chainCode: string; private: string; public: string }
+interface Chain {
+  path: string;
+  fingerprint: string;
+  chainCode: string;
+  private: string;
+  public: string;
+}
 const fixture = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'slip10-nist256p1-vectors.json'), 'utf8')) as {
   source: string;
   vectors: { title: string; seed: string; chains: Chain[] }[];
@@ -13,7 +19,10 @@ const fixture = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 's
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const indexes = (path: string) =>
-  path.split('/').slice(1).map((p) => (p.endsWith("'") ? Number(p.slice(0, -1)) + HARDENED : Number(p)));
+  path
+    .split('/')
+    .slice(1)
+    .map((p) => (p.endsWith("'") ? Number(p.slice(0, -1)) + HARDENED : Number(p)));
 
 describe('SLIP-0010 nist256p1', () => {
   it('has the published vectors', () => {
@@ -31,7 +40,13 @@ describe('SLIP-0010 nist256p1', () => {
       const master = slip10Master(Buffer.from(vector.seed, 'hex'));
       for (const chain of vector.chains) {
         const node = slip10Derive(master, indexes(chain.path));
-        expect({ path: chain.path, fingerprint: node.parentFingerprint.toString(16).padStart(8, '0'), chainCode: hex(node.chainCode), private: hex(node.privateKey), public: hex(node.publicKey) }).toEqual(chain);
+        expect({
+          path: chain.path,
+          fingerprint: node.parentFingerprint.toString(16).padStart(8, '0'),
+          chainCode: hex(node.chainCode),
+          private: hex(node.privateKey),
+          public: hex(node.publicKey),
+        }).toEqual(chain);
       }
     });
   }

@@ -80,9 +80,23 @@ describe('status and ended tasks', () => {
     const listing = listTasks(home);
     expect(listing.unreadable).toEqual([]);
     expect(listing.hidden).toBe(3);
-    expect(listing.tasks.map((t) => t.id)).toEqual(ended.slice(3).reverse().map((f) => f.ref.id));
+    expect(listing.tasks.map((t) => t.id)).toEqual(
+      ended
+        .slice(3)
+        .reverse()
+        .map((f) => f.ref.id),
+    );
     // --all shows them, so it reads them.
-    expect(listTasks(home, { all: true }).unreadable.map((u) => u.id).sort()).toEqual(ended.slice(0, 3).map((f) => f.ref.id).sort());
+    expect(
+      listTasks(home, { all: true })
+        .unreadable.map((u) => u.id)
+        .sort(),
+    ).toEqual(
+      ended
+        .slice(0, 3)
+        .map((f) => f.ref.id)
+        .sort(),
+    );
   });
 
   it('remembers all-ended workspaces, and a task added to one later is listed at once', async () => {

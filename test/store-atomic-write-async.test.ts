@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { startHeartbeat } from '../src/liveness/owner.js';
 import { conversationFiles } from '../src/conversation/paths.js';
 import { ConversationRecorder } from '../src/conversation/recorder.js';
+import { startHeartbeat } from '../src/liveness/owner.js';
 import { keepingStatements } from '../src/server/state/open.js';
 import { BackgroundFile, writeFileAtomicAsync } from '../src/store/atomic-write-async.js';
 import { tempDir } from './helpers/core-fixtures.js';
@@ -71,7 +71,15 @@ describe('owner.json heartbeat writes', () => {
     const path = join(tempDir(), 'owner.json');
     const claimedText = '{"claimed":true}\n';
     writeFileSync(path, claimedText);
-    const claimed = { pid: process.pid, host: 'h', process_start: 's', started_at: '2026-11-26T00:00:00Z', heartbeat_at: '2026-11-26T00:00:00Z', heartbeat_interval_ms: 60_000, stale_threshold_ms: 180_000 };
+    const claimed = {
+      pid: process.pid,
+      host: 'h',
+      process_start: 's',
+      started_at: '2026-11-26T00:00:00Z',
+      heartbeat_at: '2026-11-26T00:00:00Z',
+      heartbeat_interval_ms: 60_000,
+      stale_threshold_ms: 180_000,
+    };
     const heartbeat = startHeartbeat(path, settings, claimed);
     expect(readFileSync(path, 'utf8')).toBe(claimedText);
     heartbeat.setProcessGroups([process.pid]);
@@ -85,7 +93,16 @@ describe('owner.json heartbeat writes', () => {
 });
 
 function recorder(dir: string, extra: Partial<ConstructorParameters<typeof ConversationRecorder>[0]> = {}) {
-  return new ConversationRecorder({ taskDir: dir, taskId: 'task-1', stepName: 'implement', attempt: 1, agent: 'claude', model: '', continues: null, ...extra });
+  return new ConversationRecorder({
+    taskDir: dir,
+    taskId: 'task-1',
+    stepName: 'implement',
+    attempt: 1,
+    agent: 'claude',
+    model: '',
+    continues: null,
+    ...extra,
+  });
 }
 
 describe('a recorder writing in the background (a server)', () => {

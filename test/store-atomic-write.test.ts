@@ -35,11 +35,14 @@ describe('atomic writes', () => {
   it('writes text given in pieces as they come; a failure midway keeps the old file and no temp file', () => {
     const dir = tempDir();
     const path = join(dir, 'state');
-    writeFileAtomic(path, (function* () {
-      yield 'é'.repeat(3);
-      yield Buffer.from(' and bytes');
-      yield '';
-    })());
+    writeFileAtomic(
+      path,
+      (function* () {
+        yield 'é'.repeat(3);
+        yield Buffer.from(' and bytes');
+        yield '';
+      })(),
+    );
     expect(readFileSync(path, 'utf8')).toBe('ééé and bytes');
     const failing = function* () {
       yield 'half';

@@ -23,7 +23,9 @@ describe('concurrent writers', () => {
     await manager.update((hook) => ({ ...hook, checkpoints: existing }));
 
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => atlas(['checkpoint', `concurrent ${i}`, '--task', ref.id, '--json'], { env: { ATLAS_HOME: home } })),
+      Array.from({ length: 20 }, (_, i) =>
+        atlas(['checkpoint', `concurrent ${i}`, '--task', ref.id, '--json'], { env: { ATLAS_HOME: home } }),
+      ),
     );
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     const createdIds = results.map((r) => JSON.parse(r.stdout).checkpoint.checkpoint_id as string);
@@ -35,7 +37,10 @@ describe('concurrent writers', () => {
     for (const id of createdIds) expect(kept).toContain(id);
     // ...and the 15 oldest were pruned, oldest first.
     expect(kept.slice(0, 30)).toEqual(existing.slice(15).map((c) => c.checkpoint_id));
-    const descriptions = hook.checkpoints.slice(30).map((c) => c.description).sort();
+    const descriptions = hook.checkpoints
+      .slice(30)
+      .map((c) => c.description)
+      .sort();
     expect(descriptions).toEqual(Array.from({ length: 20 }, (_, i) => `concurrent ${i}`).sort());
   });
 });

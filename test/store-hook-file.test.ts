@@ -8,7 +8,8 @@ import { tempDir } from './helpers/core-fixtures.js';
 
 function bigHook(events: number): Hook {
   let hook = newHook('task-20260101-120000', 'ws', '2026-01-01T12:00:00Z');
-  for (let i = 0; i < events; i++) hook = recordEvent(hook, { trigger: 'note', at: '2026-01-01T12:00:01Z', details: { i, text: `event "${i}" | ✓` } });
+  for (let i = 0; i < events; i++)
+    hook = recordEvent(hook, { trigger: 'note', at: '2026-01-01T12:00:01Z', details: { i, text: `event "${i}" | ✓` } });
   return hook;
 }
 

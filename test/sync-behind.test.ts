@@ -11,8 +11,8 @@ import { AtlasError } from '../src/domain/errors.js';
 import { mergeWithStore } from '../src/domain/sync-merge.js';
 import type { FileEntry } from '../src/domain/sync-state.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
-import { syncPrune } from '../src/sync/versions/prune.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
+import { syncPrune } from '../src/sync/versions/prune.js';
 import { ensureBuilt, ROOT } from './helpers/engine-fixtures.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
@@ -30,18 +30,58 @@ async function twoMachines(files: Record<string, string>) {
   writeTree(a, files);
   const first = await syncPush(target(a), await deps());
   await syncPull(target(b), await deps(), {});
-  return { base, a, b, deps, target, first: first.stats.version!, push: async (root: string, force = false) => syncPush(target(root), await deps(), force ? { force } : {}) };
+  return {
+    base,
+    a,
+    b,
+    deps,
+    target,
+    first: first.stats.version!,
+    push: async (root: string, force = false) => syncPush(target(root), await deps(), force ? { force } : {}),
+  };
 }
 
 const e = (path: string, c: string): FileEntry => ({ path, checksum: c.repeat(32), size: 1, modified_at: 1 });
 
 describe('behind the store', () => {
   it('merges at the file level: ours where we changed, theirs where only they did, a conflict where both did differently', () => {
-    const base = [e('same', 'a'), e('mine', 'a'), e('theirs', 'a'), e('both-same', 'a'), e('both', 'a'), e('gone-there', 'a'), e('gone-here', 'a')];
-    const ours = [e('same', 'a'), e('mine', 'b'), e('theirs', 'a'), e('both-same', 'c'), e('both', 'd'), e('gone-there', 'a'), e('new-here', 'e')];
-    const theirs = [e('same', 'a'), e('mine', 'a'), e('theirs', 'f'), e('both-same', 'c'), e('both', 'f'), e('gone-here', 'a'), e('new-there', 'f')];
+    const base = [
+      e('same', 'a'),
+      e('mine', 'a'),
+      e('theirs', 'a'),
+      e('both-same', 'a'),
+      e('both', 'a'),
+      e('gone-there', 'a'),
+      e('gone-here', 'a'),
+    ];
+    const ours = [
+      e('same', 'a'),
+      e('mine', 'b'),
+      e('theirs', 'a'),
+      e('both-same', 'c'),
+      e('both', 'd'),
+      e('gone-there', 'a'),
+      e('new-here', 'e'),
+    ];
+    const theirs = [
+      e('same', 'a'),
+      e('mine', 'a'),
+      e('theirs', 'f'),
+      e('both-same', 'c'),
+      e('both', 'f'),
+      e('gone-here', 'a'),
+      e('new-there', 'f'),
+    ];
     const merge = mergeWithStore(ours, ['empty-here'], theirs, ['empty-there', 'old'], base, ['old']);
-    expect(Object.fromEntries(merge.files.map((f) => [f.path, f.checksum[0]]))).toEqual({ same: 'a', mine: 'b', theirs: 'f', 'both-same': 'c', both: 'd', 'new-here': 'e', 'new-there': 'f' });
+    expect(Object.fromEntries(merge.files.map((f) => [f.path, f.checksum[0]]))).toEqual({
+      same: 'a',
+      mine: 'b',
+      theirs: 'f',
+      'both-same': 'c',
+      both: 'd',
+      'new-here': 'e',
+      'new-there': 'f',
+    });
     expect(merge.conflicts).toEqual(['both']);
     expect(merge.fromStore).toEqual(['gone-there', 'new-there', 'theirs']);
     expect(merge.dirs).toEqual(['empty-here', 'empty-there']);
@@ -80,7 +120,13 @@ describe('behind the store', () => {
     writeFileSync(join(m.b, 'shared.txt'), 'from B');
     const error = await m.push(m.b).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AtlasError);
-    expect(error).toMatchObject({ exitCode: 6, message: expect.stringMatching(/is behind version \d+ of ws, and 1 file\(s\) changed both here and there; this push was stored as version \d+, which is not the newest:\n {2}shared.txt/), hint: expect.stringMatching(/--force/) });
+    expect(error).toMatchObject({
+      exitCode: 6,
+      message: expect.stringMatching(
+        /is behind version \d+ of ws, and 1 file\(s\) changed both here and there; this push was stored as version \d+, which is not the newest:\n {2}shared.txt/,
+      ),
+      hint: expect.stringMatching(/--force/),
+    });
     const versions = (await syncVersions(m.target(m.b), await m.deps())).versions;
     expect(versions.map((v) => v.status)).toEqual(['complete', 'complete', 'conflict']);
     expect(versions[2]!.problem).toMatch(new RegExp(`behind version ${fromA.stats.version} .*shared.txt`));
@@ -105,7 +151,9 @@ describe('behind the store', () => {
     expect(readTree(fresh)).toEqual({ 'shared.txt': 'resolved', 'other.txt': 'o2' });
     // --force from B (still behind): B's shared.txt wins, the other change is kept.
     const forced = await m.push(m.b, true);
-    expect(forced.stats.notes.join()).toMatch(/--force: 1 file\(s\) changed here and in version \d+ were published as they are here: shared.txt/);
+    expect(forced.stats.notes.join()).toMatch(
+      /--force: 1 file\(s\) changed here and in version \d+ were published as they are here: shared.txt/,
+    );
     await syncPull(m.target(fresh), await m.deps(), { force: true });
     expect(readTree(fresh)).toEqual({ 'shared.txt': 'from B', 'other.txt': 'o2' });
   });
@@ -117,7 +165,9 @@ describe('behind the store', () => {
     writeFileSync(join(m.b, 'f.txt'), 'B');
     const run = (args: string[]) =>
       new Promise<{ code: number; stderr: string }>((done) => {
-        const child = spawn(process.execPath, [join(ROOT, 'bin', 'atlas.js'), 'sync', 'push', '--dir', m.b, '--workspace', 'ws', ...args], { env: { ...process.env, ATLAS_HOME: join(m.base, 'home'), ATLAS_SYNC_STORE: join(m.base, 'store') } });
+        const child = spawn(process.execPath, [join(ROOT, 'bin', 'atlas.js'), 'sync', 'push', '--dir', m.b, '--workspace', 'ws', ...args], {
+          env: { ...process.env, ATLAS_HOME: join(m.base, 'home'), ATLAS_SYNC_STORE: join(m.base, 'store') },
+        });
         let stderr = '';
         child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
         child.on('close', (code) => done({ code: code ?? -1, stderr }));

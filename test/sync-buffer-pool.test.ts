@@ -8,15 +8,18 @@ describe('BufferPool', () => {
   it('makes as many buffers as ran at once, and gives the same ones to later operations', async () => {
     const pool = new BufferPool(16);
     const seen = new Set<Buffer>();
-    await mapPool(Array.from({ length: 20 }, (_, i) => i), 3, (i) =>
-      pool.with(async (buffer) => {
-        expect(buffer.length).toBe(16);
-        seen.add(buffer);
-        buffer.fill(i);
-        await new Promise((ok) => setTimeout(ok, i % 4));
-        // Nobody else wrote into it while it was lent.
-        expect(buffer.every((b) => b === i)).toBe(true);
-      }),
+    await mapPool(
+      Array.from({ length: 20 }, (_, i) => i),
+      3,
+      (i) =>
+        pool.with(async (buffer) => {
+          expect(buffer.length).toBe(16);
+          seen.add(buffer);
+          buffer.fill(i);
+          await new Promise((ok) => setTimeout(ok, i % 4));
+          // Nobody else wrote into it while it was lent.
+          expect(buffer.every((b) => b === i)).toBe(true);
+        }),
     );
     expect(seen.size).toBe(3);
   });

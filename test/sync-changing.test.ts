@@ -62,7 +62,10 @@ describe('files that change while a push reads them', () => {
     await syncPush(w.target(w.root), await w.deps());
     writeTree(w.root, { 'a.txt': 'a 2', 'b.txt': 'b 2' });
     const pushed = syncPush(w.target(w.root), await w.deps(() => rmSync(join(w.root, 'b.txt'))), { strict: true });
-    await expect(pushed).rejects.toMatchObject({ exitCode: 1, message: expect.stringMatching(/b\.txt is gone: it changed while it was being pushed; nothing was published/) });
+    await expect(pushed).rejects.toMatchObject({
+      exitCode: 1,
+      message: expect.stringMatching(/b\.txt is gone: it changed while it was being pushed; nothing was published/),
+    });
     expect((await syncVersions(w.target(w.root), await w.deps())).versions).toHaveLength(1);
   });
 });

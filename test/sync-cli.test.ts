@@ -83,7 +83,9 @@ describe('atlas sync (CLI)', () => {
     const pushed = JSON.parse(push.stdout) as { stats: Record<string, unknown>; location: string };
     expect(pushed.location).toBe(join(home, 'store'));
     expect(pushed.stats).toMatchObject({ direction: 'push', files_uploaded: 2, bytes_transferred: 10, duration_ms: expect.any(Number) });
-    const versions = JSON.parse((await atlas(['sync', 'versions', '--dir', src, '--workspace', 'cli-ws', '--json'], { home })).stdout) as { versions: { version: string }[] };
+    const versions = JSON.parse((await atlas(['sync', 'versions', '--dir', src, '--workspace', 'cli-ws', '--json'], { home })).stdout) as {
+      versions: { version: string }[];
+    };
     expect(versions.versions.map((v) => v.version)).toEqual([pushed.stats['version']]);
     const dest = dir();
     const status = await atlas(['sync', 'status', '--dir', dest, '--workspace', 'cli-ws'], { home });
@@ -124,7 +126,9 @@ describe('atlas sync (CLI)', () => {
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('pass the folder too, with --dir PATH');
     }
-    expect((await atlas(['sync', 'versions', '--workspace', 'named', '--task', 'task-20260101-000000'], { home })).stderr).toContain('--workspace goes with --dir');
+    expect((await atlas(['sync', 'versions', '--workspace', 'named', '--task', 'task-20260101-000000'], { home })).stderr).toContain(
+      '--workspace goes with --dir',
+    );
     expect((await atlas(['sync', 'versions', '--workspace', '../up'], { home, cwd: elsewhere })).code).toBe(2);
   }, 30_000);
 
@@ -152,9 +156,15 @@ describe('atlas sync (CLI)', () => {
     const home = dir('atlas-home-');
     const src = dir();
     // 400 files of about 100 KB: packs of 4 MiB hold about 40 each, 10 packs in all.
-    writeTree(src, Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`d${i % 8}/file-${i}.txt`, `content ${String(i).padStart(3)} `.repeat(8000)])));
+    writeTree(
+      src,
+      Object.fromEntries(
+        Array.from({ length: 400 }, (_, i) => [`d${i % 8}/file-${i}.txt`, `content ${String(i).padStart(3)} `.repeat(8000)]),
+      ),
+    );
     const blobs = join(home, 'store', 'killed', '.blobs');
-    const count = () => (existsSync(blobs) ? readdirSync(blobs, { recursive: true }).filter((n) => /[0-9a-f]{64}$/.test(String(n))).length : 0);
+    const count = () =>
+      existsSync(blobs) ? readdirSync(blobs, { recursive: true }).filter((n) => /[0-9a-f]{64}$/.test(String(n))).length : 0;
     const atKill = await killMidway(['sync', 'push', '--dir', src, '--workspace', 'killed'], baseEnv(home), count, 10, 2);
     const versions = await atlas(['sync', 'versions', '--dir', src, '--workspace', 'killed', '--json'], { home });
     expect((JSON.parse(versions.stdout) as { versions: unknown[] }).versions).toEqual([]);
@@ -176,9 +186,13 @@ describe('atlas sync (CLI)', () => {
     writeTree(src, Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${i}.txt`, `${i}`])));
     await atlas(['sync', 'push', '--dir', src, '--workspace', 'twice'], { home, env });
     const dest = dir();
-    const both = await Promise.all([0, 1].map(() => atlas(['sync', 'pull', '--dir', dest, '--workspace', 'twice', '--json'], { home, env })));
+    const both = await Promise.all(
+      [0, 1].map(() => atlas(['sync', 'pull', '--dir', dest, '--workspace', 'twice', '--json'], { home, env })),
+    );
     expect(both.map((r) => r.code)).toEqual([0, 0]);
-    const downloaded = both.map((r) => (JSON.parse(r.stdout) as { stats: { files_downloaded: number } }).stats.files_downloaded).sort((a, b) => a - b);
+    const downloaded = both
+      .map((r) => (JSON.parse(r.stdout) as { stats: { files_downloaded: number } }).stats.files_downloaded)
+      .sort((a, b) => a - b);
     expect(downloaded).toEqual([0, 60]);
     expect(readTree(dest)).toEqual(readTree(src));
   }, 30_000);
@@ -212,14 +226,20 @@ describe('atlas sync (CLI)', () => {
     git(repoA, 'add', '-A');
     git(repoA, 'commit', '-q', '-m', 'initial');
     // Machine A: the task validates (a signed receipt), then crashes in its second step.
-    const start = spawn(process.execPath, [CLI, 'start', 'move', 'move me', '--no-interactive'], { cwd: repoA, env: baseEnv(homeA, { ...env, ATLAS_TEST_SLEEP: '30' }), stdio: 'ignore' });
+    const start = spawn(process.execPath, [CLI, 'start', 'move', 'move me', '--no-interactive'], {
+      cwd: repoA,
+      env: baseEnv(homeA, { ...env, ATLAS_TEST_SLEEP: '30' }),
+      stdio: 'ignore',
+    });
     const worktreeA = join(homeA, 'workspaces', 'move-me', 'worktree');
     const deadline = Date.now() + 30_000;
     while (!existsSync(join(worktreeA, 'work.txt')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     start.kill('SIGKILL');
     await new Promise((r) => start.once('close', r));
     const taskId = readdirSync(join(homeA, 'workspaces', 'move-me', 'tasks'))[0]!;
-    const owner = JSON.parse(readFileSync(join(homeA, 'workspaces', 'move-me', 'tasks', taskId, 'owner.json'), 'utf8')) as { process_groups?: { pid: number }[] };
+    const owner = JSON.parse(readFileSync(join(homeA, 'workspaces', 'move-me', 'tasks', taskId, 'owner.json'), 'utf8')) as {
+      process_groups?: { pid: number }[];
+    };
     for (const g of owner.process_groups ?? []) {
       try {
         process.kill(-g.pid, 'SIGKILL');
@@ -242,7 +262,11 @@ describe('atlas sync (CLI)', () => {
     expect(readFileSync(join(worktreeB, 'notes.txt'), 'utf8')).toBe('uncommitted work on A\n');
     expect(readFileSync(join(worktreeB, 'work.txt'), 'utf8')).toBe('work\nwork\n');
     expect(git(worktreeB, 'branch', '--show-current')).toBe('move/move-me');
-    const task = JSON.parse(readFileSync(join(homeB, 'workspaces', 'move-me', 'tasks', taskId, 'task.json'), 'utf8')) as { repo_root: string; worktree: string; status: string };
+    const task = JSON.parse(readFileSync(join(homeB, 'workspaces', 'move-me', 'tasks', taskId, 'task.json'), 'utf8')) as {
+      repo_root: string;
+      worktree: string;
+      status: string;
+    };
     expect(task).toMatchObject({ repo_root: repoB, worktree: worktreeB, status: 'completed' });
     expect(existsSync(join(homeB, 'workspaces', 'move-me', 'tasks', taskId, 'owner.json'))).toBe(false);
     const xpub = readFileSync(join(homeA, 'keys', 'account.xpub'), 'utf8').trim();

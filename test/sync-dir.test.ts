@@ -1,7 +1,18 @@
 // Push and pull through a directory store: the pull rules of seed 001 §3-4, versions, hard links,
 // deletions and their safety, max_delete, corrupt state, conflicts, locking, a task's folder.
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AtlasError } from '../src/domain/errors.js';
@@ -36,7 +47,14 @@ describe('directory store', () => {
     expect(pushed.stats).toMatchObject({ direction: 'push', files_uploaded: 3, files_reused: 0, bytes_transferred: 9 });
     const dest = join(dir(), 'new-folder');
     const pulled = await syncPull(s.target(dest), await s.deps(), {});
-    expect(pulled.stats).toMatchObject({ direction: 'pull', version: pushed.stats.version, files_downloaded: 3, files_deleted: 0, files_skipped: 0, bytes_transferred: 9 });
+    expect(pulled.stats).toMatchObject({
+      direction: 'pull',
+      version: pushed.stats.version,
+      files_downloaded: 3,
+      files_deleted: 0,
+      files_skipped: 0,
+      bytes_transferred: 9,
+    });
     expect(readTree(dest)).toEqual(readTree(src));
     expect(statSync(join(dest, 'a.txt')).mtimeMs).toBe(1_600_000_000_000);
     const state = parseWhole(readFileSync(join(dest, '.sandbox-state'), 'utf8'));
@@ -48,7 +66,7 @@ describe('directory store', () => {
     expect(existsSync(join(s.store, 'ws', pushed.stats.version!, '.sandbox-state'))).toBe(true);
   });
 
-  it('keeps what it stores private (folders 0700, files 0600), whatever the files\' own modes', async () => {
+  it("keeps what it stores private (folders 0700, files 0600), whatever the files' own modes", async () => {
     const s = setup();
     const src = dir();
     writeTree(src, { 'README.md': 'readme', 'big.bin': 'x'.repeat(1024 * 1024 + 1), 'sub/.env': 'TOKEN=secret' });
@@ -87,9 +105,16 @@ describe('directory store', () => {
     expect(packs.map((p) => statSync(p).size).sort((a, b) => a - b)).toEqual([3, 19]);
     expect(packs.map((p) => readFileSync(p, 'utf8')).join()).toContain('v2!');
     for (const p of packs) expect(basename(p)).toBe(createHash('sha256').update(readFileSync(p)).digest('hex'));
-    expect(readStoredVersion(s.store, 'ws', second.stats.version!)).toEqual({ 'keep.txt': 'same', 'edit.txt': 'v2!', 'new-name.txt': 'moved content' });
+    expect(readStoredVersion(s.store, 'ws', second.stats.version!)).toEqual({
+      'keep.txt': 'same',
+      'edit.txt': 'v2!',
+      'new-name.txt': 'moved content',
+    });
     const versions = await syncVersions(s.target(src), await s.deps());
-    expect(versions.versions.map((v) => [v.version, v.files, v.status])).toEqual([[first.stats.version, 3, 'complete'], [second.stats.version, 3, 'complete']]);
+    expect(versions.versions.map((v) => [v.version, v.files, v.status])).toEqual([
+      [first.stats.version, 3, 'complete'],
+      [second.stats.version, 3, 'complete'],
+    ]);
   });
 
   it('skips a fresh pull, runs an incremental one when stale or forced, and pulls a named version', async () => {
@@ -146,7 +171,9 @@ describe('directory store', () => {
     writeTree(src, { 'new.txt': 'n' });
     await syncPush(s.target(src), await s.deps());
     const before = readTree(dest, { all: true });
-    await expect(syncPull(s.target(dest), await s.deps(later(2)), {})).rejects.toThrow(/would delete 6 of the 10 files .* sync.max_delete \(50%\); nothing was changed/);
+    await expect(syncPull(s.target(dest), await s.deps(later(2)), {})).rejects.toThrow(
+      /would delete 6 of the 10 files .* sync.max_delete \(50%\); nothing was changed/,
+    );
     expect(readTree(dest, { all: true })).toEqual(before);
     const forced = await syncPull(s.target(dest), await s.deps(), { force: true });
     expect(forced.stats).toMatchObject({ files_deleted: 6, files_downloaded: 1 });
@@ -198,7 +225,9 @@ describe('directory store', () => {
     writeTree(src, { 'a.txt': 'from store' });
     writeTree(dest, { 'a.txt': 'my own work' });
     await syncPush(s.target(src), await s.deps());
-    await expect(syncPull(s.target(dest), await s.deps(), {})).rejects.toThrow(/1 file\(s\) here differ .*\n\s+"a.txt" exists here and was never synced/);
+    await expect(syncPull(s.target(dest), await s.deps(), {})).rejects.toThrow(
+      /1 file\(s\) here differ .*\n\s+"a.txt" exists here and was never synced/,
+    );
     expect(readTree(dest)).toEqual({ 'a.txt': 'my own work' });
     const status = await syncStatus(s.target(dest), await s.deps());
     expect(status.pull.conflicts).toEqual(['a.txt']);
@@ -228,8 +257,15 @@ describe('directory store', () => {
     const dest = dir();
     writeTree(src, Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`d${i % 7}/f${i}.txt`, `content ${i}`.repeat(50)])));
     await syncPush(s.target(src), await s.deps());
-    const results = await Promise.all([syncPull(s.target(dest), await s.deps(), {}), syncPull(s.target(dest), await s.deps(), {}), syncPush(s.target(src), await s.deps())]);
-    const downloads = results.slice(0, 2).map((r) => r.stats.files_downloaded).sort();
+    const results = await Promise.all([
+      syncPull(s.target(dest), await s.deps(), {}),
+      syncPull(s.target(dest), await s.deps(), {}),
+      syncPush(s.target(src), await s.deps()),
+    ]);
+    const downloads = results
+      .slice(0, 2)
+      .map((r) => r.stats.files_downloaded)
+      .sort();
     expect(downloads).toEqual([0, 200]);
     expect(readTree(dest)).toEqual(readTree(src));
     expect(existsSync(join(dest, '.sandbox-state.lock'))).toBe(false);
@@ -241,14 +277,25 @@ describe('directory store', () => {
     writeTree(src, { 'a.txt': 'a', 'x.log': 'l', 'build/out.js': 'o', '.git/HEAD': 'ref', 'sub/.git': 'gitdir: x' });
     symlinkSync('/etc', join(src, 'etc-link'));
     const taskDir = dir();
-    writeTree(taskDir, { 'task.json': '{}', 'hook.json': '{}', 'HOOK.md': '# h', 'owner.json': '{}', 'artifacts/out.txt': 'o', 'conversations/c1/messages.jsonl': '{}\n' });
+    writeTree(taskDir, {
+      'task.json': '{}',
+      'hook.json': '{}',
+      'HOOK.md': '# h',
+      'owner.json': '{}',
+      'artifacts/out.txt': 'o',
+      'conversations/c1/messages.jsonl': '{}\n',
+    });
     mkdirSync(join(taskDir, 'hook.json.lock'));
     const pushed = await syncPush({ ...s.target(src), task: { id: 'task-20260101-000000', dir: taskDir } }, await s.deps());
     expect(pushed.stats.notes.join()).toMatch(/1 symlink\(s\) pointing outside the folder not synced: .*etc-link/);
     expect(readStoredVersion(s.store, 'ws', pushed.stats.version!)).toEqual({ 'a.txt': 'a' });
-    expect(Object.keys(readStoredVersion(s.store, 'ws/.tasks/task-20260101-000000', pushed.task!.stats.version!)).sort()).toEqual(
-      ['HOOK.md', 'artifacts/out.txt', 'conversations/c1/messages.jsonl', 'hook.json', 'task.json'],
-    );
+    expect(Object.keys(readStoredVersion(s.store, 'ws/.tasks/task-20260101-000000', pushed.task!.stats.version!)).sort()).toEqual([
+      'HOOK.md',
+      'artifacts/out.txt',
+      'conversations/c1/messages.jsonl',
+      'hook.json',
+      'task.json',
+    ]);
   });
 
   it('reports a store folder it cannot write with the fix', async () => {
@@ -258,7 +305,9 @@ describe('directory store', () => {
     chmodSync(s.store, 0o500);
     const src = dir();
     writeTree(src, { 'a.txt': 'a' });
-    await expect(syncPush(s.target(src), await s.deps())).rejects.toMatchObject({ hint: expect.stringMatching(/may read and write the store folder/) });
+    await expect(syncPush(s.target(src), await s.deps())).rejects.toMatchObject({
+      hint: expect.stringMatching(/may read and write the store folder/),
+    });
     chmodSync(s.store, 0o700);
   });
 
@@ -269,7 +318,9 @@ describe('directory store', () => {
     const good = (await syncPush(s.target(src), await s.deps())).stats.version!;
     writeTree(join(s.store, 'ws', '9999999999'), { '.sandbox-state': 'garbage' });
     writeTree(join(s.store, 'ws', '9999999998'), { 'a.txt': 'unfinished push' });
-    await expect(syncPull(s.target(dir()), await s.deps(), {})).rejects.toThrow(/version 9999999999 of ws .* has a corrupt \.sandbox-state .*refused, nothing was changed/);
+    await expect(syncPull(s.target(dir()), await s.deps(), {})).rejects.toThrow(
+      /version 9999999999 of ws .* has a corrupt \.sandbox-state .*refused, nothing was changed/,
+    );
     expect((await syncPull(s.target(dir()), await s.deps(), { version: good })).stats.version).toBe(good);
     const deps = await s.deps();
     writeTree(src, { 'b.txt': 'b' });

@@ -21,7 +21,11 @@ const savedEnv = { ...process.env };
 beforeAll(async () => {
   if (!mounted) return;
   server = await startS3rver('atlas-full');
-  Object.assign(process.env, S3RVER_ENV, { AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent' });
+  Object.assign(process.env, S3RVER_ENV, {
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+    AWS_CONFIG_FILE: '/nonexistent',
+  });
 }, 30_000);
 afterAll(async () => {
   process.env = savedEnv;
@@ -31,18 +35,22 @@ afterAll(async () => {
 });
 
 describe('a pull onto a full disk', () => {
-  it.skipIf(!mounted)('names the disk being full and the file, once, never as an S3 error (needs root to mount a small tmpfs)', async () => {
-    const base = scratch('atlas-full-');
-    const config = configWith({ store: `s3://${server!.bucket}/full`, s3: { endpoint: server!.endpoint, force_path_style: true } });
-    const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
-    writeTree(join(base, 'src'), { 'big.bin': Buffer.alloc(2 * 1024 * 1024, 1) });
-    await syncPush(target(join(base, 'src')), await depsFor(config, join(base, 'home')));
-    const error = await syncPull(target(join(small, 'ws')), await depsFor(config, join(base, 'home')), {}).then(
-      () => undefined,
-      (e: unknown) => e as Error & { hint?: string },
-    );
-    expect(error?.message).toMatch(/: the disk is full \(ENOSPC on write\)/);
-    expect(error?.message).not.toMatch(/S3 error/);
-    expect(error?.hint).toMatch(/free space/);
-  }, 60_000);
+  it.skipIf(!mounted)(
+    'names the disk being full and the file, once, never as an S3 error (needs root to mount a small tmpfs)',
+    async () => {
+      const base = scratch('atlas-full-');
+      const config = configWith({ store: `s3://${server!.bucket}/full`, s3: { endpoint: server!.endpoint, force_path_style: true } });
+      const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
+      writeTree(join(base, 'src'), { 'big.bin': Buffer.alloc(2 * 1024 * 1024, 1) });
+      await syncPush(target(join(base, 'src')), await depsFor(config, join(base, 'home')));
+      const error = await syncPull(target(join(small, 'ws')), await depsFor(config, join(base, 'home')), {}).then(
+        () => undefined,
+        (e: unknown) => e as Error & { hint?: string },
+      );
+      expect(error?.message).toMatch(/: the disk is full \(ENOSPC on write\)/);
+      expect(error?.message).not.toMatch(/S3 error/);
+      expect(error?.hint).toMatch(/free space/);
+    },
+    60_000,
+  );
 });

@@ -3,7 +3,18 @@ import { describe, expect, it } from 'vitest';
 import type { Observation } from '../src/domain/sync-plan.js';
 import { exceedsMaxDelete, nextVersionName, parseMaxDelete, planPull, planPush, pullMode, sortVersions } from '../src/domain/sync-plan.js';
 import type { FileEntry } from '../src/domain/sync-state.js';
-import { byPath, compileExcludes, emptyState, isExcluded, pairByPath, pathLookup, pathProblem, pathsOfBoth, serializeState, unsafeEntries } from '../src/domain/sync-state.js';
+import {
+  byPath,
+  compileExcludes,
+  emptyState,
+  isExcluded,
+  pairByPath,
+  pathLookup,
+  pathProblem,
+  pathsOfBoth,
+  serializeState,
+  unsafeEntries,
+} from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
 
 const md5 = (c: string) => c.repeat(32);
@@ -37,7 +48,23 @@ describe('.sandbox-state', () => {
   });
 
   it('refuses every path that could leave the root or clash', () => {
-    for (const p of ['', '/etc/passwd', '../x', 'a/../../x', 'a/./b', 'a//b', 'a/', 'a\\b', 'C:x', 'a\0b', '.git/config', 'x/.git/hooks/pre-commit', '.sandbox-state', `${'x'.repeat(256)}`, 'y'.repeat(4097)]) {
+    for (const p of [
+      '',
+      '/etc/passwd',
+      '../x',
+      'a/../../x',
+      'a/./b',
+      'a//b',
+      'a/',
+      'a\\b',
+      'C:x',
+      'a\0b',
+      '.git/config',
+      'x/.git/hooks/pre-commit',
+      '.sandbox-state',
+      `${'x'.repeat(256)}`,
+      'y'.repeat(4097),
+    ]) {
       expect(pathProblem(p), JSON.stringify(p)).toBeDefined();
     }
     for (const p of ['a', 'a/b/c.txt', '.hidden', 'sp ace/ü.txt', '..foo', 'a..b']) expect(pathProblem(p)).toBeUndefined();
@@ -64,15 +91,33 @@ describe('.sandbox-state', () => {
 });
 
 describe('pull plan', () => {
-  const observeFrom = (m: Record<string, Observation>) => (p: string): Observation => m[p] ?? { kind: 'missing' };
+  const observeFrom =
+    (m: Record<string, Observation>) =>
+    (p: string): Observation =>
+      m[p] ?? { kind: 'missing' };
   const file = (c: string): Observation => ({ kind: 'file', checksum: md5(c), size: 1, modified_at: 1 });
 
   it('downloads new and changed, skips equal, deletes only unchanged tracked files', () => {
     const remote = [entry('new'), entry('same'), entry('changed', 'b'), entry('edited', 'b'), entry('untracked', 'b')];
-    const tracked = new Map([entry('same'), entry('changed'), entry('edited'), entry('gone'), entry('gone-edited'), entry('gone-missing')].map((f) => [f.path, f]));
-    const plan = planPull(remote, tracked, observeFrom({
-      same: file('a'), changed: file('a'), edited: file('c'), untracked: file('c'), gone: file('a'), 'gone-edited': file('c'), mine: file('a'),
-    }));
+    const tracked = new Map(
+      [entry('same'), entry('changed'), entry('edited'), entry('gone'), entry('gone-edited'), entry('gone-missing')].map((f) => [
+        f.path,
+        f,
+      ]),
+    );
+    const plan = planPull(
+      remote,
+      tracked,
+      observeFrom({
+        same: file('a'),
+        changed: file('a'),
+        edited: file('c'),
+        untracked: file('c'),
+        gone: file('a'),
+        'gone-edited': file('c'),
+        mine: file('a'),
+      }),
+    );
     expect(plan.download.map((f) => f.path)).toEqual(['new', 'changed']);
     expect(plan.skip.map((f) => f.path)).toEqual(['same']);
     expect(plan.conflicts.map((f) => f.path)).toEqual(['edited', 'untracked']);
@@ -81,9 +126,17 @@ describe('pull plan', () => {
   });
 
   it('refuses folders, special files and blocked paths; symlinks are conflicts', () => {
-    const plan = planPull([entry('d'), entry('o'), entry('b/x'), entry('l')], new Map([['t', entry('t')]]), observeFrom({
-      d: { kind: 'dir' }, o: { kind: 'other' }, 'b/x': { kind: 'blocked', problem: 'b is a symlink' }, l: { kind: 'symlink' }, t: { kind: 'dir' },
-    }));
+    const plan = planPull(
+      [entry('d'), entry('o'), entry('b/x'), entry('l')],
+      new Map([['t', entry('t')]]),
+      observeFrom({
+        d: { kind: 'dir' },
+        o: { kind: 'other' },
+        'b/x': { kind: 'blocked', problem: 'b is a symlink' },
+        l: { kind: 'symlink' },
+        t: { kind: 'dir' },
+      }),
+    );
     expect(plan.refused.map((r) => r.path)).toEqual(['d', 'o', 'b/x']);
     expect(plan.conflicts.map((r) => r.path)).toEqual(['l']);
     expect(plan.keep.map((r) => r.path)).toEqual(['t']);
@@ -110,17 +163,30 @@ describe('push plan and versions', () => {
   it('sends each content the latest version lacks once, and sees when nothing changed (mode, link and empty folders count)', () => {
     const blob = (e: FileEntry, c: string) => ({ ...e, sha256: c.repeat(64), mode: 0o644 });
     const latest = [blob(entry('a'), 'a'), blob(entry('b', 'b'), 'b'), blob(entry('old', 'c'), 'c')];
-    const plan = planPush([blob(entry('a'), 'a'), blob(entry('b', 'd'), 'd'), blob(entry('moved', 'c'), 'c'), blob(entry('copy', 'd'), 'd')], latest);
+    const plan = planPush(
+      [blob(entry('a'), 'a'), blob(entry('b', 'd'), 'd'), blob(entry('moved', 'c'), 'c'), blob(entry('copy', 'd'), 'd')],
+      latest,
+    );
     expect(plan.upload.map((f) => f.path)).toEqual(['b']);
     expect(plan.reused).toBe(3);
     expect(plan.removed).toBe(1);
     expect(plan.unchanged).toBe(false);
     expect(planPush(latest, latest).unchanged).toBe(true);
-    expect(planPush(latest.map((f) => (f.path === 'a' ? { ...f, mode: 0o755 } : f)), latest).unchanged).toBe(false);
+    expect(
+      planPush(
+        latest.map((f) => (f.path === 'a' ? { ...f, mode: 0o755 } : f)),
+        latest,
+      ).unchanged,
+    ).toBe(false);
     expect(planPush(latest, latest, ['empty'], []).unchanged).toBe(false);
     expect(planPush([...latest, { ...entry('l'), link: 'a' }], [...latest, { ...entry('l'), link: 'b' }]).unchanged).toBe(false);
     // A version stored before modes were kept is not re-made for a mode alone.
-    expect(planPush(latest, latest.map(({ mode: _, ...f }) => f)).unchanged).toBe(true);
+    expect(
+      planPush(
+        latest,
+        latest.map(({ mode: _, ...f }) => f),
+      ).unchanged,
+    ).toBe(true);
     expect(planPush([entry('a')], [entry('a'), entry('b')]).unchanged).toBe(false);
     expect(planPush([entry('x', 'a')], [entry('a')]).unchanged).toBe(false);
     expect(planPush([], undefined).unchanged).toBe(false);
@@ -129,7 +195,14 @@ describe('push plan and versions', () => {
   it('decides the same whether the lists are in path order (walked side by side) or not (through a map)', () => {
     const blob = (e: FileEntry, c: string) => ({ ...e, sha256: c.repeat(64), mode: 0o644 });
     const latest = [blob(entry('a'), 'a'), blob(entry('b', 'b'), 'b'), blob(entry('c/x', 'c'), 'c'), blob(entry('old', 'e'), 'e')];
-    const local = [blob(entry('a'), 'a'), blob(entry('b', 'd'), 'd'), blob(entry('c/x', 'c'), 'c'), blob(entry('copy', 'd'), 'd'), blob(entry('moved', 'e'), 'e'), { ...entry('z'), link: 'a' }];
+    const local = [
+      blob(entry('a'), 'a'),
+      blob(entry('b', 'd'), 'd'),
+      blob(entry('c/x', 'c'), 'c'),
+      blob(entry('copy', 'd'), 'd'),
+      blob(entry('moved', 'e'), 'e'),
+      { ...entry('z'), link: 'a' },
+    ];
     const sorted = planPush(local, latest);
     expect(sorted).toEqual({ unchanged: false, upload: [local[1]], reused: 4, removed: 1 });
     expect(planPush([...local].reverse(), [...latest].reverse())).toEqual({ ...sorted, upload: [local[3]] });
@@ -153,13 +226,19 @@ describe('path checks at 100,000 entries', () => {
   it('finds a file listed where a folder is needed at any depth, after many clean files in other folders', () => {
     const files = [...Array.from({ length: 1000 }, (_, i) => e(`d${i % 10}/sub/f${i}`)), e('d3/sub'), e('x/y/z/w'), e('x/y'), e('x/y/q')];
     expect(unsafeEntries(files)).toEqual([
-      ...Array.from({ length: 100 }, (_, i) => ({ path: `d3/sub/f${i * 10 + 3}`, problem: 'needs d3/sub to be a folder, but d3/sub is also listed as a file' })),
+      ...Array.from({ length: 100 }, (_, i) => ({
+        path: `d3/sub/f${i * 10 + 3}`,
+        problem: 'needs d3/sub to be a folder, but d3/sub is also listed as a file',
+      })),
       { path: 'x/y/z/w', problem: 'needs x/y to be a folder, but x/y is also listed as a file' },
       { path: 'x/y/q', problem: 'needs x/y to be a folder, but x/y is also listed as a file' },
     ]);
     // In path order, paths are found by bisection instead of a set: the same findings.
     const inOrder = [...files].sort(byPath);
-    const found = (list: FileEntry[]) => unsafeEntries(list).map((r) => `${r.path}: ${r.problem}`).sort();
+    const found = (list: FileEntry[]) =>
+      unsafeEntries(list)
+        .map((r) => `${r.path}: ${r.problem}`)
+        .sort();
     expect(found(inOrder)).toEqual(found(files));
     expect(found([e('a'), e('a/b'), e('b'), e('b/c/d'), e('b/c')])).toEqual(found([e('a'), e('a/b'), e('b'), e('b/c'), e('b/c/d')]));
   });

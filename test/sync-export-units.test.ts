@@ -4,8 +4,8 @@
 import { existsSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncExport } from '../src/sync/transfer/export.js';
 import { syncPush } from '../src/sync/operations.js';
+import { syncExport } from '../src/sync/transfer/export.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { listKeys, S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
@@ -55,13 +55,19 @@ describe('syncExport', () => {
     expect(result).toMatchObject({ files: 2, links: 0, bytes: 9, dest });
     expect(result.skipped_links).toContain('inside');
     expect((await listKeys(s3, 'units/out/')).sort()).toEqual(['units/out/a.txt', 'units/out/sub/b.txt']);
-    await expect(syncExport({ tree: 'proj', workspace: 'proj' }, deps, { dest })).rejects.toThrow(/is not empty: an export writes under a prefix that holds no object yet/);
-    await expect(syncExport({ tree: 'proj', workspace: 'proj' }, deps, { dest: 's3://Bad_Bucket/x' })).rejects.toThrow(/not a valid bucket name/);
+    await expect(syncExport({ tree: 'proj', workspace: 'proj' }, deps, { dest })).rejects.toThrow(
+      /is not empty: an export writes under a prefix that holds no object yet/,
+    );
+    await expect(syncExport({ tree: 'proj', workspace: 'proj' }, deps, { dest: 's3://Bad_Bucket/x' })).rejects.toThrow(
+      /not a valid bucket name/,
+    );
   });
 
   it('refuses a missing version, a destination that is a file or a folder with something in it', async () => {
     const { deps } = await pushed();
-    await expect(syncExport({ tree: 'proj', workspace: 'proj' }, deps, { dest: join(scratch(), 'x'), version: '12345' })).rejects.toThrow(/version 12345 of proj is not in/);
+    await expect(syncExport({ tree: 'proj', workspace: 'proj' }, deps, { dest: join(scratch(), 'x'), version: '12345' })).rejects.toThrow(
+      /version 12345 of proj is not in/,
+    );
     const file = join(scratch(), 'file');
     writeFileSync(file, '');
     await expect(syncExport({ tree: 'proj', workspace: 'proj' }, deps, { dest: file })).rejects.toThrow(/is not a folder/);

@@ -3,8 +3,19 @@
 // versions stored before content addressing, and a hostile manifest's blob names, modes and links.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush } from '../src/sync/operations.js';
@@ -63,7 +74,12 @@ describe('fidelity', () => {
     symlinkSync('../../outside', join(src, 'bin/up'));
     const pushed = await syncPush(w.target(src), await w.deps());
     expect(pushed.stats.notes.join()).toMatch(/2 symlink\(s\) pointing outside the folder not synced: bin\/up, passwd/);
-    expect(readStoredVersion(w.store, 'ws', pushed.stats.version!)).toEqual({ 'README.md': '-> docs/real.md', 'bin/docs': '-> ../docs', 'bin/tool': 'x', 'docs/real.md': 'the doc' });
+    expect(readStoredVersion(w.store, 'ws', pushed.stats.version!)).toEqual({
+      'README.md': '-> docs/real.md',
+      'bin/docs': '-> ../docs',
+      'bin/tool': 'x',
+      'docs/real.md': 'the doc',
+    });
     const dest = w.folder('dest');
     await syncPull(w.target(dest), await w.deps(), {});
     expect(readlinkSync(join(dest, 'README.md'))).toBe('docs/real.md');
@@ -91,17 +107,25 @@ describe('fidelity', () => {
     await new Promise((r) => socket.once('listening', r));
     try {
       const pushed = await syncPush(w.target(src), await w.deps());
-      expect(pushed.stats.notes.join()).toMatch(/2 named pipe\(s\), socket\(s\) or device\(s\) not synced \(they hold no content to store\): run\/agent.sock, run\/queue/);
+      expect(pushed.stats.notes.join()).toMatch(
+        /2 named pipe\(s\), socket\(s\) or device\(s\) not synced \(they hold no content to store\): run\/agent.sock, run\/queue/,
+      );
       expect(readStoredVersion(w.store, 'ws', pushed.stats.version!)).toEqual({ 'data.txt': 'data', 'run/keep.txt': 'kept' });
     } finally {
       await new Promise((r) => socket.close(r));
     }
   });
 
-  it('user files named like atlas\'s temp or state files are synced, and never deleted by a push or pull', async () => {
+  it("user files named like atlas's temp or state files are synced, and never deleted by a push or pull", async () => {
     const w = world();
     const src = w.folder('src');
-    const mine = { '.atlas-sync-1-2.tmp': 'my notes', 'sub/.atlas-sync-x.tmp': 'mine too', '.sandbox-state-notes': 'also mine', 'sub/.sandbox-state': 'a file of mine in a subfolder', 'a.txt': 'a' };
+    const mine = {
+      '.atlas-sync-1-2.tmp': 'my notes',
+      'sub/.atlas-sync-x.tmp': 'mine too',
+      '.sandbox-state-notes': 'also mine',
+      'sub/.sandbox-state': 'a file of mine in a subfolder',
+      'a.txt': 'a',
+    };
     writeTree(src, mine);
     const pushed = await syncPush(w.target(src), await w.deps());
     expect(readStoredVersion(w.store, 'ws', pushed.stats.version!)).toEqual(mine);
@@ -110,7 +134,11 @@ describe('fidelity', () => {
     await syncPull(w.target(dest), await w.deps(), {});
     expect(readTree(dest)).toEqual(mine);
     // The pull's own temp folder is gone once it is done.
-    expect(readdirSync(dest).filter((n) => n.startsWith('.sandbox-state')).sort()).toEqual(['.sandbox-state', '.sandbox-state-notes']);
+    expect(
+      readdirSync(dest)
+        .filter((n) => n.startsWith('.sandbox-state'))
+        .sort(),
+    ).toEqual(['.sandbox-state', '.sandbox-state-notes']);
   });
 
   it('pulls a version stored in the old full-copy layout; the next push stores blobs and pulls back', async () => {
@@ -119,7 +147,14 @@ describe('fidelity', () => {
     writeTree(old, { 'a.txt': 'alpha', 'd/b.txt': 'beta' });
     writeFileSync(
       join(old, '.sandbox-state'),
-      JSON.stringify({ version: '1.0', last_synced_at: 1700000000, files: [{ path: 'a.txt', checksum: md5('alpha'), size: 5, modified_at: 1700000000 }, { path: 'd/b.txt', checksum: md5('beta'), size: 4, modified_at: 1700000000 }] }),
+      JSON.stringify({
+        version: '1.0',
+        last_synced_at: 1700000000,
+        files: [
+          { path: 'a.txt', checksum: md5('alpha'), size: 5, modified_at: 1700000000 },
+          { path: 'd/b.txt', checksum: md5('beta'), size: 4, modified_at: 1700000000 },
+        ],
+      }),
     );
     const here = w.folder('here');
     const pulled = await syncPull(w.target(here), await w.deps(), {});

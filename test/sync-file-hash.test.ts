@@ -10,7 +10,11 @@ import { hashFile, md5File } from '../src/sync/scan/file-hash.js';
 const dir = mkdtempSync(join(tmpdir(), 'atlas-file-hash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const expected = (bytes: Buffer) => ({ md5: createHash('md5').update(bytes).digest('hex'), sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length });
+const expected = (bytes: Buffer) => ({
+  md5: createHash('md5').update(bytes).digest('hex'),
+  sha256: createHash('sha256').update(bytes).digest('hex'),
+  bytes: bytes.length,
+});
 
 function file(name: string, bytes: Buffer): string {
   const path = join(dir, name);

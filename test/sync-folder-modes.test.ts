@@ -40,7 +40,15 @@ describe('folder modes', () => {
     const dest = join(w.base, 'dest');
     await syncPull(w.target(dest), await w.deps(), {});
     expect(readTree(dest)).toEqual(readTree(src));
-    for (const [path, mode] of [['private', 0o700], ['private/deeper', 0o750], ['group', 0o750], ['ro', 0o555], ['empty-private', 0o700], ['plain', 0o755]] as const) expect(modeOf(join(dest, path)), path).toBe(mode);
+    for (const [path, mode] of [
+      ['private', 0o700],
+      ['private/deeper', 0o750],
+      ['group', 0o750],
+      ['ro', 0o555],
+      ['empty-private', 0o700],
+      ['plain', 0o755],
+    ] as const)
+      expect(modeOf(join(dest, path)), path).toBe(mode);
     // A folder's chmod alone is a change.
     chmodSync(join(src, 'group'), 0o700);
     const pushed = await syncPush(w.target(src), await w.deps());
@@ -54,7 +62,10 @@ describe('folder modes', () => {
   });
 
   it('a manifest without dir_modes (older atlas) still pulls; setuid bits and unsafe paths are refused; a planted link is not followed', async () => {
-    expect(parseWhole('{"version":"1.0","last_synced_at":1,"files":[],"dir_modes":{"a":2541}}')).toMatchObject({ ok: false, problem: expect.stringMatching(/"dir_modes" is not folder paths with permission bits/) });
+    expect(parseWhole('{"version":"1.0","last_synced_at":1,"files":[],"dir_modes":{"a":2541}}')).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/"dir_modes" is not folder paths with permission bits/),
+    });
     expect(parseWhole('{"version":"1.0","last_synced_at":1,"files":[],"dir_modes":[1]}')).toMatchObject({ ok: false });
     expect(parseWhole('{"version":"1.0","last_synced_at":1,"files":[]}')).toMatchObject({ ok: true });
     const w = world();

@@ -42,7 +42,12 @@ function world() {
   const version = (name: string, files: { path: string; content?: string; checksum?: string }[]) => {
     const root = join(store, 'ws', name);
     mkdirSync(root, { recursive: true });
-    const entries = files.map((f) => ({ path: f.path, checksum: f.checksum ?? md5(f.content ?? ''), size: Buffer.byteLength(f.content ?? ''), modified_at: 1 }));
+    const entries = files.map((f) => ({
+      path: f.path,
+      checksum: f.checksum ?? md5(f.content ?? ''),
+      size: Buffer.byteLength(f.content ?? ''),
+      modified_at: 1,
+    }));
     writeTree(root, { '.sandbox-state': JSON.stringify({ version: '1.0', last_synced_at: 2, files: entries }) });
     for (const f of files) {
       if (f.content !== undefined && !f.path.includes('..') && !f.path.startsWith('/') && !f.path.includes('\0')) {
@@ -54,7 +59,8 @@ function world() {
       }
     }
   };
-  const pull = async (force = false) => syncPull({ root: ws, tree: 'ws', workspace: 'ws' }, await depsFor(configWith({ store }), parent), force ? { force } : {});
+  const pull = async (force = false) =>
+    syncPull({ root: ws, tree: 'ws', workspace: 'ws' }, await depsFor(configWith({ store }), parent), force ? { force } : {});
   return { parent, ws, store, version, pull };
 }
 
@@ -65,7 +71,14 @@ describe('hostile store input', () => {
     ['backslashes', () => [{ path: 'a\\..\\..\\outside\\evil.txt', content: 'x' }], /contains a backslash/],
     ['a NUL byte', () => [{ path: 'a\0b', content: 'x' }], /contains a NUL byte/],
     ['a .git path', () => [{ path: '.git/hooks/pre-commit', content: '#!/bin/sh\n' }], /names \.git/],
-    ['a file where a folder should be, in the state', () => [{ path: 'x', content: 'x' }, { path: 'x/y', content: 'y' }], /needs x to be a folder/],
+    [
+      'a file where a folder should be, in the state',
+      () => [
+        { path: 'x', content: 'x' },
+        { path: 'x/y', content: 'y' },
+      ],
+      /needs x to be a folder/,
+    ],
   ];
   for (const [name, files, message] of cases) {
     it(`refuses ${name} and writes nothing anywhere`, async () => {
@@ -81,7 +94,10 @@ describe('hostile store input', () => {
   it('refuses to write through a symlink in the workspace that points out of it', async () => {
     const w = world();
     symlinkSync(join(w.parent, 'outside'), join(w.ws, 'link'));
-    w.version('100', [{ path: 'link/evil.txt', content: 'x' }, { path: 'link/keep.txt', content: 'overwritten?' }]);
+    w.version('100', [
+      { path: 'link/evil.txt', content: 'x' },
+      { path: 'link/keep.txt', content: 'overwritten?' },
+    ]);
     const before = snapshot(w.parent, w.ws);
     await expect(w.pull(true)).rejects.toThrow(/link is a symlink here \(writing through it could leave the workspace\)/);
     expect(snapshot(w.parent, w.ws)).toEqual(before);
@@ -103,7 +119,10 @@ describe('hostile store input', () => {
   it('refuses a file here where the store needs a folder, and a folder where it has a file', async () => {
     const w = world();
     writeTree(w.ws, { notadir: 'file', 'adir/inner.txt': 'i' });
-    w.version('100', [{ path: 'notadir/x.txt', content: 'x' }, { path: 'adir', content: 'file now' }]);
+    w.version('100', [
+      { path: 'notadir/x.txt', content: 'x' },
+      { path: 'adir', content: 'file now' },
+    ]);
     const before = snapshot(w.parent, w.ws);
     const inside = readTree(w.ws, { all: true });
     const error = await w.pull(true).catch((e: Error) => e);
@@ -115,9 +134,19 @@ describe('hostile store input', () => {
 
   it('a stored object that does not match its MD5 is not written; deletions do not happen', async () => {
     const w = world();
-    w.version('100', [{ path: 'existing.txt', content: 'existing' }, { path: 'a.txt', content: 'real' }]);
+    w.version('100', [
+      { path: 'existing.txt', content: 'existing' },
+      { path: 'a.txt', content: 'real' },
+    ]);
     await w.pull(true);
-    writeTree(w.store, { 'ws/101/.sandbox-state': JSON.stringify({ version: '1.0', last_synced_at: 3, files: [{ path: 'a.txt', checksum: md5('other'), size: 5, modified_at: 1 }] }), 'ws/101/a.txt': 'TAMPR' });
+    writeTree(w.store, {
+      'ws/101/.sandbox-state': JSON.stringify({
+        version: '1.0',
+        last_synced_at: 3,
+        files: [{ path: 'a.txt', checksum: md5('other'), size: 5, modified_at: 1 }],
+      }),
+      'ws/101/a.txt': 'TAMPR',
+    });
     await expect(w.pull(true)).rejects.toThrow(/a.txt in version 101 of ws .* does not match its \.sandbox-state/);
     expect(readTree(w.ws)).toEqual({ 'existing.txt': 'existing', 'a.txt': 'real' });
     expect(readdirSync(w.ws).filter((n) => n.endsWith('.tmp'))).toEqual([]);

@@ -24,7 +24,10 @@ steps:
 /** A command agent that copies the restored file (or says it is missing) into agent-made.txt. */
 function agentArgs(base: string): string[] {
   const agent = join(base, 'agent.js');
-  writeFileSync(agent, `const fs = require('node:fs'); fs.writeFileSync('agent-made.txt', fs.existsSync('from-store.txt') ? fs.readFileSync('from-store.txt', 'utf8') : 'missing'); console.log('done');\n`);
+  writeFileSync(
+    agent,
+    `const fs = require('node:fs'); fs.writeFileSync('agent-made.txt', fs.existsSync('from-store.txt') ? fs.readFileSync('from-store.txt', 'utf8') : 'missing'); console.log('done');\n`,
+  );
   return ['--agent', 'command', '-c', `ai.command=node ${agent}`];
 }
 
@@ -39,15 +42,35 @@ describe('sync lifecycle builtins in a task run', () => {
     sb = sandbox();
     writeFiles(sb.repo, { '.atlas/templates/synced.yaml': TEMPLATE });
     const store = join(sb.base, 'store');
-    storeVersion(store, 'synced-ws', { 'from-store.txt': 'restored\n' }, {
-      version: '1.0', last_synced_at: 1700000000, files: [{ path: 'from-store.txt', checksum: await md5('restored\n'), size: 9, modified_at: 1700000000 }],
-    });
-    const result = await atlas(sb, ['start', 'synced', 'use the store', '--workspace', 'synced-ws', ...agentArgs(sb.base), '-c', `sync.store=${store}`, '-c', 'sync.init_from_store=true']);
+    storeVersion(
+      store,
+      'synced-ws',
+      { 'from-store.txt': 'restored\n' },
+      {
+        version: '1.0',
+        last_synced_at: 1700000000,
+        files: [{ path: 'from-store.txt', checksum: await md5('restored\n'), size: 9, modified_at: 1700000000 }],
+      },
+    );
+    const result = await atlas(sb, [
+      'start',
+      'synced',
+      'use the store',
+      '--workspace',
+      'synced-ws',
+      ...agentArgs(sb.base),
+      '-c',
+      `sync.store=${store}`,
+      '-c',
+      'sync.init_from_store=true',
+    ]);
     expect(result.stderr).not.toMatch(/error|failed/i);
     expect(result.code).toBe(0);
     const { task, id } = onlyTask(sb);
     expect(readFileSync(join(task.worktree, 'agent-made.txt'), 'utf8')).toBe('restored\n');
-    const versions = readdirSync(join(store, 'synced-ws')).filter((n) => /^\d+$/.test(n)).sort();
+    const versions = readdirSync(join(store, 'synced-ws'))
+      .filter((n) => /^\d+$/.test(n))
+      .sort();
     expect(versions).toHaveLength(2);
     // The store's version was in the old layout (files under the version); the push after the run is a manifest with blobs.
     const latest = readStoredVersion(store, 'synced-ws', versions[1]!);
@@ -63,10 +86,28 @@ describe('sync lifecycle builtins in a task run', () => {
     sb = sandbox();
     writeFiles(sb.repo, { '.atlas/templates/synced.yaml': TEMPLATE });
     const store = join(sb.base, 'store');
-    storeVersion(store, 'bad-ws', {}, { version: '1.0', last_synced_at: 1, files: [{ path: '../escape.txt', checksum: await md5('x'), size: 1, modified_at: 1 }] });
-    const result = await atlas(sb, ['start', 'synced', 'use the store', '--workspace', 'bad-ws', ...agentArgs(sb.base), '-c', `sync.store=${store}`, '-c', 'sync.init_from_store=true']);
+    storeVersion(
+      store,
+      'bad-ws',
+      {},
+      { version: '1.0', last_synced_at: 1, files: [{ path: '../escape.txt', checksum: await md5('x'), size: 1, modified_at: 1 }] },
+    );
+    const result = await atlas(sb, [
+      'start',
+      'synced',
+      'use the store',
+      '--workspace',
+      'bad-ws',
+      ...agentArgs(sb.base),
+      '-c',
+      `sync.store=${store}`,
+      '-c',
+      'sync.init_from_store=true',
+    ]);
     expect(result.code).not.toBe(0);
-    expect(`${result.stdout}${result.stderr}`).toMatch(/OnColdStart: restoring the workspace of task-\S+ .*refuses to write: "\.\.\/escape.txt"/);
+    expect(`${result.stdout}${result.stderr}`).toMatch(
+      /OnColdStart: restoring the workspace of task-\S+ .*refuses to write: "\.\.\/escape.txt"/,
+    );
     const { task } = onlyTask(sb);
     expect(existsSync(join(task.worktree, 'agent-made.txt'))).toBe(false);
     expect(existsSync(join(sb.base, 'escape.txt'))).toBe(false);

@@ -4,26 +4,33 @@
 // makes the version damaged, retention keeps a base a kept version needs, and garbage collection
 // never removes what such a version uses. Folder stores in temp dirs, and s3rver on 127.0.0.1.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { text as joinText } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planReferences, REFER_FROM, resolveReferences } from '../src/domain/sync-manifest.js';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState, stateChunks } from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
-import { manifestBody, manifestChunks } from '../src/sync/stores/s3-manifest.js';
-import { text as joinText } from 'node:stream/consumers';
-import { syncExport } from '../src/sync/transfer/export.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
-import { syncPrune } from '../src/sync/versions/prune.js';
+import { manifestBody, manifestChunks } from '../src/sync/stores/s3-manifest.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
+import { syncExport } from '../src/sync/transfer/export.js';
+import { syncPrune } from '../src/sync/versions/prune.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-const entry = (path: string, body: string): FileEntry => ({ path, checksum: md5(body), size: body.length, modified_at: 1_700_000_000, sha256: sha(body), mode: 0o644 });
+const entry = (path: string, body: string): FileEntry => ({
+  path,
+  checksum: md5(body),
+  size: body.length,
+  modified_at: 1_700_000_000,
+  sha256: sha(body),
+  mode: 0o644,
+});
 const many = (n: number, tag = '') => Array.from({ length: n }, (_, i) => entry(`d${i % 7}/f${i}.txt`, `file ${i}${tag}`));
 
 describe('references (pure)', () => {
@@ -35,7 +42,12 @@ describe('references (pure)', () => {
     expect(plan.base).toBe('100');
     expect(now.filter((f) => !plan.omit(f)).map((f) => f.path)).toEqual(now.filter((_, i) => i % 50 === 0).map((f) => f.path));
     // A fifth changed is the limit; past it, this version is written whole and becomes the next base.
-    expect(planReferences(now.map((f, i) => (i % 4 === 0 ? entry(f.path, `x${i}`) : f)), latest)).toBeUndefined();
+    expect(
+      planReferences(
+        now.map((f, i) => (i % 4 === 0 ? entry(f.path, `x${i}`) : f)),
+        latest,
+      ),
+    ).toBeUndefined();
     expect(planReferences(many(REFER_FROM - 1), { version: '100', state: { ...base, files: many(REFER_FROM - 1) } })).toBeUndefined();
     expect(planReferences(now, undefined)).toBeUndefined();
   });
@@ -52,9 +64,15 @@ describe('references (pure)', () => {
     const resolved = resolveReferences(parsed.state, '200', { version: '1.0', last_synced_at: 1, files });
     expect(resolved.ok).toBe(true);
     if (!resolved.ok) return;
-    expect(resolved.state.files.map((f) => f.sha256)).toEqual([changed, ...files.slice(1)].sort((a, b) => (a.path < b.path ? -1 : 1)).map((f) => f.sha256));
+    expect(resolved.state.files.map((f) => f.sha256)).toEqual(
+      [changed, ...files.slice(1)].sort((a, b) => (a.path < b.path ? -1 : 1)).map((f) => f.sha256),
+    );
     expect(resolved.state.sha256_from).toBeUndefined();
-    const plan = planReferences(resolved.state.files, { version: '200', state: resolved.state, references: { base: '100', byReference: resolved.byReference } })!;
+    const plan = planReferences(resolved.state.files, {
+      version: '200',
+      state: resolved.state,
+      references: { base: '100', byReference: resolved.byReference },
+    })!;
     expect(plan.base).toBe('100');
     // Version 100 does not hold the changed content: it stays carried.
     expect(resolved.state.files.filter((f) => !plan.omit(f)).map((f) => f.path)).toEqual([changed.path]);
@@ -62,15 +80,29 @@ describe('references (pure)', () => {
 
   it('refuses a reference to a newer version or to a manifest that refers itself, and an entry the base does not hold', () => {
     const files = many(3);
-    const stripped = (): StateFile => ({ version: '1.0', last_synced_at: 2, sha256_from: '100', files: files.map(({ sha256: _drop, ...f }) => f) });
+    const stripped = (): StateFile => ({
+      version: '1.0',
+      last_synced_at: 2,
+      sha256_from: '100',
+      files: files.map(({ sha256: _drop, ...f }) => f),
+    });
     const base: StateFile = { version: '1.0', last_synced_at: 1, files };
     expect(resolveReferences(stripped(), '50', base)).toMatchObject({ ok: false, problem: expect.stringMatching(/not older/) });
     expect(resolveReferences(stripped(), '100', base)).toMatchObject({ ok: false, problem: expect.stringMatching(/not older/) });
-    expect(resolveReferences(stripped(), '200', { ...base, sha256_from: '90' })).toMatchObject({ ok: false, problem: expect.stringMatching(/itself refers to 90/) });
+    expect(resolveReferences(stripped(), '200', { ...base, sha256_from: '90' })).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/itself refers to 90/),
+    });
     const other = stripped();
     other.files[1] = { ...other.files[1]!, checksum: md5('something else') };
-    expect(resolveReferences(other, '200', base)).toMatchObject({ ok: false, problem: expect.stringMatching(/files\[1\].*no content of that MD5 and size/) });
-    expect(parseWhole('{"version":"1.0","last_synced_at":1,"sha256_from":"../x","files":[]}')).toMatchObject({ ok: false, problem: expect.stringMatching(/sha256_from/) });
+    expect(resolveReferences(other, '200', base)).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/files\[1\].*no content of that MD5 and size/),
+    });
+    expect(parseWhole('{"version":"1.0","last_synced_at":1,"sha256_from":"../x","files":[]}')).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/sha256_from/),
+    });
   });
 });
 
@@ -82,12 +114,19 @@ describe('writing a state in pieces', () => {
     const text = chunks.join('');
     expect(text).toBe(serializeState(state));
     expect(JSON.parse(text)).toEqual({ ...state, files: [...state.files].sort((a, b) => (a.path < b.path ? -1 : 1)), dirs: ['a', 'z'] });
-    const parsed = parseWhole(`{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":2,"note":"x"}],"extra":true}`);
-    expect(parsed.ok && serializeState(parsed.state)).toBe(`{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":2}]}\n`);
+    const parsed = parseWhole(
+      `{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":2,"note":"x"}],"extra":true}`,
+    );
+    expect(parsed.ok && serializeState(parsed.state)).toBe(
+      `{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":2}]}\n`,
+    );
   });
 
   it('sends a small manifest as it is and a large one gzipped, compressed as its pieces come', async () => {
-    expect(await manifestBody(['{"version":"1.0",', '"files":[]}'])).toEqual({ bytes: Buffer.from('{"version":"1.0","files":[]}'), gzip: false });
+    expect(await manifestBody(['{"version":"1.0",', '"files":[]}'])).toEqual({
+      bytes: Buffer.from('{"version":"1.0","files":[]}'),
+      gzip: false,
+    });
     const chunks = [...stateChunks({ version: '1.0', last_synced_at: 5, files: many(2000) })];
     const body = await manifestBody(chunks);
     expect(body.gzip).toBe(true);
@@ -96,7 +135,13 @@ describe('writing a state in pieces', () => {
   });
 
   it('reads a manifest as it arrives, in pieces of any size, gzipped or not, and fails (never stalls) when the download breaks', async () => {
-    const text = [...stateChunks({ version: '1.0', last_synced_at: 5, files: [...many(2000), { path: 'é/ü/漢字.txt', checksum: md5('x'), size: 1, modified_at: 2 }] })].join('');
+    const text = [
+      ...stateChunks({
+        version: '1.0',
+        last_synced_at: 5,
+        files: [...many(2000), { path: 'é/ü/漢字.txt', checksum: md5('x'), size: 1, modified_at: 2 }],
+      }),
+    ].join('');
     const zipped = (await manifestBody([text])).bytes;
     /** `bytes` as a download would bring them: a first piece of one byte (the magic split), then pieces of `size`. */
     const arriving = (bytes: Buffer, size: number, failAt = Infinity) =>
@@ -129,7 +174,9 @@ describe('writing a state in pieces', () => {
     expect(await joinText(manifestChunks(arriving(Buffer.from('{"é').subarray(0, 3), 1)))).toBe('{"\uFFFD');
     // A store's zip bomb stops at the limit.
     const bomb = (await manifestBody([' '.repeat(200_000)])).bytes;
-    await expect(joinText(manifestChunks(arriving(bomb, 1024), 100_000))).rejects.toThrow('the manifest inflates to more than 100000 bytes');
+    await expect(joinText(manifestChunks(arriving(bomb, 1024), 100_000))).rejects.toThrow(
+      'the manifest inflates to more than 100000 bytes',
+    );
   });
 });
 
@@ -153,7 +200,8 @@ async function world(store?: string, config = configWith({ store: store ?? join(
   return { src, home, config, target, deps, first, change, files };
 }
 
-const manifestIn = (store: string, version: string) => JSON.parse(readFileSync(join(store, 'ws', version, '.sandbox-state'), 'utf8')) as StateFile;
+const manifestIn = (store: string, version: string) =>
+  JSON.parse(readFileSync(join(store, 'ws', version, '.sandbox-state'), 'utf8')) as StateFile;
 
 describe('references (folder store)', () => {
   it('a push after few changes stores every entry with the seed fields, carrying only the changed SHA-256s; every version pulls whole', async () => {
@@ -165,13 +213,23 @@ describe('references (folder store)', () => {
     expect(m.sha256_from).toBe(String(T0));
     expect(m.files).toHaveLength(300);
     for (const f of m.files) expect(Object.keys(f).slice(0, 4)).toEqual(['path', 'checksum', 'size', 'modified_at']);
-    expect(m.files.filter((f) => f.sha256 !== undefined).map((f) => f.path).sort()).toEqual(['d0/f0.txt', 'd3/f13.txt']);
+    expect(
+      m.files
+        .filter((f) => f.sha256 !== undefined)
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual(['d0/f0.txt', 'd3/f13.txt']);
     // The third push refers to the same base (depth one), carrying what changed since it.
     w.change(['d5/f5.txt'], 'third');
     const third = await syncPush(w.target(w.src), await w.deps(T0 + 20));
     const m3 = manifestIn(store, third.stats.version!);
     expect(m3.sha256_from).toBe(String(T0));
-    expect(m3.files.filter((f) => f.sha256 !== undefined).map((f) => f.path).sort()).toEqual(['d0/f0.txt', 'd3/f13.txt', 'd5/f5.txt']);
+    expect(
+      m3.files
+        .filter((f) => f.sha256 !== undefined)
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual(['d0/f0.txt', 'd3/f13.txt', 'd5/f5.txt']);
     const dest = scratch();
     await syncPull(w.target(dest), await w.deps(T0 + 30), {});
     expect(readTree(dest)).toEqual(readTree(w.src));
@@ -181,7 +239,11 @@ describe('references (folder store)', () => {
     const exported = join(scratch(), 'out');
     await syncExport(w.target(w.src), await w.deps(T0 + 32), { version: second.stats.version!, dest: exported });
     expect(readFileSync(join(exported, 'd3/f13.txt'), 'utf8')).toBe('second d3/f13.txt');
-    expect((await syncVersions(w.target(w.src), await w.deps(T0 + 33))).versions.map((v) => [v.status, v.files])).toEqual([['complete', 300], ['complete', 300], ['complete', 300]]);
+    expect((await syncVersions(w.target(w.src), await w.deps(T0 + 33))).versions.map((v) => [v.status, v.files])).toEqual([
+      ['complete', 300],
+      ['complete', 300],
+      ['complete', 300],
+    ]);
     // More than a fifth changed since the base: a full manifest, the next base.
     w.change(Object.keys(w.files).slice(0, 80), 'fourth');
     const fourth = await syncPush(w.target(w.src), await w.deps(T0 + 40));
@@ -200,7 +262,11 @@ describe('references (folder store)', () => {
     const past = new Date(Date.now() - 7200_000);
     for (const fan of readdirSync(area)) for (const name of readdirSync(join(area, fan))) utimesSync(join(area, fan, name), past, past);
     const pruned = await syncPrune(w.target(w.src), await w.deps(T0 + 10_000), { keep: 1 });
-    expect(pruned.trees[0]).toMatchObject({ kept: [second.stats.version], removed: [], spared: [{ version: String(T0), reason: expect.stringMatching(/by reference/) }] });
+    expect(pruned.trees[0]).toMatchObject({
+      kept: [second.stats.version],
+      removed: [],
+      spared: [{ version: String(T0), reason: expect.stringMatching(/by reference/) }],
+    });
     // The base's contents (the old d1/f1.txt among them) stay: version 1700000000 still uses it.
     expect(pruned.trees[0]!.blobs).toMatchObject({ removed: 0 });
     const dest = scratch();
@@ -210,11 +276,16 @@ describe('references (folder store)', () => {
     expect(readFileSync(join(dest, 'd1/f1.txt'), 'utf8')).toBe('content 1');
     // Removed behind atlas's back (an older atlas's prune, a person): the version cannot be read.
     rmSync(join(store, 'ws', String(T0)), { recursive: true });
-    await expect(syncPull(w.target(scratch()), await w.deps(T0 + 10_002), {})).rejects.toThrow(/refers to the contents of version 1700000000, which has no \.sandbox-state/);
+    await expect(syncPull(w.target(scratch()), await w.deps(T0 + 10_002), {})).rejects.toThrow(
+      /refers to the contents of version 1700000000, which has no \.sandbox-state/,
+    );
     // Nor does it count as a version to keep: with no complete version left, nothing is removed.
     const again = await syncPrune(w.target(w.src), await w.deps(T0 + 10_003), { keep: 1 });
     expect(again.trees[0]).toMatchObject({ kept: [], removed: [] });
-    expect(again.trees[0]!.blobs).toMatchObject({ removed: 0, skipped: expect.stringMatching(/by reference to version 1700000000, which is gone/) });
+    expect(again.trees[0]!.blobs).toMatchObject({
+      removed: 0,
+      skipped: expect.stringMatching(/by reference to version 1700000000, which is gone/),
+    });
     expect(readdirSync(join(store, 'ws', '.blobs')).length).toBeGreaterThan(0);
   });
 });
@@ -290,6 +361,8 @@ describe('retention and hostile empty folders', () => {
     writeFileSync(path, JSON.stringify({ ...state, dirs: ['../outside'] }));
     expect((await versionCondition(store, 'ws', version)).condition).toBe('damaged');
     const pulled = scratch('atlas-pull-');
-    await expect(syncPull({ root: pulled, tree: 'ws', workspace: 'ws' }, await depsFor(config, home), { version })).rejects.toThrow(/refuses to write/);
+    await expect(syncPull({ root: pulled, tree: 'ws', workspace: 'ws' }, await depsFor(config, home), { version })).rejects.toThrow(
+      /refuses to write/,
+    );
   });
 });

@@ -8,21 +8,42 @@ import { readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveReferences } from '../src/domain/sync-manifest.js';
-import { PACK_BELOW, PACK_MAX_CONTENTS, PACK_TARGET, packGroups, placesOf, planRepack, planSpans, SPAN_GAP, SPAN_MAX } from '../src/domain/sync-pack.js';
+import {
+  PACK_BELOW,
+  PACK_MAX_CONTENTS,
+  PACK_TARGET,
+  packGroups,
+  placesOf,
+  planRepack,
+  planSpans,
+  SPAN_GAP,
+  SPAN_MAX,
+} from '../src/domain/sync-pack.js';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState } from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
-import { syncPrune } from '../src/sync/versions/prune.js';
-import { renderPrune } from '../src/sync/versions/render-prune.js';
 import { collectRange } from '../src/sync/scan/stream-file.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
+import { syncPrune } from '../src/sync/versions/prune.js';
+import { renderPrune } from '../src/sync/versions/render-prune.js';
+import { MOTO_ENV, motoMissing, startMoto } from './helpers/moto.js';
 import type { FaultProxy } from './helpers/s3-fault-proxy.js';
 import { startFaultProxy } from './helpers/s3-fault-proxy.js';
-import { MOTO_ENV, motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
-import { blobFiles, changingAfterScan, configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, storeWith, writeTree } from './helpers/sync-fixtures.js';
+import {
+  blobFiles,
+  changingAfterScan,
+  configWith,
+  depsFor,
+  readStoredVersion,
+  readTree,
+  removeScratch,
+  scratch,
+  storeWith,
+  writeTree,
+} from './helpers/sync-fixtures.js';
 
 afterAll(() => removeScratch());
 
@@ -41,7 +62,10 @@ describe('pack rules', () => {
       [Q, 0, 5, 1],
     ]);
     const big = planSpans([at(P, 0, SPAN_MAX - 10), at(P, SPAN_MAX - 10, 20)]);
-    expect(big.map((s) => [s.start, s.end])).toEqual([[0, SPAN_MAX - 10], [SPAN_MAX - 10, SPAN_MAX + 10]]);
+    expect(big.map((s) => [s.start, s.end])).toEqual([
+      [0, SPAN_MAX - 10],
+      [SPAN_MAX - 10, SPAN_MAX + 10],
+    ]);
   });
 
   it('packs in a fixed order, each closed at PACK_TARGET bytes; the first place of a content wins', () => {
@@ -49,41 +73,82 @@ describe('pack rules', () => {
     expect(packGroups(sizes).map((g) => g.map((c) => c.i))).toEqual([[0, 1], [2, 3], [4]]);
     expect(packGroups([])).toEqual([]);
     // Tiny contents: a pack closes at PACK_MAX_CONTENTS of them, whatever its size.
-    expect(packGroups(Array.from({ length: PACK_MAX_CONTENTS * 2 + 1 }, () => ({ size: 1 }))).map((g) => g.length)).toEqual([PACK_MAX_CONTENTS, PACK_MAX_CONTENTS, 1]);
+    expect(packGroups(Array.from({ length: PACK_MAX_CONTENTS * 2 + 1 }, () => ({ size: 1 }))).map((g) => g.length)).toEqual([
+      PACK_MAX_CONTENTS,
+      PACK_MAX_CONTENTS,
+      1,
+    ]);
     const s = sha('x');
     const t = sha('t');
-    const ours = [{ size: 1, sha256: s }, { size: 1, sha256: t, pack: Q, offset: 9 }, { size: 1, sha256: s, pack: P, offset: 3 }, { size: 1, sha256: sha('y') }];
-    const newest = [{ size: 1, sha256: s, pack: Q, offset: 0 }, { size: 1, sha256: sha('z'), pack: Q, offset: 1 }];
+    const ours = [
+      { size: 1, sha256: s },
+      { size: 1, sha256: t, pack: Q, offset: 9 },
+      { size: 1, sha256: s, pack: P, offset: 3 },
+      { size: 1, sha256: sha('y') },
+    ];
+    const newest = [
+      { size: 1, sha256: s, pack: Q, offset: 0 },
+      { size: 1, sha256: sha('z'), pack: Q, offset: 1 },
+    ];
     // Only the contents asked about; the first place named wins, this push's own before the newest version's.
-    expect(placesOf(new Set([s, sha('z'), sha('y')]), ours, newest)).toEqual(new Map([[s, { pack: P, offset: 3 }], [sha('z'), { pack: Q, offset: 1 }]]));
+    expect(placesOf(new Set([s, sha('z'), sha('y')]), ours, newest)).toEqual(
+      new Map([
+        [s, { pack: P, offset: 3 }],
+        [sha('z'), { pack: Q, offset: 1 }],
+      ]),
+    );
     expect(placesOf(new Set())).toEqual(new Map());
   });
 
   it('takes apart a pack at least half unused and past the grace period; counts the rest as unused bytes kept', () => {
     const old = { size: 100, modifiedMs: 0 };
-    const uses = (...contents: [number, number][]) => new Map(contents.map(([offset, size]) => [offset, { offset, size, sha256: sha(`${offset}`) }]));
+    const uses = (...contents: [number, number][]) =>
+      new Map(contents.map(([offset, size]) => [offset, { offset, size, sha256: sha(`${offset}`) }]));
     const now = 10 * 3600 * 1000;
-    const blobs = new Map([[P, old], [Q, old], ['c'.repeat(64), { size: 100, modifiedMs: now }], ['d'.repeat(64), old]]);
-    const plan = planRepack(blobs, new Map([
-      [P, uses([0, 40], [40, 10])], // 50 of 100 unused: taken apart
-      [Q, uses([0, 60], [30, 30])], // overlapping entries are counted once: 40 unused, kept
-      ['c'.repeat(64), uses([0, 10])], // young: kept whole
-      ['d'.repeat(64), uses([0, 100])], // all used
-      ['e'.repeat(64), uses([0, 1])], // gone already
-    ]), now, 3600);
+    const blobs = new Map([
+      [P, old],
+      [Q, old],
+      ['c'.repeat(64), { size: 100, modifiedMs: now }],
+      ['d'.repeat(64), old],
+    ]);
+    const plan = planRepack(
+      blobs,
+      new Map([
+        [P, uses([0, 40], [40, 10])], // 50 of 100 unused: taken apart
+        [Q, uses([0, 60], [30, 30])], // overlapping entries are counted once: 40 unused, kept
+        ['c'.repeat(64), uses([0, 10])], // young: kept whole
+        ['d'.repeat(64), uses([0, 100])], // all used
+        ['e'.repeat(64), uses([0, 1])], // gone already
+      ]),
+      now,
+      3600,
+    );
     expect(plan.apart.map((a) => [a.pack, a.used.map((c) => c.offset), a.unused])).toEqual([[P, [0, 40], 50]]);
     expect(plan.unusedKept).toBe(40 + 90);
   });
 
   it('reads pack and offset in a stored manifest only, with a SHA-256; a folder state that names them is corrupt', () => {
-    const entry = (extra: string) => `{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":1${extra}}]}`;
+    const entry = (extra: string) =>
+      `{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":1,"modified_at":1${extra}}]}`;
     const good = parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":7`));
     expect(good.ok && good.state.files[0]).toMatchObject({ pack: P, offset: 7 });
     expect(parseWhole(entry(`,"pack":"${P}","offset":7`))).toMatchObject({ ok: false, problem: 'files[0] is in a pack but has no sha256' });
-    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"nope","offset":7`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
-    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}"`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
-    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":-1`))).toMatchObject({ ok: false, problem: expect.stringContaining('bad pack or offset') });
-    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":7`), { local: true })).toMatchObject({ ok: false, problem: expect.stringContaining('never does') });
+    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"nope","offset":7`))).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('bad pack or offset'),
+    });
+    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}"`))).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('bad pack or offset'),
+    });
+    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":-1`))).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('bad pack or offset'),
+    });
+    expect(parseWhole(entry(`,"sha256":"${sha('a')}","pack":"${P}","offset":7`), { local: true })).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('never does'),
+    });
     // A hostile manifest cannot make a reader read (and hold) more than a small content for one entry.
     const huge = `{"version":"1.0","last_synced_at":1,"files":[{"path":"a","checksum":"${md5('a')}","size":${2 ** 40},"modified_at":1,"sha256":"${sha('a')}","pack":"${P}","offset":0}]}`;
     expect(parseWhole(huge)).toMatchObject({ ok: false, problem: 'files[0] is in a pack but is not under 1048576 bytes' });
@@ -142,7 +207,7 @@ describe('packs in a folder store', () => {
   it('stores small contents in one pack, a large one alone, and pulls them back whole, an empty file too', async () => {
     const w = folder();
     const large = Buffer.alloc(1024 * 1024 + 1, 'L');
-    writeTree(w.src, { 'a.txt': 'alpha', 'b/c.txt': 'gamma', 'empty': '', 'copy.txt': 'alpha', 'large.bin': large });
+    writeTree(w.src, { 'a.txt': 'alpha', 'b/c.txt': 'gamma', empty: '', 'copy.txt': 'alpha', 'large.bin': large });
     const pushed = await syncPush(w.target(), await w.deps());
     expect(pushed.stats).toMatchObject({ files_uploaded: 4, bytes_transferred: 10 + large.length });
     const state = JSON.parse(readFileSync(join(w.store, 'ws', pushed.stats.version!, '.sandbox-state'), 'utf8')) as StateFile;
@@ -188,7 +253,10 @@ describe('packs in a folder store', () => {
     writeTree(w.src, { 'a.txt': 'alpha' });
     await syncPush(w.target(), await w.deps());
     const path = join(w.src, '.sandbox-state');
-    writeFileSync(path, readFileSync(path, 'utf8').replace(`"sha256":"${sha('alpha')}"`, `"sha256":"${sha('alpha')}","pack":"${P}","offset":0`));
+    writeFileSync(
+      path,
+      readFileSync(path, 'utf8').replace(`"sha256":"${sha('alpha')}"`, `"sha256":"${sha('alpha')}","pack":"${P}","offset":0`),
+    );
     writeTree(w.src, { 'b.txt': 'beta' });
     const deps = await w.deps();
     const pushed = await syncPush(w.target(), deps);
@@ -203,7 +271,13 @@ describe('packs in a folder store', () => {
     const w = folder();
     writeTree(w.src, { 'keep.txt': 'base' });
     await syncPush(w.target(), await w.deps());
-    writeTree(w.src, { 'edit.txt': 'before', 'grow.txt': 'small', 'one.txt': 'shared', 'shrink.txt': 'a longer text', 'two.txt': 'shared' });
+    writeTree(w.src, {
+      'edit.txt': 'before',
+      'grow.txt': 'small',
+      'one.txt': 'shared',
+      'shrink.txt': 'a longer text',
+      'two.txt': 'shared',
+    });
     const big = Buffer.alloc(1024 * 1024 + 3, 'G');
     const pushed = await pushChanging(w.target(), await w.deps(), () => {
       // The same size (read into its place in the pack), larger, past 1 MiB, smaller.
@@ -213,7 +287,14 @@ describe('packs in a folder store', () => {
       writeFileSync(join(w.src, 'shrink.txt'), 'tiny');
     });
     const stored = readStoredVersion(w.store, 'ws', pushed.stats.version!);
-    expect(stored).toEqual({ 'keep.txt': 'base', 'edit.txt': 'AFTER!', 'grow.txt': big.toString(), 'one.txt': 'one changed', 'shrink.txt': 'tiny', 'two.txt': 'shared' });
+    expect(stored).toEqual({
+      'keep.txt': 'base',
+      'edit.txt': 'AFTER!',
+      'grow.txt': big.toString(),
+      'one.txt': 'one changed',
+      'shrink.txt': 'tiny',
+      'two.txt': 'shared',
+    });
     expect(blobFiles(w.store, 'ws')).toContain(join(w.store, 'ws', '.blobs', sha(big).slice(0, 2), sha(big)));
     // The files changed since the scan are hashed again by the next push, which finds nothing new.
     const next = await syncPush(w.target(), await w.deps());
@@ -228,7 +309,10 @@ describe('packs in a folder store', () => {
       ] as const) {
         const w = folder();
         writeTree(w.src, { 'a.txt': 'alpha', 'b.txt': 'beta', 'large.bin': Buffer.alloc(1024 * 1024 + 1, 'L') });
-        await expect(pushChanging(w.target(), await w.deps(), () => change(w.src))).rejects.toMatchObject({ message: expect.stringContaining(`${file} ${name}: it changed while it was being pushed; nothing was published`), hint: expect.stringContaining('push again') });
+        await expect(pushChanging(w.target(), await w.deps(), () => change(w.src))).rejects.toMatchObject({
+          message: expect.stringContaining(`${file} ${name}: it changed while it was being pushed; nothing was published`),
+          hint: expect.stringContaining('push again'),
+        });
         expect((await syncVersions(w.target(), await w.deps())).versions).toEqual([]);
       }
     }
@@ -269,7 +353,9 @@ describe('packs in a folder store', () => {
     for (const p of packs) utimesSync(p, hour, hour);
     const dry = await syncPrune(w.target(), await w.deps(), { keep: 1, dryRun: true });
     expect(dry.trees[0]!.blobs.packs).toMatchObject({ taken_apart: 1, moved: 1 });
-    expect(renderPrune(dry)).toContain('would take apart 1 pack(s) mostly unused: 1 content(s) still used would move into blobs of their own');
+    expect(renderPrune(dry)).toContain(
+      'would take apart 1 pack(s) mostly unused: 1 content(s) still used would move into blobs of their own',
+    );
     expect(blobFiles(w.store, 'ws')).toEqual(packs);
     // "k" is the first byte of the first pack: damaged, it must not be moved, nor the pack removed.
     const bytes = readFileSync(first);
@@ -277,7 +363,10 @@ describe('packs in a folder store', () => {
     writeFileSync(first, bytes);
     utimesSync(first, hour, hour);
     const pruned = await syncPrune(w.target(), await w.deps(), { keep: 1 });
-    expect(pruned.trees[0]!.blobs).toMatchObject({ packs: { taken_apart: 0 }, damaged: expect.stringContaining('do not match their hashes') });
+    expect(pruned.trees[0]!.blobs).toMatchObject({
+      packs: { taken_apart: 0 },
+      damaged: expect.stringContaining('do not match their hashes'),
+    });
     expect(renderPrune(pruned)).toContain('was left whole');
     expect(blobFiles(w.store, 'ws')).toContain(first);
   });
@@ -321,7 +410,11 @@ describe.each(['s3rver', 'moto'] as const)('packs in S3 (%s, through a fault pro
     if (skip) return;
     server = kind === 'moto' ? await startMoto('atlas-packs') : await startS3rver('atlas-packs');
     proxy = await startFaultProxy(server.endpoint);
-    Object.assign(process.env, kind === 'moto' ? MOTO_ENV : S3RVER_ENV, { AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent' });
+    Object.assign(process.env, kind === 'moto' ? MOTO_ENV : S3RVER_ENV, {
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+      AWS_CONFIG_FILE: '/nonexistent',
+    });
   }, 30_000);
   afterAll(async () => {
     process.env = savedEnv;
@@ -331,56 +424,77 @@ describe.each(['s3rver', 'moto'] as const)('packs in S3 (%s, through a fault pro
   let prefixes = 0;
   const world = () => {
     proxy!.mode = 'pass';
-    const config = configWith({ store: `s3://${server!.bucket}/p${++prefixes}`, retries: 3, s3: { endpoint: proxy!.endpoint, force_path_style: true } });
+    const config = configWith({
+      store: `s3://${server!.bucket}/p${++prefixes}`,
+      retries: 3,
+      s3: { endpoint: proxy!.endpoint, force_path_style: true },
+    });
     const base = scratch('atlas-packs-s3-');
     const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
     return { base, target, deps: () => depsFor(config, join(base, 'home')) };
   };
-  const files = (n: number, size: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`d${i % 5}/f${i}.txt`, `${i}:`.padEnd(size, String.fromCharCode(97 + (i % 26)))]));
+  const files = (n: number, size: number) =>
+    Object.fromEntries(
+      Array.from({ length: n }, (_, i) => [`d${i % 5}/f${i}.txt`, `${i}:`.padEnd(size, String.fromCharCode(97 + (i % 26)))]),
+    );
 
-  it.skipIf(skip)('a large file that became a link after the scan is not read through it: with --strict the push stops, naming it', async () => {
-    const w = world();
-    const src = join(w.base, 'src');
-    writeTree(src, { 'large.bin': Buffer.alloc(1024 * 1024 + 1, 'L') });
-    const change = () => (rmSync(join(src, 'large.bin')), symlinkSync('/etc/hostname', join(src, 'large.bin')));
-    await expect(pushChanging(w.target(src), await w.deps(), change)).rejects.toThrow(/large\.bin is a symbolic link now: it changed while it was being pushed; nothing was published/);
-  }, 30_000);
+  it.skipIf(skip)(
+    'a large file that became a link after the scan is not read through it: with --strict the push stops, naming it',
+    async () => {
+      const w = world();
+      const src = join(w.base, 'src');
+      writeTree(src, { 'large.bin': Buffer.alloc(1024 * 1024 + 1, 'L') });
+      const change = () => (rmSync(join(src, 'large.bin')), symlinkSync('/etc/hostname', join(src, 'large.bin')));
+      await expect(pushChanging(w.target(src), await w.deps(), change)).rejects.toThrow(
+        /large\.bin is a symbolic link now: it changed while it was being pushed; nothing was published/,
+      );
+    },
+    30_000,
+  );
 
-  it.skipIf(skip)('pulls from a server that ignores Range, and past a ranged answer cut off midway', async () => {
-    const w = world();
-    const src = join(w.base, 'src');
-    writeTree(src, files(40, 3000));
-    await syncPush(w.target(src), await w.deps());
-    proxy!.mode = 'ignore-range';
-    const whole = join(w.base, 'whole');
-    expect((await syncPull(w.target(whole), await w.deps(), {})).stats.files_downloaded).toBe(40);
-    expect(readTree(whole)).toEqual(readTree(src));
-    proxy!.mode = 'cut-range';
-    const failed = proxy!.failed;
-    const cut = join(w.base, 'cut');
-    expect((await syncPull(w.target(cut), await w.deps(), {})).stats.files_downloaded).toBe(40);
-    expect(readTree(cut)).toEqual(readTree(src));
-    expect(proxy!.failed).toBe(failed + 1);
-  }, 30_000);
+  it.skipIf(skip)(
+    'pulls from a server that ignores Range, and past a ranged answer cut off midway',
+    async () => {
+      const w = world();
+      const src = join(w.base, 'src');
+      writeTree(src, files(40, 3000));
+      await syncPush(w.target(src), await w.deps());
+      proxy!.mode = 'ignore-range';
+      const whole = join(w.base, 'whole');
+      expect((await syncPull(w.target(whole), await w.deps(), {})).stats.files_downloaded).toBe(40);
+      expect(readTree(whole)).toEqual(readTree(src));
+      proxy!.mode = 'cut-range';
+      const failed = proxy!.failed;
+      const cut = join(w.base, 'cut');
+      expect((await syncPull(w.target(cut), await w.deps(), {})).stats.files_downloaded).toBe(40);
+      expect(readTree(cut)).toEqual(readTree(src));
+      expect(proxy!.failed).toBe(failed + 1);
+    },
+    30_000,
+  );
 
-  it.skipIf(skip)('a push run again after one failed at its manifest finds the packs it had sent: a large pack is asked about and not sent, a small one is sent again', async () => {
-    const w = world();
-    const src = join(w.base, 'src');
-    writeTree(src, { ...files(420, 10_240), 'small/a.txt': 'alpha' });
-    proxy!.mode = 'deny-state-put';
-    await expect(syncPush(w.target(src), await w.deps())).rejects.toThrow(/access denied to .*\.sandbox-state/);
-    proxy!.mode = 'pass';
-    const again = await syncPush(w.target(src), await w.deps());
-    // 421 contents: a pack of 4 MiB (410 of them, found), and a last one under 1 MiB (sent again, unasked).
-    expect(again.stats).toMatchObject({ files_uploaded: 11, files_reused: 410 });
-    // What pruning asks before it removes a pack it took apart: when it was last made young.
-    const store = (await w.deps()).store;
-    const listed = await store.listBlobs('ws');
-    expect(listed.size).toBe(2);
-    for (const [name, blob] of listed) expect(await store.blobModifiedMs('ws', name)).toBe(blob.modifiedMs);
-    expect(await store.blobModifiedMs('ws', 'f'.repeat(64))).toBeUndefined();
-    const dest = join(w.base, 'dest');
-    await syncPull(w.target(dest), await w.deps(), {});
-    expect(readTree(dest)).toEqual(readTree(src));
-  }, 30_000);
+  it.skipIf(skip)(
+    'a push run again after one failed at its manifest finds the packs it had sent: a large pack is asked about and not sent, a small one is sent again',
+    async () => {
+      const w = world();
+      const src = join(w.base, 'src');
+      writeTree(src, { ...files(420, 10_240), 'small/a.txt': 'alpha' });
+      proxy!.mode = 'deny-state-put';
+      await expect(syncPush(w.target(src), await w.deps())).rejects.toThrow(/access denied to .*\.sandbox-state/);
+      proxy!.mode = 'pass';
+      const again = await syncPush(w.target(src), await w.deps());
+      // 421 contents: a pack of 4 MiB (410 of them, found), and a last one under 1 MiB (sent again, unasked).
+      expect(again.stats).toMatchObject({ files_uploaded: 11, files_reused: 410 });
+      // What pruning asks before it removes a pack it took apart: when it was last made young.
+      const store = (await w.deps()).store;
+      const listed = await store.listBlobs('ws');
+      expect(listed.size).toBe(2);
+      for (const [name, blob] of listed) expect(await store.blobModifiedMs('ws', name)).toBe(blob.modifiedMs);
+      expect(await store.blobModifiedMs('ws', 'f'.repeat(64))).toBeUndefined();
+      const dest = join(w.base, 'dest');
+      await syncPull(w.target(dest), await w.deps(), {});
+      expect(readTree(dest)).toEqual(readTree(src));
+    },
+    30_000,
+  );
 });

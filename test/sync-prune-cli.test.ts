@@ -25,11 +25,22 @@ describe('atlas sync prune (CLI)', () => {
     const names = versions(store).sort();
     const dry = await atlas(sb, ['sync', 'prune', ...target, '--keep', '1', '--dry-run']);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toMatch(new RegExp(`^dry run: would remove 2 version\\(s\\), 2 file\\(s\\), .* \\(${store}; keeping the newest 1\\)\\n  cli-ws: kept ${names[2]}\\n    would remove ${names[0]}  1 file\\(s\\)`));
+    expect(dry.stdout).toMatch(
+      new RegExp(
+        `^dry run: would remove 2 version\\(s\\), 2 file\\(s\\), .* \\(${store}; keeping the newest 1\\)\\n  cli-ws: kept ${names[2]}\\n    would remove ${names[0]}  1 file\\(s\\)`,
+      ),
+    );
     expect(versions(store)).toHaveLength(3);
     const done = await atlas(sb, ['sync', 'prune', ...target, '--keep', '2', '--json']);
     expect(done.code).toBe(0);
-    expect(JSON.parse(done.stdout)).toMatchObject({ location: store, workspace: 'cli-ws', keep: 2, dry_run: false, removed: { versions: 1, objects: 1, blobs: 0 }, trees: [{ tree: 'cli-ws', kept: [names[1], names[2]] }] });
+    expect(JSON.parse(done.stdout)).toMatchObject({
+      location: store,
+      workspace: 'cli-ws',
+      keep: 2,
+      dry_run: false,
+      removed: { versions: 1, objects: 1, blobs: 0 },
+      trees: [{ tree: 'cli-ws', kept: [names[1], names[2]] }],
+    });
     expect(versions(store).sort()).toEqual([names[1], names[2]]);
     // sync.keep_versions stands in for --keep.
     const byConfig = await atlas(sb, ['-c', 'sync.keep_versions=1', 'sync', 'prune', ...target]);
@@ -53,7 +64,10 @@ describe('atlas sync prune (CLI)', () => {
     // (keep all): a push still works and removes nothing, a prune without --keep is refused.
     for (const bad of ['-1', 'three']) {
       const push = await atlas(sb, ['-c', `sync.keep_versions=${bad}`, 'sync', 'push', ...target]);
-      expect([push.code, push.stderr]).toEqual([0, expect.stringMatching(/invalid sync\.keep_versions: expected (0\.\.1000000|a whole number).*; using 0 \(the default\)/)]);
+      expect([push.code, push.stderr]).toEqual([
+        0,
+        expect.stringMatching(/invalid sync\.keep_versions: expected (0\.\.1000000|a whole number).*; using 0 \(the default\)/),
+      ]);
       const prune = await atlas(sb, ['-c', `sync.keep_versions=${bad}`, 'sync', 'prune', ...target]);
       expect(prune.code).toBe(2);
     }

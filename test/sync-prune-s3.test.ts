@@ -7,10 +7,10 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { mapPool } from '../src/sync/scan/pool.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
-import { syncPrune } from '../src/sync/versions/prune.js';
+import { mapPool } from '../src/sync/scan/pool.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
+import { syncPrune } from '../src/sync/versions/prune.js';
 import type { FaultProxy } from './helpers/s3-fault-proxy.js';
 import { startFaultProxy } from './helpers/s3-fault-proxy.js';
 import type { S3Server } from './helpers/s3rver.js';
@@ -24,7 +24,11 @@ const savedEnv = { ...process.env };
 beforeAll(async () => {
   server = await startS3rver('atlas-prune');
   proxy = await startFaultProxy(server.endpoint);
-  Object.assign(process.env, S3RVER_ENV, { AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent' });
+  Object.assign(process.env, S3RVER_ENV, {
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+    AWS_CONFIG_FILE: '/nonexistent',
+  });
 }, 20_000);
 afterAll(async () => {
   process.env = savedEnv;
@@ -53,7 +57,11 @@ function world(options: { viaProxy?: boolean; keep_versions?: number } = {}) {
   const base = scratch('atlas-prune-s3-');
   const src = join(base, 'src');
   mkdirSync(src);
-  const config = configWith({ store: `s3://${server.bucket}/${prefix}`, keep_versions: options.keep_versions ?? 0, s3: { endpoint: options.viaProxy ? proxy.endpoint : server.endpoint, force_path_style: true } });
+  const config = configWith({
+    store: `s3://${server.bucket}/${prefix}`,
+    keep_versions: options.keep_versions ?? 0,
+    s3: { endpoint: options.viaProxy ? proxy.endpoint : server.endpoint, force_path_style: true },
+  });
   const target: SyncTarget = { root: src, tree: 'ws', workspace: 'ws' };
   const deps = (seconds = T0) => depsFor(config, join(base, 'home'), () => seconds * 1000);
   const push = async (seconds: number, files: Record<string, string>) => {
@@ -64,7 +72,16 @@ function world(options: { viaProxy?: boolean; keep_versions?: number } = {}) {
   /** A version in the layout before content addressing: its files under the version, the state last. */
   const legacy = async (version: number, files: Record<string, string>) => {
     for (const [path, body] of Object.entries(files)) await put(`${prefix}/ws/${version}/${path}`, body);
-    const state = { version: '1.0', last_synced_at: version, files: Object.entries(files).map(([path, body]) => ({ path, checksum: createHash('md5').update(body).digest('hex'), size: body.length, modified_at: version })) };
+    const state = {
+      version: '1.0',
+      last_synced_at: version,
+      files: Object.entries(files).map(([path, body]) => ({
+        path,
+        checksum: createHash('md5').update(body).digest('hex'),
+        size: body.length,
+        modified_at: version,
+      })),
+    };
     await put(`${prefix}/ws/${version}/.sandbox-state`, JSON.stringify(state));
   };
   return { prefix, base, src, config, target, deps, push, versionsLeft, legacy };
@@ -81,7 +98,14 @@ describe('atlas sync prune (S3, s3rver)', () => {
     const result = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 });
     // One pack per push: the second one's ("v1") is used by no kept version but young; the first
     // one's is mostly used ("same" and "deep"), and stays whole.
-    expect(result.trees[0]).toMatchObject({ kept: [String(T0 + 200)], removed: [{ version: String(T0), objects: 1, incomplete: false }, { version: String(T0 + 100), objects: 1 }], blobs: { removed: 0, young: 1, packs: { taken_apart: 0, unused_kept: 2 } } });
+    expect(result.trees[0]).toMatchObject({
+      kept: [String(T0 + 200)],
+      removed: [
+        { version: String(T0), objects: 1, incomplete: false },
+        { version: String(T0 + 100), objects: 1 },
+      ],
+      blobs: { removed: 0, young: 1, packs: { taken_apart: 0, unused_kept: 2 } },
+    });
     expect(result.removed.bytes).toBe(dry.removed.bytes);
     expect(await w.versionsLeft()).toEqual([String(T0 + 200)]);
     const dest = join(w.base, 'dest');
@@ -102,7 +126,10 @@ describe('atlas sync prune (S3, s3rver)', () => {
     await put(`${w.prefix}/ws/${now - 100}/a.txt`, 'newer, under way');
     const result = await syncPrune(w.target, await w.deps(now), { keep: 1 });
     expect(result.trees[0]).toMatchObject({
-      removed: [{ version: String(now - 10_000), objects: 2, incomplete: true }, { version: String(now - 9_000), incomplete: false }],
+      removed: [
+        { version: String(now - 10_000), objects: 2, incomplete: true },
+        { version: String(now - 9_000), incomplete: false },
+      ],
       spared: [{ version: String(now - 600) }],
     });
     expect(await w.versionsLeft()).toEqual([String(now - 600), String(now - 300), String(now - 100)]);
@@ -114,7 +141,11 @@ describe('atlas sync prune (S3, s3rver)', () => {
     const w = world({ viaProxy: true });
     const old = `${w.prefix}/ws/${T0}`;
     await put(`${old}/.sandbox-state`, '{"version":"1.0","last_synced_at":1,"files":[]}');
-    await mapPool(Array.from({ length: 1001 }, (_, i) => i), 32, (i) => put(`${old}/d${i % 7}/f${i}`, `${i}`));
+    await mapPool(
+      Array.from({ length: 1001 }, (_, i) => i),
+      32,
+      (i) => put(`${old}/d${i % 7}/f${i}`, `${i}`),
+    );
     await put(`${w.prefix}/ws/${T0}0/neighbour.txt`, 'a longer name sharing the prefix');
     await w.push(T0 + 100, { 'a.txt': 'newest' });
     proxy.deletes.length = 0;
@@ -124,9 +155,17 @@ describe('atlas sync prune (S3, s3rver)', () => {
     // s3rver sometimes answers 500 to a batch delete (its parallel removal of files and their
     // folders races); the SDK retries it, so only the answered requests are compared.
     const answered = deletes().filter((d) => d.status! < 300);
-    expect(answered.map((d) => [d.method, d.keys])).toEqual([['DELETE', 0], ['POST', 1000], ['POST', 1]]);
+    expect(answered.map((d) => [d.method, d.keys])).toEqual([
+      ['DELETE', 0],
+      ['POST', 1000],
+      ['POST', 1],
+    ]);
     expect(deletes()[0]!.url).toContain(`${T0}/.sandbox-state`);
-    expect(deletes().filter((d) => d.method === 'POST').every((d) => d.md5Ok)).toBe(true);
+    expect(
+      deletes()
+        .filter((d) => d.method === 'POST')
+        .every((d) => d.md5Ok),
+    ).toBe(true);
     expect(await keys(`${old}/`)).toEqual([]);
     expect(await keys(`${w.prefix}/ws/${T0}0/`)).toEqual([`${w.prefix}/ws/${T0}0/neighbour.txt`]);
   }, 60_000);
@@ -142,7 +181,11 @@ describe('atlas sync prune (S3, s3rver)', () => {
     expect(result.removed).toMatchObject({ versions: 2, objects: 6 });
     // The first version: its state, one refused batch, then the two files one by one; the second
     // version goes straight to single deletes.
-    expect(deletes().filter((d) => d.status !== 500).map((d) => d.method)).toEqual(['DELETE', 'POST', 'DELETE', 'DELETE', 'DELETE', 'DELETE', 'DELETE']);
+    expect(
+      deletes()
+        .filter((d) => d.status !== 500)
+        .map((d) => d.method),
+    ).toEqual(['DELETE', 'POST', 'DELETE', 'DELETE', 'DELETE', 'DELETE', 'DELETE']);
     expect(await w.versionsLeft()).toEqual([String(T0 + 2)]);
   });
 
@@ -152,14 +195,23 @@ describe('atlas sync prune (S3, s3rver)', () => {
     await w.push(T0 + 1, { 'a.txt': 'new' });
     proxy.mode = 'batch-denied';
     await expect(syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 })).rejects.toMatchObject({
-      message: expect.stringMatching(new RegExp(`pruning ws .*version ${T0} could not be removed: 2 object\\(s\\) under ${w.prefix}/ws/${T0}/ .*could not be deleted: ${w.prefix}/ws/${T0}/a.txt \\(AccessDenied: Access Denied\\)`)),
+      message: expect.stringMatching(
+        new RegExp(
+          `pruning ws .*version ${T0} could not be removed: 2 object\\(s\\) under ${w.prefix}/ws/${T0}/ .*could not be deleted: ${w.prefix}/ws/${T0}/a.txt \\(AccessDenied: Access Denied\\)`,
+        ),
+      ),
       hint: expect.stringMatching(/s3:DeleteObject/),
     });
     proxy.mode = 'pass';
     const versions = await syncVersions(w.target, await w.deps());
-    expect(versions.versions.map((v) => [v.version, v.status])).toEqual([[String(T0), 'incomplete'], [String(T0 + 1), 'complete']]);
+    expect(versions.versions.map((v) => [v.version, v.status])).toEqual([
+      [String(T0), 'incomplete'],
+      [String(T0 + 1), 'complete'],
+    ]);
     // Run again: the rest goes.
-    expect((await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 })).trees[0]!.removed).toMatchObject([{ version: String(T0), objects: 2, incomplete: true }]);
+    expect((await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 })).trees[0]!.removed).toMatchObject([
+      { version: String(T0), objects: 2, incomplete: true },
+    ]);
   });
 
   it('a refused delete stops before anything is removed; after a push it is a warning, not a failure', async () => {
@@ -173,24 +225,36 @@ describe('atlas sync prune (S3, s3rver)', () => {
     expect(pushed.prune_failed).toMatch(/push succeeded, but removing old versions .*access denied to a delete of .*\.sandbox-state/);
     expect(deps.warnings.join('\n')).toMatch(/s3:DeleteObject/);
     expect((await keys(`${w.prefix}/ws/${T0}/`)).length).toBe(1);
-    await expect(syncPrune(w.target, await w.deps(T0 + 10_000), {})).rejects.toMatchObject({ exitCode: 1, hint: expect.stringMatching(/s3:DeleteObject/) });
+    await expect(syncPrune(w.target, await w.deps(T0 + 10_000), {})).rejects.toMatchObject({
+      exitCode: 1,
+      hint: expect.stringMatching(/s3:DeleteObject/),
+    });
   });
 
   it('fails clearly on an unreachable endpoint and on refused credentials, before removing anything', async () => {
-    const config = configWith({ store: 's3://nobody-listens/x', retries: 1, s3: { endpoint: 'http://127.0.0.1:9', force_path_style: true } });
+    const config = configWith({
+      store: 's3://nobody-listens/x',
+      retries: 1,
+      s3: { endpoint: 'http://127.0.0.1:9', force_path_style: true },
+    });
     const target = { root: scratch(), tree: 'ws', workspace: 'ws' };
     await expect(syncPrune(target, await depsFor(config, scratch()), { keep: 1 })).rejects.toMatchObject({
       message: expect.stringMatching(/network error on a listing of s3:\/\/nobody-listens\/x .*ECONNREFUSED/),
       hint: expect.stringMatching(/run the command again/),
     });
-    await expect((await depsFor(config, scratch())).store.removeVersion('ws', '1')).rejects.toThrow(/network error on a listing of x\/ws\/1\//);
+    await expect((await depsFor(config, scratch())).store.removeVersion('ws', '1')).rejects.toThrow(
+      /network error on a listing of x\/ws\/1\//,
+    );
     const w = world();
     await w.push(T0, { 'a.txt': 'a' });
     await w.push(T0 + 1, { 'a.txt': 'b' });
     process.env['AWS_SECRET_ACCESS_KEY'] = 'wrong';
     process.env['AWS_ACCESS_KEY_ID'] = 'NOT-S3RVER';
     try {
-      await expect(syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 })).rejects.toMatchObject({ exitCode: 3, message: expect.stringMatching(/credentials were refused/) });
+      await expect(syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 })).rejects.toMatchObject({
+        exitCode: 3,
+        message: expect.stringMatching(/credentials were refused/),
+      });
     } finally {
       Object.assign(process.env, S3RVER_ENV);
     }
@@ -201,8 +265,17 @@ describe('atlas sync prune (S3, s3rver)', () => {
     const w = world({ viaProxy: true });
     await w.push(T0, { 'a.txt': 'a' });
     const { store } = await w.deps();
-    for (const [tree, version] of [['..', String(T0)], ['ws/../../x', String(T0)], ['ws', '..'], ['ws', `${T0}/..`], ['ws', '*']]) {
-      await expect(store.removeVersion(tree!, version!)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/^refusing to remove/) });
+    for (const [tree, version] of [
+      ['..', String(T0)],
+      ['ws/../../x', String(T0)],
+      ['ws', '..'],
+      ['ws', `${T0}/..`],
+      ['ws', '*'],
+    ]) {
+      await expect(store.removeVersion(tree!, version!)).rejects.toMatchObject({
+        exitCode: 2,
+        message: expect.stringMatching(/^refusing to remove/),
+      });
     }
     expect(deletes()).toEqual([]);
     expect(await w.versionsLeft()).toEqual([String(T0)]);

@@ -7,19 +7,22 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, u
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planRetention } from '../src/domain/sync-retention.js';
-import { DirectoryStore } from '../src/sync/stores/dir-store.js';
-import { withWorkspaceLock } from '../src/sync/scan/local-state.js';
 import { pushWorkspaceOnStreamFinish } from '../src/sync/lifecycle.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
+import { withWorkspaceLock } from '../src/sync/scan/local-state.js';
+import { DirectoryStore } from '../src/sync/stores/dir-store.js';
+import type { SyncTarget } from '../src/sync/stores/target.js';
 import { syncPrune } from '../src/sync/versions/prune.js';
 import { renderPrune } from '../src/sync/versions/render-prune.js';
-import type { SyncTarget } from '../src/sync/stores/target.js';
 import { configWith, depsFor, readStoredVersion, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 /** The blobs of a tree in a folder store. */
 function blobNames(store: string, tree: string): string[] {
   const area = join(store, tree, '.blobs');
-  return readdirSync(area).filter((n) => /^[0-9a-f]{2}$/.test(n)).flatMap((fan) => readdirSync(join(area, fan))).sort();
+  return readdirSync(area)
+    .filter((n) => /^[0-9a-f]{2}$/.test(n))
+    .flatMap((fan) => readdirSync(join(area, fan)))
+    .sort();
 }
 
 /** Makes every blob (and temp file) of a tree `seconds` older, as if pushed that long ago. */
@@ -49,7 +52,10 @@ function world(sync: Parameters<typeof configWith>[0] = {}) {
     expect(pushed.stats.version).toBe(String(seconds));
     return pushed;
   };
-  const versions = (tree = 'ws') => readdirSync(join(store, tree)).filter((n) => /^\d+$/.test(n)).sort();
+  const versions = (tree = 'ws') =>
+    readdirSync(join(store, tree))
+      .filter((n) => /^\d+$/.test(n))
+      .sort();
   return { base, store, src, config, target, deps, push, versions };
 }
 
@@ -71,7 +77,13 @@ function snapshot(root: string): Record<string, string> {
 describe('retention plan', () => {
   const names = ['100', '200', '300', '400', '500'];
   it('keeps the newest N complete versions and everything after the oldest kept one', () => {
-    const conditions: Record<string, 'complete' | 'incomplete' | 'damaged'> = { '100': 'damaged', '200': 'complete', '300': 'incomplete', '400': 'complete', '500': 'incomplete' };
+    const conditions: Record<string, 'complete' | 'incomplete' | 'damaged'> = {
+      '100': 'damaged',
+      '200': 'complete',
+      '300': 'incomplete',
+      '400': 'complete',
+      '500': 'incomplete',
+    };
     expect(planRetention(names, (v) => conditions[v], 1, 10_000)).toEqual({ kept: ['400'], remove: ['100', '200', '300'], spared: [] });
     expect(planRetention(names, (v) => conditions[v], 5, 10_000)).toEqual({ kept: ['200', '400'], remove: ['100'], spared: [] });
     // 300 is incomplete and within the hour: a push may still be writing it.
@@ -94,8 +106,16 @@ describe('atlas sync prune (folder store)', () => {
     const result = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 2 });
     expect(result).toMatchObject({ keep: 2, dry_run: false, removed: { versions: 2, blobs: 0 } });
     // The second pack is used by no kept version, but young; the first is mostly used (26 of 35 bytes).
-    expect(result.trees[0]).toMatchObject({ tree: 'ws', kept: [String(T0 + 200), String(T0 + 300)], spared: [], blobs: { removed: 0, young: 1, packs: { taken_apart: 0, unused_kept: 9 } } });
-    expect(result.trees[0]!.removed.map((r) => [r.version, r.incomplete, r.objects])).toEqual([[String(T0), false, 1], [String(T0 + 100), false, 1]]);
+    expect(result.trees[0]).toMatchObject({
+      tree: 'ws',
+      kept: [String(T0 + 200), String(T0 + 300)],
+      spared: [],
+      blobs: { removed: 0, young: 1, packs: { taken_apart: 0, unused_kept: 9 } },
+    });
+    expect(result.trees[0]!.removed.map((r) => [r.version, r.incomplete, r.objects])).toEqual([
+      [String(T0), false, 1],
+      [String(T0 + 100), false, 1],
+    ]);
     expect(renderPrune(result)).toContain('spared 1 unused content(s) younger than an hour');
     expect(renderPrune(result)).toContain('9 B no kept version uses stays inside packs still mostly used');
     expect(w.versions()).toEqual([String(T0 + 200), String(T0 + 300)]);
@@ -112,13 +132,25 @@ describe('atlas sync prune (folder store)', () => {
     expect(renderPrune(apart)).toContain('took apart 1 pack(s) mostly unused: 1 content(s) still used moved into blobs of their own');
     expect(blobs()).toContain(createHash('sha256').update('2').digest('hex'));
     const newest = readStoredVersion(w.store, 'ws', String(T0 + 300));
-    expect(newest).toEqual({ 'shared.txt': 'the same in every version', 'n.txt': 'version 3', 'only-0.txt': '0', 'only-2.txt': '2', 'only-3.txt': '3' });
+    expect(newest).toEqual({
+      'shared.txt': 'the same in every version',
+      'n.txt': 'version 3',
+      'only-0.txt': '0',
+      'only-2.txt': '2',
+      'only-3.txt': '3',
+    });
     const dest = join(w.base, 'dest');
     const pulled = await syncPull({ root: dest, tree: 'ws', workspace: 'ws' }, await w.deps(T0 + 10_000), {});
     expect(pulled.stats.version).toBe(String(T0 + 300));
     expect(readTree(dest)).toEqual(newest);
     // Nothing left to remove: another prune removes nothing.
-    expect((await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 })).removed).toEqual({ versions: 0, objects: 0, bytes: 0, blobs: 0, blob_bytes: 0 });
+    expect((await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 })).removed).toEqual({
+      versions: 0,
+      objects: 0,
+      bytes: 0,
+      blobs: 0,
+      blob_bytes: 0,
+    });
   });
 
   it('collects no content while a remaining version cannot be read, and removes what a killed push left in the blob area past the grace period', async () => {
@@ -129,7 +161,10 @@ describe('atlas sync prune (folder store)', () => {
     writeTree(join(w.store, 'ws', '.blobs', '.incoming'), { '123-1': 'half a blob' });
     ageBlobs(w.store, 'ws', 2 * 3600);
     const blocked = await syncPrune(w.target, await w.deps(T0 + 200), { keep: 3 });
-    expect(blocked.trees[0]!.blobs).toMatchObject({ removed: 0, skipped: expect.stringMatching(new RegExp(`version ${T0 + 50} has a corrupt .sandbox-state`)) });
+    expect(blocked.trees[0]!.blobs).toMatchObject({
+      removed: 0,
+      skipped: expect.stringMatching(new RegExp(`version ${T0 + 50} has a corrupt .sandbox-state`)),
+    });
     expect(blobNames(w.store, 'ws')).toHaveLength(2);
     const result = await syncPrune(w.target, await w.deps(T0 + 200), { keep: 1 });
     expect(result.removed).toMatchObject({ versions: 2, blobs: 1 });
@@ -191,8 +226,21 @@ describe('atlas sync prune (folder store)', () => {
     writeTree(join(w.store, 'ws', String(T0)), { 'a.txt': 'incomplete' });
     writeTree(join(w.store, 'ws', String(T0 + 1)), { '.sandbox-state': '{', 'a.txt': 'damaged' });
     const none = await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 });
-    expect(none.trees[0]).toEqual({ tree: 'ws', kept: [], removed: [], spared: [], blobs: { removed: 0, bytes: 0, young: 0, skipped: expect.stringMatching(/version 1700000001 has a corrupt/) } });
-    expect(renderPrune({ ...none, dry_run: true }).split('\n').slice(0, 2)).toEqual([`dry run: would remove 0 version(s), 0 file(s), 0 B (${w.store}; keeping the newest 1)`, '  ws: kept everything (no complete version)']);
+    expect(none.trees[0]).toEqual({
+      tree: 'ws',
+      kept: [],
+      removed: [],
+      spared: [],
+      blobs: { removed: 0, bytes: 0, young: 0, skipped: expect.stringMatching(/version 1700000001 has a corrupt/) },
+    });
+    expect(
+      renderPrune({ ...none, dry_run: true })
+        .split('\n')
+        .slice(0, 2),
+    ).toEqual([
+      `dry run: would remove 0 version(s), 0 file(s), 0 B (${w.store}; keeping the newest 1)`,
+      '  ws: kept everything (no complete version)',
+    ]);
     await w.push(T0 + 50, { 'a.txt': 'the only complete one' });
     const result = await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 });
     expect(result.trees[0]!.kept).toEqual([String(T0 + 50)]);
@@ -202,8 +250,15 @@ describe('atlas sync prune (folder store)', () => {
   it('refuses without N (neither --keep nor sync.keep_versions), or with N < 1, before touching the store', async () => {
     const w = world();
     await w.push(T0, { 'a.txt': 'a' });
-    await expect(syncPrune(w.target, await w.deps(), {})).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/nothing says how many versions to keep/), hint: expect.stringMatching(/--keep N .*sync\.keep_versions/) });
-    await expect(syncPrune(w.target, await w.deps(), { keep: 0 })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/--keep 0: at least the newest version is always kept/) });
+    await expect(syncPrune(w.target, await w.deps(), {})).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/nothing says how many versions to keep/),
+      hint: expect.stringMatching(/--keep N .*sync\.keep_versions/),
+    });
+    await expect(syncPrune(w.target, await w.deps(), { keep: 0 })).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/--keep 0: at least the newest version is always kept/),
+    });
     expect(w.versions()).toEqual([String(T0)]);
   });
 
@@ -225,7 +280,10 @@ describe('atlas sync prune (folder store)', () => {
       ['ws', ''],
       ['ws', '12a'],
     ]) {
-      await expect(store.removeVersion(tree!, version!), `${tree} ${version}`).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/^refusing to remove/) });
+      await expect(store.removeVersion(tree!, version!), `${tree} ${version}`).rejects.toMatchObject({
+        exitCode: 2,
+        message: expect.stringMatching(/^refusing to remove/),
+      });
     }
     symlinkSync(outside, join(w.store, 'ws', String(T0 + 5)));
     await expect(store.removeVersion('ws', String(T0 + 5))).rejects.toThrow(/is a symlink: refusing to remove anything through it/);
@@ -235,10 +293,13 @@ describe('atlas sync prune (folder store)', () => {
     // A version already gone is empty, not an error.
     expect(await store.removeVersion('ws', '42')).toEqual({ objects: 0, bytes: 0, incomplete: true });
     // A store path that is a file: named, nothing done.
-    await expect(new DirectoryStore(join(outside, 'precious.txt')).removeVersion('ws', '1')).rejects.toMatchObject({ message: expect.stringMatching(/^cannot read .*precious\.txt\/ws: ENOTDIR/), hint: expect.any(String) });
+    await expect(new DirectoryStore(join(outside, 'precious.txt')).removeVersion('ws', '1')).rejects.toMatchObject({
+      message: expect.stringMatching(/^cannot read .*precious\.txt\/ws: ENOTDIR/),
+      hint: expect.any(String),
+    });
   });
 
-  it('waits for the folder\'s sync lock, like push and pull', async () => {
+  it("waits for the folder's sync lock, like push and pull", async () => {
     const w = world();
     await w.push(T0, { 'a.txt': 'a' });
     await w.push(T0 + 1, { 'a.txt': 'b' });
@@ -246,7 +307,10 @@ describe('atlas sync prune (folder store)', () => {
     let release!: () => void;
     const held = withWorkspaceLock(w.src, () => new Promise<void>((ok) => (release = ok)));
     await new Promise((ok) => setTimeout(ok, 50));
-    const pruning = syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 }).then((r) => { pruned = true; return r; });
+    const pruning = syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 }).then((r) => {
+      pruned = true;
+      return r;
+    });
     await new Promise((ok) => setTimeout(ok, 300));
     expect(pruned).toBe(false);
     expect(w.versions()).toHaveLength(2);
@@ -255,7 +319,7 @@ describe('atlas sync prune (folder store)', () => {
     expect((await pruning).removed.versions).toBe(1);
   });
 
-  it('takes no folder\'s lock when the workspace is named alone (--workspace without --dir)', async () => {
+  it("takes no folder's lock when the workspace is named alone (--workspace without --dir)", async () => {
     const w = world();
     await w.push(T0, { 'a.txt': 'a' });
     await w.push(T0 + 1, { 'a.txt': 'b' });
@@ -288,8 +352,14 @@ describe('sync.keep_versions', () => {
     }
     expect(w.versions()).toEqual([String(T0 + 20), String(T0 + 30)]);
     expect(w.versions('ws/.tasks/task-20260101-120000')).toHaveLength(2);
-    expect(last!.pruned).toMatchObject({ keep: 2, removed: { versions: 2 }, trees: [{ tree: 'ws' }, { tree: 'ws/.tasks/task-20260101-120000' }] });
-    expect(renderPrune(last!.pruned!)).toMatch(/^removed 2 version\(s\), .*\n {2}ws: kept 2 versions, \d+ to \d+\n(.*\n)+ {2}ws\/\.tasks\/task-20260101-120000: kept 2 versions/);
+    expect(last!.pruned).toMatchObject({
+      keep: 2,
+      removed: { versions: 2 },
+      trees: [{ tree: 'ws' }, { tree: 'ws/.tasks/task-20260101-120000' }],
+    });
+    expect(renderPrune(last!.pruned!)).toMatch(
+      /^removed 2 version\(s\), .*\n {2}ws: kept 2 versions, \d+ to \d+\n(.*\n)+ {2}ws\/\.tasks\/task-20260101-120000: kept 2 versions/,
+    );
     // A push that made no version does not prune.
     const noop = await syncPush(target, await w.deps(T0 + 50));
     expect(noop.stats.version).toBeNull();
@@ -300,7 +370,12 @@ describe('sync.keep_versions', () => {
     const w = world({ keep_versions: 1 });
     for (let i = 0; i < 3; i++) {
       writeTree(w.src, { 'a.txt': `${i}` });
-      const pushed = await pushWorkspaceOnStreamFinish({ home: join(w.base, 'home'), config: w.config, taskId: 'task-20260101-120000', target: w.target });
+      const pushed = await pushWorkspaceOnStreamFinish({
+        home: join(w.base, 'home'),
+        config: w.config,
+        taskId: 'task-20260101-120000',
+        target: w.target,
+      });
       expect(pushed.status).toBe('pushed');
     }
     expect(w.versions()).toHaveLength(1);
@@ -317,7 +392,11 @@ describe('sync.keep_versions', () => {
     const deps = await w.deps(T0 + 10_000);
     const pushed = await syncPush(w.target, deps);
     expect(pushed.stats.version).toBe(String(T0 + 10_000));
-    expect(pushed.prune_failed).toMatch(new RegExp(`push succeeded, but removing old versions \\(sync.keep_versions: 1\\) failed: pruning ws .*after removing ${T0 - 200}, version ${T0 - 100} could not be removed`));
+    expect(pushed.prune_failed).toMatch(
+      new RegExp(
+        `push succeeded, but removing old versions \\(sync.keep_versions: 1\\) failed: pruning ws .*after removing ${T0 - 200}, version ${T0 - 100} could not be removed`,
+      ),
+    );
     expect(deps.warnings.join('\n')).toContain(pushed.prune_failed!);
     expect(w.versions()).toEqual([String(T0 - 100), String(T0), String(T0 + 10_000)]);
   });

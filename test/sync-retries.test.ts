@@ -6,13 +6,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { attemptsFrom, backoffMs } from '../src/sync/stores/s3-retry.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
-import { syncPrune } from '../src/sync/versions/prune.js';
+import { attemptsFrom, backoffMs } from '../src/sync/stores/s3-retry.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
+import { syncPrune } from '../src/sync/versions/prune.js';
+import { motoMissing, startMoto } from './helpers/moto.js';
 import type { FaultProxy } from './helpers/s3-fault-proxy.js';
 import { startFaultProxy } from './helpers/s3-fault-proxy.js';
-import { motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
@@ -29,7 +29,11 @@ beforeAll(async () => {
     const m = await startMoto('atlas-retries');
     moto = { server: m, proxy: await startFaultProxy(m.endpoint) };
   }
-  Object.assign(process.env, S3RVER_ENV, { AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent' });
+  Object.assign(process.env, S3RVER_ENV, {
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+    AWS_CONFIG_FILE: '/nonexistent',
+  });
   delete process.env['AWS_MAX_ATTEMPTS'];
 }, 20_000);
 afterAll(async () => {
@@ -48,7 +52,11 @@ beforeEach(() => {
 let prefixes = 0;
 function world(retries?: number, through: FaultProxy = proxy) {
   const prefix = `r${++prefixes}`;
-  const config = configWith({ store: `s3://${server.bucket}/${prefix}`, ...(retries !== undefined ? { retries } : {}), s3: { endpoint: through.endpoint, force_path_style: true } });
+  const config = configWith({
+    store: `s3://${server.bucket}/${prefix}`,
+    ...(retries !== undefined ? { retries } : {}),
+    s3: { endpoint: through.endpoint, force_path_style: true },
+  });
   const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
   return { prefix, target, deps: () => depsFor(config, scratch()) };
 }
@@ -57,30 +65,37 @@ const kib = (n: number, seed: number) => Buffer.alloc(n * 1024, seed % 251).toSt
 
 describe('retries (fault proxy in front of s3rver)', () => {
   for (const kind of ['s3rver', 'moto'] as const) {
-  it.skipIf(kind === 'moto' && motoMissing() !== undefined)(`with 20% of requests failing at random (500, 503), push, push after a change, pull and prune all finish, whole (${kind})`, async () => {
-    const flaky = kind === 'moto' ? moto!.proxy : proxy;
-    const w = world(undefined, flaky);
-    const src = scratch();
-    // 20 contents of over 1 MiB (a request each) and 180 small ones (which travel in packs).
-    writeTree(src, Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`d${i % 10}/f${i}.txt`, `${i} ${kib(i < 190 ? 1 : 1024, i)}`])));
-    flaky.mode = 'flaky';
-    flaky.failRate = 0.2;
-    const failedBefore = flaky.failed;
-    const first = await syncPush(w.target(src), await w.deps());
-    expect(first.stats.files_uploaded).toBe(200);
-    for (let i = 0; i < 10; i++) writeFileSync(join(src, `d${i}/f${i}.txt`), `changed ${i}`);
-    const second = await syncPush(w.target(src), await w.deps());
-    expect(second.stats).toMatchObject({ files_uploaded: 10, files_reused: 190 });
-    const dest = scratch();
-    const pulled = await syncPull(w.target(dest), await w.deps(), {});
-    expect(pulled.stats.files_downloaded).toBe(200);
-    expect(readTree(dest)).toEqual(readTree(src));
-    const pruned = await syncPrune(w.target(src), await w.deps(), { keep: 1 });
-    expect(pruned.removed.versions).toBe(1);
-    // About 70 requests reach the proxy, a fifth of them failed (18 in the proxy's fixed random sequence).
-    expect(flaky.failed - failedBefore).toBeGreaterThan(5);
-    flaky.mode = 'pass';
-  }, 120_000);
+    it.skipIf(kind === 'moto' && motoMissing() !== undefined)(
+      `with 20% of requests failing at random (500, 503), push, push after a change, pull and prune all finish, whole (${kind})`,
+      async () => {
+        const flaky = kind === 'moto' ? moto!.proxy : proxy;
+        const w = world(undefined, flaky);
+        const src = scratch();
+        // 20 contents of over 1 MiB (a request each) and 180 small ones (which travel in packs).
+        writeTree(
+          src,
+          Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`d${i % 10}/f${i}.txt`, `${i} ${kib(i < 190 ? 1 : 1024, i)}`])),
+        );
+        flaky.mode = 'flaky';
+        flaky.failRate = 0.2;
+        const failedBefore = flaky.failed;
+        const first = await syncPush(w.target(src), await w.deps());
+        expect(first.stats.files_uploaded).toBe(200);
+        for (let i = 0; i < 10; i++) writeFileSync(join(src, `d${i}/f${i}.txt`), `changed ${i}`);
+        const second = await syncPush(w.target(src), await w.deps());
+        expect(second.stats).toMatchObject({ files_uploaded: 10, files_reused: 190 });
+        const dest = scratch();
+        const pulled = await syncPull(w.target(dest), await w.deps(), {});
+        expect(pulled.stats.files_downloaded).toBe(200);
+        expect(readTree(dest)).toEqual(readTree(src));
+        const pruned = await syncPrune(w.target(src), await w.deps(), { keep: 1 });
+        expect(pruned.removed.versions).toBe(1);
+        // About 70 requests reach the proxy, a fifth of them failed (18 in the proxy's fixed random sequence).
+        expect(flaky.failed - failedBefore).toBeGreaterThan(5);
+        flaky.mode = 'pass';
+      },
+      120_000,
+    );
   }
 
   it('sync.retries sets the attempts per request; AWS_MAX_ATTEMPTS, when set, wins; the last error is named', async () => {
@@ -89,7 +104,10 @@ describe('retries (fault proxy in front of s3rver)', () => {
     const src = scratch();
     writeTree(src, { 'a.txt': 'a' });
     const before = proxy.requests;
-    await expect(syncPush(world(2).target(src), await world(2).deps())).rejects.toMatchObject({ message: expect.stringMatching(/S3 error on a listing of .*\(HTTP 50[03]\)/), hint: expect.stringMatching(/run the command again/) });
+    await expect(syncPush(world(2).target(src), await world(2).deps())).rejects.toMatchObject({
+      message: expect.stringMatching(/S3 error on a listing of .*\(HTTP 50[03]\)/),
+      hint: expect.stringMatching(/run the command again/),
+    });
     expect(proxy.requests - before).toBe(3);
     process.env['AWS_MAX_ATTEMPTS'] = '5';
     try {

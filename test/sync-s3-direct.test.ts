@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeKey, DirectRequests, shapeOf, signV4 } from '../src/sync/stores/s3-direct.js';
+import { DirectRequests, encodeKey, shapeOf, signV4 } from '../src/sync/stores/s3-direct.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { startS3rver } from './helpers/s3rver.js';
 
@@ -19,8 +19,24 @@ const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78
 
 describe('signV4', () => {
   it("matches AWS's published GET Object example", () => {
-    const headers = { host: 'examplebucket.s3.amazonaws.com', range: 'bytes=0-9', 'x-amz-content-sha256': EMPTY_SHA256, 'x-amz-date': '20130524T000000Z' };
-    expect(signV4({ method: 'GET', path: '/test.txt', headers, payloadHash: EMPTY_SHA256, region: 'us-east-1', service: 's3', credentials: EXAMPLE, amzDate: '20130524T000000Z' })).toBe(
+    const headers = {
+      host: 'examplebucket.s3.amazonaws.com',
+      range: 'bytes=0-9',
+      'x-amz-content-sha256': EMPTY_SHA256,
+      'x-amz-date': '20130524T000000Z',
+    };
+    expect(
+      signV4({
+        method: 'GET',
+        path: '/test.txt',
+        headers,
+        payloadHash: EMPTY_SHA256,
+        region: 'us-east-1',
+        service: 's3',
+        credentials: EXAMPLE,
+        amzDate: '20130524T000000Z',
+      }),
+    ).toBe(
       'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41',
     );
   });
@@ -28,16 +44,47 @@ describe('signV4', () => {
   it("matches AWS's published PUT Object example (a signed payload hash, as a blob's PUT carries)", () => {
     const payloadHash = '44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072';
     expect(createHash('sha256').update('Welcome to Amazon S3.').digest('hex')).toBe(payloadHash);
-    const headers = { date: 'Fri, 24 May 2013 00:00:00 GMT', host: 'examplebucket.s3.amazonaws.com', 'x-amz-content-sha256': payloadHash, 'x-amz-date': '20130524T000000Z', 'x-amz-storage-class': 'REDUCED_REDUNDANCY' };
-    expect(signV4({ method: 'PUT', path: '/test%24file.text', headers, payloadHash, region: 'us-east-1', service: 's3', credentials: EXAMPLE, amzDate: '20130524T000000Z' })).toBe(
+    const headers = {
+      date: 'Fri, 24 May 2013 00:00:00 GMT',
+      host: 'examplebucket.s3.amazonaws.com',
+      'x-amz-content-sha256': payloadHash,
+      'x-amz-date': '20130524T000000Z',
+      'x-amz-storage-class': 'REDUCED_REDUNDANCY',
+    };
+    expect(
+      signV4({
+        method: 'PUT',
+        path: '/test%24file.text',
+        headers,
+        payloadHash,
+        region: 'us-east-1',
+        service: 's3',
+        credentials: EXAMPLE,
+        amzDate: '20130524T000000Z',
+      }),
+    ).toBe(
       'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class, Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd',
     );
   });
 
   it("matches the SDK's signer with a session token, an encoded path and a port", () => {
     // Expected value computed with @smithy/signature-v4 (uriEscapePath: false, as S3 signs).
-    const headers = { host: 'x.example:9000', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'x-amz-date': '20260102T030405Z', 'x-amz-security-token': 'tok/+=' };
-    const auth = signV4({ method: 'GET', path: '/b/a%20b/c%2B%25.txt', headers, payloadHash: 'UNSIGNED-PAYLOAD', region: 'eu-west-1', service: 's3', credentials: { ...EXAMPLE, sessionToken: 'tok/+=' }, amzDate: '20260102T030405Z' });
+    const headers = {
+      host: 'x.example:9000',
+      'x-amz-content-sha256': 'UNSIGNED-PAYLOAD',
+      'x-amz-date': '20260102T030405Z',
+      'x-amz-security-token': 'tok/+=',
+    };
+    const auth = signV4({
+      method: 'GET',
+      path: '/b/a%20b/c%2B%25.txt',
+      headers,
+      payloadHash: 'UNSIGNED-PAYLOAD',
+      region: 'eu-west-1',
+      service: 's3',
+      credentials: { ...EXAMPLE, sessionToken: 'tok/+=' },
+      amzDate: '20260102T030405Z',
+    });
     expect(auth).toBe(
       'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260102/eu-west-1/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token, Signature=42e18ddd34821b3ffea79044b587f3e000af1abc402066689ea28319b2016878',
     );
@@ -49,7 +96,11 @@ describe('shapeOf', () => {
     protocol: 'https:',
     hostname: 'bucket.s3.eu-west-1.amazonaws.com',
     path,
-    headers: { Host: 'bucket.s3.eu-west-1.amazonaws.com', Authorization: 'AWS4-HMAC-SHA256 Credential=AK/20260102/eu-west-1/s3/aws4_request, SignedHeaders=host, Signature=00', ...extra },
+    headers: {
+      Host: 'bucket.s3.eu-west-1.amazonaws.com',
+      Authorization: 'AWS4-HMAC-SHA256 Credential=AK/20260102/eu-west-1/s3/aws4_request, SignedHeaders=host, Signature=00',
+      ...extra,
+    },
   });
 
   it('encodes keys segment by segment, as S3 paths carry them', () => {
@@ -57,8 +108,19 @@ describe('shapeOf', () => {
   });
 
   it('learns the path in front of the key, the host and the signing scope', () => {
-    expect(shapeOf(signed('/p/a%20b.txt'), 'p/a b.txt')).toEqual({ protocol: 'https:', hostname: 'bucket.s3.eu-west-1.amazonaws.com', host: 'bucket.s3.eu-west-1.amazonaws.com', base: '/', region: 'eu-west-1', service: 's3' });
-    expect(shapeOf({ ...signed('/bucket/p/x'), protocol: 'http:', port: 9000 }, 'p/x')).toMatchObject({ protocol: 'http:', port: 9000, base: '/bucket/' });
+    expect(shapeOf(signed('/p/a%20b.txt'), 'p/a b.txt')).toEqual({
+      protocol: 'https:',
+      hostname: 'bucket.s3.eu-west-1.amazonaws.com',
+      host: 'bucket.s3.eu-west-1.amazonaws.com',
+      base: '/',
+      region: 'eu-west-1',
+      service: 's3',
+    });
+    expect(shapeOf({ ...signed('/bucket/p/x'), protocol: 'http:', port: 9000 }, 'p/x')).toMatchObject({
+      protocol: 'http:',
+      port: 9000,
+      base: '/bucket/',
+    });
   });
 
   it('leaves to the SDK what it cannot copy', () => {
@@ -66,7 +128,9 @@ describe('shapeOf', () => {
     expect(shapeOf({ ...signed('/p/x'), headers: { host: 'h' } }, 'p/x')).toBeUndefined();
     expect(shapeOf({ ...signed('/p/x'), protocol: 'ftp:' }, 'p/x')).toBeUndefined();
     expect(shapeOf(signed('/p/x', { 'X-Amz-S3session-Token': 't' }), 'p/x')).toBeUndefined();
-    expect(shapeOf(signed('/p/x', { Authorization: 'AWS4-ECDSA-P256-SHA256 Credential=AK/20260102/s3/aws4_request, x' }), 'p/x')).toBeUndefined();
+    expect(
+      shapeOf(signed('/p/x', { Authorization: 'AWS4-ECDSA-P256-SHA256 Credential=AK/20260102/s3/aws4_request, x' }), 'p/x'),
+    ).toBeUndefined();
   });
 });
 
@@ -80,7 +144,13 @@ describe('DirectRequests against s3rver', () => {
   });
 
   const clientOf = (endpoint: string, secretAccessKey = 'S3RVER') =>
-    new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey }, cacheMiddleware: true });
+    new S3Client({
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey },
+      cacheMiddleware: true,
+    });
   const text = async (body: AsyncIterable<Buffer>) => {
     const parts: Buffer[] = [];
     for await (const part of body) parts.push(part);
@@ -107,7 +177,9 @@ describe('DirectRequests against s3rver', () => {
     await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: 'p/state', Body: 's' }));
     await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'p/state' }))).Body as AsyncIterable<Buffer>);
     expect(await direct.put('p/blob', body, md5, sha)).toBe(true);
-    expect(await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'p/blob' }))).Body as AsyncIterable<Buffer>)).toBe('a blob');
+    expect(
+      await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'p/blob' }))).Body as AsyncIterable<Buffer>),
+    ).toBe('a blob');
   });
 
   it('a PUT refused (a bad digest, a denied signature) is left to the SDK, and so is every later one', async () => {
@@ -127,8 +199,17 @@ describe('DirectRequests against s3rver', () => {
       const direct = new DirectRequests(client);
       await text((await client.send(new GetObjectCommand({ Bucket: 'bucket', Key: 'k/state' }))).Body as AsyncIterable<Buffer>);
       const body = Buffer.from('bytes');
-      expect(await direct.put('k/a', body, createHash('md5').update(body).digest('base64'), createHash('sha256').update(body).digest('hex'))).toBe(false);
-      expect(seen[1]).toMatchObject({ method: 'PUT', bytes: 5, headers: { 'content-md5': createHash('md5').update(body).digest('base64'), 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') } });
+      expect(
+        await direct.put('k/a', body, createHash('md5').update(body).digest('base64'), createHash('sha256').update(body).digest('hex')),
+      ).toBe(false);
+      expect(seen[1]).toMatchObject({
+        method: 'PUT',
+        bytes: 5,
+        headers: {
+          'content-md5': createHash('md5').update(body).digest('base64'),
+          'x-amz-content-sha256': createHash('sha256').update(body).digest('hex'),
+        },
+      });
       expect(seen[1]!.headers['user-agent']).toBeUndefined();
       expect(await direct.put('k/b', body, 'x', 'y')).toBe(false);
       expect(seen).toHaveLength(2);

@@ -8,8 +8,8 @@ import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { serializeState } from '../src/domain/sync-state.js';
 import type { ParseOptions } from '../src/domain/sync-state-parse.js';
 import { parseStateChunks, parseStateStream, parseWhole } from '../src/domain/sync-state-parse.js';
-import { DirectoryStore } from '../src/sync/stores/dir-store.js';
 import { readLocalState } from '../src/sync/scan/local-state.js';
+import { DirectoryStore } from '../src/sync/stores/dir-store.js';
 import { readManifest } from '../src/sync/versions/versions.js';
 import { removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
@@ -17,13 +17,22 @@ afterAll(removeScratch);
 
 const hex = (c: string, n: number) => c.repeat(n);
 const PACK = hex('e', 64);
-const entry = (path: string, extra: Partial<FileEntry> = {}): FileEntry => ({ path, checksum: hex('a', 32), size: 3, modified_at: 1_700_000_000, sha256: hex('b', 64), mode: 0o644, ...extra });
+const entry = (path: string, extra: Partial<FileEntry> = {}): FileEntry => ({
+  path,
+  checksum: hex('a', 32),
+  size: 3,
+  modified_at: 1_700_000_000,
+  sha256: hex('b', 64),
+  mode: 0o644,
+  ...extra,
+});
 
 /** What the product does with a text: read as atlas lays it out, else whole. */
 const parseStateFile = (text: string, options: ParseOptions = {}) => parseStateChunks([text], options) ?? parseWhole(text, options);
 
 /** Text cut into pieces of `size` characters. */
-const cut = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+const cut = (text: string, size: number) =>
+  Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
 
 const STATE: StateFile = {
   version: '1.0',
@@ -53,7 +62,13 @@ describe('reading a state a piece at a time', () => {
     expect(whole.ok).toBe(true);
     for (const size of [1, 2, 3, 7, 10, 64, 4096]) expect(parseStateChunks(cut(text, size))).toEqual(whole);
     for (let at = 0; at <= text.length; at++) expect(parseStateChunks([text.slice(0, at), text.slice(at)])).toEqual(whole);
-    expect(await parseStateStream((async function* () { yield* cut(text, 5); })())).toEqual(whole);
+    expect(
+      await parseStateStream(
+        (async function* () {
+          yield* cut(text, 5);
+        })(),
+      ),
+    ).toEqual(whole);
     const empty = serializeState({ version: '1.0', last_synced_at: 0, files: [] });
     expect(parseStateChunks(cut(empty, 3))).toEqual(parseWhole(empty));
   });
@@ -103,10 +118,18 @@ describe('reading a state a piece at a time', () => {
   it("takes the folder's own entry in place of an equal one, with the stored one's place in a pack", () => {
     const mine = [entry('same'), entry('packed'), entry('changed'), entry('moved', { pack: hex('c', 64), offset: 1 })];
     const known = new Map(mine.map((f) => [f.path, f]));
-    const stored = [entry('same'), entry('packed', { pack: PACK, offset: 9 }), entry('changed', { checksum: hex('f', 32) }), entry('moved', { pack: PACK, offset: 2 }), entry('new')];
+    const stored = [
+      entry('same'),
+      entry('packed', { pack: PACK, offset: 9 }),
+      entry('changed', { checksum: hex('f', 32) }),
+      entry('moved', { pack: PACK, offset: 2 }),
+      entry('new'),
+    ];
     const parsed = parseStateFile(serializeState({ version: '1.0', last_synced_at: 1, files: stored }), { known });
     if (!parsed.ok) throw new Error(parsed.problem);
-    const [same, packed, changed, moved, added] = parsed.state.files.sort((a, b) => stored.findIndex((s) => s.path === a.path) - stored.findIndex((s) => s.path === b.path));
+    const [same, packed, changed, moved, added] = parsed.state.files.sort(
+      (a, b) => stored.findIndex((s) => s.path === a.path) - stored.findIndex((s) => s.path === b.path),
+    );
     expect(same).toBe(mine[0]);
     expect(packed).toBe(mine[1]);
     expect(mine[1]).toMatchObject({ pack: PACK, offset: 9 });
@@ -125,7 +148,12 @@ describe("the folder's own state", () => {
     const root = scratch('local-state');
     const warnings: string[] = [];
     const warn = (w: string) => warnings.push(w);
-    const state: StateFile = { version: '1.0', last_synced_at: 5, files: Array.from({ length: 20_000 }, (_, i) => entry(`d/${i}`)), synced_version: '1700000000' };
+    const state: StateFile = {
+      version: '1.0',
+      last_synced_at: 5,
+      files: Array.from({ length: 20_000 }, (_, i) => entry(`d/${i}`)),
+      synced_version: '1700000000',
+    };
     writeFileSync(join(root, '.sandbox-state'), serializeState(state, undefined, 'local'));
     expect((await readLocalState(root, warn))?.files.length).toBe(20_000);
     writeFileSync(join(root, '.sandbox-state'), JSON.stringify({ ...state, files: state.files.slice(0, 2) }, null, 1));
@@ -138,7 +166,9 @@ describe("the folder's own state", () => {
     const linked = scratch('linked');
     symlinkSync(join(other, 'secret'), join(linked, '.sandbox-state'));
     expect(await readLocalState(linked, warn)).toBeUndefined();
-    expect(warnings).toEqual([`${join(linked, '.sandbox-state')} is a symbolic link, not atlas's state; doing a full sync, which writes it again`]);
+    expect(warnings).toEqual([
+      `${join(linked, '.sandbox-state')} is a symbolic link, not atlas's state; doing a full sync, which writes it again`,
+    ]);
   });
 });
 
@@ -146,7 +176,11 @@ describe("a store's manifest", () => {
   it('is read as it arrives, and read again whole when laid out otherwise', async () => {
     const base = scratch('manifests');
     const state: StateFile = { version: '1.0', last_synced_at: 7, files: [entry('a'), entry('b/c')] };
-    writeTree(base, { 'ws/1700000001/.sandbox-state': serializeState(state), 'ws/1700000002/.sandbox-state': JSON.stringify(state, null, 2), 'ws/1700000003/.sandbox-state': '{"version":"1.0"' });
+    writeTree(base, {
+      'ws/1700000001/.sandbox-state': serializeState(state),
+      'ws/1700000002/.sandbox-state': JSON.stringify(state, null, 2),
+      'ws/1700000003/.sandbox-state': '{"version":"1.0"',
+    });
     const store = new DirectoryStore(base);
     const expected = { ok: true, state };
     expect(await readManifest(store, 'ws', '1700000001')).toEqual(expected);

@@ -19,7 +19,11 @@ function world() {
   // A secret of the pulling machine, whose MD5 and size an attacker knows.
   writeTree(parent, { 'secret/id_key': 'SECRET-KEY', 'ws/.keep': '' });
   const state = (files: { path: string; content: string }[]) =>
-    JSON.stringify({ version: '1.0', last_synced_at: 2, files: files.map((f) => ({ path: f.path, checksum: md5(f.content), size: Buffer.byteLength(f.content), modified_at: 1 })) });
+    JSON.stringify({
+      version: '1.0',
+      last_synced_at: 2,
+      files: files.map((f) => ({ path: f.path, checksum: md5(f.content), size: Buffer.byteLength(f.content), modified_at: 1 })),
+    });
   const deps = async () => depsFor(configWith({ store }), parent);
   const pull = async () => syncPull({ root: ws, tree: 'ws', workspace: 'ws' }, await deps(), { force: true });
   return { parent, ws, store, state, deps, pull };

@@ -5,15 +5,14 @@
 // the SDK's client had no timeout: a push waited on a stalled connection until killed. Timeouts are
 // set small through ATLAS_SYNC_*_TIMEOUT.
 import { createServer as createHttpServer } from 'node:http';
-import type { Server } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
 import { createServer } from 'node:net';
-import type { AddressInfo, Socket } from 'node:net';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AtlasError } from '../src/domain/errors.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
-import { DirectRequests } from '../src/sync/stores/s3-direct.js';
 import { makeS3Client } from '../src/sync/stores/s3-client.js';
+import { DirectRequests } from '../src/sync/stores/s3-direct.js';
 import { DEFAULT_TIMEOUTS, timeoutsFrom } from '../src/sync/stores/s3-timeouts.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
 import { S3RVER_ENV } from './helpers/s3rver.js';
@@ -21,7 +20,12 @@ import { configWith, depsFor, removeScratch, scratch, writeTree } from './helper
 
 const savedEnv = { ...process.env };
 beforeAll(() => {
-  Object.assign(process.env, S3RVER_ENV, { AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' });
+  Object.assign(process.env, S3RVER_ENV, {
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+    AWS_CONFIG_FILE: '/nonexistent',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  });
   delete process.env['AWS_MAX_ATTEMPTS'];
 });
 afterAll(() => {
@@ -85,9 +89,30 @@ async function sync(endpoint: string, what: 'push' | 'pull'): Promise<unknown> {
 
 describe('request timeouts', () => {
   const cases = [
-    { name: 'a push to a server that accepts and says nothing fails on the idle timeout', variable: 'ATLAS_SYNC_IDLE_TIMEOUT', seconds: '0.2', start: silent, what: 'push', message: /network error .*timed out/ },
-    { name: 'a pull from a server that stalls in the middle of a body fails on the idle timeout', variable: 'ATLAS_SYNC_IDLE_TIMEOUT', seconds: '0.2', start: stallsMidBody, what: 'pull', message: /network error .*timed out/ },
-    { name: 'a push to a server that trickles a byte at a time is stopped by the whole-request timeout', variable: 'ATLAS_SYNC_REQUEST_TIMEOUT', seconds: '0.5', start: trickles, what: 'push', message: /timed out/ },
+    {
+      name: 'a push to a server that accepts and says nothing fails on the idle timeout',
+      variable: 'ATLAS_SYNC_IDLE_TIMEOUT',
+      seconds: '0.2',
+      start: silent,
+      what: 'push',
+      message: /network error .*timed out/,
+    },
+    {
+      name: 'a pull from a server that stalls in the middle of a body fails on the idle timeout',
+      variable: 'ATLAS_SYNC_IDLE_TIMEOUT',
+      seconds: '0.2',
+      start: stallsMidBody,
+      what: 'pull',
+      message: /network error .*timed out/,
+    },
+    {
+      name: 'a push to a server that trickles a byte at a time is stopped by the whole-request timeout',
+      variable: 'ATLAS_SYNC_REQUEST_TIMEOUT',
+      seconds: '0.5',
+      start: trickles,
+      what: 'push',
+      message: /timed out/,
+    },
   ] as const;
   for (const c of cases) {
     it(`${c.name}, after its two attempts`, async () => {
@@ -134,7 +159,12 @@ describe('request timeouts', () => {
 
   it('reads the timeouts from the environment, in seconds, and refuses what is not a number of seconds', () => {
     expect(timeoutsFrom({})).toEqual(DEFAULT_TIMEOUTS);
-    expect(timeoutsFrom({ ATLAS_SYNC_CONNECT_TIMEOUT: '2', ATLAS_SYNC_IDLE_TIMEOUT: '0.25', ATLAS_SYNC_REQUEST_TIMEOUT: ' 90 ' })).toEqual({ connectMs: 2000, idleMs: 250, requestMs: 90_000 });
-    for (const bad of ['0', '-1', 'ten', '1e3']) expect(() => timeoutsFrom({ ATLAS_SYNC_IDLE_TIMEOUT: bad })).toThrow(/ATLAS_SYNC_IDLE_TIMEOUT=.* is not a number of seconds/);
+    expect(timeoutsFrom({ ATLAS_SYNC_CONNECT_TIMEOUT: '2', ATLAS_SYNC_IDLE_TIMEOUT: '0.25', ATLAS_SYNC_REQUEST_TIMEOUT: ' 90 ' })).toEqual({
+      connectMs: 2000,
+      idleMs: 250,
+      requestMs: 90_000,
+    });
+    for (const bad of ['0', '-1', 'ten', '1e3'])
+      expect(() => timeoutsFrom({ ATLAS_SYNC_IDLE_TIMEOUT: bad })).toThrow(/ATLAS_SYNC_IDLE_TIMEOUT=.* is not a number of seconds/);
   });
 });

@@ -3,8 +3,9 @@
 // publish must pull, and every entry's size must be that of the bytes its hashes name. Before
 // the fix a scan took a file's size from its lstat and its hashes from a later read, publishing
 // e.g. {"size":0,"checksum":<of 20 KB>}: every pull of that version failed.
-import { spawn } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,14 +41,17 @@ function startWriter(dir: string, n: number): Promise<ChildProcess> {
 
 /** Every entry of a folder store's manifest: its size is the length of its stored bytes, whose SHA-256 and MD5 it names. */
 function tornEntries(store: string, tree: string, version: string): string[] {
-  const state = JSON.parse(readFileSync(join(store, tree, version, '.sandbox-state'), 'utf8')) as { files: { path: string; size: number; checksum: string; sha256?: string; pack?: string; offset?: number }[] };
+  const state = JSON.parse(readFileSync(join(store, tree, version, '.sandbox-state'), 'utf8')) as {
+    files: { path: string; size: number; checksum: string; sha256?: string; pack?: string; offset?: number }[];
+  };
   const blob = (sha: string) => readFileSync(join(store, tree, '.blobs', sha.slice(0, 2), sha));
   const torn: string[] = [];
   for (const f of state.files) {
     const bytes = f.pack !== undefined ? blob(f.pack).subarray(f.offset!, f.offset! + f.size) : blob(f.sha256!);
     const md5 = createHash('md5').update(bytes).digest('hex');
     const sha = createHash('sha256').update(bytes).digest('hex');
-    if (bytes.length !== f.size || md5 !== f.checksum || sha !== f.sha256) torn.push(`${version} ${f.path}: size ${f.size}, stored ${bytes.length}`);
+    if (bytes.length !== f.size || md5 !== f.checksum || sha !== f.sha256)
+      torn.push(`${version} ${f.path}: size ${f.size}, stored ${bytes.length}`);
   }
   return torn;
 }
@@ -102,10 +106,26 @@ describe('atlas sync versions checks each manifest against the stored contents',
     };
     const problemOf = async () => (await syncVersions(target, await deps())).versions[0]!;
     const cases: [string, (files: Record<string, unknown>[]) => void, RegExp][] = [
-      ['a size of 0 beside the hashes of 20 KB (the torn entry the issue saw)', (files) => void (files.find((f) => f['path'] === 'small')!['size'] = 0), /"small" has size 0 but the hashes of some bytes/],
-      ['a packed entry past the end of its pack', (files) => void (files.find((f) => f['path'] === 'small')!['size'] = 1_000_000), /"small" lies past the end of its pack/],
-      ['a blob of another size', (files) => void (files.find((f) => f['path'] === 'big')!['size'] = 5), /"big" has size 5 but its content is 2097152 bytes/],
-      ['an empty file with the hashes of bytes', (files) => void (files.find((f) => f['path'] === 'empty')!['size'] = 7), /"empty" has size 7 but the hashes of no bytes/],
+      [
+        'a size of 0 beside the hashes of 20 KB (the torn entry the issue saw)',
+        (files) => void (files.find((f) => f['path'] === 'small')!['size'] = 0),
+        /"small" has size 0 but the hashes of some bytes/,
+      ],
+      [
+        'a packed entry past the end of its pack',
+        (files) => void (files.find((f) => f['path'] === 'small')!['size'] = 1_000_000),
+        /"small" lies past the end of its pack/,
+      ],
+      [
+        'a blob of another size',
+        (files) => void (files.find((f) => f['path'] === 'big')!['size'] = 5),
+        /"big" has size 5 but its content is 2097152 bytes/,
+      ],
+      [
+        'an empty file with the hashes of bytes',
+        (files) => void (files.find((f) => f['path'] === 'empty')!['size'] = 7),
+        /"empty" has size 7 but the hashes of no bytes/,
+      ],
     ];
     for (const [what, change, expected] of cases) {
       edit(change);

@@ -10,11 +10,17 @@ import { ensureBuilt, ROOT } from './helpers/engine-fixtures.js';
 import { removeScratch, scratch } from './helpers/sync-fixtures.js';
 
 const asRoot = process.getuid?.() === 0;
-const nobody = asRoot ? { uid: Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim()), gid: Number(spawnSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).stdout.trim()) } : undefined;
-/** As root, `nobody` must be able to run this Node.js (a Node.js inside root's home is not). */
-const cannotDrop = nobody && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status !== 0
-  ? `runuser -u nobody cannot run ${process.execPath}`
+const nobody = asRoot
+  ? {
+      uid: Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim()),
+      gid: Number(spawnSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).stdout.trim()),
+    }
   : undefined;
+/** As root, `nobody` must be able to run this Node.js (a Node.js inside root's home is not). */
+const cannotDrop =
+  nobody && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status !== 0
+    ? `runuser -u nobody cannot run ${process.execPath}`
+    : undefined;
 let cli = join(ROOT, 'bin', 'atlas.js');
 
 beforeAll(() => {
@@ -47,35 +53,38 @@ function sync(args: string[], env: Record<string, string>) {
 }
 
 describe('a folder with files its user may not read', () => {
-  it.skipIf(cannotDrop !== undefined)(`is refused by a push, naming them, and nothing is stored; status lists them; once readable it pushes${cannotDrop ? ` (skipped: ${cannotDrop})` : ''}`, () => {
-    const base = scratch('atlas-unreadable-');
-    chmodSync(base, 0o755);
-    const folder = join(base, 'w');
-    mkdirSync(join(folder, 'closed'), { recursive: true });
-    writeFileSync(join(folder, 'a.txt'), 'a');
-    writeFileSync(join(folder, 'secret.txt'), 's');
-    writeFileSync(join(folder, 'closed', 'inside.txt'), 'x');
-    own(base);
-    chmodSync(join(folder, 'secret.txt'), 0o000);
-    chmodSync(join(folder, 'closed'), 0o000);
-    const env = { ATLAS_HOME: join(base, 'home'), ATLAS_SYNC_STORE: join(base, 'store') };
+  it.skipIf(cannotDrop !== undefined)(
+    `is refused by a push, naming them, and nothing is stored; status lists them; once readable it pushes${cannotDrop ? ` (skipped: ${cannotDrop})` : ''}`,
+    () => {
+      const base = scratch('atlas-unreadable-');
+      chmodSync(base, 0o755);
+      const folder = join(base, 'w');
+      mkdirSync(join(folder, 'closed'), { recursive: true });
+      writeFileSync(join(folder, 'a.txt'), 'a');
+      writeFileSync(join(folder, 'secret.txt'), 's');
+      writeFileSync(join(folder, 'closed', 'inside.txt'), 'x');
+      own(base);
+      chmodSync(join(folder, 'secret.txt'), 0o000);
+      chmodSync(join(folder, 'closed'), 0o000);
+      const env = { ATLAS_HOME: join(base, 'home'), ATLAS_SYNC_STORE: join(base, 'store') };
 
-    const pushed = sync(['push', '--dir', folder, '--workspace', 'w'], env);
-    expect(pushed.code, pushed.out).toBe(2);
-    expect(pushed.out).toContain('2 file(s) or folder(s) cannot be read (permission denied), so nothing was pushed');
-    expect(pushed.out).toMatch(/"closed"\n\s+"secret.txt"/);
-    expect(pushed.out).toContain('chmod u+r');
-    expect(pushed.out).not.toContain('unexpected error');
-    expect(existsSync(join(base, 'store', 'w')) ? readdirSync(join(base, 'store', 'w')).filter((n) => /^\d+$/.test(n)) : []).toEqual([]);
+      const pushed = sync(['push', '--dir', folder, '--workspace', 'w'], env);
+      expect(pushed.code, pushed.out).toBe(2);
+      expect(pushed.out).toContain('2 file(s) or folder(s) cannot be read (permission denied), so nothing was pushed');
+      expect(pushed.out).toMatch(/"closed"\n\s+"secret.txt"/);
+      expect(pushed.out).toContain('chmod u+r');
+      expect(pushed.out).not.toContain('unexpected error');
+      expect(existsSync(join(base, 'store', 'w')) ? readdirSync(join(base, 'store', 'w')).filter((n) => /^\d+$/.test(n)) : []).toEqual([]);
 
-    const status = sync(['status', '--dir', folder, '--workspace', 'w', '--json'], env);
-    expect(status.code, status.out).toBe(0);
-    expect(JSON.parse(status.out).push.unreadable).toEqual(['closed', 'secret.txt']);
+      const status = sync(['status', '--dir', folder, '--workspace', 'w', '--json'], env);
+      expect(status.code, status.out).toBe(0);
+      expect(JSON.parse(status.out).push.unreadable).toEqual(['closed', 'secret.txt']);
 
-    chmodSync(join(folder, 'secret.txt'), 0o600);
-    chmodSync(join(folder, 'closed'), 0o700);
-    const again = sync(['push', '--dir', folder, '--workspace', 'w', '--json'], env);
-    expect(again.code, again.out).toBe(0);
-    expect(JSON.parse(again.out).stats.files_uploaded).toBe(3);
-  });
+      chmodSync(join(folder, 'secret.txt'), 0o600);
+      chmodSync(join(folder, 'closed'), 0o700);
+      const again = sync(['push', '--dir', folder, '--workspace', 'w', '--json'], env);
+      expect(again.code, again.out).toBe(0);
+      expect(JSON.parse(again.out).stats.files_uploaded).toBe(3);
+    },
+  );
 });

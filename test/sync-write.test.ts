@@ -15,14 +15,21 @@ afterAll(() => {
 });
 
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
-const entryOf = (path: string, text: string): FileEntry => ({ path, checksum: md5(text), size: Buffer.byteLength(text), modified_at: 1_700_000_000 });
+const entryOf = (path: string, text: string): FileEntry => ({
+  path,
+  checksum: md5(text),
+  size: Buffer.byteLength(text),
+  modified_at: 1_700_000_000,
+});
 const fetchText = (text: string) => (temp: string) => streamToNewFile(Readable.from([Buffer.from(text)]), temp);
 
 describe('writeVerified', () => {
   it('writes through folders it makes once, with the stored mtime', async () => {
     const root = scratch();
     const folders = new Map<string, Promise<void>>();
-    await Promise.all(['a/b/one.txt', 'a/b/two.txt', 'a/three.txt'].map((p) => writeVerified(root, entryOf(p, p), fetchText(p), p, folders)));
+    await Promise.all(
+      ['a/b/one.txt', 'a/b/two.txt', 'a/three.txt'].map((p) => writeVerified(root, entryOf(p, p), fetchText(p), p, folders)),
+    );
     expect([...folders.keys()].sort()).toEqual(['.sandbox-state.tmp', 'a', 'a/b']);
     expect(readdirSync(join(root, '.sandbox-state.tmp'))).toEqual([]);
     expect(readFileSync(join(root, 'a/b/two.txt'), 'utf8')).toBe('a/b/two.txt');
@@ -32,7 +39,9 @@ describe('writeVerified', () => {
   it('refuses a folder that appeared where the file goes, and leaves no temp file', async () => {
     const root = scratch();
     mkdirSync(join(root, 'x', 'inner'), { recursive: true });
-    await expect(writeVerified(root, entryOf('x', 'data'), fetchText('data'), 'x')).rejects.toThrow(/refused to write x: it is a folder here/);
+    await expect(writeVerified(root, entryOf('x', 'data'), fetchText('data'), 'x')).rejects.toThrow(
+      /refused to write x: it is a folder here/,
+    );
     expect(readdirSync(root)).toEqual(['.sandbox-state.tmp', 'x']);
     expect(readdirSync(join(root, '.sandbox-state.tmp'))).toEqual([]);
     expect(readdirSync(join(root, 'x'))).toEqual(['inner']);
@@ -43,7 +52,9 @@ describe('writeVerified', () => {
     writeFileSync(join(root, 'file'), 'mine');
     mkdirSync(join(root, 'real'));
     symlinkSync(join(root, 'real'), join(root, 'link'));
-    await expect(writeVerified(root, entryOf('file/a.txt', 'a'), fetchText('a'), 'a')).rejects.toThrow(/refused to write into file: it is not a plain folder here/);
+    await expect(writeVerified(root, entryOf('file/a.txt', 'a'), fetchText('a'), 'a')).rejects.toThrow(
+      /refused to write into file: it is not a plain folder here/,
+    );
     await expect(ensureParents(root, 'link/deeper/b.txt')).rejects.toThrow(/refused to write into link/);
     expect(readdirSync(join(root, 'real'))).toEqual([]);
     expect(readFileSync(join(root, 'file'), 'utf8')).toBe('mine');
@@ -52,7 +63,9 @@ describe('writeVerified', () => {
   it('keeps the old file when the bytes do not match, and removes the temp file', async () => {
     const root = scratch();
     writeFileSync(join(root, 'f.txt'), 'old');
-    await expect(writeVerified(root, entryOf('f.txt', 'expected'), fetchText('tampered'), 'f.txt in v1')).rejects.toThrow(/f\.txt in v1 does not match its \.sandbox-state/);
+    await expect(writeVerified(root, entryOf('f.txt', 'expected'), fetchText('tampered'), 'f.txt in v1')).rejects.toThrow(
+      /f\.txt in v1 does not match its \.sandbox-state/,
+    );
     expect(readdirSync(root)).toEqual(['.sandbox-state.tmp', 'f.txt']);
     expect(readdirSync(join(root, '.sandbox-state.tmp'))).toEqual([]);
     expect(readFileSync(join(root, 'f.txt'), 'utf8')).toBe('old');
@@ -69,7 +82,11 @@ describe('streamToNewFile', () => {
 
   it('counts and hashes every chunk, strings too, and fails with the stream', async () => {
     const root = scratch();
-    expect(await streamToNewFile(Readable.from(['ab', Buffer.from('cd')]), join(root, 'ok'))).toEqual({ bytes: 4, md5: md5('abcd'), sha256: createHash('sha256').update('abcd').digest('hex') });
+    expect(await streamToNewFile(Readable.from(['ab', Buffer.from('cd')]), join(root, 'ok'))).toEqual({
+      bytes: 4,
+      md5: md5('abcd'),
+      sha256: createHash('sha256').update('abcd').digest('hex'),
+    });
     const broken = new Readable({
       read() {
         this.push(Buffer.from('part'));

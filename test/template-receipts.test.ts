@@ -41,10 +41,14 @@ describe('receipts of the built-in templates verify on the commit they produce',
     ok(await atlas(s, ['receipts', 'export', '--out', '.atlas/receipts.json'], { cwd: task.worktree }), 'receipts export');
     git(task.worktree, 'add', '.atlas/receipts.json');
     git(task.worktree, 'commit', '-q', '-m', 'atlas receipts');
-    const ci = await atlas(s, ['verify', '.atlas/receipts.json', '--xpub', xpub, '--require-step', 'validate', '--commit', 'HEAD', '--require-pass'], {
-      cwd: task.worktree,
-      env: { ATLAS_HOME: join(s.base, 'ci-home') },
-    });
+    const ci = await atlas(
+      s,
+      ['verify', '.atlas/receipts.json', '--xpub', xpub, '--require-step', 'validate', '--commit', 'HEAD', '--require-pass'],
+      {
+        cwd: task.worktree,
+        env: { ATLAS_HOME: join(s.base, 'ci-home') },
+      },
+    );
     ok(ci, 'verify in CI');
   });
 

@@ -35,7 +35,13 @@ function parseError(data: unknown): AtlasError {
 describe('template parsing', () => {
   it('fills defaults', () => {
     const t = parseTemplateData(
-      { steps: [{ name: 'a', type: 'ai', prompt: 'do' }, { name: 'v', type: 'validation', commands: 'npm test' }, { name: 'c', type: 'git', action: 'commit' }] },
+      {
+        steps: [
+          { name: 'a', type: 'ai', prompt: 'do' },
+          { name: 'v', type: 'validation', commands: 'npm test' },
+          { name: 'c', type: 'git', action: 'commit' },
+        ],
+      },
       'f.yaml',
       'mine',
     );
@@ -46,13 +52,32 @@ describe('template parsing', () => {
   });
 
   it('reads timeouts, attempts, on_failure and idempotent', () => {
-    const t = parseTemplateData({ steps: [{ name: 'x', type: 'command', run: ['a', 'b'], timeout: '1m30s', max_attempts: 2, on_failure: 'ask', idempotent: true }] }, 'f', 'f');
-    expect(t.steps[0]).toEqual({ name: 'x', type: 'command', run: ['a', 'b'], timeout_ms: 90_000, max_attempts: 2, on_failure: 'ask', idempotent: true });
+    const t = parseTemplateData(
+      { steps: [{ name: 'x', type: 'command', run: ['a', 'b'], timeout: '1m30s', max_attempts: 2, on_failure: 'ask', idempotent: true }] },
+      'f',
+      'f',
+    );
+    expect(t.steps[0]).toEqual({
+      name: 'x',
+      type: 'command',
+      run: ['a', 'b'],
+      timeout_ms: 90_000,
+      max_attempts: 2,
+      on_failure: 'ask',
+      idempotent: true,
+    });
   });
 
   it('names the file, the step by index and name, the field and what is allowed', () => {
-    const bad = parseError({ steps: [{ name: 'ok', type: 'ai', prompt: 'p' }, { name: 'implement', type: 'ai', prompt: 'p', max_attempts: 'three' }] });
-    expect(bad.message).toBe('/repo/.atlas/templates/t.yaml: step 2 "implement": field "max_attempts": expected a whole number from 1 to 100, got "three"');
+    const bad = parseError({
+      steps: [
+        { name: 'ok', type: 'ai', prompt: 'p' },
+        { name: 'implement', type: 'ai', prompt: 'p', max_attempts: 'three' },
+      ],
+    });
+    expect(bad.message).toBe(
+      '/repo/.atlas/templates/t.yaml: step 2 "implement": field "max_attempts": expected a whole number from 1 to 100, got "three"',
+    );
     expect(bad.exitCode).toBe(2);
 
     const type = parseError({ steps: [{ name: 'x', type: 'shell' }] });
@@ -65,13 +90,26 @@ describe('template parsing', () => {
 
     expect(parseError({ steps: [{ name: 'x', type: 'ai' }] }).message).toContain('step 1 "x": field "prompt": is required');
     expect(parseError({ steps: [{ name: 'x', type: 'git', action: 'merge' }] }).hint).toBe('allowed: commit, push, pr');
-    expect(parseError({ steps: [{ name: 'x', type: 'command', run: 'a', timeout: '5 minutes' }] }).message).toContain('field "timeout": expected a duration');
-    expect(parseError({ steps: [{ name: 'x', type: 'command', run: 'a', on_failure: 'retry' }] }).message).toContain('field "on_failure": expected fail or ask');
+    expect(parseError({ steps: [{ name: 'x', type: 'command', run: 'a', timeout: '5 minutes' }] }).message).toContain(
+      'field "timeout": expected a duration',
+    );
+    expect(parseError({ steps: [{ name: 'x', type: 'command', run: 'a', on_failure: 'retry' }] }).message).toContain(
+      'field "on_failure": expected fail or ask',
+    );
     expect(parseError({ steps: [{ type: 'ai', prompt: 'p' }] }).message).toContain('step 1: field "name": is required');
     expect(parseError({ steps: [{ name: 'a/b', type: 'command', run: 'x' }] }).message).toContain('cannot be used in file names');
-    expect(parseError({ steps: [{ name: 'a', type: 'command', run: 'x' }, { name: 'a', type: 'command', run: 'y' }] }).message).toContain('step 2 "a": field "name": another step is already named "a"');
+    expect(
+      parseError({
+        steps: [
+          { name: 'a', type: 'command', run: 'x' },
+          { name: 'a', type: 'command', run: 'y' },
+        ],
+      }).message,
+    ).toContain('step 2 "a": field "name": another step is already named "a"');
     expect(parseError({ steps: [] }).message).toContain('field "steps": expected a non-empty list');
-    expect(parseError({ steps: [{ name: 'a', type: 'command', run: 'x' }], worktre: false }).message).toContain('field "worktre": is not a template field');
+    expect(parseError({ steps: [{ name: 'a', type: 'command', run: 'x' }], worktre: false }).message).toContain(
+      'field "worktre": is not a template field',
+    );
     expect(parseError({ steps: [{ name: 'a', type: 'command', run: [] }] }).message).toContain('field "run": is an empty list');
   });
 
@@ -100,8 +138,8 @@ describe('template search order', () => {
     const home = tempDir({ 'templates/bugfix.yaml': tpl('home bugfix'), 'templates/feature.yaml': tpl('home feature') });
     const options = { repoRoot: repo, home, dirs: [extra], cwd: repo };
     expect((await loadTemplate('check', options)).template.description).toBe('repo check');
-    expect((await loadTemplate('bugfix', options))).toMatchObject({ origin: 'config', template: { description: 'extra bugfix' } });
-    expect((await loadTemplate('feature', options))).toMatchObject({ origin: 'home', template: { description: 'home feature' } });
+    expect(await loadTemplate('bugfix', options)).toMatchObject({ origin: 'config', template: { description: 'extra bugfix' } });
+    expect(await loadTemplate('feature', options)).toMatchObject({ origin: 'home', template: { description: 'home feature' } });
     expect((await loadTemplate('check', { home, dirs: [], cwd: home })).origin).toBe('builtin');
     const listed = await listTemplates(options);
     expect(listed.filter((l) => l.name === 'check').map((l) => [l.origin, l.shadowed])).toEqual([
@@ -113,28 +151,49 @@ describe('template search order', () => {
 
   it('says which templates exist when the name is unknown', async () => {
     const home = tempDir();
-    await expect(loadTemplate('nope', { home, dirs: [], cwd: home })).rejects.toMatchObject({ exitCode: 4, hint: expect.stringContaining('available: bugfix, check, feature') });
+    await expect(loadTemplate('nope', { home, dirs: [], cwd: home })).rejects.toMatchObject({
+      exitCode: 4,
+      hint: expect.stringContaining('available: bugfix, check, feature'),
+    });
   });
 });
 
 describe('validation command detection', () => {
   it('package.json: lint, typecheck, test; skips the npm placeholder test', () => {
-    const dir = tempDir({ 'package.json': JSON.stringify({ scripts: { lint: 'eslint .', typecheck: 'tsc', test: 'vitest run', build: 'x' } }) });
-    expect(detectValidationCommands(dir)).toEqual({ commands: ['npm run lint', 'npm run typecheck', 'npm test'], source: 'package.json scripts' });
-    const placeholder = tempDir({ 'package.json': JSON.stringify({ scripts: { 'type-check': 'tsc', test: 'echo "Error: no test specified" && exit 1' } }) });
+    const dir = tempDir({
+      'package.json': JSON.stringify({ scripts: { lint: 'eslint .', typecheck: 'tsc', test: 'vitest run', build: 'x' } }),
+    });
+    expect(detectValidationCommands(dir)).toEqual({
+      commands: ['npm run lint', 'npm run typecheck', 'npm test'],
+      source: 'package.json scripts',
+    });
+    const placeholder = tempDir({
+      'package.json': JSON.stringify({ scripts: { 'type-check': 'tsc', test: 'echo "Error: no test specified" && exit 1' } }),
+    });
     expect(detectValidationCommands(placeholder)?.commands).toEqual(['npm run type-check']);
   });
 
   it('Makefile targets lint, test, check (not variables)', () => {
-    expect([...makefileTargets('CC := gcc\nX ::= y\nlint test: deps\n\techo hi\ncheck:\nbuild: ; x\n')]).toEqual(['lint', 'test', 'check', 'build']);
+    expect([...makefileTargets('CC := gcc\nX ::= y\nlint test: deps\n\techo hi\ncheck:\nbuild: ; x\n')]).toEqual([
+      'lint',
+      'test',
+      'check',
+      'build',
+    ]);
     const dir = tempDir({ Makefile: 'test:\n\tgo test ./...\ncheck: test\nrelease:\n' });
     expect(detectValidationCommands(dir)).toEqual({ commands: ['make test', 'make check'], source: 'Makefile' });
   });
 
   it('go.mod, Cargo.toml, pyproject.toml', () => {
-    expect(detectValidationCommands(tempDir({ 'go.mod': 'module x\n' }))).toEqual({ commands: ['go vet ./...', 'go test ./...'], source: 'go.mod' });
+    expect(detectValidationCommands(tempDir({ 'go.mod': 'module x\n' }))).toEqual({
+      commands: ['go vet ./...', 'go test ./...'],
+      source: 'go.mod',
+    });
     expect(detectValidationCommands(tempDir({ 'Cargo.toml': '[package]\n' }))).toEqual({ commands: ['cargo test'], source: 'Cargo.toml' });
-    expect(detectValidationCommands(tempDir({ 'pyproject.toml': '[project]\n' }))).toEqual({ commands: ['python3 -m pytest'], source: 'pyproject.toml' });
+    expect(detectValidationCommands(tempDir({ 'pyproject.toml': '[project]\n' }))).toEqual({
+      commands: ['python3 -m pytest'],
+      source: 'pyproject.toml',
+    });
   });
 
   it('the first source with commands wins; package.json without scripts falls through', () => {

@@ -14,15 +14,19 @@ import { boardServers } from './helpers/ui-fixtures.js';
 checkResponses();
 const boards = boardServers();
 
-describe('the board\'s reads', () => {
-  it('answers a waiting task\'s prompt, its artifacts as text from its own folder only, the repositories and the cards', async () => {
+describe("the board's reads", () => {
+  it("answers a waiting task's prompt, its artifacts as text from its own folder only, the repositories and the cards", async () => {
     const home = tempDir();
     const root = tempDir('atlas-repos-');
     repoIn(root, 'demo');
     mkdirSync(join(root, 'not-a-repo'));
     const alice = createToken(home, 'alice');
     const { url } = await boards.start(home, { config: agentConfig((c) => (c.server.repos_root = root)) });
-    const created = await fetch(`${url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'demo', template: 'quick', description: 'wait here', mode: 'local' }) });
+    const created = await fetch(`${url}/tasks`, {
+      method: 'POST',
+      headers: auth(alice),
+      body: JSON.stringify({ repo: 'demo', template: 'quick', description: 'wait here', mode: 'local' }),
+    });
     expect(created.status).toBe(202);
     const id = ((await created.json()) as any).task.id as string;
     await readSse(await fetch(`${url}/tasks/${id}/events`, { headers: auth(alice) }), (e) => e.event === 'finished');
@@ -64,17 +68,33 @@ describe('the board\'s reads', () => {
     const home = tempDir();
     const alice = createToken(home, 'alice');
     const bare = await boards.start(home);
-    expect((await getJson(bare.url, alice, '/board/repos')).json).toMatchObject({ repos: [], hint: expect.stringContaining('server.repos_root') });
+    expect((await getJson(bare.url, alice, '/board/repos')).json).toMatchObject({
+      repos: [],
+      hint: expect.stringContaining('server.repos_root'),
+    });
 
     const root = tempDir('atlas-repos-');
     repoIn(root, 'demo');
-    const sandboxed = await boards.start(home, { local: false, config: agentConfig((c) => ((c.server.repos_root = root), (c.execution.mode = 'sandbox'))) });
-    const refused = await fetch(`${sandboxed.url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'demo', template: 'quick', mode: 'local' }) });
+    const sandboxed = await boards.start(home, {
+      local: false,
+      config: agentConfig((c) => ((c.server.repos_root = root), (c.execution.mode = 'sandbox'))),
+    });
+    const refused = await fetch(`${sandboxed.url}/tasks`, {
+      method: 'POST',
+      headers: auth(alice),
+      body: JSON.stringify({ repo: 'demo', template: 'quick', mode: 'local' }),
+    });
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as any).error).toMatchObject({ code: 'local_refused', field: 'mode' });
     expect((await getJson(sandboxed.url, alice, '/board/repos')).json.modes).toEqual(['sandbox']);
-    const wrong = await fetch(`${sandboxed.url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'demo', template: 'quick', mode: 'elsewhere' }) });
+    const wrong = await fetch(`${sandboxed.url}/tasks`, {
+      method: 'POST',
+      headers: auth(alice),
+      body: JSON.stringify({ repo: 'demo', template: 'quick', mode: 'elsewhere' }),
+    });
     expect(wrong.status).toBe(400);
-    expect((await fetch(`${sandboxed.url}/tasks/task-20260101-000000/retry`, { method: 'POST', headers: auth(alice), body: '{}' })).status).toBe(404);
+    expect(
+      (await fetch(`${sandboxed.url}/tasks/task-20260101-000000/retry`, { method: 'POST', headers: auth(alice), body: '{}' })).status,
+    ).toBe(404);
   }, 120_000);
 });

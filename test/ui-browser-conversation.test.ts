@@ -2,10 +2,10 @@
 // tool call, usage) as text, and the next prompt continues the same conversation.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { lineOf, visibleLines } from '../src/ui/conversation-view.js';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { createToken } from './helpers/server-fixtures.js';
 import { axeViolations, boardServers, chromiumOfThisFile, signInPage, withChromium } from './helpers/ui-fixtures.js';
-import { lineOf, visibleLines } from '../src/ui/conversation-view.js';
 
 const boards = boardServers();
 
@@ -21,7 +21,9 @@ describe('conversation lines', () => {
     expect(lineOf('error', { message: 'boom' })?.kind).toBe('error');
     expect(lineOf('cancelled', { turn: 1 })?.text).toBe('turn 1 cancelled');
     expect(lineOf('interrupted', { turn: 1, reason: 'server died' })?.text).toBe('turn 1 cut off: server died');
-    expect(lineOf('usage', { turn: 1, usage: { total_input_tokens: 10, total_output_tokens: 2, cost_usd: 0.5 } })?.text).toBe('turn 1: 10 in / 2 out tokens, $0.5000');
+    expect(lineOf('usage', { turn: 1, usage: { total_input_tokens: 10, total_output_tokens: 2, cost_usd: 0.5 } })?.text).toBe(
+      'turn 1: 10 in / 2 out tokens, $0.5000',
+    );
     expect(lineOf('usage', { turn: 1 })?.text).toBe('turn 1: 0 in / 0 out tokens, $0.0000');
     expect(lineOf('something_new', {})).toBeUndefined();
   });
@@ -67,7 +69,8 @@ withChromium('a conversation in Chromium', () => {
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await axeViolations(page)).toEqual([]);
-    if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'conversation.png'), fullPage: true });
+    if (process.env['ATLAS_UI_SCREENSHOTS'] === '1')
+      await page.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'conversation.png'), fullPage: true });
     // The usage page counts the conversation's two turns under (conversations), per day, template and account.
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByTestId('usage-total').filter({ hasText: '· 2 runs:' }).waitFor();

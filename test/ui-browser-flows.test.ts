@@ -7,11 +7,18 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import { atlas, tempDir } from './helpers/core-fixtures.js';
+import { atlas, REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { auth, createToken, repoIn } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { REPO_ROOT } from './helpers/core-fixtures.js';
-import { addTemplate, axeViolations, boardServers, chromiumOfThisFile, screenshot, signInPage, withChromium } from './helpers/ui-fixtures.js';
+import {
+  addTemplate,
+  axeViolations,
+  boardServers,
+  chromiumOfThisFile,
+  screenshot,
+  signInPage,
+  withChromium,
+} from './helpers/ui-fixtures.js';
 
 const boards = boardServers();
 const NOTE_AGENT = join(REPO_ROOT, 'test', 'fixtures', 'ui', 'note-agent.mjs');
@@ -47,7 +54,10 @@ async function setUp() {
   const repo = repoIn(root, 'demo');
   addTemplate(repo, 'review', REVIEW);
   addTemplate(repo, 'broken', BROKEN);
-  writeFileSync(join(home, 'config.yaml'), `ai:\n  agent: command\n  command: ${process.execPath} ${NOTE_AGENT}\nexecution:\n  mode: local\n`);
+  writeFileSync(
+    join(home, 'config.yaml'),
+    `ai:\n  agent: command\n  command: ${process.execPath} ${NOTE_AGENT}\nexecution:\n  mode: local\n`,
+  );
   const alice = createToken(home, 'alice');
   const board = await boards.start(home, { config: agentConfig((c) => ((c.server.repos_root = root), (c.execution.mode = 'local'))) });
   return { home, root, repo, alice, url: board.url };
@@ -61,7 +71,7 @@ async function heading(page: Page): Promise<string> {
   return page.evaluate(() => `${document.activeElement?.tagName}:${document.activeElement?.textContent}`);
 }
 
-withChromium('the board\'s flows in Chromium', () => {
+withChromium("the board's flows in Chromium", () => {
   const browser = chromiumOfThisFile();
 
   it('starts a task from the board, shows coloured output, retries with a note the agent reads, reviews the diff and HOOK.md, approves with the prompt shown', async () => {
@@ -104,7 +114,11 @@ withChromium('the board\'s flows in Chromium', () => {
     const approval = page.getByTestId('approval');
     await approval.filter({ hasText: "Merge the agent's notes into main?" }).waitFor({ timeout: 60_000 });
     // Beside the output, the agent's newest run is open: its prompt carries the note.
-    await page.getByTestId('run-messages').getByText(/NOTE-FROM-THE-BOARD: keep it short/).first().waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId('run-messages')
+      .getByText(/NOTE-FROM-THE-BOARD: keep it short/)
+      .first()
+      .waitFor({ timeout: 30_000 });
     const file = page.locator('[data-testid="diff"] details[data-file="README.md"]');
     await file.waitFor({ timeout: 30_000 });
     await expect(file.locator('.dl-add', { hasText: 'NOTE-FROM-THE-BOARD: keep it short' }).count()).resolves.toBeGreaterThan(0);
@@ -117,7 +131,34 @@ withChromium('the board\'s flows in Chromium', () => {
     const md = page.getByTestId('hook-md');
     await md.locator('table').first().waitFor();
     const tags = await md.locator('*').evaluateAll((els) => [...new Set(els.map((e) => e.tagName.toLowerCase()))]);
-    expect(tags.filter((t) => !['h3', 'h4', 'h5', 'h6', 'p', 'ul', 'ol', 'li', 'pre', 'code', 'strong', 'em', 'blockquote', 'hr', 'div', 'table', 'thead', 'tbody', 'tr', 'th', 'td'].includes(t))).toEqual([]);
+    expect(
+      tags.filter(
+        (t) =>
+          ![
+            'h3',
+            'h4',
+            'h5',
+            'h6',
+            'p',
+            'ul',
+            'ol',
+            'li',
+            'pre',
+            'code',
+            'strong',
+            'em',
+            'blockquote',
+            'hr',
+            'div',
+            'table',
+            'thead',
+            'tbody',
+            'tr',
+            'th',
+            'td',
+          ].includes(t),
+      ),
+    ).toEqual([]);
     await noViolations(page, 'task, waiting for approval');
     await screenshot(page, 'task-waiting');
 
@@ -132,7 +173,10 @@ withChromium('the board\'s flows in Chromium', () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 800 });
     await screenshot(page, 'task-completed');
-    expect(dialogs).toEqual(['Run the failed step again? Your note goes to the agent\'s next attempt.', 'Approve the step waiting for a person? The task goes on.']);
+    expect(dialogs).toEqual([
+      "Run the failed step again? Your note goes to the agent's next attempt.",
+      'Approve the step waiting for a person? The task goes on.',
+    ]);
 
     // The CLI agrees: completed, the note in the agent's second prompt, the receipts verify.
     const status = await atlas(['--json', 'status', '--all'], { cwd: repo, env: { ATLAS_HOME: home } });
@@ -143,8 +187,20 @@ withChromium('the board\'s flows in Chromium', () => {
 
   it('rejects with a note; a failed task says why, links its output, and its receipt is "valid signature, command failed"', async () => {
     const { home, repo, alice, url } = await setUp();
-    const quick = (await (await fetch(`${url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'demo', template: 'quick', description: 'to reject', mode: 'local' }) })).json()) as any;
-    const broken = (await (await fetch(`${url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'demo', template: 'broken', description: 'broken tests', mode: 'local' }) })).json()) as any;
+    const quick = (await (
+      await fetch(`${url}/tasks`, {
+        method: 'POST',
+        headers: auth(alice),
+        body: JSON.stringify({ repo: 'demo', template: 'quick', description: 'to reject', mode: 'local' }),
+      })
+    ).json()) as any;
+    const broken = (await (
+      await fetch(`${url}/tasks`, {
+        method: 'POST',
+        headers: auth(alice),
+        body: JSON.stringify({ repo: 'demo', template: 'broken', description: 'broken tests', mode: 'local' }),
+      })
+    ).json()) as any;
     const page = await (await browser().newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     page.on('dialog', (d) => void d.accept());
     await signInPage(page, url, alice);

@@ -5,13 +5,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { outputAdded, outputLines } from '../src/domain/output-delta.js';
-import { startLocalBoard } from '../src/server/local-board.js';
-import { atlas, ATLAS_BIN, REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
-import { repoIn } from './helpers/server-fixtures.js';
-import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 // @ts-expect-error: the bench's plain .mjs helpers, without types
 import { makeRepo, writeFixtureTask } from '../bench/lib.mjs';
+import { outputAdded, outputLines } from '../src/domain/output-delta.js';
+import { startLocalBoard } from '../src/server/local-board.js';
+import { ATLAS_BIN, atlas, REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
+import { repoIn } from './helpers/server-fixtures.js';
+import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 import { addTemplate, boardServers, chromiumOfThisFile, withChromium } from './helpers/ui-fixtures.js';
 
 const boards = boardServers();
@@ -48,7 +48,15 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
   it('a task started in a terminal after the board opened: its card appears and moves live, its page streams the output', async () => {
     const home = tempDir();
     const repo = tickerRepo();
-    const board = await startLocalBoard({ home, config: agentConfig(), port: 0, version: 'test', atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, uiDir: boards.uiDir(), warn: () => undefined });
+    const board = await startLocalBoard({
+      home,
+      config: agentConfig(),
+      port: 0,
+      version: 'test',
+      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+      uiDir: boards.uiDir(),
+      warn: () => undefined,
+    });
     try {
       const context = await browser().newContext({ viewport: { width: 1100, height: 800 } });
       const page = await context.newPage();
@@ -59,7 +67,11 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
       const before = navigations;
 
       // The terminal: an ordinary `atlas start`, not through the board.
-      const terminal = spawn(process.execPath, [ATLAS_BIN, 'start', 'ticker', 'from a terminal', '--no-interactive'], { cwd: repo, env: { ...process.env, ATLAS_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const terminal = spawn(process.execPath, [ATLAS_BIN, 'start', 'ticker', 'from a terminal', '--no-interactive'], {
+        cwd: repo,
+        env: { ...process.env, ATLAS_HOME: home },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const ended = new Promise<number | null>((resolve) => terminal.once('exit', resolve));
       const running = page.locator('[data-column="running"] [data-task]', { hasText: 'from a terminal' });
       await running.waitFor({ timeout: 30_000 });
@@ -76,7 +88,8 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
       const lines = ((await output.textContent()) ?? '').split('\n').filter((l) => l.startsWith('tick'));
       // Each line once, in order.
       expect(lines).toEqual(Array.from({ length: 15 }, (_, i) => `tick ${i + 1}`));
-      if (process.env['ATLAS_UI_SCREENSHOTS'] === '1') await taskPage.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'task-terminal.png'), fullPage: true });
+      if (process.env['ATLAS_UI_SCREENSHOTS'] === '1')
+        await taskPage.screenshot({ path: join(REPO_ROOT, 'docs', 'ui', 'task-terminal.png'), fullPage: true });
 
       // The card moves to "waiting for a person" and, approved in the terminal, to "completed".
       // Exit 5: it waits for a person (--no-interactive).
@@ -92,7 +105,10 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
 
       // A second terminal task, approved in the browser: the server runs that command and logs it;
       // the watcher does not log its changes a second time.
-      const quick = await atlas(['start', 'quick', 'approved in the browser', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
+      const quick = await atlas(['start', 'quick', 'approved in the browser', '--no-interactive'], {
+        cwd: repo,
+        env: { ATLAS_HOME: home },
+      });
       expect(quick.code, quick.stderr).toBe(5);
       const waiting = page.locator('[data-column="waiting"] [data-task]', { hasText: 'approved in the browser' });
       await waiting.waitFor({ timeout: 30_000 });
@@ -103,8 +119,13 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
       await page.locator(`[data-column="completed"] [data-task="${id2}"]`).waitFor({ timeout: 30_000 });
       const workspace = readdirSync(join(home, 'workspaces')).find((w) => existsSync(join(home, 'workspaces', w, 'tasks', id2)))!;
       // The task's log through the API, as a script would read it (a JSON page, with the session's cookie).
-      const log = (await taskPage.evaluate(async (id) => (await (await fetch(`/tasks/${id}/events?limit=1000`, { headers: { accept: 'application/json' } })).json()).events, id2)) as { type: string; data: Record<string, unknown> }[];
-      const states = log.filter((e) => e.type === 'state').map((e) => `${e.data.at_hook} ${e.data.step} ${e.data.from}>${e.data.to} ${e.data.trigger}`);
+      const log = (await taskPage.evaluate(
+        async (id) => (await (await fetch(`/tasks/${id}/events?limit=1000`, { headers: { accept: 'application/json' } })).json()).events,
+        id2,
+      )) as { type: string; data: Record<string, unknown> }[];
+      const states = log
+        .filter((e) => e.type === 'state')
+        .map((e) => `${e.data.at_hook} ${e.data.step} ${e.data.from}>${e.data.to} ${e.data.trigger}`);
       // Each entry of the hook's history once.
       const hook = JSON.parse(readFileSync(join(home, 'workspaces', workspace, 'tasks', id2, 'hook.json'), 'utf8'));
       expect(states).toHaveLength(hook.history.length);
@@ -122,8 +143,20 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
     const home = tempDir();
     const repo = (makeRepo as () => string)();
     // Left "step_running" by processes that are gone: all in "Crashed or paused".
-    for (let i = 0; i < 230; i++) (writeFixtureTask as (h: string, r: string, o: object) => void)(home, repo, { id: `task-20260101-120000-${i + 1}`, workspace: `ws${i % 5}` });
-    const board = await startLocalBoard({ home, config: agentConfig(), port: 0, version: 'test', atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, uiDir: boards.uiDir(), warn: () => undefined });
+    for (let i = 0; i < 230; i++)
+      (writeFixtureTask as (h: string, r: string, o: object) => void)(home, repo, {
+        id: `task-20260101-120000-${i + 1}`,
+        workspace: `ws${i % 5}`,
+      });
+    const board = await startLocalBoard({
+      home,
+      config: agentConfig(),
+      port: 0,
+      version: 'test',
+      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+      uiDir: boards.uiDir(),
+      warn: () => undefined,
+    });
     try {
       const page = await (await browser().newContext()).newPage();
       await page.goto(board.link);

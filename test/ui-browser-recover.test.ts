@@ -9,7 +9,15 @@ import { expect, it } from 'vitest';
 import { atlas, tempDir } from './helpers/core-fixtures.js';
 import { auth, createToken, readSse, repoIn } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { addTemplate, axeViolations, boardServers, chromiumOfThisFile, screenshot, signInPage, withChromium } from './helpers/ui-fixtures.js';
+import {
+  addTemplate,
+  axeViolations,
+  boardServers,
+  chromiumOfThisFile,
+  screenshot,
+  signInPage,
+  withChromium,
+} from './helpers/ui-fixtures.js';
 
 const boards = boardServers();
 
@@ -36,9 +44,16 @@ withChromium('recovering from the board', () => {
     const first = await boards.start(home, { config });
     const ids: string[] = [];
     for (const n of names) {
-      const created = await fetch(`${first.url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'cut', template: n, description: `cut ${n}`, mode: 'local' }) });
+      const created = await fetch(`${first.url}/tasks`, {
+        method: 'POST',
+        headers: auth(alice),
+        body: JSON.stringify({ repo: 'cut', template: n, description: `cut ${n}`, mode: 'local' }),
+      });
       const id = ((await created.json()) as any).task.id as string;
-      await readSse(await fetch(`${first.url}/tasks/${id}/events`, { headers: auth(alice) }), (e) => e.event === 'output' && String(e.data.text).includes('halfway'));
+      await readSse(
+        await fetch(`${first.url}/tasks/${id}/events`, { headers: auth(alice) }),
+        (e) => e.event === 'output' && String(e.data.text).includes('halfway'),
+      );
       ids.push(id);
     }
     await first.server.stop('test: cut the tasks off');
@@ -50,7 +65,9 @@ withChromium('recovering from the board', () => {
     await signInPage(page, url, alice);
     for (const id of ids) await page.locator(`[data-column="crashed"] [data-task="${id}"]`).waitFor({ timeout: 30_000 });
     await expect(page.locator(`[data-task="${ids[0]}"] [data-testid="card-step"]`).textContent()).resolves.toMatch(/^step 1\/2 \(work\)/);
-    await expect(page.locator(`[data-task="${ids[0]}"] [data-testid="card-last-line"]`).textContent()).resolves.toBe('halfway through cuta');
+    await expect(page.locator(`[data-task="${ids[0]}"] [data-testid="card-last-line"]`).textContent()).resolves.toBe(
+      'halfway through cuta',
+    );
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'board-crashed');
     // Readable on a phone: nothing wider than 390 px.
@@ -69,7 +86,9 @@ withChromium('recovering from the board', () => {
       await expect(panel.getByTestId('recommended').textContent()).resolves.toMatch(/^you choose \(manual\): Step "work" \(command step\)/);
       const options = await panel.locator('[data-option]').evaluateAll((els) => els.map((e) => e.getAttribute('data-option')));
       expect(options).toEqual(['retry_step', 'retry_from_checkpoint', 'skip_step', 'manual']);
-      await expect(panel.locator('[data-option="skip_step"] .effect').textContent()).resolves.toContain('record "work" as complete without running it again');
+      await expect(panel.locator('[data-option="skip_step"] .effect').textContent()).resolves.toContain(
+        'record "work" as complete without running it again',
+      );
       const chosen = plan[id]!;
       const button = panel.locator(`[data-recover="${chosen}"]`);
       if (id === ids[0]) {
@@ -88,7 +107,10 @@ withChromium('recovering from the board', () => {
     // The CLI agrees: all three completed; the skipped one never ran its step again.
     const status = JSON.parse((await atlas(['--json', 'status', '--all'], { cwd: repo, env: { ATLAS_HOME: home } })).stdout);
     for (const id of ids) expect(status.tasks.find((t: { id: string }) => t.id === id)?.state).toBe('completed');
-    const triggers = async (id: string) => ((await (await fetch(`${url}/tasks/${id}`, { headers: auth(alice) })).json()) as any).hook.history.map((e: { trigger: string }) => e.trigger) as string[];
+    const triggers = async (id: string) =>
+      ((await (await fetch(`${url}/tasks/${id}`, { headers: auth(alice) })).json()) as any).hook.history.map(
+        (e: { trigger: string }) => e.trigger,
+      ) as string[];
     expect(await triggers(ids[1]!)).toContain('step_skipped');
     expect(await triggers(ids[0]!)).not.toContain('step_skipped');
     // retry_step ran "work" on the tree as it was (two x's); retry_from_checkpoint reset it first.

@@ -26,12 +26,20 @@ async function outputText(page: Page): Promise<string> {
 withChromium('watching tasks on the board', () => {
   const browser = chromiumOfThisFile();
 
-  it('follows the tail unless scrolled up, keeps each task\'s output to its own page, and keeps filters in the address', async () => {
+  it("follows the tail unless scrolled up, keeps each task's output to its own page, and keeps filters in the address", async () => {
     const home = tempDir();
     const repo = repoIn(tempDir('atlas-repos-'), 'demo');
     addTemplate(repo, 'alpha', printer('alpha', 600, 40));
     addTemplate(repo, 'beta', printer('beta', 400, 60));
-    const board = await startLocalBoard({ home, config: agentConfig(), port: 0, version: 'test', atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, uiDir: boards.uiDir(), warn: () => undefined });
+    const board = await startLocalBoard({
+      home,
+      config: agentConfig(),
+      port: 0,
+      version: 'test',
+      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+      uiDir: boards.uiDir(),
+      warn: () => undefined,
+    });
     const terminals: ReturnType<typeof spawn>[] = [];
     try {
       const origin = new URL(board.link).origin;
@@ -39,8 +47,17 @@ withChromium('watching tasks on the board', () => {
       const page = await context.newPage();
       await page.goto(board.link);
       await page.locator('.live.on').waitFor({ timeout: 15_000 });
-      for (const [t, d] of [['alpha', 'task A'], ['beta', 'task B']]) {
-        terminals.push(spawn(process.execPath, [ATLAS_BIN, 'start', t!, d!, '--no-interactive', '--local'], { cwd: repo, env: { ...process.env, ATLAS_HOME: home }, stdio: 'ignore' }));
+      for (const [t, d] of [
+        ['alpha', 'task A'],
+        ['beta', 'task B'],
+      ]) {
+        terminals.push(
+          spawn(process.execPath, [ATLAS_BIN, 'start', t!, d!, '--no-interactive', '--local'], {
+            cwd: repo,
+            env: { ...process.env, ATLAS_HOME: home },
+            stdio: 'ignore',
+          }),
+        );
       }
       const cardA = page.locator('[data-column="running"] [data-task]', { hasText: 'task A' });
       const cardB = page.locator('[data-column="running"] [data-task]', { hasText: 'task B' });
@@ -49,8 +66,14 @@ withChromium('watching tasks on the board', () => {
       const a = (await cardA.getAttribute('data-task'))!;
       const b = (await cardB.getAttribute('data-task'))!;
       // Step 1 of 2 says so (it said 2/2).
-      await cardA.getByTestId('card-step').filter({ hasText: /^step 1\/2 \(print\)/ }).waitFor();
-      await cardA.getByTestId('card-last-line').filter({ hasText: /^alpha \d+$/ }).waitFor({ timeout: 30_000 });
+      await cardA
+        .getByTestId('card-step')
+        .filter({ hasText: /^step 1\/2 \(print\)/ })
+        .waitFor();
+      await cardA
+        .getByTestId('card-last-line')
+        .filter({ hasText: /^alpha \d+$/ })
+        .waitFor({ timeout: 30_000 });
       await screenshot(page, 'board-running');
 
       // The filter goes into the address and survives a reload.
@@ -73,7 +96,7 @@ withChromium('watching tasks on the board', () => {
       const atEnd = () => pane.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight <= 24);
       await expect.poll(atEnd).toBe(true);
       // Scrolled up to read: it stays put while lines arrive, until "Follow the newest output".
-      await pane.evaluate((el) => (el.scrollTop = 0, el.dispatchEvent(new Event('scroll'))));
+      await pane.evaluate((el) => ((el.scrollTop = 0), el.dispatchEvent(new Event('scroll'))));
       await page.locator('[data-testid="output"][data-following="no"]').waitFor();
       const lines = (await outputText(page)).split('\n').length;
       await expect.poll(async () => (await outputText(page)).split('\n').length, { timeout: 30_000 }).toBeGreaterThan(lines + 5);

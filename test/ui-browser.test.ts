@@ -8,15 +8,25 @@ import { expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
 import { auth, createToken, repoIn, TEMPLATE } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
-import { addTemplate, axeViolations, boardServers, chromiumOfThisFile, screenshot, signInPage, withChromium } from './helpers/ui-fixtures.js';
+import {
+  addTemplate,
+  axeViolations,
+  boardServers,
+  chromiumOfThisFile,
+  screenshot,
+  signInPage,
+  withChromium,
+} from './helpers/ui-fixtures.js';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 const boards = boardServers();
 
-
 function hostileRepo(root: string): string {
   const repo = repoIn(root, 'demo');
-  const hostile = TEMPLATE.replace('name: quick', 'name: hostile').replace(`console.log('hello-from-task')`, `console.log('<img src=x onerror=window.__pwned=2></script>\\x1b[31mred')`);
+  const hostile = TEMPLATE.replace('name: quick', 'name: hostile').replace(
+    `console.log('hello-from-task')`,
+    `console.log('<img src=x onerror=window.__pwned=2></script>\\x1b[31mred')`,
+  );
   addTemplate(repo, 'hostile', hostile);
   return repo;
 }
@@ -47,14 +57,22 @@ withChromium('the board in Chromium', () => {
     await signInPage(page, url, alice);
     await screenshot(page, 'board-empty');
     // The token is nowhere the page's script can reach.
-    expect(await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href + document.cookie)).not.toContain(alice);
+    expect(
+      await page.evaluate(
+        () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href + document.cookie,
+      ),
+    ).not.toContain(alice);
     expect(await page.evaluate(() => document.cookie)).not.toContain('atlas_session');
     const cookies = await context.cookies();
     const session = cookies.find((c) => c.name === 'atlas_session')!;
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     const before = navigations;
 
-    const created = await fetch(`${url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'demo', template: 'hostile', description: HOSTILE }) });
+    const created = await fetch(`${url}/tasks`, {
+      method: 'POST',
+      headers: auth(alice),
+      body: JSON.stringify({ repo: 'demo', template: 'hostile', description: HOSTILE }),
+    });
     expect(created.status).toBe(202);
     const id = ((await created.json()) as any).task.id as string;
     // The card appears and reaches "waiting for a person" with no reload of the page.
@@ -95,7 +113,11 @@ withChromium('the board in Chromium', () => {
     // A second task, approved by a script while the board is open: its card moves from waiting to
     // completed live, without a reload.
     const navigatedBefore = navigations;
-    const second = await fetch(`${url}/tasks`, { method: 'POST', headers: auth(alice), body: JSON.stringify({ repo: 'demo', template: 'quick', description: 'second' }) });
+    const second = await fetch(`${url}/tasks`, {
+      method: 'POST',
+      headers: auth(alice),
+      body: JSON.stringify({ repo: 'demo', template: 'quick', description: 'second' }),
+    });
     const secondBody = (await second.json()) as any;
     expect(second.status, JSON.stringify(secondBody)).toBe(202);
     const id2 = secondBody.task.id as string;

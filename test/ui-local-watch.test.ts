@@ -4,18 +4,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+// @ts-expect-error: the bench's plain .mjs helpers, without types
+import { makeRepo, writeFixtureTask } from '../bench/lib.mjs';
+import { serverDir } from '../src/server/accounts/tokens.js';
+import { LocalTaskWatcher } from '../src/server/board/local-watch.js';
 import type { ServerContext } from '../src/server/http/context.js';
+import { adoptLocalTasks } from '../src/server/local-board.js';
 import { EventLogs } from '../src/server/state/event-log.js';
 import { openState } from '../src/server/state/open.js';
 import type { ServerState } from '../src/server/state/types.js';
 import { logKey } from '../src/server/state/types.js';
-import { adoptLocalTasks } from '../src/server/local-board.js';
-import { LocalTaskWatcher } from '../src/server/board/local-watch.js';
 import { Tasks } from '../src/server/tasks/tasks.js';
-import { serverDir } from '../src/server/accounts/tokens.js';
 import { tempDir } from './helpers/core-fixtures.js';
-// @ts-expect-error: the bench's plain .mjs helpers, without types
-import { makeRepo, writeFixtureTask } from '../bench/lib.mjs';
 
 const write = writeFixtureTask as (home: string, repo: string, o: { id: string; workspace: string }) => { id: string; dir: string };
 
@@ -25,10 +25,21 @@ afterEach(async () => {
 });
 
 /** A server context on the home's own state (SQLite), as `atlas ui` has. */
-async function contextOf(home: string, log: (e: Record<string, unknown>) => void = () => undefined): Promise<{ ctx: ServerContext; events: (taskId: string) => Promise<{ type: string; data: Record<string, unknown> }[]> }> {
+async function contextOf(
+  home: string,
+  log: (e: Record<string, unknown>) => void = () => undefined,
+): Promise<{ ctx: ServerContext; events: (taskId: string) => Promise<{ type: string; data: Record<string, unknown> }[]> }> {
   const state = await openState({ home, url: '' });
   states.push(state);
-  const ctx = { home, state: async () => state, logs: new EventLogs(async () => state, (e) => log({ error: e.message })), log } as unknown as ServerContext;
+  const ctx = {
+    home,
+    state: async () => state,
+    logs: new EventLogs(
+      async () => state,
+      (e) => log({ error: e.message }),
+    ),
+    log,
+  } as unknown as ServerContext;
   return { ctx, events: (taskId) => state.eventsAfter(logKey.task(taskId), 0) };
 }
 
@@ -65,8 +76,14 @@ describe('the local task watcher', () => {
       expect(record.account).toBe('local');
       expect(await (await ctx.state()).getTask(fresh.id)).toMatchObject({ account: 'local' });
       const log = await events(fresh.id);
-      expect(log.filter((e) => e.type === 'state').map((e) => e.data['to'])).toEqual(['initializing', ...Array.from({ length: 9 }, (_, i) => (i % 2 === 0 ? 'step_running' : 'step_pending'))]);
-      expect(log.at(-1)).toMatchObject({ type: 'finished', data: { command: 'terminal', state: 'step_running', message: 'its process is gone: crashed' } });
+      expect(log.filter((e) => e.type === 'state').map((e) => e.data['to'])).toEqual([
+        'initializing',
+        ...Array.from({ length: 9 }, (_, i) => (i % 2 === 0 ? 'step_running' : 'step_pending')),
+      ]);
+      expect(log.at(-1)).toMatchObject({
+        type: 'finished',
+        data: { command: 'terminal', state: 'step_running', message: 'its process is gone: crashed' },
+      });
       expect(tasks.elsewhere.size).toBe(0);
       expect(watcher.watches).toBeLessThanOrEqual(40);
       expect(logged).toEqual([]);
@@ -86,7 +103,9 @@ describe('the local task watcher', () => {
       const first = write(home, repo, { id: 'task-20260103-120000', workspace: 'first' });
       await until(async () => (await events(first.id)).some((e) => e.type === 'state'), 5_000);
       // Once workspaces/ and its tasks/ exist, they are watched instead of their parents.
-      await until(() => watcher.watches === 3, 5_000).catch((e) => { throw new Error(`watches ${watcher.watches}: ${e}`); });
+      await until(() => watcher.watches === 3, 5_000).catch((e) => {
+        throw new Error(`watches ${watcher.watches}: ${e}`);
+      });
     } finally {
       watcher.stop();
     }

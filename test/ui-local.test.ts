@@ -2,10 +2,10 @@
 // once (then it is spent); a task started in a terminal is on the `local` account's board.
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { atlas, ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
+import { adoptLocalTasks, startLocalBoard } from '../src/server/local-board.js';
+import { ATLAS_BIN, atlas, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { repoIn } from './helpers/server-fixtures.js';
-import { adoptLocalTasks, startLocalBoard } from '../src/server/local-board.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 
 describe('atlas ui', () => {
@@ -13,10 +13,16 @@ describe('atlas ui', () => {
     ensureBuilt();
     const home = tempDir();
     const repo = repoIn(tempDir('atlas-repos-'), 'demo');
-    const started = await atlas(['--json', 'start', 'quick', 'terminal task', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
+    const started = await atlas(['--json', 'start', 'quick', 'terminal task', '--no-interactive'], {
+      cwd: repo,
+      env: { ATLAS_HOME: home },
+    });
     // It stops at its human step, waiting for a person: the board is where one approves it.
     expect(started.stderr).not.toMatch(/error/i);
-    const child = spawn(process.execPath, [ATLAS_BIN, 'ui', '--port', '0'], { env: { ...process.env, ATLAS_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [ATLAS_BIN, 'ui', '--port', '0'], {
+      env: { ...process.env, ATLAS_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       let out = '';
       const link = await new Promise<string>((resolve, reject) => {
@@ -34,7 +40,10 @@ describe('atlas ui', () => {
       expect((await fetch(`${base}/tasks`)).status).toBe(401);
       const login = await fetch(link, { redirect: 'manual' });
       expect(login.status).toBe(303);
-      const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const cookie = login.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
       expect((await fetch(link, { redirect: 'manual' })).status).toBe(401);
       const tasks: any = await (await fetch(`${base}/tasks`, { headers: { cookie } })).json();
       expect(tasks.tasks.map((t: any) => t.description)).toContain('terminal task');
@@ -47,19 +56,29 @@ describe('atlas ui', () => {
     expect(adoptLocalTasks(home)).toBe(0);
   }, 120_000);
 
-  it('in process: adopts the terminal\'s tasks for `local` once, keeps the operator\'s notes to itself, and signs in by the link', async () => {
+  it("in process: adopts the terminal's tasks for `local` once, keeps the operator's notes to itself, and signs in by the link", async () => {
     ensureBuilt();
     const home = tempDir();
     const repo = repoIn(tempDir('atlas-repos-'), 'demo');
     await atlas(['--json', 'start', 'quick', 'in-process', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
     const warnings: string[] = [];
-    const board = await startLocalBoard({ home, config: agentConfig(), port: 0, version: 'test', atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, warn: (w) => warnings.push(w) });
+    const board = await startLocalBoard({
+      home,
+      config: agentConfig(),
+      port: 0,
+      version: 'test',
+      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+      warn: (w) => warnings.push(w),
+    });
     try {
       expect(board.adopted).toBe(1);
       expect(board.link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/login\?code=[\w-]{32}$/);
       expect(warnings.filter((w) => w.startsWith('--local'))).toEqual([]);
       const login = await fetch(board.link, { redirect: 'manual' });
-      const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const cookie = login.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
       const page: any = await (await fetch(`${new URL(board.link).origin}/tasks`, { headers: { cookie } })).json();
       expect(page.tasks.map((t: any) => t.description)).toEqual(['in-process']);
     } finally {

@@ -1,20 +1,20 @@
 // The board's server side over plain HTTP: the page and its assets (CSP, cache lifetimes, bundle
 // size), sign-in into an HttpOnly SameSite=Strict cookie, the API by cookie, CSRF refusal, sign-out,
 // revoked tokens, and `atlas ui`'s one-time code.
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { defaultConfig } from '../src/config/load.js';
+import { listTokens, revokeToken } from '../src/server/accounts/tokens.js';
+import { hostName } from '../src/server/board/board-host.js';
+import { verifyTask } from '../src/server/tasks/task-verify.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { createToken } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 import { boardServers, signIn } from './helpers/ui-fixtures.js';
-import { listTokens, revokeToken } from '../src/server/accounts/tokens.js';
-import { verifyTask } from '../src/server/tasks/task-verify.js';
-import { hostName } from '../src/server/board/board-host.js';
-import { defaultConfig } from '../src/config/load.js';
 
 checkResponses();
 const boards = boardServers();
@@ -39,7 +39,9 @@ describe('the board page and its assets', () => {
     expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect(js.headers.get('content-type')).toMatch(/javascript/);
     expect((await fetch(`${url}/ui/${m.css}`)).headers.get('content-type')).toMatch(/text\/css/);
-    const gz = readdirSync(uiDir).filter((f) => f.endsWith('.js')).reduce((n, f) => n + gzipSync(readFileSync(join(uiDir, f))).length, 0);
+    const gz = readdirSync(uiDir)
+      .filter((f) => f.endsWith('.js'))
+      .reduce((n, f) => n + gzipSync(readFileSync(join(uiDir, f))).length, 0);
     console.log(`board JavaScript: ${(gz / 1024).toFixed(1)} KB gzipped (target <= 100 KB)`);
     expect(gz).toBeLessThanOrEqual(100 * 1024);
     // Only the files the build listed.
@@ -52,15 +54,16 @@ describe('the board without its files', () => {
   it('answers HEAD like GET without a body, and 404 with what to do when the bundle is missing', async () => {
     const { url } = await boards.start(tempDir());
     // HEAD through node:http (the OpenAPI check of fetch covers the documented methods only).
-    const head = (path: string) => new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(`${url}${path}`, { method: 'HEAD' }, (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    const head = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${url}${path}`, { method: 'HEAD' }, (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
     expect(await head('/')).toEqual({ status: 200, body: '' });
     expect(await head(`/ui/${boards.manifest().js}`)).toEqual({ status: 200, body: '' });
     const bare = await boards.start(tempDir(), { uiDir: tempDir('atlas-no-ui-') });
@@ -92,13 +95,25 @@ describe('sign-in by cookie', () => {
     expect((await fetch(`${url}/session`)).status).toBe(401);
 
     // A cross-site form or fetch cannot read the CSRF cookie: without the header, refused.
-    const noCsrf = await fetch(`${url}/tasks/task-1/approve`, { method: 'POST', headers: { cookie: s.cookie, 'content-type': 'application/json' }, body: '{}' });
+    const noCsrf = await fetch(`${url}/tasks/task-1/approve`, {
+      method: 'POST',
+      headers: { cookie: s.cookie, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(noCsrf.status).toBe(403);
     expect(((await noCsrf.json()) as any).error.code).toBe('csrf_refused');
-    const wrong = await fetch(`${url}/tasks/task-1/approve`, { method: 'POST', headers: { cookie: s.cookie, 'x-csrf-token': 'guess', 'content-type': 'application/json' }, body: '{}' });
+    const wrong = await fetch(`${url}/tasks/task-1/approve`, {
+      method: 'POST',
+      headers: { cookie: s.cookie, 'x-csrf-token': 'guess', 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(wrong.status).toBe(403);
     // With it, the request reaches the route (no such task here).
-    const withCsrf = await fetch(`${url}/tasks/task-1/approve`, { method: 'POST', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf, 'content-type': 'application/json' }, body: '{}' });
+    const withCsrf = await fetch(`${url}/tasks/task-1/approve`, {
+      method: 'POST',
+      headers: { cookie: s.cookie, 'x-csrf-token': s.csrf, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(withCsrf.status).toBe(404);
     expect((await fetch(`${url}/session`, { method: 'DELETE', headers: { cookie: s.cookie } })).status).toBe(403);
     const out = await fetch(`${url}/session`, { method: 'DELETE', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf } });
@@ -136,7 +151,10 @@ describe('sign-in by cookie', () => {
     const ok = await fetch(`${url}/ui/login?code=c0de-one-time-0123456789`, { redirect: 'manual' });
     expect(ok.status).toBe(303);
     expect(ok.headers.get('location')).toBe('/');
-    const cookie = ok.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const cookie = ok.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
     expect(await (await fetch(`${url}/session`, { headers: { cookie } })).json()).toMatchObject({ account: 'local' });
     const used = await fetch(`${url}/ui/login?code=c0de-one-time-0123456789`, { redirect: 'manual' });
     expect(used.status).toBe(401);
@@ -161,7 +179,8 @@ describe('sign-in by cookie', () => {
     expect(rebound.body).toContain('host_refused');
     expect((await rawGet(port, '/', { host: `evil.example:${port}` })).status).toBe(421);
     expect((await rawGet(port, '/health', { host: 'rebind.127.0.0.1.nip.io' })).status).toBe(421);
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'localhost', '[::1]:1']) expect((await rawGet(port, '/health', { host })).status, host).toBe(200);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'localhost', '[::1]:1'])
+      expect((await rawGet(port, '/health', { host })).status, host).toBe(200);
     expect(hostName('[::1]:80')).toBe('[::1]');
     expect(hostName('a:b:c')).toBe('');
   });
@@ -172,7 +191,13 @@ describe('receipt verification for the board', () => {
     const saved = process.env['ATLAS_XPUB'];
     delete process.env['ATLAS_XPUB'];
     try {
-      expect(await verifyTask(tempDir(), defaultConfig(), tempDir())).toEqual({ ok: false, key_fingerprint: null, problems: [expect.stringContaining('no public key')], receipts: [], strict: null });
+      expect(await verifyTask(tempDir(), defaultConfig(), tempDir())).toEqual({
+        ok: false,
+        key_fingerprint: null,
+        problems: [expect.stringContaining('no public key')],
+        receipts: [],
+        strict: null,
+      });
     } finally {
       if (saved !== undefined) process.env['ATLAS_XPUB'] = saved;
     }

@@ -9,7 +9,11 @@ const req = (headers: Record<string, string>) => ({ headers }) as unknown as Inc
 describe('board sessions', () => {
   it('reads cookies (first value wins, junk ignored)', () => {
     const c = readCookies(req({ cookie: 'a=1; b=2; a=3; junk; =x; c = 4 ' }));
-    expect([...c]).toEqual([['a', '1'], ['b', '2'], ['c', '4']]);
+    expect([...c]).toEqual([
+      ['a', '1'],
+      ['b', '2'],
+      ['c', '4'],
+    ]);
     expect(readCookies(req({})).size).toBe(0);
   });
 

@@ -11,7 +11,17 @@ import { readMasterSeed } from '../src/crypto/key-files.js';
 import type { ValidationReceipt } from '../src/domain/receipt.js';
 import { DEFAULT_KEY_DERIVATION } from '../src/domain/receipt.js';
 import type { ReceiptBundle } from '../src/receipts/bundle.js';
-import { assertWellFormedXml, atlas, commitChange, createTask, git, homeWithKey, recordRun, repo, tempDir } from './helpers/receipt-fixtures.js';
+import {
+  assertWellFormedXml,
+  atlas,
+  commitChange,
+  createTask,
+  git,
+  homeWithKey,
+  recordRun,
+  repo,
+  tempDir,
+} from './helpers/receipt-fixtures.js';
 
 async function exported(home: string, ...taskIds: string[]): Promise<{ path: string; bundle: ReceiptBundle }> {
   const path = join(tempDir('atlas-bundle-'), 'receipts.json');
@@ -35,7 +45,13 @@ describe('atlas receipts export + atlas verify', () => {
     const fx = await createTask(home, dir);
     await recordRun(fx, { step: 'validate', command: 'npm test' });
     const { path, bundle } = await exported(home, fx.ref.id);
-    expect(bundle).toMatchObject({ format: 'atlas-receipt-bundle', version: 1, xpub, xpub_fingerprint: fingerprint, key_derivation: DEFAULT_KEY_DERIVATION });
+    expect(bundle).toMatchObject({
+      format: 'atlas-receipt-bundle',
+      version: 1,
+      xpub,
+      xpub_fingerprint: fingerprint,
+      key_derivation: DEFAULT_KEY_DERIVATION,
+    });
     expect(bundle.tasks[0]).toMatchObject({ task_id: fx.ref.id, task_index: fx.task.task_index });
     expect(bundle.artifacts.map((a) => a.stream)).toEqual(['stdout', 'stderr']);
 
@@ -61,7 +77,9 @@ describe('atlas receipts export + atlas verify', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^ {2}! .*npm test \(valid signature, command failed: exit 1/m);
     expect(run.stdout).not.toMatch(/✓ .*npm test/);
-    expect(run.stdout).toContain('SIGNATURES VALID, COMMANDS FAILED: 1 receipt in 1 task, 1 valid (1 valid signature, command failed), 0 invalid');
+    expect(run.stdout).toContain(
+      'SIGNATURES VALID, COMMANDS FAILED: 1 receipt in 1 task, 1 valid (1 valid signature, command failed), 0 invalid',
+    );
     expect(run.stdout).not.toMatch(/^OK/m);
     const strict = await atlas(['verify', path, '--xpub', xpub, '--require-pass'], { home: tempDir(), cwd: dir });
     expect(strict.code).toBe(1);
@@ -137,14 +155,50 @@ describe('atlas receipts export + atlas verify', () => {
     expect((await atlas(['verify', path, '--xpub', xpub], { home: tempDir() })).code).toBe(0);
 
     const cases: Array<[string, (x: ReceiptBundle) => void, RegExp]> = [
-      ['exit code', (x) => { x.tasks[0]!.receipts[0]!.exit_code = 3; }, /signature does not match/],
-      ['command', (x) => { x.tasks[0]!.receipts[1]!.command = 'true'; }, /signature does not match/],
-      ['git_dirty', (x) => { x.tasks[0]!.receipts[1]!.git_dirty = true; }, /signature does not match/],
+      [
+        'exit code',
+        (x) => {
+          x.tasks[0]!.receipts[0]!.exit_code = 3;
+        },
+        /signature does not match/,
+      ],
+      [
+        'command',
+        (x) => {
+          x.tasks[0]!.receipts[1]!.command = 'true';
+        },
+        /signature does not match/,
+      ],
+      [
+        'git_dirty',
+        (x) => {
+          x.tasks[0]!.receipts[1]!.git_dirty = true;
+        },
+        /signature does not match/,
+      ],
       ['swapped', (x) => void x.tasks[0]!.receipts.reverse(), /key_path .* is not m\/44'\/236'\/0'\/\d+\/0/],
       ['copied', (x) => void x.tasks[1]!.receipts.push(x.tasks[0]!.receipts[1]!), /made for task .*copied/],
-      ['task index', (x) => { x.tasks[1]!.task_index = x.tasks[0]!.task_index; }, /also claimed by/],
-      ['signature', (x) => { x.tasks[0]!.receipts[0]!.signature = x.tasks[0]!.receipts[1]!.signature; }, /signature does not match/],
-      ['hash format', (x) => { x.tasks[0]!.receipts[0]!.stdout_hash = 'a1b2c3d4e5f6...'; }, /stdout_hash must be 64/],
+      [
+        'task index',
+        (x) => {
+          x.tasks[1]!.task_index = x.tasks[0]!.task_index;
+        },
+        /also claimed by/,
+      ],
+      [
+        'signature',
+        (x) => {
+          x.tasks[0]!.receipts[0]!.signature = x.tasks[0]!.receipts[1]!.signature;
+        },
+        /signature does not match/,
+      ],
+      [
+        'hash format',
+        (x) => {
+          x.tasks[0]!.receipts[0]!.stdout_hash = 'a1b2c3d4e5f6...';
+        },
+        /stdout_hash must be 64/,
+      ],
     ];
     for (const [name, change, why] of cases) {
       const result = await atlas(['verify', rewrite(path, change), '--xpub', xpub], { home: tempDir() });
@@ -235,8 +289,29 @@ describe('atlas receipts export + atlas verify', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'broken.json'), '{ not json');
     writeFileSync(join(dir, 'other.json'), '{"hello": 1}');
-    writeFileSync(join(dir, 'bundle.json'), JSON.stringify({ format: 'atlas-receipt-bundle', version: 1, exported_at: '2026-01-17T14:35:00Z', xpub, xpub_fingerprint: 'x', key_derivation: DEFAULT_KEY_DERIVATION }));
-    writeFileSync(join(dir, 'receipt.json'), JSON.stringify({ format: 'atlas-receipt-bundle', version: 1, exported_at: '2026-01-17T14:35:00Z', xpub, xpub_fingerprint: 'x', key_derivation: DEFAULT_KEY_DERIVATION, tasks: [{ task_id: 'task-20260117-143022', task_index: 0, workspace_id: 'w', receipts: [{ receipt_id: 'rcpt-00000001' }] }] }));
+    writeFileSync(
+      join(dir, 'bundle.json'),
+      JSON.stringify({
+        format: 'atlas-receipt-bundle',
+        version: 1,
+        exported_at: '2026-01-17T14:35:00Z',
+        xpub,
+        xpub_fingerprint: 'x',
+        key_derivation: DEFAULT_KEY_DERIVATION,
+      }),
+    );
+    writeFileSync(
+      join(dir, 'receipt.json'),
+      JSON.stringify({
+        format: 'atlas-receipt-bundle',
+        version: 1,
+        exported_at: '2026-01-17T14:35:00Z',
+        xpub,
+        xpub_fingerprint: 'x',
+        key_derivation: DEFAULT_KEY_DERIVATION,
+        tasks: [{ task_id: 'task-20260117-143022', task_index: 0, workspace_id: 'w', receipts: [{ receipt_id: 'rcpt-00000001' }] }],
+      }),
+    );
     for (const input of ['broken.json', 'other.json', 'bundle.json', 'receipt.json', 'nothing-here.json', 'task-20990101-000000']) {
       const result = await atlas(['verify', input, '--xpub', xpub], { home, cwd: dir });
       expect(result.code, `${input}: ${result.stderr}`).toBe(2);
@@ -244,7 +319,9 @@ describe('atlas receipts export + atlas verify', () => {
     }
     const noTask = await atlas(['verify', '--xpub', xpub], { home, cwd: dir });
     expect(noTask.code).toBe(2);
-    expect((await atlas(['verify', join(dir, 'bundle.json'), '--xpub', xpub, '--commit', 'not-a-ref'], { home, cwd: repo() })).code).toBe(2);
+    expect((await atlas(['verify', join(dir, 'bundle.json'), '--xpub', xpub, '--commit', 'not-a-ref'], { home, cwd: repo() })).code).toBe(
+      2,
+    );
   });
 
   it('writes a JUnit report with a test case per receipt and per policy, and --json', async () => {
@@ -253,9 +330,14 @@ describe('atlas receipts export + atlas verify', () => {
     await recordRun(fx, { command: 'npm test -- --grep "<a & b>"' });
     await recordRun(fx, { command: 'npm run lint', exitCode: 1 });
     const { path } = await exported(home, fx.ref.id);
-    const bad = rewrite(path, (x) => { x.tasks[0]!.receipts[1]!.exit_code = 0; });
+    const bad = rewrite(path, (x) => {
+      x.tasks[0]!.receipts[1]!.exit_code = 0;
+    });
     const junit = join(tempDir(), 'report.xml');
-    const result = await atlas(['verify', bad, '--xpub', xpub, '--require-step', 'validate', '--require-pass', '--junit', junit, '--json'], { home });
+    const result = await atlas(
+      ['verify', bad, '--xpub', xpub, '--require-step', 'validate', '--require-pass', '--junit', junit, '--json'],
+      { home },
+    );
     expect(result.code).toBe(1);
     const xml = readFileSync(junit, 'utf8');
     assertWellFormedXml(xml);
@@ -301,16 +383,23 @@ describe('atlas receipts export + atlas verify', () => {
     const pem = await atlas(['key', 'export', '--path', receipt.key_path, '--pem'], { home });
     expect(pem.code).toBe(0);
     writeFileSync(join(work, 'pub.pem'), pem.stdout);
-    const message = await atlas(['receipts', 'message', receipt.receipt_id, '--task', fx.ref.id, '--signature', join(work, 'sig.der')], { home });
+    const message = await atlas(['receipts', 'message', receipt.receipt_id, '--task', fx.ref.id, '--signature', join(work, 'sig.der')], {
+      home,
+    });
     expect(message.code).toBe(0);
     expect(message.stdout.startsWith(`${receipt.receipt_id}|npm test | grep -v "skip"|0|`)).toBe(true);
     writeFileSync(join(work, 'msg'), message.stdout);
     expect(readFileSync(join(work, 'sig.der')).toString('hex')).toBe(receipt.signature);
 
-    const verified = execFileSync('openssl', ['dgst', '-sha256', '-verify', 'pub.pem', '-signature', 'sig.der', 'msg'], { cwd: work, encoding: 'utf8' });
+    const verified = execFileSync('openssl', ['dgst', '-sha256', '-verify', 'pub.pem', '-signature', 'sig.der', 'msg'], {
+      cwd: work,
+      encoding: 'utf8',
+    });
     expect(verified.trim()).toBe('Verified OK');
 
     writeFileSync(join(work, 'msg'), message.stdout.replace('|0|', '|1|'));
-    expect(() => execFileSync('openssl', ['dgst', '-sha256', '-verify', 'pub.pem', '-signature', 'sig.der', 'msg'], { cwd: work, stdio: 'pipe' })).toThrow();
+    expect(() =>
+      execFileSync('openssl', ['dgst', '-sha256', '-verify', 'pub.pem', '-signature', 'sig.der', 'msg'], { cwd: work, stdio: 'pipe' }),
+    ).toThrow();
   });
 });

@@ -7,8 +7,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { masterFromSeed } from '../src/crypto/hd.js';
 import { HDReceiptSigner } from '../src/crypto/hd-signer.js';
 import { readMasterSeed } from '../src/crypto/key-files.js';
-import { DEFAULT_KEY_DERIVATION, receiptFormatProblems, receiptMessage } from '../src/domain/receipt.js';
 import type { ValidationReceipt } from '../src/domain/receipt.js';
+import { DEFAULT_KEY_DERIVATION, receiptFormatProblems, receiptMessage } from '../src/domain/receipt.js';
 import { commandExecutable } from '../src/engine/command-executable.js';
 import type { Sandbox } from './helpers/engine-fixtures.js';
 import { atlas, ensureBuilt, git, onlyTask, sandbox, writeFiles } from './helpers/engine-fixtures.js';
@@ -34,13 +34,17 @@ describe('receipts prove which commands ran', () => {
     expect(start.code, start.stderr).toBe(0);
     const { hook, task } = onlyTask(sb);
     expect(task.validation_commands).toEqual(['true']);
-    expect(hook.receipts.map((r: ValidationReceipt) => [r.command, r.message_version, r.executable, r.execution_mode])).toEqual([['true', 4, '', 'local']]);
+    expect(hook.receipts.map((r: ValidationReceipt) => [r.command, r.message_version, r.executable, r.execution_mode])).toEqual([
+      ['true', 4, '', 'local'],
+    ]);
     const bundle = await bundleOf(sb);
     const base = ['verify', bundle, '--require-step', 'validate', '--require-pass', '--commit', 'HEAD'];
 
     const strict = await atlas(sb, base);
     expect(strict.code, strict.stdout).toBe(1);
-    expect(strict.stdout).toContain(`"node -e \\"console.log(42)\\"" (.atlas/config.yaml at ${git(sb.repo, 'rev-parse', 'HEAD').slice(0, 12)})`);
+    expect(strict.stdout).toContain(
+      `"node -e \\"console.log(42)\\"" (.atlas/config.yaml at ${git(sb.repo, 'rev-parse', 'HEAD').slice(0, 12)})`,
+    );
     expect(strict.stdout).toContain('receipts are for `true`');
 
     expect((await atlas(sb, [...base, '--no-repo-policy'])).code).toBe(0);
@@ -54,15 +58,30 @@ describe('receipts prove which commands ran', () => {
     expect((await atlas(sb, base)).code).toBe(1);
   });
 
-  it('the repository\'s commands, run for real, satisfy its policy; --json lists each policy', async () => {
+  it("the repository's commands, run for real, satisfy its policy; --json lists each policy", async () => {
     sb = sandbox({ '.atlas/config.yaml': REPO_CONFIG });
     expect((await atlas(sb, ['start', 'check'])).code).toBe(0);
     const bundle = await bundleOf(sb);
-    const r = await atlas(sb, ['--json', 'verify', bundle, '--require-pass', '--commit', 'HEAD', '--require-command', 'node -e "console.log(42)"']);
+    const r = await atlas(sb, [
+      '--json',
+      'verify',
+      bundle,
+      '--require-pass',
+      '--commit',
+      'HEAD',
+      '--require-command',
+      'node -e "console.log(42)"',
+    ]);
     expect(r.code, r.stdout).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report.policies.filter((p: any) => p.policy === 'require-command').map((p: any) => p.ok)).toEqual([true, true]);
-    expect(report.tasks[0].receipts[0]).toMatchObject({ message_version: 4, execution_mode: 'local', validation_tree: 'worktree', dependencies: 'worktree', executable: expect.stringMatching(/\/node$/) });
+    expect(report.tasks[0].receipts[0]).toMatchObject({
+      message_version: 4,
+      execution_mode: 'local',
+      validation_tree: 'worktree',
+      dependencies: 'worktree',
+      executable: expect.stringMatching(/\/node$/),
+    });
   });
 
   it('a bundle with no receipts is "nothing to verify" (exit 1) unless --allow-empty', async () => {
@@ -79,10 +98,11 @@ describe('receipts prove which commands ran', () => {
     }
   });
 
-  it('validation commands given with -c are the ones a resumed task runs, not today\'s configuration', async () => {
+  it("validation commands given with -c are the ones a resumed task runs, not today's configuration", async () => {
     sb = sandbox({
       '.atlas/config.yaml': REPO_CONFIG,
-      '.atlas/templates/gate.yaml': 'name: gate\nworktree: false\nsteps:\n  - name: approve\n    type: human\n    prompt: go on?\n  - name: validate\n    type: validation\n',
+      '.atlas/templates/gate.yaml':
+        'name: gate\nworktree: false\nsteps:\n  - name: approve\n    type: human\n    prompt: go on?\n  - name: validate\n    type: validation\n',
     });
     const start = await atlas(sb, ['start', 'gate', 'x', '--no-interactive', '-c', 'validation.commands=["echo from-the-flag"]']);
     expect(start.code, start.stderr).toBe(5);
@@ -102,10 +122,20 @@ describe('receipt times and version 3', () => {
     const receipt = (i: number, completed: string): ValidationReceipt =>
       signer.sign(
         {
-          receipt_id: `rcpt-0000000${i}`, step_name: 'validate', command: 'npm test', exit_code: 0, started_at: at(-60_000), completed_at: completed, duration: '1s',
+          receipt_id: `rcpt-0000000${i}`,
+          step_name: 'validate',
+          command: 'npm test',
+          exit_code: 0,
+          started_at: at(-60_000),
+          completed_at: completed,
+          duration: '1s',
           stdout_hash: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', // gitleaks:allow
           stderr_hash: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', // gitleaks:allow
-          message_version: 3, task_id: fx.ref.id, git_dirty: false, executable: '/usr/bin/npm', execution_mode: 'local',
+          message_version: 3,
+          task_id: fx.ref.id,
+          git_dirty: false,
+          executable: '/usr/bin/npm',
+          execution_mode: 'local',
         },
         { taskIndex: fx.task.task_index!, receiptIndex: i },
       );
@@ -119,11 +149,25 @@ describe('receipt times and version 3', () => {
 
   it('the v3 message appends executable and execution mode; their format is checked', () => {
     const v3 = {
-      receipt_id: 'rcpt-0000abcd', step_name: 'validate', command: 'npm test', exit_code: 0, started_at: '2026-01-17T14:35:00Z', completed_at: '2026-01-17T14:35:12Z',
-      duration: '12s', stdout_hash: 'a'.repeat(64), stderr_hash: 'b'.repeat(64), message_version: 3 as const, task_id: 'task-20260117-143022',
-      git_commit: 'c'.repeat(40), git_dirty: false, executable: '/usr/bin/npm', execution_mode: 'local' as const,
+      receipt_id: 'rcpt-0000abcd',
+      step_name: 'validate',
+      command: 'npm test',
+      exit_code: 0,
+      started_at: '2026-01-17T14:35:00Z',
+      completed_at: '2026-01-17T14:35:12Z',
+      duration: '12s',
+      stdout_hash: 'a'.repeat(64),
+      stderr_hash: 'b'.repeat(64),
+      message_version: 3 as const,
+      task_id: 'task-20260117-143022',
+      git_commit: 'c'.repeat(40),
+      git_dirty: false,
+      executable: '/usr/bin/npm',
+      execution_mode: 'local' as const,
     };
-    expect(receiptMessage(v3)).toBe(`rcpt-0000abcd|npm test|0|${'a'.repeat(64)}|${'b'.repeat(64)}|1768660512|task-20260117-143022|validate|${'c'.repeat(40)}|false|/usr/bin/npm|local`);
+    expect(receiptMessage(v3)).toBe(
+      `rcpt-0000abcd|npm test|0|${'a'.repeat(64)}|${'b'.repeat(64)}|1768660512|task-20260117-143022|validate|${'c'.repeat(40)}|false|/usr/bin/npm|local`,
+    );
     expect(receiptMessage({ ...v3, executable: '' })).toMatch(/\|false\|\|local$/);
     const fields = (over: object) => receiptFormatProblems({ ...v3, ...over } as unknown as ValidationReceipt).map((p) => p.field);
     expect(fields({ executable: 'npm' })).toEqual(['executable']);
@@ -135,9 +179,23 @@ describe('receipt times and version 3', () => {
 
   it('the v4 message appends the validation tree and the dependency source; their format is checked', () => {
     const v4 = {
-      receipt_id: 'rcpt-0000abcd', step_name: 'validate', command: 'npm test', exit_code: 0, started_at: '2026-01-17T14:35:00Z', completed_at: '2026-01-17T14:35:12Z',
-      duration: '12s', stdout_hash: 'a'.repeat(64), stderr_hash: 'b'.repeat(64), message_version: 4 as const, task_id: 'task-20260117-143022',
-      git_commit: 'c'.repeat(40), git_dirty: false, executable: '/usr/bin/npm', execution_mode: 'sandbox' as const, validation_tree: 'pristine' as const, dependencies: `setup:${'d'.repeat(64)}`,
+      receipt_id: 'rcpt-0000abcd',
+      step_name: 'validate',
+      command: 'npm test',
+      exit_code: 0,
+      started_at: '2026-01-17T14:35:00Z',
+      completed_at: '2026-01-17T14:35:12Z',
+      duration: '12s',
+      stdout_hash: 'a'.repeat(64),
+      stderr_hash: 'b'.repeat(64),
+      message_version: 4 as const,
+      task_id: 'task-20260117-143022',
+      git_commit: 'c'.repeat(40),
+      git_dirty: false,
+      executable: '/usr/bin/npm',
+      execution_mode: 'sandbox' as const,
+      validation_tree: 'pristine' as const,
+      dependencies: `setup:${'d'.repeat(64)}`,
     };
     expect(receiptMessage(v4)).toMatch(new RegExp(`\\|false\\|/usr/bin/npm\\|sandbox\\|pristine\\|setup:${'d'.repeat(64)}$`));
     const fields = (over: object) => receiptFormatProblems({ ...v4, ...over } as unknown as ValidationReceipt).map((p) => p.field);

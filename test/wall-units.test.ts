@@ -1,28 +1,29 @@
 // The wall's pieces in-process, on real repositories in temp folders: the crossing (a step's
 // commits written into a task store, forged ones refused), HEAD checks, reflogs, the inspection of
 // control paths, the control record, the verify policy and the repository policy.
+
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { git, makeGitRepo, tempDir } from './helpers/core-fixtures.js';
+import type { ValidationReceipt } from '../src/domain/receipt.js';
+import { CONTROL_REVIEW_COMMAND, CONTROL_REVIEW_STEP, evaluatePolicies } from '../src/domain/receipt-policy.js';
+import type { Task } from '../src/domain/task.js';
+import { signControlReview } from '../src/engine/control-receipt.js';
+import { allowedByTemplate, reviewControlChanges } from '../src/engine/control-review.js';
+import { afterSandboxedStep } from '../src/engine/wall.js';
+import { checkLayoutAfterCommand, looseBranchRefs } from '../src/exec/sandbox/layout-guard.js';
+import { controlChanges, nestedGitFolders } from '../src/git/control-changes.js';
+import { changedLifecycle, controlReason, isManifest, lifecycleScripts } from '../src/git/control-paths.js';
 import { crossBeforeGit, crossTaskObjects, holdsObjects } from '../src/git/cross-objects.js';
+import { hiddenIndexEntries } from '../src/git/index-bits.js';
+import { gitLayout } from '../src/git/layout.js';
 import { checkTaskHead } from '../src/git/task-head.js';
 import { ensureObjectDir, overlayEnv, stepObjectDir, workObjectDir } from '../src/git/task-objects.js';
 import { dropMissingEntries, reflogIds, taskReflogs } from '../src/git/task-reflogs.js';
-import { changedLifecycle, controlReason, isManifest, lifecycleScripts } from '../src/git/control-paths.js';
-import { controlChanges, nestedGitFolders } from '../src/git/control-changes.js';
-import { hiddenIndexEntries } from '../src/git/index-bits.js';
-import { approvePending, controlVerdict, readControlRecord, writeControlRecord } from '../src/store/control-record.js';
-import { allowedByTemplate, reviewControlChanges } from '../src/engine/control-review.js';
-import { CONTROL_REVIEW_COMMAND, CONTROL_REVIEW_STEP, evaluatePolicies } from '../src/domain/receipt-policy.js';
-import type { ValidationReceipt } from '../src/domain/receipt.js';
 import { repoPolicy } from '../src/receipts/repo-policy.js';
-import { checkLayoutAfterCommand, looseBranchRefs } from '../src/exec/sandbox/layout-guard.js';
-import { gitLayout } from '../src/git/layout.js';
-import type { Task } from '../src/domain/task.js';
-import { afterSandboxedStep } from '../src/engine/wall.js';
-import { signControlReview } from '../src/engine/control-receipt.js';
+import { approvePending, controlVerdict, readControlRecord, writeControlRecord } from '../src/store/control-record.js';
+import { git, makeGitRepo, tempDir } from './helpers/core-fixtures.js';
 
 /** A repository with a linked worktree on branch `task`, a task folder and its store. */
 function setup() {
@@ -48,7 +49,7 @@ function forge(store: string, id: string, content: string): void {
 }
 
 describe('the crossing', () => {
-  it('brings a step\'s commits, amended ones and staged blobs across, verified, and empties the store', async () => {
+  it("brings a step's commits, amended ones and staged blobs across, verified, and empties the store", async () => {
     const t = setup();
     expect(await crossTaskObjects({ worktree: t.worktree, taskDir: t.taskDir, branch: 'task', base: t.base })).toEqual({ objects: 0 });
     writeFileSync(join(t.worktree, 'a.txt'), 'a\n');
@@ -91,12 +92,14 @@ describe('the crossing', () => {
     expect(readdirSync(join(t.taskDir, 'refused')).some((n) => n.startsWith('objects-'))).toBe(true);
   });
 
-  it('stops when HEAD no longer names the task\'s branch, before any git runs', async () => {
+  it("stops when HEAD no longer names the task's branch, before any git runs", async () => {
     const t = setup();
     const gitDir = git(t.worktree, 'rev-parse', '--absolute-git-dir');
     checkTaskHead(gitDir, 'task');
     writeFileSync(join(gitDir, 'HEAD'), 'ref: refs/heads/main\n');
-    await expect(crossTaskObjects({ worktree: t.worktree, taskDir: t.taskDir, branch: 'task' })).rejects.toThrow(/no longer names its branch task/);
+    await expect(crossTaskObjects({ worktree: t.worktree, taskDir: t.taskDir, branch: 'task' })).rejects.toThrow(
+      /no longer names its branch task/,
+    );
     rmSync(join(gitDir, 'HEAD'));
     mkdirSync(join(gitDir, 'HEAD'));
     expect(() => checkTaskHead(gitDir, 'task')).toThrow(/cannot be read as a file/);
@@ -163,7 +166,15 @@ describe('control paths', () => {
     const found = await controlChanges(t.worktree, t.base, tip);
     const kinds = Object.fromEntries(found.map((f) => [`${f.kind} ${f.path}`, f.detail]));
     expect(Object.keys(kinds).sort()).toEqual(
-      ['assume-unchanged README.md', 'control-path .github/workflows/ci.yml', 'control-path .gitmodules', 'gitlink vendor/inner', 'lifecycle-script package.json', 'nested-repository vendor/inner/.git', 'skip-worktree lib.js'].sort(),
+      [
+        'assume-unchanged README.md',
+        'control-path .github/workflows/ci.yml',
+        'control-path .gitmodules',
+        'gitlink vendor/inner',
+        'lifecycle-script package.json',
+        'nested-repository vendor/inner/.git',
+        'skip-worktree lib.js',
+      ].sort(),
     );
     expect(kinds['lifecycle-script package.json']).toContain('postinstall');
     expect(await nestedGitFolders(t.worktree)).toEqual(['vendor/inner/.git']);
@@ -216,23 +227,34 @@ describe('after a sandboxed step', () => {
     expect(await afterSandboxedStep(run, 0, { status: 'ok' })).toEqual({ status: 'ok' });
     git(t.repo, 'cat-file', '-e', 'task:x.txt');
     writeFileSync(join(git(t.worktree, 'rev-parse', '--absolute-git-dir'), 'HEAD'), 'ref: refs/heads/main\n');
-    expect(await afterSandboxedStep(run, 0, { status: 'ok' })).toMatchObject({ status: 'failed', permanent: true, error: expect.stringMatching(/no longer names/), hint: expect.any(String) });
+    expect(await afterSandboxedStep(run, 0, { status: 'ok' })).toMatchObject({
+      status: 'failed',
+      permanent: true,
+      error: expect.stringMatching(/no longer names/),
+      hint: expect.any(String),
+    });
   });
 
   it('a control review is signed through the recorder with its changes as output', async () => {
     const taskDir = tempDir('atlas-wall-task-');
     const runs: { command: string; stepName: string; exitCode: number; stdoutArtifact: string }[] = [];
-    const recorder = { record: async (_m: unknown, _t: unknown, run: (typeof runs)[number]) => (runs.push(run), { receipt_id: 'rcpt-00000001' }) } as never;
+    const recorder = {
+      record: async (_m: unknown, _t: unknown, run: (typeof runs)[number]) => (runs.push(run), { receipt_id: 'rcpt-00000001' }),
+    } as never;
     const manager = { ref: { dir: taskDir } } as never;
-    expect(await signControlReview({ manager, task: {} as Task, recorder: undefined, stepIndex: 0, exitCode: 1, lines: ['a'] })).toBeUndefined();
-    expect(await signControlReview({ manager, task: {} as Task, recorder, stepIndex: 0, exitCode: 1, lines: ['.envrc (control-path)'] })).toBe('rcpt-00000001');
+    expect(
+      await signControlReview({ manager, task: {} as Task, recorder: undefined, stepIndex: 0, exitCode: 1, lines: ['a'] }),
+    ).toBeUndefined();
+    expect(
+      await signControlReview({ manager, task: {} as Task, recorder, stepIndex: 0, exitCode: 1, lines: ['.envrc (control-path)'] }),
+    ).toBe('rcpt-00000001');
     expect(runs[0]).toMatchObject({ command: CONTROL_REVIEW_COMMAND, stepName: CONTROL_REVIEW_STEP, exitCode: 1 });
     expect(readFileSync(join(taskDir, runs[0]!.stdoutArtifact), 'utf8')).toBe('.envrc (control-path)\n');
   });
 });
 
-describe('refs beside the task\'s branch', () => {
-  it('a new loose ref is moved into the task folder; the task\'s own branch and older refs are not', () => {
+describe("refs beside the task's branch", () => {
+  it("a new loose ref is moved into the task folder; the task's own branch and older refs are not", () => {
     const t = setup();
     const before = looseBranchRefs(t.worktree);
     expect(checkLayoutAfterCommand(t.worktree, t.taskDir, [], 0, before)).toBeUndefined();
@@ -249,20 +271,48 @@ describe('refs beside the task\'s branch', () => {
 
 describe('verify: control reviews', () => {
   const receipt = (over: Partial<ValidationReceipt>): ValidationReceipt => ({
-    receipt_id: 'rcpt-00000001', step_name: 'validate', command: 'npm test', exit_code: 0, started_at: '2026-01-01T00:00:00Z', completed_at: '2026-01-01T00:00:01Z',
-    duration: '1s', stdout_hash: 'a'.repeat(64), stderr_hash: 'b'.repeat(64), key_path: "m/44'/236'/0'/0/0", signature: '00', message_version: 4, ...over,
+    receipt_id: 'rcpt-00000001',
+    step_name: 'validate',
+    command: 'npm test',
+    exit_code: 0,
+    started_at: '2026-01-01T00:00:00Z',
+    completed_at: '2026-01-01T00:00:01Z',
+    duration: '1s',
+    stdout_hash: 'a'.repeat(64),
+    stderr_hash: 'b'.repeat(64),
+    key_path: "m/44'/236'/0'/0/0",
+    signature: '00',
+    message_version: 4,
+    ...over,
   });
-  const review = (exit: number, at: string) => receipt({ command: CONTROL_REVIEW_COMMAND, step_name: CONTROL_REVIEW_STEP, exit_code: exit, completed_at: at });
+  const review = (exit: number, at: string) =>
+    receipt({ command: CONTROL_REVIEW_COMMAND, step_name: CONTROL_REVIEW_STEP, exit_code: exit, completed_at: at });
   const policy = (receipts: ValidationReceipt[]) =>
-    evaluatePolicies([{ taskId: 'task-20260101-000000', receipts: receipts.map((r) => ({ receipt: r, valid: true })) }], { requireSteps: [], requirePass: false, requireControlReview: true, requirePristine: true }).map((p) => [p.policy, p.ok]);
+    evaluatePolicies([{ taskId: 'task-20260101-000000', receipts: receipts.map((r) => ({ receipt: r, valid: true })) }], {
+      requireSteps: [],
+      requirePass: false,
+      requireControlReview: true,
+      requirePristine: true,
+    }).map((p) => [p.policy, p.ok]);
 
   it('refuses a task whose last review waits for a person; reviews do not count as validation', () => {
-    expect(policy([receipt({}), review(1, '2026-01-01T00:00:02Z')])).toEqual([['require-pristine', false], ['require-control-review', false]]);
-    expect(policy([receipt({ validation_tree: 'pristine' }), review(1, '2026-01-01T00:00:02Z'), review(0, '2026-01-01T00:00:03Z')])).toEqual([['require-pristine', true], ['require-control-review', true]]);
-    expect(policy([receipt({ validation_tree: 'pristine' })])).toEqual([['require-pristine', true], ['require-control-review', true]]);
+    expect(policy([receipt({}), review(1, '2026-01-01T00:00:02Z')])).toEqual([
+      ['require-pristine', false],
+      ['require-control-review', false],
+    ]);
+    expect(
+      policy([receipt({ validation_tree: 'pristine' }), review(1, '2026-01-01T00:00:02Z'), review(0, '2026-01-01T00:00:03Z')]),
+    ).toEqual([
+      ['require-pristine', true],
+      ['require-control-review', true],
+    ]);
+    expect(policy([receipt({ validation_tree: 'pristine' })])).toEqual([
+      ['require-pristine', true],
+      ['require-control-review', true],
+    ]);
   });
 
-  it('the repository\'s policy can require it', async () => {
+  it("the repository's policy can require it", async () => {
     const repo = makeGitRepo();
     mkdirSync(join(repo, '.atlas'));
     writeFileSync(join(repo, '.atlas', 'config.yaml'), 'validation:\n  require_control_review: true\n');

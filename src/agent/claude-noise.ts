@@ -9,7 +9,10 @@ export class StderrFilter {
   push(text: string): string {
     const lines = (this.partial + text).split('\n');
     this.partial = lines.pop() ?? '';
-    return lines.filter((l) => !NOISE.test(l.trim())).map((l) => `${l}\n`).join('');
+    return lines
+      .filter((l) => !NOISE.test(l.trim()))
+      .map((l) => `${l}\n`)
+      .join('');
   }
 
   end(): string {

@@ -38,7 +38,9 @@ export function parsePermissionDenials(v: unknown): PermissionDenial[] {
 /** How a denial reads to people and in --allowedTools form: Bash(npm test), Write(src/x.ts), WebFetch. */
 export function describeDenial(d: PermissionDenial): string {
   const input = d.tool_input;
-  const arg = [input['command'], input['file_path'], input['notebook_path'], input['url'], input['pattern']].find((a) => typeof a === 'string');
+  const arg = [input['command'], input['file_path'], input['notebook_path'], input['url'], input['pattern']].find(
+    (a) => typeof a === 'string',
+  );
   if (typeof arg !== 'string') return d.tool_name;
   const flat = arg.replace(/\s+/g, ' ').trim();
   return `${d.tool_name}(${flat.length > 80 ? `${flat.slice(0, 79)}…` : flat})`;

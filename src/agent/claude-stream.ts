@@ -19,7 +19,15 @@ export type AgentUpdate =
   | { kind: 'session'; sessionId: string }
   | { kind: 'text'; text: string }
   | { kind: 'tool'; name: string; summary: string; workingOn: string; file?: string; id?: string }
-  | { kind: 'result'; isError: boolean; text: string; usage?: TokenUsage; costUsd?: number; sessionId?: string; permissionDenials: PermissionDenial[] }
+  | {
+      kind: 'result';
+      isError: boolean;
+      text: string;
+      usage?: TokenUsage;
+      costUsd?: number;
+      sessionId?: string;
+      permissionDenials: PermissionDenial[];
+    }
   /** Every stream-json event as parsed, before the updates drawn from it (the conversation recorder reads these). */
   | { kind: 'event'; event: Record<string, unknown> }
   /** Claude Code retries a failed API request (its `system` `api_retry` event). */
@@ -68,7 +76,9 @@ export function parseUsage(v: unknown): TokenUsage | undefined {
 export function toolResults(event: Record<string, unknown>): { id: string; isError: boolean }[] {
   const message = event['message'];
   const content = isObj(message) && Array.isArray(message['content']) ? message['content'] : [];
-  return content.filter((b): b is Obj => isObj(b) && b['type'] === 'tool_result' && typeof b['tool_use_id'] === 'string').map((b) => ({ id: b['tool_use_id'] as string, isError: b['is_error'] === true }));
+  return content
+    .filter((b): b is Obj => isObj(b) && b['type'] === 'tool_result' && typeof b['tool_use_id'] === 'string')
+    .map((b) => ({ id: b['tool_use_id'] as string, isError: b['is_error'] === true }));
 }
 
 export class ClaudeStreamParser {
@@ -144,7 +154,10 @@ export class ClaudeStreamParser {
             if (text && text.trim().length > 0) updates.push({ kind: 'text', text });
           } else if (block['type'] === 'tool_use') {
             const id = str(block['id']);
-            updates.push({ ...this.toolUpdate(str(block['name']) ?? 'tool', isObj(block['input']) ? block['input'] : {}), ...(id ? { id } : {}) });
+            updates.push({
+              ...this.toolUpdate(str(block['name']) ?? 'tool', isObj(block['input']) ? block['input'] : {}),
+              ...(id ? { id } : {}),
+            });
           }
         }
         break;

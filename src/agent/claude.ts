@@ -2,13 +2,13 @@
 // (`claude --resume <session> -p <note> ...` to continue a session), parsing its event stream.
 import { StringDecoder } from 'node:string_decoder';
 import { formatDuration } from '../domain/duration.js';
-import { realpath } from '../git/locate.js';
 import { runProcess } from '../engine/processes.js';
+import { realpath } from '../git/locate.js';
 import { openHookChannel } from '../integrations/claude/channel-pipe.js';
 import { claudeHookArgs } from '../integrations/claude/launch.js';
 import { StderrFilter } from './claude-noise.js';
-import { ClaudeStreamParser, toolResults } from './claude-stream.js';
 import type { AgentUpdate, TokenUsage } from './claude-stream.js';
+import { ClaudeStreamParser, toolResults } from './claude-stream.js';
 import { configurationError } from './config-errors.js';
 import { assertAgentConfigured } from './configured.js';
 import { findExecutable } from './find-executable.js';
@@ -23,10 +23,17 @@ function promptArg(prompt: string): string {
 }
 
 export function claudeArgs(
-  input: Pick<AgentRunInput, 'prompt' | 'resumeSessionId' | 'sessionId' | 'allowedTools'> & { ai: Pick<AgentRunInput['ai'], 'model' | 'permission_mode'> },
-  options: { promptOnStdin?: boolean } = {}): string[] {
+  input: Pick<AgentRunInput, 'prompt' | 'resumeSessionId' | 'sessionId' | 'allowedTools'> & {
+    ai: Pick<AgentRunInput['ai'], 'model' | 'permission_mode'>;
+  },
+  options: { promptOnStdin?: boolean } = {},
+): string[] {
   const print = options.promptOnStdin ? ['-p'] : ['-p', promptArg(input.prompt)];
-  const args = input.resumeSessionId ? ['--resume', input.resumeSessionId, ...print] : input.sessionId ? ['--session-id', input.sessionId, ...print] : print;
+  const args = input.resumeSessionId
+    ? ['--resume', input.resumeSessionId, ...print]
+    : input.sessionId
+      ? ['--session-id', input.sessionId, ...print]
+      : print;
   args.push('--output-format', 'stream-json', '--verbose');
   if (input.ai.model) args.push('--model', input.ai.model);
   if (input.ai.permission_mode) args.push('--permission-mode', input.ai.permission_mode);
@@ -37,7 +44,9 @@ export function claudeArgs(
 
 /** "the API answered 500 (server_error); Claude Code retries, 3 of 10, in 2.5 s". */
 export function retryLine(u: Extract<AgentUpdate, { kind: 'retry' }>): string {
-  const answer = u.status ? `the API answered ${u.status}${u.error ? ` (${u.error})` : ''}` : `the API request failed${u.error ? ` (${u.error})` : ''}`;
+  const answer = u.status
+    ? `the API answered ${u.status}${u.error ? ` (${u.error})` : ''}`
+    : `the API request failed${u.error ? ` (${u.error})` : ''}`;
   return `⚠ ${answer}; Claude Code retries, ${u.attempt} of ${u.maxRetries}, in ${(u.delayMs / 1000).toFixed(1)} s`;
 }
 
@@ -145,9 +154,13 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
     ...(finished?.costUsd !== undefined ? { costUsd: finished.costUsd } : {}),
   };
   if (run.stalled) {
-    return { ...base, error: `Claude Code gave no sign of life for ${formatDuration(input.ai.stall_timeout)} while it waited for the model API, so atlas stopped it (ai.stall_timeout): the API may be down or hanging` };
+    return {
+      ...base,
+      error: `Claude Code gave no sign of life for ${formatDuration(input.ai.stall_timeout)} while it waited for the model API, so atlas stopped it (ai.stall_timeout): the API may be down or hanging`,
+    };
   }
-  if (run.timedOut) return { ...base, error: `Claude Code did not finish within ${formatDuration(input.timeoutMs)} (ai.timeout, or the step's timeout)` };
+  if (run.timedOut)
+    return { ...base, error: `Claude Code did not finish within ${formatDuration(input.timeoutMs)} (ai.timeout, or the step's timeout)` };
   const misconfigured = !finished || finished.isError ? configurationError(`${stderrTail}\n${finished?.text ?? ''}`) : undefined;
   if (misconfigured) return { ...base, error: misconfigured.error, permanent: { hint: misconfigured.hint } };
   if (finished?.isError) return { ...base, error: `Claude Code reported an error: ${finished.text || 'unknown'}` };

@@ -48,7 +48,11 @@ export async function runCommandAgent(input: AgentRunInput): Promise<AgentRunRes
   forwardEvents(events.end());
   const output = run.stdout.toString('utf8');
   const base: AgentRunResult = { ok: false, exitCode: run.exitCode, timedOut: run.timedOut, output, files: [] };
-  if (run.timedOut) return { ...base, error: `the agent command did not finish within ${formatDuration(input.timeoutMs)} (ai.timeout, or the step's timeout)` };
+  if (run.timedOut)
+    return {
+      ...base,
+      error: `the agent command did not finish within ${formatDuration(input.timeoutMs)} (ai.timeout, or the step's timeout)`,
+    };
   if (run.exitCode !== 0) {
     const lastLine = run.stderr.toString('utf8').trim().split('\n').pop() ?? '';
     const notFound = run.exitCode === 127 ? ' (command not found: check ai.command)' : '';

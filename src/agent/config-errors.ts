@@ -17,7 +17,7 @@ const KNOWN: ReadonlyArray<{ pattern: RegExp; error: string; hint: string }> = [
   {
     pattern: /option '--permission-mode <mode>' argument '[^']*' is invalid[^\n]*/i,
     error: 'Claude Code does not know the configured permission mode',
-    hint: 'set ai.permission_mode to one of Claude Code\'s modes: default, acceptEdits, plan, bypassPermissions (atlas uses acceptEdits by default)',
+    hint: "set ai.permission_mode to one of Claude Code's modes: default, acceptEdits, plan, bypassPermissions (atlas uses acceptEdits by default)",
   },
   {
     pattern: /invalid api key|please run \/login|not logged in|authentication_error|could not resolve authentication/i,
@@ -27,7 +27,7 @@ const KNOWN: ReadonlyArray<{ pattern: RegExp; error: string; hint: string }> = [
   {
     pattern: /issue with the selected model[^\n]*|not_found_error[^\n]*model[^\n]*/i,
     error: 'Claude Code cannot use the configured model',
-    hint: 'check ai.model (empty uses Claude Code\'s default), e.g. -c ai.model=sonnet',
+    hint: "check ai.model (empty uses Claude Code's default), e.g. -c ai.model=sonnet",
   },
 ];
 

@@ -8,14 +8,15 @@
 //
 // It also sweeps what killed atlas processes leave (debris.ts): task folders `atlas start` never
 // finished, temp files of interrupted writes, empty workspace folders.
-import { describeSweep } from '../exec/sandbox/litter-text.js';
-import { sweepLitter } from '../exec/sandbox/litter.js';
+
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Hook } from '../domain/hook.js';
 import type { Task, Workspace } from '../domain/task.js';
 import { toTimestamp } from '../domain/time.js';
+import { sweepLitter } from '../exec/sandbox/litter.js';
+import { describeSweep } from '../exec/sandbox/litter-text.js';
 import { realpath } from '../git/locate.js';
 import { PRIVATE_DIR_MODE, writeFileAtomic } from '../store/atomic-write.js';
 import { readHookFile } from '../store/hook-file.js';
@@ -178,7 +179,8 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
     } else {
       if (decision.why === 'active') report.kept.active++;
       else if (decision.why === 'within_retention') report.kept.within_retention++;
-      else report.skipped.push({ task_id: ref.id, workspace: ref.workspace, dir: ref.dir, reason: 'hook.json has no valid time of its end' });
+      else
+        report.skipped.push({ task_id: ref.id, workspace: ref.workspace, dir: ref.dir, reason: 'hook.json has no valid time of its end' });
       staying.push({ ref, task: loaded.task });
     }
   }
@@ -197,7 +199,11 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
   const assessments = new Map<string, WorktreeAssessment>();
   for (const c of expired) {
     const path = separateWorktree(c.task);
-    if (path && lastUser.get(path) === c.ref.id) assessments.set(c.ref.id, await assessWorktree(c.task, stayingUsers.get(path) ?? [], { includeIgnored: Boolean(options.includeIgnored) }));
+    if (path && lastUser.get(path) === c.ref.id)
+      assessments.set(
+        c.ref.id,
+        await assessWorktree(c.task, stayingUsers.get(path) ?? [], { includeIgnored: Boolean(options.includeIgnored) }),
+      );
   }
 
   // 3. Act (or, dry, only account).
@@ -325,7 +331,8 @@ async function removeTask(
         return `hook.json cannot be read: ${errorText(error)}`;
       }
       const decision = retentionDecision(hook, await options.retentionFor(c.task.repo_root), now());
-      if (!decision.expired) return decision.why === 'active' ? 'no longer in a terminal state' : 'updated meanwhile; within its retention again';
+      if (!decision.expired)
+        return decision.why === 'active' ? 'no longer in a terminal state' : 'updated meanwhile; within its retention again';
       const bytes = directorySize(c.ref.dir);
       let worktree = outcomeOf(assessment);
       if (worktree?.action === 'removed') {

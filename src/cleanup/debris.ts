@@ -65,14 +65,23 @@ export function sweepDebris(options: DebrisOptions): DebrisReport {
   const empty = workspaces.filter((ws) => !options.busyWorkspaces.has(ws) && isAbandonedEmptyWorkspace(ws, home, now, graceMs, goingFiles));
   const halves = options.halfCreated.map((ref) => ({ ref, assessment: assessHalfCreated(ref.dir, now, graceMs) }));
 
-  const report: DebrisReport = { halfCreatedRemoved: [], halfCreatedKept: [], tempFilesRemoved: [], emptyWorkspaces: [], goingFiles, bytes: 0 };
+  const report: DebrisReport = {
+    halfCreatedRemoved: [],
+    halfCreatedKept: [],
+    tempFilesRemoved: [],
+    emptyWorkspaces: [],
+    goingFiles,
+    bytes: 0,
+  };
   for (const { ref, assessment } of halves) {
     const where = { task_id: ref.id, workspace: ref.workspace, dir: ref.dir };
     if (assessment.action === 'keep') {
       report.halfCreatedKept.push({ ...where, reason: assessment.reason });
       continue;
     }
-    const outcome = options.dryRun ? { ok: true as const, bytes: assessment.bytes, ageMs: assessment.ageMs } : removeHalfCreated(ref.dir, now, graceMs);
+    const outcome = options.dryRun
+      ? { ok: true as const, bytes: assessment.bytes, ageMs: assessment.ageMs }
+      : removeHalfCreated(ref.dir, now, graceMs);
     if (!outcome.ok) {
       report.halfCreatedKept.push({ ...where, reason: outcome.reason });
       continue;

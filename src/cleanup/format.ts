@@ -42,13 +42,17 @@ export function formatCleanupReport(r: CleanupReport): string {
     const idWidth = Math.max(...r.removed.map((t) => t.task_id.length));
     for (const t of r.removed) {
       const age = `ended ${formatAge(t.age_ms)} ago (kept ${formatAge(t.retention_ms)})`;
-      lines.push(`  ${t.task_id.padEnd(idWidth)}  ${t.state.padEnd(9)}  ${age.padEnd(24)}  ${formatBytes(t.bytes).padStart(8)}  ${t.workspace}`);
+      lines.push(
+        `  ${t.task_id.padEnd(idWidth)}  ${t.state.padEnd(9)}  ${age.padEnd(24)}  ${formatBytes(t.bytes).padStart(8)}  ${t.workspace}`,
+      );
       const wt = t.worktree;
       if (wt?.action === 'removed') {
-        lines.push(`      worktree ${dry ? 'would be removed' : 'removed'}: ${wt.path} (${formatBytes(wt.bytes)}; the branch and its commits stay)`);
-        if (wt.ignored.length > 0) lines.push(`      ignored files ${dry ? 'that would be deleted' : 'deleted'} with it: ${wt.ignored.join(', ')}`);
-      }
-      else if (wt?.action === 'kept') lines.push(`      worktree ${dry ? 'would be kept' : 'kept'}: ${wt.path}: ${wt.reason}`);
+        lines.push(
+          `      worktree ${dry ? 'would be removed' : 'removed'}: ${wt.path} (${formatBytes(wt.bytes)}; the branch and its commits stay)`,
+        );
+        if (wt.ignored.length > 0)
+          lines.push(`      ignored files ${dry ? 'that would be deleted' : 'deleted'} with it: ${wt.ignored.join(', ')}`);
+      } else if (wt?.action === 'kept') lines.push(`      worktree ${dry ? 'would be kept' : 'kept'}: ${wt.path}: ${wt.reason}`);
       else if (wt?.action === 'missing') lines.push(`      worktree already gone: ${wt.path}`);
     }
   }
@@ -58,7 +62,8 @@ export function formatCleanupReport(r: CleanupReport): string {
     );
   }
   lines.push(...formatDebris(r));
-  for (const l of r.sandbox_litter_removed) lines.push(`Sandbox litter of ${l.task_id} ${dry ? 'that would be removed' : 'removed'}: ${l.removed}`);
+  for (const l of r.sandbox_litter_removed)
+    lines.push(`Sandbox litter of ${l.task_id} ${dry ? 'that would be removed' : 'removed'}: ${l.removed}`);
   if (r.workspaces_removed.length > 0) {
     lines.push(`${dry ? 'Workspaces that would be removed' : 'Workspaces removed'} (no task left): ${r.workspaces_removed.join(', ')}`);
   }
@@ -91,7 +96,9 @@ function formatDebris(r: CleanupReport): string[] {
     lines.push(head(halves.length, 'task folder', '`atlas start` left unfinished (no task.json; nothing ran)', sum(halves)));
     const idWidth = Math.max(...halves.map((h) => h.task_id.length));
     for (const h of halves) {
-      lines.push(`  ${h.task_id.padEnd(idWidth)}  ${`unchanged for ${formatAge(h.age_ms)}`.padEnd(18)}  ${formatBytes(h.bytes).padStart(8)}  ${h.workspace}`);
+      lines.push(
+        `  ${h.task_id.padEnd(idWidth)}  ${`unchanged for ${formatAge(h.age_ms)}`.padEnd(18)}  ${formatBytes(h.bytes).padStart(8)}  ${h.workspace}`,
+      );
     }
   }
   const temps = r.temp_files_removed;

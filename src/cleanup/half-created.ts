@@ -11,8 +11,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { checkLiveness, readOwner } from '../liveness/owner.js';
 import { taskFiles } from '../store/paths.js';
-import { directorySize } from './dir-size.js';
 import { formatAge } from './age.js';
+import { directorySize } from './dir-size.js';
 import { DEBRIS_GRACE_MS } from './grace.js';
 import { judgeTempFile } from './stale-temp-files.js';
 import { parseTempName } from './temp-name.js';
@@ -102,8 +102,10 @@ export function assessHalfCreated(dir: string, now: number, graceMs: number = DE
     };
   }
   const liveness = checkLiveness(readOwner(files.owner), now);
-  if (liveness.status === 'alive') return { action: 'keep', why: 'owned', reason: `atlas start (pid ${liveness.owner.pid}) is still setting it up` };
-  if (liveness.status === 'remote') return { action: 'keep', why: 'owned', reason: `owned by pid ${liveness.owner.pid} on ${liveness.owner.host}, which still beats` };
+  if (liveness.status === 'alive')
+    return { action: 'keep', why: 'owned', reason: `atlas start (pid ${liveness.owner.pid}) is still setting it up` };
+  if (liveness.status === 'remote')
+    return { action: 'keep', why: 'owned', reason: `owned by pid ${liveness.owner.pid} on ${liveness.owner.host}, which still beats` };
   // Stale on this host means the pid still runs as the same process: hung or stopped, not dead.
   if (liveness.status === 'stale' && liveness.owner.host === hostname()) {
     return { action: 'keep', why: 'owned', reason: `its atlas start (pid ${liveness.owner.pid}) still runs but is stuck; stop it first` };

@@ -6,8 +6,8 @@
 import { lstatSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isPidRunning } from '../liveness/process-identity.js';
-import type { TempPlace } from './temp-places.js';
 import { parseTempName } from './temp-name.js';
+import type { TempPlace } from './temp-places.js';
 import { entriesUnder } from './walk.js';
 
 export interface StaleTempFile {

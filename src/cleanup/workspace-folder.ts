@@ -46,7 +46,13 @@ export function removeWorkspace(workspace: string, home: string): boolean {
  * A workspace folder an `atlas start` created and left without any task: no workspace.json,
  * nothing in it but an empty tasks/ (and `goingFiles`), unchanged for longer than `graceMs`.
  */
-export function isAbandonedEmptyWorkspace(workspace: string, home: string, now: number, graceMs: number, goingFiles: ReadonlySet<string>): boolean {
+export function isAbandonedEmptyWorkspace(
+  workspace: string,
+  home: string,
+  now: number,
+  graceMs: number,
+  goingFiles: ReadonlySet<string>,
+): boolean {
   const dir = workspaceDir(workspace, home);
   try {
     const st = lstatSync(dir);

@@ -5,11 +5,11 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Task } from '../domain/task.js';
+import { DEPENDENCY_FOLDERS } from '../engine/link-dependencies.js';
 import { commonGitDir } from '../git/common-dir.js';
 import { locateWorktree, realpath } from '../git/locate.js';
 import { runGit } from '../git/run-git.js';
 import { readGitState } from '../git/state.js';
-import { DEPENDENCY_FOLDERS } from '../engine/link-dependencies.js';
 import { directorySize } from './dir-size.js';
 
 export type WorktreeAssessment =
@@ -41,7 +41,11 @@ function describeChanges(paths: string[]): string {
  * Decides what happens to `task`'s worktree. `usedBy` names the tasks that stay and use the same
  * folder. Reads only (one `git status`, which takes no lock).
  */
-export async function assessWorktree(task: Task, usedBy: readonly string[], options: { includeIgnored?: boolean } = {}): Promise<WorktreeAssessment> {
+export async function assessWorktree(
+  task: Task,
+  usedBy: readonly string[],
+  options: { includeIgnored?: boolean } = {},
+): Promise<WorktreeAssessment> {
   const path = separateWorktree(task);
   if (path === undefined) return { action: 'none' };
   if (!existsSync(path)) return { action: 'missing', path };
@@ -77,7 +81,11 @@ export async function assessWorktree(task: Task, usedBy: readonly string[], opti
   if (ignored.length > 0 && !options.includeIgnored) {
     const shown = ignored.slice(0, 10).join(', ');
     const more = ignored.length > 10 ? ` and ${ignored.length - 10} more` : '';
-    return { action: 'keep', path, reason: `it holds ignored files that removing it would delete (${shown}${more}); pass --include-ignored to delete them too` };
+    return {
+      action: 'keep',
+      path,
+      reason: `it holds ignored files that removing it would delete (${shown}${more}); pass --include-ignored to delete them too`,
+    };
   }
   return { action: 'remove', path, bytes: directorySize(path) + directorySize(tree.gitDir), ignored };
 }

@@ -31,7 +31,10 @@ export class CliContext {
     for (const item of this.flags.config ?? []) {
       const eq = item.indexOf('=');
       if (eq <= 0) {
-        throw new AtlasError(`-c expects key=value, got "${item}"`, { exitCode: EXIT.input, hint: 'for example: -c hooks.stale_threshold=10m' });
+        throw new AtlasError(`-c expects key=value, got "${item}"`, {
+          exitCode: EXIT.input,
+          hint: 'for example: -c hooks.stale_threshold=10m',
+        });
       }
       result[item.slice(0, eq).trim()] = item.slice(eq + 1);
     }

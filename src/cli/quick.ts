@@ -23,7 +23,14 @@ interface Spec {
 }
 
 const SPECS: Spec[] = [
-  { words: ['hook', 'status'], values: { task: undefined }, switches: [], positionals: 0, defaults: {}, load: () => import('./commands/hook-status.js') },
+  {
+    words: ['hook', 'status'],
+    values: { task: undefined },
+    switches: [],
+    positionals: 0,
+    defaults: {},
+    load: () => import('./commands/hook-status.js'),
+  },
   {
     words: ['checkpoint'],
     values: { task: undefined, trigger: CHECKPOINT_TRIGGERS, commit: undefined },

@@ -1,7 +1,7 @@
 // Runs one command's handler: builds the context, maps the result and errors to the exit code.
 import { EXIT } from '../domain/errors.js';
-import { CliContext } from './context.js';
 import type { GlobalFlags } from './context.js';
+import { CliContext } from './context.js';
 import { reportError } from './output.js';
 
 // Commander hands the parsed arguments over untyped; each handler declares its own (never[] accepts any list).

@@ -35,7 +35,7 @@ export function renderDefaultConfig(): string {
   const lines = [
     '# atlas configuration. Every key is listed at its default value, commented out:',
     '# uncomment a key (and the section lines above it) to change it. docs/configuration.md explains each.',
-    '# Precedence: -c key=value flags > ATLAS_* environment > the repository\'s .atlas/config.yaml',
+    "# Precedence: -c key=value flags > ATLAS_* environment > the repository's .atlas/config.yaml",
     '#             > this file > defaults. Durations: 30s, 5m, 720h, 1h30m.',
   ];
   let open: string[] = [];

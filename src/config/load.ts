@@ -5,12 +5,12 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { PRIVATE_DIR_MODE, writeFileAtomic } from '../store/atomic-write.js';
-import type { ParsedYaml } from './yaml-lib.js';
-import { parseYamlText } from './yaml-lib.js';
 import { homePaths } from '../store/paths.js';
+import { formatSetting } from './format.js';
 import type { Config, Leaf } from './schema.js';
 import { coerce, LEAF_BY_KEY, LEAVES } from './schema.js';
-import { formatSetting } from './format.js';
+import type { ParsedYaml } from './yaml-lib.js';
+import { parseYamlText } from './yaml-lib.js';
 
 export interface LoadConfigOptions {
   home: string;
@@ -91,7 +91,9 @@ async function fileLayer(path: string, cacheDir: string, warnings: string[]): Pr
   for (const w of yamlWarnings) warnings.push(`${path}: ${w}`);
   const values = new Map<string, unknown>();
   if (data !== null && data !== undefined && (typeof data !== 'object' || Array.isArray(data))) {
-    warnings.push(`${path}: expected settings by key (like "hooks:" with keys under it), got ${kindOf(data)}; the file is ignored, so every key keeps its default (or the value from another layer)`);
+    warnings.push(
+      `${path}: expected settings by key (like "hooks:" with keys under it), got ${kindOf(data)}; the file is ignored, so every key keeps its default (or the value from another layer)`,
+    );
     return { name: path, values };
   }
   const unknownKeys: string[] = [];

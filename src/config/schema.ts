@@ -25,9 +25,19 @@ export interface Config {
     default_allowed_tools: boolean;
     on_permission_denial: 'warn' | 'fail';
   };
-  validation: { commands: string[]; timeout: number; tree: 'worktree' | 'pristine'; setup: string[]; dependencies: string[]; require_control_review: boolean };
+  validation: {
+    commands: string[];
+    timeout: number;
+    tree: 'worktree' | 'pristine';
+    setup: string[];
+    dependencies: string[];
+    require_control_review: boolean;
+  };
   git: { worktree: boolean; remote: string; push: boolean; pull_request: boolean; pr_command: string };
-  execution: { mode: 'local' | 'sandbox'; sandbox: { allowed_domains: string[]; allow_write: string[]; deny_read: string[]; env: string[] } };
+  execution: {
+    mode: 'local' | 'sandbox';
+    sandbox: { allowed_domains: string[]; allow_write: string[]; deny_read: string[]; env: string[] };
+  };
   sync: {
     store: string;
     exclude: string[];
@@ -188,7 +198,10 @@ export function coerce(leaf: Leaf, raw: unknown): { ok: true; value: unknown } |
       const ms = typeof text === 'number' && text === 0 ? 0 : typeof text === 'string' ? parseDuration(text) : undefined;
       if (ms === undefined) return { ok: false, problem: `expected a duration like 30s, 5m or 720h, got ${JSON.stringify(raw)}` };
       if (k.min !== undefined && ms < k.min && !(ms === 0 && k.zeroAllowed)) {
-        return { ok: false, problem: `expected at least ${k.min / 1000}s${k.zeroAllowed ? ' (or 0 to turn it off)' : ''}, got ${JSON.stringify(raw)}` };
+        return {
+          ok: false,
+          problem: `expected at least ${k.min / 1000}s${k.zeroAllowed ? ' (or 0 to turn it off)' : ''}, got ${JSON.stringify(raw)}`,
+        };
       }
       return { ok: true, value: ms };
     }

@@ -55,7 +55,13 @@ export class AgentConversation {
       background: start.background === true,
     });
     openConversation(this.recorder);
-    this.base = { task_id: start.taskId, step_name: start.stepName, conversation_id: this.recorder.id, workspace: start.workspace, task_dir: start.taskDir };
+    this.base = {
+      task_id: start.taskId,
+      step_name: start.stepName,
+      conversation_id: this.recorder.id,
+      workspace: start.workspace,
+      task_dir: start.taskDir,
+    };
     this.reader = new ClaudeEventReader(this.recorder.id, {
       message: (message) => this.emit(message),
       call: (messageId, usage, model) => {
@@ -72,7 +78,15 @@ export class AgentConversation {
         this.denials.push(...denials.filter((d) => !this.denials.some((k) => k.tool_use_id === d.tool_use_id && d.tool_use_id !== '')));
       },
     });
-    this.emit({ key: 'prompt', conversation_id: this.recorder.id, body: start.prompt, role: MESSAGE_ROLE.user, timestamp: now(), tokens: 0, tool_calls: [] });
+    this.emit({
+      key: 'prompt',
+      conversation_id: this.recorder.id,
+      body: start.prompt,
+      role: MESSAGE_ROLE.user,
+      timestamp: now(),
+      tokens: 0,
+      tool_calls: [],
+    });
   }
 
   get id(): string {
@@ -96,14 +110,28 @@ export class AgentConversation {
     try {
       this.reader.end();
       if (this.events === 0 && end.output && end.output.trim().length > 0) {
-        this.emit({ key: 'output', conversation_id: this.id, body: end.output, role: MESSAGE_ROLE.assistant, timestamp: now(), tokens: 0, tool_calls: [] });
+        this.emit({
+          key: 'output',
+          conversation_id: this.id,
+          body: end.output,
+          role: MESSAGE_ROLE.assistant,
+          timestamp: now(),
+          tokens: 0,
+          tool_calls: [],
+        });
       }
       await Promise.allSettled([...this.pending]);
       // Claude Code killed before its result: the row takes what its transcript says it was answered.
       this.recorder.settleFromTranscript();
       if (end.interrupted) markInterrupted(this.id);
       const usage = streamUsageOf(this.recorder.current.stats, !this.recorder.reportedTokens);
-      await this.start.lifecycle.streamFinish({ ...this.base, point: 'on_stream_finish', ok: end.ok, usage, error: end.ok ? null : (end.error ?? 'the agent failed') });
+      await this.start.lifecycle.streamFinish({
+        ...this.base,
+        point: 'on_stream_finish',
+        ok: end.ok,
+        usage,
+        error: end.ok ? null : (end.error ?? 'the agent failed'),
+      });
       // A bus without the recording default (or one that failed) still leaves a finished record.
       if (!this.recorder.ended) this.recorder.finish(end.ok ? 'completed' : end.interrupted ? 'interrupted' : 'failed');
       await this.recorder.flushed();

@@ -3,10 +3,11 @@
 // blocks are gathered into one Message until an event of another message arrives; the usage of
 // each message id is counted once. `user` events carry the tool results, each becoming a role 3
 // message that names its tool_use id (the recorder joins it into the assistant message).
-import type { Message, ModelUsageRow, PermissionDenial, ToolCall } from '../domain/conversation.js';
-import { MESSAGE_ROLE } from '../domain/conversation.js';
+
 import { parseModelUsage, parsePermissionDenials } from '../agent/claude-result.js';
 import { parseUsage } from '../agent/claude-stream.js';
+import type { Message, ModelUsageRow, PermissionDenial, ToolCall } from '../domain/conversation.js';
+import { MESSAGE_ROLE } from '../domain/conversation.js';
 import type { CallUsage, ResultFigures } from './ledger.js';
 
 type Obj = Record<string, unknown>;
@@ -51,7 +52,11 @@ function toolOutput(content: unknown): string {
 export function callUsage(usage: unknown): CallUsage | undefined {
   const u = parseUsage(usage);
   if (!u) return undefined;
-  return { input_tokens: count(u.input_tokens), cache_read_tokens: count(u.cache_read_input_tokens), cache_creation_tokens: count(u.cache_creation_input_tokens) };
+  return {
+    input_tokens: count(u.input_tokens),
+    cache_read_tokens: count(u.cache_read_input_tokens),
+    cache_creation_tokens: count(u.cache_creation_input_tokens),
+  };
 }
 
 export function resultFigures(event: Obj): ResultFigures | undefined {
@@ -150,7 +155,15 @@ export class ClaudeEventReader {
         const name = str(block['name']) || 'tool';
         if (this.open.tool_calls.some((c) => c.id === id)) continue;
         this.toolNames.set(id, name);
-        this.open.tool_calls.push({ id, type: 'tool_use', name, input: isObj(block['input']) ? block['input'] : {}, output: '', status: 'pending', error: '' });
+        this.open.tool_calls.push({
+          id,
+          type: 'tool_use',
+          name,
+          input: isObj(block['input']) ? block['input'] : {},
+          output: '',
+          status: 'pending',
+          error: '',
+        });
       }
     }
   }

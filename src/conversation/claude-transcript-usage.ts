@@ -59,7 +59,7 @@ function collect(path: string, rows: Map<string, Row>, sinceMs?: number, earlier
     const previous = rows.get(message.id);
     // The same message logged again (one line per content block): keep the largest figures.
     rows.set(message.id, {
-      model: typeof message.model === 'string' ? message.model : previous?.model ?? '',
+      model: typeof message.model === 'string' ? message.model : (previous?.model ?? ''),
       input: Math.max(previous?.input ?? 0, num(u['input_tokens'])),
       output: Math.max(previous?.output ?? 0, num(u['output_tokens'])),
       cacheRead: Math.max(previous?.cacheRead ?? 0, num(u['cache_read_input_tokens'])),
@@ -83,7 +83,15 @@ export function transcriptUsage(transcriptPath: string, options: { sinceMs?: num
   const earlier = new Set<string>();
   collect(transcriptPath, rows, options.sinceMs, earlier);
   for (const path of subagentTranscripts(transcriptPath)) collect(path, rows, options.sinceMs, earlier);
-  const totals: UsageTotals = { messages: rows.size, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, models: [], model: '' };
+  const totals: UsageTotals = {
+    messages: rows.size,
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_read_tokens: 0,
+    cache_creation_tokens: 0,
+    models: [],
+    model: '',
+  };
   for (const row of rows.values()) {
     totals.input_tokens += row.input;
     totals.output_tokens += row.output;
@@ -128,7 +136,12 @@ export function findClaudeTranscript(sessionId: string, env: NodeJS.ProcessEnv =
  * message id once, never one an earlier run of the session counted), where that is more than the
  * stream showed. Output tokens are what the transcript holds; the cost stays unknown.
  */
-export function cutOffRunStats(stats: ConversationStats, sessionId: string | null | undefined, startedAt: string, env: NodeJS.ProcessEnv = process.env): ConversationStats {
+export function cutOffRunStats(
+  stats: ConversationStats,
+  sessionId: string | null | undefined,
+  startedAt: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ConversationStats {
   if (!sessionId) return stats;
   const path = findClaudeTranscript(sessionId, env);
   if (!path) return stats;

@@ -21,7 +21,11 @@ function waitingForAnswer(messages: ReturnType<typeof readMessages>): boolean {
   return last?.role !== 2 || (Array.isArray(last.tool_calls) && last.tool_calls.length > 0);
 }
 
-export function finalizeRunningConversations(taskDir: string, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): ConversationRecord[] {
+export function finalizeRunningConversations(
+  taskDir: string,
+  now: Date = new Date(),
+  env: NodeJS.ProcessEnv = process.env,
+): ConversationRecord[] {
   const finalized: ConversationRecord[] = [];
   for (const record of listConversations(taskDir)) {
     if (record.status !== 'running') continue;
@@ -35,13 +39,20 @@ export function finalizeRunningConversations(taskDir: string, now: Date = new Da
     // transcript says it was answered, this run's messages only, is what the row counts.
     // (A run cut off before its first API call has no figures at all yet: the transcript may.)
     const noFigures = partial.total_input_tokens + partial.total_cache_tokens === 0;
-    const settled = record.agent === 'claude' && (partial.partial || noFigures) ? cutOffRunStats(partial, record.session_id, record.started_at, env) : partial;
-    const stats = record.agent === 'claude' && settled.partial && waitingForAnswer(messages) ? { ...settled, lost_in_flight: true } : settled;
+    const settled =
+      record.agent === 'claude' && (partial.partial || noFigures)
+        ? cutOffRunStats(partial, record.session_id, record.started_at, env)
+        : partial;
+    const stats =
+      record.agent === 'claude' && settled.partial && waitingForAnswer(messages) ? { ...settled, lost_in_flight: true } : settled;
     const done: ConversationRecord = {
       ...record,
       status: 'interrupted',
       // Its last sign of life: the last message (seconds, so never before the start), else now.
-      ended_at: last > 0 ? new Date(Math.max(Date.parse(record.started_at), Math.min(now.getTime(), last * 1000))).toISOString() : now.toISOString(),
+      ended_at:
+        last > 0
+          ? new Date(Math.max(Date.parse(record.started_at), Math.min(now.getTime(), last * 1000))).toISOString()
+          : now.toISOString(),
       stats,
     };
     writeFileAtomic(files.record, `${JSON.stringify(done, null, 2)}\n`);

@@ -19,7 +19,12 @@ export interface ConversationView {
   last?: { conversation: ConversationRecord; messages: Message[] };
 }
 
-export function conversationView(taskDir: string, hook: Hook, task: Task | undefined, warn: Warn = () => undefined): ConversationView | undefined {
+export function conversationView(
+  taskDir: string,
+  hook: Hook,
+  task: Task | undefined,
+  warn: Warn = () => undefined,
+): ConversationView | undefined {
   const conversations = listConversations(taskDir, warn);
   if (conversations.length === 0) return undefined;
   const byStep = new Map<string, ConversationRecord[]>();
@@ -31,13 +36,19 @@ export function conversationView(taskDir: string, hook: Hook, task: Task | undef
   const step = hook.current_step;
   if (step && !isTerminal(hook.state) && task?.steps[step.step_index]?.type === 'ai') {
     const latest = byStep.get(step.step_name)?.at(-1);
-    if (latest) view.last = { conversation: latest, messages: readLastMessages(conversationFiles(taskDir, latest.id).messages, LAST_MESSAGES, warn) };
+    if (latest)
+      view.last = { conversation: latest, messages: readLastMessages(conversationFiles(taskDir, latest.id).messages, LAST_MESSAGES, warn) };
   }
   return view;
 }
 
 /** The task's totals as `atlas hook status` shows them (undefined: no agent runs recorded). */
-export function usageSummary(taskDir: string, hook: Hook, task: Task | undefined, warn: Warn): { json: ReturnType<typeof totalsJson>; line: string } | undefined {
+export function usageSummary(
+  taskDir: string,
+  hook: Hook,
+  task: Task | undefined,
+  warn: Warn,
+): { json: ReturnType<typeof totalsJson>; line: string } | undefined {
   const view = conversationView(taskDir, hook, task, warn);
   return view ? { json: totalsJson(view.total), line: totalsLine(view.total) } : undefined;
 }

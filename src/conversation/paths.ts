@@ -1,7 +1,7 @@
 // Where a task's conversations live: <task dir>/conversations/<conversation id>/{conversation.json,messages.jsonl}.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { CONVERSATION_FILE_NAME, CONVERSATIONS_DIR_NAME, CONVERSATION_ID_PATTERN, MESSAGES_FILE_NAME } from '../domain/conversation.js';
+import { CONVERSATION_FILE_NAME, CONVERSATION_ID_PATTERN, CONVERSATIONS_DIR_NAME, MESSAGES_FILE_NAME } from '../domain/conversation.js';
 
 export function newConversationId(): string {
   return `conv-${randomBytes(6).toString('hex')}`;

@@ -47,13 +47,15 @@ export function readConversationRecord(taskDir: string, id: string, warn: Warn =
 export function listConversations(taskDir: string, warn: Warn = quiet): ConversationRecord[] {
   const dir = conversationsDir(taskDir);
   if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .sort()
-    // Folder names come from disk: only conversation ids are read, so nothing outside is touched.
-    .filter((name) => CONVERSATION_ID_PATTERN.test(name))
-    .map((id) => readRecord(taskDir, id, warn))
-    .filter((r): r is ConversationRecord => r !== undefined)
-    .sort((a, b) => compareText(a.started_at, b.started_at) || compareText(a.id, b.id));
+  return (
+    readdirSync(dir)
+      .sort()
+      // Folder names come from disk: only conversation ids are read, so nothing outside is touched.
+      .filter((name) => CONVERSATION_ID_PATTERN.test(name))
+      .map((id) => readRecord(taskDir, id, warn))
+      .filter((r): r is ConversationRecord => r !== undefined)
+      .sort((a, b) => compareText(a.started_at, b.started_at) || compareText(a.id, b.id))
+  );
 }
 
 /** Valid messages of whole lines; with `fromEnd`, only the last `fromEnd` (parsed backwards). */

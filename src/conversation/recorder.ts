@@ -117,7 +117,9 @@ export class ConversationRecorder {
         if (!owner) continue;
         joinedAny = true;
         this.held.delete(call.id);
-        owner.tool_calls = owner.tool_calls.map((c) => (c.id === call.id ? { ...c, output: call.output, status: call.status, error: call.error } : c));
+        owner.tool_calls = owner.tool_calls.map((c) =>
+          c.id === call.id ? { ...c, output: call.output, status: call.status, error: call.error } : c,
+        );
         if (!owner.tool_calls.some((c) => this.held.get(c.id) === owner)) this.append(owner);
       }
       if (!joinedAny) this.append(message);
@@ -190,7 +192,11 @@ export class ConversationRecorder {
       ...this.record,
       status,
       ended_at: this.now().toISOString(),
-      stats: this.cutOff ? this.cutOff(this.written.size) : this.tokens ? this.ledger.stats(this.written.size) : tokenlessStats(this.written.size),
+      stats: this.cutOff
+        ? this.cutOff(this.written.size)
+        : this.tokens
+          ? this.ledger.stats(this.written.size)
+          : tokenlessStats(this.written.size),
     };
     this.save(true);
     if (this.fd !== undefined) closeSync(this.fd);
@@ -208,7 +214,11 @@ export class ConversationRecorder {
   }
 
   private saveStats(durable: boolean): void {
-    const stats = this.cutOff ? this.cutOff(this.written.size) : this.tokens ? this.ledger.stats(this.written.size) : { ...this.record.stats, messages_exchanged: this.written.size };
+    const stats = this.cutOff
+      ? this.cutOff(this.written.size)
+      : this.tokens
+        ? this.ledger.stats(this.written.size)
+        : { ...this.record.stats, messages_exchanged: this.written.size };
     this.record = { ...this.record, stats };
     this.save(durable);
   }

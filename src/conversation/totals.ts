@@ -24,7 +24,19 @@ export interface UsageTotals {
 }
 
 export function emptyTotals(): UsageTotals {
-  return { rows: 0, conversations: 0, partial: 0, lost_in_flight: 0, input_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, output_tokens: 0, output_unknown: 0, cost_usd: 0, cost_unknown: 0 };
+  return {
+    rows: 0,
+    conversations: 0,
+    partial: 0,
+    lost_in_flight: 0,
+    input_tokens: 0,
+    cache_read_tokens: 0,
+    cache_creation_tokens: 0,
+    output_tokens: 0,
+    output_unknown: 0,
+    cost_usd: 0,
+    cost_unknown: 0,
+  };
 }
 
 /** One row's figures (a conversation, or one model of it). */

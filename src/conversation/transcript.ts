@@ -20,7 +20,7 @@ export function toolInputLine(input: Record<string, unknown>, max = 100): string
   });
   const parts = keys.map((k) => {
     const v = input[k];
-    const text = typeof v === 'string' ? v : JSON.stringify(v) ?? '';
+    const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
     return `${k}=${oneLine(text, 60)}`;
   });
   return oneLine(parts.join(' '), max);

@@ -16,7 +16,8 @@ const countOrNull = (v: unknown): v is number | null => v === null || count(v);
 
 function checkModel(v: unknown): ModelUsageRow | string {
   if (!isObj(v) || typeof v['model'] !== 'string') return 'a models row without a model name';
-  for (const k of ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_creation_tokens']) if (!count(v[k])) return `models row ${v['model']}: ${k} is not a count`;
+  for (const k of ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_creation_tokens'])
+    if (!count(v[k])) return `models row ${v['model']}: ${k} is not a count`;
   if (!countOrNull(v['cost_usd'])) return `models row ${v['model']}: cost_usd is not a number or null`;
   return v as unknown as ModelUsageRow;
 }
@@ -43,13 +44,20 @@ export function checkStats(v: unknown): Checked<ConversationStats> {
 
 export function checkConversationRecord(v: unknown): Checked<ConversationRecord> {
   if (!isObj(v)) return { ok: false, problem: 'not a JSON object' };
-  if (typeof v['id'] !== 'string' || !CONVERSATION_ID_PATTERN.test(v['id'])) return { ok: false, problem: 'id is not a conversation id (conv- and 12 hex digits)' };
-  for (const k of ['task_id', 'step_name', 'agent', 'started_at']) if (typeof v[k] !== 'string') return { ok: false, problem: `${k} is not text` };
-  for (const k of ['model', 'session_id']) if (v[k] !== undefined && typeof v[k] !== 'string') return { ok: false, problem: `${k} is not text` };
-  if (!Number.isInteger(v['attempt']) || (v['attempt'] as number) < 1) return { ok: false, problem: 'attempt is not a whole number from 1' };
-  if (v['ended_at'] !== null && v['ended_at'] !== undefined && typeof v['ended_at'] !== 'string') return { ok: false, problem: 'ended_at is not a time or null' };
-  if (!(CONVERSATION_STATUSES as readonly unknown[]).includes(v['status'])) return { ok: false, problem: `status is not one of ${CONVERSATION_STATUSES.join(', ')}` };
-  if (v['continues'] !== null && v['continues'] !== undefined && typeof v['continues'] !== 'string') return { ok: false, problem: 'continues is not a conversation id or null' };
+  if (typeof v['id'] !== 'string' || !CONVERSATION_ID_PATTERN.test(v['id']))
+    return { ok: false, problem: 'id is not a conversation id (conv- and 12 hex digits)' };
+  for (const k of ['task_id', 'step_name', 'agent', 'started_at'])
+    if (typeof v[k] !== 'string') return { ok: false, problem: `${k} is not text` };
+  for (const k of ['model', 'session_id'])
+    if (v[k] !== undefined && typeof v[k] !== 'string') return { ok: false, problem: `${k} is not text` };
+  if (!Number.isInteger(v['attempt']) || (v['attempt'] as number) < 1)
+    return { ok: false, problem: 'attempt is not a whole number from 1' };
+  if (v['ended_at'] !== null && v['ended_at'] !== undefined && typeof v['ended_at'] !== 'string')
+    return { ok: false, problem: 'ended_at is not a time or null' };
+  if (!(CONVERSATION_STATUSES as readonly unknown[]).includes(v['status']))
+    return { ok: false, problem: `status is not one of ${CONVERSATION_STATUSES.join(', ')}` };
+  if (v['continues'] !== null && v['continues'] !== undefined && typeof v['continues'] !== 'string')
+    return { ok: false, problem: 'continues is not a conversation id or null' };
   const stats = checkStats(v['stats']);
   if (!stats.ok) return stats;
   return {
@@ -68,7 +76,8 @@ export function checkConversationRecord(v: unknown): Checked<ConversationRecord>
 function checkToolCall(v: unknown, i: number): ToolCall | string {
   if (!isObj(v)) return `tool_calls[${i}] is not an object`;
   if (typeof v['id'] !== 'string' || typeof v['name'] !== 'string') return `tool_calls[${i}] has no id or name`;
-  if (!(TOOL_CALL_STATUSES as readonly unknown[]).includes(v['status'])) return `tool_calls[${i}].status is not one of ${TOOL_CALL_STATUSES.join(', ')}`;
+  if (!(TOOL_CALL_STATUSES as readonly unknown[]).includes(v['status']))
+    return `tool_calls[${i}].status is not one of ${TOOL_CALL_STATUSES.join(', ')}`;
   return {
     id: v['id'],
     type: typeof v['type'] === 'string' ? v['type'] : 'tool_use',
@@ -82,9 +91,11 @@ function checkToolCall(v: unknown, i: number): ToolCall | string {
 
 export function checkMessage(v: unknown): Checked<Message> {
   if (!isObj(v)) return { ok: false, problem: 'not a JSON object' };
-  if (typeof v['key'] !== 'string' || typeof v['conversation_id'] !== 'string') return { ok: false, problem: 'key or conversation_id is not text' };
+  if (typeof v['key'] !== 'string' || typeof v['conversation_id'] !== 'string')
+    return { ok: false, problem: 'key or conversation_id is not text' };
   if (typeof v['body'] !== 'string') return { ok: false, problem: 'body is not text' };
-  if (v['role'] !== 1 && v['role'] !== 2 && v['role'] !== 3) return { ok: false, problem: 'role is not 1 (user), 2 (assistant) or 3 (tool)' };
+  if (v['role'] !== 1 && v['role'] !== 2 && v['role'] !== 3)
+    return { ok: false, problem: 'role is not 1 (user), 2 (assistant) or 3 (tool)' };
   if (!count(v['timestamp'])) return { ok: false, problem: 'timestamp is not unix seconds' };
   if (v['tokens'] !== undefined && !count(v['tokens'])) return { ok: false, problem: 'tokens is not a count' };
   const calls: ToolCall[] = [];
@@ -98,6 +109,14 @@ export function checkMessage(v: unknown): Checked<Message> {
   }
   return {
     ok: true,
-    value: { key: v['key'], conversation_id: v['conversation_id'], body: v['body'], role: v['role'], timestamp: v['timestamp'], tokens: (v['tokens'] as number | undefined) ?? 0, tool_calls: calls },
+    value: {
+      key: v['key'],
+      conversation_id: v['conversation_id'],
+      body: v['body'],
+      role: v['role'],
+      timestamp: v['timestamp'],
+      tokens: (v['tokens'] as number | undefined) ?? 0,
+      tool_calls: calls,
+    },
   };
 }

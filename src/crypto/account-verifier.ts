@@ -165,7 +165,10 @@ export class AccountVerifier implements ReceiptVerifier {
   verify(receipt: ValidationReceipt, position: ReceiptPosition): ReceiptProblem[] {
     const problems = receiptFormatProblems(receipt);
     if (!isChildIndex(position.taskIndex) || !isChildIndex(position.receiptIndex)) {
-      problems.push({ check: 'key_path', message: `task index ${position.taskIndex} / receipt index ${position.receiptIndex} is not a non-hardened BIP32 index` });
+      problems.push({
+        check: 'key_path',
+        message: `task index ${position.taskIndex} / receipt index ${position.receiptIndex} is not a non-hardened BIP32 index`,
+      });
       return problems;
     }
     const expected = this.keyPath(position);

@@ -1,8 +1,9 @@
 // The attestation key: ECDSA P-256 (what cosign, in-toto, securesystemslib and openssl all accept),
 // derived with SLIP-0010 from the same master seed as the receipt keys, so one backup restores both.
 // Signing and verifying go through node:crypto (OpenSSL): DER signatures over SHA-256.
-import { createHash, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
+
 import type { KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { KeyDerivation } from '../domain/receipt.js';
 import { HARDENED, P256_SEC1_CURVE as SEC1_CURVE, P256_SEC1_HEAD as SEC1_HEAD, slip10Derive, slip10Master } from './slip10.js';
@@ -32,7 +33,6 @@ function describe(key: KeyObject): AttestationPublicKey {
   return { key, keyid: createHash('sha256').update(der).digest('hex'), pem: key.export({ type: 'spki', format: 'pem' }).toString() };
 }
 
-
 export function deriveAttestationKey(seed: Uint8Array, d: KeyDerivation): AttestationSigningKey {
   const steps = [d.purpose, d.coin_type, d.account, ...ATTESTATION_STEPS].map((i) => i + HARDENED);
   const node = slip10Derive(slip10Master(seed), steps);
@@ -56,7 +56,8 @@ export function verifyAttestation(key: KeyObject, data: Uint8Array, signature: U
 /** A P-256 public key in PEM (`atlas key export --format pem --for attestations`); exit 3 otherwise. */
 export function parseAttestationPublicKey(text: string, source: string): AttestationPublicKey {
   const hint = 'pass the output of `atlas key export --format pem --for attestations`';
-  if (/PRIVATE KEY/.test(text)) throw new AtlasError(`${source} holds a private key; verification needs only the public key`, { exitCode: EXIT.key, hint });
+  if (/PRIVATE KEY/.test(text))
+    throw new AtlasError(`${source} holds a private key; verification needs only the public key`, { exitCode: EXIT.key, hint });
   let key: KeyObject;
   try {
     key = createPublicKey({ key: text, format: 'pem' });
@@ -64,7 +65,10 @@ export function parseAttestationPublicKey(text: string, source: string): Attesta
     throw new AtlasError(`${source} is not a PEM public key: ${(error as Error).message}`, { exitCode: EXIT.key, hint });
   }
   if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
-    throw new AtlasError(`${source} is not a P-256 key (${key.asymmetricKeyType}${key.asymmetricKeyDetails?.namedCurve ? ` ${key.asymmetricKeyDetails.namedCurve}` : ''}); attestations are signed with ECDSA P-256`, { exitCode: EXIT.key, hint });
+    throw new AtlasError(
+      `${source} is not a P-256 key (${key.asymmetricKeyType}${key.asymmetricKeyDetails?.namedCurve ? ` ${key.asymmetricKeyDetails.namedCurve}` : ''}); attestations are signed with ECDSA P-256`,
+      { exitCode: EXIT.key, hint },
+    );
   }
   return describe(key);
 }

@@ -19,7 +19,20 @@ export function signMessage(privateKey: Uint8Array, message: string): string {
 /** The signed receipt, fields in seed 003's order followed by atlas's additions. */
 function withSignature(receipt: UnsignedReceipt, keyPath: string, signature: string): ValidationReceipt {
   const { receipt_id, step_name, command, exit_code, started_at, completed_at, duration, stdout_hash, stderr_hash, ...additions } = receipt;
-  return { receipt_id, step_name, command, exit_code, started_at, completed_at, duration, stdout_hash, stderr_hash, key_path: keyPath, signature, ...additions };
+  return {
+    receipt_id,
+    step_name,
+    command,
+    exit_code,
+    started_at,
+    completed_at,
+    duration,
+    stdout_hash,
+    stderr_hash,
+    key_path: keyPath,
+    signature,
+    ...additions,
+  };
 }
 
 export class HDReceiptSigner implements ReceiptSigner {

@@ -7,7 +7,7 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import type { KeyDerivation, PathStep } from '../domain/receipt.js';
 import { accountPath } from '../domain/receipt.js';
 
-export { HDKey, HARDENED_OFFSET };
+export { HARDENED_OFFSET, HDKey };
 
 export function masterFromSeed(seed: Uint8Array): HDKey {
   return HDKey.fromMasterSeed(seed);
@@ -34,7 +34,8 @@ export function fingerprintHex(node: HDKey): string {
  */
 export function parseAccountXpub(text: string, source: string): HDKey {
   const trimmed = text.trim();
-  if (trimmed.length === 0) throw new AtlasError(`${source} is empty`, { exitCode: EXIT.key, hint: 'pass the output of `atlas key export`' });
+  if (trimmed.length === 0)
+    throw new AtlasError(`${source} is empty`, { exitCode: EXIT.key, hint: 'pass the output of `atlas key export`' });
   if (/^[xt]prv/.test(trimmed)) {
     throw new AtlasError(`${source} is a private extended key (xprv); verification needs only the public xpub`, {
       exitCode: EXIT.key,
@@ -51,7 +52,10 @@ export function parseAccountXpub(text: string, source: string): HDKey {
     });
   }
   if (node.privateKey) {
-    throw new AtlasError(`${source} holds a private key; verification needs only the public xpub`, { exitCode: EXIT.key, hint: 'use the output of `atlas key export`' });
+    throw new AtlasError(`${source} holds a private key; verification needs only the public xpub`, {
+      exitCode: EXIT.key,
+      hint: 'use the output of `atlas key export`',
+    });
   }
   if (node.depth !== 3 || node.index < HARDENED_OFFSET) {
     throw new AtlasError(

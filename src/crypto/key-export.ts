@@ -22,7 +22,10 @@ export async function exportPublicKey(home: string, derivation: KeyDerivation, p
   const account = accountPath(derivation);
   const steps = parseKeyPath(path ?? account);
   if (!steps) {
-    throw new AtlasError(`--path ${path}: not a key path`, { exitCode: EXIT.input, hint: `write it like ${account}/0/0 (' marks hardened levels)` });
+    throw new AtlasError(`--path ${path}: not a key path`, {
+      exitCode: EXIT.input,
+      hint: `write it like ${account}/0/0 (' marks hardened levels)`,
+    });
   }
   const canonical = formatKeyPath(steps);
   const isAccount = canonical === account;

@@ -36,7 +36,11 @@ function modeText(mode: number): string {
  * `publicOnly`: the folder holds no master.key (a CI machine with account.xpub alone), so only
  * others replacing its files matters; reading them is fine.
  */
-export function permissionProblem(path: string, kind: 'file' | 'dir', options: { publicOnly?: boolean } = {}): { message: string; fix: string } | undefined {
+export function permissionProblem(
+  path: string,
+  kind: 'file' | 'dir',
+  options: { publicOnly?: boolean } = {},
+): { message: string; fix: string } | undefined {
   // Windows has no POSIX mode bits to check.
   if (process.platform === 'win32') return undefined;
   const mode = statSync(path).mode;
@@ -85,7 +89,10 @@ export function readMasterSeed(home: string): Uint8Array {
   try {
     text = readFileSync(masterKey, 'utf8');
   } catch (error) {
-    throw new AtlasError(`cannot read ${masterKey}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { exitCode: EXIT.key, cause: error });
+    throw new AtlasError(`cannot read ${masterKey}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
+      exitCode: EXIT.key,
+      cause: error,
+    });
   }
   const broken = (what: string) =>
     new AtlasError(`${masterKey} is not a valid atlas master key (${what})`, {
@@ -98,7 +105,8 @@ export function readMasterSeed(home: string): Uint8Array {
   } catch {
     throw broken('not JSON');
   }
-  if (typeof data !== 'object' || data === null || data.format !== MASTER_KEY_FORMAT) throw broken(`"format" is not "${MASTER_KEY_FORMAT}"`);
+  if (typeof data !== 'object' || data === null || data.format !== MASTER_KEY_FORMAT)
+    throw broken(`"format" is not "${MASTER_KEY_FORMAT}"`);
   if (data.version !== 1) throw broken('unknown "version"; a newer atlas may have written it');
   if (typeof data.seed !== 'string' || !/^[0-9a-f]{64}$/.test(data.seed)) throw broken('"seed" is not 64 lowercase hex characters');
   return Uint8Array.from(Buffer.from(data.seed, 'hex'));

@@ -105,15 +105,15 @@ export async function ensureMasterKey(home: string, config: DerivationSource, no
 export function masterKeySummary(info: MasterKeyInfo): string[] {
   const lines: string[] = [];
   if (info.created) {
-    lines.push(
-      `created the signing key ${info.masterKeyFile} (fingerprint ${info.fingerprint}); back it up, never share it`,
-    );
+    lines.push(`created the signing key ${info.masterKeyFile} (fingerprint ${info.fingerprint}); back it up, never share it`);
   }
   if (info.accountXpubWritten && info.previousXpub !== undefined) {
     lines.push(`account.xpub changed (derivation ${info.accountPath}): give CI the new one (\`atlas key export\`)`);
   }
   if (info.created || info.accountXpubWritten) {
-    lines.push(`account xpub ${info.xpubFingerprint} (${info.accountPath}) in ${info.accountXpubFile}: \`atlas key export\` prints it for CI`);
+    lines.push(
+      `account xpub ${info.xpubFingerprint} (${info.accountPath}) in ${info.accountXpubFile}: \`atlas key export\` prints it for CI`,
+    );
   }
   return lines;
 }

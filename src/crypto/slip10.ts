@@ -61,9 +61,7 @@ export function slip10Child(parent: Slip10Node, index: number): Slip10Node {
   if (!Number.isInteger(index) || index < 0 || index > 0xffffffff) throw new RangeError(`child index ${index} is not 0..2^32-1`);
   const ser32 = Buffer.alloc(4);
   ser32.writeUInt32BE(index);
-  const data = index >= HARDENED
-    ? Buffer.concat([Buffer.from([0]), parent.privateKey, ser32])
-    : Buffer.concat([parent.publicKey, ser32]);
+  const data = index >= HARDENED ? Buffer.concat([Buffer.from([0]), parent.privateKey, ser32]) : Buffer.concat([parent.publicKey, ser32]);
   let I = hmac(sha512, parent.chainCode, data);
   for (;;) {
     const il = toBig(I.subarray(0, 32));

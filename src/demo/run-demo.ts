@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { formatDuration } from '../domain/duration.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
-import { ProcessGroups, runProcess, shellQuote } from '../engine/processes.js';
 import type { RunProcessResult } from '../engine/processes.js';
+import { ProcessGroups, runProcess, shellQuote } from '../engine/processes.js';
 import { createSampleRepo, DEMO_GIT_IDENTITY, DEMO_TEMPLATE, DEMO_TEST_COMMAND } from './sample-repo.js';
 
 export interface DemoOptions {
@@ -55,7 +55,10 @@ function prepareDir(dir: string | undefined): string {
   if (dir === undefined) return mkdtempSync(join(tmpdir(), 'atlas-demo-'));
   const path = resolve(dir);
   if (existsSync(path) && readdirSync(path).length > 0) {
-    throw new AtlasError(`${path} is not empty: the demo makes a repository and files there`, { exitCode: EXIT.input, hint: 'pass an empty or new folder with --dir, or leave --dir out for a temporary one' });
+    throw new AtlasError(`${path} is not empty: the demo makes a repository and files there`, {
+      exitCode: EXIT.input,
+      hint: 'pass an empty or new folder with --dir, or leave --dir out for a temporary one',
+    });
   }
   mkdirSync(path, { recursive: true });
   return path;
@@ -94,7 +97,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const shown = (args: string[]) => `atlas ${args.map((a) => (/^[\w./:=@-]+$/.test(a) ? a : shellQuote(a))).join(' ')}`;
 
   const atlas = (args: string[]): Promise<RunProcessResult> =>
-    runProcess({ command: options.atlas.node, args: [options.atlas.script, ...args], cwd: sample.repo, env, capture: true, timeoutMs, groups });
+    runProcess({
+      command: options.atlas.node,
+      args: [options.atlas.script, ...args],
+      cwd: sample.repo,
+      env,
+      capture: true,
+      timeoutMs,
+      groups,
+    });
 
   const stage = (n: number, name: string, args: string[], result: RunProcessResult, proves: string, expected: number[] = [0]) => {
     const command = shown(args);
@@ -103,7 +114,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     say(`${n}/6 ${name}`);
     say(`  $ ${command}   → exit ${result.exitCode} (${formatDuration(result.durationMs)})`);
     const out = `${result.stdout.toString()}${result.stderr.toString()}`.trimEnd();
-    if (out) say(excerpt(out.split('\n')).map((l) => `    ${l}`).join('\n'));
+    if (out)
+      say(
+        excerpt(out.split('\n'))
+          .map((l) => `    ${l}`)
+          .join('\n'),
+      );
     say(`  ✓ ${proves}`);
     if (!expected.includes(result.exitCode)) {
       throw new AtlasError(`demo stage "${name}" exited ${result.exitCode} (expected ${expected.join(' or ')})`, {
@@ -115,7 +131,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
   say('');
   say(`0/6 a sample repository: ${sample.repo}`);
-  say(`  calc.mjs has a bug (add() subtracts), test.mjs catches it; .atlas/templates/${DEMO_TEMPLATE}.yaml has an agent fix it, commit and validate;`);
+  say(
+    `  calc.mjs has a bug (add() subtracts), test.mjs catches it; .atlas/templates/${DEMO_TEMPLATE}.yaml has an agent fix it, commit and validate;`,
+  );
   say(`  .atlas/config.yaml commits the validation command (${DEMO_TEST_COMMAND}). The agent is a plain script: no account, no network.`);
 
   // 1. Start the task and kill atlas with SIGKILL while the agent works.
@@ -131,13 +149,32 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   }
   groups.killAll(); // atlas's own process group: the agent, in a group of its own, keeps running
   const killed = await running;
-  stage(1, 'start a task, then SIGKILL atlas mid-step', startArgs, killed, 'a crash at the worst moment: atlas died while the agent was working; the hook on disk says exactly where', [137]);
+  stage(
+    1,
+    'start a task, then SIGKILL atlas mid-step',
+    startArgs,
+    killed,
+    'a crash at the worst moment: atlas died while the agent was working; the hook on disk says exactly where',
+    [137],
+  );
 
   const statusArgs = ['status'];
-  stage(2, 'status sees the crash', statusArgs, await atlas(statusArgs), 'crash detection: the owner process is gone, so the task is marked crashed with the command that recovers it');
+  stage(
+    2,
+    'status sees the crash',
+    statusArgs,
+    await atlas(statusArgs),
+    'crash detection: the owner process is gone, so the task is marked crashed with the command that recovers it',
+  );
 
   const recoverArgs = ['recover', '--yes'];
-  stage(3, 'recover', recoverArgs, await atlas(recoverArgs), 'recovery: the agent atlas left running is stopped, the idempotent step runs again, and the task completes (fix, commit, validate with a signed receipt)');
+  stage(
+    3,
+    'recover',
+    recoverArgs,
+    await atlas(recoverArgs),
+    'recovery: the agent atlas left running is stopped, the idempotent step runs again, and the task completes (fix, commit, validate with a signed receipt)',
+  );
 
   const bundle = join(dir, 'receipts.json');
   const exportArgs = ['receipts', 'export', '--out', bundle];
@@ -147,16 +184,28 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const taskId = (JSON.parse(readFileSync(bundle, 'utf8')) as { tasks: { task_id: string }[] }).tasks[0]!.task_id;
   const branch = `demo/${(JSON.parse(readFileSync(join(home, 'workspaces', readdirSync(join(home, 'workspaces'))[0]!, 'workspace.json'), 'utf8')) as { name: string }).name}`;
   const verifyArgs = ['verify', bundle, '--xpub', xpub, '--require-step', 'validate', '--require-pass', '--commit', branch];
-  stage(5, 'verify with the public key alone', verifyArgs, await atlas(verifyArgs),
+  stage(
+    5,
+    'verify with the public key alone',
+    verifyArgs,
+    await atlas(verifyArgs),
     `every receipt is genuine (signed by this key at its task's own path), made on the commit of ${branch} with a clean tree, ` +
-      `and ${DEMO_TEST_COMMAND} (the command .atlas/config.yaml commits) passed there`);
+      `and ${DEMO_TEST_COMMAND} (the command .atlas/config.yaml commits) passed there`,
+  );
 
   const forged = join(dir, 'receipts-tampered.json');
   const data = JSON.parse(readFileSync(bundle, 'utf8')) as { tasks: { receipts: { command: string }[] }[] };
   for (const r of data.tasks[0]!.receipts) r.command = 'true';
   writeFileSync(forged, `${JSON.stringify(data, null, 2)}\n`);
   const forgedArgs = ['verify', forged, '--xpub', xpub, '--require-step', 'validate', '--commit', branch];
-  stage(6, 'a tampered copy fails', forgedArgs, await atlas(forgedArgs), 'changing one signed field (the command) breaks its signature, and the repository\'s policy is no longer met: exit 1', [1]);
+  stage(
+    6,
+    'a tampered copy fails',
+    forgedArgs,
+    await atlas(forgedArgs),
+    "changing one signed field (the command) breaks its signature, and the repository's policy is no longer met: exit 1",
+    [1],
+  );
 
   say('');
   say(`Done. Everything is in ${dir} (remove it with rm -rf ${shellQuote(dir)}). Look around:`);

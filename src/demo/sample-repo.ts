@@ -24,7 +24,7 @@ const FILES: Record<string, string> = {
     '',
     'if (add(2, 3) !== 5) {',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the demo's test.mjs holds this template literal
-    "  console.error(`add(2, 3) should be 5, got ${add(2, 3)}`);",
+    '  console.error(`add(2, 3) should be 5, got ${add(2, 3)}`);',
     '  process.exit(1);',
     '}',
     "console.log('1 test passed: add(2, 3) is 5');",

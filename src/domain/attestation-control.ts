@@ -24,12 +24,14 @@ export interface ControlPathState {
 
 export const CONTROL_PATHS_NOT_RECORDED: ControlPathState = {
   state: 'not_recorded',
-  detail: 'no control inspection is recorded for this task (a step ran outside the sandbox, or the task predates them): nothing is claimed either way',
+  detail:
+    'no control inspection is recorded for this task (a step ran outside the sandbox, or the task predates them): nothing is claimed either way',
 };
 
 export const CONTROL_PATHS_NONE_FOUND: ControlPathState = {
   state: 'none_found',
-  detail: 'the task\'s last inspection (after a sandboxed step) saw this commit and found no change to a control path, gitlink, nested repository or index bit (no control review was signed)',
+  detail:
+    "the task's last inspection (after a sandboxed step) saw this commit and found no change to a control path, gitlink, nested repository or index bit (no control review was signed)",
 };
 
 /** The task's last control review by completion time, if any. */
@@ -52,7 +54,7 @@ export function reviewedState(review: ValidationReceipt, changes: readonly strin
 const DETAILS: Record<'approved' | 'allowed_by_template' | 'awaiting_review', string> = {
   approved: 'every change was approved by a person (atlas resume --approve) or allowed by the template',
   allowed_by_template: 'every change is to a path the template allows by name (control_paths); no person reviewed them',
-  awaiting_review: 'changes wait for a person\'s review: none is approved',
+  awaiting_review: "changes wait for a person's review: none is approved",
 };
 
 export function reviewedControlPaths(review: ValidationReceipt, changes: string[]): ControlPathState {
@@ -69,14 +71,24 @@ export function controlPathProblems(value: unknown, taskId: string): string[] {
   if (state === 'not_recorded' || state === 'none_found') {
     return review === undefined && cp['changes'] === undefined ? [] : [`atlas.control_paths is ${String(state)} but names a review`];
   }
-  if (state !== 'approved' && state !== 'allowed_by_template' && state !== 'awaiting_review') return [`atlas.control_paths.state ${JSON.stringify(state)} is not one this atlas writes`];
+  if (state !== 'approved' && state !== 'allowed_by_template' && state !== 'awaiting_review')
+    return [`atlas.control_paths.state ${JSON.stringify(state)} is not one this atlas writes`];
   const changes = cp['changes'];
-  if (review === undefined || !Array.isArray(changes) || !changes.every((c) => typeof c === 'string')) return [`atlas.control_paths is ${state} without its review receipt and changes`];
+  if (review === undefined || !Array.isArray(changes) || !changes.every((c) => typeof c === 'string'))
+    return [`atlas.control_paths is ${state} without its review receipt and changes`];
   const problems: string[] = [];
   if (!isControlReview(review)) problems.push(`atlas.control_paths.review ${review.receipt_id} is not a control review`);
-  if (review.task_id !== taskId) problems.push(`atlas.control_paths.review ${review.receipt_id} is of ${String(review.task_id)}, the statement of ${taskId}`);
-  if (cp['review_receipt'] !== review.receipt_id) problems.push(`atlas.control_paths.review_receipt is ${JSON.stringify(cp['review_receipt'])}, its review is ${review.receipt_id}`);
-  if (createHash('sha256').update(reviewOutput(changes as string[]), 'utf8').digest('hex') !== review.stdout_hash) problems.push('atlas.control_paths.changes are not what the review receipt signed (stdout_hash)');
-  else if (reviewedState(review, changes as string[]) !== state) problems.push(`atlas.control_paths.state is ${state}, its review says ${reviewedState(review, changes as string[])}`);
+  if (review.task_id !== taskId)
+    problems.push(`atlas.control_paths.review ${review.receipt_id} is of ${String(review.task_id)}, the statement of ${taskId}`);
+  if (cp['review_receipt'] !== review.receipt_id)
+    problems.push(`atlas.control_paths.review_receipt is ${JSON.stringify(cp['review_receipt'])}, its review is ${review.receipt_id}`);
+  if (
+    createHash('sha256')
+      .update(reviewOutput(changes as string[]), 'utf8')
+      .digest('hex') !== review.stdout_hash
+  )
+    problems.push('atlas.control_paths.changes are not what the review receipt signed (stdout_hash)');
+  else if (reviewedState(review, changes as string[]) !== state)
+    problems.push(`atlas.control_paths.state is ${state}, its review says ${reviewedState(review, changes as string[])}`);
   return problems;
 }

@@ -81,7 +81,12 @@ export function testResultOf(receipts: ValidationReceipt[]): TestResult {
     configuration.push({
       name: command,
       digest: { sha256: createHash('sha256').update(command, 'utf8').digest('hex') },
-      annotations: { executable: r.executable ?? null, execution_mode: r.execution_mode ?? null, validation_tree: r.validation_tree ?? null, dependencies: r.dependencies ?? null },
+      annotations: {
+        executable: r.executable ?? null,
+        execution_mode: r.execution_mode ?? null,
+        validation_tree: r.validation_tree ?? null,
+        dependencies: r.dependencies ?? null,
+      },
     });
     (r.exit_code === 0 ? passedTests : failedTests).push(command);
   }

@@ -1,14 +1,6 @@
 // Checkpoints and file snapshots (seed 003 StepCheckpoint, CheckpointTrigger, FileSnapshot).
 
-export const CHECKPOINT_TRIGGERS = [
-  'manual',
-  'git_commit',
-  'git_push',
-  'pr_created',
-  'validation',
-  'step_complete',
-  'interval',
-] as const;
+export const CHECKPOINT_TRIGGERS = ['manual', 'git_commit', 'git_push', 'pr_created', 'validation', 'step_complete', 'interval'] as const;
 
 export type CheckpointTrigger = (typeof CHECKPOINT_TRIGGERS)[number];
 

@@ -1,22 +1,26 @@
 // Validates hook.json at the edge: what comes off disk is checked once, then trusted inside.
 // Accepts exactly seed 003's shape (and Go's `null` for empty lists, normalised to []), keeps
 // unknown fields so a newer writer's additions survive a round trip.
-import { isCheckpointTrigger } from './checkpoint.js';
+
 import type { StepCheckpoint } from './checkpoint.js';
+import { isCheckpointTrigger } from './checkpoint.js';
 import type { Hook, HookEvent } from './hook.js';
 import { HOOK_SCHEMA_VERSION } from './hook.js';
 import { isHookState } from './hook-state.js';
 import type { ValidationReceipt } from './receipt.js';
 import { MAX_CHILD_INDEX } from './receipt.js';
-import { CRASH_TYPES, isRecoveryAction } from './recovery-context.js';
 import type { RecoveryContext } from './recovery-context.js';
+import { CRASH_TYPES, isRecoveryAction } from './recovery-context.js';
 import type { StepContext } from './step-context.js';
 import { truncateOutput } from './step-context.js';
 import { isTimestamp } from './time.js';
 
 export class HookFormatError extends Error {
   override name = 'HookFormatError';
-  constructor(readonly field: string, problem: string) {
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
     super(`${field}: ${problem}`);
   }
 }
@@ -60,7 +64,10 @@ function time(o: Obj, key: string, field: string): string {
 function int(o: Obj, key: string, field: string, min = Number.MIN_SAFE_INTEGER): number {
   const v = o[key];
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min) {
-    throw new HookFormatError(`${field}.${key}`, `expected an integer${min > Number.MIN_SAFE_INTEGER ? ` >= ${min}` : ''}, got ${describe(v)}`);
+    throw new HookFormatError(
+      `${field}.${key}`,
+      `expected an integer${min > Number.MIN_SAFE_INTEGER ? ` >= ${min}` : ''}, got ${describe(v)}`,
+    );
   }
   return v;
 }
@@ -134,7 +141,8 @@ function checkEvent(v: unknown, field: string): HookEvent {
 function checkCheckpoint(v: unknown, field: string): StepCheckpoint {
   const o = obj(v, field);
   const id = str(o, 'checkpoint_id', field);
-  if (!/^ckpt-[0-9a-f]{8}$/.test(id)) throw new HookFormatError(`${field}.checkpoint_id`, `expected ckpt- and 8 hex characters, got ${describe(id)}`);
+  if (!/^ckpt-[0-9a-f]{8}$/.test(id))
+    throw new HookFormatError(`${field}.checkpoint_id`, `expected ckpt- and 8 hex characters, got ${describe(id)}`);
   time(o, 'created_at', field);
   str(o, 'step_name', field);
   int(o, 'step_index', field, 0);
@@ -162,7 +170,18 @@ function checkCheckpoint(v: unknown, field: string): StepCheckpoint {
 /** Receipts are checked for shape only here; cryptographic and format checks belong to verify. */
 function checkReceipt(v: unknown, field: string): ValidationReceipt {
   const o = obj(v, field);
-  for (const key of ['receipt_id', 'step_name', 'command', 'started_at', 'completed_at', 'duration', 'stdout_hash', 'stderr_hash', 'key_path', 'signature']) {
+  for (const key of [
+    'receipt_id',
+    'step_name',
+    'command',
+    'started_at',
+    'completed_at',
+    'duration',
+    'stdout_hash',
+    'stderr_hash',
+    'key_path',
+    'signature',
+  ]) {
     str(o, key, field);
   }
   int(o, 'exit_code', field);
@@ -173,13 +192,16 @@ function checkRecovery(v: unknown, field: string): RecoveryContext {
   const o = obj(v, field);
   time(o, 'detected_at', field);
   const crash = str(o, 'crash_type', field);
-  if (!(CRASH_TYPES as readonly string[]).includes(crash)) throw new HookFormatError(`${field}.crash_type`, `expected one of ${CRASH_TYPES.join(', ')}, got ${describe(crash)}`);
-  if (!isHookState(o['last_known_state'])) throw new HookFormatError(`${field}.last_known_state`, `unknown state ${describe(o['last_known_state'])}`);
+  if (!(CRASH_TYPES as readonly string[]).includes(crash))
+    throw new HookFormatError(`${field}.crash_type`, `expected one of ${CRASH_TYPES.join(', ')}, got ${describe(crash)}`);
+  if (!isHookState(o['last_known_state']))
+    throw new HookFormatError(`${field}.last_known_state`, `unknown state ${describe(o['last_known_state'])}`);
   bool(o, 'was_validating', field);
   optStr(o, 'validation_cmd', field);
   optStr(o, 'partial_output', field);
   if (typeof o['partial_output'] === 'string') o['partial_output'] = truncateOutput(o['partial_output']);
-  if (!isRecoveryAction(o['recommended_action'])) throw new HookFormatError(`${field}.recommended_action`, `unknown action ${describe(o['recommended_action'])}`);
+  if (!isRecoveryAction(o['recommended_action']))
+    throw new HookFormatError(`${field}.recommended_action`, `unknown action ${describe(o['recommended_action'])}`);
   str(o, 'reason', field);
   optStr(o, 'last_checkpoint_id', field);
   return o as unknown as RecoveryContext;
@@ -195,7 +217,10 @@ export function parseHook(data: unknown): Hook {
   const schema = str(o, 'schema_version', 'hook');
   const major = Number.parseInt(schema, 10);
   if (!Number.isFinite(major) || major > Number.parseInt(HOOK_SCHEMA_VERSION, 10)) {
-    throw new HookFormatError('hook.schema_version', `"${schema}" is newer than this atlas understands (${HOOK_SCHEMA_VERSION}); upgrade atlas`);
+    throw new HookFormatError(
+      'hook.schema_version',
+      `"${schema}" is newer than this atlas understands (${HOOK_SCHEMA_VERSION}); upgrade atlas`,
+    );
   }
   str(o, 'task_id', 'hook');
   str(o, 'workspace_id', 'hook');
@@ -211,7 +236,8 @@ export function parseHook(data: unknown): Hook {
   for (const [i, r] of list(o, 'receipts', 'hook').entries()) checkReceipt(r, `hook.receipts[${i}]`);
   if (o['task_index'] !== undefined) {
     const index = int(o, 'task_index', 'hook', 0);
-    if (index > MAX_CHILD_INDEX) throw new HookFormatError('hook.task_index', `expected 0..${MAX_CHILD_INDEX} (a key derivation index), got ${index}`);
+    if (index > MAX_CHILD_INDEX)
+      throw new HookFormatError('hook.task_index', `expected 0..${MAX_CHILD_INDEX} (a key derivation index), got ${index}`);
   }
   return o as unknown as Hook;
 }

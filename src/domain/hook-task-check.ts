@@ -23,7 +23,7 @@ export function hookTaskMismatch(hook: Hook, taskId: string, steps: readonly { n
     return {
       field: 'current_step.step_index',
       problem: `is ${step.step_index}, but task.json has ${steps.length} step${steps.length === 1 ? '' : 's'} (0..${steps.length - 1})`,
-      fix: 'set current_step to the step that was running (its index in task.json\'s steps), or restore hook.json from a backup',
+      fix: "set current_step to the step that was running (its index in task.json's steps), or restore hook.json from a backup",
     };
   }
   const expected = steps[step.step_index]!.name;

@@ -80,7 +80,15 @@ export interface CheckedTask {
   receipts: CheckedReceipt[];
 }
 
-export type PolicyName = 'receipts' | 'commit' | 'require-step' | 'require-command' | 'require-pass' | 'require-sandbox' | 'require-pristine' | 'require-control-review';
+export type PolicyName =
+  | 'receipts'
+  | 'commit'
+  | 'require-step'
+  | 'require-command'
+  | 'require-pass'
+  | 'require-sandbox'
+  | 'require-pristine'
+  | 'require-control-review';
 
 export interface PolicyResult {
   policy: PolicyName;
@@ -118,7 +126,10 @@ function commitMisses(valid: ValidationReceipt[], policies: VerifyPolicies): str
   if (none > 0) parts.push(`${plural(none, 'receipt')} made before the first commit`);
   if (v1 > 0) parts.push(`${plural(v1, 'version-1 receipt')} (no commit signed)`);
   const unknown = policies.unknownCommits ?? [];
-  if (unknown.length > 0) parts.push(`${unknown.map((c) => c.slice(0, 12)).join(', ')} not in this clone, so not compared (fetch more history, e.g. fetch-depth: 2)`);
+  if (unknown.length > 0)
+    parts.push(
+      `${unknown.map((c) => c.slice(0, 12)).join(', ')} not in this clone, so not compared (fetch more history, e.g. fetch-depth: 2)`,
+    );
   return parts;
 }
 
@@ -127,11 +138,19 @@ function commandPolicy(required: RequiredCommand, scoped: ValidationReceipt[], s
   const want = required.command.trim();
   const runs = scoped.filter((r) => r.command.trim() === want).sort((a, b) => Date.parse(a.completed_at) - Date.parse(b.completed_at));
   const last = runs[runs.length - 1];
-  const name = required.source === '--require-command' ? `--require-command ${JSON.stringify(want)}` : `${JSON.stringify(want)} (${required.source})`;
+  const name =
+    required.source === '--require-command' ? `--require-command ${JSON.stringify(want)}` : `${JSON.stringify(want)} (${required.source})`;
   let detail: string;
   if (last === undefined) {
     const others = [...new Set(scoped.map((r) => r.command))];
-    detail = `no valid receipt of \`${want}\`${scopeText}${others.length > 0 ? `; receipts are for ${others.slice(0, 4).map((c) => `\`${c}\``).join(', ')}${others.length > 4 ? ', …' : ''}` : ''}`;
+    detail = `no valid receipt of \`${want}\`${scopeText}${
+      others.length > 0
+        ? `; receipts are for ${others
+            .slice(0, 4)
+            .map((c) => `\`${c}\``)
+            .join(', ')}${others.length > 4 ? ', …' : ''}`
+        : ''
+    }`;
   } else if (last.exit_code === 0) {
     detail = `\`${want}\` passed${scopeText} (${last.receipt_id}${runs.length > 1 ? `, the last of ${runs.length} runs` : ''})`;
   } else {
@@ -143,22 +162,28 @@ function commandPolicy(required: RequiredCommand, scoped: ValidationReceipt[], s
 /** Sandbox mode counts only where the receipt signs it (version 3); older receipts name no mode. */
 function sandboxPolicy(scoped: ValidationReceipt[], scopeText: string): PolicyResult {
   const outside = scoped.filter((r) => messageVersionOf(r) < 3 || r.execution_mode !== 'sandbox');
-  const describe = (r: ValidationReceipt) => `${r.receipt_id} (${messageVersionOf(r) < 3 ? `version ${messageVersionOf(r)}: no mode signed` : r.execution_mode ?? 'no mode'})`;
+  const describe = (r: ValidationReceipt) =>
+    `${r.receipt_id} (${messageVersionOf(r) < 3 ? `version ${messageVersionOf(r)}: no mode signed` : (r.execution_mode ?? 'no mode')})`;
   let detail: string;
   if (scoped.length === 0) detail = `no valid receipts${scopeText} to check`;
-  else if (outside.length === 0) detail = `all ${plural(scoped.length, 'valid receipt')}${scopeText} were made in the sandbox (signed execution_mode)`;
-  else detail = `${plural(outside.length, 'receipt')}${scopeText} not made in the sandbox: ${outside.slice(0, 5).map(describe).join(', ')}${outside.length > 5 ? ', …' : ''}`;
+  else if (outside.length === 0)
+    detail = `all ${plural(scoped.length, 'valid receipt')}${scopeText} were made in the sandbox (signed execution_mode)`;
+  else
+    detail = `${plural(outside.length, 'receipt')}${scopeText} not made in the sandbox: ${outside.slice(0, 5).map(describe).join(', ')}${outside.length > 5 ? ', …' : ''}`;
   return { policy: 'require-sandbox', name: '--require-sandbox', ok: scoped.length > 0 && outside.length === 0, detail };
 }
 
 /** A pristine tree counts only where the receipt signs it (version 4). */
 function pristinePolicy(scoped: ValidationReceipt[], scopeText: string): PolicyResult {
   const outside = scoped.filter((r) => messageVersionOf(r) < 4 || r.validation_tree !== 'pristine');
-  const describe = (r: ValidationReceipt) => `${r.receipt_id} (${messageVersionOf(r) < 4 ? `version ${messageVersionOf(r)}: no tree signed` : `${r.validation_tree ?? 'no'} tree`})`;
+  const describe = (r: ValidationReceipt) =>
+    `${r.receipt_id} (${messageVersionOf(r) < 4 ? `version ${messageVersionOf(r)}: no tree signed` : `${r.validation_tree ?? 'no'} tree`})`;
   let detail: string;
   if (scoped.length === 0) detail = `no valid receipts${scopeText} to check`;
-  else if (outside.length === 0) detail = `all ${plural(scoped.length, 'valid receipt')}${scopeText} ran on a pristine tree (signed validation_tree)`;
-  else detail = `${plural(outside.length, 'receipt')}${scopeText} not run on a pristine tree: ${outside.slice(0, 5).map(describe).join(', ')}${outside.length > 5 ? ', …' : ''}`;
+  else if (outside.length === 0)
+    detail = `all ${plural(scoped.length, 'valid receipt')}${scopeText} ran on a pristine tree (signed validation_tree)`;
+  else
+    detail = `${plural(outside.length, 'receipt')}${scopeText} not run on a pristine tree: ${outside.slice(0, 5).map(describe).join(', ')}${outside.length > 5 ? ', …' : ''}`;
   return { policy: 'require-pristine', name: '--require-pristine', ok: scoped.length > 0 && outside.length === 0, detail };
 }
 
@@ -185,9 +210,10 @@ export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies)
   if (commit !== undefined) {
     const misses = commitMisses(valid, policies);
     const via = [...new Set(scoped.map((r) => r.git_commit!).filter((c) => c !== commit))];
-    const viaText = via.length > 0
-      ? ` (made on ${via.map((c) => c.slice(0, 12)).join(', ')}, whose tree differs only in ${[...new Set(via.flatMap((c) => policies.equivalentCommits!.get(c)!))].join(', ')})`
-      : '';
+    const viaText =
+      via.length > 0
+        ? ` (made on ${via.map((c) => c.slice(0, 12)).join(', ')}, whose tree differs only in ${[...new Set(via.flatMap((c) => policies.equivalentCommits!.get(c)!))].join(', ')})`
+        : '';
     results.push({
       policy: 'commit',
       name: `--commit ${commit.slice(0, 12)}`,
@@ -208,8 +234,10 @@ export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies)
       detail = `${plural(passing.length, 'passing receipt')} for step ${step}${scopeText}`;
     } else {
       const notes: string[] = [];
-      if (signed.length > 0) notes.push(`${plural(signed.length, 'receipt')} failed (last exit code ${signed[signed.length - 1]!.exit_code})`);
-      if (ofStep.length > signed.length) notes.push(`${plural(ofStep.length - signed.length, 'version-1 receipt')} not counted: their step name is not signed`);
+      if (signed.length > 0)
+        notes.push(`${plural(signed.length, 'receipt')} failed (last exit code ${signed[signed.length - 1]!.exit_code})`);
+      if (ofStep.length > signed.length)
+        notes.push(`${plural(ofStep.length - signed.length, 'version-1 receipt')} not counted: their step name is not signed`);
       if (ofStep.length === 0) notes.push(`no valid receipt of step ${step}${scopeText}`);
       detail = `no passing receipt for step ${step}${scopeText}: ${notes.join('; ')}`;
     }
@@ -229,7 +257,8 @@ export function evaluatePolicies(tasks: CheckedTask[], policies: VerifyPolicies)
       for (const c of task.receipts) if (c.valid && inScope(c.receipt)) last.set(c.receipt.command, c.receipt);
       commands += last.size;
       for (const r of last.values()) {
-        if (r.exit_code !== 0) failing.push(`\`${r.command}\` exited ${r.exit_code} (${r.receipt_id}${tasks.length > 1 ? ` in ${task.taskId}` : ''})`);
+        if (r.exit_code !== 0)
+          failing.push(`\`${r.command}\` exited ${r.exit_code} (${r.receipt_id}${tasks.length > 1 ? ` in ${task.taskId}` : ''})`);
       }
     }
     const ok = commands > 0 && failing.length === 0;

@@ -1,11 +1,12 @@
 // Validation receipts (seed 003 ValidationReceipt) and the exact message that is signed (DESIGN §7).
 // Pure: formats, the message, key paths. Hashing and signatures live in src/crypto.
+
+import { EXECUTION_MODES, type ExecutionMode } from './execution-mode.js';
 import { TASK_ID_PATTERN } from './task.js';
 import { isTimestamp } from './time.js';
-import { EXECUTION_MODES, type ExecutionMode } from './execution-mode.js';
 
-export { EXECUTION_MODES } from './execution-mode.js';
 export type { ExecutionMode } from './execution-mode.js';
+export { EXECUTION_MODES } from './execution-mode.js';
 
 export interface ValidationReceipt {
   receipt_id: string;
@@ -91,7 +92,9 @@ export function isGitCommit(value: unknown): value is string {
 /** The executable is signed between fixed-format fields: an absolute path with no `|` or control characters, or "". */
 export function isSignableExecutable(value: unknown): value is string {
   // eslint-disable-next-line no-control-regex
-  return typeof value === 'string' && (value === '' || (value.startsWith('/') && value.length <= 4096 && !/[|\u0000-\u001f\u007f]/.test(value)));
+  return (
+    typeof value === 'string' && (value === '' || (value.startsWith('/') && value.length <= 4096 && !/[|\u0000-\u001f\u007f]/.test(value)))
+  );
 }
 
 /** Step names are signed between fixed-format fields, so they may hold no `|` and no control characters. */
@@ -143,17 +146,23 @@ export function receiptFormatProblems(receipt: ValidationReceipt): ReceiptProble
   if (!isTimestamp(r['started_at'])) bad('started_at', 'an RFC 3339 time', r['started_at']);
   if (typeof r['step_name'] !== 'string') bad('step_name', 'text', r['step_name']);
   if (version === 4) {
-    if (!(VALIDATION_TREES as readonly unknown[]).includes(r['validation_tree'])) bad('validation_tree', 'worktree or pristine', r['validation_tree']);
-    if (typeof r['dependencies'] !== 'string' || !DEPENDENCIES_PATTERN.test(r['dependencies'])) bad('dependencies', 'worktree, repository, none, setup:<64 hex characters> or uncached:<64 hex characters>', r['dependencies']);
+    if (!(VALIDATION_TREES as readonly unknown[]).includes(r['validation_tree']))
+      bad('validation_tree', 'worktree or pristine', r['validation_tree']);
+    if (typeof r['dependencies'] !== 'string' || !DEPENDENCIES_PATTERN.test(r['dependencies']))
+      bad('dependencies', 'worktree, repository, none, setup:<64 hex characters> or uncached:<64 hex characters>', r['dependencies']);
   }
   if (version === 3 || version === 4) {
-    if (!isSignableExecutable(r['executable'])) bad('executable', 'an absolute path without "|" or control characters, or "" (a shell builtin)', r['executable']);
-    if (!(EXECUTION_MODES as readonly unknown[]).includes(r['execution_mode'])) bad('execution_mode', 'local or sandbox', r['execution_mode']);
+    if (!isSignableExecutable(r['executable']))
+      bad('executable', 'an absolute path without "|" or control characters, or "" (a shell builtin)', r['executable']);
+    if (!(EXECUTION_MODES as readonly unknown[]).includes(r['execution_mode']))
+      bad('execution_mode', 'local or sandbox', r['execution_mode']);
   }
   if (version === 2 || version === 3 || version === 4) {
-    if (typeof r['task_id'] !== 'string' || !TASK_ID_PATTERN.test(r['task_id'])) bad('task_id', 'a task id like task-20260117-143022', r['task_id']);
+    if (typeof r['task_id'] !== 'string' || !TASK_ID_PATTERN.test(r['task_id']))
+      bad('task_id', 'a task id like task-20260117-143022', r['task_id']);
     if (!isSignableStepName(r['step_name'])) bad('step_name', 'a non-empty name without "|" or control characters', r['step_name']);
-    if (r['git_commit'] !== undefined && !isGitCommit(r['git_commit'])) bad('git_commit', 'a full lowercase commit id (40 or 64 hex characters)', r['git_commit']);
+    if (r['git_commit'] !== undefined && !isGitCommit(r['git_commit']))
+      bad('git_commit', 'a full lowercase commit id (40 or 64 hex characters)', r['git_commit']);
     if (typeof r['git_dirty'] !== 'boolean') bad('git_dirty', 'true or false', r['git_dirty']);
   }
   return problems;
@@ -211,10 +220,22 @@ export function receiptTimeProblems(receipt: ValidationReceipt, now: number): Re
   const completed = Date.parse(receipt.completed_at);
   if (Number.isNaN(started) || Number.isNaN(completed)) return [];
   const problems: ReceiptProblem[] = [];
-  if (completed < started) problems.push({ check: 'times', field: 'completed_at', message: `completed_at ${receipt.completed_at} is before started_at ${receipt.started_at}` });
-  for (const [field, at, text] of [['completed_at', completed, receipt.completed_at], ['started_at', started, receipt.started_at]] as const) {
+  if (completed < started)
+    problems.push({
+      check: 'times',
+      field: 'completed_at',
+      message: `completed_at ${receipt.completed_at} is before started_at ${receipt.started_at}`,
+    });
+  for (const [field, at, text] of [
+    ['completed_at', completed, receipt.completed_at],
+    ['started_at', started, receipt.started_at],
+  ] as const) {
     if (at > now + MAX_CLOCK_SKEW_MS) {
-      problems.push({ check: 'times', field, message: `${field} ${text} is ${Math.round((at - now) / 60_000)} min in the future (more than the 5 min allowed for clock skew)` });
+      problems.push({
+        check: 'times',
+        field,
+        message: `${field} ${text} is ${Math.round((at - now) / 60_000)} min in the future (more than the 5 min allowed for clock skew)`,
+      });
     }
   }
   return problems;

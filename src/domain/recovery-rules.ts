@@ -92,7 +92,8 @@ export function judgeCrash(input: CrashJudgementInput): CrashJudgement {
 export function enteredStateBy(hook: Hook): { trigger: string; from: HookState | ''; details?: Record<string, unknown> } | undefined {
   for (let i = hook.history.length - 1; i >= 0; i--) {
     const e = hook.history[i]!;
-    if (e.to_state === hook.state && e.from_state !== e.to_state) return { trigger: e.trigger, from: e.from_state, ...(e.details ? { details: e.details } : {}) };
+    if (e.to_state === hook.state && e.from_state !== e.to_state)
+      return { trigger: e.trigger, from: e.from_state, ...(e.details ? { details: e.details } : {}) };
   }
   return undefined;
 }
@@ -265,7 +266,7 @@ function recommend(input: RecoveryInput, pos: StepPosition): { rec: Recommendati
       rec: {
         action: 'manual',
         reason:
-          'The task\'s working tree is missing (its setup never finished, or the tree was removed), so no step can run. ' +
+          "The task's working tree is missing (its setup never finished, or the tree was removed), so no step can run. " +
           'Check the path in task.json; if the work is gone, start the task again.',
       },
     };
@@ -346,7 +347,9 @@ function recommend(input: RecoveryInput, pos: StepPosition): { rec: Recommendati
       },
     };
   }
-  const dirtyOnly = hook.checkpoints.some((c) => c.step_index === step.step_index && notBefore(c.created_at, pos.startedAt) && c.git_commit);
+  const dirtyOnly = hook.checkpoints.some(
+    (c) => c.step_index === step.step_index && notBefore(c.created_at, pos.startedAt) && c.git_commit,
+  );
   return {
     rec: {
       action: 'manual',
@@ -356,7 +359,9 @@ function recommend(input: RecoveryInput, pos: StepPosition): { rec: Recommendati
           ? 'and its checkpoints since it started hold uncommitted changes that a reset would not restore'
           : 'with no checkpoint since it started') +
         ', so atlas cannot tell how far it got. Inspect the working tree (git status, git diff), then choose retry_step (run it again on the current tree)' +
-        (hook.checkpoints.some((c) => c.git_commit) ? ', skip_step (its work is done) or retry_from_checkpoint (return to an earlier checkpoint).' : ' or skip_step (its work is done).'),
+        (hook.checkpoints.some((c) => c.git_commit)
+          ? ', skip_step (its work is done) or retry_from_checkpoint (return to an earlier checkpoint).'
+          : ' or skip_step (its work is done).'),
     },
   };
 }

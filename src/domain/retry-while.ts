@@ -8,7 +8,11 @@ export interface RetryWhileOptions {
   maxMs: number;
 }
 
-export async function retryWhile<T>(run: () => T | Promise<T>, passing: (error: unknown) => boolean, options: RetryWhileOptions): Promise<T> {
+export async function retryWhile<T>(
+  run: () => T | Promise<T>,
+  passing: (error: unknown) => boolean,
+  options: RetryWhileOptions,
+): Promise<T> {
   const until = Date.now() + options.waitMs;
   for (let delay = options.firstMs; ; delay = Math.min(delay * 2, options.maxMs)) {
     try {

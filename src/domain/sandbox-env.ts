@@ -21,15 +21,38 @@ export const STORE_CREDENTIAL_VARS = [
 
 /** Passed by name: the shell, locale, terminal, temp folder and certificate authorities. */
 export const SANDBOX_ENV_NAMES = [
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL',
-  'LANG', 'LANGUAGE', 'TZ',
-  'TERM', 'COLORTERM', 'NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES',
-  'TMPDIR', 'TMP', 'TEMP',
-  'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS',
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'TZ',
+  'TERM',
+  'COLORTERM',
+  'NO_COLOR',
+  'FORCE_COLOR',
+  'COLUMNS',
+  'LINES',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'NODE_EXTRA_CA_CERTS',
   // Who commits (the git step's commit runs in the sandbox): an identity, not a secret.
-  'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL',
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
   // Claude Code's switches (not secrets); its API key and URL come with the ANTHROPIC_ prefix.
-  'IS_SANDBOX', 'DISABLE_AUTOUPDATER', 'DISABLE_TELEMETRY', 'DISABLE_ERROR_REPORTING', 'DISABLE_NON_ESSENTIAL_MODEL_CALLS', 'MAX_THINKING_TOKENS',
+  'IS_SANDBOX',
+  'DISABLE_AUTOUPDATER',
+  'DISABLE_TELEMETRY',
+  'DISABLE_ERROR_REPORTING',
+  'DISABLE_NON_ESSENTIAL_MODEL_CALLS',
+  'MAX_THINKING_TOKENS',
 ] as const;
 
 /**
@@ -45,8 +68,10 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** What is wrong with an execution.sandbox.env entry, or undefined when it is a name we pass. */
 export function sandboxEnvNameProblem(name: string): string | undefined {
-  if (!NAME.test(name)) return `${JSON.stringify(name)} is not an environment variable name (letters, digits and _, not starting with a digit)`;
-  if ((STORE_CREDENTIAL_VARS as readonly string[]).includes(name)) return `${name} is one of the store's credentials, which never enter the sandbox`;
+  if (!NAME.test(name))
+    return `${JSON.stringify(name)} is not an environment variable name (letters, digits and _, not starting with a digit)`;
+  if ((STORE_CREDENTIAL_VARS as readonly string[]).includes(name))
+    return `${name} is one of the store's credentials, which never enter the sandbox`;
   return undefined;
 }
 

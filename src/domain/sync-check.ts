@@ -14,7 +14,8 @@ export function entryProblem(f: FileEntry, blobs: ReadonlyMap<string, { size: nu
   if (f.size === 0) return empty ? undefined : 'has size 0 but the hashes of some bytes';
   if (empty) return `has size ${f.size} but the hashes of no bytes`;
   const pack = f.pack !== undefined ? blobs.get(f.pack) : undefined;
-  if (pack) return f.offset! + f.size > pack.size ? `lies past the end of its pack (${f.offset! + f.size} > ${pack.size} bytes)` : undefined;
+  if (pack)
+    return f.offset! + f.size > pack.size ? `lies past the end of its pack (${f.offset! + f.size} > ${pack.size} bytes)` : undefined;
   // A pack pruning took apart: the content is a blob of its own.
   const own = blobs.get(f.sha256);
   if (own) return own.size === f.size ? undefined : `has size ${f.size} but its content is ${own.size} bytes`;
@@ -30,5 +31,7 @@ export function manifestProblem(files: readonly FileEntry[], blobs: ReadonlyMap<
     if (problem === undefined) continue;
     if (++count <= 3) found.push(`${JSON.stringify(f.path)} ${problem}`);
   }
-  return count === 0 ? undefined : `has ${count} entr${count === 1 ? 'y' : 'ies'} no pull can restore: ${found.join('; ')}${count > 3 ? ` (and ${count - 3} more)` : ''}`;
+  return count === 0
+    ? undefined
+    : `has ${count} entr${count === 1 ? 'y' : 'ies'} no pull can restore: ${found.join('; ')}${count > 3 ? ` (and ${count - 3} more)` : ''}`;
 }

@@ -25,10 +25,15 @@ export interface ReferenceInfo {
  * or says why the manifest is damaged. The base must be older and full (no chains), and hold at the
  * same path a blob of the same MD5 and size.
  */
-export function resolveReferences(state: StateFile, version: string, base: StateFile): { ok: true; state: StateFile; byReference: Set<FileEntry> } | { ok: false; problem: string } {
+export function resolveReferences(
+  state: StateFile,
+  version: string,
+  base: StateFile,
+): { ok: true; state: StateFile; byReference: Set<FileEntry> } | { ok: false; problem: string } {
   const from = state.sha256_from!;
   if (!(Number(from) < Number(version))) return { ok: false, problem: `refers to version ${from}, which is not older` };
-  if (base.sha256_from !== undefined) return { ok: false, problem: `refers to version ${from}, which itself refers to ${base.sha256_from}` };
+  if (base.sha256_from !== undefined)
+    return { ok: false, problem: `refers to version ${from}, which itself refers to ${base.sha256_from}` };
   const byReference = new Set<FileEntry>();
   let problem: string | undefined;
   pairByPath(state.files, base.files, (f, there, at) => {
@@ -56,7 +61,10 @@ export function resolveReferences(state: StateFile, version: string, base: State
  * their SHA-256 to it, or undefined for a full manifest (a small tree, no content-addressed base,
  * or too much changed since the base: then this version becomes the next base).
  */
-export function planReferences(files: readonly FileEntry[], latest: { version: string; state: StateFile; references?: ReferenceInfo } | undefined): { base: string; omit: (entry: FileEntry) => boolean } | undefined {
+export function planReferences(
+  files: readonly FileEntry[],
+  latest: { version: string; state: StateFile; references?: ReferenceInfo } | undefined,
+): { base: string; omit: (entry: FileEntry) => boolean } | undefined {
   if (!latest || files.length < REFER_FROM) return undefined;
   const base = latest.references?.base ?? latest.version;
   // What the base holds at a path: the latest's entry, when the latest is the base or left that

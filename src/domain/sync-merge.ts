@@ -16,7 +16,14 @@ export interface Merge {
   fromStore: string[];
 }
 
-export function mergeWithStore(ours: readonly FileEntry[], oursDirs: readonly string[], theirs: readonly FileEntry[], theirsDirs: readonly string[], base: readonly FileEntry[], baseDirs: readonly string[]): Merge {
+export function mergeWithStore(
+  ours: readonly FileEntry[],
+  oursDirs: readonly string[],
+  theirs: readonly FileEntry[],
+  theirsDirs: readonly string[],
+  base: readonly FileEntry[],
+  baseDirs: readonly string[],
+): Merge {
   const o = new Map(ours.map((f) => [f.path, f]));
   const t = new Map(theirs.map((f) => [f.path, f]));
   const b = new Map(base.map((f) => [f.path, f]));

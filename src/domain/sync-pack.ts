@@ -84,7 +84,9 @@ export function planSpans<T extends Packed>(entries: readonly T[]): Span<T>[] {
 export function placesOf(wanted: ReadonlySet<string>, ...lists: readonly (readonly Packed[])[]): Map<string, PackLocation> {
   const found = new Map<string, PackLocation>();
   for (const list of lists) {
-    for (const f of list) if (f.pack !== undefined && f.sha256 !== undefined && wanted.has(f.sha256) && !found.has(f.sha256)) found.set(f.sha256, { pack: f.pack, offset: f.offset! });
+    for (const f of list)
+      if (f.pack !== undefined && f.sha256 !== undefined && wanted.has(f.sha256) && !found.has(f.sha256))
+        found.set(f.sha256, { pack: f.pack, offset: f.offset! });
   }
   return found;
 }
@@ -113,7 +115,12 @@ export interface RepackPlan {
  * at each offset) where at least REPACK_UNUSED_SHARE of the bytes are used by none, and older than
  * the grace period (a push under way may be about to name more of a young one's contents).
  */
-export function planRepack(blobs: ReadonlyMap<string, { size: number; modifiedMs: number }>, uses: ReadonlyMap<string, ReadonlyMap<number, PackedContent>>, nowMs: number, graceSeconds: number): RepackPlan {
+export function planRepack(
+  blobs: ReadonlyMap<string, { size: number; modifiedMs: number }>,
+  uses: ReadonlyMap<string, ReadonlyMap<number, PackedContent>>,
+  nowMs: number,
+  graceSeconds: number,
+): RepackPlan {
   const plan: RepackPlan = { apart: [], unusedKept: 0 };
   for (const [pack, contents] of uses) {
     const blob = blobs.get(pack);
@@ -128,7 +135,8 @@ export function planRepack(blobs: ReadonlyMap<string, { size: number; modifiedMs
     }
     const unused = Math.max(0, blob.size - usedBytes);
     if (unused === 0) continue;
-    if (unused >= blob.size * REPACK_UNUSED_SHARE && nowMs - blob.modifiedMs > graceSeconds * 1000) plan.apart.push({ pack, used, unused, modifiedMs: blob.modifiedMs });
+    if (unused >= blob.size * REPACK_UNUSED_SHARE && nowMs - blob.modifiedMs > graceSeconds * 1000)
+      plan.apart.push({ pack, used, unused, modifiedMs: blob.modifiedMs });
     else plan.unusedKept += unused;
   }
   plan.apart.sort((a, b) => (a.pack < b.pack ? -1 : 1));

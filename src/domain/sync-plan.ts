@@ -21,7 +21,18 @@ export interface SyncStats {
 }
 
 export function emptyStats(direction: SyncStats['direction']): SyncStats {
-  return { direction, version: null, files_downloaded: 0, files_uploaded: 0, files_reused: 0, files_deleted: 0, files_skipped: 0, bytes_transferred: 0, duration_ms: 0, notes: [] };
+  return {
+    direction,
+    version: null,
+    files_downloaded: 0,
+    files_uploaded: 0,
+    files_reused: 0,
+    files_deleted: 0,
+    files_skipped: 0,
+    bytes_transferred: 0,
+    duration_ms: 0,
+    notes: [],
+  };
 }
 
 /** What is at a path in the workspace right now. */
@@ -47,7 +58,11 @@ export interface PullPlan {
   refused: Refusal[];
 }
 
-export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<string, FileEntry>, observe: (path: string) => Observation): PullPlan {
+export function planPull(
+  remote: readonly FileEntry[],
+  tracked: ReadonlyMap<string, FileEntry>,
+  observe: (path: string) => Observation,
+): PullPlan {
   const plan: PullPlan = { download: [], skip: [], delete: [], keep: [], conflicts: [], refused: [] };
   const wanted = pathLookup(remote);
   for (const entry of remote) {
@@ -59,13 +74,23 @@ export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<stri
       case 'file': {
         if (here.checksum === entry.checksum) plan.skip.push(entry);
         else if (tracked.get(entry.path)?.checksum === here.checksum) plan.download.push(entry);
-        else plan.conflicts.push({ path: entry.path, problem: tracked.has(entry.path) ? 'changed here since the last sync' : 'exists here and was never synced' });
+        else
+          plan.conflicts.push({
+            path: entry.path,
+            problem: tracked.has(entry.path) ? 'changed here since the last sync' : 'exists here and was never synced',
+          });
         break;
       }
       case 'symlink':
         if (entry.link !== undefined && here.checksum === entry.checksum) plan.skip.push(entry);
-        else if (entry.link !== undefined && tracked.get(entry.path)?.link !== undefined && tracked.get(entry.path)?.checksum === here.checksum) plan.download.push(entry);
-        else plan.conflicts.push({ path: entry.path, problem: 'is a symlink here (it would be replaced by a file, never written through)' });
+        else if (
+          entry.link !== undefined &&
+          tracked.get(entry.path)?.link !== undefined &&
+          tracked.get(entry.path)?.checksum === here.checksum
+        )
+          plan.download.push(entry);
+        else
+          plan.conflicts.push({ path: entry.path, problem: 'is a symlink here (it would be replaced by a file, never written through)' });
         break;
       case 'dir':
         plan.refused.push({ path: entry.path, problem: 'is a folder here, where the store has a file' });
@@ -83,9 +108,16 @@ export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<stri
     if (wanted(path)) continue;
     const here = observe(path);
     if (here.kind === 'missing' || here.kind === 'blocked') continue;
-    const unchanged = here.kind === 'file' ? record.link === undefined && here.checksum === record.checksum : here.kind === 'symlink' && record.link !== undefined && here.checksum === record.checksum;
+    const unchanged =
+      here.kind === 'file'
+        ? record.link === undefined && here.checksum === record.checksum
+        : here.kind === 'symlink' && record.link !== undefined && here.checksum === record.checksum;
     if (unchanged) plan.delete.push(path);
-    else plan.keep.push({ path, problem: here.kind === 'file' ? 'changed here since the last sync, so it is kept' : `is a ${here.kind} here now, so it is kept` });
+    else
+      plan.keep.push({
+        path,
+        problem: here.kind === 'file' ? 'changed here since the last sync, so it is kept' : `is a ${here.kind} here now, so it is kept`,
+      });
   }
   return plan;
 }
@@ -117,7 +149,12 @@ export function sameEntry(local: FileEntry, stored: FileEntry): boolean {
  * for the files not equal to the latest version's at theirs: at 100,000 files, three tables of
  * every path and hash were 17 MB of a no-op push's peak (docs/sync.md#peak-memory).
  */
-export function planPush(local: readonly FileEntry[], latest: readonly FileEntry[] | undefined, localDirs: readonly string[] = [], latestDirs: readonly string[] = []): PushPlan {
+export function planPush(
+  local: readonly FileEntry[],
+  latest: readonly FileEntry[] | undefined,
+  localDirs: readonly string[] = [],
+  latestDirs: readonly string[] = [],
+): PushPlan {
   const plan: PushPlan = { unchanged: false, upload: [], reused: 0, removed: 0 };
   let same = 0;
   let matched = 0;

@@ -1,7 +1,8 @@
 // Which stored versions `atlas sync prune` (and `sync.keep_versions`) removes, decided before
 // anything changes. Pure: the caller reads the store, this decides (docs/sync.md#retention).
-import { TASK_ID_PATTERN } from './task.js';
+
 import { VERSION_PATTERN } from './sync-plan.js';
+import { TASK_ID_PATTERN } from './task.js';
 
 /** An incomplete version younger than this (by its name, the push's unix time) may still be written. */
 export const INCOMPLETE_GRACE_SECONDS = 3600;
@@ -42,7 +43,13 @@ export interface RetentionPlan {
  * nothing goes. A version whose condition is unknown counts as incomplete when it is young. A
  * version that a kept one's manifest refers to for contents (`baseOf`) is kept too, however old.
  */
-export function planRetention(names: readonly string[], conditionOf: (version: string) => VersionCondition | undefined, keep: number, nowSeconds: number, baseOf: (version: string) => string | undefined = () => undefined): RetentionPlan {
+export function planRetention(
+  names: readonly string[],
+  conditionOf: (version: string) => VersionCondition | undefined,
+  keep: number,
+  nowSeconds: number,
+  baseOf: (version: string) => string | undefined = () => undefined,
+): RetentionPlan {
   if (!Number.isInteger(keep) || keep < 1) throw new RangeError(`keep must be a whole number >= 1, got ${keep}`);
   const kept: string[] = [];
   let oldestKept = -1;
@@ -75,7 +82,6 @@ export function planRetention(names: readonly string[], conditionOf: (version: s
   return plan;
 }
 
-
 /**
  * A blob no kept version references is removed only once it is older than this: a push now under
  * way may have sent it (or made it young again, reusing it) and not yet written its manifest.
@@ -90,7 +96,12 @@ export interface BlobCollection {
 }
 
 /** Which blobs garbage collection removes: referenced by no kept version, and past the grace period. */
-export function planBlobCollection(blobs: ReadonlyMap<string, { size: number; modifiedMs: number }>, referenced: ReadonlySet<string>, nowMs: number, graceSeconds = BLOB_GRACE_SECONDS): BlobCollection {
+export function planBlobCollection(
+  blobs: ReadonlyMap<string, { size: number; modifiedMs: number }>,
+  referenced: ReadonlySet<string>,
+  nowMs: number,
+  graceSeconds = BLOB_GRACE_SECONDS,
+): BlobCollection {
   const plan: BlobCollection = { remove: [], bytes: 0, young: 0 };
   for (const [sha, blob] of blobs) {
     if (referenced.has(sha)) continue;

@@ -183,7 +183,11 @@ function checkHeader(raw: Raw): StateParse | Pick<StateFile, 'version' | 'last_s
   const major = Number(/^(\d+)\./.exec(raw['version'])?.[1] ?? NaN);
   if (!Number.isInteger(major)) return corrupt(`unknown version ${JSON.stringify(raw['version'])}`);
   if (major > Number(STATE_FORMAT_VERSION.split('.')[0])) {
-    return { ok: false, kind: 'newer', problem: `state format ${raw['version']} is newer than this atlas understands (${STATE_FORMAT_VERSION})` };
+    return {
+      ok: false,
+      kind: 'newer',
+      problem: `state format ${raw['version']} is newer than this atlas understands (${STATE_FORMAT_VERSION})`,
+    };
   }
   if (!isCount(raw['last_synced_at'])) return corrupt('"last_synced_at" is not unix seconds');
   return { version: raw['version'], last_synced_at: raw['last_synced_at'] };
@@ -203,7 +207,8 @@ class Entries {
     const f = item as Raw | null;
     if (typeof f !== 'object' || f === null) return `files[${i}] is not an object`;
     if (typeof f['path'] !== 'string') return `files[${i}].path is not text`;
-    if (typeof f['checksum'] !== 'string' || !MD5_PATTERN.test(f['checksum'])) return `files[${i}].checksum is not an MD5 (32 lowercase hex)`;
+    if (typeof f['checksum'] !== 'string' || !MD5_PATTERN.test(f['checksum']))
+      return `files[${i}].checksum is not an MD5 (32 lowercase hex)`;
     if (!isCount(f['size']) || !isCount(f['modified_at'])) return `files[${i}] has a bad size or modified_at`;
     const problem = extrasProblem(f, i, this.options.local === true);
     if (problem !== undefined) return problem;
@@ -239,17 +244,20 @@ function shared(f: FileEntry, known: ReadonlyMap<string, FileEntry> | undefined)
 
 /** What is wrong with the optional fields of an entry (all checked: a store's manifest is hostile). */
 function extrasProblem(f: Raw, i: number, local: boolean): string | undefined {
-  if (f['sha256'] !== undefined && (typeof f['sha256'] !== 'string' || !SHA256_PATTERN.test(f['sha256']))) return `files[${i}].sha256 is not a SHA-256 (64 lowercase hex)`;
+  if (f['sha256'] !== undefined && (typeof f['sha256'] !== 'string' || !SHA256_PATTERN.test(f['sha256'])))
+    return `files[${i}].sha256 is not a SHA-256 (64 lowercase hex)`;
   if (f['pack'] !== undefined || f['offset'] !== undefined) {
     if (local) return `files[${i}] says where its content is stored, which a folder's own state never does`;
-    if (typeof f['pack'] !== 'string' || !SHA256_PATTERN.test(f['pack']) || !isCount(f['offset'])) return `files[${i}] has a bad pack or offset (a SHA-256 and a byte count, both or neither)`;
+    if (typeof f['pack'] !== 'string' || !SHA256_PATTERN.test(f['pack']) || !isCount(f['offset']))
+      return `files[${i}] has a bad pack or offset (a SHA-256 and a byte count, both or neither)`;
     if (f['sha256'] === undefined) return `files[${i}] is in a pack but has no sha256`;
     // Only small contents are packed: a reader never reads more than that for one entry.
     if (typeof f['size'] === 'number' && f['size'] >= PACK_BELOW) return `files[${i}] is in a pack but is not under ${PACK_BELOW} bytes`;
   }
   if (f['mode'] !== undefined && (!isCount(f['mode']) || f['mode'] > 0o777)) return `files[${i}].mode is not permission bits (0 to 0o777)`;
   if (f['link'] !== undefined) {
-    if (typeof f['link'] !== 'string' || f['link'].length === 0 || f['link'].length > 4096 || f['link'].includes('\0')) return `files[${i}].link is not a link target`;
+    if (typeof f['link'] !== 'string' || f['link'].length === 0 || f['link'].length > 4096 || f['link'].includes('\0'))
+      return `files[${i}].link is not a link target`;
     if (f['sha256'] !== undefined) return `files[${i}] is both a link and a blob`;
   }
   return undefined;
@@ -263,13 +271,17 @@ function finish(state: StateFile, raw: Raw): StateParse {
   }
   if (raw['dir_modes'] !== undefined) {
     const modes = raw['dir_modes'];
-    if (typeof modes !== 'object' || modes === null || Array.isArray(modes) || !Object.values(modes).every((m) => isCount(m) && m <= 0o777)) return corrupt('"dir_modes" is not folder paths with permission bits (0 to 0o777)');
+    if (typeof modes !== 'object' || modes === null || Array.isArray(modes) || !Object.values(modes).every((m) => isCount(m) && m <= 0o777))
+      return corrupt('"dir_modes" is not folder paths with permission bits (0 to 0o777)');
     state.dir_modes = modes as Record<string, number>;
   }
   if (raw['conflict_of'] !== undefined) {
-    if (typeof raw['conflict_of'] !== 'string' || !VERSION_PATTERN.test(raw['conflict_of'])) return corrupt('"conflict_of" is not a version name');
+    if (typeof raw['conflict_of'] !== 'string' || !VERSION_PATTERN.test(raw['conflict_of']))
+      return corrupt('"conflict_of" is not a version name');
     state.conflict_of = raw['conflict_of'];
-    state.conflicts = Array.isArray(raw['conflicts']) ? (raw['conflicts'] as unknown[]).filter((c): c is string => typeof c === 'string') : [];
+    state.conflicts = Array.isArray(raw['conflicts'])
+      ? (raw['conflicts'] as unknown[]).filter((c): c is string => typeof c === 'string')
+      : [];
   }
   for (const field of ['sha256_from', 'parent', 'synced_version'] as const) {
     const value = raw[field];

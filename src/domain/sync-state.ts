@@ -64,9 +64,7 @@ export interface StateFile {
   parent?: string;
 }
 
-export type StateParse =
-  | { ok: true; state: StateFile }
-  | { ok: false; kind: 'corrupt' | 'newer'; problem: string };
+export type StateParse = { ok: true; state: StateFile } | { ok: false; kind: 'corrupt' | 'newer'; problem: string };
 
 export function emptyState(): StateFile {
   return { version: STATE_FORMAT_VERSION, last_synced_at: 0, files: [] };
@@ -107,7 +105,11 @@ export function pathLookup(files: readonly FileEntry[]): (path: string) => boole
  * path order (as atlas scans and writes them) are walked side by side; others (a manifest written
  * by hand) through a map.
  */
-export function pairByPath(mine: readonly FileEntry[], theirs: readonly FileEntry[], visit: (entry: FileEntry, there: FileEntry | undefined, index: number) => void): number {
+export function pairByPath(
+  mine: readonly FileEntry[],
+  theirs: readonly FileEntry[],
+  visit: (entry: FileEntry, there: FileEntry | undefined, index: number) => void,
+): number {
   if (strictlyInPathOrder(mine) && strictlyInPathOrder(theirs)) {
     let j = 0;
     for (const [i, entry] of mine.entries()) {
@@ -154,7 +156,11 @@ export function splitOutsideLinks(files: readonly FileEntry[]): { kept: FileEntr
  * says where contents are stored. Written by hand, in pieces of about 64 KB: 100,000 entries are
  * 20 MB of JSON, which a writer sends on (to a file, to gzip) without ever holding it whole.
  */
-export function* stateChunks(state: StateFile, bySha256From?: (entry: FileEntry) => boolean, where: 'store' | 'local' = 'store'): Generator<string> {
+export function* stateChunks(
+  state: StateFile,
+  bySha256From?: (entry: FileEntry) => boolean,
+  where: 'store' | 'local' = 'store',
+): Generator<string> {
   const files = [...state.files].sort(byPath);
   let chunk = `{"version":${JSON.stringify(state.version)},"last_synced_at":${state.last_synced_at}`;
   if (state.sha256_from !== undefined) chunk += `,"sha256_from":${JSON.stringify(state.sha256_from)}`;
@@ -177,9 +183,11 @@ export function* stateChunks(state: StateFile, bySha256From?: (entry: FileEntry)
   }
   chunk += ']';
   if (state.dirs && state.dirs.length > 0) chunk += `,"dirs":${JSON.stringify([...state.dirs].sort())}`;
-  if (state.dir_modes && Object.keys(state.dir_modes).length > 0) chunk += `,"dir_modes":${JSON.stringify(Object.fromEntries(Object.entries(state.dir_modes).sort(([a], [b]) => (a < b ? -1 : 1))))}`;
+  if (state.dir_modes && Object.keys(state.dir_modes).length > 0)
+    chunk += `,"dir_modes":${JSON.stringify(Object.fromEntries(Object.entries(state.dir_modes).sort(([a], [b]) => (a < b ? -1 : 1))))}`;
   if (state.synced_version !== undefined) chunk += `,"synced_version":${JSON.stringify(state.synced_version)}`;
-  if (state.conflict_of !== undefined) chunk += `,"conflict_of":${JSON.stringify(state.conflict_of)},"conflicts":${JSON.stringify(state.conflicts ?? [])}`;
+  if (state.conflict_of !== undefined)
+    chunk += `,"conflict_of":${JSON.stringify(state.conflict_of)},"conflicts":${JSON.stringify(state.conflicts ?? [])}`;
   yield `${chunk}}\n`;
 }
 
@@ -209,7 +217,12 @@ export function isReservedName(name: string): boolean {
  * the person's and is synced.
  */
 export function isReservedRootName(name: string): boolean {
-  return name === STATE_FILE_NAME || name === `${STATE_FILE_NAME}.lock` || name === TEMP_DIR_NAME || /^\.\.sandbox-state\.\d+\.[0-9a-z]+\.tmp$/.test(name);
+  return (
+    name === STATE_FILE_NAME ||
+    name === `${STATE_FILE_NAME}.lock` ||
+    name === TEMP_DIR_NAME ||
+    /^\.\.sandbox-state\.\d+\.[0-9a-z]+\.tmp$/.test(name)
+  );
 }
 
 /** Why a path from a state file or a listing must not be written, or undefined when it is safe. */

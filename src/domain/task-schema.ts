@@ -3,10 +3,10 @@
 // off disk is checked once here, naming the first bad field, and trusted inside.
 import { isHookState } from './hook-state.js';
 import { EXECUTION_MODES, MAX_CHILD_INDEX } from './receipt.js';
-import type { StepDefinition, StepType } from './template.js';
-import { GIT_ACTIONS, STEP_TYPES } from './template.js';
 import type { Task } from './task.js';
 import { TASK_ID_PATTERN } from './task.js';
+import type { StepDefinition, StepType } from './template.js';
+import { GIT_ACTIONS, STEP_TYPES } from './template.js';
 import { isTimestamp } from './time.js';
 
 export class TaskFormatError extends Error {
@@ -49,7 +49,8 @@ function optStr(o: Obj, key: string, field: string): void {
 function strList(o: Obj, key: string, field: string, required: boolean): void {
   const v = o[key];
   if (v === undefined && !required) return;
-  if (!Array.isArray(v) || v.some((s) => typeof s !== 'string')) fail(`${field}${key}`, `expected a list of commands (text), got ${describe(v)}`);
+  if (!Array.isArray(v) || v.some((s) => typeof s !== 'string'))
+    fail(`${field}${key}`, `expected a list of commands (text), got ${describe(v)}`);
 }
 
 function checkStep(v: unknown, i: number): StepDefinition {
@@ -62,11 +63,15 @@ function checkStep(v: unknown, i: number): StepDefinition {
     fail(`${field}type`, `unknown step type ${describe(type)} (this atlas runs ${STEP_TYPES.join(', ')})`);
   }
   const attempts = v['max_attempts'];
-  if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1) fail(`${field}max_attempts`, `expected a whole number >= 1, got ${describe(attempts)}`);
-  if (v['on_failure'] !== 'fail' && v['on_failure'] !== 'ask') fail(`${field}on_failure`, `expected fail or ask, got ${describe(v['on_failure'])}`);
+  if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1)
+    fail(`${field}max_attempts`, `expected a whole number >= 1, got ${describe(attempts)}`);
+  if (v['on_failure'] !== 'fail' && v['on_failure'] !== 'ask')
+    fail(`${field}on_failure`, `expected fail or ask, got ${describe(v['on_failure'])}`);
   const timeout = v['timeout_ms'];
-  if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0)) fail(`${field}timeout_ms`, `expected milliseconds > 0, got ${describe(timeout)}`);
-  if (v['idempotent'] !== undefined && typeof v['idempotent'] !== 'boolean') fail(`${field}idempotent`, `expected true or false, got ${describe(v['idempotent'])}`);
+  if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0))
+    fail(`${field}timeout_ms`, `expected milliseconds > 0, got ${describe(timeout)}`);
+  if (v['idempotent'] !== undefined && typeof v['idempotent'] !== 'boolean')
+    fail(`${field}idempotent`, `expected true or false, got ${describe(v['idempotent'])}`);
   optStr(v, 'description', field);
   switch (type as StepType) {
     case 'ai':
@@ -80,7 +85,8 @@ function checkStep(v: unknown, i: number): StepDefinition {
       strList(v, 'commands', field, true);
       break;
     case 'git':
-      if (!(GIT_ACTIONS as readonly unknown[]).includes(v['action'])) fail(`${field}action`, `unknown git action ${describe(v['action'])} (allowed: ${GIT_ACTIONS.join(', ')})`);
+      if (!(GIT_ACTIONS as readonly unknown[]).includes(v['action']))
+        fail(`${field}action`, `unknown git action ${describe(v['action'])} (allowed: ${GIT_ACTIONS.join(', ')})`);
       optStr(v, 'message', field);
       break;
   }
@@ -109,6 +115,7 @@ export function parseTask(data: unknown): Task {
   }
   strList(data, 'validation_commands', '', false);
   const mode = data['execution_mode'];
-  if (mode !== undefined && !(EXECUTION_MODES as readonly unknown[]).includes(mode)) fail('execution_mode', `expected local or sandbox, got ${describe(mode)}`);
+  if (mode !== undefined && !(EXECUTION_MODES as readonly unknown[]).includes(mode))
+    fail('execution_mode', `expected local or sandbox, got ${describe(mode)}`);
   return data as unknown as Task;
 }

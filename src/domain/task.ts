@@ -1,6 +1,7 @@
 // task.json: what a task is (its template snapshot, where it runs). Progress lives in hook.json.
-import type { HookState } from './hook-state.js';
+
 import type { ExecutionMode } from './execution-mode.js';
+import type { HookState } from './hook-state.js';
 import type { LifecycleCommands, StepDefinition } from './template.js';
 
 export const TASK_SCHEMA_VERSION = '1.0';

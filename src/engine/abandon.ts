@@ -10,7 +10,10 @@ import { checkLiveness, readOwner } from '../liveness/owner.js';
 export function assertAbandonable(manager: HookManager): Hook {
   const hook = manager.read();
   if (isTerminal(hook.state)) {
-    throw new AtlasError(`task ${hook.task_id} has already ended (${hook.state})`, { exitCode: EXIT.input, hint: 'only tasks that have not ended can be abandoned' });
+    throw new AtlasError(`task ${hook.task_id} has already ended (${hook.state})`, {
+      exitCode: EXIT.input,
+      hint: 'only tasks that have not ended can be abandoned',
+    });
   }
   const live = checkLiveness(readOwner(manager.files.owner));
   if ((live.status === 'alive' && live.owner.pid !== process.pid) || live.status === 'remote') {

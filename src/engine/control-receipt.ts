@@ -25,7 +25,11 @@ export interface ControlReceiptInput {
  * The lines a review signs: each change with who let it in (the template, a person) or that it
  * waits, so the signed output alone tells an attestation which (docs/keys-and-verification.md).
  */
-export function reviewLines(findings: { key: string; text: string }[], allowed: readonly string[], approved: ReadonlySet<string>): string[] {
+export function reviewLines(
+  findings: { key: string; text: string }[],
+  allowed: readonly string[],
+  approved: ReadonlySet<string>,
+): string[] {
   return findings.map((f) => f.text + (allowed.includes(f.key) ? CHANGE_ALLOWED : approved.has(f.key) ? CHANGE_APPROVED : CHANGE_AWAITING));
 }
 

@@ -7,11 +7,11 @@
 import { mkdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Task } from '../domain/task.js';
-import { controlChanges, findingKey } from '../git/control-changes.js';
 import type { ControlFinding } from '../git/control-changes.js';
+import { controlChanges, findingKey } from '../git/control-changes.js';
 import { runGit } from '../git/run-git.js';
-import { readControlRecord, writeControlRecord } from '../store/control-record.js';
 import type { HookManager } from '../hook/manager.js';
+import { readControlRecord, writeControlRecord } from '../store/control-record.js';
 import { reviewLines, signControlReview } from './control-receipt.js';
 import type { StepResult } from './executors/types.js';
 import type { ValidationRecorder } from './validation-recorder.js';
@@ -79,8 +79,18 @@ export async function reviewControlChanges(run: ReviewRun, index: number, result
   const said = (r: typeof record) => JSON.stringify([r?.findings.map((f) => f.key), r?.pending]);
   if (said(record) !== said(next)) {
     const signed = reviewLines(next.findings, next.allowed, approved);
-    const id = await signControlReview({ manager: run.manager, task, recorder: run.validationRecorder, stepIndex: index, exitCode: pending.length ? 1 : 0, lines: signed });
-    if (id) note(`control review signed: receipt ${id} (${pending.length ? `${pending.length} change(s) wait for a person` : 'every change approved or allowed'})`);
+    const id = await signControlReview({
+      manager: run.manager,
+      task,
+      recorder: run.validationRecorder,
+      stepIndex: index,
+      exitCode: pending.length ? 1 : 0,
+      lines: signed,
+    });
+    if (id)
+      note(
+        `control review signed: receipt ${id} (${pending.length ? `${pending.length} change(s) wait for a person` : 'every change approved or allowed'})`,
+      );
   }
   const control = { control_changes: lines.slice(0, 100), control_pending: pending.length };
   if (pending.length === 0 || result.status !== 'ok') {

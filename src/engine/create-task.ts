@@ -70,7 +70,10 @@ async function chooseWorkspace(base: string, home: string, repo: string, branchP
       throw error;
     }
   }
-  throw new AtlasError(`could not find a free workspace name starting with "${base}"`, { exitCode: EXIT.failure, hint: 'pass --workspace NAME' });
+  throw new AtlasError(`could not find a free workspace name starting with "${base}"`, {
+    exitCode: EXIT.failure,
+    hint: 'pass --workspace NAME',
+  });
 }
 
 export async function createTask(options: CreateTaskOptions): Promise<CreatedTask> {
@@ -102,7 +105,10 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
   const description = options.description.trim() || template.description || template.name;
   const base = options.workspace ?? slugify(options.description.trim() || template.name);
   if (!inPlace && !(await isValidBranchName(repoRoot, `${template.branch_prefix}${base}`))) {
-    throw new AtlasError(`"${template.branch_prefix}${base}" is not a valid branch name`, { exitCode: EXIT.input, hint: 'pass another --workspace NAME' });
+    throw new AtlasError(`"${template.branch_prefix}${base}" is not a valid branch name`, {
+      exitCode: EXIT.input,
+      hint: 'pass another --workspace NAME',
+    });
   }
   const name = await chooseWorkspace(base, home, repoRoot, inPlace ? undefined : template.branch_prefix);
 
@@ -112,7 +118,10 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
   // Owned from the first moment: a start killed during setup is judged crashed at once (its pid is
   // gone) rather than looking like a task that is still starting. The runner takes the record over.
   const ownerPath = taskFiles(ref.dir).owner;
-  writeOwner(ownerPath, ownerRecordForThisProcess({ heartbeatIntervalMs: config.hooks.heartbeat_interval, staleThresholdMs: config.hooks.stale_threshold }));
+  writeOwner(
+    ownerPath,
+    ownerRecordForThisProcess({ heartbeatIntervalMs: config.hooks.heartbeat_interval, staleThresholdMs: config.hooks.stale_threshold }),
+  );
   const taskIndex = await allocateTaskIndex(home);
   const worktree = inPlace ? repoRoot : join(workspaceDir(name, home), 'worktree');
   const branch = inPlace ? (here.branch ?? 'HEAD') : `${template.branch_prefix}${name}`;
@@ -158,7 +167,9 @@ export async function createTask(options: CreateTaskOptions): Promise<CreatedTas
     try {
       const state = await readGitState(repoRoot);
       if (state.dirty) {
-        options.warn?.(`uncommitted changes in ${repoRoot} are not part of the task: its worktree starts from ${baseCommit!.slice(0, 12)} (commit them first, or use --in-place)`);
+        options.warn?.(
+          `uncommitted changes in ${repoRoot} are not part of the task: its worktree starts from ${baseCommit!.slice(0, 12)} (commit them first, or use --in-place)`,
+        );
       }
     } catch {
       // Only a courtesy warning.

@@ -16,7 +16,12 @@ export interface FilesWatch {
   stop(): Promise<string[]>;
 }
 
-export function watchChangedFiles(worktree: string, before: Set<string> | undefined, intervalMs: number, onNew: (paths: string[]) => void): FilesWatch {
+export function watchChangedFiles(
+  worktree: string,
+  before: Set<string> | undefined,
+  intervalMs: number,
+  onNew: (paths: string[]) => void,
+): FilesWatch {
   const seen = new Set<string>();
   let polling: Promise<void> = Promise.resolve();
   let stopped = false;

@@ -29,11 +29,17 @@ export async function writeDefaultMode(configPath: string, mode: 'sandbox' | 'lo
   try {
     current = await configuredMode(text);
   } catch (error) {
-    return { action: 'manual', reason: `${configPath} does not parse (${error instanceof Error ? error.message.split('\n')[0] : String(error)})` };
+    return {
+      action: 'manual',
+      reason: `${configPath} does not parse (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
+    };
   }
   if (current === 'section') return { action: 'manual', reason: `${configPath} has an execution section without a mode` };
   if (current !== undefined) return { action: 'kept', mode: current };
-  const why = mode === 'sandbox' ? 'steps run in the OS sandbox (docs/security.md); set mode: local to run them unsandboxed' : 'steps run on this machine, unsandboxed; set mode: sandbox to isolate them';
+  const why =
+    mode === 'sandbox'
+      ? 'steps run in the OS sandbox (docs/security.md); set mode: local to run them unsandboxed'
+      : 'steps run on this machine, unsandboxed; set mode: sandbox to isolate them';
   const block = `\n# Written by atlas init: ${why}.\nexecution:\n  mode: ${mode}\n`;
   writeFileAtomic(configPath, `${text.endsWith('\n') ? text : `${text}\n`}${block}`);
   return { action: 'set', mode };

@@ -48,5 +48,9 @@ export function planResume(hook: Hook, options: { approve?: boolean; reject?: bo
       message: `task ${hook.task_id} waits for approval: pass --approve or --reject (or run atlas resume on a terminal to be asked)`,
     };
   }
-  return { kind: 'run', entry: { kind: 'retry_step', ...note }, what: reason === 'interrupted' ? 'running the interrupted step again' : 'retrying the step' };
+  return {
+    kind: 'run',
+    entry: { kind: 'retry_step', ...note },
+    what: reason === 'interrupted' ? 'running the interrupted step again' : 'retrying the step',
+  };
 }

@@ -7,15 +7,15 @@ import { AtlasError } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
 import type { HookState } from '../domain/hook-state.js';
 import type { StepContext } from '../domain/step-context.js';
-import type { StepDefinition } from '../domain/template.js';
 import type { Task } from '../domain/task.js';
+import type { StepDefinition } from '../domain/template.js';
+import { isIdempotentStep } from '../domain/template.js';
+import type { ProcessExecutor } from '../exec/types.js';
 import { createCheckpoint } from '../hook/checkpoint.js';
 import { startIntervalCheckpoints } from '../hook/interval-checkpointer.js';
 import type { HookManager } from '../hook/manager.js';
-import { isIdempotentStep } from '../domain/template.js';
 import { coldStartReason, runColdStart } from '../lifecycle/cold-start.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
-import { changedPaths, watchChangedFiles } from './files-watch.js';
 import type { Reporter, TaskOutcome } from './contract.js';
 import { runAiStep } from './executors/ai.js';
 import { runCommandStep } from './executors/command.js';
@@ -23,6 +23,7 @@ import { runGitStep } from './executors/git.js';
 import { runHumanStep } from './executors/human.js';
 import type { StepResult, StepRunContext } from './executors/types.js';
 import { runValidationStep } from './executors/validation.js';
+import { changedPaths, watchChangedFiles } from './files-watch.js';
 import type { InterruptWatch } from './interrupts.js';
 import {
   approvalOutcome,
@@ -33,7 +34,6 @@ import {
   pausedOutcome,
   rejectedOutcome,
 } from './outcome.js';
-import type { ProcessExecutor } from '../exec/types.js';
 import type { ProcessGroups } from './processes.js';
 import { fillPlaceholders } from './prompt.js';
 import { countStepStarts, defaultRetryNote } from './retry-note.js';
@@ -59,7 +59,13 @@ export interface RunState {
   /** OnColdStart has run in this process (it runs before the first agent step a process runs). */
   coldStarted: boolean;
   /** A state transition with its history event; task.json's status mirror follows. */
-  move(to: HookState, trigger: string, stepName: string | undefined, details?: Record<string, unknown>, change?: (hook: Hook) => Hook): Promise<Hook>;
+  move(
+    to: HookState,
+    trigger: string,
+    stepName: string | undefined,
+    details?: Record<string, unknown>,
+    change?: (hook: Hook) => Hook,
+  ): Promise<Hook>;
 }
 
 export type AttemptResult = { kind: 'completed' } | { kind: 'retry' } | { kind: 'stop'; outcome: TaskOutcome };
@@ -116,7 +122,11 @@ export async function completeStep(run: RunState, index: number, details: Record
   await run.move('step_pending', 'step_complete', step.name, { step_index: index, ...details }, withoutCurrentStep);
 }
 
-export async function runStepAttempt(run: RunState, index: number, options: { note?: string | undefined; fromCheckpoint?: string | undefined } = {}): Promise<AttemptResult> {
+export async function runStepAttempt(
+  run: RunState,
+  index: number,
+  options: { note?: string | undefined; fromCheckpoint?: string | undefined } = {},
+): Promise<AttemptResult> {
   const { task, manager, reporter } = run;
   const step: StepDefinition = task.steps[index]!;
   const before = manager.read();
@@ -156,7 +166,13 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
   const started = Date.now();
 
   if (step.type === 'ai' && !run.coldStarted && !run.interrupts.signal) {
-    const failure = await runColdStart(run.lifecycle, { task, taskDir: manager.ref.dir, stepName: step.name, attempt, reason: coldStartReason(before, task) });
+    const failure = await runColdStart(run.lifecycle, {
+      task,
+      taskDir: manager.ref.dir,
+      stepName: step.name,
+      attempt,
+      reason: coldStartReason(before, task),
+    });
     if (failure) {
       // The agent never started: the step waits (recoverable), and says which hook failed and why.
       const error = failure.error.message;
@@ -166,13 +182,24 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
         error,
         ...(failure.movedTo ? { moved_aside: failure.moved, moved_to: failure.movedTo } : {}),
       });
-      reporter.stepFinished({ index, name: step.name, ok: false, durationMs: Date.now() - started, summary: 'OnColdStart failed; the agent did not start' });
-      return { kind: 'stop', outcome: coldStartFailedOutcome(task, index, error, failure.movedTo ? { paths: failure.moved, to: failure.movedTo } : undefined) };
+      reporter.stepFinished({
+        index,
+        name: step.name,
+        ok: false,
+        durationMs: Date.now() - started,
+        summary: 'OnColdStart failed; the agent did not start',
+      });
+      return {
+        kind: 'stop',
+        outcome: coldStartFailedOutcome(task, index, error, failure.movedTo ? { paths: failure.moved, to: failure.movedTo } : undefined),
+      };
     }
     run.coldStarted = true;
   }
 
-  const progress = new StepProgress(manager, index, 2000, (error) => reporter.note(`could not update the hook: ${errorDetails(error).message}`));
+  const progress = new StepProgress(manager, index, 2000, (error) =>
+    reporter.note(`could not update the hook: ${errorDetails(error).message}`),
+  );
   const interval = startIntervalCheckpoints(
     manager,
     run.config.hooks.checkpoint_interval,
@@ -183,7 +210,9 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
   run.executor.beginStep?.();
   const tracksFiles = step.type === 'ai' || step.type === 'command';
   const changedBefore = tracksFiles ? await changedPaths(task.worktree) : undefined;
-  const filesWatch = tracksFiles ? watchChangedFiles(task.worktree, changedBefore, FILES_POLL_MS, (paths) => progress.addFiles(paths)) : undefined;
+  const filesWatch = tracksFiles
+    ? watchChangedFiles(task.worktree, changedBefore, FILES_POLL_MS, (paths) => progress.addFiles(paths))
+    : undefined;
   const ctx: StepRunContext = {
     task,
     taskDir: manager.ref.dir,
@@ -234,8 +263,14 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
   // Recovery re-runs idempotent steps from the start, trusting they changed nothing: say when one did.
   if (changed.length > 0 && isIdempotentStep(step) && result.status === 'ok') {
     const flag = `⚠ idempotent step changed ${changed.length} file(s)`;
-    result = { ...result, summary: result.summary ? `${result.summary}, ${flag}` : flag, details: { ...result.details, idempotent_changed_files: changed.slice(0, 100) } };
-    reporter.note(`warning: step ${step.name} is idempotent (recovery re-runs it from the start) but changed ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ', …' : ''}`);
+    result = {
+      ...result,
+      summary: result.summary ? `${result.summary}, ${flag}` : flag,
+      details: { ...result.details, idempotent_changed_files: changed.slice(0, 100) },
+    };
+    reporter.note(
+      `warning: step ${step.name} is idempotent (recovery re-runs it from the start) but changed ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ', …' : ''}`,
+    );
   }
   const durationMs = Date.now() - started;
 
@@ -255,8 +290,18 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
     case 'waiting': {
       const trigger = result.reason === 'approval' ? 'human_approval_required' : 'human_paused';
       await run.move('awaiting_human', trigger, step.name, { step_index: index, ...result.details });
-      reporter.stepFinished({ index, name: step.name, ok: false, waiting: true, durationMs, summary: result.reason === 'approval' ? 'waiting for approval' : 'stopped for now' });
-      return { kind: 'stop', outcome: result.reason === 'approval' ? approvalOutcome(task, index, result.prompt) : pausedOutcome(task, index) };
+      reporter.stepFinished({
+        index,
+        name: step.name,
+        ok: false,
+        waiting: true,
+        durationMs,
+        summary: result.reason === 'approval' ? 'waiting for approval' : 'stopped for now',
+      });
+      return {
+        kind: 'stop',
+        outcome: result.reason === 'approval' ? approvalOutcome(task, index, result.prompt) : pausedOutcome(task, index),
+      };
     }
     case 'rejected':
       await run.move('failed', 'human_rejected', step.name, { step_index: index, ...(result.note ? { note: result.note } : {}) });
@@ -266,7 +311,13 @@ export async function runStepAttempt(run: RunState, index: number, options: { no
       const error = result.error;
       if (!result.permanent && attempt < maxAttempts) {
         await run.move('step_pending', 'step_retry', step.name, { ...result.details, step_index: index, attempt, error });
-        reporter.stepFinished({ index, name: step.name, ok: false, durationMs, summary: `${error} — retrying (attempt ${attempt + 1}/${maxAttempts})` });
+        reporter.stepFinished({
+          index,
+          name: step.name,
+          ok: false,
+          durationMs,
+          summary: `${error} — retrying (attempt ${attempt + 1}/${maxAttempts})`,
+        });
         return { kind: 'retry' };
       }
       const ask = step.on_failure === 'ask';

@@ -10,22 +10,22 @@ import { nextStepIndex } from '../domain/hook.js';
 import type { HookState } from '../domain/hook-state.js';
 import { InvalidTransitionError, isTerminal } from '../domain/hook-state.js';
 import type { Task } from '../domain/task.js';
+import type { TaskExecution } from '../exec/task-executor.js';
+import { createTaskExecutor, describeExecution, describeModeChange } from '../exec/task-executor.js';
+import type { ProcessExecutor } from '../exec/types.js';
+import { crossBeforeGit } from '../git/cross-objects.js';
 import { HookManager } from '../hook/manager.js';
 import type { LifecycleRunner } from '../lifecycle/bus.js';
 import { composeBuiltins, recordingBuiltins } from '../lifecycle/defaults.js';
-import { syncBuiltins } from '../sync/lifecycle-builtins.js';
 import { baseEvent, lifecycleBusForTask } from '../lifecycle/for-task.js';
 import { checkLiveness, readOwner, startHeartbeat } from '../liveness/owner.js';
+import { approvePending, readControlRecord } from '../store/control-record.js';
 import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import { readTask } from '../store/task-store.js';
+import { syncBuiltins } from '../sync/lifecycle-builtins.js';
 import type { EntryDirective, RunTaskOptions, TaskOutcome } from './contract.js';
-import { crossBeforeGit } from '../git/cross-objects.js';
-import { approvePending, readControlRecord } from '../store/control-record.js';
 import { reviewLines, signControlReview } from './control-receipt.js';
-import { createTaskExecutor, describeExecution, describeModeChange } from '../exec/task-executor.js';
-import type { TaskExecution } from '../exec/task-executor.js';
-import type { ProcessExecutor } from '../exec/types.js';
 import { assertExecutionReady } from './execution-mode.js';
 import { InterruptWatch } from './interrupts.js';
 import { completedOutcome, failedOutcome, rejectedOutcome } from './outcome.js';
@@ -55,7 +55,9 @@ function assertEntry(entry: EntryDirective, hook: Hook, task: Task): void {
   const ended = isTerminal(hook.state);
   throw new AtlasError(`task ${task.id} is ${hook.state}; "${entry.kind.replace('_', ' ')}" needs it to be ${allowed.join(' or ')}`, {
     exitCode: ended ? EXIT.failure : EXIT.input,
-    hint: ended ? 'the task has ended; start a new one with `atlas start`' : `run \`atlas hook status --task ${task.id}\` to see where it is`,
+    hint: ended
+      ? 'the task has ended; start a new one with `atlas start`'
+      : `run \`atlas hook status --task ${task.id}\` to see where it is`,
   });
 }
 
@@ -107,7 +109,11 @@ class TaskRun implements RunState {
       groups: this.groups,
       reporter: options.reporter,
       // Workspace sync (docs/sync.md) after the recording defaults: a push sees the closed conversation.
-      builtins: composeBuiltins(recordingBuiltins(), syncBuiltins(this.home, options.config, (t) => options.reporter.note(t)), options.lifecycle?.builtins),
+      builtins: composeBuiltins(
+        recordingBuiltins(),
+        syncBuiltins(this.home, options.config, (t) => options.reporter.note(t)),
+        options.lifecycle?.builtins,
+      ),
       verbose: Boolean(options.lifecycle?.verbose),
     });
     this.interrupts = new InterruptWatch(this.groups, {
@@ -117,8 +123,17 @@ class TaskRun implements RunState {
   }
 
   /** A state change with its history event (HookManager also mirrors the state into task.json). */
-  async move(to: HookState, trigger: string, stepName: string | undefined, details?: Record<string, unknown>, change?: (hook: Hook) => Hook): Promise<Hook> {
-    return this.manager.transition({ to, trigger, ...(stepName !== undefined ? { stepName } : {}), ...(details ? { details } : {}) }, change);
+  async move(
+    to: HookState,
+    trigger: string,
+    stepName: string | undefined,
+    details?: Record<string, unknown>,
+    change?: (hook: Hook) => Hook,
+  ): Promise<Hook> {
+    return this.manager.transition(
+      { to, trigger, ...(stepName !== undefined ? { stepName } : {}), ...(details ? { details } : {}) },
+      change,
+    );
   }
 
   /** Runs the step at `index` until it completes (undefined) or the run must stop (outcome). */
@@ -191,7 +206,14 @@ class TaskRun implements RunState {
           const record = readControlRecord(this.manager.ref.dir);
           // Every finding the template does not allow was approved just now, or earlier.
           const lines = reviewLines(record?.findings ?? [], record?.allowed ?? [], new Set((record?.findings ?? []).map((f) => f.key)));
-          await signControlReview({ manager: this.manager, task: this.task, recorder: this.validationRecorder, stepIndex: index, exitCode: 0, lines });
+          await signControlReview({
+            manager: this.manager,
+            task: this.task,
+            recorder: this.validationRecorder,
+            stepIndex: index,
+            exitCode: 0,
+            lines,
+          });
         }
         await completeStep(this, index, { decision: 'approved', ...(entry.note ? { note: entry.note } : {}) }, 'approved');
         return this.runRemaining();
@@ -240,7 +262,13 @@ export async function runTask(options: RunTaskOptions): Promise<TaskOutcome> {
   run.groups.onChange = (pids) => heartbeat.setProcessGroups(pids);
   run.interrupts.install();
   try {
-    options.reporter.taskStarted({ taskId: task.id, description: task.description, worktree: task.worktree, branch: task.branch, steps: task.steps.length });
+    options.reporter.taskStarted({
+      taskId: task.id,
+      description: task.description,
+      worktree: task.worktree,
+      branch: task.branch,
+      steps: task.steps.length,
+    });
     const sandboxed = describeExecution(execution.record) ?? describeModeChange(execution);
     if (sandboxed) options.reporter.note(sandboxed);
     let outcome: TaskOutcome;

@@ -2,15 +2,22 @@
 // still there. Reads files only (no git, no heavy modules): status must stay instant. Whether a
 // task crashed is decided by recovery's one rule (recovery/detect.ts inspectTask), so status,
 // `atlas start`'s warning and `atlas recover` always agree.
-import { readExecutionRecord } from '../exec/task-executor.js';
+
+import { halfCreatedNote, isHalfCreated } from '../cleanup/half-created.js';
 import { nextStepIndex } from '../domain/hook.js';
 import type { HookState } from '../domain/hook-state.js';
 import { isTerminal } from '../domain/hook-state.js';
 import type { CrashType } from '../domain/recovery-context.js';
-import { halfCreatedNote, isHalfCreated } from '../cleanup/half-created.js';
+import { readExecutionRecord } from '../exec/task-executor.js';
 import { inspectTask } from '../recovery/detect.js';
+import {
+  endedWorkspacesAfter,
+  listTaskRefsCached,
+  readEndedWorkspaces,
+  sameEndedWorkspaces,
+  writeEndedWorkspaces,
+} from '../store/ended-tasks.js';
 import type { TaskRef } from '../store/task-store.js';
-import { endedWorkspacesAfter, listTaskRefsCached, readEndedWorkspaces, sameEndedWorkspaces, writeEndedWorkspaces } from '../store/ended-tasks.js';
 import { readTaskStatus } from '../store/task-store.js';
 
 /**

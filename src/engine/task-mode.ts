@@ -9,7 +9,12 @@ import { updateTask } from '../store/task-store.js';
  * The execution.mode override for continuing `task` (undefined: a task from before atlas recorded
  * its mode follows the configuration). `say` gets one line when a flag changes the mode.
  */
-export async function continuedTaskMode(taskDir: string, task: Task, flag: ExecutionMode | undefined, say: (line: string) => void): Promise<ExecutionMode | undefined> {
+export async function continuedTaskMode(
+  taskDir: string,
+  task: Task,
+  flag: ExecutionMode | undefined,
+  say: (line: string) => void,
+): Promise<ExecutionMode | undefined> {
   const started = task.execution_mode;
   if (flag === undefined || flag === started) return started;
   if (started !== undefined) {

@@ -5,8 +5,8 @@
 import { AtlasError } from '../domain/errors.js';
 import type { Task } from '../domain/task.js';
 import { crossTaskObjects } from '../git/cross-objects.js';
-import { reviewControlChanges } from './control-review.js';
 import type { ReviewRun } from './control-review.js';
+import { reviewControlChanges } from './control-review.js';
 import type { StepResult } from './executors/types.js';
 
 /** Brings the task's new objects across; throws when they do not verify or HEAD was moved. */

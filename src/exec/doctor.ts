@@ -35,7 +35,12 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
   const readiness = await checkReadiness();
   const trial = readiness.ready ? await trialRun() : undefined;
   const sandboxOk = readiness.ready && trial?.ok === true;
-  const task = input.task ?? { id: '(new task)', worktree: input.cwd, workspace_id: '(new)', dir: join(input.home, 'workspaces', '(new)', 'tasks', '(new task)') };
+  const task = input.task ?? {
+    id: '(new task)',
+    worktree: input.cwd,
+    workspace_id: '(new)',
+    dir: join(input.home, 'workspaces', '(new)', 'tasks', '(new task)'),
+  };
   const policy = await taskPolicy({ task, taskDir: task.dir, home: input.home, config: input.config });
   const lastRun = input.task ? readExecutionRecord(input.task.dir) : undefined;
   return {

@@ -49,7 +49,10 @@ export function installHint(missing: readonly ToolCheck[], platform: NodeJS.Plat
  */
 const found = new Map<string, Readiness>();
 
-export async function checkReadiness(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<Readiness> {
+export async function checkReadiness(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): Promise<Readiness> {
   const key = `${platform}\0${env['PATH'] ?? ''}`;
   const known = found.get(key);
   if (known) return known;
@@ -76,7 +79,10 @@ async function freshReadiness(env: NodeJS.ProcessEnv, platform: NodeJS.Platform)
 }
 
 /** Stops a sandbox-mode run before anything starts when the sandbox cannot work here. */
-export async function assertSandboxReady(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<void> {
+export async function assertSandboxReady(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): Promise<void> {
   const r = await checkReadiness(env, platform);
   if (r.ready) return;
   const missing = r.tools.filter((t) => !t.path);

@@ -2,10 +2,10 @@
 // its own, with an optional timeout that stops the whole group, and captures or streams output.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import { withPersonUmask } from '../store/private-umask.js';
 import { localExecutor } from './local.js';
 import type { ProcessGroups } from './process-groups.js';
 import type { Launch, ProcessExecutor } from './types.js';
-import { withPersonUmask } from '../store/private-umask.js';
 
 const GROUPS = process.platform !== 'win32';
 
@@ -92,15 +92,17 @@ type Spawned = { result: RunProcessResult; stderrTail: string };
 function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: boolean): Promise<Spawned | 'setup-failed'> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = withPersonUmask(() => spawn(launch.command, launch.args, {
-      cwd: options.cwd,
-      env: launch.env,
-      shell: launch.shell,
-      // A new session and process group: the whole tree can be signalled as one.
-      detached: GROUPS,
-      stdio: [options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(launch.signalsStart ? ['pipe' as const] : [])],
-      windowsHide: true,
-    }));
+    const child = withPersonUmask(() =>
+      spawn(launch.command, launch.args, {
+        cwd: options.cwd,
+        env: launch.env,
+        shell: launch.shell,
+        // A new session and process group: the whole tree can be signalled as one.
+        detached: GROUPS,
+        stdio: [options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(launch.signalsStart ? ['pipe' as const] : [])],
+        windowsHide: true,
+      }),
+    );
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let tail = Buffer.alloc(0);
@@ -158,13 +160,16 @@ function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: bool
     }
     const stall = options.stall;
     if (stall) {
-      watchdog = setInterval(() => {
-        if (stall.paused()) lastOutput = Date.now();
-        else if (Date.now() - lastOutput >= stall.ms && !stalled) {
-          stalled = true;
-          options.groups.terminate(pid);
-        }
-      }, Math.max(20, Math.min(1000, stall.ms / 5)));
+      watchdog = setInterval(
+        () => {
+          if (stall.paused()) lastOutput = Date.now();
+          else if (Date.now() - lastOutput >= stall.ms && !stalled) {
+            stalled = true;
+            options.groups.terminate(pid);
+          }
+        },
+        Math.max(20, Math.min(1000, stall.ms / 5)),
+      );
       watchdog.unref();
     }
     child.on('exit', () => {
@@ -184,7 +189,15 @@ function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: bool
       }
       release();
       resolve({
-        result: { exitCode, signal, timedOut, ...(stalled ? { stalled } : {}), stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr), durationMs: Date.now() - started },
+        result: {
+          exitCode,
+          signal,
+          timedOut,
+          ...(stalled ? { stalled } : {}),
+          stdout: Buffer.concat(stdout),
+          stderr: Buffer.concat(stderr),
+          durationMs: Date.now() - started,
+        },
         stderrTail: tail.toString('utf8'),
       });
     });

@@ -14,4 +14,3 @@ export function commonGitDir(gitDir: string): string {
   }
   return realpath(gitDir);
 }
-

@@ -71,12 +71,20 @@ function readText(path: string): string | undefined {
 
 export async function controlChanges(worktree: string, base: string | undefined, tip: string | undefined): Promise<ControlFinding[]> {
   const from = base ?? (await runGit(worktree, ['hash-object', '-t', 'tree', '/dev/null'])).stdout.trim();
-  const diff = (args: string[], where: string) => runGit(worktree, ['diff', '--raw', '-z', '--no-renames', '--no-abbrev', ...args], { allowFailure: true }).then((r) => parseRaw(r.stdout, where));
+  const diff = (args: string[], where: string) =>
+    runGit(worktree, ['diff', '--raw', '-z', '--no-renames', '--no-abbrev', ...args], { allowFailure: true }).then((r) =>
+      parseRaw(r.stdout, where),
+    );
   const [commits, index, files, untracked, bits, hooksPath, nested] = await Promise.all([
     tip && tip !== base ? diff([from, tip], 'commits') : Promise.resolve([]),
     diff(['--cached', from], 'index'),
     diff([from], 'files'),
-    runGit(worktree, ['ls-files', '-o', '--exclude-standard', '-z'], { allowFailure: true }).then((r) => r.stdout.split('\0').filter(Boolean).map((path) => ({ path, newMode: '100644', where: 'new files' }))),
+    runGit(worktree, ['ls-files', '-o', '--exclude-standard', '-z'], { allowFailure: true }).then((r) =>
+      r.stdout
+        .split('\0')
+        .filter(Boolean)
+        .map((path) => ({ path, newMode: '100644', where: 'new files' })),
+    ),
     runGit(worktree, ['ls-files', '-v', '-s', '-z'], { allowFailure: true }).then((r) => r.stdout.split('\0').filter(Boolean)),
     hooksPathInTree(worktree),
     nestedGitFolders(worktree),
@@ -90,27 +98,68 @@ export async function controlChanges(worktree: string, base: string | undefined,
   const out: ControlFinding[] = [];
   for (const [path, seen] of byPath) {
     const where = [...new Set(seen.map((c) => c.where))].join(', ');
-    if (seen.some((c) => c.newMode === '160000')) out.push({ path, kind: 'gitlink', detail: `a gitlink (a commit of another repository) in ${where}`, version: version(path) });
+    if (seen.some((c) => c.newMode === '160000'))
+      out.push({ path, kind: 'gitlink', detail: `a gitlink (a commit of another repository) in ${where}`, version: version(path) });
     const reason = controlReason(path, hooksPath);
     if (reason) out.push({ path, kind: 'control-path', detail: `${reason}; changed in ${where}`, version: version(path) });
     else if (isManifest(path)) {
       const before = base ? await show(worktree, `${base}:${path}`) : undefined;
-      const versions = [tip ? await show(worktree, `${tip}:${path}`) : undefined, await show(worktree, `:${path}`), readText(join(worktree, path))];
+      const versions = [
+        tip ? await show(worktree, `${tip}:${path}`) : undefined,
+        await show(worktree, `:${path}`),
+        readText(join(worktree, path)),
+      ];
       const scripts = [...new Set(versions.flatMap((v) => changedLifecycle(before, v)))];
-      if (scripts.length > 0) out.push({ path, kind: 'lifecycle-script', detail: `npm lifecycle scripts changed: ${scripts.join(', ')}; in ${where}`, version: version(path) });
+      if (scripts.length > 0)
+        out.push({
+          path,
+          kind: 'lifecycle-script',
+          detail: `npm lifecycle scripts changed: ${scripts.join(', ')}; in ${where}`,
+          version: version(path),
+        });
     }
   }
   for (const { tag, path } of entries) {
-    if (tag === 'S') out.push({ path, kind: 'skip-worktree', detail: 'skip-worktree bit set in the index: git does not compare the file with what is committed', version: version(path) });
-    else if (tag !== tag.toUpperCase()) out.push({ path, kind: 'assume-unchanged', detail: 'assume-unchanged bit set in the index: git does not compare the file with what is committed', version: version(path) });
+    if (tag === 'S')
+      out.push({
+        path,
+        kind: 'skip-worktree',
+        detail: 'skip-worktree bit set in the index: git does not compare the file with what is committed',
+        version: version(path),
+      });
+    else if (tag !== tag.toUpperCase())
+      out.push({
+        path,
+        kind: 'assume-unchanged',
+        detail: 'assume-unchanged bit set in the index: git does not compare the file with what is committed',
+        version: version(path),
+      });
   }
-  for (const path of nested) out.push({ path, kind: 'nested-repository', detail: 'a git folder inside the tree: git run there obeys its config (core.fsmonitor, hooks)', version: '-' });
+  for (const path of nested)
+    out.push({
+      path,
+      kind: 'nested-repository',
+      detail: 'a git folder inside the tree: git run there obeys its config (core.fsmonitor, hooks)',
+      version: '-',
+    });
   return out;
 }
 
 /** `.git` files and folders below the top of the tree (ripgrep, as the sandbox's scan does). */
 export function nestedGitFolders(worktree: string): Promise<string[]> {
-  const args = ['--files', '--hidden', '--no-ignore', '--max-depth', '10', '-g', '**/.git', '-g', '**/.git/HEAD', '-g', '!**/node_modules/**'];
+  const args = [
+    '--files',
+    '--hidden',
+    '--no-ignore',
+    '--max-depth',
+    '10',
+    '-g',
+    '**/.git',
+    '-g',
+    '**/.git/HEAD',
+    '-g',
+    '!**/node_modules/**',
+  ];
   return new Promise((resolve) => {
     execFile('rg', args, { cwd: worktree, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (_error, stdout) => {
       const found = new Set<string>();

@@ -56,7 +56,8 @@ export function controlReason(path: string, hooksPath?: string): string | undefi
     const hooks = posix.normalize(hooksPath).toLowerCase().replace(/\/+$/, '');
     if (p.startsWith(`${hooks}/`)) return `${hooks}/: core.hooksPath, git runs what is there`;
     // husky's layout: the stubs in <dir>/_ run <dir>/<hook>.
-    if (posix.basename(hooks) === '_' && p.startsWith(`${posix.dirname(hooks)}/`)) return `${posix.dirname(hooks)}/: what the core.hooksPath stubs run`;
+    if (posix.basename(hooks) === '_' && p.startsWith(`${posix.dirname(hooks)}/`))
+      return `${posix.dirname(hooks)}/: what the core.hooksPath stubs run`;
   }
   return undefined;
 }

@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { tryReadTask } from '../store/task-store.js';
-import { gitLayout, layoutEnv } from './layout.js';
 import type { GitLayout } from './layout.js';
+import { gitLayout, layoutEnv } from './layout.js';
 import { gitEnv, runGit } from './run-git.js';
 import { checkTaskHead } from './task-head.js';
-import { dropMissingEntries, reflogIds, taskReflogs } from './task-reflogs.js';
 import { ensureObjectDir, overlayEnv, stepObjectDir } from './task-objects.js';
+import { dropMissingEntries, reflogIds, taskReflogs } from './task-reflogs.js';
 
 export interface CrossInput {
   worktree: string;
@@ -110,11 +110,19 @@ async function refTip(worktree: string, ref: string, common: string): Promise<st
 
 async function mustBeCommit(worktree: string, tip: string): Promise<void> {
   const { stdout, code } = await runGit(worktree, ['cat-file', '-t', tip], { allowFailure: true });
-  if (code !== 0 || stdout.trim() !== 'commit') throw new Error(`the branch names ${tip}, which is not a commit in the repository after the crossing`);
+  if (code !== 0 || stdout.trim() !== 'commit')
+    throw new Error(`the branch names ${tip}, which is not a commit in the repository after the crossing`);
 }
 
 /** Packs (in the task's store over the repository's) and indexes (in the repository alone). */
-async function bringAcross(layout: GitLayout, worktree: string, store: string, taskDir: string, tips: string[], last: string | undefined): Promise<number> {
+async function bringAcross(
+  layout: GitLayout,
+  worktree: string,
+  store: string,
+  taskDir: string,
+  tips: string[],
+  last: string | undefined,
+): Promise<number> {
   const pack = join(taskDir, 'crossing.pack');
   try {
     const env = { ...gitEnv(), ...layoutEnv(layout), ...overlayEnv(layout.common, store) };
@@ -164,7 +172,8 @@ function packCount(path: string): number {
   const fd = openSync(path, 'r');
   try {
     const header = Buffer.alloc(12);
-    if (readSync(fd, header, 0, 12, 0) < 12 || header.toString('latin1', 0, 4) !== 'PACK') throw new Error('git pack-objects wrote no pack');
+    if (readSync(fd, header, 0, 12, 0) < 12 || header.toString('latin1', 0, 4) !== 'PACK')
+      throw new Error('git pack-objects wrote no pack');
     return header.readUInt32BE(8);
   } finally {
     closeSync(fd);
@@ -195,13 +204,22 @@ function finished(child: ReturnType<typeof spawn>, args: string[], close: () => 
     child.on('close', (code) => {
       close();
       if (code === 0) resolve();
-      else reject(new Error(`git ${args[0]} refused the task's objects: ${stderr.trim().split('\n').slice(-3).join(' ') || `exit ${code}`}`));
+      else
+        reject(new Error(`git ${args[0]} refused the task's objects: ${stderr.trim().split('\n').slice(-3).join(' ') || `exit ${code}`}`));
     });
   });
 }
 
 /** The branch goes back to its last verified commit, the store aside as evidence; the error says so. */
-async function refuse(input: CrossInput, layout: GitLayout, store: string, ref: string, tip: string | undefined, last: string | undefined, error: unknown): Promise<AtlasError> {
+async function refuse(
+  input: CrossInput,
+  layout: GitLayout,
+  store: string,
+  ref: string,
+  tip: string | undefined,
+  last: string | undefined,
+  error: unknown,
+): Promise<AtlasError> {
   if (error instanceof AtlasError) return error;
   const reason = error instanceof Error ? error.message : String(error);
   const refused = join(input.taskDir, 'refused');

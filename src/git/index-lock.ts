@@ -14,5 +14,9 @@ const INDEX_LOCK_WAIT_MS = 20_000;
  * after the wait fails as before, with git's own message (which names the file).
  */
 export function whileIndexLocked<T>(run: () => Promise<T>, waitMs = INDEX_LOCK_WAIT_MS): Promise<T> {
-  return retryWhile(run, (error) => INDEX_LOCKED.test(error instanceof Error ? error.message : String(error)), { waitMs, firstMs: 50, maxMs: 1000 });
+  return retryWhile(run, (error) => INDEX_LOCKED.test(error instanceof Error ? error.message : String(error)), {
+    waitMs,
+    firstMs: 50,
+    maxMs: 1000,
+  });
 }

@@ -23,10 +23,13 @@ export function gitLayout(cwd: string): GitLayout | undefined {
   const gitDir = realpath(found.gitDir);
   const pointer = realpath(join(found.root, '.git')) !== gitDir;
   if (pointer && basename(dirname(gitDir)) !== 'worktrees' && !gitDir.split('/').includes('modules')) {
-    throw new AtlasError(`the git layout of ${found.root} changed: its .git names ${gitDir}, neither a linked worktree's nor a submodule's git folder; atlas runs no git there`, {
-      exitCode: EXIT.failure,
-      hint: `look at ${join(found.root, '.git')}: a step may have replaced it; restore it, then \`atlas recover\``,
-    });
+    throw new AtlasError(
+      `the git layout of ${found.root} changed: its .git names ${gitDir}, neither a linked worktree's nor a submodule's git folder; atlas runs no git there`,
+      {
+        exitCode: EXIT.failure,
+        hint: `look at ${join(found.root, '.git')}: a step may have replaced it; restore it, then \`atlas recover\``,
+      },
+    );
   }
   let text: string | undefined;
   try {
@@ -40,7 +43,10 @@ export function gitLayout(cwd: string): GitLayout | undefined {
   if (basename(dirname(gitDir)) !== 'worktrees' || named !== expected) {
     throw new AtlasError(
       `the git layout of ${found.root} changed: ${join(gitDir, 'commondir')} names ${named}, which is not the repository this tree belongs to (a step may have written git's control files); atlas runs no git there`,
-      { exitCode: EXIT.failure, hint: `look at that file and remove it if you did not make it (rm ${join(gitDir, 'commondir')}), then \`atlas recover\`` },
+      {
+        exitCode: EXIT.failure,
+        hint: `look at that file and remove it if you did not make it (rm ${join(gitDir, 'commondir')}), then \`atlas recover\``,
+      },
     );
   }
   return { root: found.root, gitDir, common: named };

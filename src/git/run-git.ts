@@ -3,9 +3,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { withPersonUmask } from '../store/private-umask.js';
 import { gitLayout, layoutEnv } from './layout.js';
 import { withSafeGitConfig } from './safe-config.js';
-import { withPersonUmask } from '../store/private-umask.js';
 
 export interface GitResult {
   stdout: string;
@@ -34,23 +34,35 @@ export function runGit(cwd: string, args: string[], options: RunGitOptions = {})
       return;
     }
     // In the person's repository, git makes files under the person's umask (and core.sharedRepository).
-    const child = withPersonUmask(() => execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...gitEnv(options.userHooks === true), ...pinned, ...options.env } }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      if (error && (error as NodeJS.ErrnoException).code === 'ENOENT' && typeof error.code === 'string') {
-        // spawn reports a missing cwd as ENOENT too: say which one is missing.
-        if (!existsSync(cwd)) {
-          reject(new AtlasError(`${cwd} does not exist (a working tree that was moved or removed?)`, { exitCode: EXIT.notFound }));
-          return;
-        }
-        reject(new AtlasError('git is not installed or not on PATH', { exitCode: EXIT.failure, hint: 'install git (apt-get install git) and try again' }));
-        return;
-      }
-      if (code !== 0 && !options.allowFailure) {
-        reject(new AtlasError(`git ${args.join(' ')} failed in ${cwd}: ${stderr.trim() || stdout.trim()}`, { exitCode: EXIT.failure }));
-        return;
-      }
-      resolve({ stdout, stderr, code });
-    }));
+    const child = withPersonUmask(() =>
+      execFile(
+        'git',
+        args,
+        { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...gitEnv(options.userHooks === true), ...pinned, ...options.env } },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+          if (error && (error as NodeJS.ErrnoException).code === 'ENOENT' && typeof error.code === 'string') {
+            // spawn reports a missing cwd as ENOENT too: say which one is missing.
+            if (!existsSync(cwd)) {
+              reject(new AtlasError(`${cwd} does not exist (a working tree that was moved or removed?)`, { exitCode: EXIT.notFound }));
+              return;
+            }
+            reject(
+              new AtlasError('git is not installed or not on PATH', {
+                exitCode: EXIT.failure,
+                hint: 'install git (apt-get install git) and try again',
+              }),
+            );
+            return;
+          }
+          if (code !== 0 && !options.allowFailure) {
+            reject(new AtlasError(`git ${args.join(' ')} failed in ${cwd}: ${stderr.trim() || stdout.trim()}`, { exitCode: EXIT.failure }));
+            return;
+          }
+          resolve({ stdout, stderr, code });
+        },
+      ),
+    );
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }
@@ -64,6 +76,16 @@ export function runGit(cwd: string, args: string[], options: RunGitOptions = {})
  */
 export function gitEnv(userHooks = false): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_ATTR_NOSYSTEM: '1' };
-  for (const key of ['GIT_DIR', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'GIT_PREFIX', 'GIT_EXTERNAL_DIFF', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES']) delete env[key];
+  for (const key of [
+    'GIT_DIR',
+    'GIT_COMMON_DIR',
+    'GIT_INDEX_FILE',
+    'GIT_WORK_TREE',
+    'GIT_PREFIX',
+    'GIT_EXTERNAL_DIFF',
+    'GIT_OBJECT_DIRECTORY',
+    'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  ])
+    delete env[key];
   return withSafeGitConfig(env, { hooks: userHooks });
 }

@@ -17,7 +17,9 @@ export function taskReflogs(layout: GitLayout, branch: string): string[] {
 
 function lines(file: string): string[] {
   try {
-    return readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0);
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0);
   } catch {
     return [];
   }
@@ -38,8 +40,16 @@ export function reflogIds(files: readonly string[]): string[] {
 export async function dropMissingEntries(worktree: string, files: readonly string[]): Promise<void> {
   const ids = reflogIds(files);
   if (ids.length === 0) return;
-  const { stdout } = await runGit(worktree, ['cat-file', '--batch-check=%(objectname)', '--buffer'], { allowFailure: true, input: `${ids.join('\n')}\n` });
-  const present = new Set(stdout.split('\n').filter((l) => ID.test(l.trim())).map((l) => l.trim()));
+  const { stdout } = await runGit(worktree, ['cat-file', '--batch-check=%(objectname)', '--buffer'], {
+    allowFailure: true,
+    input: `${ids.join('\n')}\n`,
+  });
+  const present = new Set(
+    stdout
+      .split('\n')
+      .filter((l) => ID.test(l.trim()))
+      .map((l) => l.trim()),
+  );
   for (const file of files) {
     const all = lines(file);
     const kept = all.filter((line) => line.split(' ', 2).every((id) => present.has(id) || /^0+$/.test(id)));

@@ -42,6 +42,10 @@ export async function locateHooksDir(dir: string): Promise<HooksLocation> {
     repoRoot: realpath(top.stdout.trim()),
     hooksDir: isAbsolute(raw) ? raw : resolve(from, raw),
     hooksPathConfig,
-    hooksPathScope: hooksPathConfig !== undefined && (scope === 'local' || scope === 'worktree' || scope === 'global' || scope === 'system' || scope === 'command') ? scope : undefined,
+    hooksPathScope:
+      hooksPathConfig !== undefined &&
+      (scope === 'local' || scope === 'worktree' || scope === 'global' || scope === 'system' || scope === 'command')
+        ? scope
+        : undefined,
   };
 }

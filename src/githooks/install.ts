@@ -3,16 +3,16 @@
 // aside to `<name>.atlas-chained` (a rename: same bytes, same mode, same inode) and atlas's hook
 // runs it first; uninstall renames it back. Installing again with the same atlas changes nothing.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import type { Stats } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { mkdirForPerson } from '../store/private-umask.js';
 import { currentAtlasLocation } from './atlas-location.js';
 import type { HooksLocation } from './hooks-dir.js';
 import { locateHooksDir } from './hooks-dir.js';
 import type { AtlasLocation, ManagedHook } from './script.js';
 import { CHAINED_SUFFIX, isManagedHookText, MANAGED_HOOKS, renderHookScript } from './script.js';
-import { mkdirForPerson } from '../store/private-umask.js';
 
 export type InstallAction = 'installed' | 'updated' | 'unchanged';
 export type UninstallAction = 'removed' | 'restored' | 'not_installed';
@@ -108,7 +108,10 @@ function refuseConflict(path: string, name: ManagedHook): void {
   const stat = lstatOrUndefined(path);
   const chainedPath = path + CHAINED_SUFFIX;
   if (stat?.isDirectory()) {
-    throw new AtlasError(`${path} is a directory, not a hook`, { exitCode: EXIT.input, hint: 'move it away, then run `atlas hook install` again' });
+    throw new AtlasError(`${path} is a directory, not a hook`, {
+      exitCode: EXIT.input,
+      hint: 'move it away, then run `atlas hook install` again',
+    });
   }
   if (stat && !isManagedFile(path, stat, name) && lstatOrUndefined(chainedPath)) {
     throw new AtlasError(`both ${path} and ${chainedPath} exist, and ${name} is not atlas's hook`, {
@@ -146,13 +149,19 @@ function installOne(hooksDir: string, name: ManagedHook, at: AtlasLocation, warn
       renameSync(temp, path);
     } catch (error) {
       renameSync(chainedPath, path);
-      try { unlinkSync(temp); } catch { /* already gone */ }
+      try {
+        unlinkSync(temp);
+      } catch {
+        /* already gone */
+      }
       throw error;
     }
     return { name, path, action: 'installed', chained: chainedPath };
   }
   if (chainedStat) {
-    warnings.push(`${chainedPath} was left by an earlier install; it runs before atlas's ${name} hook, and \`atlas hook uninstall\` puts it back as ${name}`);
+    warnings.push(
+      `${chainedPath} was left by an earlier install; it runs before atlas's ${name} hook, and \`atlas hook uninstall\` puts it back as ${name}`,
+    );
   }
   renameSync(writeTemp(path, script), path);
   return withChain({ name, path, action: 'installed' });
@@ -178,7 +187,9 @@ function uninstallOne(hooksDir: string, name: ManagedHook, warnings: string[]): 
   if (stat && chainedStat) {
     warnings.push(`${path} is not atlas's hook, so ${chainedPath} was left where it is; merge or delete it by hand`);
   }
-  return stat ? { name, path, action: 'not_installed', note: 'not installed by atlas; left alone' } : { name, path, action: 'not_installed' };
+  return stat
+    ? { name, path, action: 'not_installed', note: 'not installed by atlas; left alone' }
+    : { name, path, action: 'not_installed' };
 }
 
 function placementWarnings(loc: HooksLocation): string[] {

@@ -1,19 +1,20 @@
 // The hook manager: every change to a task's hook goes through here, as one locked
 // read-modify-write that rewrites hook.json atomically and re-renders HOOK.md beside it.
-import { writeFileAtomic } from '../store/atomic-write.js';
+
+import type { ConversationView } from '../conversation/hook-view.js';
+import { conversationView } from '../conversation/hook-view.js';
 import type { StepCheckpoint } from '../domain/checkpoint.js';
 import type { Hook, TransitionInput } from '../domain/hook.js';
 import { addCheckpoint, recordEvent, transition } from '../domain/hook.js';
 import type { Task } from '../domain/task.js';
 import { toTimestamp } from '../domain/time.js';
+import { writeFileAtomic } from '../store/atomic-write.js';
 import { assertHookOfTask, readHookFile, writeHookFile } from '../store/hook-file.js';
 import { withLock } from '../store/lock.js';
 import { taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import { readTask, updateTask } from '../store/task-store.js';
 import { renderHookMarkdown } from './markdown.js';
-import type { ConversationView } from '../conversation/hook-view.js';
-import { conversationView } from '../conversation/hook-view.js';
 
 /** Verification status of each receipt, for HOOK.md (supplied by the crypto layer). */
 export type ReceiptStatusFn = (hook: Hook, task: Task | undefined) => Promise<string[] | undefined>;
@@ -96,7 +97,14 @@ export class HookManager {
     } catch {
       conversations = undefined;
     }
-    const markdown = renderHookMarkdown({ hook, task, now: this.now(), receiptStatuses, maxCheckpoints: this.maxCheckpoints, ...(conversations ? { conversations } : {}) });
+    const markdown = renderHookMarkdown({
+      hook,
+      task,
+      now: this.now(),
+      receiptStatuses,
+      maxCheckpoints: this.maxCheckpoints,
+      ...(conversations ? { conversations } : {}),
+    });
     writeFileAtomic(this.files.hookMarkdown, markdown, { durable: false });
   }
 

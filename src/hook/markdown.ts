@@ -1,12 +1,13 @@
 // HOOK.md: the recovery brief a person or a fresh AI session reads to carry on. Pure and total:
 // the same hook, task and clock give the same text, and no content can make it throw.
+
+import type { ConversationView } from '../conversation/hook-view.js';
 import { formatDuration } from '../domain/duration.js';
 import type { Hook, HookEvent } from '../domain/hook.js';
 import { nextStepIndex, stepExecutionMode } from '../domain/hook.js';
 import { isTerminal } from '../domain/hook-state.js';
 import { stepPosition } from '../domain/recovery-rules.js';
 import type { Task } from '../domain/task.js';
-import type { ConversationView } from '../conversation/hook-view.js';
 import { lastMessages, usageCells } from './markdown-conversations.js';
 
 export interface MarkdownInput {
@@ -114,7 +115,8 @@ function enteredBy(hook: Hook): HookEvent | undefined {
 
 const ACTION_EFFECTS: Record<string, string> = {
   retry_step: 'run the step again on the working tree as it is (an agent step resumes its session with a note)',
-  retry_from_checkpoint: 'save every uncommitted change on an `atlas/recovery/...` branch, reset the tree to the checkpoint\'s commit, run the step again from there',
+  retry_from_checkpoint:
+    "save every uncommitted change on an `atlas/recovery/...` branch, reset the tree to the checkpoint's commit, run the step again from there",
   skip_step: 'record the step complete without running it again and go on',
   manual: 'leave the task waiting for a person (awaiting_human)',
 };
@@ -125,7 +127,11 @@ function aiAdvice(r: NonNullable<Hook['recovery']>, input: MarkdownInput): strin
   const pos = stepPosition(hook, task?.steps ?? []);
   const nextName = pos.kind === 'between' ? task?.steps[pos.next]?.name : undefined;
   const step =
-    pos.kind === 'in_step' ? `step **${cell(pos.step.step_name)}**` : nextName !== undefined ? `the next step, **${cell(nextName)}**` : 'the next step';
+    pos.kind === 'in_step'
+      ? `step **${cell(pos.step.step_name)}**`
+      : nextName !== undefined
+        ? `the next step, **${cell(nextName)}**`
+        : 'the next step';
   switch (r.recommended_action) {
     case 'skip_step':
       return `the evidence says ${step} finished its work; do not redo it. Check ${code('git log -3')} and ${code('git status')} agree, then let a person run ${code(`atlas recover --task ${id} --yes`)}.`;
@@ -235,7 +241,9 @@ function whatToDo(input: View): string[] {
     case 'completed':
       return ['The task completed. Nothing to do.'];
     case 'failed':
-      return ['The task failed for good (a failed task is never resumed). Read the recent history below, fix the cause, and start a new task.'];
+      return [
+        'The task failed for good (a failed task is never resumed). Read the recent history below, fix the cause, and start a new task.',
+      ];
     case 'abandoned':
       return ['The task was abandoned. Nothing to do.'];
   }
@@ -289,7 +297,9 @@ function steps(input: View): string[] {
     const mode = stepExecutionMode(hook, s.name);
     return `| ${i + 1} | ${cell(s.name)} | ${s.type} | ${status}${mode ? ` (${mode})` : ''} |${usage}`;
   });
-  const head = input.conversations ? ['| # | Step | Type | Status | Tokens | Cost |', '|---|---|---|---|---|---|'] : ['| # | Step | Type | Status |', '|---|---|---|---|'];
+  const head = input.conversations
+    ? ['| # | Step | Type | Status | Tokens | Cost |', '|---|---|---|---|---|---|']
+    : ['| # | Step | Type | Status |', '|---|---|---|---|'];
   return ['## Steps', '', ...head, ...rows, ''];
 }
 

@@ -82,11 +82,8 @@ export function resolveTask(options: ResolveOptions): ResolvedTask | undefined {
 export function requireTask(options: ResolveOptions): ResolvedTask {
   const found = resolveTask(options);
   if (found) return found;
-  throw new AtlasError(
-    options.includeEnded ? 'no atlas task for this directory' : 'no running atlas task owns this directory or branch',
-    {
-      exitCode: EXIT.notFound,
-      hint: "pass --task ID (see `atlas status`), or run the command inside the task's working tree",
-    },
-  );
+  throw new AtlasError(options.includeEnded ? 'no atlas task for this directory' : 'no running atlas task owns this directory or branch', {
+    exitCode: EXIT.notFound,
+    hint: "pass --task ID (see `atlas status`), or run the command inside the task's working tree",
+  });
 }

@@ -189,14 +189,17 @@ export class LifecycleRunner implements LifecycleBus {
   }
 
   private criticalError(event: LifecycleEvent, run: Run): AtlasError {
-    const what = run.source === 'builtin' ? `the builtin ${POINT_LABEL[event.point]} hook` : `${POINT_LABEL[event.point]} hook "${run.hook}" (${run.source})`;
+    const what =
+      run.source === 'builtin'
+        ? `the builtin ${POINT_LABEL[event.point]} hook`
+        : `${POINT_LABEL[event.point]} hook "${run.hook}" (${run.source})`;
     const stderr = run.stderrTail ? `; stderr: ${run.stderrTail}` : '';
     return new AtlasError(`${what} ${run.outcome === 'timeout' ? 'timed out' : 'failed'}: ${run.error ?? 'unknown error'}${stderr}`, {
       exitCode: EXIT.failure,
       hint:
         run.source === 'builtin'
           ? 'the workspace could not be prepared; fix the cause shown, then continue the task'
-          : `fix the hook (its ${run.source === 'template' ? 'template\'s lifecycle section' : 'lifecycle configuration'}), then continue the task; every run is in the task's lifecycle.log`,
+          : `fix the hook (its ${run.source === 'template' ? "template's lifecycle section" : 'lifecycle configuration'}), then continue the task; every run is in the task's lifecycle.log`,
     });
   }
 }

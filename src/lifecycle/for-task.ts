@@ -1,9 +1,8 @@
 // The bus of one task: its template's `lifecycle:` snapshot (task.json, validated here since the
 // file may have been edited by hand) and the configuration's commands.
 import type { Config } from '../config/schema.js';
-import type { LifecycleCommands } from '../domain/template.js';
-import type { LIFECYCLE_HOOK_FIELDS } from '../domain/template.js';
 import type { Task } from '../domain/task.js';
+import type { LIFECYCLE_HOOK_FIELDS, LifecycleCommands } from '../domain/template.js';
 import type { ProcessGroups } from '../engine/processes.js';
 import type { LifecycleBuiltins, LifecycleRunner } from './bus.js';
 import { createLifecycleBus } from './bus.js';
@@ -11,7 +10,11 @@ import type { LifecycleBase, LifecycleNotes, LifecyclePoint } from './types.js';
 import { LIFECYCLE_POINTS } from './types.js';
 
 // The domain's field list and the bus's points are one list written twice (domain imports nothing).
-const SAME_POINTS: (typeof LIFECYCLE_HOOK_FIELDS)[number] extends LifecyclePoint ? (LifecyclePoint extends (typeof LIFECYCLE_HOOK_FIELDS)[number] ? true : never) : never = true;
+const SAME_POINTS: (typeof LIFECYCLE_HOOK_FIELDS)[number] extends LifecyclePoint
+  ? LifecyclePoint extends (typeof LIFECYCLE_HOOK_FIELDS)[number]
+    ? true
+    : never
+  : never = true;
 void SAME_POINTS;
 
 /** A task's lifecycle commands; anything malformed in task.json is dropped with a warning. */

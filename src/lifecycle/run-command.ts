@@ -57,11 +57,23 @@ export async function runHookCommand(
     });
     const stderrTail = tail(result.stderr.toString('utf8'));
     if (result.timedOut) {
-      return { outcome: 'timeout', durationMs: result.durationMs, exitCode: result.exitCode, error: `timed out after ${options.timeoutMs} ms`, ...(stderrTail ? { stderrTail } : {}) };
+      return {
+        outcome: 'timeout',
+        durationMs: result.durationMs,
+        exitCode: result.exitCode,
+        error: `timed out after ${options.timeoutMs} ms`,
+        ...(stderrTail ? { stderrTail } : {}),
+      };
     }
     if (result.exitCode !== 0) {
       const how = result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`;
-      return { outcome: 'failed', durationMs: result.durationMs, exitCode: result.exitCode, error: how, ...(stderrTail ? { stderrTail } : {}) };
+      return {
+        outcome: 'failed',
+        durationMs: result.durationMs,
+        exitCode: result.exitCode,
+        error: how,
+        ...(stderrTail ? { stderrTail } : {}),
+      };
     }
     return { outcome: 'ok', durationMs: result.durationMs, exitCode: 0 };
   } catch (error) {

@@ -32,7 +32,12 @@ export async function emitTerminate(options: StandaloneTerminate): Promise<void>
   });
   const base = baseEvent(options.task, options.taskDir, options.stepName ?? null);
   try {
-    await bus.terminate({ ...base, ...(options.workspace ? { workspace: options.workspace } : {}), point: 'on_terminate', reason: options.reason });
+    await bus.terminate({
+      ...base,
+      ...(options.workspace ? { workspace: options.workspace } : {}),
+      point: 'on_terminate',
+      reason: options.reason,
+    });
     await bus.idle();
   } finally {
     groups.terminateAll();

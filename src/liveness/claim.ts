@@ -7,7 +7,9 @@ import { withLock } from '../store/lock.js';
 import type { Liveness, OwnerRecord } from './owner.js';
 import { checkLiveness, ownerRecordForThisProcess, readOwner, writeOwner } from './owner.js';
 
-export type Claim = { ok: true; owner: OwnerRecord; previous: OwnerRecord | undefined } | { ok: false; holder: Extract<Liveness, { status: 'alive' | 'remote' }> };
+export type Claim =
+  | { ok: true; owner: OwnerRecord; previous: OwnerRecord | undefined }
+  | { ok: false; holder: Extract<Liveness, { status: 'alive' | 'remote' }> };
 
 export function claimOwner(path: string, settings: { heartbeatIntervalMs: number; staleThresholdMs: number }): Promise<Claim> {
   return withLock(path, () => {

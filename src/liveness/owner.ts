@@ -1,7 +1,8 @@
 // owner.json: which process runs a task, and its heartbeat (DESIGN §6). Written only by the owner,
 // atomically; read by anyone deciding whether the task crashed.
-import { hostname } from 'node:os';
+
 import { readFileSync, unlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { toTimestamp } from '../domain/time.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { toJson } from '../store/json-file.js';
@@ -49,7 +50,10 @@ export function readOwner(path: string): OwnerRecord | undefined {
   }
 }
 
-export function ownerRecordForThisProcess(settings: { heartbeatIntervalMs: number; staleThresholdMs: number }, now = new Date()): OwnerRecord {
+export function ownerRecordForThisProcess(
+  settings: { heartbeatIntervalMs: number; staleThresholdMs: number },
+  now = new Date(),
+): OwnerRecord {
   return {
     pid: process.pid,
     host: hostname(),
@@ -90,14 +94,21 @@ export function checkLiveness(owner: OwnerRecord | undefined, now = Date.now()):
   const age = now - Date.parse(owner.heartbeat_at);
   const stale = age > owner.stale_threshold_ms;
   if (owner.host !== hostname()) {
-    return stale ? { status: 'stale', owner, reason: `no heartbeat from ${owner.host} for ${Math.round(age / 1000)}s` } : { status: 'remote', owner };
+    return stale
+      ? { status: 'stale', owner, reason: `no heartbeat from ${owner.host} for ${Math.round(age / 1000)}s` }
+      : { status: 'remote', owner };
   }
   if (!isPidRunning(owner.pid)) return { status: 'gone', owner, reason: `process ${owner.pid} is no longer running` };
   const identity = processStartIdentity(owner.pid);
   if (identity !== undefined && owner.process_start !== 'unknown' && identity !== owner.process_start) {
     return { status: 'gone', owner, reason: `pid ${owner.pid} now belongs to another process` };
   }
-  if (stale) return { status: 'stale', owner, reason: `no heartbeat for ${Math.round(age / 1000)}s (threshold ${Math.round(owner.stale_threshold_ms / 1000)}s)` };
+  if (stale)
+    return {
+      status: 'stale',
+      owner,
+      reason: `no heartbeat for ${Math.round(age / 1000)}s (threshold ${Math.round(owner.stale_threshold_ms / 1000)}s)`,
+    };
   return { status: 'alive', owner };
 }
 
@@ -115,7 +126,11 @@ export interface Heartbeat {
  * Claims the task for this process and beats until stopped. The timer never keeps node alive.
  * `claimed`: the record this process has just written (claimOwner), which is not written again.
  */
-export function startHeartbeat(path: string, settings: { heartbeatIntervalMs: number; staleThresholdMs: number }, claimed?: OwnerRecord): Heartbeat {
+export function startHeartbeat(
+  path: string,
+  settings: { heartbeatIntervalMs: number; staleThresholdMs: number },
+  claimed?: OwnerRecord,
+): Heartbeat {
   const owner = claimed ?? ownerRecordForThisProcess(settings);
   if (!claimed) writeOwner(path, owner);
   let stopped = false;

@@ -2,10 +2,10 @@
 // attestation key, the statement's agreement with itself, then each receipt as any other (format,
 // task, times, artifacts) through checkReceipt, so the policies see the same results.
 import type { KeyObject } from 'node:crypto';
-import type { ReceiptProblem, ValidationReceipt } from '../domain/receipt.js';
-import { receiptFormatProblems } from '../domain/receipt.js';
 import { verifyAttestation } from '../crypto/attestation-key.js';
 import type { ReceiptVerifier } from '../crypto/signer.js';
+import type { ReceiptProblem, ValidationReceipt } from '../domain/receipt.js';
+import { receiptFormatProblems } from '../domain/receipt.js';
 import type { AttestationCheck } from './attestation-read.js';
 import type { ArtifactHasher, ReceiptResult } from './check.js';
 import { checkReceipt } from './check.js';
@@ -28,7 +28,14 @@ export function checkAttestationSet(set: AttestationSetInput, trusted: TrustedAt
   const signed = a.signatures.some((s) => verifyAttestation(trusted.key, a.pae, s.sig));
   const envelopeProblems: ReceiptProblem[] = signed
     ? a.problems
-    : [{ check: 'signature', field: 'signatures', message: `the envelope (line ${a.line}) is not signed by attestation key ${trusted.keyid.slice(0, 16)}… (${trusted.source}): its payload changed, or another key signed it` }, ...a.problems];
+    : [
+        {
+          check: 'signature',
+          field: 'signatures',
+          message: `the envelope (line ${a.line}) is not signed by attestation key ${trusted.keyid.slice(0, 16)}… (${trusted.source}): its payload changed, or another key signed it`,
+        },
+        ...a.problems,
+      ];
   const verifier: ReceiptVerifier = {
     fingerprint: trusted.keyid,
     keyPath: () => '',

@@ -2,14 +2,15 @@
 // envelopes, one per task, step and commit, one envelope per line (JSON Lines, the in-toto bundle
 // form, `.intoto.jsonl`). Every receipt is verified with the account key before it is attested:
 // the attestation key must never sign what a receipt key did not (hook.json is writable by agents).
-import { AtlasError, EXIT } from '../domain/errors.js';
+
+import { deriveAttestationKey, signAttestation } from '../crypto/attestation-key.js';
+import { readMasterSeed } from '../crypto/key-files.js';
 import type { AtlasTaskRef } from '../domain/attestation.js';
 import { buildStatement, groupForAttestation } from '../domain/attestation.js';
 import type { DsseEnvelope } from '../domain/dsse.js';
 import { IN_TOTO_PAYLOAD_TYPE, preAuthEncoding } from '../domain/dsse.js';
+import { AtlasError, EXIT } from '../domain/errors.js';
 import type { KeyDerivation, ValidationReceipt } from '../domain/receipt.js';
-import { deriveAttestationKey, signAttestation } from '../crypto/attestation-key.js';
-import { readMasterSeed } from '../crypto/key-files.js';
 import { runGit } from '../git/run-git.js';
 import type { TaskRef } from '../store/task-store.js';
 import { readTask } from '../store/task-store.js';
@@ -68,17 +69,26 @@ export async function exportAttestations(refs: TaskRef[], home: string, derivati
 
   const withReceipts = tasks.filter((t) => t.entry.receipts.length > 0);
   const outcomes = await checkJobs(
-    withReceipts.map((t) => ({ taskId: t.entry.task_id, taskIndex: t.entry.task_index!, derivation, receipts: t.entry.receipts, artifactsBase: t.ref.dir })),
+    withReceipts.map((t) => ({
+      taskId: t.entry.task_id,
+      taskIndex: t.entry.task_index!,
+      derivation,
+      receipts: t.entry.receipts,
+      artifactsBase: t.ref.dir,
+    })),
     account,
   );
   withReceipts.forEach((t, j) => {
     const bad = outcomes[j]!.find((o) => !o.valid);
     if (bad) {
       const receipt = t.entry.receipts[bad.index]!;
-      throw new AtlasError(`receipt ${receipt.receipt_id} of ${t.entry.task_id} does not verify (${bad.problems[0]!.message}): nothing was attested`, {
-        exitCode: EXIT.failure,
-        hint: `see \`atlas verify ${t.entry.task_id}\`; only receipts that verify with this machine's key are attested`,
-      });
+      throw new AtlasError(
+        `receipt ${receipt.receipt_id} of ${t.entry.task_id} does not verify (${bad.problems[0]!.message}): nothing was attested`,
+        {
+          exitCode: EXIT.failure,
+          hint: `see \`atlas verify ${t.entry.task_id}\`; only receipts that verify with this machine's key are attested`,
+        },
+      );
     }
   });
 
@@ -93,19 +103,33 @@ export async function exportAttestations(refs: TaskRef[], home: string, derivati
     if (entry.template) task.template = entry.template;
     if (entry.branch) task.branch = entry.branch;
     for (const group of groups) {
-      const statement = buildStatement({ task, step: group.step, commit: group.commit, tree: await treeOf(repo, group.commit, trees), control_paths: controlPathsOf(entry.task_id, ref.dir, entry.receipts, group.commit), receipts: group.receipts });
+      const statement = buildStatement({
+        task,
+        step: group.step,
+        commit: group.commit,
+        tree: await treeOf(repo, group.commit, trees),
+        control_paths: controlPathsOf(entry.task_id, ref.dir, entry.receipts, group.commit),
+        receipts: group.receipts,
+      });
       const payload = Buffer.from(JSON.stringify(statement), 'utf8');
       const sig = signAttestation(key, preAuthEncoding(IN_TOTO_PAYLOAD_TYPE, payload));
-      const envelope: DsseEnvelope = { payloadType: IN_TOTO_PAYLOAD_TYPE, payload: payload.toString('base64'), signatures: [{ keyid: key.keyid, sig: sig.toString('base64') }] };
+      const envelope: DsseEnvelope = {
+        payloadType: IN_TOTO_PAYLOAD_TYPE,
+        payload: payload.toString('base64'),
+        signatures: [{ keyid: key.keyid, sig: sig.toString('base64') }],
+      };
       lines.push(`${JSON.stringify(envelope)}\n`);
       receipts += group.receipts.length;
     }
   }
   if (lines.length === 0) {
-    throw new AtlasError(`nothing to attest: no receipt of ${tasks.map((t) => t.entry.task_id).join(', ')} was made on a commit with a clean tree`, {
-      exitCode: EXIT.input,
-      hint: 'an attestation names the commit it tested: commit the changes, run the validation again, then export',
-    });
+    throw new AtlasError(
+      `nothing to attest: no receipt of ${tasks.map((t) => t.entry.task_id).join(', ')} was made on a commit with a clean tree`,
+      {
+        exitCode: EXIT.input,
+        hint: 'an attestation names the commit it tested: commit the changes, run the validation again, then export',
+      },
+    );
   }
   return { text: lines.join(''), envelopes: lines.length, receipts, skipped, keyid: key.keyid, key_path: key.path };
 }

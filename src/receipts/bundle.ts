@@ -69,7 +69,18 @@ class BundleError extends AtlasError {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const RECEIPT_STRINGS = ['receipt_id', 'step_name', 'command', 'started_at', 'completed_at', 'duration', 'stdout_hash', 'stderr_hash', 'key_path', 'signature'];
+const RECEIPT_STRINGS = [
+  'receipt_id',
+  'step_name',
+  'command',
+  'started_at',
+  'completed_at',
+  'duration',
+  'stdout_hash',
+  'stderr_hash',
+  'key_path',
+  'signature',
+];
 const RECEIPT_OPTIONAL_STRINGS = ['task_id', 'git_commit', 'stdout_artifact', 'stderr_artifact'];
 
 /**
@@ -94,12 +105,18 @@ export function parseBundle(data: unknown, source: string): ReceiptBundle {
   if (!isObj(data)) return fail('bundle', 'expected a JSON object');
   if (data['format'] !== BUNDLE_FORMAT) fail('format', `expected "${BUNDLE_FORMAT}"`);
   if (data['version'] !== BUNDLE_VERSION) {
-    fail('version', typeof data['version'] === 'number' && data['version'] > BUNDLE_VERSION ? `${data['version']} is newer than this atlas understands; upgrade atlas` : `expected ${BUNDLE_VERSION}`);
+    fail(
+      'version',
+      typeof data['version'] === 'number' && data['version'] > BUNDLE_VERSION
+        ? `${data['version']} is newer than this atlas understands; upgrade atlas`
+        : `expected ${BUNDLE_VERSION}`,
+    );
   }
   if (!isTimestamp(data['exported_at'])) fail('exported_at', 'expected an RFC 3339 time');
   if (typeof data['xpub'] !== 'string') fail('xpub', 'expected a string');
   if (typeof data['xpub_fingerprint'] !== 'string') fail('xpub_fingerprint', 'expected a string');
-  if (!isKeyDerivation(data['key_derivation'])) fail('key_derivation', 'expected { purpose, coin_type, account } with indexes 0..2147483647');
+  if (!isKeyDerivation(data['key_derivation']))
+    fail('key_derivation', 'expected { purpose, coin_type, account } with indexes 0..2147483647');
   if (!Array.isArray(data['tasks'])) fail('tasks', 'expected a list');
   (data['tasks'] as unknown[]).forEach((t, i) => {
     const f = `tasks[${i}]`;
@@ -107,7 +124,8 @@ export function parseBundle(data: unknown, source: string): ReceiptBundle {
       fail(f, 'expected an object');
       return;
     }
-    if (typeof t['task_id'] !== 'string' || !TASK_ID_PATTERN.test(t['task_id'])) fail(`${f}.task_id`, 'expected a task id like task-20260117-143022');
+    if (typeof t['task_id'] !== 'string' || !TASK_ID_PATTERN.test(t['task_id']))
+      fail(`${f}.task_id`, 'expected a task id like task-20260117-143022');
     if (typeof t['workspace_id'] !== 'string') fail(`${f}.workspace_id`, 'expected a string');
     if (!Array.isArray(t['receipts'])) fail(`${f}.receipts`, 'expected a list');
     const receipts = t['receipts'] as unknown[];

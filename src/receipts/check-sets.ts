@@ -5,10 +5,10 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { KeyDerivation, ValidationReceipt } from '../domain/receipt.js';
-import { accountPath } from '../domain/receipt.js';
 import { AccountVerifier, prepareGenerator } from '../crypto/account-verifier.js';
 import type { HDKey } from '../crypto/hd.js';
+import type { KeyDerivation, ValidationReceipt } from '../domain/receipt.js';
+import { accountPath } from '../domain/receipt.js';
 import type { ReceiptResult } from './check.js';
 import { ArtifactHasher, checkReceipt } from './check.js';
 
@@ -102,7 +102,15 @@ export async function checkJobs(jobs: CheckJob[], account: HDKey): Promise<Check
   const groups = balance(jobs, workers);
   let parts: CheckOutcome[][][];
   try {
-    parts = await Promise.all(groups.map((group) => runWorker(entry, account.publicExtendedKey, group.map((i) => jobs[i]!))));
+    parts = await Promise.all(
+      groups.map((group) =>
+        runWorker(
+          entry,
+          account.publicExtendedKey,
+          group.map((i) => jobs[i]!),
+        ),
+      ),
+    );
   } catch {
     // Threads unavailable (resource limits, a broken install): same checks, one core.
     return checkJobsHere(jobs, account);

@@ -2,10 +2,10 @@
 // the task it was made for, its times, and the artifact files' hashes when they are present.
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import type { ReceiptProblem, ValidationReceipt } from '../domain/receipt.js';
-import { receiptTimeProblems, signsCommit } from '../domain/receipt.js';
 import { sha256FileHex } from '../crypto/hash.js';
 import type { ReceiptVerifier } from '../crypto/signer.js';
+import type { ReceiptProblem, ValidationReceipt } from '../domain/receipt.js';
+import { receiptTimeProblems, signsCommit } from '../domain/receipt.js';
 
 /** What became of an output artifact: hash matches, differs, file absent, no path recorded, or not looked for. */
 export type ArtifactState = 'verified' | 'changed' | 'missing' | 'not_recorded' | 'not_checked' | 'outside';
@@ -55,7 +55,11 @@ function checkArtifact(
   const full = resolve(base, path);
   const rel = relative(base, full);
   if (isAbsolute(path) || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) {
-    problems.push({ check: stream, field: `${stream}_artifact`, message: `${stream}_artifact ${JSON.stringify(path)} points outside the task directory` });
+    problems.push({
+      check: stream,
+      field: `${stream}_artifact`,
+      message: `${stream}_artifact ${JSON.stringify(path)} points outside the task directory`,
+    });
     return 'outside';
   }
   if (!existsSync(full)) return 'missing';
@@ -63,7 +67,11 @@ function checkArtifact(
   try {
     actual = hasher.hash(full);
   } catch (error) {
-    problems.push({ check: stream, field: `${stream}_artifact`, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` });
+    problems.push({
+      check: stream,
+      field: `${stream}_artifact`,
+      message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    });
     return 'changed';
   }
   if (actual === expected) return 'verified';
@@ -86,7 +94,11 @@ export function checkReceipt(
   const wellFormed = !problems.some((p) => p.check === 'format');
   if (wellFormed) {
     if (signsCommit(receipt) && receipt.task_id !== set.taskId) {
-      problems.push({ check: 'task', field: 'task_id', message: `made for task ${receipt.task_id}, found in task ${set.taskId} (copied from another task?)` });
+      problems.push({
+        check: 'task',
+        field: 'task_id',
+        message: `made for task ${receipt.task_id}, found in task ${set.taskId} (copied from another task?)`,
+      });
     }
     problems.push(...receiptTimeProblems(receipt, Date.now()));
   }

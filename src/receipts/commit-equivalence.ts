@@ -32,7 +32,9 @@ export async function equivalentCommits(
   const allowed = new Set(await repoPaths(cwd, bundleFiles));
   if (allowed.size === 0) return { equivalent, unknown };
   for (const candidate of candidates.filter((c) => c !== commit).slice(0, MAX_CANDIDATES)) {
-    const diff = await runGit(cwd, ['diff', '--name-only', '--no-renames', '-z', candidate, commit, '--'], { allowFailure: true }).catch(() => undefined);
+    const diff = await runGit(cwd, ['diff', '--name-only', '--no-renames', '-z', candidate, commit, '--'], { allowFailure: true }).catch(
+      () => undefined,
+    );
     if (diff?.code !== 0) {
       unknown.push(candidate);
       continue;

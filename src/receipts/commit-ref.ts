@@ -8,7 +8,10 @@ export async function resolveCommit(value: string, cwd: string): Promise<string>
   const lower = value.trim().toLowerCase();
   if (isGitCommit(lower)) return lower;
   const fail = (why: string) =>
-    new AtlasError(`--commit ${value}: ${why}`, { exitCode: EXIT.input, hint: 'pass a full commit id (e.g. "$GITHUB_SHA") or a ref git can resolve here, like HEAD' });
+    new AtlasError(`--commit ${value}: ${why}`, {
+      exitCode: EXIT.input,
+      hint: 'pass a full commit id (e.g. "$GITHUB_SHA") or a ref git can resolve here, like HEAD',
+    });
   if (value.trim().length === 0 || value.startsWith('-')) throw fail('not a commit id or ref');
   let result: Awaited<ReturnType<typeof runGit>>;
   try {

@@ -1,10 +1,11 @@
 // `atlas receipts export`: a bundle of tasks' receipts (whole and in order) with the local account
 // xpub and its fingerprint, for committing with a change or uploading from CI.
+
+import { keyFilePaths, masterKeyExists, readAccountXpubFile } from '../crypto/key-files.js';
+import { ensureMasterKey } from '../crypto/key-manager.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { KeyDerivation } from '../domain/receipt.js';
 import { toTimestamp } from '../domain/time.js';
-import { keyFilePaths, masterKeyExists, readAccountXpubFile } from '../crypto/key-files.js';
-import { ensureMasterKey } from '../crypto/key-manager.js';
 import { readHookOfTask } from '../store/hook-file.js';
 import type { TaskRef } from '../store/task-store.js';
 import { readTask } from '../store/task-store.js';
@@ -45,7 +46,13 @@ export function bundleTask(ref: TaskRef): BundleTask {
   return { ...head, receipts };
 }
 
-export async function exportBundle(refs: TaskRef[], home: string, derivation: KeyDerivation, now: Date = new Date(), atlasVersion?: string): Promise<ReceiptBundle> {
+export async function exportBundle(
+  refs: TaskRef[],
+  home: string,
+  derivation: KeyDerivation,
+  now: Date = new Date(),
+  atlasVersion?: string,
+): Promise<ReceiptBundle> {
   const xpub = await localXpub(home, derivation);
   const { parseAccountXpub, fingerprintHex } = await import('../crypto/hd.js');
   const node = parseAccountXpub(xpub, keyFilePaths(home).accountXpub);

@@ -8,8 +8,8 @@ import type { Hook } from '../domain/hook.js';
 import { HookFormatError, parseHook } from '../domain/hook-schema.js';
 import type { KeyDerivation, ValidationReceipt } from '../domain/receipt.js';
 import { isChildIndex } from '../domain/receipt.js';
-import { TASK_ID_PATTERN } from '../domain/task.js';
 import type { Task } from '../domain/task.js';
+import { TASK_ID_PATTERN } from '../domain/task.js';
 import { resolveTask } from '../hook/resolve-task.js';
 import { taskFiles } from '../store/paths.js';
 import { findTaskRef } from '../store/task-store.js';
@@ -60,7 +60,11 @@ function readText(path: string, label: string): string {
 }
 
 function notJson(label: string, error: unknown): AtlasError {
-  return inputError(`${label} is not valid JSON: ${(error as Error).message}`, 'pass a hook.json, a task id, a bundle from `atlas receipts export` or its `--format in-toto` envelopes', error);
+  return inputError(
+    `${label} is not valid JSON: ${(error as Error).message}`,
+    'pass a hook.json, a task id, a bundle from `atlas receipts export` or its `--format in-toto` envelopes',
+    error,
+  );
 }
 
 function readJson(path: string, label: string): unknown {
@@ -98,7 +102,10 @@ function hookSet(hook: Hook, hookPath: string, source: string, kind: InputKind, 
     throw inputError(`${source}: task_index ${taskIndex} is not a key derivation index (0..2147483647)`);
   }
   if (taskIndex === undefined && hook.receipts.length > 0) {
-    throw inputError(`${source}: task ${hook.task_id} has receipts but no task_index, so their key paths cannot be checked`, 'export a bundle on the machine that ran the task (`atlas receipts export`)');
+    throw inputError(
+      `${source}: task ${hook.task_id} has receipts but no task_index, so their key paths cannot be checked`,
+      'export a bundle on the machine that ran the task (`atlas receipts export`)',
+    );
   }
   return {
     source,
@@ -115,7 +122,8 @@ function parseHookAt(data: unknown, label: string): Hook {
   try {
     return parseHook(data);
   } catch (error) {
-    if (error instanceof HookFormatError) throw inputError(`${label} is not a valid hook: ${error.message}`, 'see docs/hook-format.md', error);
+    if (error instanceof HookFormatError)
+      throw inputError(`${label} is not a valid hook: ${error.message}`, 'see docs/hook-format.md', error);
     throw error;
   }
 }
@@ -167,7 +175,10 @@ function loadFile(path: string, source: string, options: LoadInputsOptions): Rec
   if (typeof data === 'object' && data !== null && 'receipts' in data && 'task_id' in data) {
     return [hookSet(parseHookAt(data, source), path, source, 'hook', options.derivation)];
   }
-  throw inputError(`${source} is neither a hook.json, a receipt bundle nor an attestation`, 'pass a hook.json, a task id, a bundle from `atlas receipts export` or its `--format in-toto` envelopes');
+  throw inputError(
+    `${source} is neither a hook.json, a receipt bundle nor an attestation`,
+    'pass a hook.json, a task id, a bundle from `atlas receipts export` or its `--format in-toto` envelopes',
+  );
 }
 
 function loadTaskDir(dir: string, source: string, kind: InputKind, options: LoadInputsOptions): ReceiptSet {

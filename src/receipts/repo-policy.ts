@@ -2,7 +2,7 @@
 // validation.commands, those commands (as committed on the verified commit, not as they are in
 // the working tree or in the receipts) must each have a passing receipt. Receipts made with
 // `-c validation.commands=["true"]` then prove nothing the repository asked for.
-import { LEAF_BY_KEY, coerce } from '../config/schema.js';
+import { coerce, LEAF_BY_KEY } from '../config/schema.js';
 import { parseYamlText } from '../config/yaml-lib.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { RequiredCommand } from '../domain/receipt-policy.js';
@@ -43,13 +43,15 @@ export async function repoPolicy(cwd: string, commit: string): Promise<RepoPolic
   } catch (error) {
     throw policyError(`${REPO_CONFIG_PATH} at ${commit.slice(0, 12)} is not valid YAML: ${(error as Error).message}`, error);
   }
-  const validation = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>)['validation'] : undefined;
+  const validation =
+    typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>)['validation'] : undefined;
   const section = typeof validation === 'object' && validation !== null ? (validation as Record<string, unknown>) : {};
   const control = section['require_control_review'];
   let requireControlReview = false;
   if (control !== undefined && control !== null) {
     const coerced = coerce(LEAF_BY_KEY.get('validation.require_control_review')!, control);
-    if (!coerced.ok) throw policyError(`${REPO_CONFIG_PATH} at ${commit.slice(0, 12)}: validation.require_control_review: ${coerced.problem}`);
+    if (!coerced.ok)
+      throw policyError(`${REPO_CONFIG_PATH} at ${commit.slice(0, 12)}: validation.require_control_review: ${coerced.problem}`);
     requireControlReview = coerced.value === true;
   }
   const raw = section['commands'];
@@ -57,7 +59,10 @@ export async function repoPolicy(cwd: string, commit: string): Promise<RepoPolic
   const result = coerce(LEAF_BY_KEY.get('validation.commands')!, raw);
   if (!result.ok) throw policyError(`${REPO_CONFIG_PATH} at ${commit.slice(0, 12)}: validation.commands: ${result.problem}`);
   const source = `${REPO_CONFIG_PATH} at ${commit.slice(0, 12)}`;
-  return { commands: (result.value as string[]).filter((c) => c.trim().length > 0).map((command) => ({ command, source })), requireControlReview };
+  return {
+    commands: (result.value as string[]).filter((c) => c.trim().length > 0).map((command) => ({ command, source })),
+    requireControlReview,
+  };
 }
 
 /** The commands the repository's policy requires on `commit` (repoPolicy's commands). */

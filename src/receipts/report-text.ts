@@ -21,7 +21,13 @@ function receiptLine(r: ReceiptResult): string {
   else facts.push('v1');
   if (messageVersionOf(rc) >= 3) facts.push(`${rc.execution_mode}${rc.executable ? ` ${rc.executable}` : ' builtin'}`);
   // Which tree each receipt ran on: pristine (with where its dependencies came from) or the worktree.
-  facts.push(messageVersionOf(rc) >= 4 ? (rc.validation_tree === 'pristine' ? `pristine tree, dependencies ${rc.dependencies}` : 'worktree') : 'worktree (not signed)');
+  facts.push(
+    messageVersionOf(rc) >= 4
+      ? rc.validation_tree === 'pristine'
+        ? `pristine tree, dependencies ${rc.dependencies}`
+        : 'worktree'
+      : 'worktree (not signed)',
+  );
   for (const stream of ['stdout', 'stderr'] as const) if (r.artifacts[stream] === 'missing') facts.push(`${stream} file missing`);
   // A signature proves what ran and how it ended, not that it passed: a failing command is not a ✓.
   if (rc.exit_code !== 0) return `  ! ${head} (valid signature, command failed: ${facts.join(', ')})`;
@@ -30,7 +36,7 @@ function receiptLine(r: ReceiptResult): string {
 
 function setLines(set: SetReport): string[] {
   const invalid = set.results.filter((r) => !r.valid).length;
-  const where = set.kind === 'task' ? set.source === set.taskId ? '' : `, ${set.source}` : `, ${set.source}`;
+  const where = set.kind === 'task' ? (set.source === set.taskId ? '' : `, ${set.source}`) : `, ${set.source}`;
   const lines = [
     `${set.taskId} (task index ${set.taskIndex ?? '-'}${where}): ${set.results.length} receipt${set.results.length === 1 ? '' : 's'}${invalid ? `, ${invalid} invalid` : ''}`,
   ];
@@ -50,7 +56,8 @@ function setLines(set: SetReport): string[] {
 export function renderVerifyText(report: VerifyReport): string {
   const lines: string[] = [];
   if (report.key.fingerprint !== '-') lines.push(`verifying with key ${report.key.fingerprint} (${report.key.source})`);
-  if (report.attestation_key) lines.push(`attestations with key ${report.attestation_key.keyid.slice(0, 16)}… (${report.attestation_key.source})`);
+  if (report.attestation_key)
+    lines.push(`attestations with key ${report.attestation_key.keyid.slice(0, 16)}… (${report.attestation_key.source})`);
   lines.push('');
   for (const set of report.sets) lines.push(...setLines(set), '');
   if (report.policies.length > 0) {

@@ -1,8 +1,12 @@
 // The ValidationRecorder the task runner calls once per validation command it ran: hashes the
 // exact output bytes, reads the git state of the task's working tree, signs a version-3 receipt
 // (DESIGN §7) and appends it to hook.receipts under the hook lock, with a history event.
-import { AtlasError, EXIT } from '../domain/errors.js';
+
+import { sha256Hex } from '../crypto/hash.js';
+import { FileKeyManager } from '../crypto/key-manager.js';
+import type { KeyManager, ReceiptSigner } from '../crypto/signer.js';
 import { formatDuration } from '../domain/duration.js';
+import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
 import { recordEvent } from '../domain/hook.js';
 import type { KeyDerivation, UnsignedReceipt, ValidationReceipt } from '../domain/receipt.js';
@@ -10,13 +14,10 @@ import { CURRENT_MESSAGE_VERSION, ReceiptFormatError } from '../domain/receipt.j
 import type { Task } from '../domain/task.js';
 import { toTimestamp } from '../domain/time.js';
 import type { ValidationRecorder, ValidationRun } from '../engine/validation-recorder.js';
-import type { GitState } from '../git/state.js';
 import { hiddenIndexEntries } from '../git/index-bits.js';
+import type { GitState } from '../git/state.js';
 import { readGitState } from '../git/state.js';
 import type { HookManager } from '../hook/manager.js';
-import { sha256Hex } from '../crypto/hash.js';
-import { FileKeyManager } from '../crypto/key-manager.js';
-import type { KeyManager, ReceiptSigner } from '../crypto/signer.js';
 import { newReceiptId } from '../store/ids.js';
 import { allocateTaskIndex } from '../store/task-index.js';
 import { readTask, updateTask } from '../store/task-store.js';

@@ -1,14 +1,14 @@
 // Verification status of each receipt for HOOK.md, computed for real: signature and key path
 // against the local account xpub, artifact files against their hashes. Set on CliContext as
 // `ctx.receiptStatuses`; the crypto libraries load only when a hook with receipts is rendered.
+
+import { readAccountXpubFile } from '../crypto/key-files.js';
+import type { ReceiptVerifier } from '../crypto/signer.js';
 import type { Hook } from '../domain/hook.js';
-import type { KeyDerivation } from '../domain/receipt.js';
+import type { KeyDerivation, ReceiptProblem } from '../domain/receipt.js';
 import { DEFAULT_KEY_DERIVATION } from '../domain/receipt.js';
 import type { Task } from '../domain/task.js';
 import type { ReceiptStatusFn } from '../hook/manager.js';
-import { readAccountXpubFile } from '../crypto/key-files.js';
-import type { ReceiptProblem } from '../domain/receipt.js';
-import type { ReceiptVerifier } from '../crypto/signer.js';
 import { taskDir } from '../store/paths.js';
 import { ArtifactHasher, checkReceipt, statusLabel } from './check.js';
 
@@ -23,7 +23,10 @@ export function createReceiptStatuses(home: string, derivation: DerivationSource
   async function verifierFor(xpub: string, d: KeyDerivation): Promise<ReceiptVerifier | undefined> {
     const key = `${xpub}|${d.purpose}|${d.coin_type}|${d.account}`;
     if (cached?.key === key) return cached.verifier;
-    const [{ parseAccountXpub }, { AccountVerifier }] = await Promise.all([import('../crypto/hd.js'), import('../crypto/account-verifier.js')]);
+    const [{ parseAccountXpub }, { AccountVerifier }] = await Promise.all([
+      import('../crypto/hd.js'),
+      import('../crypto/account-verifier.js'),
+    ]);
     let inner: ReceiptVerifier;
     try {
       inner = new AccountVerifier(parseAccountXpub(xpub, 'account.xpub'), d);

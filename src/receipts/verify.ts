@@ -1,10 +1,11 @@
 // `atlas verify`'s engine: every receipt of every input checked at its position with the trusted
 // account key, then the policies. Imports the crypto libraries (load it dynamically).
-import type { CheckedReceipt, CheckedTask, PolicyResult, VerifyPolicies } from '../domain/receipt-policy.js';
-import { evaluatePolicies } from '../domain/receipt-policy.js';
-import { accountPath } from '../domain/receipt.js';
+
 import type { HDKey } from '../crypto/hd.js';
 import { accountIndexOf, fingerprintHex } from '../crypto/hd.js';
+import { accountPath } from '../domain/receipt.js';
+import type { CheckedReceipt, CheckedTask, PolicyResult, VerifyPolicies } from '../domain/receipt-policy.js';
+import { evaluatePolicies } from '../domain/receipt-policy.js';
 import type { TrustedAttestationKey } from './attestation-check.js';
 import { checkAttestationSet } from './attestation-check.js';
 import type { ReceiptResult } from './check.js';
@@ -94,7 +95,9 @@ export async function verifyReceiptSets(sets: ReceiptSet[], keys: TrustedKeys, p
     if (set.attestation) {
       // The callers resolve the attestation key whenever an input holds envelopes.
       report.results = checkAttestationSet({ ...set, attestation: set.attestation }, keys.attestation!, hasher);
-      report.notes.push(`${set.attestation.step} on ${set.attestation.commit.slice(0, 12)}${set.attestation.tree ? ` (tree ${set.attestation.tree.slice(0, 12)})` : ''}, envelope line ${set.attestation.line}`);
+      report.notes.push(
+        `${set.attestation.step} on ${set.attestation.commit.slice(0, 12)}${set.attestation.tree ? ` (tree ${set.attestation.tree.slice(0, 12)})` : ''}, envelope line ${set.attestation.line}`,
+      );
       return report;
     }
     if (set.claimedFingerprint !== undefined && set.claimedFingerprint !== fingerprint) {
@@ -111,7 +114,13 @@ export async function verifyReceiptSets(sets: ReceiptSet[], keys: TrustedKeys, p
       owners.set(set.taskIndex, set.taskId);
     }
     jobOf.set(report, jobs.length);
-    jobs.push({ taskId: set.taskId, taskIndex: set.taskIndex, derivation: set.derivation, receipts: set.receipts, artifactsBase: set.artifactsBase });
+    jobs.push({
+      taskId: set.taskId,
+      taskIndex: set.taskIndex,
+      derivation: set.derivation,
+      receipts: set.receipts,
+      artifactsBase: set.artifactsBase,
+    });
     return report;
   });
 

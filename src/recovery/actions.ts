@@ -34,7 +34,10 @@ export function actionOptions(facts: ActionFacts): ActionOption[] {
     return [
       {
         action: 'retry_step',
-        effect: next !== undefined ? `continue the task: run ${q(next)} from its start, then the rest` : 'continue the task: every step is done, so it completes',
+        effect:
+          next !== undefined
+            ? `continue the task: run ${q(next)} from its start, then the rest`
+            : 'continue the task: every step is done, so it completes',
       },
       { action: 'retry_from_checkpoint', unavailable: `${between}; there is no cut-off step to return to a checkpoint of`, effect: '' },
       { action: 'skip_step', unavailable: `${between}; skipping would skip ${q(next)}, which never ran`, effect: '' },
@@ -46,7 +49,10 @@ export function actionOptions(facts: ActionFacts): ActionOption[] {
   const attempt = position.step.attempt + 1;
   // The runner grants an explicit retry past max_attempts exactly one attempt (no automatic ones),
   // and counts it as the last: the same "attempt N/N" the run then shows (run-step.ts).
-  const past = attempt > position.step.max_attempts ? ` — past max_attempts (${position.step.max_attempts}): one extra attempt, and if it fails the task fails` : '';
+  const past =
+    attempt > position.step.max_attempts
+      ? ` — past max_attempts (${position.step.max_attempts}): one extra attempt, and if it fails the task fails`
+      : '';
   return [
     {
       action: 'retry_step',

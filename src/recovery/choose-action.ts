@@ -61,10 +61,16 @@ export interface ActionPolicy {
 }
 
 /** Turns --action/--yes/TTY into recoverTask's `action` or `choose`. Throws on an unknown action. */
-export function actionFromFlags(policy: ActionPolicy): { action?: RecoveryAction; choose?: (d: Diagnosis) => Promise<RecoveryAction | undefined> } {
+export function actionFromFlags(policy: ActionPolicy): {
+  action?: RecoveryAction;
+  choose?: (d: Diagnosis) => Promise<RecoveryAction | undefined>;
+} {
   if (policy.action !== undefined) {
     if (!isRecoveryAction(policy.action)) {
-      throw new AtlasError(`unknown recovery action "${policy.action}"`, { exitCode: EXIT.input, hint: `--action takes one of ${RECOVERY_ACTIONS.join(', ')}` });
+      throw new AtlasError(`unknown recovery action "${policy.action}"`, {
+        exitCode: EXIT.input,
+        hint: `--action takes one of ${RECOVERY_ACTIONS.join(', ')}`,
+      });
     }
     return { action: policy.action };
   }

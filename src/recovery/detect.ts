@@ -5,11 +5,11 @@
 // judges the heartbeat with the owner's own recorded stale threshold.
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { formatDuration } from '../domain/duration.js';
 import type { Hook } from '../domain/hook.js';
 import type { CrashType } from '../domain/recovery-context.js';
 import { isRecoverablePause, judgeCrash } from '../domain/recovery-rules.js';
 import type { Task } from '../domain/task.js';
-import { formatDuration } from '../domain/duration.js';
 import { realpath } from '../git/locate.js';
 import type { Liveness } from '../liveness/owner.js';
 import { checkLiveness, readOwner } from '../liveness/owner.js';
@@ -22,7 +22,16 @@ import { initialHook } from './initial-hook.js';
 export type DeadLiveness = Extract<Liveness, { status: 'gone' | 'stale' | 'none' }>;
 
 export type TaskHealth =
-  | { condition: 'crashed'; ref: TaskRef; task: Task | undefined; hook: Hook; crashType: CrashType; liveness: DeadLiveness; reason: string; ownerStillRunning: boolean }
+  | {
+      condition: 'crashed';
+      ref: TaskRef;
+      task: Task | undefined;
+      hook: Hook;
+      crashType: CrashType;
+      liveness: DeadLiveness;
+      reason: string;
+      ownerStillRunning: boolean;
+    }
   /** An owner is alive (or beats from another host), or the task started moments ago. */
   | { condition: 'running'; ref: TaskRef; task: Task | undefined; hook: Hook; liveness: Liveness; reason: string }
   /** awaiting_human after Ctrl+C/SIGTERM or a manual recovery: `atlas recover` continues it. */
@@ -58,7 +67,8 @@ function pauseReason(hook: Hook): string {
     return `interrupted${typeof signal === 'string' ? ` by ${signal}` : ''}${step}`;
   }
   // Nothing crashed: a lifecycle hook failed and the agent never started.
-  if (entered?.trigger === 'cold_start_failed') return `the OnColdStart hook failed, so the agent did not start${step}; fix the hook, then recover`;
+  if (entered?.trigger === 'cold_start_failed')
+    return `the OnColdStart hook failed, so the agent did not start${step}; fix the hook, then recover`;
   return `waits for a recovery decision (a crash cut off ${step ? step.replace(' during ', '') : 'the task'})`;
 }
 
@@ -102,11 +112,25 @@ export function inspectTask(ref: TaskRef, options: Omit<DetectOptions, 'home' | 
         ? { condition: 'paused', ref, task, hook, liveness, reason: pauseReason(hook) }
         : { condition: 'waiting', ref, task, hook, liveness, reason: 'waiting for a person' };
     case 'starting':
-      return { condition: 'running', ref, task, hook, liveness, reason: `started ${ageText(hook.updated_at, now)} ago; its owner has not registered yet` };
+      return {
+        condition: 'running',
+        ref,
+        task,
+        hook,
+        liveness,
+        reason: `started ${ageText(hook.updated_at, now)} ago; its owner has not registered yet`,
+      };
     case 'running': {
       const owner = liveness.status === 'alive' || liveness.status === 'remote' ? liveness.owner : undefined;
       const where = owner ? `pid ${owner.pid}${liveness.status === 'remote' ? ` on ${owner.host}` : ''}` : 'its owner';
-      return { condition: 'running', ref, task, hook, liveness, reason: `run by ${where}, last heartbeat ${owner ? ageText(owner.heartbeat_at, now) : '?'} ago` };
+      return {
+        condition: 'running',
+        ref,
+        task,
+        hook,
+        liveness,
+        reason: `run by ${where}, last heartbeat ${owner ? ageText(owner.heartbeat_at, now) : '?'} ago`,
+      };
     }
   }
 }

@@ -5,15 +5,26 @@
 // recovery) is not a crash: it is diagnosed for display without a transition.
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { finalizeRunningConversations } from '../conversation/finalize.js';
 import type { StepCheckpoint } from '../domain/checkpoint.js';
+import type { ConversationRecord } from '../domain/conversation.js';
+import { formatDuration } from '../domain/duration.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
 import { recordEvent, transition } from '../domain/hook.js';
 import type { RecoveryContext } from '../domain/recovery-context.js';
 import type { FinishedWork, StepPosition } from '../domain/recovery-rules.js';
-import { checkpointToReturnTo, diagnoseCrash, enteredStateBy, isRecoverablePause, judgeCrash, stepPosition } from '../domain/recovery-rules.js';
+import {
+  checkpointToReturnTo,
+  diagnoseCrash,
+  enteredStateBy,
+  isRecoverablePause,
+  judgeCrash,
+  stepPosition,
+} from '../domain/recovery-rules.js';
 import type { Task } from '../domain/task.js';
-import { formatDuration } from '../domain/duration.js';
+import type { LitterSweep } from '../exec/sandbox/litter.js';
+import { sweepLitter } from '../exec/sandbox/litter.js';
 import type { HookManager } from '../hook/manager.js';
 import type { Liveness, OwnerRecord } from '../liveness/owner.js';
 import { checkLiveness, readOwner } from '../liveness/owner.js';
@@ -21,13 +32,9 @@ import type { TaskRef } from '../store/task-store.js';
 import { readTask } from '../store/task-store.js';
 import type { EvidenceOptions } from './evidence.js';
 import { findFinishedWork } from './evidence.js';
-import type { HeartbeatSettings, Ownership } from './ownership.js';
-import { finalizeRunningConversations } from '../conversation/finalize.js';
-import type { ConversationRecord } from '../domain/conversation.js';
 import { initialHook } from './initial-hook.js';
 import { stopLeftoverProcesses } from './leftovers.js';
-import { sweepLitter } from '../exec/sandbox/litter.js';
-import type { LitterSweep } from '../exec/sandbox/litter.js';
+import type { HeartbeatSettings, Ownership } from './ownership.js';
 import { takeOwnership } from './ownership.js';
 
 export interface Diagnosis {
@@ -71,7 +78,13 @@ export interface DiagnoseOptions {
 }
 
 function ownerSummary(owner: OwnerRecord): Record<string, unknown> {
-  return { pid: owner.pid, host: owner.host, process_start: owner.process_start, started_at: owner.started_at, heartbeat_at: owner.heartbeat_at };
+  return {
+    pid: owner.pid,
+    host: owner.host,
+    process_start: owner.process_start,
+    started_at: owner.started_at,
+    heartbeat_at: owner.heartbeat_at,
+  };
 }
 
 function ownerOf(liveness: Liveness): OwnerRecord | undefined {
@@ -106,12 +119,23 @@ function requireDeadOwner(hook: Hook, liveness: Liveness, now: number, graceMs: 
       });
     }
     throw new AtlasError(
-      hook.state === 'recovering' ? `task ${id} is being recovered by ${where} (${beat})` : `task ${id} is running in ${where} (${beat}): nothing to recover`,
-      { exitCode: EXIT.failure, hint: `wait for it, or stop it (Ctrl+C in its terminal, or kill ${liveness.owner.pid}) and run \`atlas recover --task ${id}\`` },
+      hook.state === 'recovering'
+        ? `task ${id} is being recovered by ${where} (${beat})`
+        : `task ${id} is running in ${where} (${beat}): nothing to recover`,
+      {
+        exitCode: EXIT.failure,
+        hint: `wait for it, or stop it (Ctrl+C in its terminal, or kill ${liveness.owner.pid}) and run \`atlas recover --task ${id}\``,
+      },
     );
   }
   if (hook.state === 'awaiting_human') return liveness.status === 'gone' ? liveness.reason : 'the process that ran it has stopped';
-  const judged = judgeCrash({ state: hook.state, updatedAt: hook.updated_at, liveness: liveness.status, now, ...(graceMs !== undefined ? { graceMs } : {}) });
+  const judged = judgeCrash({
+    state: hook.state,
+    updatedAt: hook.updated_at,
+    liveness: liveness.status,
+    now,
+    ...(graceMs !== undefined ? { graceMs } : {}),
+  });
   if (!judged.crashed) {
     throw new AtlasError(`task ${id} was updated ${ago(hook.updated_at, now)} and has no owner yet: it is probably starting`, {
       exitCode: EXIT.failure,
@@ -170,7 +194,13 @@ async function restoreInitialHook(manager: HookManager, task: Task, graceMs: num
       hint: 'wait for `atlas start` to set it up',
     });
   }
-  const judged = judgeCrash({ state: hook.state, updatedAt: hook.updated_at, liveness: liveness.status, now: manager.now().getTime(), ...(graceMs !== undefined ? { graceMs } : {}) });
+  const judged = judgeCrash({
+    state: hook.state,
+    updatedAt: hook.updated_at,
+    liveness: liveness.status,
+    now: manager.now().getTime(),
+    ...(graceMs !== undefined ? { graceMs } : {}),
+  });
   if (!judged.crashed) {
     throw new AtlasError(`task ${task.id} was created moments ago and has no hook yet: it is probably starting`, {
       exitCode: EXIT.failure,
@@ -180,7 +210,11 @@ async function restoreInitialHook(manager: HookManager, task: Task, graceMs: num
   // Two recoveries racing here write the same hook; the hook lock then lets one of them diagnose.
   if (existsSync(manager.files.hook)) return;
   await manager.create(
-    recordEvent(hook, { trigger: 'hook_restored', at: manager.timestamp(), details: { reason: 'atlas start stopped before it wrote hook.json; this is the hook it would have written' } }),
+    recordEvent(hook, {
+      trigger: 'hook_restored',
+      at: manager.timestamp(),
+      details: { reason: 'atlas start stopped before it wrote hook.json; this is the hook it would have written' },
+    }),
   );
 }
 
@@ -193,7 +227,7 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
   if (!task) {
     throw new AtlasError(`task ${ref.id} has no readable task.json in ${ref.dir}`, {
       exitCode: EXIT.input,
-      hint: 'restore task.json from a backup; without it atlas does not know the task\'s steps or working tree',
+      hint: "restore task.json from a backup; without it atlas does not know the task's steps or working tree",
     });
   }
   if (!existsSync(manager.files.hook)) await restoreInitialHook(manager, task, options.graceMs);
@@ -208,10 +242,13 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
     // An approval, "stop for now" or a failed step with on_failure: ask: not a crash, and the
     // answer a person gives belongs to `atlas resume`.
     const why = enteredStateBy(before)?.trigger === 'step_failed' ? 'a step failed and on_failure is ask' : 'a step waits for approval';
-    throw new AtlasError(`task ${ref.id} is waiting for a person (${why}), not stopped by a crash or an interrupt: there is nothing to recover`, {
-      exitCode: EXIT.notFound,
-      hint: `continue it with \`atlas resume --task ${ref.id}\` (--approve or --reject to answer)`,
-    });
+    throw new AtlasError(
+      `task ${ref.id} is waiting for a person (${why}), not stopped by a crash or an interrupt: there is nothing to recover`,
+      {
+        exitCode: EXIT.notFound,
+        hint: `continue it with \`atlas resume --task ${ref.id}\` (--approve or --reject to answer)`,
+      },
+    );
   }
   const ownerPath = manager.files.owner;
   const nowMs = () => manager.now().getTime();
@@ -246,7 +283,8 @@ export async function diagnoseTask(options: DiagnoseOptions): Promise<Diagnosis>
           hook: current,
           steps: task.steps,
           // A paused task was stopped by a signal (Ctrl+C/SIGTERM) or is after a crash.
-          liveness: current.state === 'awaiting_human' || liveness.status === 'gone' ? 'gone' : liveness.status === 'stale' ? 'stale' : 'none',
+          liveness:
+            current.state === 'awaiting_human' || liveness.status === 'gone' ? 'gone' : liveness.status === 'stale' ? 'stale' : 'none',
           now: manager.timestamp(),
           worktreePresent,
           ...(finished && sameAttempt(beforePos, pos) ? { finishedWork: finished } : {}),

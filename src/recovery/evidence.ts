@@ -35,7 +35,9 @@ async function commitEvidence(hook: Hook, task: Task, pos: InStep): Promise<Fini
   if (known.has(head.sha) || head.sha === task.base_commit) return undefined;
   const state = await readGitState(task.worktree);
   if (state.dirty) return undefined;
-  return { evidence: `commit ${head.sha.slice(0, 12)} was made at ${new Date(head.committedAt).toISOString().replace(/\.\d{3}Z$/, 'Z')} and nothing is left uncommitted` };
+  return {
+    evidence: `commit ${head.sha.slice(0, 12)} was made at ${new Date(head.committedAt).toISOString().replace(/\.\d{3}Z$/, 'Z')} and nothing is left uncommitted`,
+  };
 }
 
 /** A push step finished when the remote-tracking branch (updated by a successful push) is at HEAD. */
@@ -49,7 +51,12 @@ async function pushEvidence(task: Task, remote: string): Promise<FinishedWork | 
 }
 
 /** Evidence that the step at `pos` finished, or undefined when nothing proves it. Never throws for git trouble. */
-export async function findFinishedWork(hook: Hook, task: Task, pos: InStep, options: EvidenceOptions = {}): Promise<FinishedWork | undefined> {
+export async function findFinishedWork(
+  hook: Hook,
+  task: Task,
+  pos: InStep,
+  options: EvidenceOptions = {},
+): Promise<FinishedWork | undefined> {
   const inHook = finishedWorkInHook(hook, pos, options.validationCommands ?? []);
   if (inHook) return inHook;
   const def = pos.definition;

@@ -4,9 +4,9 @@
 import { existsSync } from 'node:fs';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Task } from '../domain/task.js';
+import { linkDependencyFolders } from '../engine/link-dependencies.js';
 import { addWorktree, branchExists } from '../git/create-worktree.js';
 import { runGit } from '../git/run-git.js';
-import { linkDependencyFolders } from '../engine/link-dependencies.js';
 
 /** Creates the task's missing worktree; returns a line saying what was done. */
 export async function createMissingWorktree(task: Task): Promise<string> {
@@ -18,7 +18,10 @@ export async function createMissingWorktree(task: Task): Promise<string> {
   }
   const repo = task.repo_root;
   if (!existsSync(repo)) {
-    throw new AtlasError(`the repository of task ${task.id} is gone: ${repo}`, { exitCode: EXIT.failure, hint: `run atlas abandon --task ${task.id}` });
+    throw new AtlasError(`the repository of task ${task.id} is gone: ${repo}`, {
+      exitCode: EXIT.failure,
+      hint: `run atlas abandon --task ${task.id}`,
+    });
   }
   // A registration left by the cut-off `git worktree add` would make git refuse the path.
   await runGit(repo, ['worktree', 'prune'], { allowFailure: true });
@@ -26,7 +29,11 @@ export async function createMissingWorktree(task: Task): Promise<string> {
   try {
     if (existing) await runGit(repo, ['worktree', 'add', '--quiet', task.worktree, task.branch]);
     else if (task.base_commit) await addWorktree(repo, task.worktree, task.branch, task.base_commit);
-    else throw new AtlasError(`task ${task.id} records no commit to start its branch ${task.branch} from`, { exitCode: EXIT.failure, hint: `run atlas abandon --task ${task.id} and start it again` });
+    else
+      throw new AtlasError(`task ${task.id} records no commit to start its branch ${task.branch} from`, {
+        exitCode: EXIT.failure,
+        hint: `run atlas abandon --task ${task.id} and start it again`,
+      });
   } catch (error) {
     // The killed start's own `git worktree add` may have finished meanwhile: that is the same tree.
     if (!existsSync(`${task.worktree}/.git`)) throw error;

@@ -6,5 +6,8 @@ import { newHook } from '../domain/hook.js';
 import type { Task } from '../domain/task.js';
 
 export function initialHook(task: Task): Hook {
-  return { ...newHook(task.id, task.workspace_id, task.created_at), ...(task.task_index !== undefined ? { task_index: task.task_index } : {}) };
+  return {
+    ...newHook(task.id, task.workspace_id, task.created_at),
+    ...(task.task_index !== undefined ? { task_index: task.task_index } : {}),
+  };
 }

@@ -20,15 +20,15 @@ import type { RecoveryAction, RecoveryContext } from '../domain/recovery-context
 import { isRecoveryAction, RECOVERY_ACTIONS } from '../domain/recovery-context.js';
 import { checkpointToReturnTo } from '../domain/recovery-rules.js';
 import type { EntryDirective, TaskOutcome } from '../engine/contract.js';
+import { crossBeforeGit } from '../git/cross-objects.js';
 import { HookManager } from '../hook/manager.js';
 import type { TaskRef } from '../store/task-store.js';
 import { actionOptions } from './actions.js';
 import type { Diagnosis } from './diagnose.js';
-import { createMissingWorktree } from './finish-setup.js';
 import { diagnoseTask } from './diagnose.js';
+import { createMissingWorktree } from './finish-setup.js';
 import type { SavedWork } from './save-work.js';
 import { resetToCheckpoint, saveWork } from './save-work.js';
-import { crossBeforeGit } from '../git/cross-objects.js';
 
 export interface RecoverTaskOptions {
   ref: TaskRef;
@@ -97,15 +97,30 @@ export function summarizeDiagnosis(d: Diagnosis): DiagnosisSummary {
     crash_type: d.recovery.crash_type,
     liveness: d.livenessReason,
     last_seen_at: d.lastSeenAt,
-    previous_owner: d.previousOwner ? { pid: d.previousOwner.pid, host: d.previousOwner.host, heartbeat_at: d.previousOwner.heartbeat_at } : null,
+    previous_owner: d.previousOwner
+      ? { pid: d.previousOwner.pid, host: d.previousOwner.host, heartbeat_at: d.previousOwner.heartbeat_at }
+      : null,
     stopped_processes: d.stoppedProcesses,
     ...(d.sandboxLitter ? { sandbox_litter: d.sandboxLitter } : {}),
     state_before: d.recovery.last_known_state,
-    step: step ? { name: step.step_name, index: step.step_index, attempt: step.attempt, max_attempts: step.max_attempts, started_at: step.started_at } : null,
+    step: step
+      ? {
+          name: step.step_name,
+          index: step.step_index,
+          attempt: step.attempt,
+          max_attempts: step.max_attempts,
+          started_at: step.started_at,
+        }
+      : null,
     next_step: next,
     recovery: d.recovery,
     checkpoint: d.checkpoint
-      ? { checkpoint_id: d.checkpoint.checkpoint_id, commit: d.checkpoint.git_commit ?? null, description: d.checkpoint.description, created_at: d.checkpoint.created_at }
+      ? {
+          checkpoint_id: d.checkpoint.checkpoint_id,
+          commit: d.checkpoint.git_commit ?? null,
+          description: d.checkpoint.description,
+          created_at: d.checkpoint.created_at,
+        }
       : null,
   };
 }
@@ -126,7 +141,9 @@ function retryNote(d: Diagnosis, reset?: { checkpoint: StepCheckpoint; saved: Sa
   const parts: string[] = [];
   if (pos.kind === 'in_step') {
     const s = pos.step;
-    parts.push(`Note from atlas recover: this step ("${s.step_name}", attempt ${s.attempt}/${s.max_attempts}) ${what}${s.working_on ? ` while working on: ${clip(s.working_on, 200)}` : ''}.`);
+    parts.push(
+      `Note from atlas recover: this step ("${s.step_name}", attempt ${s.attempt}/${s.max_attempts}) ${what}${s.working_on ? ` while working on: ${clip(s.working_on, 200)}` : ''}.`,
+    );
     if (r.partial_output) parts.push(`Its last output was: "${clip(r.partial_output, 300)}".`);
   } else {
     parts.push(`Note from atlas recover: the task ${what} between steps.`);
@@ -140,7 +157,9 @@ function retryNote(d: Diagnosis, reset?: { checkpoint: StepCheckpoint; saved: Sa
         : 'Nothing had changed since it. Continue the step from the checkpoint.',
     );
   } else if (pos.kind === 'in_step') {
-    parts.push('The working tree still holds whatever the interrupted attempt changed: check `git status` and `git diff` first, do not redo work that is already there, and continue from where it stopped.');
+    parts.push(
+      'The working tree still holds whatever the interrupted attempt changed: check `git status` and `git diff` first, do not redo work that is already there, and continue from where it stopped.',
+    );
   }
   return parts.join(' ');
 }
@@ -148,7 +167,7 @@ function retryNote(d: Diagnosis, reset?: { checkpoint: StepCheckpoint; saved: Sa
 function skipNote(d: Diagnosis, source: RecoveryResult['action_source']): string {
   return source === 'recommended' || d.recovery.recommended_action === 'skip_step'
     ? `skipped by atlas recover: ${d.recovery.reason}`
-    : 'skipped by atlas recover at the user\'s request';
+    : "skipped by atlas recover at the user's request";
 }
 
 function manualMessage(d: Diagnosis): string {
@@ -163,11 +182,17 @@ function manualMessage(d: Diagnosis): string {
 /** Rejects an action that makes no sense where the task stopped, saying what to do instead. */
 function checkAction(d: Diagnosis, action: RecoveryAction): void {
   if (!isRecoveryAction(action)) {
-    throw new AtlasError(`unknown recovery action "${String(action)}"`, { exitCode: EXIT.input, hint: `use one of ${RECOVERY_ACTIONS.join(', ')}` });
+    throw new AtlasError(`unknown recovery action "${String(action)}"`, {
+      exitCode: EXIT.input,
+      hint: `use one of ${RECOVERY_ACTIONS.join(', ')}`,
+    });
   }
-  const option = actionOptions({ taskId: d.ref.id, position: d.position, checkpoint: d.checkpoint, stepNames: d.task.steps.map((s) => s.name) }).find(
-    (o) => o.action === action,
-  );
+  const option = actionOptions({
+    taskId: d.ref.id,
+    position: d.position,
+    checkpoint: d.checkpoint,
+    stepNames: d.task.steps.map((s) => s.name),
+  }).find((o) => o.action === action);
   if (option?.unavailable) {
     throw new AtlasError(`cannot ${action} task ${d.ref.id}: ${option.unavailable}`, {
       exitCode: EXIT.input,
@@ -183,7 +208,10 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
   const manager =
     options.manager ?? new HookManager(ref, { maxCheckpoints: config.hooks.max_checkpoints, ...(options.now ? { now: options.now } : {}) });
   if (options.action !== undefined && !isRecoveryAction(options.action)) {
-    throw new AtlasError(`unknown recovery action "${String(options.action)}"`, { exitCode: EXIT.input, hint: `use one of ${RECOVERY_ACTIONS.join(', ')}` });
+    throw new AtlasError(`unknown recovery action "${String(options.action)}"`, {
+      exitCode: EXIT.input,
+      hint: `use one of ${RECOVERY_ACTIONS.join(', ')}`,
+    });
   }
   // Before any git on the task: HEAD names its branch, and what its last sandboxed step wrote
   // crosses verified (or recovery stops and says why).
@@ -215,7 +243,9 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
     for (const c of d.finalizedConversations) {
       log(`Conversation ${c.id} (step ${c.step_name}, attempt ${c.attempt}) was cut off: closed as interrupted with a partial token row.`);
       if (c.stats.lost_in_flight) {
-        log(`  It was waiting for an answer from the model API: an answer sent while it was being stopped is billed but counted nowhere (lost in flight); \`atlas usage\` marks the run.`);
+        log(
+          `  It was waiting for an answer from the model API: an answer sent while it was being stopped is billed but counted nowhere (lost in flight); \`atlas usage\` marks the run.`,
+        );
       }
     }
     let action: RecoveryAction | undefined;
@@ -240,9 +270,12 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
 
     if (action === 'manual') {
       if (d.hook.state === 'recovering') {
-        const hook = await manager.transition(
-          { to: 'awaiting_human', trigger: 'manual_recovery_required', ...(d.position.kind === 'in_step' ? { stepName: d.position.step.step_name } : {}), details: { reason: d.recovery.reason, recommended_action: d.recovery.recommended_action } },
-        );
+        const hook = await manager.transition({
+          to: 'awaiting_human',
+          trigger: 'manual_recovery_required',
+          ...(d.position.kind === 'in_step' ? { stepName: d.position.step.step_name } : {}),
+          details: { reason: d.recovery.reason, recommended_action: d.recovery.recommended_action },
+        });
         result.state = hook.state;
       }
       result.message = manualMessage(d);
@@ -265,10 +298,13 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
     } else if (action === 'skip_step') {
       entry = { kind: 'skip_step', note: skipNote(d, result.action_source) };
     } else {
-      const checkpoint = options.checkpointId !== undefined ? checkpointToReturnTo(d.hook, d.task.steps, options.checkpointId) : d.checkpoint;
+      const checkpoint =
+        options.checkpointId !== undefined ? checkpointToReturnTo(d.hook, d.task.steps, options.checkpointId) : d.checkpoint;
       if (!checkpoint?.git_commit) {
         throw new AtlasError(
-          options.checkpointId !== undefined ? `task ${ref.id} has no checkpoint ${options.checkpointId} with a commit` : `task ${ref.id} has no checkpoint with a commit to return to`,
+          options.checkpointId !== undefined
+            ? `task ${ref.id} has no checkpoint ${options.checkpointId} with a commit`
+            : `task ${ref.id} has no checkpoint with a commit to return to`,
           { exitCode: EXIT.input, hint: `see \`atlas hook checkpoints --task ${ref.id}\`; or use --action retry_step or manual` },
         );
       }
@@ -281,20 +317,35 @@ export async function recoverTask(options: RecoverTaskOptions): Promise<Recovery
         reason: `Saved by atlas recover before resetting ${ref.id} to checkpoint ${checkpoint.checkpoint_id} (commit ${checkpoint.git_commit}).`,
       });
       result.saved_work = saved;
-      log(saved.saved ? `Saved work: ${saved.message}. Get it back with: git -C ${d.task.worktree} checkout ${saved.branch} -- .` : `Saved work: ${saved.message}.`);
+      log(
+        saved.saved
+          ? `Saved work: ${saved.message}. Get it back with: git -C ${d.task.worktree} checkout ${saved.branch} -- .`
+          : `Saved work: ${saved.message}.`,
+      );
       if (saved.saved) {
         await manager.event({
           trigger: 'work_saved',
-          details: { branch: saved.branch, commit: saved.commit, files: saved.files.length, ...(saved.index_commit ? { index_commit: saved.index_commit } : {}) },
+          details: {
+            branch: saved.branch,
+            commit: saved.commit,
+            files: saved.files.length,
+            ...(saved.index_commit ? { index_commit: saved.index_commit } : {}),
+          },
         });
       }
       for (const sub of saved.submodules ?? []) {
         log(`Saved work in submodule ${sub.path}: git -C ${d.task.worktree}/${sub.path} checkout ${sub.branch} -- .`);
-        await manager.event({ trigger: 'work_saved', details: { submodule: sub.path, branch: sub.branch, commit: sub.commit, files: sub.files.length } });
+        await manager.event({
+          trigger: 'work_saved',
+          details: { submodule: sub.path, branch: sub.branch, commit: sub.commit, files: sub.files.length },
+        });
       }
       // saveWork returned, so every submodule's work is saved too: the reset may recurse into them.
       await resetToCheckpoint(d.task.worktree, checkpoint.git_commit, { submodulesSaved: true });
-      await manager.event({ trigger: 'checkpoint_restored', details: { checkpoint_id: checkpoint.checkpoint_id, commit: checkpoint.git_commit } });
+      await manager.event({
+        trigger: 'checkpoint_restored',
+        details: { checkpoint_id: checkpoint.checkpoint_id, commit: checkpoint.git_commit },
+      });
       result.reset_to = { checkpoint_id: checkpoint.checkpoint_id, commit: checkpoint.git_commit };
       log(`Reset ${d.task.worktree} to checkpoint ${checkpoint.checkpoint_id} (commit ${checkpoint.git_commit.slice(0, 12)}).`);
       entry = { kind: 'retry_step', fromCheckpoint: checkpoint.checkpoint_id, note: retryNote(d, { checkpoint, saved }) };

@@ -1,9 +1,10 @@
 // Text for people: the diagnosis shown before choosing an action, the result after, the list of
 // crashed tasks, and the warning `atlas start` prints. Pure string building (no prompts, no git),
 // so `atlas status` and `atlas start` can load it cheaply.
-import { describeSweep } from '../exec/sandbox/litter-text.js';
+
 import { formatDuration } from '../domain/duration.js';
 import type { RecoveryAction } from '../domain/recovery-context.js';
+import { describeSweep } from '../exec/sandbox/litter-text.js';
 import type { ActionOption } from './actions.js';
 import { actionOptions } from './actions.js';
 import type { CrashedTask, PausedTask } from './detect.js';
@@ -19,7 +20,11 @@ function ago(ts: string, now: number): string {
 
 /** Word-wraps `text` to WIDTH columns after `first`; continuation lines start with `indent`. */
 export function wrap(text: string, indent: string, first = ''): string {
-  const words = text.replace(/\s+/g, ' ').trim().split(' ').filter((w) => w.length > 0);
+  const words = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .split(' ')
+    .filter((w) => w.length > 0);
   const out: string[] = [];
   let line = first;
   let empty = true;
@@ -69,24 +74,47 @@ export function renderDiagnosis(d: Diagnosis, now = Date.now()): string {
       ? 'stopped by a signal from the terminal or the system'
       : `${d.livenessReason} (crash type: ${r.crash_type})`;
   lines.push(row('What happened', cause));
-  lines.push(row('When', `last sign of life ${d.lastSeenAt} (${ago(d.lastSeenAt, now)}); ${d.kind === 'paused' ? 'diagnosed' : 'crash detected'} ${r.detected_at}`));
+  lines.push(
+    row(
+      'When',
+      `last sign of life ${d.lastSeenAt} (${ago(d.lastSeenAt, now)}); ${d.kind === 'paused' ? 'diagnosed' : 'crash detected'} ${r.detected_at}`,
+    ),
+  );
   if (d.stoppedProcesses.length > 0) {
     const n = d.stoppedProcesses.length;
-    lines.push(row('Left running', `stopped ${n} process group${n === 1 ? '' : 's'} the crashed run had started (pid ${d.stoppedProcesses.join(', ')}), so nothing else changes the tree`));
+    lines.push(
+      row(
+        'Left running',
+        `stopped ${n} process group${n === 1 ? '' : 's'} the crashed run had started (pid ${d.stoppedProcesses.join(', ')}), so nothing else changes the tree`,
+      ),
+    );
   }
-  if (d.sandboxLitter) lines.push(row('Sandbox litter', `removed ${describeSweep(d.sandboxLitter, d.task.worktree) || 'nothing (none was left)'}`));
+  if (d.sandboxLitter)
+    lines.push(row('Sandbox litter', `removed ${describeSweep(d.sandboxLitter, d.task.worktree) || 'nothing (none was left)'}`));
   lines.push(row('State', `${r.last_known_state}${r.last_known_state !== d.hook.state ? ` (now ${d.hook.state})` : ''}`));
   const pos = d.position;
   if (pos.kind === 'in_step') {
     const s = pos.step;
     const type = pos.definition ? `, ${pos.definition.type}` : '';
-    lines.push(row('Step', `${s.step_name} (step ${s.step_index + 1} of ${task.steps.length}${type}), attempt ${s.attempt}/${s.max_attempts}, started ${s.started_at} (${ago(s.started_at, now)})`));
+    lines.push(
+      row(
+        'Step',
+        `${s.step_name} (step ${s.step_index + 1} of ${task.steps.length}${type}), attempt ${s.attempt}/${s.max_attempts}, started ${s.started_at} (${ago(s.started_at, now)})`,
+      ),
+    );
     if (s.working_on && !r.was_validating) lines.push(row('Working on', s.working_on));
     if (r.was_validating) lines.push(row('Validating', r.validation_cmd ?? '(command not recorded)'));
     if (s.files_touched && s.files_touched.length > 0) lines.push(row('Files touched', s.files_touched.join(', ')));
   } else {
     const next = task.steps[pos.next];
-    lines.push(row('Step', next ? `none running; next is ${next.name} (step ${pos.next + 1} of ${task.steps.length})` : `none running; all ${task.steps.length} steps done`));
+    lines.push(
+      row(
+        'Step',
+        next
+          ? `none running; next is ${next.name} (step ${pos.next + 1} of ${task.steps.length})`
+          : `none running; all ${task.steps.length} steps done`,
+      ),
+    );
   }
   if (r.partial_output) {
     lines.push('  Last output');
@@ -95,7 +123,12 @@ export function renderDiagnosis(d: Diagnosis, now = Date.now()): string {
   const c = d.checkpoint;
   if (c) {
     const commit = c.git_commit ? `commit ${c.git_commit.slice(0, 12)}${c.git_dirty ? ' + uncommitted changes' : ''}` : 'no commit';
-    lines.push(row('Checkpoint', `${c.checkpoint_id} (${c.trigger}, ${c.created_at}, ${ago(c.created_at, now)}): "${c.description}", step ${c.step_name || c.step_index + 1}, ${commit}`));
+    lines.push(
+      row(
+        'Checkpoint',
+        `${c.checkpoint_id} (${c.trigger}, ${c.created_at}, ${ago(c.created_at, now)}): "${c.description}", step ${c.step_name || c.step_index + 1}, ${commit}`,
+      ),
+    );
   } else if (r.last_checkpoint_id) {
     lines.push(row('Checkpoint', `${r.last_checkpoint_id} (no commit to return to)`));
   } else {
@@ -147,10 +180,16 @@ export function renderRecoveryResult(result: RecoveryResult): string {
   lines.push(`Recovery of ${result.task_id}: ${result.action} (${result.action_source}) — ${how}.`);
   const saved = result.saved_work;
   if (saved) {
-    lines.push(saved.saved ? `  Saved work     branch ${saved.branch} (commit ${saved.commit.slice(0, 12)}), ${saved.files.length} changed path${saved.files.length === 1 ? '' : 's'}` : `  Saved work     nothing to save (${saved.message})`);
-    if (saved.saved) lines.push(`  Get it back    git -C ${result.worktree} checkout ${saved.branch} -- .   (or: git switch ${saved.branch})`);
+    lines.push(
+      saved.saved
+        ? `  Saved work     branch ${saved.branch} (commit ${saved.commit.slice(0, 12)}), ${saved.files.length} changed path${saved.files.length === 1 ? '' : 's'}`
+        : `  Saved work     nothing to save (${saved.message})`,
+    );
+    if (saved.saved)
+      lines.push(`  Get it back    git -C ${result.worktree} checkout ${saved.branch} -- .   (or: git switch ${saved.branch})`);
   }
-  if (result.reset_to) lines.push(`  Reset to       checkpoint ${result.reset_to.checkpoint_id} (commit ${result.reset_to.commit.slice(0, 12)})`);
+  if (result.reset_to)
+    lines.push(`  Reset to       checkpoint ${result.reset_to.checkpoint_id} (commit ${result.reset_to.commit.slice(0, 12)})`);
   if (result.outcome) lines.push(`  Outcome        ${result.outcome.state}: ${result.outcome.message}`);
   else lines.push(wrap(result.message, '                 ', '  Next           '));
   return lines.join('\n');

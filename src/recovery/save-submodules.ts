@@ -3,7 +3,7 @@
 // submodule's uncommitted edits. So each initialised submodule's own work is saved first, on an
 // atlas/recovery/ branch in the submodule's repository; when that cannot be done, nothing is reset.
 import { existsSync, statSync } from 'node:fs';
-import { join, relative, isAbsolute } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { commonGitDir } from '../git/common-dir.js';
 import { realpath, resolveGitDir } from '../git/locate.js';
@@ -50,7 +50,8 @@ export async function listSubmodules(worktree: string): Promise<Submodule[]> {
 function untrustedGitDir(worktree: string, dir: string): string | undefined {
   const dotGit = join(dir, '.git');
   try {
-    if (statSync(dotGit).isDirectory()) return 'keeps its repository in its own .git folder (run `git submodule absorbgitdirs` to move it under .git/modules)';
+    if (statSync(dotGit).isDirectory())
+      return 'keeps its repository in its own .git folder (run `git submodule absorbgitdirs` to move it under .git/modules)';
   } catch {
     return 'has no .git';
   }
@@ -71,7 +72,7 @@ function isUnder(path: string, root: string): boolean {
 export function refusal(worktree: string, what: string, detail: string): AtlasError {
   return new AtlasError(`cannot save the uncommitted work in ${worktree}: ${what}${detail ? ` (${detail})` : ''}; nothing was reset`, {
     exitCode: EXIT.waiting,
-    hint: 'commit or copy the submodule\'s changes yourself (git -C <submodule> status), then run `atlas recover` again; or choose --action retry_step, which keeps the tree as it is',
+    hint: "commit or copy the submodule's changes yourself (git -C <submodule> status), then run `atlas recover` again; or choose --action retry_step, which keeps the tree as it is",
   });
 }
 

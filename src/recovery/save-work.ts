@@ -63,7 +63,8 @@ async function identityEnv(worktree: string): Promise<Record<string, string>> {
   const name = await runGit(worktree, ['config', 'user.name'], { allowFailure: true });
   const email = await runGit(worktree, ['config', 'user.email'], { allowFailure: true });
   if (name.code !== 0 || !name.stdout.trim()) Object.assign(env, { GIT_AUTHOR_NAME: 'atlas', GIT_COMMITTER_NAME: 'atlas' });
-  if (email.code !== 0 || !email.stdout.trim()) Object.assign(env, { GIT_AUTHOR_EMAIL: 'atlas@localhost', GIT_COMMITTER_EMAIL: 'atlas@localhost' });
+  if (email.code !== 0 || !email.stdout.trim())
+    Object.assign(env, { GIT_AUTHOR_EMAIL: 'atlas@localhost', GIT_COMMITTER_EMAIL: 'atlas@localhost' });
   return env;
 }
 
@@ -108,8 +109,14 @@ export async function saveWork(options: SaveWorkOptions): Promise<SavedWork> {
   const submodules = options.submodules === false ? [] : await saveSubmodules(options);
   const saved = await saveTree(options);
   if (submodules.length === 0) return saved;
-  const note = submodules.map((s) => `submodule ${s.path}: ${s.files.length} changed path${s.files.length === 1 ? '' : 's'} saved on its branch ${s.branch}`).join('; ');
-  return { ...saved, submodules, message: saved.saved ? `${saved.message}; ${note}` : `${note} (the superproject has no uncommitted changes)` };
+  const note = submodules
+    .map((s) => `submodule ${s.path}: ${s.files.length} changed path${s.files.length === 1 ? '' : 's'} saved on its branch ${s.branch}`)
+    .join('; ');
+  return {
+    ...saved,
+    submodules,
+    message: saved.saved ? `${saved.message}; ${note}` : `${note} (the superproject has no uncommitted changes)`,
+  };
 }
 
 async function saveSubmodules(options: SaveWorkOptions): Promise<SubmoduleWork[]> {
@@ -179,10 +186,14 @@ async function saveTree(options: SaveWorkOptions & { resetTarget?: string | unde
   const parentArgs = head ? ['-p', head] : [];
   let indexCommit: string | undefined;
   if (stagedApart) {
-    indexCommit = (await runGit(worktree, ['commit-tree', indexTree!, ...parentArgs, '-m', `atlas: staged changes of ${options.taskId}`], { env })).stdout.trim();
+    indexCommit = (
+      await runGit(worktree, ['commit-tree', indexTree!, ...parentArgs, '-m', `atlas: staged changes of ${options.taskId}`], { env })
+    ).stdout.trim();
   }
   const commit = (
-    await runGit(worktree, ['commit-tree', tree ?? headTree!, ...parentArgs, ...(indexCommit ? ['-p', indexCommit] : []), '-m', body], { env })
+    await runGit(worktree, ['commit-tree', tree ?? headTree!, ...parentArgs, ...(indexCommit ? ['-p', indexCommit] : []), '-m', body], {
+      env,
+    })
   ).stdout.trim();
   const branch = await createBranch(worktree, base, commit);
   const count = state.changed.length;
@@ -212,7 +223,9 @@ export async function resetToCheckpoint(worktree: string, commit: string, option
     });
   }
   // A git that the killed atlas left running may still hold the index for a moment.
-  await whileIndexLocked(() => runGit(worktree, [...(options.submodulesSaved ? [] : ['-c', 'submodule.recurse=false']), 'reset', '--hard', '--quiet', commit]));
+  await whileIndexLocked(() =>
+    runGit(worktree, [...(options.submodulesSaved ? [] : ['-c', 'submodule.recurse=false']), 'reset', '--hard', '--quiet', commit]),
+  );
   await runGit(worktree, ['clean', '-fd', '--quiet']);
 }
 

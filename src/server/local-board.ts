@@ -7,10 +7,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { listTaskRefs } from '../store/task-store.js';
+import { serverDir } from './accounts/tokens.js';
 import { adoptTask } from './board/local-watch.js';
 import type { RunningServer } from './server.js';
 import { startServer } from './server.js';
-import { serverDir } from './accounts/tokens.js';
 
 export const LOCAL_ACCOUNT = 'local';
 
@@ -32,7 +32,16 @@ export interface LocalBoard {
   adopted: number;
 }
 
-export async function startLocalBoard(options: { home: string; config: Config; port: number; version: string; atlasCommand: { command: string; args: string[] }; uiDir?: string; write?: (line: string) => void; warn?: (text: string) => void }): Promise<LocalBoard> {
+export async function startLocalBoard(options: {
+  home: string;
+  config: Config;
+  port: number;
+  version: string;
+  atlasCommand: { command: string; args: string[] };
+  uiDir?: string;
+  write?: (line: string) => void;
+  warn?: (text: string) => void;
+}): Promise<LocalBoard> {
   const adopted = adoptLocalTasks(options.home);
   const code = randomBytes(24).toString('base64url');
   // Actions run `atlas` on this machine as the terminal would (execution.mode applies as on the

@@ -2,41 +2,41 @@
 // routes, a JSON-lines access log, /health, /ready, /metrics and /openapi.json, limits on slow and
 // greedy clients, graceful stop on SIGTERM and detection of work whose server died.
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
-import type { LogFn, ServerContext } from './http/context.js';
-import { StreamLimiter } from './http/context.js';
-import { WorkLimiter } from './http/work-limit.js';
-import { Conversations } from './conversations/conversations.js';
-import { AccountEvents } from './state/account-events.js';
-import { applyCors } from './http/cors.js';
-import { Admission, admissionLimits, PUBLIC_PATHS, tooManyConnections } from './http/admission.js';
-import { Board, findUiDir } from './board/board.js';
-import { checkHost } from './board/board-host.js';
-import type { Phase } from './http/health.js';
-import { checkDatabase, checkState, checkStore, ReadinessProbe } from './http/health.js';
-import { isStateUnavailable } from './state/unavailable.js';
-import { HttpError, requestUrl, sendError, sendJson, setBodyTimeout } from './http/http.js';
-import type { ServerMetrics } from './http/metrics.js';
-import { ObservedEventLogs } from './state/observed-logs.js';
-import { openApiDocument } from './api/openapi.js';
-import { pacedWaiting } from './conversations/pace.js';
-import { RateLimiter } from './http/rate-limit.js';
-import { makeRedactor } from './http/redact.js';
-import { LeaseSweep } from './cluster/lease-sweep.js';
-import { serverLifecycle } from './conversations/lifecycle-adapter.js';
-import { buildRoutes } from './api/routes.js';
-import { holdSandbox } from './conversations/turn-executor.js';
-import { LocalTaskWatcher } from './board/local-watch.js';
-import { serverTasksRanHere, Tasks } from './tasks/tasks.js';
-import { LazyState } from './cluster/server-state.js';
 import { parseStoreAddress } from '../sync/stores/open-store.js';
 import { serverDir, TokenVerifier } from './accounts/tokens.js';
+import { openApiDocument } from './api/openapi.js';
+import { buildRoutes } from './api/routes.js';
+import { Board, findUiDir } from './board/board.js';
+import { checkHost } from './board/board-host.js';
+import { LocalTaskWatcher } from './board/local-watch.js';
+import { LeaseSweep } from './cluster/lease-sweep.js';
+import { LazyState } from './cluster/server-state.js';
+import { Conversations } from './conversations/conversations.js';
+import { serverLifecycle } from './conversations/lifecycle-adapter.js';
+import { pacedWaiting } from './conversations/pace.js';
+import { holdSandbox } from './conversations/turn-executor.js';
+import { Admission, admissionLimits, PUBLIC_PATHS, tooManyConnections } from './http/admission.js';
+import type { LogFn, ServerContext } from './http/context.js';
+import { StreamLimiter } from './http/context.js';
+import { applyCors } from './http/cors.js';
+import type { Phase } from './http/health.js';
+import { checkDatabase, checkState, checkStore, ReadinessProbe } from './http/health.js';
+import { HttpError, requestUrl, sendError, sendJson, setBodyTimeout } from './http/http.js';
+import type { ServerMetrics } from './http/metrics.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { makeRedactor } from './http/redact.js';
+import { WorkLimiter } from './http/work-limit.js';
+import { AccountEvents } from './state/account-events.js';
+import { ObservedEventLogs } from './state/observed-logs.js';
+import { isStateUnavailable } from './state/unavailable.js';
+import { serverTasksRanHere, Tasks } from './tasks/tasks.js';
 
 export interface ServeOptions {
   home: string;
@@ -84,24 +84,35 @@ export function isLoopback(host: string): boolean {
  * Fails fast (seed 002 F6): without --local, conversation turns run in the OS sandbox, so the
  * sandbox must work on this machine before the server listens.
  */
-export async function sandboxReadiness(local: boolean, env: NodeJS.ProcessEnv = process.env): Promise<{ ready: boolean; mode: 'local' | 'sandbox'; detail: string; hint?: string }> {
+export async function sandboxReadiness(
+  local: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ ready: boolean; mode: 'local' | 'sandbox'; detail: string; hint?: string }> {
   if (local) return { ready: true, mode: 'local', detail: 'steps run UNSANDBOXED on this machine (--local)' };
   const { checkReadiness, installHint } = await import('../exec/readiness.js');
   const r = await checkReadiness(env);
   if (r.ready) return { ready: true, mode: 'sandbox', detail: 'conversation turns run in the OS sandbox' };
   const missing = r.tools.filter((t) => !t.path);
   const what = [...missing.map((t) => `${t.name} (${t.apt}) is not installed`), ...r.problems];
-  return { ready: false, mode: 'sandbox', detail: `this machine cannot run the sandbox: ${what.join('; ')}`, ...(missing.length > 0 ? { hint: installHint(missing) } : {}) };
+  return {
+    ready: false,
+    mode: 'sandbox',
+    detail: `this machine cannot run the sandbox: ${what.join('; ')}`,
+    ...(missing.length > 0 ? { hint: installHint(missing) } : {}),
+  };
 }
 
 async function holdSandboxOrFail(config: Config): Promise<() => Promise<void>> {
   try {
     return await holdSandbox(config);
   } catch (error) {
-    throw new AtlasError(`atlas serve runs steps sandboxed, and the sandbox's network proxies could not start: ${(error as Error).message}; nothing was started`, {
-      exitCode: EXIT.failure,
-      hint: 'check with `atlas doctor`, or pass --local to run agents and commands unsandboxed on this machine (only for trusted users)',
-    });
+    throw new AtlasError(
+      `atlas serve runs steps sandboxed, and the sandbox's network proxies could not start: ${(error as Error).message}; nothing was started`,
+      {
+        exitCode: EXIT.failure,
+        hint: 'check with `atlas doctor`, or pass --local to run agents and commands unsandboxed on this machine (only for trusted users)',
+      },
+    );
   }
 }
 
@@ -126,9 +137,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
   // Started now, so a sandbox that cannot run fails the start-up, not the first turn.
   const releaseSandbox = options.local ? undefined : await holdSandboxOrFail(options.config);
-  if (options.local) warn('--local: agents and commands run UNSANDBOXED on this machine, with the server\'s permissions. Serve only people you trust.');
+  if (options.local)
+    warn("--local: agents and commands run UNSANDBOXED on this machine, with the server's permissions. Serve only people you trust.");
   if (!isLoopback(options.host)) {
-    warn(`listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`);
+    warn(
+      `listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`,
+    );
   }
   const serverConfig = options.config.server;
   const state = new LazyState(options.home, options.config.server.database, options.config.server.messages);
@@ -139,19 +153,27 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     config: options.config,
     version: options.version,
     lifecycle: options.lifecycle ?? serverLifecycle(options.home, options.config, (e) => log(e)),
-    logs: new ObservedEventLogs(() => state.get(), logError, (kind, key, e) => {
-      metrics?.observeEvent(kind, e);
-      try {
-        accountEvents.copy(kind, key, e);
-      } catch (error) {
-        // The account's stream misses this one; the conversation's or task's own log has it.
-        log({ level: 'error', msg: 'account event not copied', kind, error: redact((error as Error).message) });
-      }
-    }),
+    logs: new ObservedEventLogs(
+      () => state.get(),
+      logError,
+      (kind, key, e) => {
+        metrics?.observeEvent(kind, e);
+        try {
+          accountEvents.copy(kind, key, e);
+        } catch (error) {
+          // The account's stream misses this one; the conversation's or task's own log has it.
+          log({ level: 'error', msg: 'account event not copied', kind, error: redact((error as Error).message) });
+        }
+      },
+    ),
     state: () => state.get(),
     log,
     streams: new StreamLimiter(serverConfig.max_streams_per_account),
-    work: new WorkLimiter({ maxRunning: serverConfig.max_running_per_account, maxQueued: serverConfig.max_queued_per_account, queueTimeoutMs: serverConfig.queue_timeout }),
+    work: new WorkLimiter({
+      maxRunning: serverConfig.max_running_per_account,
+      maxQueued: serverConfig.max_queued_per_account,
+      queueTimeoutMs: serverConfig.queue_timeout,
+    }),
     atlasCommand: options.atlasCommand,
     local: options.local,
     stopping: undefined,
@@ -166,7 +188,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const rate = new RateLimiter(serverConfig.requests_per_second);
   const redact = makeRedactor(options.home, options.config);
   const readiness = new ReadinessProbe({
-    sandbox: async () => ({ ok: sandbox.ready && (options.local || releaseSandbox !== undefined), detail: sandbox.mode === 'local' ? 'local (unsandboxed)' : 'sandbox proxies running' }),
+    sandbox: async () => ({
+      ok: sandbox.ready && (options.local || releaseSandbox !== undefined),
+      detail: sandbox.mode === 'local' ? 'local (unsandboxed)' : 'sandbox proxies running',
+    }),
     store: () => checkStore(options.config, options.home),
     state: () => checkState(serverDir(options.home)),
     database: () => checkDatabase(ctx.state, 'database'),
@@ -182,17 +207,26 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     switch (pathname) {
       case '/health':
         // Liveness: the process answers. What it depends on is /ready's business.
-        sendJson(res, phase === 'stopping' ? 503 : 200, { status: phase === 'stopping' ? 'stopping' : 'ok', version: options.version, uptime_s: Math.round((Date.now() - started) / 1000) });
+        sendJson(res, phase === 'stopping' ? 503 : 200, {
+          status: phase === 'stopping' ? 'stopping' : 'ok',
+          version: options.version,
+          uptime_s: Math.round((Date.now() - started) / 1000),
+        });
         return pathname;
       case '/ready': {
         const r = await readiness.read(phase);
-        sendJson(res, r.status === 'ready' ? 200 : 503, {
-          ...r,
-          version: options.version,
-          sandbox: { ready: sandbox.ready, mode: sandbox.mode },
-          running: { conversations: conversations.runningCount, tasks: tasks.runningCount, streams: ctx.streams.total() },
-          event_loop_delay_ms: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
-        }, r.status === 'ready' ? {} : { 'retry-after': '5' });
+        sendJson(
+          res,
+          r.status === 'ready' ? 200 : 503,
+          {
+            ...r,
+            version: options.version,
+            sandbox: { ready: sandbox.ready, mode: sandbox.mode },
+            running: { conversations: conversations.runningCount, tasks: tasks.runningCount, streams: ctx.streams.total() },
+            event_loop_delay_ms: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
+          },
+          r.status === 'ready' ? {} : { 'retry-after': '5' },
+        );
         return pathname;
       }
       case '/metrics': {
@@ -224,7 +258,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return;
       }
     } else if (PUBLIC_PATHS.has(url.pathname)) {
-      throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${url.pathname}; use GET, HEAD`, { allow: 'GET, HEAD' });
+      throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${url.pathname}; use GET, HEAD`, {
+        allow: 'GET, HEAD',
+      });
     }
     const boardRoute = await board.handle(req, res, url);
     if (boardRoute) {
@@ -238,12 +274,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const cookie = m ? undefined : board.sessions.of(req);
     if (cookie && (await board.live(cookie.session))) {
       if (req.method !== 'GET' && req.method !== 'HEAD' && !board.sessions.csrfOk(req, cookie.session)) {
-        throw new HttpError(403, 'csrf_refused', 'a request signed in by cookie that changes something needs the x-csrf-token header (GET /session gives it)');
+        throw new HttpError(
+          403,
+          'csrf_refused',
+          'a request signed in by cookie that changes something needs the x-csrf-token header (GET /session gives it)',
+        );
       }
       verified = { ok: true, id: 'session', account: cookie.session.account, readOnly: cookie.session.readOnly };
     }
     if (!verified?.ok) {
-      throw new HttpError(401, verified ? (verified.reason === 'expired' ? 'token_expired' : 'unauthorized') : 'unauthorized', !verified ? 'send Authorization: Bearer <token>' : verified.reason === 'expired' ? 'the bearer token has expired: ask for a new one' : 'the bearer token is not valid (revoked, or never issued)');
+      throw new HttpError(
+        401,
+        verified ? (verified.reason === 'expired' ? 'token_expired' : 'unauthorized') : 'unauthorized',
+        !verified
+          ? 'send Authorization: Bearer <token>'
+          : verified.reason === 'expired'
+            ? 'the bearer token has expired: ask for a new one'
+            : 'the bearer token is not valid (revoked, or never issued)',
+      );
     }
     const account = verified.account;
     admission.authenticated(req.socket);
@@ -252,14 +300,26 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     rate.take(account);
     const match = router.match(req.method ?? 'GET', url.pathname);
     info.route = `${match.route.method} ${match.route.pattern}`;
-    if (verified.readOnly && match.route.method !== 'GET') throw new HttpError(403, 'read_only_token', `this token may only read; ${match.route.method} needs a token made without --read-only`);
+    if (verified.readOnly && match.route.method !== 'GET')
+      throw new HttpError(403, 'read_only_token', `this token may only read; ${match.route.method} needs a token made without --read-only`);
     setBodyTimeout(req, serverConfig.body_timeout);
-    await match.route.handler({ req, res, url, account, params: match.params, requestId, started: () => (info.ttfb = performance.now() - t0) });
+    await match.route.handler({
+      req,
+      res,
+      url,
+      account,
+      params: match.params,
+      requestId,
+      started: () => (info.ttfb = performance.now() - t0),
+    });
   };
 
   const admission = new Admission(admissionLimits(serverConfig.max_connections));
   const server = createServer({ connectionsCheckingInterval: Math.min(1_000, serverConfig.headers_timeout) }, (req, res) => {
-    const requestId = req.headers['x-request-id'] && /^[\w.-]{1,64}$/.test(String(req.headers['x-request-id'])) ? String(req.headers['x-request-id']) : randomBytes(8).toString('hex');
+    const requestId =
+      req.headers['x-request-id'] && /^[\w.-]{1,64}$/.test(String(req.headers['x-request-id']))
+        ? String(req.headers['x-request-id'])
+        : randomBytes(8).toString('hex');
     const t0 = performance.now();
     const info: RequestLog = { account: '', token: '', route: '', ttfb: undefined, code: undefined };
     res.setHeader('x-request-id', requestId);
@@ -268,22 +328,48 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       admission.end(req.socket);
       const duration = performance.now() - t0;
       // Never the token, the prompt or the query string: the route's pattern, the token's id.
-      log({ msg: 'request', request_id: requestId, account: info.account || null, token_id: info.token || null, method: req.method, route: info.route || null, status: res.statusCode, ...(info.code ? { code: info.code } : {}), duration_ms: Math.round(duration * 10) / 10, ...(info.ttfb !== undefined ? { ttfb_ms: Math.round(info.ttfb * 10) / 10 } : {}) });
-      metrics?.request(info.route, res.statusCode, info.ttfb ?? (info.route.includes('/events') || info.route.includes('/sandbox/') ? undefined : duration), info.code);
+      log({
+        msg: 'request',
+        request_id: requestId,
+        account: info.account || null,
+        token_id: info.token || null,
+        method: req.method,
+        route: info.route || null,
+        status: res.statusCode,
+        ...(info.code ? { code: info.code } : {}),
+        duration_ms: Math.round(duration * 10) / 10,
+        ...(info.ttfb !== undefined ? { ttfb_ms: Math.round(info.ttfb * 10) / 10 } : {}),
+      });
+      metrics?.request(
+        info.route,
+        res.statusCode,
+        info.ttfb ?? (info.route.includes('/events') || info.route.includes('/sandbox/') ? undefined : duration),
+        info.code,
+      );
     });
     if (!admitted) return sendError(res, tooManyConnections(res, info), requestId);
     handle(req, res, requestId, info, t0).catch((failure: unknown) => {
       // The database or the message store down, or past its deadline: the documented 503.
-      const error = !(failure instanceof HttpError) && isStateUnavailable(failure) ? new HttpError(503, 'state_unavailable', 'the server state does not answer (its database may be down): retry shortly', { retry_after_s: 1 }) : failure;
+      const error =
+        !(failure instanceof HttpError) && isStateUnavailable(failure)
+          ? new HttpError(503, 'state_unavailable', 'the server state does not answer (its database may be down): retry shortly', {
+              retry_after_s: 1,
+            })
+          : failure;
       if (error instanceof HttpError) {
         info.code = error.code;
         // Hints are for whoever runs the server: its log has them, the client does not.
-        if (typeof error.extra['hint'] === 'string') log({ msg: 'error hint', request_id: requestId, code: error.code, hint: error.extra['hint'] });
+        if (typeof error.extra['hint'] === 'string')
+          log({ msg: 'error hint', request_id: requestId, code: error.code, hint: error.extra['hint'] });
         return sendError(res, error, requestId, redact);
       }
       info.code = 'internal_error';
       log({ level: 'error', msg: 'request failed', request_id: requestId, error: redact((error as Error).message) });
-      sendError(res, new HttpError(500, 'internal_error', 'the server could not complete the request; its log has the details under this request id'), requestId);
+      sendError(
+        res,
+        new HttpError(500, 'internal_error', 'the server could not complete the request; its log has the details under this request id'),
+        requestId,
+      );
     });
   });
   // Slow or hostile clients (issue 19, defect 6): headers and whole requests have deadlines (408,
@@ -296,8 +382,17 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   server.maxRequestsPerSocket = 0;
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      void Promise.resolve(releaseSandbox?.()).finally(() => reject(new AtlasError(`cannot listen on ${options.host}:${options.port}: ${error.code ?? error.message}`, { exitCode: EXIT.failure, hint: error.code === 'EADDRINUSE' ? 'another process uses that port: pass --port' : 'check --host and --port' }))),
+    server.once(
+      'error',
+      (error: NodeJS.ErrnoException) =>
+        void Promise.resolve(releaseSandbox?.()).finally(() =>
+          reject(
+            new AtlasError(`cannot listen on ${options.host}:${options.port}: ${error.code ?? error.message}`, {
+              exitCode: EXIT.failure,
+              hint: error.code === 'EADDRINUSE' ? 'another process uses that port: pass --port' : 'check --host and --port',
+            }),
+          ),
+        ),
     );
     server.listen(options.port, options.host, () => resolve());
   });
@@ -317,7 +412,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return [];
       })
     : [];
-  reportCutOff('task', crashed.map((t) => t.task_id));
+  reportCutOff(
+    'task',
+    crashed.map((t) => t.task_id),
+  );
   if (options.recover) for (const t of crashed) tasks.recoverInBackground(t);
   const localWatch = options.localTasks ? new LocalTaskWatcher(ctx, tasks, options.localTasks) : undefined;
   localWatch?.start();
@@ -326,10 +424,21 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   // request that comes meanwhile waits for the same opening. Not awaited: the caller installs its
   // signal handlers at once.
   void verifier.count().then(
-    (n) => (n === 0 ? warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`') : undefined),
+    (n) =>
+      n === 0
+        ? warn('no API tokens yet: every request will get 401. Create one with `atlas serve token create --account NAME`')
+        : undefined,
     (error: Error) => warn(`the server state cannot be opened yet (requests get 503 until it can): ${error.message}`),
   );
-  log({ msg: 'listening', url, port, version: options.version, sandbox: sandbox.mode, sandbox_ready: sandbox.ready, store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder' });
+  log({
+    msg: 'listening',
+    url,
+    port,
+    version: options.version,
+    sandbox: sandbox.mode,
+    sandbox_ready: sandbox.ready,
+    store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder',
+  });
   // Conversations whose server died: marked interrupted so they can be recovered (now, with
   // --recover). Looked for once the server listens: their records are in the state, which is not
   // part of the start-up.
@@ -339,10 +448,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       warn(`could not look for cut-off conversations (the server state does not answer): ${error.message}`);
       return [];
     });
-    reportCutOff('conversation', interrupted.map((c) => `${c.account}/${c.id}`));
+    reportCutOff(
+      'conversation',
+      interrupted.map((c) => `${c.account}/${c.id}`),
+    );
     if (options.recover) {
       for (const c of interrupted) {
-        conversations.recover(c.account, c.id).catch((error: Error) => log({ level: 'error', msg: 'recover failed', conversation_id: c.id, error: error.message }));
+        conversations
+          .recover(c.account, c.id)
+          .catch((error: Error) => log({ level: 'error', msg: 'recover failed', conversation_id: c.id, error: error.message }));
       }
     }
     log({ msg: 'cut-off work checked', conversations: interrupted.length, tasks: crashed.length });
@@ -355,7 +469,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   // start-up (/metrics answers 503 until then), and the caller installs its signal handlers at once
   // (a SIGTERM while it loads must stop the server gracefully, not kill it).
   void import('./http/metrics.js').then(({ ServerMetrics }) => {
-    metrics = new ServerMetrics({ conversations: () => conversations.runningCount, tasks: () => tasks.runningCount, streams: () => ctx.streams.total(), startsWaiting: pacedWaiting, requestsQueued: () => ctx.work.queued() });
+    metrics = new ServerMetrics({
+      conversations: () => conversations.runningCount,
+      tasks: () => tasks.runningCount,
+      streams: () => ctx.streams.total(),
+      startsWaiting: pacedWaiting,
+      requestsQueued: () => ctx.work.queued(),
+    });
   });
 
   let stopping: Promise<void> | undefined;
@@ -365,7 +485,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       phase = 'stopping';
       localWatch?.stop();
       const swept = leaseSweep.stop();
-      log({ msg: 'stopping', reason, grace_ms: options.config.server.grace_period, conversations: conversations.runningCount, tasks: tasks.runningCount });
+      log({
+        msg: 'stopping',
+        reason,
+        grace_ms: options.config.server.grace_period,
+        conversations: conversations.runningCount,
+        tasks: tasks.runningCount,
+      });
       server.close();
       server.closeIdleConnections();
       const settled = Promise.all([conversations.settled(), tasks.settled()]);
@@ -374,7 +500,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       const first = await Promise.race([settled.then(() => 'done' as const), graceOver]);
       if (timer) clearTimeout(timer);
       if (first === 'grace') {
-        log({ msg: 'grace period over: checkpointing and interrupting the rest', conversations: conversations.runningCount, tasks: tasks.runningCount });
+        log({
+          msg: 'grace period over: checkpointing and interrupting the rest',
+          conversations: conversations.runningCount,
+          tasks: tasks.runningCount,
+        });
         conversations.stopAll(`server stopping (${reason})`);
         await tasks.stopAll();
         await Promise.race([settled, new Promise((r) => setTimeout(r, 15_000).unref())]);

@@ -21,7 +21,11 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-export async function writeFileAtomicAsync(path: string, data: string | Uint8Array, options: Pick<AtomicWriteOptions, 'mode' | 'durable'> = {}): Promise<void> {
+export async function writeFileAtomicAsync(
+  path: string,
+  data: string | Uint8Array,
+  options: Pick<AtomicWriteOptions, 'mode' | 'durable'> = {},
+): Promise<void> {
   const temp = tempName(path);
   const durable = options.durable !== false;
   try {
@@ -71,7 +75,10 @@ export class BackgroundFile {
         const next = this.pending;
         this.pending = undefined;
         try {
-          await writeFileAtomicAsync(this.path, next.data, { durable: next.durable, ...(this.mode === undefined ? {} : { mode: this.mode }) });
+          await writeFileAtomicAsync(this.path, next.data, {
+            durable: next.durable,
+            ...(this.mode === undefined ? {} : { mode: this.mode }),
+          });
         } catch (error) {
           this.failure ??= error as Error;
         }

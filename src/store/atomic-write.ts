@@ -1,6 +1,6 @@
 // Write-then-rename so a reader (or a crash) only ever sees the old file or the new one, whole.
 import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname, basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { personMode } from './private-umask.js';
 
 /** Files and folders under ATLAS_HOME: readable by their owner only. */
@@ -45,7 +45,11 @@ export function tempName(path: string): string {
  * Writes `data` to `path` through a temp file and a rename. Given in pieces (an iterable), each is
  * written as it comes: a 20 MB state is never held whole.
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array | Iterable<string | Uint8Array>, options: AtomicWriteOptions = {}): void {
+export function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array | Iterable<string | Uint8Array>,
+  options: AtomicWriteOptions = {},
+): void {
   const dir = dirname(path);
   // node:crypto is not used for the name: loading it costs read-only commands ~4 ms.
   const temp = tempName(path);
@@ -65,7 +69,11 @@ export function writeFileAtomic(path: string, data: string | Uint8Array | Iterab
     if (options.durable !== false) fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
-    try { unlinkSync(temp); } catch { /* already gone */ }
+    try {
+      unlinkSync(temp);
+    } catch {
+      /* already gone */
+    }
     throw error;
   }
   closeSync(fd);
@@ -73,7 +81,11 @@ export function writeFileAtomic(path: string, data: string | Uint8Array | Iterab
     options.beforeRename?.(temp);
     renameSync(temp, path);
   } catch (error) {
-    try { unlinkSync(temp); } catch { /* already gone */ }
+    try {
+      unlinkSync(temp);
+    } catch {
+      /* already gone */
+    }
     throw error;
   }
   if (options.durable !== false) fsyncDir(dir);

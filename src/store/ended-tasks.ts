@@ -26,7 +26,13 @@ function cachePath(home: string): string {
 
 function isEntry(value: unknown): value is EndedWorkspace {
   const v = value as EndedWorkspace;
-  return typeof v === 'object' && v !== null && typeof v.mtime === 'number' && Array.isArray(v.ids) && v.ids.every((id) => typeof id === 'string');
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.mtime === 'number' &&
+    Array.isArray(v.ids) &&
+    v.ids.every((id) => typeof id === 'string')
+  );
 }
 
 export function readEndedWorkspaces(home: string): EndedWorkspaces {

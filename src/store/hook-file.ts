@@ -3,9 +3,9 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import type { Hook } from '../domain/hook.js';
 import { HookFormatError, MAX_HOOK_STRING_LENGTH, parseHook, truncateLongStrings } from '../domain/hook-schema.js';
 import { hookTaskMismatch } from '../domain/hook-task-check.js';
-import { taskFiles } from './paths.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { parseJsonText, readTextFile } from './json-file.js';
+import { taskFiles } from './paths.js';
 
 /**
  * The exact text of each list item as it was read, keyed by the parsed object. History is
@@ -86,7 +86,10 @@ export function readHookFile(path: string): Hook {
 export function assertHookOfTask(path: string, hook: Hook, taskId: string, steps: readonly { name: string }[] | undefined): void {
   const mismatch = hookTaskMismatch(hook, taskId, steps);
   if (!mismatch) return;
-  throw new AtlasError(`${path}: ${mismatch.field} ${mismatch.problem}`, { exitCode: EXIT.input, hint: `${mismatch.fix}; nothing was changed` });
+  throw new AtlasError(`${path}: ${mismatch.field} ${mismatch.problem}`, {
+    exitCode: EXIT.input,
+    hint: `${mismatch.fix}; nothing was changed`,
+  });
 }
 
 /** readHookFile for a task folder, cross-checked with the task (its id, and task.json's steps when given). */
@@ -110,7 +113,8 @@ export function formatHookJson(hook: Hook): string {
     if (Array.isArray(value) && value.length > 0) {
       lines.push(`  ${JSON.stringify(key)}: [`);
       const last = value.length - 1;
-      for (const [j, item] of value.entries()) lines.push(`${ITEM_INDENT}${itemText.get(item) ?? JSON.stringify(item)}${j < last ? ',' : ''}`);
+      for (const [j, item] of value.entries())
+        lines.push(`${ITEM_INDENT}${itemText.get(item) ?? JSON.stringify(item)}${j < last ? ',' : ''}`);
       lines.push(`  ]${comma}`);
     } else {
       lines.push(`  ${JSON.stringify(key)}: ${JSON.stringify(value, null, 2).replace(/\n/g, '\n  ')}${comma}`);

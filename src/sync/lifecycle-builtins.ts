@@ -14,13 +14,26 @@ export type SyncBuiltins = Partial<Record<LifecyclePoint, (event: LifecycleEvent
  * what an event syncs when it is not the task's working tree (a server conversation's workspace);
  * `beforePublish` may refuse a push's version right before it is published (a server turn's fence).
  */
-export function syncBuiltins(home: string, config: Config, warn: (text: string) => void = () => undefined, targetOf?: (event: LifecycleEvent) => SyncTarget, beforePublish?: () => Promise<void>): SyncBuiltins {
+export function syncBuiltins(
+  home: string,
+  config: Config,
+  warn: (text: string) => void = () => undefined,
+  targetOf?: (event: LifecycleEvent) => SyncTarget,
+  beforePublish?: () => Promise<void>,
+): SyncBuiltins {
   if (config.sync.store.trim() === '') return {};
   const builtins: SyncBuiltins = {
     on_stream_finish: async (event) => {
       // Loaded on first use: a task run without sync never loads the sync code.
       const { pushWorkspaceOnStreamFinish } = await import('./lifecycle.js');
-      const pushed = await pushWorkspaceOnStreamFinish({ home, config, taskId: event.task_id, warn, ...(targetOf ? { target: targetOf(event) } : {}), ...(beforePublish ? { beforePublish } : {}) });
+      const pushed = await pushWorkspaceOnStreamFinish({
+        home,
+        config,
+        taskId: event.task_id,
+        warn,
+        ...(targetOf ? { target: targetOf(event) } : {}),
+        ...(beforePublish ? { beforePublish } : {}),
+      });
       if (pushed.status === 'failed') throw new AtlasError(pushed.error, pushed.hint ? { hint: pushed.hint } : {});
     },
   };

@@ -10,11 +10,11 @@ import { byPath } from '../domain/sync-state.js';
 import type { PullResult, PushResult } from './operations.js';
 import { syncPull, syncPush } from './operations.js';
 import { readLocalState } from './scan/local-state.js';
-import type { SyncStore } from './stores/store.js';
 import { openStore } from './stores/open-store.js';
-import { latestVersion } from './versions/versions.js';
+import type { SyncStore } from './stores/store.js';
 import type { SyncTarget } from './stores/target.js';
 import { targetOfTask } from './stores/target.js';
+import { latestVersion } from './versions/versions.js';
 
 export interface LifecycleSyncInput {
   home: string;
@@ -40,7 +40,8 @@ export async function newerInStore(target: SyncTarget, store: SyncStore, warn: (
   const newest = await latestVersion(store, target.tree, await store.listVersionNames(target.tree), warn);
   if (!newest || newest.state.last_synced_at < local.last_synced_at) return undefined;
   // Times are whole seconds: in the same second, the version is another one if its files differ.
-  const same = (a: typeof local.files, b: typeof local.files) => a.length === b.length && a.every((f, i) => f.path === b[i]!.path && f.checksum === b[i]!.checksum);
+  const same = (a: typeof local.files, b: typeof local.files) =>
+    a.length === b.length && a.every((f, i) => f.path === b[i]!.path && f.checksum === b[i]!.checksum);
   const sorted = (files: typeof local.files) => [...files].sort(byPath);
   if (newest.state.last_synced_at === local.last_synced_at && same(sorted(newest.state.files), sorted(local.files))) return undefined;
   return newest.version;
@@ -64,11 +65,14 @@ export async function restoreWorkspaceOnColdStart(input: LifecycleSyncInput & { 
     return await syncPull(target, { store, config, warn }, version !== undefined ? { version } : {});
   } catch (error) {
     const cause = error instanceof AtlasError ? error : undefined;
-    throw new AtlasError(`OnColdStart: restoring the workspace of ${label(input)} from ${config.sync.store} failed, so the step did not start: ${(error as Error).message}`, {
-      exitCode: cause?.exitCode ?? EXIT.failure,
-      hint: cause?.hint ?? 'fix the store (atlas sync status shows what a pull would do), or set sync.init_from_store: false',
-      cause: error,
-    });
+    throw new AtlasError(
+      `OnColdStart: restoring the workspace of ${label(input)} from ${config.sync.store} failed, so the step did not start: ${(error as Error).message}`,
+      {
+        exitCode: cause?.exitCode ?? EXIT.failure,
+        hint: cause?.hint ?? 'fix the store (atlas sync status shows what a pull would do), or set sync.init_from_store: false',
+        cause: error,
+      },
+    );
   }
 }
 
@@ -84,10 +88,22 @@ export async function pushWorkspaceOnStreamFinish(input: LifecycleSyncInput): Pr
   try {
     const target = input.target ?? targetOfTask(input.taskId, input.home);
     const store = await openStore(config, input.home);
-    return { status: 'pushed', result: await syncPush(target, { store, config, warn: input.warn ?? (() => undefined), ...(input.beforePublish ? { beforePublish: input.beforePublish } : {}) }) };
+    return {
+      status: 'pushed',
+      result: await syncPush(target, {
+        store,
+        config,
+        warn: input.warn ?? (() => undefined),
+        ...(input.beforePublish ? { beforePublish: input.beforePublish } : {}),
+      }),
+    };
   } catch (error) {
     const hint = error instanceof AtlasError ? error.hint : undefined;
-    return { status: 'failed', error: `OnStreamFinish: pushing the workspace of ${label(input)} to ${config.sync.store} failed: ${(error as Error).message}`, ...(hint ? { hint } : {}) };
+    return {
+      status: 'failed',
+      error: `OnStreamFinish: pushing the workspace of ${label(input)} to ${config.sync.store} failed: ${(error as Error).message}`,
+      ...(hint ? { hint } : {}),
+    };
   }
 }
 
@@ -97,6 +113,9 @@ function label(input: LifecycleSyncInput): string {
 
 /** One line for a log: what a lifecycle sync did. */
 export function describeSync(stats: SyncStats): string {
-  const moved = stats.direction === 'push' ? `${stats.files_uploaded} uploaded, ${stats.files_reused} reused` : `${stats.files_downloaded} downloaded, ${stats.files_deleted} deleted`;
+  const moved =
+    stats.direction === 'push'
+      ? `${stats.files_uploaded} uploaded, ${stats.files_reused} reused`
+      : `${stats.files_downloaded} downloaded, ${stats.files_deleted} deleted`;
   return `${stats.direction} ${stats.version ?? '(nothing to do)'}: ${moved}, ${stats.files_skipped} skipped, ${stats.bytes_transferred} bytes in ${stats.duration_ms} ms`;
 }

@@ -4,15 +4,14 @@ import { AtlasError, EXIT } from '../domain/errors.js';
 import type { SyncStats } from '../domain/sync-plan.js';
 import { emptyStats, planPush } from '../domain/sync-plan.js';
 import { readLocalState, statePath } from './scan/local-state.js';
-import { planPullOf } from './transfer/pull.js';
-import { pullTree } from './transfer/pull.js';
-import type { PruneResult } from './versions/prune.js';
-import { pruneTarget } from './versions/prune.js';
-import { pushTree } from './transfer/push.js';
 import { scanWorkspace } from './scan/scan.js';
 import { taskTree } from './stores/store.js';
 import type { SyncDeps, SyncTarget } from './stores/target.js';
 import { excludeRules, requireFolder, TASK_FOLDER_EXCLUDES } from './stores/target.js';
+import { planPullOf, pullTree } from './transfer/pull.js';
+import { pushTree } from './transfer/push.js';
+import type { PruneResult } from './versions/prune.js';
+import { pruneTarget } from './versions/prune.js';
 import type { VersionInfo } from './versions/versions.js';
 import { describeVersions, latestVersion } from './versions/versions.js';
 
@@ -29,21 +28,41 @@ export interface PushResult {
   prune_failed?: string;
 }
 
-export async function syncPush(target: SyncTarget, deps: SyncDeps, options: { force?: boolean; strict?: boolean } = {}): Promise<PushResult> {
+export async function syncPush(
+  target: SyncTarget,
+  deps: SyncDeps,
+  options: { force?: boolean; strict?: boolean } = {},
+): Promise<PushResult> {
   // A push lists the tree's versions before anything else: that listing is the bucket's check.
   await deps.store.checkAccess({ listing: false });
   const force = options.force === true;
   let conflict: unknown;
   const strict = options.strict === true;
-  const stats = await pushTree({ root: target.root, tree: target.tree, rules: excludeRules(deps.config), force, strict }, deps).catch((error: unknown) => {
-    // The task's folder (its conversation) still goes: the workspace's conflict is reported after.
-    if (!(error instanceof AtlasError && error.exitCode === EXIT.conflict) || !target.task) throw error;
-    conflict = error;
-    return undefined;
-  });
-  const result: PushResult = { location: deps.store.location, workspace: target.workspace, root: target.root, stats: stats ?? emptyStats('push') };
+  const stats = await pushTree({ root: target.root, tree: target.tree, rules: excludeRules(deps.config), force, strict }, deps).catch(
+    (error: unknown) => {
+      // The task's folder (its conversation) still goes: the workspace's conflict is reported after.
+      if (!(error instanceof AtlasError && error.exitCode === EXIT.conflict) || !target.task) throw error;
+      conflict = error;
+      return undefined;
+    },
+  );
+  const result: PushResult = {
+    location: deps.store.location,
+    workspace: target.workspace,
+    root: target.root,
+    stats: stats ?? emptyStats('push'),
+  };
   if (target.task) {
-    const taskStats = await pushTree({ root: target.task.dir, tree: taskTree(target.workspace, target.task.id), rules: excludeRules({ ...deps.config, sync: { ...deps.config.sync, exclude: [] } }, TASK_FOLDER_EXCLUDES), force, strict }, { ...deps, progress: undefined });
+    const taskStats = await pushTree(
+      {
+        root: target.task.dir,
+        tree: taskTree(target.workspace, target.task.id),
+        rules: excludeRules({ ...deps.config, sync: { ...deps.config.sync, exclude: [] } }, TASK_FOLDER_EXCLUDES),
+        force,
+        strict,
+      },
+      { ...deps, progress: undefined },
+    );
     await deps.store.putTaskIndex(target.task.id, target.workspace);
     result.task = { id: target.task.id, stats: taskStats };
   }
@@ -87,7 +106,16 @@ export interface SyncStatus {
   latest_version: string | null;
   /** `unreadable`: files and folders this user may not read, which a push refuses. */
   push: { new_version: boolean; upload: number; upload_bytes: number; reuse: number; removed: number; unreadable: string[] };
-  pull: { skipped_because: string | null; download: number; download_bytes: number; delete: number; skip: number; keep: number; conflicts: string[]; refused: string[] };
+  pull: {
+    skipped_because: string | null;
+    download: number;
+    download_bytes: number;
+    delete: number;
+    skip: number;
+    keep: number;
+    conflicts: string[];
+    refused: string[];
+  };
 }
 
 /** What push and pull would do now. Reads only: no lock, no state written, no temp file removed. */
@@ -127,7 +155,10 @@ export async function syncStatus(target: SyncTarget, deps: SyncDeps): Promise<Sy
   };
 }
 
-export async function syncVersions(target: Pick<SyncTarget, 'tree' | 'workspace'>, deps: Pick<SyncDeps, 'store'>): Promise<{ location: string; workspace: string; versions: VersionInfo[] }> {
+export async function syncVersions(
+  target: Pick<SyncTarget, 'tree' | 'workspace'>,
+  deps: Pick<SyncDeps, 'store'>,
+): Promise<{ location: string; workspace: string; versions: VersionInfo[] }> {
   await deps.store.checkAccess();
   return { location: deps.store.location, workspace: target.workspace, versions: await describeVersions(deps.store, target.tree) };
 }

@@ -71,12 +71,20 @@ function commandList(p: Problems, where: string, field: string, value: unknown, 
   // YAML reads an unquoted `word: rest` as a mapping, so a command containing ": " arrives as one.
   const quoteHint = `quote the command so YAML keeps it as text, e.g. ${field}: ['echo "step: done"']`;
   if (!Array.isArray(list)) {
-    p.fail(`${where}: field "${field}"`, `expected a command or a list of commands, got ${describe(value)}`, isObj(value) ? quoteHint : `for example: ${field}: [npm run lint, npm test]`);
+    p.fail(
+      `${where}: field "${field}"`,
+      `expected a command or a list of commands, got ${describe(value)}`,
+      isObj(value) ? quoteHint : `for example: ${field}: [npm run lint, npm test]`,
+    );
   }
   const bad = list.findIndex((c) => typeof c !== 'string');
   if (bad >= 0) {
     const item: unknown = list[bad];
-    const mapping = isObj(item) ? ` (${Object.entries(item).map(([k, v]) => `${k}:${v === null ? '' : ` ${typeof v === 'string' ? v : JSON.stringify(v)}`}`).join(', ')})` : '';
+    const mapping = isObj(item)
+      ? ` (${Object.entries(item)
+          .map(([k, v]) => `${k}:${v === null ? '' : ` ${typeof v === 'string' ? v : JSON.stringify(v)}`}`)
+          .join(', ')})`
+      : '';
     p.fail(
       `${where}: field "${field}"`,
       `command ${bad + 1} is ${describe(item)}${mapping}, not text`,
@@ -95,17 +103,30 @@ function parseStep(p: Problems, raw: unknown, index: number, seen: Set<string>):
   const where = stepWhere(index, raw['name']);
   const name = raw['name'];
   if (typeof name !== 'string' || name.trim().length === 0) {
-    p.fail(`${where}: field "name"`, name === undefined ? 'is required' : `expected text, got ${describe(name)}`, 'give each step a short name such as analyze, implement, validate');
+    p.fail(
+      `${where}: field "name"`,
+      name === undefined ? 'is required' : `expected text, got ${describe(name)}`,
+      'give each step a short name such as analyze, implement, validate',
+    );
   }
   if (!STEP_NAME_PATTERN.test(name)) {
-    p.fail(`${where}: field "name"`, `${describe(name)} has characters that cannot be used in file names`, 'use letters, digits, "-" and "_" (it names the step\'s artifacts folder)');
+    p.fail(
+      `${where}: field "name"`,
+      `${describe(name)} has characters that cannot be used in file names`,
+      'use letters, digits, "-" and "_" (it names the step\'s artifacts folder)',
+    );
   }
-  if (seen.has(name)) p.fail(`${where}: field "name"`, `another step is already named "${name}"`, 'step names must be unique within a template');
+  if (seen.has(name))
+    p.fail(`${where}: field "name"`, `another step is already named "${name}"`, 'step names must be unique within a template');
   seen.add(name);
 
   const type = raw['type'];
   if (typeof type !== 'string' || !(STEP_TYPES as readonly string[]).includes(type)) {
-    p.fail(`${where}: field "type"`, type === undefined ? 'is required' : `unknown step type ${describe(type)}`, `allowed: ${STEP_TYPES.join(', ')}`);
+    p.fail(
+      `${where}: field "type"`,
+      type === undefined ? 'is required' : `unknown step type ${describe(type)}`,
+      `allowed: ${STEP_TYPES.join(', ')}`,
+    );
   }
   const stepType = type as StepType;
   const allowed = STEP_FIELDS[stepType];
@@ -116,10 +137,12 @@ function parseStep(p: Problems, raw: unknown, index: number, seen: Set<string>):
   }
 
   const description = raw['description'];
-  if (description !== undefined && typeof description !== 'string') p.fail(`${where}: field "description"`, `expected text, got ${describe(description)}`);
+  if (description !== undefined && typeof description !== 'string')
+    p.fail(`${where}: field "description"`, `expected text, got ${describe(description)}`);
 
   const idempotent = raw['idempotent'];
-  if (idempotent !== undefined && typeof idempotent !== 'boolean') p.fail(`${where}: field "idempotent"`, `expected true or false, got ${describe(idempotent)}`);
+  if (idempotent !== undefined && typeof idempotent !== 'boolean')
+    p.fail(`${where}: field "idempotent"`, `expected true or false, got ${describe(idempotent)}`);
 
   let maxAttempts = DEFAULT_MAX_ATTEMPTS[stepType];
   const rawAttempts = raw['max_attempts'];
@@ -134,14 +157,20 @@ function parseStep(p: Problems, raw: unknown, index: number, seen: Set<string>):
   const rawTimeout = raw['timeout'];
   if (rawTimeout !== undefined) {
     const ms = typeof rawTimeout === 'string' ? parseDuration(rawTimeout) : undefined;
-    if (ms === undefined || ms <= 0) p.fail(`${where}: field "timeout"`, `expected a duration such as 90s, 10m or 1h30m, got ${describe(rawTimeout)}`);
+    if (ms === undefined || ms <= 0)
+      p.fail(`${where}: field "timeout"`, `expected a duration such as 90s, 10m or 1h30m, got ${describe(rawTimeout)}`);
     timeoutMs = ms;
   }
 
   let onFailure: OnFailure = 'fail';
   const rawOnFailure = raw['on_failure'];
   if (rawOnFailure !== undefined) {
-    if (rawOnFailure !== 'fail' && rawOnFailure !== 'ask') p.fail(`${where}: field "on_failure"`, `expected fail or ask, got ${describe(rawOnFailure)}`, 'fail: the task fails; ask: the task waits for a person (atlas resume)');
+    if (rawOnFailure !== 'fail' && rawOnFailure !== 'ask')
+      p.fail(
+        `${where}: field "on_failure"`,
+        `expected fail or ask, got ${describe(rawOnFailure)}`,
+        'fail: the task fails; ask: the task waits for a person (atlas resume)',
+      );
     onFailure = rawOnFailure;
   }
 
@@ -159,7 +188,13 @@ function parseStep(p: Problems, raw: unknown, index: number, seen: Set<string>):
     case 'human': {
       const prompt = raw['prompt'];
       if (typeof prompt !== 'string' || prompt.trim().length === 0) {
-        p.fail(`${where}: field "prompt"`, prompt === undefined ? 'is required' : `expected text, got ${describe(prompt)}`, stepType === 'ai' ? 'write what the agent should do; {{description}} is the task description' : 'write what the person is asked to approve');
+        p.fail(
+          `${where}: field "prompt"`,
+          prompt === undefined ? 'is required' : `expected text, got ${describe(prompt)}`,
+          stepType === 'ai'
+            ? 'write what the agent should do; {{description}} is the task description'
+            : 'write what the person is asked to approve',
+        );
       }
       if (stepType === 'human') return { ...base, type: stepType, prompt };
       // Tool patterns are lists of strings, like commands (e.g. allowed_tools: ["Bash(make test)"]).
@@ -173,7 +208,11 @@ function parseStep(p: Problems, raw: unknown, index: number, seen: Set<string>):
     case 'git': {
       const action = raw['action'];
       if (typeof action !== 'string' || !(GIT_ACTIONS as readonly string[]).includes(action)) {
-        p.fail(`${where}: field "action"`, action === undefined ? 'is required' : `unknown git action ${describe(action)}`, `allowed: ${GIT_ACTIONS.join(', ')}`);
+        p.fail(
+          `${where}: field "action"`,
+          action === undefined ? 'is required' : `unknown git action ${describe(action)}`,
+          `allowed: ${GIT_ACTIONS.join(', ')}`,
+        );
       }
       const message = raw['message'];
       if (message !== undefined && (typeof message !== 'string' || message.trim().length === 0)) {
@@ -188,10 +227,16 @@ function parseStep(p: Problems, raw: unknown, index: number, seen: Set<string>):
 function parseLifecycle(p: Problems, raw: unknown): LifecycleCommands | undefined {
   if (raw === undefined || raw === null) return undefined;
   const allowed = `points: ${LIFECYCLE_HOOK_FIELDS.join(', ')} (docs/lifecycle-hooks.md)`;
-  if (!isObj(raw)) p.fail('field "lifecycle"', `expected a mapping of hook points to commands, got ${describe(raw)}`, `for example: lifecycle: { on_stream_finish: ./scripts/notify.sh }; ${allowed}`);
+  if (!isObj(raw))
+    p.fail(
+      'field "lifecycle"',
+      `expected a mapping of hook points to commands, got ${describe(raw)}`,
+      `for example: lifecycle: { on_stream_finish: ./scripts/notify.sh }; ${allowed}`,
+    );
   const result: LifecycleCommands = {};
   for (const [key, value] of Object.entries(raw)) {
-    if (!(LIFECYCLE_HOOK_FIELDS as readonly string[]).includes(key)) p.fail(`lifecycle: field "${key}"`, 'is not a lifecycle hook point', allowed);
+    if (!(LIFECYCLE_HOOK_FIELDS as readonly string[]).includes(key))
+      p.fail(`lifecycle: field "${key}"`, 'is not a lifecycle hook point', allowed);
     const commands = commandList(p, 'lifecycle', key, value, false);
     if (commands.length > 0) result[key as keyof LifecycleCommands] = commands;
   }
@@ -205,9 +250,11 @@ function parseLifecycle(p: Problems, raw: unknown): LifecycleCommands | undefine
  */
 export function parseTemplateData(data: unknown, file: string, fileName: string): Template {
   const p: Problems = new Problems(file);
-  if (!isObj(data)) p.fail('template', `expected a mapping with steps, got ${describe(data)}`, 'see docs/templates.md for the template format');
+  if (!isObj(data))
+    p.fail('template', `expected a mapping with steps, got ${describe(data)}`, 'see docs/templates.md for the template format');
   for (const key of Object.keys(data)) {
-    if (!(TEMPLATE_FIELDS as readonly string[]).includes(key)) p.fail(`field "${key}"`, 'is not a template field', `template fields: ${TEMPLATE_FIELDS.join(', ')}`);
+    if (!(TEMPLATE_FIELDS as readonly string[]).includes(key))
+      p.fail(`field "${key}"`, 'is not a template field', `template fields: ${TEMPLATE_FIELDS.join(', ')}`);
   }
   const name = data['name'] ?? fileName;
   if (typeof name !== 'string' || !TEMPLATE_NAME_PATTERN.test(name)) {
@@ -227,20 +274,45 @@ export function parseTemplateData(data: unknown, file: string, fileName: string)
     p.fail('field "branch_prefix"', `expected a branch name prefix such as fix/ or feat/, got ${describe(branchPrefix)}`);
   }
   const worktree = data['worktree'] ?? true;
-  if (typeof worktree !== 'boolean') p.fail('field "worktree"', `expected true or false, got ${describe(worktree)}`, 'true: run in a new git worktree; false: run in the current checkout');
+  if (typeof worktree !== 'boolean')
+    p.fail(
+      'field "worktree"',
+      `expected true or false, got ${describe(worktree)}`,
+      'true: run in a new git worktree; false: run in the current checkout',
+    );
   const rawSteps = data['steps'];
   if (!Array.isArray(rawSteps) || rawSteps.length === 0) {
-    p.fail('field "steps"', rawSteps === undefined ? 'is required' : `expected a non-empty list of steps, got ${describe(rawSteps)}`, 'list the steps, each with at least name and type');
+    p.fail(
+      'field "steps"',
+      rawSteps === undefined ? 'is required' : `expected a non-empty list of steps, got ${describe(rawSteps)}`,
+      'list the steps, each with at least name and type',
+    );
   }
   const seen = new Set<string>();
   const steps = rawSteps.map((s, i) => parseStep(p, s, i, seen));
   const lifecycle = parseLifecycle(p, data['lifecycle']);
   const controlPaths = data['control_paths'] ?? [];
-  if (!Array.isArray(controlPaths) || !controlPaths.every((c) => typeof c === 'string' && c.length > 0 && !c.startsWith('/') && !c.split('/').includes('..'))) {
-    p.fail('field "control_paths"', `expected a list of paths in the repository (a file, or a folder ending in /), got ${describe(controlPaths)}`, 'e.g. control_paths: [".github/workflows/ci.yml", ".husky/"]');
+  if (
+    !Array.isArray(controlPaths) ||
+    !controlPaths.every((c) => typeof c === 'string' && c.length > 0 && !c.startsWith('/') && !c.split('/').includes('..'))
+  ) {
+    p.fail(
+      'field "control_paths"',
+      `expected a list of paths in the repository (a file, or a folder ending in /), got ${describe(controlPaths)}`,
+      'e.g. control_paths: [".github/workflows/ci.yml", ".husky/"]',
+    );
   }
   const allowed = controlPaths as string[];
-  return { name, description, branch_prefix: branchPrefix, worktree, steps, ...(lifecycle ? { lifecycle } : {}), ...(allowed.length ? { control_paths: allowed } : {}), source: file };
+  return {
+    name,
+    description,
+    branch_prefix: branchPrefix,
+    worktree,
+    steps,
+    ...(lifecycle ? { lifecycle } : {}),
+    ...(allowed.length ? { control_paths: allowed } : {}),
+    source: file,
+  };
 }
 
 /** Parses YAML text (loads the yaml library on demand). */

@@ -91,9 +91,10 @@ export async function loadTemplate(name: string, options: TemplateSearchOptions)
     const listed = (await listTemplates(options)).filter((t) => !t.shadowed);
     const known = listed.filter((t) => !t.error).map((t) => t.name);
     const broken = listed.filter((t) => t.error).map((t) => t.name);
-    const brokenText = broken.length > 0
-      ? `; ${broken.length} more do${broken.length === 1 ? 'es' : ''} not load (${broken.join(', ')}): \`atlas templates list\` says why`
-      : '';
+    const brokenText =
+      broken.length > 0
+        ? `; ${broken.length} more do${broken.length === 1 ? 'es' : ''} not load (${broken.join(', ')}): \`atlas templates list\` says why`
+        : '';
     throw new AtlasError(`no template named "${name}"`, {
       exitCode: EXIT.notFound,
       hint: `available: ${known.length > 0 ? known.join(', ') : '(none)'}${brokenText}; add your own as .atlas/templates/${name}.yaml (docs/templates.md)`,

@@ -21,7 +21,12 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken();
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   const type = res.headers.get('content-type') ?? '';
   const data: unknown = type.includes('json') ? await res.json() : await res.text();
   if (!res.ok) {

@@ -2,20 +2,32 @@
 // The board: a card per task in columns by state, kept current by the account's event stream
 // (GET /events through EventSource: no polling). Each task event refetches only that task.
 import { useEffect, useState } from 'preact/hooks';
+import { stripAnsi } from './ansi.js';
 import type { TaskDetail, TaskSummary } from './api.js';
 import { api } from './api.js';
-import { columnOf, COLUMNS, recoveryAdvice } from './columns.js';
-import { stripAnsi } from './ansi.js';
+import { COLUMNS, columnOf, recoveryAdvice } from './columns.js';
 import type { BoardFilter } from './filters.js';
 import { filterFromHash, filterTasks, hashOfFilter, SINCE, templatesOf } from './filters.js';
 import { duration, relativeTime, STATE_LOOK, stateText } from './format.js';
-import { usePage } from './page.js';
 import { html } from './html.js';
+import { usePage } from './page.js';
 
 /** Cards a column draws at first; a click draws as many more. */
 export const COLUMN_PAGE = 200;
 
-const EVENT_TYPES = ['started', 'finished', 'cancelled', 'state', 'checkpoint', 'receipt', 'output', 'turn_started', 'message', 'usage', 'error'];
+const EVENT_TYPES = [
+  'started',
+  'finished',
+  'cancelled',
+  'state',
+  'checkpoint',
+  'receipt',
+  'output',
+  'turn_started',
+  'message',
+  'usage',
+  'error',
+];
 
 /** Calls `onTask(id)` for every task event of the account, live. */
 export function useAccountEvents(onTask: (id: string) => void): boolean {
@@ -55,7 +67,10 @@ function Card({ t, hook, extra }: { t: TaskSummary; hook: Record<string, unknown
   const col = columnOf(t);
   const look = STATE_LOOK[col];
   // t.step is 1-based already (atlas status prints it as is).
-  const since = extra?.step_started_at && (col === 'running' || col === 'waiting') ? `, ${duration(Date.now() - Date.parse(extra.step_started_at))}` : '';
+  const since =
+    extra?.step_started_at && (col === 'running' || col === 'waiting')
+      ? `, ${duration(Date.now() - Date.parse(extra.step_started_at))}`
+      : '';
   return html`<li class=${`card card-${col}`} data-task=${t.id} data-column=${col}>
     <a href=${`#/tasks/${encodeURIComponent(t.id)}`} class="card-link">${t.description || t.id}</a>
     <div class="meta"><span class=${`badge badge-${col}`}><span aria-hidden="true">${look.icon}</span> ${stateText(t.state, t.activity)}</span></div>
@@ -94,7 +109,10 @@ export function BoardView({ hash, readOnly }: { hash: string; readOnly: boolean 
   const live = useAccountEvents((id) => {
     // Bursts of output become one fetch per task.
     if (pending.has(id)) return;
-    pending.set(id, setTimeout(() => (pending.delete(id), refresh(id)), 150));
+    pending.set(
+      id,
+      setTimeout(() => (pending.delete(id), refresh(id)), 150),
+    );
   });
 
   useEffect(() => {
@@ -103,7 +121,10 @@ export function BoardView({ hash, readOnly }: { hash: string; readOnly: boolean 
         const all = new Map<string, TaskSummary>();
         let cursor: string | null = null;
         do {
-          const page: { tasks: TaskSummary[]; next_cursor: string | null } = await api('GET', `/tasks?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+          const page: { tasks: TaskSummary[]; next_cursor: string | null } = await api(
+            'GET',
+            `/tasks?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          );
           for (const t of page.tasks) all.set(t.id, t);
           cursor = all.size < 5000 ? page.next_cursor : null;
         } while (cursor);

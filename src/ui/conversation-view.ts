@@ -57,7 +57,10 @@ export function lineOf(type: string, data: Record<string, unknown>): { kind: str
       return { kind: 'error', text: `turn ${String(data['turn'])} cut off: ${String(data['reason'])}` };
     case 'usage': {
       const u = data['usage'] as { total_input_tokens?: number; total_output_tokens?: number; cost_usd?: number } | undefined;
-      return { kind: 'usage', text: `turn ${String(data['turn'])}: ${u?.total_input_tokens ?? 0} in / ${u?.total_output_tokens ?? 0} out tokens, $${(u?.cost_usd ?? 0).toFixed(4)}` };
+      return {
+        kind: 'usage',
+        text: `turn ${String(data['turn'])}: ${u?.total_input_tokens ?? 0} in / ${u?.total_output_tokens ?? 0} out tokens, $${(u?.cost_usd ?? 0).toFixed(4)}`,
+      };
     }
     default:
       return undefined;
@@ -69,7 +72,10 @@ export function ConversationList() {
   const [error, setError] = useState('');
   usePage('Conversations');
   useEffect(() => {
-    api<{ conversations: Conversation[] }>('GET', '/conversations?limit=200').then((p) => setList(p.conversations), (e: Error) => setError(e.message));
+    api<{ conversations: Conversation[] }>('GET', '/conversations?limit=200').then(
+      (p) => setList(p.conversations),
+      (e: Error) => setError(e.message),
+    );
   }, []);
   const fresh = `c-${Date.now().toString(36)}`;
   return html`<section aria-label="Conversations">
@@ -95,7 +101,11 @@ export function ConversationView({ id }: { id: string }) {
   const box = useRef<HTMLTextAreaElement>(null);
   const path = `/conversations/${encodeURIComponent(id)}`;
   usePage(`Conversation ${id}`);
-  const load = () => api<{ conversation: Conversation; running: boolean }>('GET', path).then((d) => (setConv(d.conversation), setRunning(d.running)), () => undefined);
+  const load = () =>
+    api<{ conversation: Conversation; running: boolean }>('GET', path).then(
+      (d) => (setConv(d.conversation), setRunning(d.running)),
+      () => undefined,
+    );
 
   useEffect(() => {
     void load();
@@ -103,10 +113,11 @@ export function ConversationView({ id }: { id: string }) {
     setCount(0);
     setShown(LINES_PAGE);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const draw = () => (timer ??= setTimeout(() => {
-      timer = undefined;
-      setCount(all.current.length);
-    }, 30));
+    const draw = () =>
+      (timer ??= setTimeout(() => {
+        timer = undefined;
+        setCount(all.current.length);
+      }, 30));
     let last = 0;
     const source = new EventSource(`${path}/events`);
     const on = (type: string) => (e: MessageEvent) => {
@@ -115,11 +126,12 @@ export function ConversationView({ id }: { id: string }) {
       if (eventId <= last) return;
       last = eventId;
       const line = lineOf(type, JSON.parse(String(e.data)) as Record<string, unknown>);
-      if (line) (all.current.push({ id: eventId, ...line }), draw());
+      if (line) all.current.push({ id: eventId, ...line }), draw();
       if (type === 'turn_started') setRunning(true);
-      if (type === 'usage') (setRunning(false), void load());
+      if (type === 'usage') setRunning(false), void load();
     };
-    for (const t of ['message', 'tool_use', 'tool_result', 'output', 'turn_started', 'error', 'cancelled', 'interrupted', 'usage']) source.addEventListener(t, on(t) as EventListener);
+    for (const t of ['message', 'tool_use', 'tool_result', 'output', 'turn_started', 'error', 'cancelled', 'interrupted', 'usage'])
+      source.addEventListener(t, on(t) as EventListener);
     return () => (source.close(), timer && clearTimeout(timer));
   }, [id, streamKey]);
 
@@ -132,7 +144,12 @@ export function ConversationView({ id }: { id: string }) {
     setRunning(true);
     // The answer is the turn as SSE; the page shows it from the conversation's own stream, so
     // this response is only read to its end.
-    const res = await fetch(`${path}/sandbox/${encodeURIComponent(sandbox)}`, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken() }, body: JSON.stringify({ prompt }) });
+    const res = await fetch(`${path}/sandbox/${encodeURIComponent(sandbox)}`, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken() },
+      body: JSON.stringify({ prompt }),
+    });
     if (!res.ok) {
       const err = ((await res.json().catch(() => ({}))) as { error?: { message?: string } }).error;
       setMessage(`not sent: ${err?.message ?? res.status}`);

@@ -15,10 +15,15 @@ export function DiffView({ diff, truncated, untracked }: { diff: string; truncat
   return html`<div class="diff" data-testid="diff">
     <p class="meta">${files.length} file${files.length === 1 ? '' : 's'} changed, <span class="diff-add-count">+${added}</span> <span class="diff-del-count">−${removed}</span>${truncated ? ' (the diff is cut at 2 MB)' : ''}</p>
     <ul class="diff-files" aria-label="Changed files">${files.map((f, i) => html`<li key=${f.path}><a href=${`#diff-file-${i}`} onClick=${(e: Event) => (e.preventDefault(), document.getElementById(`diff-file-${i}`)?.scrollIntoView())}>${f.path}</a> <span class="meta">${f.status}</span> <span class="diff-add-count" aria-label=${`${f.added} added`}>+${f.added}</span> <span class="diff-del-count" aria-label=${`${f.removed} removed`}>−${f.removed}</span></li>`)}</ul>
-    ${files.map((f, i) => html`<details key=${f.path} id=${`diff-file-${i}`} class="diff-file" data-file=${f.path} open=${f.lines.length <= OPEN_UP_TO}>
+    ${files.map(
+      (
+        f,
+        i,
+      ) => html`<details key=${f.path} id=${`diff-file-${i}`} class="diff-file" data-file=${f.path} open=${f.lines.length <= OPEN_UP_TO}>
       <summary><code>${f.oldPath && f.oldPath !== f.path ? `${f.oldPath} → ${f.path}` : f.path}</code> <span class="diff-add-count">+${f.added}</span> <span class="diff-del-count">−${f.removed}</span></summary>
       <div class="diff-body" tabindex="0" role="region" aria-label=${`Changes in ${f.path}`}>${f.lines.map((l, j) => html`<div key=${j} class=${`dl dl-${l.kind}`}>${l.text || ' '}</div>`)}</div>
-    </details>`)}
+    </details>`,
+    )}
     ${untracked.length ? html`<p class="meta">Untracked (not in the diff): ${untracked.join(', ')}</p>` : null}
   </div>`;
 }

@@ -36,7 +36,11 @@ export function templatesOf(tasks: Iterable<TaskSummary>): string[] {
 export function filterFromHash(hash: string): BoardFilter {
   const q = new URLSearchParams(hash.includes('?') ? hash.slice(hash.indexOf('?') + 1) : '');
   const since = q.get('since') ?? 'all';
-  return { text: q.get('q') ?? '', template: q.get('template') ?? '', since: SINCE.some((x) => x.id === since) ? (since as BoardFilter['since']) : 'all' };
+  return {
+    text: q.get('q') ?? '',
+    template: q.get('template') ?? '',
+    since: SINCE.some((x) => x.id === since) ? (since as BoardFilter['since']) : 'all',
+  };
 }
 
 export function hashOfFilter(f: BoardFilter): string {

@@ -36,7 +36,13 @@ const ACTIVITY_NAMES: Record<string, string> = {
 export function stateText(state: string, activity?: string): string {
   const s = STATE_NAMES[state] ?? state.replace(/_/g, ' ');
   const a = activity ? (ACTIVITY_NAMES[activity] ?? activity.replace(/_/g, ' ')) : '';
-  return a && a !== s && activity !== 'ended' && !(activity === 'running' && state.startsWith('step_')) && !(activity === 'waiting' && state === 'awaiting_human') ? `${s} (${a})` : s;
+  return a &&
+    a !== s &&
+    activity !== 'ended' &&
+    !(activity === 'running' && state.startsWith('step_')) &&
+    !(activity === 'waiting' && state === 'awaiting_human')
+    ? `${s} (${a})`
+    : s;
 }
 
 /** A length of time, coarse: "45 s", "12 min", "3 h 5 min", "2 d 4 h". */

@@ -4,7 +4,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Session } from './api.js';
-import { api, ApiError } from './api.js';
+import { ApiError, api } from './api.js';
 import { BoardView } from './board-view.js';
 import { ConversationList, ConversationView } from './conversation-view.js';
 import { html } from './html.js';

@@ -1,11 +1,20 @@
 // HOOK.md drawn from markdown.ts's blocks: only these elements, and every string a text node.
-import type { Block, Inline } from './markdown.js';
-import { parseMarkdown } from './markdown.js';
+
 import { stripAnsi } from './ansi.js';
 import { html } from './html.js';
+import type { Block, Inline } from './markdown.js';
+import { parseMarkdown } from './markdown.js';
 
 function spans(parts: Inline[]) {
-  return parts.map((p) => (p.kind === 'code' ? html`<code>${p.text}</code>` : p.kind === 'strong' ? html`<strong>${p.text}</strong>` : p.kind === 'em' ? html`<em>${p.text}</em>` : p.text));
+  return parts.map((p) =>
+    p.kind === 'code'
+      ? html`<code>${p.text}</code>`
+      : p.kind === 'strong'
+        ? html`<strong>${p.text}</strong>`
+        : p.kind === 'em'
+          ? html`<em>${p.text}</em>`
+          : p.text,
+  );
 }
 
 function block(b: Block, i: number) {
@@ -13,7 +22,13 @@ function block(b: Block, i: number) {
     case 'h': {
       // The page's own h1/h2 come first: HOOK.md's headings sit below them (h3..h6).
       const level = Math.min(6, b.level + 2);
-      return level === 3 ? html`<h3 key=${i}>${spans(b.inline)}</h3>` : level === 4 ? html`<h4 key=${i}>${spans(b.inline)}</h4>` : level === 5 ? html`<h5 key=${i}>${spans(b.inline)}</h5>` : html`<h6 key=${i}>${spans(b.inline)}</h6>`;
+      return level === 3
+        ? html`<h3 key=${i}>${spans(b.inline)}</h3>`
+        : level === 4
+          ? html`<h4 key=${i}>${spans(b.inline)}</h4>`
+          : level === 5
+            ? html`<h5 key=${i}>${spans(b.inline)}</h5>`
+            : html`<h6 key=${i}>${spans(b.inline)}</h6>`;
     }
     case 'p':
       return html`<p key=${i}>${spans(b.inline)}</p>`;
@@ -28,7 +43,9 @@ function block(b: Block, i: number) {
       return html`<pre key=${i} tabindex="0">${stripAnsi(b.text)}</pre>`;
     case 'table': {
       // HOOK.md's key/value tables have an empty header row ("| | |"): no header is drawn then.
-      const head = b.head.some((c) => c.length > 0) ? html`<thead><tr>${b.head.map((c) => (c.length ? html`<th scope="col">${spans(c)}</th>` : html`<td></td>`))}</tr></thead>` : null;
+      const head = b.head.some((c) => c.length > 0)
+        ? html`<thead><tr>${b.head.map((c) => (c.length ? html`<th scope="col">${spans(c)}</th>` : html`<td></td>`))}</tr></thead>`
+        : null;
       return html`<div key=${i} class="table-wrap" tabindex="0"><table>${head}<tbody>${b.rows.map((r) => html`<tr>${r.map((c) => html`<td>${spans(c)}</td>`)}</tr>`)}</tbody></table></div>`;
     }
     case 'hr':

@@ -32,7 +32,10 @@ export function inline(text: string): Inline[] {
 
 /** A table row's cells: split on the pipes that are not escaped (`\|` is a pipe in a cell). */
 function cells(line: string): Inline[][] {
-  const inner = line.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '');
+  const inner = line
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/(?<!\\)\|$/, '');
   return inner.split(/(?<!\\)\|/).map((c) => inline(c.trim().replace(/\\\|/g, '|')));
 }
 

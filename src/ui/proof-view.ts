@@ -39,8 +39,12 @@ export function ProofView({ receipts, verified }: { receipts: Row[]; verified: V
   return html`<section aria-labelledby="proof-title">
     <h2 id="proof-title">Proof</h2>
     <p class="meta" data-testid="proof-summary">${summary}</p>
-    ${strict ? html`<p data-testid="strict" class=${strict.ok ? 'strict ok-box' : 'strict bad-box'}><strong>${strict.ok ? '✓ Strict policy met' : '✗ Strict policy not met'}</strong> <span class="meta">(<code>atlas verify ${strict.flags.join(' ')}</code>)</span>
-      <ul>${strict.policies.map((p) => html`<li class=${p.ok ? 'ok' : 'bad'}>${p.ok ? '✓' : '✗'} <span class="policy-detail">${p.name}: ${p.detail}</span></li>`)}</ul></p>` : null}
+    ${
+      strict
+        ? html`<p data-testid="strict" class=${strict.ok ? 'strict ok-box' : 'strict bad-box'}><strong>${strict.ok ? '✓ Strict policy met' : '✗ Strict policy not met'}</strong> <span class="meta">(<code>atlas verify ${strict.flags.join(' ')}</code>)</span>
+      <ul>${strict.policies.map((p) => html`<li class=${p.ok ? 'ok' : 'bad'}>${p.ok ? '✓' : '✗'} <span class="policy-detail">${p.name}: ${p.detail}</span></li>`)}</ul></p>`
+        : null
+    }
     <ul data-testid="receipts" class="receipts">${receipts.map((r) => {
       const v = verified?.receipts.find((x) => x.receipt_id === r['receipt_id']);
       const mark = markOf(v);

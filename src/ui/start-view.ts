@@ -27,7 +27,7 @@ export function StartView() {
       (r) => {
         setRepos(r);
         const first = r.repos[0];
-        if (first) (setRepo(first.name), setTemplate(first.templates[0] ?? ''));
+        if (first) setRepo(first.name), setTemplate(first.templates[0] ?? '');
         setMode(r.mode === 'local' && r.modes?.includes('local') ? 'local' : 'sandbox');
       },
       (e: Error) => setError(e.message),

@@ -9,21 +9,53 @@ import { html } from './html.js';
 
 const ACTIONS = [
   { id: 'approve', label: 'Approve', confirm: 'Approve the step waiting for a person? The task goes on.', when: 'waiting' },
-  { id: 'reject', label: 'Reject', confirm: 'Reject the step waiting for a person? The task fails, with your note in its history.', when: 'waiting' },
-  { id: 'retry', label: 'Retry with the note', confirm: 'Run the failed step again? Your note goes to the agent\'s next attempt.', when: 'retry' },
+  {
+    id: 'reject',
+    label: 'Reject',
+    confirm: 'Reject the step waiting for a person? The task fails, with your note in its history.',
+    when: 'waiting',
+  },
+  {
+    id: 'retry',
+    label: 'Retry with the note',
+    confirm: "Run the failed step again? Your note goes to the agent's next attempt.",
+    when: 'retry',
+  },
   { id: 'cancel', label: 'Cancel', confirm: 'Cancel the running command? The task is checkpointed and parked.', when: 'running' },
   { id: 'checkpoint', label: 'Checkpoint', confirm: 'Checkpoint the task now?', when: 'any' },
   { id: 'abandon', label: 'Abandon', confirm: 'Abandon this task? This cannot be undone.', when: 'open' },
 ] as const;
 
-export function TaskActions({ path, column, failedStep, readOnly, onDone }: { path: string; column: ColumnId; failedStep: boolean; readOnly: boolean; onDone: (message: string) => void }) {
+export function TaskActions({
+  path,
+  column,
+  failedStep,
+  readOnly,
+  onDone,
+}: {
+  path: string;
+  column: ColumnId;
+  failedStep: boolean;
+  readOnly: boolean;
+  onDone: (message: string) => void;
+}) {
   const [note, setNote] = useState('');
-  const usable = ACTIONS.filter((a) => a.when === 'any' || a.when === column || (a.when === 'retry' && column === 'waiting' && failedStep) || (a.when === 'open' && !['completed', 'abandoned', 'failed'].includes(column)));
+  const usable = ACTIONS.filter(
+    (a) =>
+      a.when === 'any' ||
+      a.when === column ||
+      (a.when === 'retry' && column === 'waiting' && failedStep) ||
+      (a.when === 'open' && !['completed', 'abandoned', 'failed'].includes(column)),
+  );
   const act = async (a: (typeof ACTIONS)[number]) => {
     if (!window.confirm(a.confirm)) return;
     try {
       const withNote = a.id === 'approve' || a.id === 'reject' || a.id === 'retry' || a.id === 'abandon';
-      const r = await api<{ action: string; state?: string | null }>('POST', `${path}/${a.id}`, withNote && note.trim() ? { note: note.trim() } : {});
+      const r = await api<{ action: string; state?: string | null }>(
+        'POST',
+        `${path}/${a.id}`,
+        withNote && note.trim() ? { note: note.trim() } : {},
+      );
       onDone(`${a.label}: done${r.state ? ` (${r.state})` : ''}`);
       setNote('');
     } catch (e) {

@@ -52,12 +52,19 @@ export function messageLines(m: Message): string[] {
  * task's events) reads that page again: messages the run added since appear without a reload.
  */
 function RunMessages({ path, version }: { path: string; version: number }) {
-  const loaded = useRef<{ messages: Message[]; pageCursor: string | undefined; pageStart: number }>({ messages: [], pageCursor: undefined, pageStart: 0 });
+  const loaded = useRef<{ messages: Message[]; pageCursor: string | undefined; pageStart: number }>({
+    messages: [],
+    pageCursor: undefined,
+    pageStart: 0,
+  });
   const [, redraw] = useState(0);
   const [cursor, setCursor] = useState<string | null | undefined>(undefined);
   const [error, setError] = useState('');
   const load = (after: string | undefined, start: number) =>
-    api<{ messages: Message[]; next_cursor: string | null }>('GET', `${path}/messages?limit=${PAGE}${after ? `&cursor=${encodeURIComponent(after)}` : ''}`).then(
+    api<{ messages: Message[]; next_cursor: string | null }>(
+      'GET',
+      `${path}/messages?limit=${PAGE}${after ? `&cursor=${encodeURIComponent(after)}` : ''}`,
+    ).then(
       (p) => {
         const l = loaded.current;
         l.messages = [...l.messages.slice(0, start), ...p.messages];
@@ -90,11 +97,14 @@ export function TaskConversations({ path, version }: { path: string; version: nu
   // opens or closes one.
   const chosen = useRef(false);
   useEffect(() => {
-    api<{ conversations: Run[]; total: Totals }>('GET', `${path}/conversations`).then((d) => {
-      setData(d);
-      const last = d.conversations[d.conversations.length - 1];
-      if (last && !chosen.current) setOpen(last.id);
-    }, () => setData(undefined));
+    api<{ conversations: Run[]; total: Totals }>('GET', `${path}/conversations`).then(
+      (d) => {
+        setData(d);
+        const last = d.conversations[d.conversations.length - 1];
+        if (last && !chosen.current) setOpen(last.id);
+      },
+      () => setData(undefined),
+    );
   }, [path, version]);
   if (!data) return null;
   return html`<section aria-labelledby="runs-title">

@@ -55,8 +55,13 @@ export function TaskView({ id, readOnly }: { id: string; readOnly: boolean }) {
   const load = () => api<TaskDetail>('GET', path).then(setDetail, (e: Error) => setError(e.message));
   const verify = () => api<Verification>('GET', `${path}/verify`).then(setVerified, () => setVerified(undefined));
   const diagnose = () => api<Diagnosis>('GET', `${path}/diagnosis`).then(setDiagnosis, () => setDiagnosis(undefined));
-  const readMd = () => api<string>('GET', `${path}/hook.md`).then((t) => setHookMd(String(t)), () => setHookMd(''));
-  const loadDiff = () => api<{ diff: string; truncated: boolean; untracked: string[] }>('GET', `${path}/diff`).then(setDiff, () => setDiff(undefined));
+  const readMd = () =>
+    api<string>('GET', `${path}/hook.md`).then(
+      (t) => setHookMd(String(t)),
+      () => setHookMd(''),
+    );
+  const loadDiff = () =>
+    api<{ diff: string; truncated: boolean; untracked: string[] }>('GET', `${path}/diff`).then(setDiff, () => setDiff(undefined));
   usePage(detail ? `${detail.task.description || detail.task.id}` : undefined);
 
   useEffect(() => {
@@ -83,20 +88,22 @@ export function TaskView({ id, readOnly }: { id: string; readOnly: boolean }) {
     source.addEventListener('output', onOutput as EventListener);
     // Bursts of events (a step's state changes, receipts, checkpoints) become one request each.
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const soon = () => (timer ??= setTimeout(() => {
-      timer = undefined;
-      if (!alive) return;
-      void load();
-      void diagnose();
-      void readMd();
-    }, 200));
+    const soon = () =>
+      (timer ??= setTimeout(() => {
+        timer = undefined;
+        if (!alive) return;
+        void load();
+        void diagnose();
+        void readMd();
+      }, 200));
     for (const t of ['state', 'finished', 'checkpoint', 'receipt', 'cancelled']) source.addEventListener(t, soon);
     source.addEventListener('finished', () => alive && (void verify(), void loadDiff()));
     let ticker: ReturnType<typeof setTimeout> | undefined;
-    const bump = () => (ticker ??= setTimeout(() => {
-      ticker = undefined;
-      if (alive) setTick((n) => n + 1);
-    }, 1000));
+    const bump = () =>
+      (ticker ??= setTimeout(() => {
+        ticker = undefined;
+        if (alive) setTick((n) => n + 1);
+      }, 1000));
     for (const t of ['state', 'output', 'finished', 'checkpoint']) source.addEventListener(t, bump);
     return () => {
       alive = false;
@@ -107,7 +114,8 @@ export function TaskView({ id, readOnly }: { id: string; readOnly: boolean }) {
     };
   }, [id]);
 
-  if (!detail) return html`<h1>${error ? 'Task not found' : 'Loading…'}</h1>${error ? html`<p class="error" role="alert">${error}</p><p><a href="#/">← Board</a></p>` : null}`;
+  if (!detail)
+    return html`<h1>${error ? 'Task not found' : 'Loading…'}</h1>${error ? html`<p class="error" role="alert">${error}</p><p><a href="#/">← Board</a></p>` : null}`;
   const { task, hook } = detail;
   const col = columnOf(task);
   const look = STATE_LOOK[col];
@@ -141,10 +149,14 @@ export function TaskView({ id, readOnly }: { id: string; readOnly: boolean }) {
     ${diagnosis?.prompt ? html`<section class="approval" aria-labelledby="approval-title" data-testid="approval"><h2 id="approval-title">Waiting for your approval</h2><p class="prompt-text">${diagnosis.prompt}</p></section>` : null}
     ${failedStep ? html`<p class="advice" role="note">A step failed and the template asks a person: retry it (your note goes to the agent), approve it as done, or reject it.</p>` : null}
     ${col === 'crashed' && diagnosis?.recovery ? html`<${RecoveryPanel} plan=${diagnosis.recovery} readOnly=${readOnly} onRecover=${(a: string, e: string) => void recover(a, e)} />` : null}
-    ${diagnosis?.failure ? html`<section class="failure" aria-labelledby="failure-title" data-testid="failure"><h2 id="failure-title">Why it failed</h2>
+    ${
+      diagnosis?.failure
+        ? html`<section class="failure" aria-labelledby="failure-title" data-testid="failure"><h2 id="failure-title">Why it failed</h2>
       <p>${diagnosis.failure.step_name ? html`Step <strong>${diagnosis.failure.step_name}</strong>: ` : null}<span data-testid="failure-error">${diagnosis.failure.error}</span></p>
       ${diagnosis.failure.artifacts.length ? html`<p>Output files: ${diagnosis.failure.artifacts.map((a) => html`<a class="artifact" href=${`${path}/artifact?path=${encodeURIComponent(a)}`} target="_blank" rel="noopener noreferrer">${a}</a> `)}</p>` : null}
-    </section>` : null}
+    </section>`
+        : null
+    }
     <${TaskActions} path=${path} column=${col} failedStep=${failedStep} readOnly=${readOnly} onDone=${done} />
     ${message ? html`<p role="status" class="status">${message}</p>` : null}
     <div class="watch">

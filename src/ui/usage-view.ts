@@ -21,18 +21,48 @@ interface Usage {
 }
 
 /** Bar heights (0..height) for values, the largest full height; labels cut to fit under a bar. */
-export function bars(rows: Row[], value: (r: Row) => number, height: number, labelChars: number): { key: string; label: string; value: number; h: number }[] {
+export function bars(
+  rows: Row[],
+  value: (r: Row) => number,
+  height: number,
+  labelChars: number,
+): { key: string; label: string; value: number; h: number }[] {
   const max = Math.max(0, ...rows.map(value));
-  return rows.map((r) => ({ key: r.key, label: r.key.length > labelChars ? `${r.key.slice(0, labelChars - 1)}…` : r.key, value: value(r), h: max > 0 ? Math.round((value(r) / max) * height) : 0 }));
+  return rows.map((r) => ({
+    key: r.key,
+    label: r.key.length > labelChars ? `${r.key.slice(0, labelChars - 1)}…` : r.key,
+    value: value(r),
+    h: max > 0 ? Math.round((value(r) / max) * height) : 0,
+  }));
 }
 
-function Bars({ rows, value, label, width = 36, short = (k: string) => k }: { rows: Row[]; value: (r: Row) => number; label: string; width?: number; short?: (k: string) => string }) {
+function Bars({
+  rows,
+  value,
+  label,
+  width = 36,
+  short = (k: string) => k,
+}: {
+  rows: Row[];
+  value: (r: Row) => number;
+  label: string;
+  width?: number;
+  short?: (k: string) => string;
+}) {
   const h = 120;
   const w = width;
   return html`<figure>
     <figcaption>${label}</figcaption>
     <svg role="img" aria-label=${label} viewBox=${`0 0 ${Math.max(1, rows.length) * w} ${h + 20}`} width="100%" height=${h + 20} preserveAspectRatio="xMinYMin meet">
-      ${bars(rows.map((r) => ({ ...r, key: short(r.key) })), value, h, Math.floor(w / 6)).map((b, i) => html`<g><rect class="bar" x=${i * w + 4} y=${h - b.h} width=${w - 8} height=${b.h}><title>${`${rows[i]!.key}: ${b.value}`}</title></rect><text class="axis" x=${i * w + w / 2} y=${h + 14} text-anchor="middle">${b.label}</text></g>`)}
+      ${bars(
+        rows.map((r) => ({ ...r, key: short(r.key) })),
+        value,
+        h,
+        Math.floor(w / 6),
+      ).map(
+        (b, i) =>
+          html`<g><rect class="bar" x=${i * w + 4} y=${h - b.h} width=${w - 8} height=${b.h}><title>${`${rows[i]!.key}: ${b.value}`}</title></rect><text class="axis" x=${i * w + w / 2} y=${h + 14} text-anchor="middle">${b.label}</text></g>`,
+      )}
     </svg>
   </figure>`;
 }

@@ -1,13 +1,14 @@
 // `atlas usage`: the ledger of every conversation of every task (or one task), grouped. Each
 // conversation is one row, read once from its conversation.json: a resumed run is its own row, so
 // nothing is counted twice, and a row that died before its result stays partial.
+
+import type { Warn } from '../conversation/read.js';
+import { listConversations } from '../conversation/read.js';
+import type { UsageFigures, UsageTotals } from '../conversation/totals.js';
+import { addFigures, emptyTotals, figuresOf } from '../conversation/totals.js';
 import type { ConversationRecord } from '../domain/conversation.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import { toTimestamp } from '../domain/time.js';
-import type { UsageFigures, UsageTotals } from '../conversation/totals.js';
-import { addFigures, emptyTotals, figuresOf } from '../conversation/totals.js';
-import type { Warn } from '../conversation/read.js';
-import { listConversations } from '../conversation/read.js';
 import { listTaskRefs, tryReadTask } from '../store/task-store.js';
 
 export const USAGE_GROUPS = ['task', 'step', 'template', 'day', 'model'] as const;
@@ -38,9 +39,16 @@ export interface UsageOptions {
 /** --since: a date (2026-01-31, UTC midnight) or an RFC 3339 time. */
 export function parseSince(text: string): number {
   const trimmed = text.trim();
-  const ms = /^\d{4}-\d{2}-\d{2}$/.test(trimmed) ? Date.parse(`${trimmed}T00:00:00Z`) : /^\d{4}-\d{2}-\d{2}T/.test(trimmed) ? Date.parse(trimmed) : NaN;
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(trimmed)
+    ? Date.parse(`${trimmed}T00:00:00Z`)
+    : /^\d{4}-\d{2}-\d{2}T/.test(trimmed)
+      ? Date.parse(trimmed)
+      : NaN;
   if (!Number.isFinite(ms)) {
-    throw new AtlasError(`--since expects a date like 2026-01-31 or a time like 2026-01-31T12:00:00Z, got "${text}"`, { exitCode: EXIT.input, hint: 'dates are UTC' });
+    throw new AtlasError(`--since expects a date like 2026-01-31 or a time like 2026-01-31T12:00:00Z, got "${text}"`, {
+      exitCode: EXIT.input,
+      hint: 'dates are UTC',
+    });
   }
   return ms;
 }
@@ -55,7 +63,14 @@ function contributions(c: ConversationRecord, by: UsageGroup, template: string):
     if (c.stats.models.length === 0) return [{ key: modelName(c.model), figures: figuresOf(c.stats), first: true }];
     return c.stats.models.map((m, i) => ({
       key: modelName(m.model),
-      figures: { input_tokens: m.input_tokens, cache_read_tokens: m.cache_read_tokens, cache_creation_tokens: m.cache_creation_tokens, output_tokens: m.output_tokens, cost_usd: m.cost_usd, partial: c.stats.partial },
+      figures: {
+        input_tokens: m.input_tokens,
+        cache_read_tokens: m.cache_read_tokens,
+        cache_creation_tokens: m.cache_creation_tokens,
+        output_tokens: m.output_tokens,
+        cost_usd: m.cost_usd,
+        partial: c.stats.partial,
+      },
       first: i === 0,
     }));
   }
@@ -66,7 +81,10 @@ function contributions(c: ConversationRecord, by: UsageGroup, template: string):
 export function collectUsage(options: UsageOptions): UsageReport {
   const refs = listTaskRefs(options.home).filter((r) => options.taskId === undefined || r.id === options.taskId);
   if (options.taskId !== undefined && refs.length === 0) {
-    throw new AtlasError(`no task ${options.taskId} under ${options.home}`, { exitCode: EXIT.notFound, hint: 'atlas status --all lists the tasks' });
+    throw new AtlasError(`no task ${options.taskId} under ${options.home}`, {
+      exitCode: EXIT.notFound,
+      hint: 'atlas status --all lists the tasks',
+    });
   }
   const groups = new Map<string, UsageTotals>();
   let total = emptyTotals();

@@ -27,14 +27,22 @@ export function formatUsageTable(report: UsageReport): string {
   const footer = cells('TOTAL', report.total);
   const all = [header, ...body, footer];
   const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
-  const line = (row: string[]) => row.map((c, i) => (RIGHT[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((c, i) => (RIGHT[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   const lines = [line(header), ...body.map(line), line(footer)];
   const notes: string[] = [];
   if (report.total.partial > 0) {
-    notes.push('partial: a run cut off before the agent reported its totals; its tokens come from its messages, and for Claude Code from its transcript (each message once); its cost is unknown.');
+    notes.push(
+      'partial: a run cut off before the agent reported its totals; its tokens come from its messages, and for Claude Code from its transcript (each message once); its cost is unknown.',
+    );
   }
   if (report.total.lost_in_flight > 0) {
-    notes.push('in flight: a run stopped while it waited for an answer from the model API; an answer the API sent then is billed but counted nowhere (lost in flight).');
+    notes.push(
+      'in flight: a run stopped while it waited for an answer from the model API; an answer the API sent then is billed but counted nowhere (lost in flight).',
+    );
   }
   if (report.total.output_unknown > 0 || report.total.cost_unknown > 0) {
     notes.push('?: unknown (never counted as 0); ≥: a total that includes unknown figures.');

@@ -161,7 +161,16 @@ export async function makeTask(options: MakeTaskOptions): Promise<TaskFixture> {
   const existing = readWorkspace(workspace, options.home);
   const ws: Workspace = existing
     ? { ...existing, tasks: [...existing.tasks, ref.id], updated_at: stamp }
-    : { schema_version: '1.0', name: workspace, repo_root: options.repo, worktree, branch, created_at: stamp, updated_at: stamp, tasks: [ref.id] };
+    : {
+        schema_version: '1.0',
+        name: workspace,
+        repo_root: options.repo,
+        worktree,
+        branch,
+        created_at: stamp,
+        updated_at: stamp,
+        tasks: [ref.id],
+      };
   await saveWorkspace(ws, options.home);
   return { ref, task, manager: new HookManager(ref, { maxCheckpoints: 50 }), worktree };
 }
@@ -170,7 +179,10 @@ async function driveTo(manager: HookManager, state: HookState): Promise<void> {
   const step = { step_name: 'implement', step_index: 1, started_at: manager.timestamp(), attempt: 1, max_attempts: 3 };
   const run = async () => {
     await manager.transition({ to: 'step_pending', trigger: 'setup_complete' });
-    await manager.transition({ to: 'step_running', trigger: 'step_start', stepName: 'implement', details: { step_index: 1 } }, (h) => ({ ...h, current_step: step }));
+    await manager.transition({ to: 'step_running', trigger: 'step_start', stepName: 'implement', details: { step_index: 1 } }, (h) => ({
+      ...h,
+      current_step: step,
+    }));
   };
   switch (state) {
     case 'initializing':

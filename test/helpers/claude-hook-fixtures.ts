@@ -13,7 +13,9 @@ export const HOOK_BIN = join(ROOT, 'bin', 'claude-hook.cjs');
 
 /** A recorded payload (test/fixtures/claude-hooks/<name>.json) with its paths moved. */
 export function fixtureText(name: string, repo: string, configDir = join(repo, '..', 'claude-config')): string {
-  return readFileSync(join(FIXTURES, `${name}.json`), 'utf8').replaceAll('/tmp/atlas-fixture-repo', repo).replaceAll('/tmp/atlas-fixture-claude-config', configDir);
+  return readFileSync(join(FIXTURES, `${name}.json`), 'utf8')
+    .replaceAll('/tmp/atlas-fixture-repo', repo)
+    .replaceAll('/tmp/atlas-fixture-claude-config', configDir);
 }
 
 export function fixtureEvent(name: string, repo: string, change: Record<string, unknown> = {}, configDir?: string): string {
@@ -38,15 +40,62 @@ export function writeDiskTask(home: string, worktree: string, branch: string, op
   const at = new Date(Date.now() - 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const state = options.state ?? 'step_running';
   const steps = [{ name: 'implement', type: 'ai', prompt: 'fix it', max_attempts: 3, on_failure: 'fail' }];
-  const task = { schema_version: '1.0', id, workspace_id: workspace, template: 'bugfix', description: 'fix the parser', created_at: at, updated_at: at, status: state, repo_root: worktree, worktree, in_place: true, branch, steps };
+  const task = {
+    schema_version: '1.0',
+    id,
+    workspace_id: workspace,
+    template: 'bugfix',
+    description: 'fix the parser',
+    created_at: at,
+    updated_at: at,
+    status: state,
+    repo_root: worktree,
+    worktree,
+    in_place: true,
+    branch,
+    steps,
+  };
   const history: Record<string, unknown>[] = [
     { timestamp: at, from_state: '', to_state: 'initializing', trigger: 'task_start' },
     { timestamp: at, from_state: 'initializing', to_state: 'step_pending', trigger: 'setup_complete' },
-    { timestamp: at, from_state: 'step_pending', to_state: 'step_running', trigger: 'step_start', step_name: 'implement', details: { step_index: 0 } },
+    {
+      timestamp: at,
+      from_state: 'step_pending',
+      to_state: 'step_running',
+      trigger: 'step_start',
+      step_name: 'implement',
+      details: { step_index: 0 },
+    },
   ];
-  if (state !== 'step_running') history.push({ timestamp: at, from_state: 'step_running', to_state: state, trigger: options.trigger ?? 'interrupted', step_name: 'implement' });
-  const hook: Record<string, unknown> = { version: '1.0', task_id: id, workspace_id: workspace, created_at: at, updated_at: at, state, history, checkpoints: [], receipts: [], schema_version: '1.0' };
-  if (options.withStep !== false) hook['current_step'] = { step_name: 'implement', step_index: 0, started_at: at, attempt: 1, max_attempts: 3, last_output: 'Half way: the parser test is written, the fix is not.' };
+  if (state !== 'step_running')
+    history.push({
+      timestamp: at,
+      from_state: 'step_running',
+      to_state: state,
+      trigger: options.trigger ?? 'interrupted',
+      step_name: 'implement',
+    });
+  const hook: Record<string, unknown> = {
+    version: '1.0',
+    task_id: id,
+    workspace_id: workspace,
+    created_at: at,
+    updated_at: at,
+    state,
+    history,
+    checkpoints: [],
+    receipts: [],
+    schema_version: '1.0',
+  };
+  if (options.withStep !== false)
+    hook['current_step'] = {
+      step_name: 'implement',
+      step_index: 0,
+      started_at: at,
+      attempt: 1,
+      max_attempts: 3,
+      last_output: 'Half way: the parser test is written, the fix is not.',
+    };
   writeFileSync(join(dir, 'task.json'), `${JSON.stringify(task, null, 2)}\n`);
   writeFileSync(join(dir, 'hook.json'), `${JSON.stringify(hook, null, 2)}\n`);
   return { id, dir };
@@ -58,7 +107,11 @@ export interface RunResult {
   stderr: string;
 }
 
-export function runAsync(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<RunResult> {
+export function runAsync(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number },
+): Promise<RunResult> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { tempDir, REPO_ROOT } from './core-fixtures.js';
+import { REPO_ROOT, tempDir } from './core-fixtures.js';
 
 /**
  * `linked`: packages left out of the bundle and imported from this checkout's node_modules by

@@ -52,11 +52,29 @@ export function record(taskId: string, over: Partial<ConversationRecord> = {}): 
 }
 
 export function toolCall(over: Partial<ToolCall> = {}): ToolCall {
-  return { id: 'toolu_1', type: 'tool_use', name: 'Write', input: { file_path: 'src/a.ts', content: 'x' }, output: 'ok', status: 'success', error: '', ...over };
+  return {
+    id: 'toolu_1',
+    type: 'tool_use',
+    name: 'Write',
+    input: { file_path: 'src/a.ts', content: 'x' },
+    output: 'ok',
+    status: 'success',
+    error: '',
+    ...over,
+  };
 }
 
 export function message(conversation: string, over: Partial<Message> = {}): Message {
-  return { key: `msg-${counter++}`, conversation_id: conversation, body: 'hello', role: 2, timestamp: 1768039200, tokens: 0, tool_calls: [], ...over };
+  return {
+    key: `msg-${counter++}`,
+    conversation_id: conversation,
+    body: 'hello',
+    role: 2,
+    timestamp: 1768039200,
+    tokens: 0,
+    tool_calls: [],
+    ...over,
+  };
 }
 
 /** Writes conversations/<id>/conversation.json and messages.jsonl (one message a line). */

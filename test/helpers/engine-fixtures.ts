@@ -1,7 +1,8 @@
 // Shared fixtures for engine tests: a built CLI, temp git repositories, a temp ATLAS_HOME, running
 // `node bin/atlas.js` for real, and a scripted stand-in for Claude Code.
-import { execFileSync, spawn } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -123,7 +124,12 @@ export function tasks(sb: Sandbox): TaskOnDisk[] {
     if (!existsSync(tasksDir)) continue;
     for (const id of readdirSync(tasksDir)) {
       const dir = join(tasksDir, id);
-      found.push({ id, dir, hook: JSON.parse(readFileSync(join(dir, 'hook.json'), 'utf8')), task: JSON.parse(readFileSync(join(dir, 'task.json'), 'utf8')) });
+      found.push({
+        id,
+        dir,
+        hook: JSON.parse(readFileSync(join(dir, 'hook.json'), 'utf8')),
+        task: JSON.parse(readFileSync(join(dir, 'task.json'), 'utf8')),
+      });
     }
   }
   return found.sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -187,7 +193,9 @@ emit({ type: 'result', subtype: 'success', is_error: false, result: 'Fixed it by
 }
 
 export function readLines(path: string): string[] {
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
 }
 
 export function isAlive(pid: number): boolean {

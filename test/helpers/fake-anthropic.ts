@@ -6,8 +6,8 @@
 // with spawnSync/execFileSync, or both wait on each other until the timeout.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, realpathSync } from 'node:fs';
-import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
@@ -103,7 +103,8 @@ function usageOf(turn: FakeTurn): Required<FakeUsage> {
 function streamTurn(res: ServerResponse, turn: FakeTurn, model: string, messageId: string): void {
   const usage = usageOf(turn);
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${messageId}` });
-  const event = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const event = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   event('message_start', {
     message: {
       id: messageId,
@@ -141,7 +142,8 @@ function streamTurn(res: ServerResponse, turn: FakeTurn, model: string, messageI
 function answerPlain(res: ServerResponse, turn: FakeTurn, model: string, messageId: string): void {
   const content: unknown[] = [];
   if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
-  for (const tool of turn.toolUses ?? []) content.push({ type: 'tool_use', id: tool.id ?? `toolu_${randomBytes(12).toString('hex')}`, name: tool.name, input: tool.input });
+  for (const tool of turn.toolUses ?? [])
+    content.push({ type: 'tool_use', id: tool.id ?? `toolu_${randomBytes(12).toString('hex')}`, name: tool.name, input: tool.input });
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(
     JSON.stringify({

@@ -30,12 +30,23 @@ if (fs.existsSync(${JSON.stringify(failMarker)})) {
   );
   return {
     command: (label) => `node ${script} ${label}`,
-    runs: () => (existsSync(record) ? readFileSync(record, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []),
+    runs: () =>
+      existsSync(record)
+        ? readFileSync(record, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+        : [],
     failMarker,
   };
 }
 
 export function lifecycleLog(taskDir: string): any[] {
   const path = join(taskDir, 'lifecycle.log');
-  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }

@@ -2,8 +2,9 @@
 // implementation beside s3rver (so that neither's quirks are the only truth) and the DynamoDB the
 // server's message store is tested against. Started on a free port, ready when it answers, stopped
 // by stop() in afterAll. motoMissing() says why the moto tests are skipped on a machine without it.
-import { spawn, spawnSync } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { freePort } from './free-port.js';
 import type { S3Server } from './s3rver.js';
@@ -15,7 +16,11 @@ let missing: string | undefined | null = null;
 export function motoMissing(): string | undefined {
   if (missing === null) {
     const probe = spawnSync('python3', ['-c', 'import moto.server, flask'], { encoding: 'utf8', timeout: 30_000 });
-    missing = probe.error ? `python3 is not installed (${probe.error.message})` : probe.status !== 0 ? `moto's server is not installed for python3 (pip install 'moto[server]'): ${probe.stderr.trim().split('\n').at(-1)}` : undefined;
+    missing = probe.error
+      ? `python3 is not installed (${probe.error.message})`
+      : probe.status !== 0
+        ? `moto's server is not installed for python3 (pip install 'moto[server]'): ${probe.stderr.trim().split('\n').at(-1)}`
+        : undefined;
   }
   return missing;
 }
@@ -66,7 +71,12 @@ export async function startMotoServer(): Promise<TestMoto> {
 /** moto as an S3 store with one bucket, shaped as the s3rver helper's servers are. */
 export async function startMoto(bucket = 'atlas-test'): Promise<S3Server> {
   const moto = await spawnMoto();
-  const client = new S3Client({ region: 'us-east-1', endpoint: moto.url, forcePathStyle: true, credentials: { accessKeyId: S3RVER_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: S3RVER_ENV.AWS_SECRET_ACCESS_KEY } });
+  const client = new S3Client({
+    region: 'us-east-1',
+    endpoint: moto.url,
+    forcePathStyle: true,
+    credentials: { accessKeyId: S3RVER_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: S3RVER_ENV.AWS_SECRET_ACCESS_KEY },
+  });
   try {
     await waitReady(moto, async () => (await client.send(new CreateBucketCommand({ Bucket: bucket })), true));
   } finally {

@@ -44,7 +44,10 @@ export function openApiValidator() {
     const content = responses[key]?.content ?? {};
     if (!(type in content)) return [`${where}: content type ${type} is not documented (${Object.keys(content).join(', ')})`];
     if (type !== 'application/json') return [];
-    const validate = base.length > 0 ? ajv.getSchema(pointer(...base, key, 'content', type, 'schema')) : ajv.getSchema(pointer('components', 'schemas', 'Error'));
+    const validate =
+      base.length > 0
+        ? ajv.getSchema(pointer(...base, key, 'content', type, 'schema'))
+        : ajv.getSchema(pointer('components', 'schemas', 'Error'));
     if (!validate) return [`${where}: no schema`];
     if (validate(body)) return [];
     return [`${where}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body).slice(0, 300)}`];
@@ -59,7 +62,13 @@ export function checkSseEvent(e: { id: string | undefined; event: string; data: 
   const data = e.data as Record<string, unknown> | null;
   if (e.id === undefined || !/^[1-9]\d*$/.test(e.id)) sseProblems.push(`SSE event ${e.event}: id ${String(e.id)} is not a whole number`);
   if (!/^[a-z][a-z_]*$/.test(e.event)) sseProblems.push(`SSE event name ${e.event} is not lower_snake_case`);
-  if (typeof data !== 'object' || data === null || Array.isArray(data) || typeof data['at'] !== 'string' || !Number.isFinite(Date.parse(data['at'] as string))) {
+  if (
+    typeof data !== 'object' ||
+    data === null ||
+    Array.isArray(data) ||
+    typeof data['at'] !== 'string' ||
+    !Number.isFinite(Date.parse(data['at'] as string))
+  ) {
     sseProblems.push(`SSE event ${e.event} ${String(e.id)}: data is not an object with a date-time "at"`);
   }
 }
@@ -81,7 +90,11 @@ export function checkResponses(): { problems: string[]; checked: () => number } 
       if (method === 'OPTIONS') return res;
       const type = res.headers.get('content-type') ?? '';
       let body: unknown;
-      if (type.startsWith('application/json') && method !== 'HEAD') body = await res.clone().json().catch(() => '<not JSON>');
+      if (type.startsWith('application/json') && method !== 'HEAD')
+        body = await res
+          .clone()
+          .json()
+          .catch(() => '<not JSON>');
       count++;
       problems.push(...check(method, url.pathname, res.status, type, body));
       if (res.status === 429 && !res.headers.get('retry-after')) problems.push(`${method} ${url.pathname} → 429 without Retry-After`);

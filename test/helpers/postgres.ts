@@ -21,7 +21,9 @@ export function postgresBin(): string | undefined {
 }
 
 /** Why the PostgreSQL tests cannot run here (undefined: they can). CI installs the server. */
-export const postgresSkipReason: string | undefined = postgresBin() ? undefined : `PostgreSQL is not installed (no ${PG_ROOT}/*/bin/initdb; apt-get install postgresql)`;
+export const postgresSkipReason: string | undefined = postgresBin()
+  ? undefined
+  : `PostgreSQL is not installed (no ${PG_ROOT}/*/bin/initdb; apt-get install postgresql)`;
 
 export interface TestPostgres {
   port: number;
@@ -39,7 +41,8 @@ export interface TestPostgres {
 function postgresUser(): { name: string; uid: number; gid: number } {
   for (const name of ['nobody', 'atlas-pg-test']) {
     const r = spawnSync('id', ['-u', name], { encoding: 'utf8' });
-    if (r.status === 0) return { name, uid: Number(r.stdout.trim()), gid: Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim()) };
+    if (r.status === 0)
+      return { name, uid: Number(r.stdout.trim()), gid: Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim()) };
   }
   execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', 'atlas-pg-test']);
   return postgresUser();
@@ -64,7 +67,11 @@ export async function startPostgres(settings: { durable?: boolean; statements?: 
   const runAs = owner?.name;
   const data = join(dir, 'data');
   const port = await freePort();
-  asPostgresUser(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], runAs);
+  asPostgresUser(
+    join(bin, 'initdb'),
+    ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'],
+    runAs,
+  );
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${settings.durable ? 'on' : 'off'} -c max_connections=200 -c shared_buffers=16MB${settings.statements ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_utility=on' : ''}`;
   const pgCtl = (args: string[]) => asPostgresUser(join(bin, 'pg_ctl'), ['-D', data, ...args], runAs);
   const start = () => pgCtl(['-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);

@@ -5,18 +5,18 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_KEY_DERIVATION } from '../../src/domain/receipt.js';
-import type { ValidationReceipt } from '../../src/domain/receipt.js';
+import { ensureMasterKey } from '../../src/crypto/key-manager.js';
 import { newHook } from '../../src/domain/hook.js';
+import type { ValidationReceipt } from '../../src/domain/receipt.js';
+import { DEFAULT_KEY_DERIVATION } from '../../src/domain/receipt.js';
 import type { Task } from '../../src/domain/task.js';
 import { toTimestamp } from '../../src/domain/time.js';
-import { ensureMasterKey } from '../../src/crypto/key-manager.js';
-import { HookManager } from '../../src/hook/manager.js';
 import type { ReceiptStatusFn } from '../../src/hook/manager.js';
+import { HookManager } from '../../src/hook/manager.js';
 import { createSigningRecorder } from '../../src/receipts/signing-recorder.js';
 import { allocateTaskIndex } from '../../src/store/task-index.js';
-import { claimTaskDir, writeTask } from '../../src/store/task-store.js';
 import type { TaskRef } from '../../src/store/task-store.js';
+import { claimTaskDir, writeTask } from '../../src/store/task-store.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const CONFIG = { hooks: { key_derivation: DEFAULT_KEY_DERIVATION } };
@@ -33,7 +33,11 @@ export async function homeWithKey(): Promise<{ home: string; xpub: string; finge
 }
 
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).trim();
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+  }).trim();
 }
 
 /** A git repository with one commit. */
@@ -63,7 +67,11 @@ export interface Fixture {
 let clock = Date.parse('2026-01-17T14:30:22Z');
 
 /** A task (task.json + hook.json) whose worktree is `worktree`, created through the store API. */
-export async function createTask(home: string, worktree: string, options: { taskIndex?: boolean; receiptStatuses?: ReceiptStatusFn } = {}): Promise<Fixture> {
+export async function createTask(
+  home: string,
+  worktree: string,
+  options: { taskIndex?: boolean; receiptStatuses?: ReceiptStatusFn } = {},
+): Promise<Fixture> {
   clock += 1000;
   const now = new Date(clock);
   const workspace = 'demo';
@@ -89,7 +97,10 @@ export async function createTask(home: string, worktree: string, options: { task
   writeTask(ref.dir, task);
   const hook = newHook(ref.id, workspace, at);
   if (taskIndex !== undefined) hook.task_index = taskIndex;
-  const manager = new HookManager(ref, { maxCheckpoints: 50, ...(options.receiptStatuses ? { receiptStatuses: options.receiptStatuses } : {}) });
+  const manager = new HookManager(ref, {
+    maxCheckpoints: 50,
+    ...(options.receiptStatuses ? { receiptStatuses: options.receiptStatuses } : {}),
+  });
   await manager.create(hook);
   return { home, ref, task, manager };
 }
@@ -99,7 +110,16 @@ let runCounter = 0;
 /** Writes the output bytes under artifacts/ (as the runner does) and records a signed receipt. */
 export async function recordRun(
   fx: Fixture,
-  run: { step?: string; command?: string; exitCode?: number; stdout?: string | Buffer; stderr?: string | Buffer; executable?: string; validationTree?: 'worktree' | 'pristine'; dependencies?: string } = {},
+  run: {
+    step?: string;
+    command?: string;
+    exitCode?: number;
+    stdout?: string | Buffer;
+    stderr?: string | Buffer;
+    executable?: string;
+    validationTree?: 'worktree' | 'pristine';
+    dependencies?: string;
+  } = {},
 ): Promise<ValidationReceipt> {
   const step = run.step ?? 'validate';
   const n = ++runCounter;
@@ -138,16 +158,24 @@ export interface CliResult {
 }
 
 /** Runs the built CLI (`node bin/atlas.js`) with ATLAS_HOME set. */
-export function atlas(args: string[], options: { home: string; cwd?: string; env?: Record<string, string | undefined> }): Promise<CliResult> {
+export function atlas(
+  args: string[],
+  options: { home: string; cwd?: string; env?: Record<string, string | undefined> },
+): Promise<CliResult> {
   if (!existsSync(join(ROOT, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first');
   const env: NodeJS.ProcessEnv = { ...process.env, ATLAS_HOME: options.home, ...options.env };
   for (const [k, v] of Object.entries(options.env ?? {})) if (v === undefined) delete env[k];
   if (!options.env || !('ATLAS_XPUB' in options.env)) delete env['ATLAS_XPUB'];
   return new Promise((done) => {
-    execFile(process.execPath, [join(ROOT, 'bin', 'atlas.js'), ...args], { cwd: options.cwd ?? ROOT, env, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      done({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin', 'atlas.js'), ...args],
+      { cwd: options.cwd ?? ROOT, env, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
   });
 }
 

@@ -1,15 +1,16 @@
 // Crash injection against the real CLI: a repository with slow templates, `atlas start` as a child
 // process, polling hook.json for the moment to kill, SIGKILL, and the checks every kill must pass
 // (hook.json parses, history kept, no file lost).
-import { spawn } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { expect } from 'vitest';
 import type { Hook, HookEvent } from '../../src/domain/hook.js';
 import { parseHook } from '../../src/domain/hook-schema.js';
-import { ATLAS_BIN, atlas, git, makeGitRepo, tempDir } from './core-fixtures.js';
 import type { CliResult } from './core-fixtures.js';
+import { ATLAS_BIN, atlas, git, makeGitRepo, tempDir } from './core-fixtures.js';
 
 export interface CrashRepo {
   repo: string;
@@ -119,24 +120,32 @@ export function readTaskJson(dir: string): { id: string; worktree: string; branc
 }
 
 /** Polls the (only) task's hook.json until `predicate` holds; returns the hook seen. */
-export async function waitForHook(r: CrashRepo, predicate: (hook: Hook) => boolean, what: string, timeoutMs = 20_000): Promise<{ dir: string; hook: Hook }> {
+export async function waitForHook(
+  r: CrashRepo,
+  predicate: (hook: Hook) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<{ dir: string; hook: Hook }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const dir = taskDirs(r).at(-1);
     const hook = dir ? tryReadHook(dir) : undefined;
     if (dir && hook && predicate(hook)) return { dir, hook };
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${hook ? ` (hook in ${hook.state}, last event ${hook.history.at(-1)?.trigger})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${hook ? ` (hook in ${hook.state}, last event ${hook.history.at(-1)?.trigger})` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
 /** The step is running and has started its command (working_on is written when the command starts). */
 export function runningCommand(step: string): (hook: Hook) => boolean {
-  return (h) => h.state === 'step_running' && h.current_step?.step_name === step && (h.current_step.working_on ?? '').startsWith('running ');
+  return (h) =>
+    h.state === 'step_running' && h.current_step?.step_name === step && (h.current_step.working_on ?? '').startsWith('running ');
 }
 
 export function validating(step: string): (hook: Hook) => boolean {
-  return (h) => h.state === 'step_validating' && h.current_step?.step_name === step && !(h.current_step.working_on ?? '').startsWith('validation step');
+  return (h) =>
+    h.state === 'step_validating' && h.current_step?.step_name === step && !(h.current_step.working_on ?? '').startsWith('validation step');
 }
 
 function lockHeld(dir: string): boolean {

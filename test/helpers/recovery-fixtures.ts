@@ -1,7 +1,8 @@
 // Fixtures for recovery tests: temp ATLAS_HOME, real git repositories, tasks built with the store
 // API and HookManager, forged or real owner.json files.
-import { execFileSync, spawn } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -77,7 +78,13 @@ const base = { max_attempts: 3, on_failure: 'fail' as const };
 export const steps = {
   analyze: (): StepDefinition => ({ ...base, name: 'analyze', type: 'ai', prompt: 'analyze {{description}}' }),
   implement: (): StepDefinition => ({ ...base, name: 'implement', type: 'ai', prompt: 'implement {{description}}' }),
-  build: (idempotent?: boolean): StepDefinition => ({ ...base, name: 'build', type: 'command', run: ['sleep 1'], ...(idempotent === undefined ? {} : { idempotent }) }),
+  build: (idempotent?: boolean): StepDefinition => ({
+    ...base,
+    name: 'build',
+    type: 'command',
+    run: ['sleep 1'],
+    ...(idempotent === undefined ? {} : { idempotent }),
+  }),
   validate: (commands: string[] = ['npm test']): StepDefinition => ({ ...base, name: 'validate', type: 'validation', commands }),
   commit: (): StepDefinition => ({ ...base, name: 'commit', type: 'git', action: 'commit', message: 'fix: {{description}}' }),
   push: (): StepDefinition => ({ ...base, name: 'push', type: 'git', action: 'push' }),
@@ -94,7 +101,13 @@ export interface TaskFixture {
   manager: HookManager;
 }
 
-export async function makeTask(options: { home: string; repo: string; steps?: StepDefinition[]; workspace?: string; at?: Date }): Promise<TaskFixture> {
+export async function makeTask(options: {
+  home: string;
+  repo: string;
+  steps?: StepDefinition[];
+  workspace?: string;
+  at?: Date;
+}): Promise<TaskFixture> {
   const at = options.at ?? new Date(Date.now() - 60 * 60_000);
   const ref = claimTaskDir(options.workspace ?? 'demo', at, options.home);
   const ts = toTimestamp(at);
@@ -145,12 +158,18 @@ export function completeSteps(hook: Hook, task: Task, upTo: number, at: string):
 export function runStep(hook: Hook, task: Task, index: number, at: string, extra: Partial<StepContext> = {}): Hook {
   const name = task.steps[index]!.name;
   const h = transition(hook, { to: 'step_running', trigger: 'step_start', at, stepName: name, details: { step_index: index } });
-  return { ...h, updated_at: at, current_step: { step_name: name, step_index: index, started_at: at, attempt: 1, max_attempts: 3, ...extra } };
+  return {
+    ...h,
+    updated_at: at,
+    current_step: { step_name: name, step_index: index, started_at: at, attempt: 1, max_attempts: 3, ...extra },
+  };
 }
 
 export function checkpoint(over: Partial<StepCheckpoint> & Pick<StepCheckpoint, 'step_index' | 'created_at'>): StepCheckpoint {
   return {
-    checkpoint_id: `ckpt-${Math.floor(Math.random() * 0xffffffff).toString(16).padStart(8, '0')}`,
+    checkpoint_id: `ckpt-${Math.floor(Math.random() * 0xffffffff)
+      .toString(16)
+      .padStart(8, '0')}`,
     step_name: 'implement',
     description: 'added the nil check',
     trigger: 'git_commit',
@@ -210,9 +229,13 @@ async function heartbeatProgram(): Promise<string> {
 /** A real child process that owns the task (owner.json + heartbeat), resolved once it has written owner.json. */
 export async function spawnOwner(ref: TaskRef, settings = { heartbeatIntervalMs: 250, staleThresholdMs: 60_000 }): Promise<ChildProcess> {
   const script = await heartbeatProgram();
-  const child = spawn(process.execPath, [script, taskFiles(ref.dir).owner, String(settings.heartbeatIntervalMs), String(settings.staleThresholdMs)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [script, taskFiles(ref.dir).owner, String(settings.heartbeatIntervalMs), String(settings.staleThresholdMs)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   cleanups.push(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });

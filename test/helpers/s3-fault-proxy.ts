@@ -53,11 +53,21 @@ export interface FaultProxy {
   stop(): Promise<void>;
 }
 
-const xmlError = (code: string, message: string) => `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+const xmlError = (code: string, message: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`;
 
 export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const target = new URL(upstream);
-  const proxy: FaultProxy = { endpoint: '', mode: 'pass', failRate: 0, requests: 0, failed: 0, bytesIn: 0, deletes: [], stop: async () => undefined };
+  const proxy: FaultProxy = {
+    endpoint: '',
+    mode: 'pass',
+    failRate: 0,
+    requests: 0,
+    failed: 0,
+    bytesIn: 0,
+    deletes: [],
+    stop: async () => undefined,
+  };
   // A fixed sequence: a flaky run fails the same requests every time it is run the same way.
   let seed = 20;
   const random = () => {
@@ -94,7 +104,11 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
         proxy.failed++;
         const slow = random() < 0.5;
         res.writeHead(slow ? 503 : 500, { 'content-type': 'application/xml' });
-        return res.end(slow ? xmlError('SlowDown', 'Please reduce your request rate.') : xmlError('InternalError', 'We encountered an internal error. Please try again.'));
+        return res.end(
+          slow
+            ? xmlError('SlowDown', 'Please reduce your request rate.')
+            : xmlError('InternalError', 'We encountered an internal error. Please try again.'),
+        );
       }
       const batch = req.method === 'POST' && /[?&]delete(=|&|$)/.test(req.url ?? '');
       if (proxy.mode === 'deny-state-put' && req.method === 'PUT' && /\/\.sandbox-state(\?|$)/.test(req.url ?? '')) {
@@ -109,7 +123,13 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       if (!batch && req.method !== 'DELETE') return forward(req, res, body);
       const contentMd5 = req.headers['content-md5'] as string | undefined;
       const keys = [...body.toString('utf8').matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!);
-      const record: DeleteRequest = { method: req.method!, url: req.url!, contentMd5, md5Ok: contentMd5 === createHash('md5').update(body).digest('base64'), keys: keys.length };
+      const record: DeleteRequest = {
+        method: req.method!,
+        url: req.url!,
+        contentMd5,
+        md5Ok: contentMd5 === createHash('md5').update(body).digest('base64'),
+        keys: keys.length,
+      };
       proxy.deletes.push(record);
       const send = (status: number, xml: string) => {
         record.status = status;
@@ -117,9 +137,13 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
         res.end(xml);
       };
       if (proxy.mode === 'deny-deletes') return send(403, xmlError('AccessDenied', 'Access Denied'));
-      if (batch && proxy.mode === 'no-batch') return send(501, xmlError('NotImplemented', 'A header you provided implies functionality that is not implemented'));
+      if (batch && proxy.mode === 'no-batch')
+        return send(501, xmlError('NotImplemented', 'A header you provided implies functionality that is not implemented'));
       if (batch && proxy.mode === 'batch-denied') {
-        return send(200, `<?xml version="1.0" encoding="UTF-8"?><DeleteResult>${keys.map((k) => `<Error><Key>${k}</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`).join('')}</DeleteResult>`);
+        return send(
+          200,
+          `<?xml version="1.0" encoding="UTF-8"?><DeleteResult>${keys.map((k) => `<Error><Key>${k}</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`).join('')}</DeleteResult>`,
+        );
       }
       forward(req, res, body, record);
     });

@@ -65,7 +65,12 @@ const clients = new Map<string, S3Client>();
 export function s3rverClient(server: S3Server): S3Client {
   let client = clients.get(server.endpoint);
   if (!client) {
-    client = new S3Client({ region: 'us-east-1', endpoint: server.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    client = new S3Client({
+      region: 'us-east-1',
+      endpoint: server.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
     clients.set(server.endpoint, client);
   }
   return client;
@@ -76,7 +81,9 @@ export async function listKeys(server: S3Server, prefix: string): Promise<string
   const out: string[] = [];
   let token: string | undefined;
   do {
-    const page = await s3rverClient(server).send(new ListObjectsV2Command({ Bucket: server.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+    const page = await s3rverClient(server).send(
+      new ListObjectsV2Command({ Bucket: server.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }),
+    );
     out.push(...(page.Contents ?? []).map((c) => c.Key!));
     token = page.NextContinuationToken;
   } while (token);

@@ -12,7 +12,9 @@ const platformOk = process.platform === 'linux' || process.platform === 'darwin'
 /** Skip only outside CI, when this machine cannot run the sandbox. */
 export const skipSandbox = !process.env['CI'] && (!platformOk || (process.platform === 'linux' && missing.length > 0));
 if (skipSandbox) {
-  process.stderr.write(`sandbox tests skipped: this machine cannot run the sandbox (${platformOk ? `missing ${missing.join(', ')}` : process.platform}); CI never skips them\n`);
+  process.stderr.write(
+    `sandbox tests skipped: this machine cannot run the sandbox (${platformOk ? `missing ${missing.join(', ')}` : process.platform}); CI never skips them\n`,
+  );
 }
 
 /** A repository with a template `t` made of the given steps (YAML text). */

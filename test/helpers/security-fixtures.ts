@@ -1,8 +1,9 @@
 // The red-team suite's setting: a real repository, an ATLAS_HOME holding a canary "key", and a
 // template whose command step is the hostile agent. A payload, if anything ever runs it outside
 // the sandbox, copies the canary into a loot folder; an attack succeeded when the loot holds it.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
 import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { listTaskRefs } from '../../src/store/task-store.js';
 import { atlas, git, makeGitRepo, tempDir } from './core-fixtures.js';
@@ -42,7 +43,10 @@ export function prepareAttack(options: { files?: Record<string, string> } = {}):
 /** Writes template `t` (committed) with the given steps; `inPlace` runs it in the checkout itself. */
 export function writeTemplate(attack: Attack, steps: string, options: { inPlace?: boolean } = {}): void {
   mkdirSync(join(attack.repo, '.atlas', 'templates'), { recursive: true });
-  writeFileSync(join(attack.repo, '.atlas', 'templates', 't.yaml'), `name: t\ndescription: red team\n${options.inPlace ? 'worktree: false\n' : ''}steps:\n${steps}`);
+  writeFileSync(
+    join(attack.repo, '.atlas', 'templates', 't.yaml'),
+    `name: t\ndescription: red team\n${options.inPlace ? 'worktree: false\n' : ''}steps:\n${steps}`,
+  );
   git(attack.repo, 'add', '-A');
   git(attack.repo, 'commit', '-q', '-m', 'template');
 }
@@ -73,7 +77,12 @@ export function stolen(attack: Attack): boolean {
 
 /** What the user does next, outside the sandbox: plain git in the tree. */
 export function userGitActivity(tree: string): void {
-  for (const args of [['status', '--porcelain'], ['diff', 'HEAD'], ['log', '-1', '--stat'], ['add', '-A']]) {
+  for (const args of [
+    ['status', '--porcelain'],
+    ['diff', 'HEAD'],
+    ['log', '-1', '--stat'],
+    ['add', '-A'],
+  ]) {
     try {
       git(tree, ...args);
     } catch {

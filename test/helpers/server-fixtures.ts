@@ -1,9 +1,10 @@
 // Server tests: `atlas serve` started as a real child process on 127.0.0.1 (port 0: the bound port
 // is read from its "listening" log line), or in-process with startServer for coverage; tokens made
 // with the real CLI; SSE read with fetch and eventsource-parser.
+
+import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createParser } from 'eventsource-parser';
 import { afterEach, beforeAll } from 'vitest';
@@ -37,7 +38,11 @@ export function createToken(home: string, account: string): string {
 }
 
 /** Starts `atlas serve --port 0` (with --local unless `local: false`) and waits for its listening line. */
-export function startServe(home: string, args: string[] = [], options: { cwd?: string; env?: NodeJS.ProcessEnv; flags?: string[]; local?: boolean } = {}): Promise<ServeProcess> {
+export function startServe(
+  home: string,
+  args: string[] = [],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; flags?: string[]; local?: boolean } = {},
+): Promise<ServeProcess> {
   const local = options.local === false ? [] : ['--local'];
   const child = spawn(process.execPath, [ATLAS_BIN, ...(options.flags ?? AGENT_FLAGS), 'serve', '--port', '0', ...local, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
@@ -111,8 +116,18 @@ export async function readSse(response: Response, stopAfter?: (e: SseEvent) => b
 }
 
 /** One prompt: POST and read the stream to its usage event. */
-export async function prompt(url: string, token: string, conversation: string, body: Record<string, unknown>, sandbox = 'sb1'): Promise<{ status: number; events: SseEvent[]; json?: any }> {
-  const res = await fetch(`${url}/conversations/${conversation}/sandbox/${sandbox}`, { method: 'POST', headers: auth(token), body: JSON.stringify(body) });
+export async function prompt(
+  url: string,
+  token: string,
+  conversation: string,
+  body: Record<string, unknown>,
+  sandbox = 'sb1',
+): Promise<{ status: number; events: SseEvent[]; json?: any }> {
+  const res = await fetch(`${url}/conversations/${conversation}/sandbox/${sandbox}`, {
+    method: 'POST',
+    headers: auth(token),
+    body: JSON.stringify(body),
+  });
   if (!res.headers.get('content-type')?.startsWith('text/event-stream')) return { status: res.status, events: [], json: await res.json() };
   return { status: res.status, events: await readSse(res) };
 }
@@ -122,7 +137,11 @@ export async function getJson(url: string, token: string, path: string): Promise
   return { status: res.status, json: await res.json() };
 }
 
-export async function waitUntil<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+export async function waitUntil<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -165,7 +184,6 @@ export function repoIn(root: string, name: string): string {
   git('commit', '-q', '-m', 'initial');
   return dir;
 }
-
 
 /** A template `slow` whose one step waits 30 s the first time only, and is safe to run again. */
 export function addSlowTemplate(repo: string, root: string): void {

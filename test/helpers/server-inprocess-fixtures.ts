@@ -25,7 +25,18 @@ export function inProcessServers() {
   return async (home: string, config: Config = agentConfig()) => {
     const lines: string[] = [];
     const warnings: string[] = [];
-    const server = await startServer({ home, config, host: '127.0.0.1', port: 0, local: true, recover: false, version: 'test', atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, write: (l) => lines.push(l), warn: (w) => warnings.push(w) });
+    const server = await startServer({
+      home,
+      config,
+      host: '127.0.0.1',
+      port: 0,
+      local: true,
+      recover: false,
+      version: 'test',
+      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+      write: (l) => lines.push(l),
+      warn: (w) => warnings.push(w),
+    });
     running.push(server);
     return { server, url: server.url, lines, warnings, release: () => running.splice(running.indexOf(server), 1) };
   };

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { defaultConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
-import type { SyncStore } from '../../src/sync/stores/store.js';
 import { openStore } from '../../src/sync/stores/open-store.js';
+import type { SyncStore } from '../../src/sync/stores/store.js';
 import type { SyncDeps } from '../../src/sync/stores/target.js';
 
 export function tempDir(prefix = 'atlas-sync-'): string {
@@ -76,12 +76,17 @@ export function blobFiles(store: string, tree: string): string[] {
 
 /** A version of a folder store as {path: content}: its manifest read, each file from its blob (or, in the old layout, from the version). */
 export function readStoredVersion(store: string, tree: string, version: string): Record<string, string> {
-  const state = JSON.parse(readFileSync(join(store, tree, version, '.sandbox-state'), 'utf8')) as { files: { path: string; size: number; sha256?: string; link?: string; pack?: string; offset?: number }[] };
+  const state = JSON.parse(readFileSync(join(store, tree, version, '.sandbox-state'), 'utf8')) as {
+    files: { path: string; size: number; sha256?: string; link?: string; pack?: string; offset?: number }[];
+  };
   const blob = (sha: string) => readFileSync(join(store, tree, '.blobs', sha.slice(0, 2), sha));
   const content = (f: (typeof state.files)[number]) => {
     if (f.link !== undefined) return `-> ${f.link}`;
     // A pack that pruning took apart: the content is a blob of its own.
-    if (f.pack !== undefined && existsSync(join(store, tree, '.blobs', f.pack.slice(0, 2), f.pack))) return blob(f.pack).subarray(f.offset!, f.offset! + f.size).toString('utf8');
+    if (f.pack !== undefined && existsSync(join(store, tree, '.blobs', f.pack.slice(0, 2), f.pack)))
+      return blob(f.pack)
+        .subarray(f.offset!, f.offset! + f.size)
+        .toString('utf8');
     return (f.sha256 ? blob(f.sha256) : readFileSync(join(store, tree, version, f.path))).toString('utf8');
   };
   return Object.fromEntries(state.files.map((f) => [f.path, content(f)]));

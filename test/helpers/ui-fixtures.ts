@@ -25,7 +25,9 @@ export function boardServers() {
   let manifest: { js: string; css: string; files: string[] } = { js: '', css: '', files: [] };
   beforeAll(async () => {
     // @ts-expect-error: a plain .mjs build script without types
-    const { buildUi } = (await import('../../scripts/build-ui.mjs')) as { buildUi: (dir: string) => Promise<{ outdir: string; manifest: typeof manifest }> };
+    const { buildUi } = (await import('../../scripts/build-ui.mjs')) as {
+      buildUi: (dir: string) => Promise<{ outdir: string; manifest: typeof manifest }>;
+    };
     const built = await buildUi(tempDir('atlas-ui-build-'));
     uiDir = built.outdir;
     manifest = built.manifest;
@@ -33,10 +35,23 @@ export function boardServers() {
   afterEach(async () => {
     for (const s of running.splice(0)) await s.stop('test over');
   });
-  const start = async (home: string, options: { config?: Config; localLogin?: { account: string; code: string }; uiDir?: string; local?: boolean } = {}): Promise<BoardServer> => {
+  const start = async (
+    home: string,
+    options: { config?: Config; localLogin?: { account: string; code: string }; uiDir?: string; local?: boolean } = {},
+  ): Promise<BoardServer> => {
     const server = await startServer({
-      home, config: options.config ?? agentConfig(), host: '127.0.0.1', port: 0, local: options.local ?? true, recover: false, version: 'test',
-      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] }, write: () => undefined, warn: () => undefined, uiDir: options.uiDir ?? uiDir, localLogin: options.localLogin,
+      home,
+      config: options.config ?? agentConfig(),
+      host: '127.0.0.1',
+      port: 0,
+      local: options.local ?? true,
+      recover: false,
+      version: 'test',
+      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+      write: () => undefined,
+      warn: () => undefined,
+      uiDir: options.uiDir ?? uiDir,
+      localLogin: options.localLogin,
     });
     running.push(server);
     return { url: server.url, server, uiDir: options.uiDir ?? uiDir };
@@ -45,8 +60,15 @@ export function boardServers() {
 }
 
 /** Signs in with a token; the cookies as a Cookie header, and the CSRF token. */
-export async function signIn(url: string, token: string): Promise<{ status: number; cookie: string; csrf: string; setCookie: string[]; json: any }> {
-  const res = await fetch(`${url}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+export async function signIn(
+  url: string,
+  token: string,
+): Promise<{ status: number; cookie: string; csrf: string; setCookie: string[]; json: any }> {
+  const res = await fetch(`${url}/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token }),
+  });
   const setCookie = res.headers.getSetCookie();
   const cookie = setCookie.map((c) => c.split(';')[0]).join('; ');
   const json: any = await res.json();
@@ -98,7 +120,16 @@ export async function axeViolations(page: Page): Promise<string[]> {
     await page.emulateMedia({ colorScheme });
     if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
     const found = await page.evaluate(async () => {
-      const r = await (window as unknown as { axe: { run: (ctx: Document, o: object) => Promise<{ violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[] }> } }).axe.run(document, { resultTypes: ['violations'] });
+      const r = await (
+        window as unknown as {
+          axe: {
+            run: (
+              ctx: Document,
+              o: object,
+            ) => Promise<{ violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[] }>;
+          };
+        }
+      ).axe.run(document, { resultTypes: ['violations'] });
       return r.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} ${n.failureSummary ?? ''}`.trim()));
     });
     out.push(...found.map((f) => `${colorScheme}: ${f}`));

@@ -32,18 +32,26 @@ function repository(): Attack {
       'package-lock.json': `${JSON.stringify({ name: 'victim', lockfileVersion: 3, packages: {} })}\n`,
       'scripts/prep.js': PREP,
       'lib.js': 'module.exports = (a, b) => a + b;\n',
-      'test.js': "const add = require('./lib.js');\nif (add(2, 2) !== 4) { console.log('1 failing'); process.exit(1); }\nconsole.log('1 passing');\n",
+      'test.js':
+        "const add = require('./lib.js');\nif (add(2, 2) !== 4) { console.log('1 failing'); process.exit(1); }\nconsole.log('1 passing');\n",
       '.gitignore': 'node_modules/\n',
     },
   });
   mkdirSync(join(attack.repo, '.atlas', 'templates'), { recursive: true });
-  const template = (name: string, steps: string) => writeFileSync(join(attack.repo, '.atlas', 'templates', `${name}.yaml`), `name: ${name}\ndescription: ${name}\nsteps:\n${steps}`);
+  const template = (name: string, steps: string) =>
+    writeFileSync(join(attack.repo, '.atlas', 'templates', `${name}.yaml`), `name: ${name}\ndescription: ${name}\nsteps:\n${steps}`);
   // The hostile task: poison the setup, let validation fill the cache, put the file back.
   template('poison', commandStep('poison', POISON) + VALIDATE + commandStep('revert', 'git checkout -- scripts/prep.js && echo reverted'));
   // An honest task whose change breaks the code.
   template('honest', commandStep('work', "echo 'module.exports = (a, b) => a - b;' > lib.js") + VALIDATE);
   // A task that changes the setup's inputs (the manifest) honestly.
-  template('manifest', commandStep('work', 'node -e "const p=require(\'./package.json\');p.description=\'x\';require(\'fs\').writeFileSync(\'package.json\',JSON.stringify(p))"') + VALIDATE);
+  template(
+    'manifest',
+    commandStep(
+      'work',
+      "node -e \"const p=require('./package.json');p.description='x';require('fs').writeFileSync('package.json',JSON.stringify(p))\"",
+    ) + VALIDATE,
+  );
   git(attack.repo, 'add', '-A');
   git(attack.repo, 'commit', '-q', '-m', 'templates');
   return attack;
@@ -85,7 +93,12 @@ describe.skipIf(skipSandbox)('poisoning the pristine dependency cache through a 
     expect(honest.stdout).toContain('1 failing');
     expect(honest.code).not.toBe(0);
     const [receipt] = receiptsOf(attack, 'honest');
-    expect(receipt).toMatchObject({ command: 'node_modules/.bin/runner', exit_code: 1, execution_mode: 'sandbox', validation_tree: 'pristine' });
+    expect(receipt).toMatchObject({
+      command: 'node_modules/.bin/runner',
+      exit_code: 1,
+      execution_mode: 'sandbox',
+      validation_tree: 'pristine',
+    });
     expect(receipt!['dependencies']).toBe(receiptsOf(attack, 'poison')[0]!['dependencies']);
   });
 

@@ -21,7 +21,16 @@ describe.skipIf(skipSandbox)('Claude Code beside protected settings', { timeout:
     const hooks = JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: 'touch /tmp/x' }] }] } });
     fake = await startFakeAnthropic([
       { text: 'Writing.', toolUses: [{ id: 'toolu_w', name: 'Write', input: { file_path: 'NOTES.md', content: 'work\n' } }] },
-      { text: 'Settings.', toolUses: [{ id: 'toolu_s', name: 'Bash', input: { command: `printf '%s' '${hooks}' > .claude/settings.local.json; echo rc=$?`, description: 'plant' } }] },
+      {
+        text: 'Settings.',
+        toolUses: [
+          {
+            id: 'toolu_s',
+            name: 'Bash',
+            input: { command: `printf '%s' '${hooks}' > .claude/settings.local.json; echo rc=$?`, description: 'plant' },
+          },
+        ],
+      },
       { text: 'Done.' },
     ]);
     const repo = repoWithTemplate('  - name: implement\n    type: ai\n    prompt: "Do {{description}}"\n');
@@ -30,7 +39,20 @@ describe.skipIf(skipSandbox)('Claude Code beside protected settings', { timeout:
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'claude commands');
     const env = { ...claudeEnv(fake), ATLAS_HOME: home, IS_SANDBOX: '1', CLAUDE_CONFIG_DIR: tempDir('atlas-claude-config-') };
-    const result = await atlas(['start', 't', 'beside settings', '--no-interactive', '--sandbox', '--workspace', 'agent', '-c', 'ai.permission_mode=bypassPermissions'], { cwd: repo, env });
+    const result = await atlas(
+      [
+        'start',
+        't',
+        'beside settings',
+        '--no-interactive',
+        '--sandbox',
+        '--workspace',
+        'agent',
+        '-c',
+        'ai.permission_mode=bypassPermissions',
+      ],
+      { cwd: repo, env },
+    );
     const tree = join(home, 'workspaces', 'agent', 'worktree');
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(readFileSync(join(tree, 'NOTES.md'), 'utf8')).toBe('work\n');

@@ -5,7 +5,17 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/engine-fixtures.js';
 import { skipSandbox } from '../helpers/sandbox-fixtures.js';
-import { COMMIT_STEP, attempts, commandStep, onlyTask, prepareAttack, startSandboxed, stolen, userGitActivity, writeTemplate } from '../helpers/security-fixtures.js';
+import {
+  attempts,
+  COMMIT_STEP,
+  commandStep,
+  onlyTask,
+  prepareAttack,
+  startSandboxed,
+  stolen,
+  userGitActivity,
+  writeTemplate,
+} from '../helpers/security-fixtures.js';
 
 beforeAll(() => ensureBuilt());
 
@@ -24,7 +34,7 @@ function evilGitDir(payload: string): string {
 }
 
 describe.skipIf(skipSandbox)('a planted commondir', { timeout: 120_000 }, () => {
-  it('in place: atlas moves it away and stops the task; its git, its commit step and the user\'s git run nothing', async () => {
+  it("in place: atlas moves it away and stops the task; its git, its commit step and the user's git run nothing", async () => {
     const attack = prepareAttack();
     const plant = `${evilGitDir(attack.payload)}\necho "$TMPDIR/evil" > .git/commondir`;
     writeTemplate(attack, commandStep('plant', plant) + COMMIT_STEP, { inPlace: true });
@@ -58,7 +68,7 @@ describe.skipIf(skipSandbox)('a planted commondir', { timeout: 120_000 }, () => 
     expect(stolen(attack)).toBe(false);
   });
 
-  it('in place: .git cannot be swapped for a file naming the step\'s git folder', async () => {
+  it("in place: .git cannot be swapped for a file naming the step's git folder", async () => {
     const attack = prepareAttack();
     const swap = `${evilGitDir(attack.payload)}\nmv .git .git-moved 2>/dev/null && printf "gitdir: $TMPDIR/evil\\n" > .git; true`;
     writeTemplate(attack, commandStep('swap', swap) + COMMIT_STEP, { inPlace: true });

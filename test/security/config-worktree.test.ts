@@ -7,7 +7,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../helpers/core-fixtures.js';
 import { ensureBuilt } from '../helpers/engine-fixtures.js';
 import { skipSandbox } from '../helpers/sandbox-fixtures.js';
-import { COMMIT_STEP, attempts, commandStep, onlyTask, prepareAttack, startSandboxed, stolen, userGitActivity, writeTemplate } from '../helpers/security-fixtures.js';
+import {
+  attempts,
+  COMMIT_STEP,
+  commandStep,
+  onlyTask,
+  prepareAttack,
+  startSandboxed,
+  stolen,
+  userGitActivity,
+  writeTemplate,
+} from '../helpers/security-fixtures.js';
 
 beforeAll(() => ensureBuilt());
 
@@ -53,7 +63,7 @@ describe.skipIf(skipSandbox)('git configuration written by a step', { timeout: 1
     expect(stolen(attack)).toBe(false);
   });
 
-  it('in place: the repository\'s config, config.worktree, hooks/ and info/ are read-only, existing or not', async () => {
+  it("in place: the repository's config, config.worktree, hooks/ and info/ are read-only, existing or not", async () => {
     const attack = prepareAttack();
     const before = readFileSync(join(attack.repo, '.git', 'config'), 'utf8');
     const tries = attempts({
@@ -63,7 +73,9 @@ describe.skipIf(skipSandbox)('git configuration written by a step', { timeout: 1
       'info/attributes': 'mkdir -p .git/info && printf "* filter=x diff=x\\n" > .git/info/attributes',
       'symlinked hooks': 'rm -rf .git/hooks && ln -s "$TMPDIR/hooks" .git/hooks',
     });
-    writeTemplate(attack, commandStep('plant', `${hooksAndIncludes(attack.payload)}\necho work > work.txt\n${tries}`) + COMMIT_STEP, { inPlace: true });
+    writeTemplate(attack, commandStep('plant', `${hooksAndIncludes(attack.payload)}\necho work > work.txt\n${tries}`) + COMMIT_STEP, {
+      inPlace: true,
+    });
     const result = await startSandboxed(attack);
     expect(result.stdout).not.toMatch(/\| WROTE/);
     expect(result.stdout.match(/\| REFUSED/g)).toHaveLength(13);
@@ -74,10 +86,13 @@ describe.skipIf(skipSandbox)('git configuration written by a step', { timeout: 1
     expect(stolen(attack)).toBe(false);
   });
 
-  it('a core.hooksPath inside the tree (husky\'s .husky) is read-only to the step', async () => {
+  it("a core.hooksPath inside the tree (husky's .husky) is read-only to the step", async () => {
     const attack = prepareAttack({ files: { '.husky/pre-commit': '#!/bin/sh\nexit 0\n' } });
     git(attack.repo, 'config', 'core.hooksPath', '.husky');
-    const tries = attempts({ 'husky hook': `printf '#!/bin/sh\\n${attack.payload}\\n' > .husky/pre-commit`, 'new husky hook': `printf '#!/bin/sh\\n${attack.payload}\\n' > .husky/post-commit` });
+    const tries = attempts({
+      'husky hook': `printf '#!/bin/sh\\n${attack.payload}\\n' > .husky/pre-commit`,
+      'new husky hook': `printf '#!/bin/sh\\n${attack.payload}\\n' > .husky/post-commit`,
+    });
     writeTemplate(attack, commandStep('plant', tries) + COMMIT_STEP, { inPlace: true });
     const result = await startSandboxed(attack);
     expect(result.stdout).not.toMatch(/\| WROTE/);

@@ -20,7 +20,10 @@ const CHECK = (name: string) => `  - name: ${name}\n    type: validation\n    co
 async function exportEnvelopes(attack: Attack, name: string) {
   const path = join(tempDir('atlas-sec-att-'), name);
   const taskId = onlyTask(attack.home).dir.split('/').pop()!;
-  const out = await atlas(['receipts', 'export', '--format', 'in-toto', '--task', taskId, '--out', path], { cwd: attack.repo, env: attack.env });
+  const out = await atlas(['receipts', 'export', '--format', 'in-toto', '--task', taskId, '--out', path], {
+    cwd: attack.repo,
+    env: attack.env,
+  });
   expect(out.code, out.stderr).toBe(0);
   return { path, statements: readLines(path).map(statementOf) };
 }
@@ -29,7 +32,10 @@ function verify(attack: Attack, path: string, extra: string[]) {
   return atlas(['verify', path, '--json', ...extra], { cwd: attack.repo, env: attack.env });
 }
 
-const reviewPolicy = (stdout: string) => (JSON.parse(stdout) as { policies: { policy: string; ok: boolean; detail: string }[] }).policies.find((p) => p.policy === 'require-control-review');
+const reviewPolicy = (stdout: string) =>
+  (JSON.parse(stdout) as { policies: { policy: string; ok: boolean; detail: string }[] }).policies.find(
+    (p) => p.policy === 'require-control-review',
+  );
 
 describe.skipIf(skipSandbox)('attestations of a task whose branch changes control paths', { timeout: 240_000 }, () => {
   it('say awaiting_review until a person approves, and verify on envelopes honours the review as on the hook', async () => {
@@ -90,7 +96,10 @@ describe.skipIf(skipSandbox)('attestations of a task whose branch changes contro
     const pem = join(tempDir('atlas-sec-att-key-'), 'attestation.pem');
     writeFileSync(pem, pemOut.stdout);
     // Signatures good; the first statement is of the commit before the workflow, not of the tip.
-    expect(securesystemslib(done.path, pem, tip).lines).toEqual([expect.objectContaining({ accepted: false, reason: expect.stringMatching(/^subject is commit/) }), { line: 2, accepted: true, reason: 'ok' }]);
+    expect(securesystemslib(done.path, pem, tip).lines).toEqual([
+      expect.objectContaining({ accepted: false, reason: expect.stringMatching(/^subject is commit/) }),
+      { line: 2, accepted: true, reason: 'ok' },
+    ]);
     for (const e of readLines(done.path)) expect(openssl(e, pem)).toBe(true);
     const { statement, testResult } = schemas();
     for (const s of done.statements) {

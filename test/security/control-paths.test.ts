@@ -11,18 +11,32 @@ import { atlas, git } from '../helpers/core-fixtures.js';
 import { ensureBuilt } from '../helpers/engine-fixtures.js';
 import { skipSandbox } from '../helpers/sandbox-fixtures.js';
 import type { Attack } from '../helpers/security-fixtures.js';
-import { commandStep, onlyTask, prepareAttack, startSandboxed, stolen, userGitActivity, writeTemplate } from '../helpers/security-fixtures.js';
+import {
+  commandStep,
+  onlyTask,
+  prepareAttack,
+  startSandboxed,
+  stolen,
+  userGitActivity,
+  writeTemplate,
+} from '../helpers/security-fixtures.js';
 
 beforeAll(() => ensureBuilt());
 
 const VALIDATE = '  - name: validate\n    type: validation\n    commands: ["sh test.sh"]\n';
 
 function verify(attack: Attack, extra: string[] = []) {
-  return atlas(['verify', join(onlyTask(attack.home).dir, 'hook.json'), '--require-control-review', '--json', ...extra], { cwd: attack.repo, env: attack.env });
+  return atlas(['verify', join(onlyTask(attack.home).dir, 'hook.json'), '--require-control-review', '--json', ...extra], {
+    cwd: attack.repo,
+    env: attack.env,
+  });
 }
 
 function hook(attack: Attack) {
-  return JSON.parse(onlyTask(attack.home).hookText) as { state: string; receipts: { command: string; exit_code: number; git_dirty: boolean }[] };
+  return JSON.parse(onlyTask(attack.home).hookText) as {
+    state: string;
+    receipts: { command: string; exit_code: number; git_dirty: boolean }[];
+  };
 }
 
 describe.skipIf(skipSandbox)('control paths a branch brings in', { timeout: 180_000 }, () => {
@@ -46,15 +60,26 @@ describe.skipIf(skipSandbox)('control paths a branch brings in', { timeout: 180_
     for (const path of ['.atlas/config.yaml', '.claude/settings.json', '.envrc']) expect(out).toContain(path);
     expect(out).toContain('skip-worktree');
     expect(hook(attack).state).toBe('awaiting_human');
-    expect(hook(attack).receipts.filter((r) => r.command === 'atlas control-review').map((r) => r.exit_code)).toEqual([1]);
+    expect(
+      hook(attack)
+        .receipts.filter((r) => r.command === 'atlas control-review')
+        .map((r) => r.exit_code),
+    ).toEqual([1]);
     const refused = await verify(attack);
     expect(refused.code).not.toBe(0);
     expect(JSON.parse(refused.stdout).policies).toContainEqual(expect.objectContaining({ policy: 'require-control-review', ok: false }));
 
     const { dir } = onlyTask(attack.home);
-    const approved = await atlas(['resume', '--task', dir.split('/').pop()!, '--approve', '--no-interactive'], { cwd: attack.repo, env: attack.env });
+    const approved = await atlas(['resume', '--task', dir.split('/').pop()!, '--approve', '--no-interactive'], {
+      cwd: attack.repo,
+      env: attack.env,
+    });
     expect(approved.stdout + approved.stderr).toContain('control changes approved');
-    expect(hook(attack).receipts.filter((r) => r.command === 'atlas control-review').map((r) => r.exit_code)).toEqual([1, 0]);
+    expect(
+      hook(attack)
+        .receipts.filter((r) => r.command === 'atlas control-review')
+        .map((r) => r.exit_code),
+    ).toEqual([1, 0]);
     const accepted = await verify(attack);
     expect(JSON.parse(accepted.stdout).policies).toContainEqual(expect.objectContaining({ policy: 'require-control-review', ok: true }));
     expect(stolen(attack)).toBe(false);
@@ -80,12 +105,15 @@ describe.skipIf(skipSandbox)('control paths a branch brings in', { timeout: 180_
     expect(stolen(attack)).toBe(false);
   });
 
-  it('a husky v9 stub\'s target rewritten stops the task for review', async () => {
+  it("a husky v9 stub's target rewritten stops the task for review", async () => {
     const attack = prepareAttack({
       files: { '.husky/_/pre-commit': '#!/bin/sh\nsh "$(dirname "$0")/../pre-commit"\n', '.husky/pre-commit': '#!/bin/sh\nexit 0\n' },
     });
     git(attack.repo, 'config', 'core.hooksPath', '.husky/_');
-    writeTemplate(attack, commandStep('plant', `printf '#!/bin/sh\\n${attack.payload}\\n' > .husky/pre-commit && git commit -qam hooks && echo committed`));
+    writeTemplate(
+      attack,
+      commandStep('plant', `printf '#!/bin/sh\\n${attack.payload}\\n' > .husky/pre-commit && git commit -qam hooks && echo committed`),
+    );
     const result = await startSandboxed(attack);
     expect(result.stdout).toContain('committed');
     expect(result.code).not.toBe(0);
@@ -96,7 +124,12 @@ describe.skipIf(skipSandbox)('control paths a branch brings in', { timeout: 180_
 
   it('--skip-worktree: a tree that looks clean but is not the committed tree is never signed git_dirty: false', async () => {
     const attack = prepareAttack({ files: { 'lib.js': 'passing\n', 'test.sh': 'grep -q passing lib.js\n' } });
-    const hide = ["printf 'broken\\n' > lib.js && git commit -qam broken", 'git update-index --skip-worktree lib.js', "printf 'passing\\n' > lib.js", 'git status --porcelain | wc -l'].join('\n');
+    const hide = [
+      "printf 'broken\\n' > lib.js && git commit -qam broken",
+      'git update-index --skip-worktree lib.js',
+      "printf 'passing\\n' > lib.js",
+      'git status --porcelain | wc -l',
+    ].join('\n');
     writeTemplate(attack, commandStep('hide', hide) + VALIDATE);
     const stopped = await startSandboxed(attack);
     expect(stopped.code).not.toBe(0);
@@ -106,7 +139,11 @@ describe.skipIf(skipSandbox)('control paths a branch brings in', { timeout: 180_
 
   it('--skip-worktree allowed by the template: the receipt says the tree was dirty', async () => {
     const attack = prepareAttack({ files: { 'lib.js': 'passing\n', 'test.sh': 'grep -q passing lib.js\n' } });
-    const hide = ["printf 'broken\\n' > lib.js && git commit -qam broken", 'git update-index --skip-worktree lib.js', "printf 'passing\\n' > lib.js"].join('\n');
+    const hide = [
+      "printf 'broken\\n' > lib.js && git commit -qam broken",
+      'git update-index --skip-worktree lib.js',
+      "printf 'passing\\n' > lib.js",
+    ].join('\n');
     writeTemplate(attack, commandStep('hide', hide) + VALIDATE);
     const path = join(attack.repo, '.atlas', 'templates', 't.yaml');
     writeFileSync(path, readFileSync(path, 'utf8').replace('steps:\n', 'control_paths: ["lib.js"]\nsteps:\n'));

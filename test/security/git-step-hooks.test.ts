@@ -16,8 +16,8 @@ import { COMMIT_STEP, commandStep, onlyTask, prepareAttack, startSandboxed, stol
 
 beforeAll(() => ensureBuilt());
 
-describe.skipIf(skipSandbox)('the template\'s git step', { timeout: 120_000 }, () => {
-  it('runs the user\'s pre-commit hook, which calls a script of the tree, inside the sandbox', async () => {
+describe.skipIf(skipSandbox)("the template's git step", { timeout: 120_000 }, () => {
+  it("runs the user's pre-commit hook, which calls a script of the tree, inside the sandbox", async () => {
     const attack = prepareAttack({ files: { 'scripts/lint.sh': '#!/bin/sh\nexit 0\n' } });
     const hook = join(attack.repo, '.git', 'hooks', 'pre-commit');
     writeFileSync(hook, '#!/bin/sh\n./scripts/lint.sh && echo HOOK-RAN >> "$TMPDIR/hook-log"\n');
@@ -32,7 +32,7 @@ describe.skipIf(skipSandbox)('the template\'s git step', { timeout: 120_000 }, (
   });
 });
 
-describe('atlas\'s bookkeeping git', () => {
+describe("atlas's bookkeeping git", () => {
   function evilRepo(marker: string): string {
     const repo = makeGitRepo();
     git(repo, 'config', 'core.hooksPath', join(repo, 'evil-hooks'));
@@ -45,7 +45,7 @@ describe('atlas\'s bookkeeping git', () => {
     return repo;
   }
 
-  it('runs no hook and no fsmonitor, whatever the repository\'s config names', async () => {
+  it("runs no hook and no fsmonitor, whatever the repository's config names", async () => {
     const marker = join(tempDir('atlas-sec-'), 'ran');
     const repo = evilRepo(marker);
     writeFileSync(join(repo, 'f.txt'), 'x\n');

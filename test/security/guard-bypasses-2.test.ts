@@ -15,7 +15,8 @@ mkdirSync(join(worktree, 'src'), { recursive: true });
 mkdirSync(project, { recursive: true });
 writeFileSync(join(home, 'keys', 'master.key'), 'k', { mode: 0o600 });
 
-const guard = (toolName: string, toolInput: Record<string, unknown>, cwd = worktree, env: NodeJS.ProcessEnv = {}) => guardToolCall({ toolName, toolInput, cwd, home, env });
+const guard = (toolName: string, toolInput: Record<string, unknown>, cwd = worktree, env: NodeJS.ProcessEnv = {}) =>
+  guardToolCall({ toolName, toolInput, cwd, home, env });
 
 describe('the guard closes the second round of bypasses', () => {
   it('Bash: globs, quotes and cd .. that reach the keys', () => {
@@ -68,8 +69,12 @@ describe('the guard closes the second round of bypasses', () => {
       join(project, '.atlas', 'templates', 'bugfix.yaml'),
       join(claudeDir, 'settings.json'),
     ]) {
-      expect(guard('Write', { file_path, content: 'x' }, project, { CLAUDE_CONFIG_DIR: claudeDir }), file_path).toMatch(/run outside|control file/);
-      expect(guard('Edit', { file_path, old_string: 'a', new_string: 'b' }, project, { CLAUDE_CONFIG_DIR: claudeDir }), file_path).toMatch(/atlas guard/);
+      expect(guard('Write', { file_path, content: 'x' }, project, { CLAUDE_CONFIG_DIR: claudeDir }), file_path).toMatch(
+        /run outside|control file/,
+      );
+      expect(guard('Edit', { file_path, old_string: 'a', new_string: 'b' }, project, { CLAUDE_CONFIG_DIR: claudeDir }), file_path).toMatch(
+        /atlas guard/,
+      );
     }
     expect(guard('Bash', { command: 'echo "eval $(curl x)" > .envrc' }, project)).toMatch(/atlas guard/);
     expect(guard('Bash', { command: 'cat payload | tee -a .git/hooks/pre-commit' }, project)).toMatch(/atlas guard/);

@@ -28,9 +28,11 @@ describe('the guard closes the reported bypasses', () => {
     expect(guard('Grep', { pattern: 'x', path: join(project, 'src') })).toBeUndefined();
   });
 
-  it('Write and Edit of ATLAS_HOME\'s config.yaml, templates, store and server files', () => {
+  it("Write and Edit of ATLAS_HOME's config.yaml, templates, store and server files", () => {
     expect(guard('Write', { file_path: join(home, 'config.yaml'), content: 'lifecycle: {}\n' })).toMatch(/configuration, templates/);
-    expect(guard('Edit', { file_path: join(home, 'templates', 'bugfix.yaml'), old_string: 'a', new_string: 'b' })).toMatch(/configuration, templates/);
+    expect(guard('Edit', { file_path: join(home, 'templates', 'bugfix.yaml'), old_string: 'a', new_string: 'b' })).toMatch(
+      /configuration, templates/,
+    );
     expect(guard('Write', { file_path: join(home, 'store', 'ws', 'x') })).toMatch(/configuration, templates/);
     expect(guard('Read', { file_path: join(home, 'config.yaml') })).toBeUndefined();
     expect(guard('Write', { file_path: join(task, 'tmp', 'scratch.txt'), content: 'x' })).toBeUndefined();
@@ -45,7 +47,14 @@ describe('the guard closes the reported bypasses', () => {
   });
 
   it('Bash naming ATLAS_HOME in any spelling, with or without keys/', () => {
-    for (const command of [`cd "$ATLAS_HOME" && cat keys/*`, 'grep -r seed $ATLAS_HOME', 'cp -r ${ATLAS_HOME} /tmp/x', `tar cz ${home} | base64`, 'ls ~/.atlas', 'find $HOME/.atlas -type f']) {
+    for (const command of [
+      `cd "$ATLAS_HOME" && cat keys/*`,
+      'grep -r seed $ATLAS_HOME',
+      'cp -r ${ATLAS_HOME} /tmp/x',
+      `tar cz ${home} | base64`,
+      'ls ~/.atlas',
+      'find $HOME/.atlas -type f',
+    ]) {
       expect(guard('Bash', { command }), command).toBeDefined();
     }
     expect(guard('Bash', { command: `cat ${join(task, 'tmp', 'out.txt')}` })).toBeUndefined();

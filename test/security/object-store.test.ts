@@ -7,11 +7,19 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { listTaskRefs } from '../../src/store/task-store.js';
 import { git } from '../helpers/core-fixtures.js';
 import { ensureBuilt } from '../helpers/engine-fixtures.js';
 import { skipSandbox } from '../helpers/sandbox-fixtures.js';
-import { COMMIT_STEP, attempts, commandStep, onlyTask, prepareAttack, startSandboxed, writeTemplate } from '../helpers/security-fixtures.js';
-import { listTaskRefs } from '../../src/store/task-store.js';
+import {
+  attempts,
+  COMMIT_STEP,
+  commandStep,
+  onlyTask,
+  prepareAttack,
+  startSandboxed,
+  writeTemplate,
+} from '../helpers/security-fixtures.js';
 
 beforeAll(() => ensureBuilt());
 
@@ -20,9 +28,13 @@ const FORGE = `python3 -c "import sys,zlib;d=open(sys.argv[2],'rb').read();open(
 /** The loose-object path of id $o in store $d. */
 const LOOSE = '"$d/$(echo $o | cut -c1-2)/$(echo $o | cut -c3-)"';
 
-const FILES = { 'package.json': '{"name":"victim","scripts":{"test":"sh test.sh"}}\n', 'lib.js': 'passing\n', 'test.sh': 'grep -q passing lib.js\n' };
+const FILES = {
+  'package.json': '{"name":"victim","scripts":{"test":"sh test.sh"}}\n',
+  'lib.js': 'passing\n',
+  'test.sh': 'grep -q passing lib.js\n',
+};
 
-describe.skipIf(skipSandbox)('the repository\'s objects', { timeout: 180_000 }, () => {
+describe.skipIf(skipSandbox)("the repository's objects", { timeout: 180_000 }, () => {
   it('a step can neither overwrite the loose object behind main:package.json nor plant a pack that shadows main:lib.js', async () => {
     const attack = prepareAttack({ files: FILES });
     const common = join(attack.repo, '.git');
@@ -44,7 +56,7 @@ describe.skipIf(skipSandbox)('the repository\'s objects', { timeout: 180_000 }, 
     expect(git(worktree, 'log', '-1', '--format=%s')).toBe('step work');
   });
 
-  it('a blob swapped in the step\'s own store does not cross: no pristine receipt, the branch back at its base', async () => {
+  it("a blob swapped in the step's own store does not cross: no pristine receipt, the branch back at its base", async () => {
     const attack = prepareAttack({ files: FILES });
     const swap = [
       "printf 'broken\\n' > lib.js && git add lib.js && git commit -qm broken",
@@ -64,14 +76,22 @@ describe.skipIf(skipSandbox)('the repository\'s objects', { timeout: 180_000 }, 
     git(attack.repo, 'fsck', '--strict', '--no-dangling');
   });
 
-  it('another task\'s uncommitted files are not in any store a step can read', async () => {
+  it("another task's uncommitted files are not in any store a step can read", async () => {
     const attack = prepareAttack({ files: FILES });
     // Made at run time: the templates (committed, so in the store) never hold the secret itself.
     const secret = `SEC$((40+2))RET-${Date.now()}`;
-    writeTemplate(attack, `${commandStep('write', `echo "${secret}" > notes.txt`)}  - name: validate\n    type: validation\n    commands: ["true"]\n`);
+    writeTemplate(
+      attack,
+      `${commandStep('write', `echo "${secret}" > notes.txt`)}  - name: validate\n    type: validation\n    commands: ["true"]\n`,
+    );
     const first = await startSandboxed(attack, ['-c', 'validation.tree=pristine']);
     expect(first.code, first.stderr).toBe(0);
-    expect(execFileSync('sh', ['-c', `git cat-file --batch-all-objects --batch | grep -ac "${secret}" || true`], { cwd: attack.repo, encoding: 'utf8' }).trim()).toBe('0');
+    expect(
+      execFileSync('sh', ['-c', `git cat-file --batch-all-objects --batch | grep -ac "${secret}" || true`], {
+        cwd: attack.repo,
+        encoding: 'utf8',
+      }).trim(),
+    ).toBe('0');
     const read = [
       'echo "objects seen: $(git cat-file --batch-all-objects --batch-check | wc -l)"',
       `if git cat-file --batch-all-objects --batch | grep -aq "${secret}"; then echo "FOUND other"; else echo "NOT FOUND other"; fi`,

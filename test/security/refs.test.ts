@@ -7,7 +7,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../helpers/core-fixtures.js';
 import { ensureBuilt } from '../helpers/engine-fixtures.js';
 import { skipSandbox } from '../helpers/sandbox-fixtures.js';
-import { COMMIT_STEP, attempts, commandStep, onlyTask, prepareAttack, startSandboxed, writeTemplate } from '../helpers/security-fixtures.js';
+import {
+  attempts,
+  COMMIT_STEP,
+  commandStep,
+  onlyTask,
+  prepareAttack,
+  startSandboxed,
+  writeTemplate,
+} from '../helpers/security-fixtures.js';
 
 beforeAll(() => ensureBuilt());
 
@@ -24,7 +32,7 @@ function refTries(common: string): Record<string, string> {
 }
 
 describe.skipIf(skipSandbox)('refs and object stores', { timeout: 120_000 }, () => {
-  it('a linked worktree: the user\'s main and every other ref stay put; the task\'s own branch takes its commit', async () => {
+  it("a linked worktree: the user's main and every other ref stay put; the task's own branch takes its commit", async () => {
     const attack = prepareAttack();
     git(attack.repo, 'branch', 'other');
     git(attack.repo, 'tag', 'v1');

@@ -22,7 +22,10 @@ describe.skipIf(skipSandbox)('atlas init picks the sandbox', { timeout: 120_000 
     expect(init.stdout).toContain('--local');
     expect(readFileSync(join(attack.home, 'config.yaml'), 'utf8')).toMatch(/^execution:\n {2}mode: sandbox$/m);
     const outside = join(attack.loot, 'written-from-step');
-    writeTemplate(attack, commandStep('hostile', `${attempts({ outside: `cp ${join(attack.home, 'keys', 'canary.key')} ${outside}` })}\necho done > done.txt`));
+    writeTemplate(
+      attack,
+      commandStep('hostile', `${attempts({ outside: `cp ${join(attack.home, 'keys', 'canary.key')} ${outside}` })}\necho done > done.txt`),
+    );
     const run = await atlas(['start', 't', 'red team', '--no-interactive'], { cwd: attack.repo, env: attack.env });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/\| REFUSED outside/);

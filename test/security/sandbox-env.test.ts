@@ -2,8 +2,7 @@
 // agent's API, atlas's own variables) and the names execution.sandbox.env adds. Before, every
 // variable but AWS_* reached the sandbox: a GITHUB_TOKEN or a database URL in the person's shell
 // was readable by every step.
-import { describe, expect, it } from 'vitest';
-import { beforeAll } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { coerce, LEAF_BY_KEY } from '../../src/config/schema.js';
 import { sandboxEnvironment, sandboxEnvNameProblem } from '../../src/domain/sandbox-env.js';
 import { ensureBuilt } from '../helpers/engine-fixtures.js';
@@ -19,7 +18,14 @@ const SECRETS = {
   AWS_SECRET_ACCESS_KEY: 'secret-aws-key',
   NPM_TOKEN: 'secret-npm-token',
 };
-const KEPT = { LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TERM: 'xterm-256color', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/', ANTHROPIC_API_KEY: 'the-agent-needs-this', MY_TOOL_FLAG: 'named-in-config' };
+const KEPT = {
+  LANG: 'C.UTF-8',
+  LC_ALL: 'C.UTF-8',
+  TERM: 'xterm-256color',
+  ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/',
+  ANTHROPIC_API_KEY: 'the-agent-needs-this',
+  MY_TOOL_FLAG: 'named-in-config',
+};
 
 function envLines(stdout: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -31,10 +37,13 @@ function envLines(stdout: string): Map<string, string> {
 }
 
 describe.skipIf(skipSandbox)('the sandbox environment', { timeout: 120_000 }, () => {
-  it('a step sees the allow-list and what execution.sandbox.env names, never the person\'s tokens', async () => {
+  it("a step sees the allow-list and what execution.sandbox.env names, never the person's tokens", async () => {
     const attack = prepareAttack();
     writeTemplate(attack, commandStep('look', 'env | sed "s/^/ENV /"'));
-    const run = await startSandboxed({ ...attack, env: { ...attack.env, ...SECRETS, ...KEPT } }, ['-c', 'execution.sandbox.env=["MY_TOOL_FLAG"]']);
+    const run = await startSandboxed({ ...attack, env: { ...attack.env, ...SECRETS, ...KEPT } }, [
+      '-c',
+      'execution.sandbox.env=["MY_TOOL_FLAG"]',
+    ]);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const seen = envLines(run.stdout);
     for (const [name, value] of Object.entries(SECRETS)) {
@@ -48,16 +57,39 @@ describe.skipIf(skipSandbox)('the sandbox environment', { timeout: 120_000 }, ()
   it('a name that is not a variable, or a store credential, is refused with a warning and passes nothing', async () => {
     const attack = prepareAttack();
     writeTemplate(attack, commandStep('look', 'env | sed "s/^/ENV /"'));
-    const run = await startSandboxed({ ...attack, env: { ...attack.env, ...SECRETS } }, ['-c', 'execution.sandbox.env=["AWS_SECRET_ACCESS_KEY"]']);
-    expect(run.stderr).toContain('invalid execution.sandbox.env: AWS_SECRET_ACCESS_KEY is one of the store\'s credentials, which never enter the sandbox');
+    const run = await startSandboxed({ ...attack, env: { ...attack.env, ...SECRETS } }, [
+      '-c',
+      'execution.sandbox.env=["AWS_SECRET_ACCESS_KEY"]',
+    ]);
+    expect(run.stderr).toContain(
+      "invalid execution.sandbox.env: AWS_SECRET_ACCESS_KEY is one of the store's credentials, which never enter the sandbox",
+    );
     expect(envLines(run.stdout).has('AWS_SECRET_ACCESS_KEY')).toBe(false);
   });
 });
 
 describe('the allow-list', () => {
-  it('passes names, prefixes and the named extras; drops atlas\'s own secrets and the store\'s credentials even when named', () => {
-    const env = { PATH: '/bin', LC_CTYPE: 'C', ATLAS_STEP: 's', ATLAS_DATABASE_URL: 'x', ATLAS_SERVER_DATABASE: 'x', ATLAS_SYNC_TOKEN: 'x', CLAUDE_CONFIG_DIR: '/c', GITHUB_TOKEN: 'x', EXTRA: 'e', AWS_PROFILE: 'p', UNSET: undefined };
-    expect(sandboxEnvironment(env, ['EXTRA', 'AWS_PROFILE'])).toEqual({ PATH: '/bin', LC_CTYPE: 'C', ATLAS_STEP: 's', CLAUDE_CONFIG_DIR: '/c', EXTRA: 'e' });
+  it("passes names, prefixes and the named extras; drops atlas's own secrets and the store's credentials even when named", () => {
+    const env = {
+      PATH: '/bin',
+      LC_CTYPE: 'C',
+      ATLAS_STEP: 's',
+      ATLAS_DATABASE_URL: 'x',
+      ATLAS_SERVER_DATABASE: 'x',
+      ATLAS_SYNC_TOKEN: 'x',
+      CLAUDE_CONFIG_DIR: '/c',
+      GITHUB_TOKEN: 'x',
+      EXTRA: 'e',
+      AWS_PROFILE: 'p',
+      UNSET: undefined,
+    };
+    expect(sandboxEnvironment(env, ['EXTRA', 'AWS_PROFILE'])).toEqual({
+      PATH: '/bin',
+      LC_CTYPE: 'C',
+      ATLAS_STEP: 's',
+      CLAUDE_CONFIG_DIR: '/c',
+      EXTRA: 'e',
+    });
     expect(sandboxEnvironment(env)).not.toHaveProperty('EXTRA');
   });
 
@@ -65,9 +97,12 @@ describe('the allow-list', () => {
     const leaf = LEAF_BY_KEY.get('execution.sandbox.env')!;
     expect(coerce(leaf, ['CI', 'NODE_OPTIONS'])).toEqual({ ok: true, value: ['CI', 'NODE_OPTIONS'] });
     expect(coerce(leaf, 'CI')).toEqual({ ok: true, value: ['CI'] });
-    expect(coerce(leaf, '["CI", "1BAD"]')).toMatchObject({ ok: false, problem: expect.stringContaining('"1BAD" is not an environment variable name') });
+    expect(coerce(leaf, '["CI", "1BAD"]')).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('"1BAD" is not an environment variable name'),
+    });
     expect(coerce(leaf, 'A=B')).toMatchObject({ ok: false });
-    expect(sandboxEnvNameProblem('AWS_SESSION_TOKEN')).toContain('store\'s credentials');
+    expect(sandboxEnvNameProblem('AWS_SESSION_TOKEN')).toContain("store's credentials");
     expect(sandboxEnvNameProblem('GOOD_NAME')).toBeUndefined();
   });
 });

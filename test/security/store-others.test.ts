@@ -22,7 +22,10 @@ const SECRET = 'OTHERS-SECRET-7d1f';
 /** Shell lines printing LEAKED <label> for each path whose content (or listing) reaches the step. */
 function probes(paths: Record<string, string>): string {
   return Object.entries(paths)
-    .map(([label, path]) => `if grep -rqs ${SECRET} "${path}" || [ -n "$(ls -A "${path}" 2>/dev/null)" ]; then echo "LEAKED ${label}"; else echo "HIDDEN ${label}"; fi`)
+    .map(
+      ([label, path]) =>
+        `if grep -rqs ${SECRET} "${path}" || [ -n "$(ls -A "${path}" 2>/dev/null)" ]; then echo "LEAKED ${label}"; else echo "HIDDEN ${label}"; fi`,
+    )
     .join('\n');
 }
 
@@ -47,7 +50,7 @@ describe('the store folders a sandbox hides', () => {
 });
 
 describe.skipIf(skipSandbox)('nothing of others is readable', { timeout: 120_000 }, () => {
-  it('a task: the stores, other tasks, the server\'s accounts and tokens, the store credentials', async () => {
+  it("a task: the stores, other tasks, the server's accounts and tokens, the store credentials", async () => {
     const attack = prepareAttack();
     const store = tempDir('atlas-sec-store-');
     plant(join(attack.home, 'store', 'other-ws', '20260101T000000Z', 'file.txt'));
@@ -67,13 +70,16 @@ describe.skipIf(skipSandbox)('nothing of others is readable', { timeout: 120_000
       `if env | grep -q ${SECRET}; then echo "LEAKED credentials"; else echo "HIDDEN credentials"; fi`,
     ].join('\n');
     writeTemplate(attack, commandStep('probe', script));
-    const result = await startSandboxed({ ...attack, env: { ...attack.env, AWS_SECRET_ACCESS_KEY: SECRET, AWS_ACCESS_KEY_ID: SECRET } }, ['-c', `sync.store=${store}`]);
+    const result = await startSandboxed({ ...attack, env: { ...attack.env, AWS_SECRET_ACCESS_KEY: SECRET, AWS_ACCESS_KEY_ID: SECRET } }, [
+      '-c',
+      `sync.store=${store}`,
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).not.toMatch(/\| LEAKED/);
     expect(result.stdout.match(/\| HIDDEN/g)).toHaveLength(7);
   });
 
-  it('a turn of account bob reads nothing of alice\'s, nor the account list; its own workspace works', async () => {
+  it("a turn of account bob reads nothing of alice's, nor the account list; its own workspace works", async () => {
     const home = tempDir('atlas-sec-home-');
     const alice = conversationFiles(home, 'alice', 'c-alice');
     const bob = conversationFiles(home, 'bob', 'c-bob');
@@ -87,7 +93,14 @@ describe.skipIf(skipSandbox)('nothing of others is readable', { timeout: 120_000
     // The path down to bob's own workspace exists inside (its mount points); nothing beside it does.
     const accounts = `if ls -A "${join(home, 'server', 'accounts')}" | grep -qv '^bob$'; then echo "LEAKED account list"; else echo "HIDDEN account list"; fi`;
     const script = `${probes({ 'alice workspace': alice.workspace, 'alice conversation': alice.dir })}\n${accounts}\necho mine > own.txt && cat own.txt`;
-    const result = await runProcess({ command: script, shell: true, cwd: bob.workspace, capture: true, groups: new ProcessGroups(), executor });
+    const result = await runProcess({
+      command: script,
+      shell: true,
+      cwd: bob.workspace,
+      capture: true,
+      groups: new ProcessGroups(),
+      executor,
+    });
     await executor.close?.();
     const out = result.stdout.toString();
     expect(out).not.toContain('LEAKED');

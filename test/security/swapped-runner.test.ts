@@ -17,7 +17,13 @@ beforeAll(() => ensureBuilt());
 
 /** The real runner: the suite fails. */
 const REAL_RUNNER = '#!/bin/sh\necho "0 passing"\necho "1 failing"\nexit 1\n';
-const SWAP = ['rm -rf node_modules/.bin', 'mkdir -p node_modules/.bin', `printf '#!/bin/sh\\necho "42 passing"\\n' > node_modules/.bin/mocha`, 'chmod +x node_modules/.bin/mocha', 'echo swapped'].join(' && ');
+const SWAP = [
+  'rm -rf node_modules/.bin',
+  'mkdir -p node_modules/.bin',
+  `printf '#!/bin/sh\\necho "42 passing"\\n' > node_modules/.bin/mocha`,
+  'chmod +x node_modules/.bin/mocha',
+  'echo swapped',
+].join(' && ');
 /** Stands in for `npm ci`: installs the committed runner (no network in tests). */
 const SETUP = 'mkdir -p node_modules/.bin && cp tools/mocha node_modules/.bin/mocha && chmod +x node_modules/.bin/mocha && echo installed';
 
@@ -55,7 +61,16 @@ describe.skipIf(skipSandbox)('a swapped test runner', { timeout: 180_000 }, () =
     const result = await startSandboxed(attack);
     expect(result.stdout).toContain('swapped');
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(receipts(attack)).toMatchObject([{ command: 'npm test', exit_code: 0, execution_mode: 'sandbox', validation_tree: 'worktree', dependencies: 'worktree', message_version: 4 }]);
+    expect(receipts(attack)).toMatchObject([
+      {
+        command: 'npm test',
+        exit_code: 0,
+        execution_mode: 'sandbox',
+        validation_tree: 'worktree',
+        dependencies: 'worktree',
+        message_version: 4,
+      },
+    ]);
     expect((await verify(attack)).code).toBe(0);
     const strict = await verify(attack, ['--require-pristine']);
     expect(strict.code).toBe(1);
@@ -71,7 +86,13 @@ describe.skipIf(skipSandbox)('a swapped test runner', { timeout: 180_000 }, () =
     expect(result.stdout).toContain('1 failing');
     expect(result.code).not.toBe(0);
     const [receipt] = receipts(attack);
-    expect(receipt).toMatchObject({ command: 'npm test', exit_code: 1, execution_mode: 'sandbox', validation_tree: 'pristine', message_version: 4 });
+    expect(receipt).toMatchObject({
+      command: 'npm test',
+      exit_code: 1,
+      execution_mode: 'sandbox',
+      validation_tree: 'pristine',
+      message_version: 4,
+    });
     expect(receipt!['dependencies']).toMatch(/^setup:[0-9a-f]{64}$/);
     const verdict = await verify(attack, ['--require-pristine']);
     expect(verdict.code).toBe(1);
@@ -82,7 +103,7 @@ describe.skipIf(skipSandbox)('a swapped test runner', { timeout: 180_000 }, () =
     expect(existsSync(join(onlyTask(attack.home).dir, 'pristine'))).toBe(false);
   });
 
-  it('pristine without a setup: the main checkout\'s folders, which the sandbox cannot write', async () => {
+  it("pristine without a setup: the main checkout's folders, which the sandbox cannot write", async () => {
     const attack = repository();
     const result = await startSandboxed(attack, ['-c', 'validation.tree=pristine']);
     expect(result.stdout).toContain('1 failing');
@@ -94,7 +115,8 @@ describe.skipIf(skipSandbox)('a swapped test runner', { timeout: 180_000 }, () =
     const attack = repository();
     const config = ['-c', 'validation.tree=pristine', '-c', `validation.setup=${JSON.stringify([SETUP])}`];
     expect((await startSandboxed(attack, config)).stdout).toContain('installed');
-    const poison = 'for f in "$ATLAS_HOME"/cache/validation/*/node_modules/.bin/mocha; do if printf "#!/bin/sh\\necho 42 passing\\n" > "$f"; then echo POISONED; else echo REFUSED; fi; done';
+    const poison =
+      'for f in "$ATLAS_HOME"/cache/validation/*/node_modules/.bin/mocha; do if printf "#!/bin/sh\\necho 42 passing\\n" > "$f"; then echo POISONED; else echo REFUSED; fi; done';
     writeTemplate(attack, `${commandStep('poison', poison)}  - name: validate\n    type: validation\n    commands: ["npm test"]\n`);
     const second = await startSandboxed(attack, config);
     expect(second.stdout).toMatch(/\| REFUSED/);

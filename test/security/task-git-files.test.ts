@@ -14,7 +14,7 @@ import { attempts, commandStep, onlyTask, prepareAttack, startSandboxed, writeTe
 
 beforeAll(() => ensureBuilt());
 
-describe.skipIf(skipSandbox)('the worktree\'s HEAD', { timeout: 180_000 }, () => {
+describe.skipIf(skipSandbox)("the worktree's HEAD", { timeout: 180_000 }, () => {
   it('a step cannot point HEAD at main, and recovery after a crash does not move main', async () => {
     const attack = prepareAttack({ files: { 'a.txt': 'a\n' } });
     const tries = attempts({
@@ -26,21 +26,34 @@ describe.skipIf(skipSandbox)('the worktree\'s HEAD', { timeout: 180_000 }, () =>
     const step = `if git for-each-ref refs/heads/atlas/recovery | grep -q .; then exit 0; fi\necho agent > agent.txt && git add agent.txt && git commit -qm agent\n${tries}\ntouch killme.flag\nsleep 120`;
     writeTemplate(attack, commandStep('first', 'echo ok') + commandStep('agent', step));
     const main = git(attack.repo, 'rev-parse', 'main');
-    const child = startAtlas({ repo: attack.repo, env: { ...process.env, ...attack.env } } as Sandbox, ['start', 't', 'red team', '--no-interactive', '--sandbox']);
+    const child = startAtlas({ repo: attack.repo, env: { ...process.env, ...attack.env } } as Sandbox, [
+      'start',
+      't',
+      'red team',
+      '--no-interactive',
+      '--sandbox',
+    ]);
     const output = finished(child);
-    await waitFor(() => {
-      try {
-        return existsSync(join(onlyTask(attack.home).worktree, 'killme.flag'));
-      } catch {
-        return false; // the task is not written yet
-      }
-    }, 60_000, 'the step to try HEAD');
+    await waitFor(
+      () => {
+        try {
+          return existsSync(join(onlyTask(attack.home).worktree, 'killme.flag'));
+        } catch {
+          return false; // the task is not written yet
+        }
+      },
+      60_000,
+      'the step to try HEAD',
+    );
     child.kill('SIGKILL');
     const first = await output;
     expect(first.stdout).not.toMatch(/\| WROTE/);
     expect(first.stdout.match(/\| REFUSED/g)).toHaveLength(2);
     const { dir, worktree } = onlyTask(attack.home);
-    const recovered = await atlas(['recover', '--task', dir.split('/').pop()!, '--action', 'retry_from_checkpoint'], { cwd: attack.repo, env: attack.env });
+    const recovered = await atlas(['recover', '--task', dir.split('/').pop()!, '--action', 'retry_from_checkpoint'], {
+      cwd: attack.repo,
+      env: attack.env,
+    });
     expect(recovered.stdout + recovered.stderr).toContain('Reset ');
     expect(git(attack.repo, 'rev-parse', 'main')).toBe(main);
     expect(git(worktree, 'symbolic-ref', 'HEAD')).toMatch(/^refs\/heads\/atlas\//);
@@ -54,14 +67,17 @@ describe.skipIf(skipSandbox)('the worktree\'s HEAD', { timeout: 180_000 }, () =>
     const { dir, worktree } = onlyTask(attack.home);
     const gitDir = git(worktree, 'rev-parse', '--absolute-git-dir');
     writeFileSync(join(gitDir, 'HEAD'), 'ref: refs/heads/main\n');
-    const recovered = await atlas(['recover', '--task', dir.split('/').pop()!, '--action', 'retry_from_checkpoint'], { cwd: attack.repo, env: attack.env });
+    const recovered = await atlas(['recover', '--task', dir.split('/').pop()!, '--action', 'retry_from_checkpoint'], {
+      cwd: attack.repo,
+      env: attack.env,
+    });
     expect(recovered.code).not.toBe(0);
     expect(recovered.stdout + recovered.stderr).toContain('no longer names its branch');
     expect(git(attack.repo, 'rev-parse', 'main')).toBe(main);
   });
 });
 
-describe.skipIf(skipSandbox)('refs outside the task\'s branch', { timeout: 180_000 }, () => {
+describe.skipIf(skipSandbox)("refs outside the task's branch", { timeout: 180_000 }, () => {
   it('refs/heads/origin/main and refs/heads/main.lock do not stay: the task stops and main still takes commits', async () => {
     const attack = prepareAttack({ files: { 'a.txt': 'a\n' } });
     const common = join(attack.repo, '.git');

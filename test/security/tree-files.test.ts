@@ -4,11 +4,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { treeControlPaths } from '../../src/exec/sandbox/protected-paths.js';
 import { tempDir } from '../helpers/core-fixtures.js';
 import { ensureBuilt } from '../helpers/engine-fixtures.js';
 import { skipSandbox } from '../helpers/sandbox-fixtures.js';
-import { treeControlPaths } from '../../src/exec/sandbox/protected-paths.js';
-import { COMMIT_STEP, attempts, commandStep, onlyTask, prepareAttack, startSandboxed, stolen, writeTemplate } from '../helpers/security-fixtures.js';
+import {
+  attempts,
+  COMMIT_STEP,
+  commandStep,
+  onlyTask,
+  prepareAttack,
+  startSandboxed,
+  stolen,
+  writeTemplate,
+} from '../helpers/security-fixtures.js';
 
 beforeAll(() => ensureBuilt());
 
@@ -33,14 +42,24 @@ function tries(payload: string): Record<string, string> {
 
 describe.skipIf(skipSandbox)('files other programs execute', { timeout: 120_000 }, () => {
   it('in place beside a committed .claude/: none can be written or created; nothing stays behind', async () => {
-    const attack = prepareAttack({ files: { '.claude/commands/x.md': 'x\n', 'pkg/.claude/commands/y.md': 'y\n', '.npmrc': 'fund=false\n' } });
+    const attack = prepareAttack({
+      files: { '.claude/commands/x.md': 'x\n', 'pkg/.claude/commands/y.md': 'y\n', '.npmrc': 'fund=false\n' },
+    });
     writeTemplate(attack, commandStep('plant', attempts(tries(attack.payload))) + COMMIT_STEP, { inPlace: true });
     const template = readFileSync(join(attack.repo, '.atlas', 'templates', 't.yaml'), 'utf8');
     const result = await startSandboxed(attack);
     expect(result.stdout).not.toMatch(/\| WROTE/);
     expect(result.stdout.match(/\| REFUSED/g)).toHaveLength(Object.keys(tries('x')).length);
     expect(result.code, result.stderr).toBe(0);
-    for (const absent of ['.claude/settings.local.json', '.claude/settings.json', '.claude/hooks', 'pkg/.claude/settings.local.json', '.mcp.json', '.envrc', '.gitattributes']) {
+    for (const absent of [
+      '.claude/settings.local.json',
+      '.claude/settings.json',
+      '.claude/hooks',
+      'pkg/.claude/settings.local.json',
+      '.mcp.json',
+      '.envrc',
+      '.gitattributes',
+    ]) {
       expect(existsSync(join(attack.repo, absent)), absent).toBe(false);
     }
     expect(readFileSync(join(attack.repo, '.npmrc'), 'utf8')).toBe('fund=false\n');
@@ -59,7 +78,7 @@ describe.skipIf(skipSandbox)('files other programs execute', { timeout: 120_000 
     expect(existsSync(join(worktree, '.envrc'))).toBe(false);
   });
 
-  it('Claude Code\'s own config folder: its settings files cannot be written or created', async () => {
+  it("Claude Code's own config folder: its settings files cannot be written or created", async () => {
     const attack = prepareAttack();
     const configDir = tempDir('atlas-sec-claude-');
     const settings = SETTINGS(attack.payload).replace(/'/g, '');
@@ -78,7 +97,18 @@ describe.skipIf(skipSandbox)('files other programs execute', { timeout: 120_000 
   it('the list covers the top of the tree and every .claude folder found below it', () => {
     const attack = prepareAttack({ files: { 'a/b/.claude/commands/x.md': 'x\n' } });
     const paths = treeControlPaths(attack.repo);
-    for (const p of ['.claude/settings.json', '.claude/settings.local.json', '.claude/hooks', '.mcp.json', '.envrc', '.npmrc', '.gitattributes', '.atlas', 'a/b/.claude/settings.local.json', 'a/b/.claude/hooks']) {
+    for (const p of [
+      '.claude/settings.json',
+      '.claude/settings.local.json',
+      '.claude/hooks',
+      '.mcp.json',
+      '.envrc',
+      '.npmrc',
+      '.gitattributes',
+      '.atlas',
+      'a/b/.claude/settings.local.json',
+      'a/b/.claude/hooks',
+    ]) {
       expect(paths).toContain(join(attack.repo, p));
     }
   });

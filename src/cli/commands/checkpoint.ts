@@ -22,14 +22,19 @@ export default async function checkpoint(
     if (opts.quiet) return EXIT.ok;
     throw new AtlasError('no running atlas task owns this directory or branch; nothing recorded', {
       exitCode: EXIT.notFound,
-      hint: 'pass --task ID (see `atlas status`), or run it inside the task\'s working tree',
+      hint: "pass --task ID (see `atlas status`), or run it inside the task's working tree",
     });
   }
   const manager = await ctx.hookManager(found.ref, found.task.repo_root);
   let created: Awaited<ReturnType<typeof createCheckpoint>>;
   try {
     // Without --task the checkpoint is for the running task: one that ended since is not it.
-    created = await createCheckpoint(manager, { description, trigger: opts.trigger, requireLive: !opts.task, ...(commit ? { commit } : {}) });
+    created = await createCheckpoint(manager, {
+      description,
+      trigger: opts.trigger,
+      requireLive: !opts.task,
+      ...(commit ? { commit } : {}),
+    });
   } catch (error) {
     if (!(error instanceof TaskEndedError)) throw error;
     if (opts.quiet) return EXIT.ok;

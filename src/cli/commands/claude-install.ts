@@ -4,7 +4,11 @@ import type { InstallScope } from '../../integrations/claude/install.js';
 import { installClaudeHooks } from '../../integrations/claude/install.js';
 import type { CliContext } from '../context.js';
 
-const WORDS = { created: 'created with atlas\'s hooks', installed: 'atlas\'s hooks added', unchanged: 'atlas\'s hooks already there; nothing changed' } as const;
+const WORDS = {
+  created: "created with atlas's hooks",
+  installed: "atlas's hooks added",
+  unchanged: "atlas's hooks already there; nothing changed",
+} as const;
 
 export default async function claudeInstall(ctx: CliContext, opts: { scope: InstallScope }): Promise<number> {
   const report = await installClaudeHooks({ scope: opts.scope, cwd: ctx.cwd, env: process.env, home: ctx.home });

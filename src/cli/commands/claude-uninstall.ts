@@ -5,9 +5,9 @@ import { uninstallClaudeHooks } from '../../integrations/claude/install.js';
 import type { CliContext } from '../context.js';
 
 const WORDS = {
-  removed: 'atlas\'s hooks removed; everything else is as it was',
+  removed: "atlas's hooks removed; everything else is as it was",
   deleted: 'deleted (atlas had created it and nothing else was in it)',
-  'not-installed': 'atlas\'s hooks are not there; nothing changed',
+  'not-installed': "atlas's hooks are not there; nothing changed",
 } as const;
 
 export default async function claudeUninstall(ctx: CliContext, opts: { scope: InstallScope }): Promise<number> {

@@ -1,9 +1,10 @@
 // atlas cleanup [--dry-run] [--include-ignored]
-import { loadConfig } from '../../config/load.js';
-import { EXIT } from '../../domain/errors.js';
-import type { RetentionMs } from '../../cleanup/retention.js';
+
 import { cleanupTasks } from '../../cleanup/cleanup.js';
 import { formatCleanupReport } from '../../cleanup/format.js';
+import type { RetentionMs } from '../../cleanup/retention.js';
+import { loadConfig } from '../../config/load.js';
+import { EXIT } from '../../domain/errors.js';
 import type { Task } from '../../domain/task.js';
 import type { CliContext } from '../context.js';
 
@@ -29,7 +30,13 @@ export default async function cleanup(ctx: CliContext, opts: { dryRun?: boolean;
       ctx.out.warn(`task ${task.id}: OnTerminate hooks could not run: ${(error as Error).message}`);
     }
   };
-  const report = await cleanupTasks({ home: ctx.home, dryRun: Boolean(opts.dryRun), includeIgnored: Boolean(opts.includeIgnored), retentionFor, onWorktreeRemoved });
+  const report = await cleanupTasks({
+    home: ctx.home,
+    dryRun: Boolean(opts.dryRun),
+    includeIgnored: Boolean(opts.includeIgnored),
+    retentionFor,
+    onWorktreeRemoved,
+  });
   ctx.out.result(report, () => formatCleanupReport(report));
   return EXIT.ok;
 }

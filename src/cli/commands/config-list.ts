@@ -15,7 +15,14 @@ export default async function configList(ctx: CliContext): Promise<number> {
     const found = leaf.key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], config);
     // A URL with a password (server.database) is shown without it.
     const value = typeof found === 'string' ? redactUrl(found) : found;
-    return { key: leaf.key, value: formatSetting(leaf, value), raw: value, source: sources[leaf.key] ?? 'default', env: leaf.env, doc: leaf.doc };
+    return {
+      key: leaf.key,
+      value: formatSetting(leaf, value),
+      raw: value,
+      source: sources[leaf.key] ?? 'default',
+      env: leaf.env,
+      doc: leaf.doc,
+    };
   });
   ctx.out.result({ settings: rows.map(({ key, raw, source, env, doc }) => ({ key, value: raw, source, env, doc })) }, () => {
     const kw = Math.max(...rows.map((r) => r.key.length));

@@ -1,6 +1,7 @@
 // atlas demo [--dir DIR] [--home DIR]: atlas end to end in a few seconds (src/demo/run-demo.ts).
-import { EXIT } from '../../domain/errors.js';
+
 import { runDemo } from '../../demo/run-demo.js';
+import { EXIT } from '../../domain/errors.js';
 import type { CliContext } from '../context.js';
 
 export default async function demo(ctx: CliContext, opts: { dir?: string; home?: string }): Promise<number> {

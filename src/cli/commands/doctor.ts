@@ -19,7 +19,10 @@ function render(r: DoctorReport): string {
   for (const w of s.warnings) lines.push(`  warning        ${w}`);
   const missing = s.tools.filter((t) => !t.path);
   if (missing.length) lines.push(`  fix            ${installHint(missing, s.platform)}`);
-  if (s.trial) lines.push(`  trial run      ${s.trial.ok ? `ok: \`true\` ran sandboxed in ${s.trial.ms} ms (start-up included)` : `FAILED after ${s.trial.ms} ms: ${s.trial.error}`}`);
+  if (s.trial)
+    lines.push(
+      `  trial run      ${s.trial.ok ? `ok: \`true\` ran sandboxed in ${s.trial.ms} ms (start-up included)` : `FAILED after ${s.trial.ms} ms: ${s.trial.error}`}`,
+    );
   else lines.push('  trial run      not tried (the sandbox is not ready)');
   lines.push(`  ready          ${s.ready && s.trial?.ok ? 'yes' : 'no'}`);
   const p = r.policy;
@@ -29,7 +32,9 @@ function render(r: DoctorReport): string {
   lines.push('  network (only these hosts):', ...list(p.allowed_domains));
   lines.push(`  TMPDIR           ${p.tmpdir}`);
   if (p.home) lines.push(`  HOME             ${p.home} (the task's own; ~/.gitconfig and ~/.npmrc copied without credentials)`);
-  lines.push(`  environment      PATH, HOME, locale, terminal, TMPDIR, the agent's API${p.env?.length ? `, ${p.env.join(', ')}` : ''}; nothing else of yours`);
+  lines.push(
+    `  environment      PATH, HOME, locale, terminal, TMPDIR, the agent's API${p.env?.length ? `, ${p.env.join(', ')}` : ''}; nothing else of yours`,
+  );
   lines.push('  change it with execution.sandbox.allow_write, deny_read, allowed_domains and env (docs/execution-modes.md)');
   if (r.last_run) lines.push('', `last run         ${r.last_run.mode} (${r.last_run.recorded_at}, process ${r.last_run.pid})`);
   return lines.join('\n');
@@ -42,7 +47,11 @@ export default async function doctor(ctx: CliContext, opts: { task?: string }): 
     home: ctx.home,
     config,
     cwd: ctx.cwd,
-    ...(resolved ? { task: { id: resolved.task.id, worktree: resolved.task.worktree, workspace_id: resolved.task.workspace_id, dir: resolved.ref.dir } } : {}),
+    ...(resolved
+      ? {
+          task: { id: resolved.task.id, worktree: resolved.task.worktree, workspace_id: resolved.task.workspace_id, dir: resolved.ref.dir },
+        }
+      : {}),
   });
   ctx.out.result(report, () => render(report));
   return report.ok ? EXIT.ok : EXIT.failure;

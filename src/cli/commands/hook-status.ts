@@ -1,10 +1,11 @@
 // atlas hook status [--task ID]
+
+import { existsSync } from 'node:fs';
+import { conversationsDir } from '../../conversation/paths.js';
 import { formatDuration } from '../../domain/duration.js';
 import { EXIT } from '../../domain/errors.js';
 import type { Hook } from '../../domain/hook.js';
 import { nextStepIndex } from '../../domain/hook.js';
-import { existsSync } from 'node:fs';
-import { conversationsDir } from '../../conversation/paths.js';
 import { requireTask } from '../../hook/resolve-task.js';
 import { readHookOfTask } from '../../store/hook-file.js';
 import { taskFiles } from '../../store/paths.js';
@@ -35,7 +36,9 @@ export default async function hookStatus(ctx: CliContext, opts: { task?: string 
   const last = hook.checkpoints[hook.checkpoints.length - 1];
   const passed = hook.receipts.filter((r) => r.exit_code === 0).length;
   // Loaded only for a task with agent runs: `atlas hook status` must start fast (bench/core.mjs).
-  const agents = existsSync(conversationsDir(ref.dir)) ? (await import('../../conversation/hook-view.js')).usageSummary(ref.dir, hook, task, (text) => ctx.out.warn(text)) : undefined;
+  const agents = existsSync(conversationsDir(ref.dir))
+    ? (await import('../../conversation/hook-view.js')).usageSummary(ref.dir, hook, task, (text) => ctx.out.warn(text))
+    : undefined;
   const data = {
     task_id: hook.task_id,
     workspace_id: hook.workspace_id,
@@ -66,7 +69,9 @@ export default async function hookStatus(ctx: CliContext, opts: { task?: string 
     ];
     const step = hook.current_step;
     if (step) {
-      lines.push(`  step         ${step.step_name} (${step.step_index + 1}/${task.steps.length}), attempt ${step.attempt}/${step.max_attempts}, started ${ago(step.started_at, now)}`);
+      lines.push(
+        `  step         ${step.step_name} (${step.step_index + 1}/${task.steps.length}), attempt ${step.attempt}/${step.max_attempts}, started ${ago(step.started_at, now)}`,
+      );
       if (step.working_on) lines.push(`  working on   ${step.working_on}`);
       if (step.files_touched?.length) lines.push(`  files        ${step.files_touched.join(', ')}`);
     } else {
@@ -78,7 +83,9 @@ export default async function hookStatus(ctx: CliContext, opts: { task?: string 
     );
     if (agents) lines.push(`  tokens       ${agents.line}`);
     if (hook.recovery && data.recovery_pending) {
-      lines.push(`  recovery     ${hook.recovery.crash_type} crash; recommended ${hook.recovery.recommended_action}: ${hook.recovery.reason}`);
+      lines.push(
+        `  recovery     ${hook.recovery.crash_type} crash; recommended ${hook.recovery.recommended_action}: ${hook.recovery.reason}`,
+      );
       if (hook.state === 'awaiting_human') lines.push(`               continue with atlas recover --task ${hook.task_id}`);
     } else if (hook.recovery) {
       lines.push(`  last crash   ${hook.recovery.crash_type}, detected ${ago(hook.recovery.detected_at, now)} (recovery is over)`);

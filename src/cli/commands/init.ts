@@ -47,7 +47,13 @@ async function chooseMode(opts: InitOptions, configPath: string): Promise<string
   let mode: 'sandbox' | 'local' = 'sandbox';
   if (!opts.sandbox && canPrompt(opts.interactive)) {
     const { confirm } = await import('@inquirer/prompts');
-    const yes = await confirm({ message: 'Run task steps in the OS sandbox by default (writes only in the task\'s worktree, keys and other tasks unreadable)?', default: true }, { output: process.stderr });
+    const yes = await confirm(
+      {
+        message: "Run task steps in the OS sandbox by default (writes only in the task's worktree, keys and other tasks unreadable)?",
+        default: true,
+      },
+      { output: process.stderr },
+    );
     mode = yes ? 'sandbox' : 'local';
   }
   return describeMode(await writeDefaultMode(configPath, mode));
@@ -110,26 +116,43 @@ export default async function init(ctx: CliContext, opts: InitOptions): Promise<
   }
 
   const hooksState = status
-    ? { hooks_dir: status.hooks_dir, hooks: status.hooks.map(({ name, installed, current, chained }) => ({ name, installed, current, chained })) }
+    ? {
+        hooks_dir: status.hooks_dir,
+        hooks: status.hooks.map(({ name, installed, current, chained }) => ({ name, installed, current, chained })),
+      }
     : null;
-  ctx.out.result({ home: home.home, execution_mode: modeLine, created: home.created, made_private: tightened.changed, key: keyLines, git_hooks: hooks ?? null, git_hooks_status: hooksState }, () => {
-    const lines =
-      home.created.length === 0 && keyLines.length === 0
-        ? [`atlas is already set up in ${home.home}`]
-        : [`set up atlas in ${home.home}:`, ...home.created.map((p) => `  created ${p}`), ...keyLines.map((l) => `  ${l}`)];
-    if (tightened.changed.length > 0) {
-      const n = tightened.changed.length;
-      lines.push(`made ${home.home} private: removed group and other access from ${n} path${n === 1 ? '' : 's'} (validation output and prompts can hold secrets)`);
-    }
-    lines.push(`settings: ${home.home}/config.yaml (every key listed, commented out)`);
-    lines.push(modeLine);
-    if (hooks) {
-      for (const h of hooks.hooks) lines.push(`git hook ${h.name}: ${h.action}${h.chained ? ' (your existing hook still runs first)' : ''} in ${hooks.hooks_dir}`);
-      for (const w of hooks.warnings) lines.push(`warning: ${w}`);
-    } else if (repo) {
-      lines.push(hooksStateLine(status, statusError));
-    }
-    return lines.join('\n');
-  });
+  ctx.out.result(
+    {
+      home: home.home,
+      execution_mode: modeLine,
+      created: home.created,
+      made_private: tightened.changed,
+      key: keyLines,
+      git_hooks: hooks ?? null,
+      git_hooks_status: hooksState,
+    },
+    () => {
+      const lines =
+        home.created.length === 0 && keyLines.length === 0
+          ? [`atlas is already set up in ${home.home}`]
+          : [`set up atlas in ${home.home}:`, ...home.created.map((p) => `  created ${p}`), ...keyLines.map((l) => `  ${l}`)];
+      if (tightened.changed.length > 0) {
+        const n = tightened.changed.length;
+        lines.push(
+          `made ${home.home} private: removed group and other access from ${n} path${n === 1 ? '' : 's'} (validation output and prompts can hold secrets)`,
+        );
+      }
+      lines.push(`settings: ${home.home}/config.yaml (every key listed, commented out)`);
+      lines.push(modeLine);
+      if (hooks) {
+        for (const h of hooks.hooks)
+          lines.push(`git hook ${h.name}: ${h.action}${h.chained ? ' (your existing hook still runs first)' : ''} in ${hooks.hooks_dir}`);
+        for (const w of hooks.warnings) lines.push(`warning: ${w}`);
+      } else if (repo) {
+        lines.push(hooksStateLine(status, statusError));
+      }
+      return lines.join('\n');
+    },
+  );
   return EXIT.ok;
 }

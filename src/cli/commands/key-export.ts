@@ -16,7 +16,10 @@ export default async function keyExport(ctx: CliContext, opts: KeyExportOptions)
   const config = await ctx.config();
   if (opts.for === 'attestations') {
     if (opts.path !== undefined) {
-      throw new AtlasError('--path is for receipt keys; the attestation key has one documented path', { exitCode: EXIT.input, hint: 'drop --path (see docs/keys-and-verification.md)' });
+      throw new AtlasError('--path is for receipt keys; the attestation key has one documented path', {
+        exitCode: EXIT.input,
+        hint: 'drop --path (see docs/keys-and-verification.md)',
+      });
     }
     const key = await exportAttestationKey(ctx.home, config.hooks.key_derivation);
     ctx.out.result(key, () => key.pem.trimEnd());
@@ -24,6 +27,6 @@ export default async function keyExport(ctx: CliContext, opts: KeyExportOptions)
   }
   const pem = opts.pem || opts.format === 'pem';
   const key = await exportPublicKey(ctx.home, config.hooks.key_derivation, opts.path);
-  ctx.out.result(key, () => (pem ? key.pem.trimEnd() : opts.path ? key.public_key : key.xpub ?? key.public_key));
+  ctx.out.result(key, () => (pem ? key.pem.trimEnd() : opts.path ? key.public_key : (key.xpub ?? key.public_key)));
   return EXIT.ok;
 }

@@ -54,8 +54,15 @@ export default async function resume(
   reporter.close();
   if (ctx.out.json) {
     ctx.out.result(
-      { task_id: task.id, state: outcome.state, exit_code: outcome.exitCode, message: outcome.message,
-        ...(outcome.prompt ? { prompt: outcome.prompt } : {}), worktree: task.worktree, branch: task.branch },
+      {
+        task_id: task.id,
+        state: outcome.state,
+        exit_code: outcome.exitCode,
+        message: outcome.message,
+        ...(outcome.prompt ? { prompt: outcome.prompt } : {}),
+        worktree: task.worktree,
+        branch: task.branch,
+      },
       () => outcome.message,
     );
   }

@@ -24,7 +24,12 @@ export interface StartOptions {
   local?: boolean;
 }
 
-export default async function start(ctx: CliContext, templateName: string, description: string | undefined, opts: StartOptions): Promise<number> {
+export default async function start(
+  ctx: CliContext,
+  templateName: string,
+  description: string | undefined,
+  opts: StartOptions,
+): Promise<number> {
   const init = await initializeHome(ctx.home);
   if (init.created.length > 0) process.stderr.write(`atlas: set up ${ctx.home} (settings: ${ctx.home}/config.yaml)\n`);
   const repoRoot = locateWorktree(ctx.cwd)?.root;

@@ -39,7 +39,11 @@ function limitHeapGrowthWhenLarge(): void {
 }
 
 /** `storeOnly`: a command of the store alone, which `--workspace NAME` by itself may name. */
-export async function syncSetup(ctx: CliContext, flags: SyncFlags, options: { storeOnly?: boolean } = {}): Promise<{ target: SyncTarget; deps: SyncDeps; config: Config }> {
+export async function syncSetup(
+  ctx: CliContext,
+  flags: SyncFlags,
+  options: { storeOnly?: boolean } = {},
+): Promise<{ target: SyncTarget; deps: SyncDeps; config: Config }> {
   limitHeapGrowthWhenLarge();
   const target = resolveTarget(flags, ctx.cwd, ctx.home, options);
   const config = await ctx.config(target.task ? readTask(target.task.dir).repo_root : undefined);

@@ -12,7 +12,10 @@ export default async function syncPruneCommand(ctx: CliContext, flags: SyncFlags
     throw new AtlasError(`--keep ${flags.keep}: expected a whole number of versions to keep (1 or more)`, { exitCode: EXIT.input });
   }
   const { target, deps } = await syncSetup(ctx, flags, { storeOnly: true });
-  const result = await syncPrune(target, deps, { ...(flags.keep !== undefined ? { keep: Number(flags.keep) } : {}), ...(flags.dryRun ? { dryRun: true } : {}) });
+  const result = await syncPrune(target, deps, {
+    ...(flags.keep !== undefined ? { keep: Number(flags.keep) } : {}),
+    ...(flags.dryRun ? { dryRun: true } : {}),
+  });
   ctx.out.result(result, () => renderPrune(result));
   return EXIT.ok;
 }

@@ -14,7 +14,9 @@ export default async function syncStatusCommand(ctx: CliContext, flags: SyncFlag
     const push = s.push.new_version
       ? `would make a new version: upload ${s.push.upload} file(s) (${formatBytes(s.push.upload_bytes)}), reuse ${s.push.reuse}, drop ${s.push.removed}`
       : 'nothing to push';
-    const pull = s.pull.skipped_because ?? `download ${s.pull.download} file(s) (${formatBytes(s.pull.download_bytes)}), delete ${s.pull.delete}, skip ${s.pull.skip}, keep ${s.pull.keep}`;
+    const pull =
+      s.pull.skipped_because ??
+      `download ${s.pull.download} file(s) (${formatBytes(s.pull.download_bytes)}), delete ${s.pull.delete}, skip ${s.pull.skip}, keep ${s.pull.keep}`;
     const lines = [
       `${s.workspace}: ${s.root}`,
       `  store        ${s.location} (latest version ${s.latest_version ?? 'none'})`,
@@ -22,9 +24,15 @@ export default async function syncStatusCommand(ctx: CliContext, flags: SyncFlag
       `  push         ${push}`,
       `  pull         ${pull}`,
     ];
-    if (s.pull.conflicts.length > 0) lines.push(`  conflicts    ${s.pull.conflicts.length} file(s) changed here that a pull would overwrite (--force): ${s.pull.conflicts.slice(0, 5).join(', ')}`);
+    if (s.pull.conflicts.length > 0)
+      lines.push(
+        `  conflicts    ${s.pull.conflicts.length} file(s) changed here that a pull would overwrite (--force): ${s.pull.conflicts.slice(0, 5).join(', ')}`,
+      );
     for (const r of s.pull.refused.slice(0, 10)) lines.push(`  refused      ${r}`);
-    if (s.push.unreadable.length > 0) lines.push(`  unreadable   ${s.push.unreadable.length} file(s) or folder(s) a push cannot read, and refuses: ${someOf(s.push.unreadable)}`);
+    if (s.push.unreadable.length > 0)
+      lines.push(
+        `  unreadable   ${s.push.unreadable.length} file(s) or folder(s) a push cannot read, and refuses: ${someOf(s.push.unreadable)}`,
+      );
     return lines.join('\n');
   });
   return EXIT.ok;

@@ -14,7 +14,10 @@ export default async function syncVersionsCommand(ctx: CliContext, flags: SyncFl
     if (result.versions.length === 0) return `${result.location} has no version of ${result.workspace}`;
     return [
       `${result.workspace} in ${result.location}:`,
-      ...result.versions.map((v) => `  ${v.version}  ${v.created_at}  ${v.status === 'complete' ? `${v.files} files, ${formatBytes(v.bytes)}${v.parent !== undefined ? `, on ${v.parent}` : ''}` : `${v.status}: ${v.problem}`}`),
+      ...result.versions.map(
+        (v) =>
+          `  ${v.version}  ${v.created_at}  ${v.status === 'complete' ? `${v.files} files, ${formatBytes(v.bytes)}${v.parent !== undefined ? `, on ${v.parent}` : ''}` : `${v.status}: ${v.problem}`}`,
+      ),
     ].join('\n');
   });
   return EXIT.ok;

@@ -8,7 +8,11 @@ import { loadTemplate } from '../../templates/search.js';
 import type { CliContext } from '../context.js';
 
 function indent(text: string, prefix: string): string {
-  return text.trimEnd().split('\n').map((l) => `${prefix}${l}`).join('\n');
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((l) => `${prefix}${l}`)
+    .join('\n');
 }
 
 function stepText(step: StepDefinition, i: number): string {

@@ -3,18 +3,18 @@
 // Exit 0 all good, 1 a receipt invalid or a policy unmet, 2 unreadable or malformed input, 3 key problem.
 import { dirname, resolve } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
-import type { VerifyPolicies } from '../../domain/receipt-policy.js';
 import { signsCommit } from '../../domain/receipt.js';
+import type { VerifyPolicies } from '../../domain/receipt-policy.js';
 import { equivalentCommits } from '../../receipts/commit-equivalence.js';
 import { resolveCommit } from '../../receipts/commit-ref.js';
-import { repoPolicy } from '../../receipts/repo-policy.js';
-import { loadReceiptSets } from '../../receipts/inputs.js';
-import { renderVerifyText, verifyJson } from '../../receipts/report-text.js';
 import type { ReceiptSet } from '../../receipts/inputs.js';
+import { loadReceiptSets } from '../../receipts/inputs.js';
+import { repoPolicy } from '../../receipts/repo-policy.js';
+import { renderVerifyText, verifyJson } from '../../receipts/report-text.js';
 import { resolveAttestationKey, resolveXpubText } from '../../receipts/trusted-key.js';
 import { SHARED_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
-import type { CliContext } from '../context.js';
 import { mkdirForPerson } from '../../store/private-umask.js';
+import type { CliContext } from '../context.js';
 
 interface VerifyOptions {
   xpub?: string;
@@ -74,9 +74,15 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
     throw noXpub ?? error;
   }
   if (!node && (sets.length === 0 || sets.some((s) => s.kind !== 'attestation'))) throw noXpub;
-  const attestationKey = sets.some((s) => s.kind === 'attestation') ? await resolveAttestationKey(opts, ctx.home, config.hooks.key_derivation) : undefined;
+  const attestationKey = sets.some((s) => s.kind === 'attestation')
+    ? await resolveAttestationKey(opts, ctx.home, config.hooks.key_derivation)
+    : undefined;
   const requireCommands = (opts.requireCommand ?? []).map((command) => {
-    if (command.trim().length === 0) throw new AtlasError('--require-command needs a command, got an empty one', { exitCode: EXIT.input, hint: 'for example: --require-command "npm test"' });
+    if (command.trim().length === 0)
+      throw new AtlasError('--require-command needs a command, got an empty one', {
+        exitCode: EXIT.input,
+        hint: 'for example: --require-command "npm test"',
+      });
     return { command, source: '--require-command' };
   });
   let requireControlReview = Boolean(opts.requireControlReview);
@@ -100,14 +106,24 @@ export default async function verify(ctx: CliContext, paths: string[], opts: Ver
   if (commit !== undefined) {
     policies.commit = commit;
     const bundles = sets.flatMap((s) => (s.file ? [s.file] : []));
-    const candidates = [...new Set(sets.flatMap((s) => s.receipts.filter((r) => signsCommit(r) && r.git_dirty === false && typeof r.git_commit === 'string').map((r) => r.git_commit!)))];
+    const candidates = [
+      ...new Set(
+        sets.flatMap((s) =>
+          s.receipts.filter((r) => signsCommit(r) && r.git_dirty === false && typeof r.git_commit === 'string').map((r) => r.git_commit!),
+        ),
+      ),
+    ];
     if (bundles.length > 0 && candidates.some((c) => c !== commit)) {
       const found = await equivalentCommits(commit, candidates, [...new Set(bundles)], ctx.cwd);
       policies.equivalentCommits = found.equivalent;
       policies.unknownCommits = found.unknown;
     }
   }
-  const report = await verifyReceiptSets(sets, { ...(node && xpub ? { account: { node, source: xpub.source } } : {}), ...(attestationKey ? { attestation: attestationKey } : {}) }, policies);
+  const report = await verifyReceiptSets(
+    sets,
+    { ...(node && xpub ? { account: { node, source: xpub.source } } : {}), ...(attestationKey ? { attestation: attestationKey } : {}) },
+    policies,
+  );
   if (opts.junit) {
     const junit = resolve(ctx.cwd, opts.junit);
     mkdirForPerson(dirname(junit));

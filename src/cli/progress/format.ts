@@ -2,7 +2,10 @@
 import { formatDuration } from '../../domain/duration.js';
 import type { StepFinishedInfo } from '../../engine/contract.js';
 
-export function stepHeader(info: { index: number; name: string; type: string; attempt: number; maxAttempts: number }, total: number): string {
+export function stepHeader(
+  info: { index: number; name: string; type: string; attempt: number; maxAttempts: number },
+  total: number,
+): string {
   const attempt = info.maxAttempts > 1 || info.attempt > 1 ? `, attempt ${info.attempt}/${info.maxAttempts}` : '';
   return `[${info.index + 1}/${total}] ${info.name} (${info.type}${attempt})`;
 }

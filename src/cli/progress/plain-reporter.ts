@@ -1,8 +1,8 @@
 // Progress as plain lines, for pipes, CI logs and --json (on stderr): one line per event, output
 // lines prefixed with "  | ", no control codes.
 import type { Reporter, StepFinishedInfo, TaskOutcome } from '../../engine/contract.js';
-import { LineBuffer } from './line-buffer.js';
 import { stepHeader, stepResult } from './format.js';
+import { LineBuffer } from './line-buffer.js';
 
 export class PlainReporter implements Reporter {
   private total = 0;

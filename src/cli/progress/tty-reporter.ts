@@ -2,8 +2,8 @@
 // shows the spinner, step i/n, its name and attempt, the elapsed time and the latest output line.
 import { formatDuration } from '../../domain/duration.js';
 import type { Reporter, StepFinishedInfo, TaskOutcome } from '../../engine/contract.js';
-import { LineBuffer } from './line-buffer.js';
 import { stepHeader, stepResult } from './format.js';
+import { LineBuffer } from './line-buffer.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const TICK_MS = 100;
@@ -140,7 +140,10 @@ export class TtyReporter implements Reporter {
     this.stopTicking();
     this.step = undefined;
     const text = `atlas: ${outcome.message}`;
-    this.print([...this.flushOutput(), outcome.state === 'completed' ? this.s.green(text) : outcome.exitCode === 1 ? this.s.red(text) : this.s.bold(text)]);
+    this.print([
+      ...this.flushOutput(),
+      outcome.state === 'completed' ? this.s.green(text) : outcome.exitCode === 1 ? this.s.red(text) : this.s.bold(text),
+    ]);
   }
 
   close(): void {

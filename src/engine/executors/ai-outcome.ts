@@ -2,8 +2,8 @@
 // resumed session that fell back to a fresh one is two runs), the tool calls the agent was refused,
 // and whether a failure is the same one the previous attempt had.
 import { describeDenial } from '../../agent/claude-result.js';
-import { formatCost, formatTokens } from '../../conversation/totals.js';
 import type { UsageFigures } from '../../conversation/totals.js';
+import { formatCost, formatTokens } from '../../conversation/totals.js';
 import type { ConversationRecord, PermissionDenial } from '../../domain/conversation.js';
 import type { Hook } from '../../domain/hook.js';
 import { guardToolCall } from '../../integrations/claude/guard.js';
@@ -14,7 +14,15 @@ export interface AttemptLedger extends UsageFigures {
 }
 
 export function attemptLedger(records: readonly ConversationRecord[]): AttemptLedger {
-  const ledger: AttemptLedger = { input_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, output_tokens: 0, cost_usd: 0, partial: false, conversations: [] };
+  const ledger: AttemptLedger = {
+    input_tokens: 0,
+    cache_read_tokens: 0,
+    cache_creation_tokens: 0,
+    output_tokens: 0,
+    cost_usd: 0,
+    partial: false,
+    conversations: [],
+  };
   let anyCost = false;
   for (const r of records) {
     const s = r.stats;
@@ -22,7 +30,8 @@ export function attemptLedger(records: readonly ConversationRecord[]): AttemptLe
     ledger.input_tokens += s.total_input_tokens;
     ledger.cache_read_tokens += s.cache_read_tokens;
     ledger.cache_creation_tokens += s.cache_creation_tokens;
-    ledger.output_tokens = ledger.output_tokens === null || s.total_output_tokens === null ? null : ledger.output_tokens + s.total_output_tokens;
+    ledger.output_tokens =
+      ledger.output_tokens === null || s.total_output_tokens === null ? null : ledger.output_tokens + s.total_output_tokens;
     if (s.cost_usd !== null) anyCost = true;
     ledger.cost_usd = ledger.cost_usd === null || s.cost_usd === null ? null : ledger.cost_usd + s.cost_usd;
     if (s.partial) ledger.partial = true;
@@ -50,7 +59,11 @@ export function denialSummary(denials: readonly PermissionDenial[]): string {
  * a task's records), apart from the calls Claude Code's permission settings refused. Only the
  * latter can be allowed; the guard's are never the agent's to make.
  */
-export function sortDenials(denials: readonly PermissionDenial[], cwd: string, home: string): { guard: { denial: PermissionDenial; reason: string }[]; permission: PermissionDenial[] } {
+export function sortDenials(
+  denials: readonly PermissionDenial[],
+  cwd: string,
+  home: string,
+): { guard: { denial: PermissionDenial; reason: string }[]; permission: PermissionDenial[] } {
   const guard: { denial: PermissionDenial; reason: string }[] = [];
   const permission: PermissionDenial[] = [];
   for (const denial of denials) {
@@ -67,9 +80,12 @@ export function denialWarnings(sorted: ReturnType<typeof sortDenials>, withHint 
   if (sorted.guard.length > 0) {
     const n = sorted.guard.length;
     const first = sorted.guard[0]!;
-    lines.push(`atlas refused ${n} tool call${n === 1 ? '' : 's'} of the agent (atlas guard): ${describeDenial(first.denial)}: ${first.reason}${n > 1 ? ` (and ${n - 1} more, in the hook's event)` : ''}`);
+    lines.push(
+      `atlas refused ${n} tool call${n === 1 ? '' : 's'} of the agent (atlas guard): ${describeDenial(first.denial)}: ${first.reason}${n > 1 ? ` (and ${n - 1} more, in the hook's event)` : ''}`,
+    );
   }
-  if (sorted.permission.length > 0) lines.push(withHint ? `${denialSummary(sorted.permission)}; ${DENIAL_HINT}` : denialSummary(sorted.permission));
+  if (sorted.permission.length > 0)
+    lines.push(withHint ? `${denialSummary(sorted.permission)}; ${DENIAL_HINT}` : denialSummary(sorted.permission));
   return lines;
 }
 
@@ -82,7 +98,8 @@ export function previousAttemptError(hook: Hook, stepIndex: number): string | un
   for (let i = hook.history.length - 1; i >= 0; i--) {
     const e = hook.history[i]!;
     if (e.details?.['step_index'] !== stepIndex) continue;
-    if (e.trigger === 'step_retry' || e.trigger === 'step_failed') return typeof e.details['error'] === 'string' ? e.details['error'] : undefined;
+    if (e.trigger === 'step_retry' || e.trigger === 'step_failed')
+      return typeof e.details['error'] === 'string' ? e.details['error'] : undefined;
     if (e.trigger === 'step_complete' || e.trigger === 'step_skipped') return undefined;
   }
   return undefined;

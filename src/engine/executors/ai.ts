@@ -7,12 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { allowedToolsFor } from '../../agent/allowed-tools.js';
-import type { AgentUpdate } from '../../agent/claude-stream.js';
 import { claudeConfigDir } from '../../agent/claude-config-dir.js';
+import { describeDenial } from '../../agent/claude-result.js';
+import type { AgentUpdate } from '../../agent/claude-stream.js';
 import { assertAgentConfigured } from '../../agent/configured.js';
 import type { AgentRunInput, AgentRunResult } from '../../agent/types.js';
 import { AgentConversation } from '../../conversation/agent-conversation.js';
-import { describeDenial } from '../../agent/claude-result.js';
 import type { ConversationRecord, PermissionDenial } from '../../domain/conversation.js';
 import type { AiStep } from '../../domain/template.js';
 import { PRIVATE_DIR_MODE, writeFileAtomic } from '../../store/atomic-write.js';
@@ -33,7 +33,7 @@ export function retryPrompt(brief: string, note: string, stepPrompt: string): st
     '',
     note.trim(),
     '',
-    'The step\'s instructions:',
+    "The step's instructions:",
     '',
     stepPrompt.trim(),
   ].join('\n');
@@ -55,7 +55,9 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
   const ai = ctx.config.ai;
   assertAgentConfigured(ai, ctx.env);
   const runAgent: (input: AgentRunInput) => Promise<AgentRunResult> =
-    ai.agent === 'claude' ? (await import('../../agent/claude.js')).runClaude : (await import('../../agent/command-agent.js')).runCommandAgent;
+    ai.agent === 'claude'
+      ? (await import('../../agent/claude.js')).runClaude
+      : (await import('../../agent/command-agent.js')).runCommandAgent;
   const stepPrompt = ctx.fill(ctx.step.prompt);
   const timeoutMs = ctx.step.timeout_ms ?? ai.timeout;
   const allowedTools = ai.agent === 'claude' ? allowedToolsFor(ctx.step, ctx.task, ctx.config) : [];
@@ -143,7 +145,11 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
         groups: ctx.groups,
         executor: ctx.executor,
         // In the sandbox the hook cannot write $ATLAS_HOME: it hands its events to atlas instead.
-        ...(ctx.executor.mode === 'sandbox' ? { hookChannel: { home: ctx.home, taskDir: ctx.taskDir, worktree: ctx.task.worktree, claudeConfigDir: claudeConfigDir(ctx.env) } } : {}),
+        ...(ctx.executor.mode === 'sandbox'
+          ? {
+              hookChannel: { home: ctx.home, taskDir: ctx.taskDir, worktree: ctx.task.worktree, claudeConfigDir: claudeConfigDir(ctx.env) },
+            }
+          : {}),
         onOutput: (text, stream) => ctx.reporter.output(text, stream),
         onUpdate: (u) => {
           try {
@@ -169,7 +175,9 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
     ctx.reporter.note(`resuming agent session ${ctx.retry.sessionId}`);
     result = await run(ctx.retry.note, ctx.retry.sessionId);
     if (!result.ok && !sessionStarted && !ctx.interrupts.signal && !result.permanent) {
-      ctx.reporter.note(`could not resume session ${ctx.retry.sessionId} (${result.error ?? 'unknown error'}); starting a new session with the recovery brief`);
+      ctx.reporter.note(
+        `could not resume session ${ctx.retry.sessionId} (${result.error ?? 'unknown error'}); starting a new session with the recovery brief`,
+      );
       result = await run(fresh());
     }
   } else if (ctx.retry) {
@@ -194,10 +202,22 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
   if (conversations.length > 0) details['conversations'] = ledger.conversations;
   if (ledger.cost_usd !== null) details['cost_usd'] = ledger.cost_usd;
   else if (result.costUsd !== undefined) details['cost_usd'] = result.costUsd;
-  if (conversations.length > 0) details['tokens'] = { input: ledger.input_tokens, output: ledger.output_tokens, cache_read: ledger.cache_read_tokens, cache_creation: ledger.cache_creation_tokens, partial: ledger.partial };
+  if (conversations.length > 0)
+    details['tokens'] = {
+      input: ledger.input_tokens,
+      output: ledger.output_tokens,
+      cache_read: ledger.cache_read_tokens,
+      cache_creation: ledger.cache_creation_tokens,
+      partial: ledger.partial,
+    };
   if (denials.length > 0) {
     const byGuard = new Set(sorted.guard.map((g) => g.denial));
-    details['permission_denials'] = denials.map((d) => ({ tool: d.tool_name, call: describeDenial(d), tool_use_id: d.tool_use_id, ...(byGuard.has(d) ? { refused_by: 'atlas guard' } : {}) }));
+    details['permission_denials'] = denials.map((d) => ({
+      tool: d.tool_name,
+      call: describeDenial(d),
+      tool_use_id: d.tool_use_id,
+      ...(byGuard.has(d) ? { refused_by: 'atlas guard' } : {}),
+    }));
     // Failing on them says all of it once, in the failure (its hint says how to allow them).
     const failing = result.ok && ai.on_permission_denial === 'fail';
     if (!failing) for (const line of denialWarnings(sorted)) ctx.reporter.note(`warning: ${line}`);
@@ -209,13 +229,22 @@ export async function runAiStep(ctx: StepRunContext<AiStep>): Promise<StepResult
     if (result.permanent) return { status: 'failed', error, permanent: true, hint: result.permanent.hint, details };
     // Failing again exactly as before, before the agent even started: a retry cannot help.
     if (!sessionStarted && !ctx.interrupts.signal && previousAttemptError(ctx.manager.read(), ctx.index) === error) {
-      return { status: 'failed', error, permanent: true, hint: 'the agent failed the same way on the previous attempt, before it started: fix the cause (see the error), then `atlas resume`', details };
+      return {
+        status: 'failed',
+        error,
+        permanent: true,
+        hint: 'the agent failed the same way on the previous attempt, before it started: fix the cause (see the error), then `atlas resume`',
+        details,
+      };
     }
     return { status: 'failed', error, details };
   }
   if (denials.length > 0 && ai.on_permission_denial === 'fail') {
     // The guard's refusals are never the agent's to get: the hint says how to allow the others only.
-    const hint = sorted.permission.length > 0 ? `${DENIAL_HINT}; or set ai.on_permission_denial: warn` : 'atlas guard refusals cannot be allowed; set ai.on_permission_denial: warn to let the step finish without those calls';
+    const hint =
+      sorted.permission.length > 0
+        ? `${DENIAL_HINT}; or set ai.on_permission_denial: warn`
+        : 'atlas guard refusals cannot be allowed; set ai.on_permission_denial: warn to let the step finish without those calls';
     return { status: 'failed', error: denialWarnings(sorted, false).join('; '), permanent: true, hint, details };
   }
   const parts = ['agent finished'];

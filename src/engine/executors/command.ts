@@ -3,9 +3,9 @@
 import { StringDecoder } from 'node:string_decoder';
 import { formatDuration } from '../../domain/duration.js';
 import type { CommandStep } from '../../domain/template.js';
-import { runProcess } from '../processes.js';
 import type { ProcessExecutor } from '../../exec/types.js';
 import type { RunProcessResult } from '../processes.js';
+import { runProcess } from '../processes.js';
 import type { StepResult, StepRunContext } from './types.js';
 
 /** Runs one shell command with output going to the reporter and the step's last_output. */
@@ -54,7 +54,10 @@ export async function runCommandStep(ctx: StepRunContext<CommandStep>): Promise<
     const result = await runStreamed(ctx, command, { timeoutMs });
     if (ctx.interrupts.signal) return { status: 'failed', error: `interrupted while running \`${command}\`` };
     if (result.exitCode !== 0) {
-      return { status: 'failed', error: `${describeExit(command, result, ctx.step.timeout_ms)}${ctx.step.run.length > 1 ? ` (command ${i + 1} of ${ctx.step.run.length})` : ''}` };
+      return {
+        status: 'failed',
+        error: `${describeExit(command, result, ctx.step.timeout_ms)}${ctx.step.run.length > 1 ? ` (command ${i + 1} of ${ctx.step.run.length})` : ''}`,
+      };
     }
   }
   return { status: 'ok', summary: `${ctx.step.run.length} command${ctx.step.run.length === 1 ? '' : 's'} passed` };

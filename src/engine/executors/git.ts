@@ -1,11 +1,11 @@
 // `git` steps in the task's working tree: commit (stage everything, commit if there is anything
 // to commit), push (only with git.push), pr (only with git.pull_request, via git.pr_command).
 import type { GitStep } from '../../domain/template.js';
-import { createCheckpoint } from '../../hook/checkpoint.js';
 import { localExecutor } from '../../exec/local.js';
 import { whileIndexLocked } from '../../git/index-lock.js';
 import { runGit } from '../../git/run-git.js';
 import { SIMPLE_GIT_UNSAFE, safeGitConfigArgs } from '../../git/safe-config.js';
+import { createCheckpoint } from '../../hook/checkpoint.js';
 import { shellQuote } from '../processes.js';
 import { describeExit, runStreamed } from './command.js';
 import type { StepResult, StepRunContext } from './types.js';
@@ -36,7 +36,12 @@ async function commitInSandbox(ctx: StepRunContext<GitStep>, message: string): P
   const command = `git commit -q -F - <<'ATLAS_COMMIT_MESSAGE'\n${message}\nATLAS_COMMIT_MESSAGE`;
   const result = await runStreamed(ctx, command, { capture: true, timeoutMs: ctx.step.timeout_ms });
   if (result.exitCode === 0) return { ok: true };
-  return { ok: false, error: describeExit('git commit', result, ctx.step.timeout_ms) + (result.stderr.length ? `: ${result.stderr.toString('utf8').trim().split('\n').slice(-3).join(' ')}` : '') };
+  return {
+    ok: false,
+    error:
+      describeExit('git commit', result, ctx.step.timeout_ms) +
+      (result.stderr.length ? `: ${result.stderr.toString('utf8').trim().split('\n').slice(-3).join(' ')}` : ''),
+  };
 }
 
 function errorText(error: unknown): string {
@@ -74,7 +79,11 @@ async function commit(ctx: StepRunContext<GitStep>): Promise<StepResult> {
     const sha = (await repo.revparse(['HEAD'])).trim();
     ctx.progress.addFiles(status.files.map((f) => f.path));
     ctx.reporter.note(`committed ${sha.slice(0, 12)} on ${branch}: ${message.split('\n')[0]}`);
-    return { status: 'ok', summary: `committed ${sha.slice(0, 12)}`, details: { committed: true, commit: sha, files: status.files.length } };
+    return {
+      status: 'ok',
+      summary: `committed ${sha.slice(0, 12)}`,
+      details: { committed: true, commit: sha, files: status.files.length },
+    };
   } catch (error) {
     return { status: 'failed', error: `git commit failed: ${errorText(error)}` };
   } finally {
@@ -116,9 +125,16 @@ async function pullRequest(ctx: StepRunContext<GitStep>): Promise<StepResult> {
   if (ctx.interrupts.signal) return { status: 'failed', error: 'interrupted while opening the pull request' };
   if (result.exitCode !== 0) return { status: 'failed', error: `${describeExit(command, result, ctx.step.timeout_ms)} (git.pr_command)` };
   const url = /https?:\/\/\S+/.exec(result.stdout.toString('utf8'))?.[0];
-  const checkpoint = await createCheckpoint(ctx.manager, { description: url ? `pull request opened: ${url}` : 'pull request opened', trigger: 'pr_created' });
+  const checkpoint = await createCheckpoint(ctx.manager, {
+    description: url ? `pull request opened: ${url}` : 'pull request opened',
+    trigger: 'pr_created',
+  });
   ctx.reporter.note(`pull request opened${url ? `: ${url}` : ''}; checkpoint ${checkpoint.checkpoint_id}`);
-  return { status: 'ok', summary: url ? `pull request ${url}` : 'pull request opened', details: { pull_request: true, ...(url ? { url } : {}) } };
+  return {
+    status: 'ok',
+    summary: url ? `pull request ${url}` : 'pull request opened',
+    details: { pull_request: true, ...(url ? { url } : {}) },
+  };
 }
 
 export async function runGitStep(ctx: StepRunContext<GitStep>): Promise<StepResult> {

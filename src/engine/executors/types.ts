@@ -1,13 +1,13 @@
 // What a step executor receives and returns. The runner (run-step.ts) owns the hook's state
 // transitions; executors do the work and report through the context.
 import type { Config } from '../../config/schema.js';
-import type { StepDefinition } from '../../domain/template.js';
 import type { Task } from '../../domain/task.js';
+import type { StepDefinition } from '../../domain/template.js';
+import type { ProcessExecutor } from '../../exec/types.js';
 import type { HookManager } from '../../hook/manager.js';
 import type { LifecycleBus } from '../../lifecycle/types.js';
 import type { Reporter } from '../contract.js';
 import type { InterruptWatch } from '../interrupts.js';
-import type { ProcessExecutor } from '../../exec/types.js';
 import type { ProcessGroups } from '../processes.js';
 import type { StepProgress } from '../step-progress.js';
 import type { ValidationRecorder } from '../validation-recorder.js';
@@ -52,7 +52,12 @@ export type StepResult =
   /** `permanent`: retrying cannot help (configuration problem); no further attempts. `details` go in the hook's event. */
   | { status: 'failed'; error: string; permanent?: boolean; hint?: string; details?: Record<string, unknown> }
   /** The step waits for a person: approval required, or the person chose to stop for now. */
-  | { status: 'waiting'; reason: 'approval' | 'paused'; /** What the person is asked (human steps). */ prompt?: string; details?: Record<string, unknown> }
+  | {
+      status: 'waiting';
+      reason: 'approval' | 'paused' /** What the person is asked (human steps). */;
+      prompt?: string;
+      details?: Record<string, unknown>;
+    }
   | { status: 'rejected'; note?: string };
 
 export type StepExecutor<S extends StepDefinition = StepDefinition> = (ctx: StepRunContext<S>) => Promise<StepResult>;

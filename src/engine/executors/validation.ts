@@ -5,16 +5,16 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatDuration } from '../../domain/duration.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { ValidationStep } from '../../domain/template.js';
+import type { ProcessExecutor } from '../../exec/types.js';
 import { createCheckpoint } from '../../hook/checkpoint.js';
 import { PRIVATE_DIR_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import { resolveValidationCommands } from '../../templates/detect-validation.js';
-import type { ValidationRun } from '../validation-recorder.js';
 import { commandExecutable } from '../command-executable.js';
-import { AtlasError, EXIT } from '../../domain/errors.js';
-import type { ProcessExecutor } from '../../exec/types.js';
-import { preparePristineTree } from '../pristine/pristine-tree.js';
 import type { PristineTree } from '../pristine/pristine-tree.js';
+import { preparePristineTree } from '../pristine/pristine-tree.js';
+import type { ValidationRun } from '../validation-recorder.js';
 import { describeExit, runStreamed } from './command.js';
 import type { StepResult, StepRunContext } from './types.js';
 
@@ -27,7 +27,12 @@ export async function runValidationStep(ctx: StepRunContext<ValidationStep>): Pr
   // Commands fixed when the task started (-c, ATLAS_*, config) win over today's config: a
   // recovery runs exactly what the task was started with.
   const { commands, source } = ctx.task.validation_commands?.length
-    ? resolveValidationCommands(ctx.step.commands, ctx.task.validation_commands, ctx.task.worktree, 'the task (validation.commands when it started)')
+    ? resolveValidationCommands(
+        ctx.step.commands,
+        ctx.task.validation_commands,
+        ctx.task.worktree,
+        'the task (validation.commands when it started)',
+      )
     : resolveValidationCommands(ctx.step.commands, ctx.config.validation.commands, ctx.task.worktree);
   await ctx.enterValidating({ commands: commands.length, source });
   ctx.reporter.note(`validating with ${commands.length} command${commands.length === 1 ? '' : 's'} from ${source}`);
@@ -36,10 +41,23 @@ export async function runValidationStep(ctx: StepRunContext<ValidationStep>): Pr
   if (ctx.config.validation.tree === 'pristine') {
     ctx.progress.setWorkingOn('making a pristine tree', { now: true });
     try {
-      pristine = await preparePristineTree({ home: ctx.home, task: ctx.task, taskDir: ctx.taskDir, config: ctx.config, mode: ctx.executor.mode, runSetup: (command, dir, executor) => runSetup(ctx, command, dir, executor, timeoutMs) });
+      pristine = await preparePristineTree({
+        home: ctx.home,
+        task: ctx.task,
+        taskDir: ctx.taskDir,
+        config: ctx.config,
+        mode: ctx.executor.mode,
+        runSetup: (command, dir, executor) => runSetup(ctx, command, dir, executor, timeoutMs),
+      });
     } catch (error) {
       if (ctx.interrupts.signal) return { status: 'failed', error: 'interrupted while making the pristine tree' };
-      if (error instanceof AtlasError) return { status: 'failed', error: error.message, ...(error.hint ? { hint: error.hint } : {}), permanent: error.exitCode === EXIT.input };
+      if (error instanceof AtlasError)
+        return {
+          status: 'failed',
+          error: error.message,
+          ...(error.hint ? { hint: error.hint } : {}),
+          permanent: error.exitCode === EXIT.input,
+        };
       throw error;
     }
     ctx.reporter.note(`pristine tree ${pristine.dir}, dependencies: ${pristine.dependencies}`);
@@ -52,19 +70,33 @@ export async function runValidationStep(ctx: StepRunContext<ValidationStep>): Pr
 }
 
 /** One setup command in the pristine tree; a failure stops the step before any receipt. */
-async function runSetup(ctx: StepRunContext<ValidationStep>, command: string, dir: string, executor: ProcessExecutor, timeoutMs: number): Promise<void> {
+async function runSetup(
+  ctx: StepRunContext<ValidationStep>,
+  command: string,
+  dir: string,
+  executor: ProcessExecutor,
+  timeoutMs: number,
+): Promise<void> {
   ctx.progress.setWorkingOn(`setup: ${command}`, { now: true });
   ctx.reporter.note(`$ ${command} (validation.setup, pristine tree)`);
   const result = await runStreamed(ctx, command, { timeoutMs, executor, cwd: dir });
   if (result.exitCode !== 0) {
-    throw new AtlasError(`validation.setup failed: ${describeExit(command, result, timeoutMs)}; no dependency folders were cached and no command was validated`, {
-      exitCode: EXIT.failure,
-      hint: 'run the setup by hand in a fresh clone to see why (in sandbox mode its hosts must be in execution.sandbox.allowed_domains)',
-    });
+    throw new AtlasError(
+      `validation.setup failed: ${describeExit(command, result, timeoutMs)}; no dependency folders were cached and no command was validated`,
+      {
+        exitCode: EXIT.failure,
+        hint: 'run the setup by hand in a fresh clone to see why (in sandbox mode its hosts must be in execution.sandbox.allowed_domains)',
+      },
+    );
   }
 }
 
-async function runCommands(ctx: StepRunContext<ValidationStep>, commands: string[], timeoutMs: number, pristine: PristineTree | undefined): Promise<StepResult> {
+async function runCommands(
+  ctx: StepRunContext<ValidationStep>,
+  commands: string[],
+  timeoutMs: number,
+  pristine: PristineTree | undefined,
+): Promise<StepResult> {
   const cwd = pristine?.dir ?? ctx.task.worktree;
   const executor = pristine?.executor ?? ctx.executor;
   const failures: string[] = [];
@@ -112,11 +144,16 @@ async function runCommands(ctx: StepRunContext<ValidationStep>, commands: string
       ctx.reporter.note(`✓ ${command} (${took})`);
     } else {
       failures.push(describeExit(command, result, timeoutMs));
-      ctx.reporter.note(`✗ ${command} exited with ${result.exitCode} (${took}); output kept in ${join(ctx.taskDir, paths.stdout)}, ${join(ctx.taskDir, paths.stderr)}`);
+      ctx.reporter.note(
+        `✗ ${command} exited with ${result.exitCode} (${took}); output kept in ${join(ctx.taskDir, paths.stdout)}, ${join(ctx.taskDir, paths.stderr)}`,
+      );
     }
   }
   if (failures.length > 0) {
-    return { status: 'failed', error: `${failures.length} of ${commands.length} validation command${commands.length === 1 ? '' : 's'} failed: ${failures.join('; ')}` };
+    return {
+      status: 'failed',
+      error: `${failures.length} of ${commands.length} validation command${commands.length === 1 ? '' : 's'} failed: ${failures.join('; ')}`,
+    };
   }
   const checkpoint = await createCheckpoint(ctx.manager, {
     description: `validation passed: ${commands.join(', ')}`,

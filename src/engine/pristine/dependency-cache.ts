@@ -8,15 +8,43 @@
 // $ATLAS_HOME, so it cannot touch the cache. Without a setup, a task in its own worktree links the
 // main checkout's folders (which its sandbox cannot write either).
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { isAbsolute, join, normalize, sep } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 
 /** Files whose content decides what a setup builds (read from the pristine tree's root). */
 export const DEPENDENCY_INPUTS = [
-  'package.json', 'package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lockb', '.npmrc',
-  'requirements.txt', 'requirements-dev.txt', 'pyproject.toml', 'poetry.lock', 'uv.lock', 'Pipfile.lock',
-  'Cargo.lock', 'go.sum', 'Gemfile.lock', 'composer.lock',
+  'package.json',
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'bun.lockb',
+  '.npmrc',
+  'requirements.txt',
+  'requirements-dev.txt',
+  'pyproject.toml',
+  'poetry.lock',
+  'uv.lock',
+  'Pipfile.lock',
+  'Cargo.lock',
+  'go.sum',
+  'Gemfile.lock',
+  'composer.lock',
 ];
 
 /** Cache entries kept (the most recently used); older ones are removed after a new one is made. */
@@ -88,7 +116,13 @@ export interface CachedDependencies {
  * folder: its dependency folders are what the cache keeps. `build` throws when a command fails:
  * nothing is cached then.
  */
-export async function cachedDependencies(home: string, tree: string, setup: readonly string[], folders: readonly string[], build: () => Promise<string>): Promise<CachedDependencies> {
+export async function cachedDependencies(
+  home: string,
+  tree: string,
+  setup: readonly string[],
+  folders: readonly string[],
+  build: () => Promise<string>,
+): Promise<CachedDependencies> {
   const key = dependencyKey(tree, setup, folders);
   const root = cacheRoot(home);
   const entry = join(root, key);
@@ -110,7 +144,8 @@ export async function cachedDependencies(home: string, tree: string, setup: read
         renameSync(staging, entry);
       } catch {
         // Another run made the same entry meanwhile: theirs is as good as ours.
-        if (!existsSync(join(entry, COMPLETE))) throw new AtlasError(`could not store the dependency cache entry ${entry}`, { exitCode: EXIT.failure });
+        if (!existsSync(join(entry, COMPLETE)))
+          throw new AtlasError(`could not store the dependency cache entry ${entry}`, { exitCode: EXIT.failure });
       }
     } finally {
       rmSync(staging, { recursive: true, force: true });
@@ -128,7 +163,12 @@ export async function cachedDependencies(home: string, tree: string, setup: read
  * A tree whose setup inputs are not its base commit's (or a task with no base): the setup runs in
  * the tree itself, and what it makes stays there. A step wrote those inputs: nothing is cached.
  */
-export async function uncachedDependencies(tree: string, setup: readonly string[], folders: readonly string[], run: () => Promise<void>): Promise<CachedDependencies> {
+export async function uncachedDependencies(
+  tree: string,
+  setup: readonly string[],
+  folders: readonly string[],
+  run: () => Promise<void>,
+): Promise<CachedDependencies> {
   const key = dependencyKey(tree, setup, folders);
   await run();
   return { source: `uncached:${key}`, built: true };
@@ -147,7 +187,8 @@ function moveDir(from: string, to: string): void {
 /** Keeps the CACHE_ENTRIES_KEPT most recently used entries, and no staging folder of a killed run. */
 function pruneCache(root: string): void {
   for (const n of readdirSync(root)) {
-    if (n.startsWith('.tmp-') && Date.now() - statSync(join(root, n)).mtimeMs > 3_600_000) rmSync(join(root, n), { recursive: true, force: true });
+    if (n.startsWith('.tmp-') && Date.now() - statSync(join(root, n)).mtimeMs > 3_600_000)
+      rmSync(join(root, n), { recursive: true, force: true });
   }
   const entries = readdirSync(root)
     .filter((n) => /^[0-9a-f]{64}$/.test(n))

@@ -13,7 +13,13 @@ import type { ExecutionMode, ProcessExecutor } from '../../exec/types.js';
 import { checkoutTree, filesTree, storeEnv } from '../../git/files-tree.js';
 import { runGit } from '../../git/run-git.js';
 import { workObjectDir } from '../../git/task-objects.js';
-import { cachedDependencies, checkDependencyFolders, DEPENDENCY_INPUTS, repositoryDependencies, uncachedDependencies } from './dependency-cache.js';
+import {
+  cachedDependencies,
+  checkDependencyFolders,
+  DEPENDENCY_INPUTS,
+  repositoryDependencies,
+  uncachedDependencies,
+} from './dependency-cache.js';
 
 export interface PristineTree {
   dir: string;
@@ -78,12 +84,19 @@ function baseDir(taskDir: string): string {
 /** The setup's inputs (lockfiles, manifests) are the same in the base commit and in `tree`. */
 export async function sameSetupInputs(worktree: string, base: string, tree: string, store?: string): Promise<boolean> {
   // Plumbing (no textconv, no external diff): exit 0 when the paths' entries are the same, 1 when not.
-  const diff = await runGit(worktree, ['diff-tree', '--quiet', base, tree, '--', ...DEPENDENCY_INPUTS], { allowFailure: true, env: storeEnv(worktree, store) });
+  const diff = await runGit(worktree, ['diff-tree', '--quiet', base, tree, '--', ...DEPENDENCY_INPUTS], {
+    allowFailure: true,
+    env: storeEnv(worktree, store),
+  });
   return diff.code === 0;
 }
 
 /** Checks the base commit out (no step wrote it) and runs the setup there; returns the folder. */
-async function buildAtBase(input: PristineInput, base: string, runIn: (target: string, on: ProcessExecutor) => () => Promise<void>): Promise<string> {
+async function buildAtBase(
+  input: PristineInput,
+  base: string,
+  runIn: (target: string, on: ProcessExecutor) => () => Promise<void>,
+): Promise<string> {
   const { task, taskDir, home, config } = input;
   const dir = baseDir(taskDir);
   rmSync(dir, { recursive: true, force: true });

@@ -27,18 +27,22 @@ export function innerCommand(spec: Pick<LaunchSpec, 'command' | 'args' | 'shell'
   // a redirection of a builtin (`true`: a failed one never ends the shell, unlike `:`), the pause
   // a read on the start descriptor, which atlas never writes to (`sleep` if that read cannot wait).
   if (policy.allowed_domains.length > 0 && process.platform === 'linux') {
-    lines.push('if [ -n "$BASH_VERSION" ]; then i=0; while [ $i -lt 100 ] && ! { true </dev/tcp/127.0.0.1/3128; } 2>/dev/null; do read -t 0.01 -u 3 _ 2>/dev/null || [ $? -gt 128 ] || sleep 0.01; i=$((i+1)); done; fi');
+    lines.push(
+      'if [ -n "$BASH_VERSION" ]; then i=0; while [ $i -lt 100 ] && ! { true </dev/tcp/127.0.0.1/3128; } 2>/dev/null; do read -t 0.01 -u 3 _ 2>/dev/null || [ $? -gt 128 ] || sleep 0.01; i=$((i+1)); done; fi',
+    );
   }
   lines.push('exec 3>&-', 'unset ATLAS_SANDBOX_COMMAND', `export TMPDIR=${tmp} TMP=${tmp} TEMP=${tmp}`);
   // Inside the sandbox loopback is the sandbox's own: an allowed loopback host (a local model API,
   // a test server) is this machine's, reachable only through the proxy.
-  if (policy.allowed_domains.some((d) => LOOPBACK.test(d))) lines.push(`export NO_PROXY=${NO_PROXY_WITHOUT_LOOPBACK} no_proxy=${NO_PROXY_WITHOUT_LOOPBACK}`);
+  if (policy.allowed_domains.some((d) => LOOPBACK.test(d)))
+    lines.push(`export NO_PROXY=${NO_PROXY_WITHOUT_LOOPBACK} no_proxy=${NO_PROXY_WITHOUT_LOOPBACK}`);
   lines.push(spec.shell ? `exec /bin/sh -c ${shellQuote(spec.command)}` : `exec ${[spec.command, ...spec.args].map(shellQuote).join(' ')}`);
   return lines.join('\n');
 }
 
 const WRITE_DENIED = /Read-only file system|Operation not permitted|EROFS|EPERM/;
-const NETWORK_DENIED = /blocked-by-sandbox-runtime|not allowed by ruleset|Could not resolve host|name resolution|EAI_AGAIN|ENOTFOUND|403 Forbidden|Connection refused|ECONNREFUSED|Couldn't connect to server/;
+const NETWORK_DENIED =
+  /blocked-by-sandbox-runtime|not allowed by ruleset|Could not resolve host|name resolution|EAI_AGAIN|ENOTFOUND|403 Forbidden|Connection refused|ECONNREFUSED|Couldn't connect to server/;
 
 /** A failure's stderr read against the policy: which rule refused it, and where to change it. */
 export function explainDenial(stderr: string, policy: SandboxPolicy): string | undefined {
@@ -111,7 +115,12 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
     const wrapped = await wrapCommand(policy, RUNNER_COMMAND, `atlas-${process.pid}-${++counter}`);
     const runner = runnerArgv(wrapped, RUNNER_COMMAND, policy.allowed_domains.length === 0, bridgeSockets());
     // Recorded before any command starts: a SIGKILL from here on leaves only what this names.
-    recordLitter(taskDir, { worktree: policy.worktree, stubs, sockets: bridgeSockets(), temp_dirs: emptyMountDirs().filter((d) => !tempBefore.has(d)) });
+    recordLitter(taskDir, {
+      worktree: policy.worktree,
+      stubs,
+      sockets: bridgeSockets(),
+      temp_dirs: emptyMountDirs().filter((d) => !tempBefore.has(d)),
+    });
     wrap = { runner, stubs, key, at: Date.now() };
     return wrap;
   }
@@ -127,7 +136,12 @@ export function createSandboxExecutor(policy: SandboxPolicy, taskDir: string): P
         command: current.runner[0]!,
         args: current.runner.slice(1),
         shell: false,
-        env: { ...sandboxEnvironment(spec.env, policy.env), ...(policy.home ? { HOME: policy.home } : {}), ...policy.git_env, ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy) },
+        env: {
+          ...sandboxEnvironment(spec.env, policy.env),
+          ...(policy.home ? { HOME: policy.home } : {}),
+          ...policy.git_env,
+          ATLAS_SANDBOX_COMMAND: innerCommand(spec, policy),
+        },
         finished: () => {
           if (done) return;
           done = true;

@@ -68,7 +68,11 @@ export function moduleProtections(modules: string): string[] {
     }
     if (names.includes('HEAD') && names.includes('objects')) {
       count++;
-      out.push(join(dir, 'config'), join(dir, 'hooks'), ...existing([join(dir, 'config.worktree'), join(dir, 'commondir'), join(dir, 'gitdir')]));
+      out.push(
+        join(dir, 'config'),
+        join(dir, 'hooks'),
+        ...existing([join(dir, 'config.worktree'), join(dir, 'commondir'), join(dir, 'gitdir')]),
+      );
       if (names.includes('modules')) walk(join(dir, 'modules'), depth + 1);
       return;
     }

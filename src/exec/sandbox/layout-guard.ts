@@ -10,7 +10,13 @@ import { gitLayout } from '../../git/layout.js';
 import { readBranch } from '../../git/locate.js';
 import { exists, looseRefFiles } from './protected-paths.js';
 
-export function checkLayoutAfterCommand(worktree: string, taskDir: string, protectedPaths: readonly string[] = [], since = 0, before?: ReadonlyMap<string, number>): AtlasError | undefined {
+export function checkLayoutAfterCommand(
+  worktree: string,
+  taskDir: string,
+  protectedPaths: readonly string[] = [],
+  since = 0,
+  before?: ReadonlyMap<string, number>,
+): AtlasError | undefined {
   const dotGit = join(worktree, '.git');
   let isFolder = false;
   try {
@@ -28,7 +34,9 @@ export function checkLayoutAfterCommand(worktree: string, taskDir: string, prote
     } catch {
       return layoutError(`${planted} appeared and could not be moved away: remove it before running git in ${worktree}`);
     }
-    return layoutError(`a step wrote ${planted}, which would send every later git command in ${worktree} to another git folder; atlas moved it to ${kept} and stopped the task`);
+    return layoutError(
+      `a step wrote ${planted}, which would send every later git command in ${worktree} to another git folder; atlas moved it to ${kept} and stopped the task`,
+    );
   }
   let layout: ReturnType<typeof gitLayout>;
   try {
@@ -48,14 +56,23 @@ export function checkLayoutAfterCommand(worktree: string, taskDir: string, prote
  * changed since, and is not the task's branch (or its lock), is moved into the task folder and the
  * task stops. Without `before`, only new refs shadowing a packed-only branch are looked for.
  */
-function strangeRefs(layout: { gitDir: string; common: string }, taskDir: string, protectedPaths: readonly string[], since: number, before: ReadonlyMap<string, number> | undefined): AtlasError | undefined {
+function strangeRefs(
+  layout: { gitDir: string; common: string },
+  taskDir: string,
+  protectedPaths: readonly string[],
+  since: number,
+  before: ReadonlyMap<string, number> | undefined,
+): AtlasError | undefined {
   const heads = join(layout.common, 'refs', 'heads');
   const own = readBranch(layout.gitDir);
   const allowed = new Set(own ? [join(heads, own), join(heads, `${own}.lock`)] : []);
   const kept = new Set(protectedPaths);
   const packed = packedBranches(layout.common);
   const found = [...looseRefFiles(heads)]
-    .filter(([p, mtime]) => mtime >= since && !allowed.has(p) && !kept.has(p) && (before ? before.get(p) !== mtime : packed.has(relative(layout.common, p))))
+    .filter(
+      ([p, mtime]) =>
+        mtime >= since && !allowed.has(p) && !kept.has(p) && (before ? before.get(p) !== mtime : packed.has(relative(layout.common, p))),
+    )
     .map(([p]) => p);
   if (found.length === 0) return undefined;
   const refused = join(taskDir, 'refused');
@@ -71,7 +88,9 @@ function strangeRefs(layout: { gitDir: string; common: string }, taskDir: string
       return layoutError(`a step created ${loose}, which would move ${ref}, and it could not be moved away: remove it`);
     }
   }
-  return layoutError(`a step created refs outside its branch ${own ?? '(none)'}, which would move or shadow other branches; atlas moved them away and stopped the task: ${moved.join('; ')}`);
+  return layoutError(
+    `a step created refs outside its branch ${own ?? '(none)'}, which would move or shadow other branches; atlas moved them away and stopped the task: ${moved.join('; ')}`,
+  );
 }
 
 /** The loose branch refs of the tree's repository with their mtimes (the executor's snapshot). */
@@ -96,7 +115,6 @@ function packedBranches(common: string): Set<string> {
 function layoutError(message: string): AtlasError {
   return new AtlasError(`the repository's git layout changed: ${message}`, {
     exitCode: EXIT.failure,
-    hint: 'a sandboxed step tried to change git\'s control files; look at what the step ran (HOOK.md) before continuing',
+    hint: "a sandboxed step tried to change git's control files; look at what the step ran (HOOK.md) before continuing",
   });
 }
-

@@ -57,7 +57,6 @@ export async function absentStubPaths(worktree: string): Promise<string[]> {
   return [...found];
 }
 
-
 export function emptyMountDirs(dir = tmpdir()): string[] {
   try {
     return readdirSync(dir)
@@ -164,7 +163,12 @@ async function trackedByGit(worktree: string, paths: string[]): Promise<Set<stri
   if (paths.length === 0) return new Set();
   const rel = paths.map((p) => relative(worktree, p));
   const result = await runGit(worktree, ['ls-files', '-z', '--', ...rel], { allowFailure: true });
-  return new Set(result.stdout.split('\0').filter(Boolean).map((r) => join(worktree, r)));
+  return new Set(
+    result.stdout
+      .split('\0')
+      .filter(Boolean)
+      .map((r) => join(worktree, r)),
+  );
 }
 
 export interface LitterSweep {
@@ -214,7 +218,10 @@ export async function sweepLitter(taskDir: string, options: { dryRun?: boolean }
   const candidates = record.stubs
     .filter((p) => isInside(p, record.worktree) && p !== record.worktree)
     .sort((a, b) => b.split('/').length - a.split('/').length);
-  const tracked = await trackedByGit(record.worktree, candidates.filter((p) => exists(p)));
+  const tracked = await trackedByGit(
+    record.worktree,
+    candidates.filter((p) => exists(p)),
+  );
   for (const path of candidates) {
     if (tracked.has(path) || !isStub(path)) continue;
     if (!dry) {

@@ -7,11 +7,11 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Config } from '../../config/schema.js';
 import { commonGitDir } from '../../git/common-dir.js';
 import { realpath, resolveGitDir } from '../../git/locate.js';
+import { ensureObjectDir, overlayEnv, stepObjectDir } from '../../git/task-objects.js';
+import { homePaths } from '../../store/paths.js';
 import { gitProtectedPaths } from './git-protect.js';
 import { PROTECTED_PATHS, treeControlPaths } from './protected-paths.js';
 import { prepareSandboxHome } from './sandbox-home.js';
-import { homePaths } from '../../store/paths.js';
-import { ensureObjectDir, overlayEnv, stepObjectDir } from '../../git/task-objects.js';
 
 export interface SandboxPolicy {
   /** The task's working tree: the sandboxed processes' cwd. */
@@ -89,7 +89,10 @@ export function gitWritePaths(worktree: string): string[] {
  * written to the task's store; nothing outside the sandbox reads that store but the crossing
  * (src/git/cross-objects.ts). The tree's HEAD and the repository's objects are read-only.
  */
-export function stepGit(worktree: string, taskDir: string): { env: Record<string, string> | undefined; write: string[]; denyWrite: string[] } {
+export function stepGit(
+  worktree: string,
+  taskDir: string,
+): { env: Record<string, string> | undefined; write: string[]; denyWrite: string[] } {
   const dotGit = join(worktree, '.git');
   const named = existsSync(dotGit) ? resolveGitDir(dotGit, worktree) : undefined;
   if (!named) return { env: undefined, write: [], denyWrite: [] };
@@ -173,7 +176,15 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
   const agent = agentStatePaths(input.config, env, userHome);
   const home = prepareSandboxHome(input.taskDir, userHome, agent.write);
   const git = stepGit(worktree, input.taskDir);
-  const allowWrite = unique([worktree, ...gitWritePaths(worktree), ...git.write, tmpdir, home, ...agent.write, ...sandbox.allow_write.map((p) => expandHome(p, userHome))]);
+  const allowWrite = unique([
+    worktree,
+    ...gitWritePaths(worktree),
+    ...git.write,
+    tmpdir,
+    home,
+    ...agent.write,
+    ...sandbox.allow_write.map((p) => expandHome(p, userHome)),
+  ]);
   // What this task needs is never denied, even when it lies inside another task's folder (an
   // in-place task in the repository whose .git this task's commits write to).
   const needed = [worktree, ...allowWrite];
@@ -195,7 +206,13 @@ export function buildPolicy(input: PolicyInput): SandboxPolicy {
     tmpdir,
     home,
     allow_write: allowWrite,
-    deny_write: unique([...atlasProtectedPaths(worktree), ...gitProtectedPaths(worktree), ...treeControlPaths(worktree), ...agent.denyWrite, ...git.denyWrite]),
+    deny_write: unique([
+      ...atlasProtectedPaths(worktree),
+      ...gitProtectedPaths(worktree),
+      ...treeControlPaths(worktree),
+      ...agent.denyWrite,
+      ...git.denyWrite,
+    ]),
     deny_read: denyRead,
     ...(ownFiles.length ? { allow_read: ownFiles } : {}),
     allowed_domains: allowedDomains(input.config, env),
@@ -223,7 +240,8 @@ function ownTaskFiles(taskDir: string, writable: readonly string[]): string[] {
 export function storeFolders(config: Config, home: string): string[] {
   const out = [join(home, 'store')];
   const store = config.sync.store;
-  if (store && !/^s3:\/\//i.test(store)) out.push(store.startsWith('file://') ? decodeURIComponent(new URL(store).pathname) : resolve(store));
+  if (store && !/^s3:\/\//i.test(store))
+    out.push(store.startsWith('file://') ? decodeURIComponent(new URL(store).pathname) : resolve(store));
   return unique(out);
 }
 

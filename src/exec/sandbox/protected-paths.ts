@@ -25,31 +25,73 @@ export interface ProtectedPath {
 }
 
 export const PROTECTED_PATHS: readonly ProtectedPath[] = [
-  { path: 'config', in: 'common', kind: 'file', reason: 'names programs git runs (core.hooksPath, core.fsmonitor, filters, textconv, core.sshCommand, include.path)' },
-  { path: 'config.worktree', in: 'common', kind: 'file', reason: 'read as config when extensions.worktreeConfig is set (git sparse-checkout sets it)' },
-  { path: 'config.worktree', in: 'gitdir', kind: 'file', reason: 'a linked worktree\'s own config (same as config)' },
-  { path: 'commondir', in: 'common', kind: 'file', existingOnly: true, reason: 'redirects git to another git folder, with its own config and hooks' },
-  { path: 'commondir', in: 'gitdir', kind: 'file', existingOnly: true, reason: 'redirects git to another git folder, with its own config and hooks' },
+  {
+    path: 'config',
+    in: 'common',
+    kind: 'file',
+    reason: 'names programs git runs (core.hooksPath, core.fsmonitor, filters, textconv, core.sshCommand, include.path)',
+  },
+  {
+    path: 'config.worktree',
+    in: 'common',
+    kind: 'file',
+    reason: 'read as config when extensions.worktreeConfig is set (git sparse-checkout sets it)',
+  },
+  { path: 'config.worktree', in: 'gitdir', kind: 'file', reason: "a linked worktree's own config (same as config)" },
+  {
+    path: 'commondir',
+    in: 'common',
+    kind: 'file',
+    existingOnly: true,
+    reason: 'redirects git to another git folder, with its own config and hooks',
+  },
+  {
+    path: 'commondir',
+    in: 'gitdir',
+    kind: 'file',
+    existingOnly: true,
+    reason: 'redirects git to another git folder, with its own config and hooks',
+  },
   { path: 'gitdir', in: 'gitdir', kind: 'file', existingOnly: true, reason: 'where git thinks the linked worktree lives' },
   { path: 'hooks', in: 'common', kind: 'dir', reason: 'programs git runs on commit, checkout, merge, push' },
-  { path: 'info', in: 'common', kind: 'dir', reason: 'info/attributes selects filters and diff drivers; info/exclude, info/sparse-checkout' },
-  { path: 'packed-refs', in: 'common', kind: 'file', reason: 'every branch and tag: a step could move the user\'s main' },
+  {
+    path: 'info',
+    in: 'common',
+    kind: 'dir',
+    reason: 'info/attributes selects filters and diff drivers; info/exclude, info/sparse-checkout',
+  },
+  { path: 'packed-refs', in: 'common', kind: 'file', reason: "every branch and tag: a step could move the user's main" },
   { path: 'refs/tags', in: 'common', kind: 'dir', reason: 'tags other people and programs trust' },
   { path: 'refs/remotes', in: 'common', kind: 'dir', reason: 'what the user believes is on the remote' },
   { path: 'refs/notes', in: 'common', kind: 'dir', reason: 'notes shown by git log' },
   { path: 'refs/replace', in: 'common', kind: 'dir', reason: 'replaces any object for every later git command' },
-  { path: 'objects/info/alternates', in: 'common', kind: 'file', reason: 'adds object stores of the step\'s choosing' },
+  { path: 'objects/info/alternates', in: 'common', kind: 'file', reason: "adds object stores of the step's choosing" },
   { path: 'remotes', in: 'common', kind: 'dir', existingOnly: true, reason: 'old-style remote definitions (URLs git fetches from)' },
   { path: 'branches', in: 'common', kind: 'dir', existingOnly: true, reason: 'old-style remote definitions' },
-  { path: '.git', in: 'tree', kind: 'file', existingOnly: true, reason: 'a linked worktree\'s pointer to its git folder' },
-  { path: '.claude/settings.json', in: 'tree', kind: 'file', reason: 'Claude Code hooks, run by the next unsandboxed `claude` in this tree' },
-  { path: '.claude/settings.local.json', in: 'tree', kind: 'file', reason: 'Claude Code hooks, run by the next unsandboxed `claude` in this tree' },
+  { path: '.git', in: 'tree', kind: 'file', existingOnly: true, reason: "a linked worktree's pointer to its git folder" },
+  {
+    path: '.claude/settings.json',
+    in: 'tree',
+    kind: 'file',
+    reason: 'Claude Code hooks, run by the next unsandboxed `claude` in this tree',
+  },
+  {
+    path: '.claude/settings.local.json',
+    in: 'tree',
+    kind: 'file',
+    reason: 'Claude Code hooks, run by the next unsandboxed `claude` in this tree',
+  },
   { path: '.claude/hooks', in: 'tree', kind: 'dir', reason: 'scripts Claude Code settings name as hooks' },
   { path: '.mcp.json', in: 'tree', kind: 'file', reason: 'MCP servers Claude Code starts' },
   { path: '.envrc', in: 'tree', kind: 'file', reason: 'direnv runs it on entering the folder' },
   { path: '.npmrc', in: 'tree', kind: 'file', reason: 'npm configuration: script shell, registries, tokens' },
   { path: '.gitattributes', in: 'tree', kind: 'file', reason: 'selects git filters and diff drivers' },
-  { path: '.atlas', in: 'tree', kind: 'dir', reason: 'atlas configuration and templates (lifecycle hooks, git.pr_command run outside the sandbox)' },
+  {
+    path: '.atlas',
+    in: 'tree',
+    kind: 'dir',
+    reason: 'atlas configuration and templates (lifecycle hooks, git.pr_command run outside the sandbox)',
+  },
   { path: 'settings.json', in: 'claude-config', kind: 'file', reason: 'user-level Claude Code hooks, run by every later `claude`' },
   { path: 'settings.local.json', in: 'claude-config', kind: 'file', reason: 'user-level Claude Code hooks, run by every later `claude`' },
 ];
@@ -155,12 +197,28 @@ export function treeControlPaths(worktree: string): string[] {
 export function nestedClaudeFolders(worktree: string): string[] {
   let listing = '';
   try {
-    listing = execFileSync('rg', ['--files', '--hidden', '--no-ignore', '--max-depth', String(CLAUDE_DEPTH), '--iglob', '**/.claude/**', '-g', '!**/node_modules/**', '-g', '!.git/**'], {
-      cwd: worktree,
-      encoding: 'utf8',
-      maxBuffer: 16 * 1024 * 1024,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    listing = execFileSync(
+      'rg',
+      [
+        '--files',
+        '--hidden',
+        '--no-ignore',
+        '--max-depth',
+        String(CLAUDE_DEPTH),
+        '--iglob',
+        '**/.claude/**',
+        '-g',
+        '!**/node_modules/**',
+        '-g',
+        '!.git/**',
+      ],
+      {
+        cwd: worktree,
+        encoding: 'utf8',
+        maxBuffer: 16 * 1024 * 1024,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
   } catch (error) {
     // rg exits 1 when nothing matched.
     listing = String((error as { stdout?: unknown }).stdout ?? '');

@@ -87,5 +87,11 @@ export function runnerArgv(wrapped: string, command: string, offline: boolean, s
   if (offline) return [...withoutSocketBinds(options, sockets), '--', seccomp, '/bin/sh', '-c', command];
   const listeners = lines.slice(0, -1).filter((line) => SOCAT_LINE.test(line));
   if (listeners.length !== 2 || lines.length !== 4 || !lines[2]!.startsWith('trap ')) return asLine;
-  return [...options, '--', '/bin/sh', '-c', [...listeners, `exec ${[seccomp, shell, '-c', command].map(shellQuote).join(' ')}`].join('\n')];
+  return [
+    ...options,
+    '--',
+    '/bin/sh',
+    '-c',
+    [...listeners, `exec ${[seccomp, shell, '-c', command].map(shellQuote).join(' ')}`].join('\n'),
+  ];
 }

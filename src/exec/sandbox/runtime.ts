@@ -6,7 +6,7 @@
 import type { SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
 import type { SandboxPolicy } from './policy.js';
 
-type Manager = (typeof import('@anthropic-ai/sandbox-runtime'))['SandboxManager'];
+type Manager = typeof import('@anthropic-ai/sandbox-runtime')['SandboxManager'];
 
 let manager: Manager | undefined;
 let initialized: Promise<void> | undefined;
@@ -85,7 +85,12 @@ export async function wrapCommand(policy: SandboxPolicy, command: string, comman
       command,
       undefined,
       {
-        filesystem: { denyRead: policy.deny_read, allowRead: policy.allow_read ?? [], allowWrite: policy.allow_write, denyWrite: policy.deny_write },
+        filesystem: {
+          denyRead: policy.deny_read,
+          allowRead: policy.allow_read ?? [],
+          allowWrite: policy.allow_write,
+          denyWrite: policy.deny_write,
+        },
         network: { allowedDomains: policy.allowed_domains, deniedDomains: [] },
       },
       undefined,
@@ -117,7 +122,8 @@ export async function resetSandbox(): Promise<void> {
 /** What the library says this machine lacks (empty when it can sandbox). */
 export async function sandboxDependencyErrors(): Promise<{ errors: string[]; warnings: string[]; supported: boolean }> {
   const m = await load();
-  if (!m.isSupportedPlatform()) return { errors: [`this platform (${process.platform}) has no sandbox support`], warnings: [], supported: false };
+  if (!m.isSupportedPlatform())
+    return { errors: [`this platform (${process.platform}) has no sandbox support`], warnings: [], supported: false };
   const check = m.checkDependencies();
   return { errors: check.errors, warnings: check.warnings, supported: true };
 }

@@ -84,7 +84,9 @@ export function prepareSandboxHome(taskDir: string, userHome: string, linked: re
  */
 function realFolders(home: string, rel: string, make: boolean): boolean {
   let dir = home;
-  for (const part of dirname(rel).split('/').filter((p) => p !== '' && p !== '.')) {
+  for (const part of dirname(rel)
+    .split('/')
+    .filter((p) => p !== '' && p !== '.')) {
     dir = join(dir, part);
     let isDir = false;
     try {

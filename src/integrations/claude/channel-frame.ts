@@ -47,7 +47,8 @@ function pause(ms: number): void {
  */
 export function sendMessage(path: string, message: ChannelMessage, fullPipeWaitMs = FULL_PIPE_WAIT_MS): void {
   const payload = Buffer.from(JSON.stringify(message), 'utf8');
-  if (payload.length > MAX_MESSAGE_BYTES) throw new Error(`the event is ${payload.length} bytes, over the ${MAX_MESSAGE_BYTES} the channel takes`);
+  if (payload.length > MAX_MESSAGE_BYTES)
+    throw new Error(`the event is ${payload.length} bytes, over the ${MAX_MESSAGE_BYTES} the channel takes`);
   const id = `${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   const fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
   try {

@@ -6,8 +6,8 @@ import { closeSync, constants, mkdirSync, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { taskFiles } from '../../store/paths.js';
-import { HookReceiver } from './channel-receive.js';
 import type { HookChannelTarget } from './channel-receive.js';
+import { HookReceiver } from './channel-receive.js';
 
 /** How long atlas waits, once the run ended, for hooks still writing (then what came is kept). */
 const DRAIN_MS = 5_000;

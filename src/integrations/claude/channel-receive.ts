@@ -7,11 +7,11 @@
 import { statSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import { realpath } from '../../git/locate.js';
-import { logFailure } from './entry.js';
-import { parseHookEvent } from './event.js';
-import type { ClaudeHookEvent } from './event.js';
-import { FRAME_TAG, MAX_CHUNKS, MAX_LINE_BYTES, MAX_MESSAGE_BYTES } from './channel-frame.js';
 import type { ChannelMessage } from './channel-frame.js';
+import { FRAME_TAG, MAX_CHUNKS, MAX_LINE_BYTES, MAX_MESSAGE_BYTES } from './channel-frame.js';
+import { logFailure } from './entry.js';
+import type { ClaudeHookEvent } from './event.js';
+import { parseHookEvent } from './event.js';
 import { recordEvent } from './handle.js';
 import { readSessionEntry } from './session-map.js';
 
@@ -134,7 +134,8 @@ export class HookReceiver {
       this.queue = this.queue.then(() => this.message(payload));
       return;
     }
-    while (this.pending.size > MAX_PENDING || this.pendingBytes > MAX_PENDING_BYTES) this.drop(this.pending.keys().next().value!, 'too many unfinished messages');
+    while (this.pending.size > MAX_PENDING || this.pendingBytes > MAX_PENDING_BYTES)
+      this.drop(this.pending.keys().next().value!, 'too many unfinished messages');
   }
 
   private forget(id: string): void {
@@ -153,9 +154,9 @@ export class HookReceiver {
     try {
       const event = this.admit(JSON.parse(payload.toString('utf8')) as unknown);
       if (typeof event === 'string') {
-      this.refuse(event);
-      return;
-    }
+        this.refuse(event);
+        return;
+      }
       await recordEvent(event.event, { home: this.target.home, env: { ATLAS_CLAUDE_LAUNCHED: '1' } }, event.denied, {
         owns: (dir) => this.requests.has(dir),
         adopt: (dir) => {
@@ -172,13 +173,22 @@ export class HookReceiver {
   /** The event a message carries when it may be recorded; otherwise why not. */
   private admit(data: unknown): { event: ClaudeHookEvent; denied: string | undefined } | string {
     const m = data as Partial<ChannelMessage> | null;
-    if (typeof m !== 'object' || m === null || m.v !== 1 || typeof m.input !== 'string' || typeof m.cwd !== 'string') return 'a message of the wrong shape was dropped';
+    if (typeof m !== 'object' || m === null || m.v !== 1 || typeof m.input !== 'string' || typeof m.cwd !== 'string')
+      return 'a message of the wrong shape was dropped';
     if (m.denied !== undefined && typeof m.denied !== 'string') return 'a message of the wrong shape was dropped';
     const event = parseHookEvent(m.input, m.cwd);
-    if (!isAbsolute(event.cwd) || !inside(realpath(event.cwd), this.worktree)) return `an event from ${JSON.stringify(event.cwd.slice(0, 200))}, outside the task's worktree, was dropped`;
+    if (!isAbsolute(event.cwd) || !inside(realpath(event.cwd), this.worktree))
+      return `an event from ${JSON.stringify(event.cwd.slice(0, 200))}, outside the task's worktree, was dropped`;
     const known = readSessionEntry(this.target.home, event.session_id);
-    if (known && known.task_dir !== this.target.taskDir && !this.sessions.has(event.session_id) && !(known.task_dir === null && event.session_id === this.target.session)) return `an event of session ${event.session_id.slice(0, 100)}, not this task's, was dropped`;
-    if (this.requests.size >= MAX_REQUESTS && event.hook_event_name === 'UserPromptSubmit') return `over ${MAX_REQUESTS} requests: a prompt was dropped`;
+    if (
+      known &&
+      known.task_dir !== this.target.taskDir &&
+      !this.sessions.has(event.session_id) &&
+      !(known.task_dir === null && event.session_id === this.target.session)
+    )
+      return `an event of session ${event.session_id.slice(0, 100)}, not this task's, was dropped`;
+    if (this.requests.size >= MAX_REQUESTS && event.hook_event_name === 'UserPromptSubmit')
+      return `over ${MAX_REQUESTS} requests: a prompt was dropped`;
     for (const key of ['transcript_path', 'agent_transcript_path'] as const) {
       const path = event[key];
       if (path !== undefined && !this.transcript(path)) delete event[key];

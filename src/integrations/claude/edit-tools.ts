@@ -6,7 +6,12 @@ import { realpath } from '../../git/locate.js';
 import { taskFiles } from '../../store/paths.js';
 import type { TaskLink } from './heartbeat.js';
 
-export const EDIT_TOOL_PATHS: Readonly<Record<string, string>> = { Edit: 'file_path', Write: 'file_path', MultiEdit: 'file_path', NotebookEdit: 'notebook_path' };
+export const EDIT_TOOL_PATHS: Readonly<Record<string, string>> = {
+  Edit: 'file_path',
+  Write: 'file_path',
+  MultiEdit: 'file_path',
+  NotebookEdit: 'notebook_path',
+};
 
 export function editedPath(toolName: string | undefined, input: Record<string, unknown> | undefined): string | undefined {
   const key = toolName ? EDIT_TOOL_PATHS[toolName] : undefined;

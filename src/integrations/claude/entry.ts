@@ -66,7 +66,11 @@ export async function runHookOnce(io: HookIo): Promise<number> {
   try {
     const out = await handleEvent(event, { home, env: io.env });
     if (out.stdout) io.stdout(`${out.stdout}\n`);
-    if (out.recordError) logFailure(home, `${what}: recording failed after the decision: ${oneLine((out.recordError as Error).message ?? String(out.recordError))}`);
+    if (out.recordError)
+      logFailure(
+        home,
+        `${what}: recording failed after the decision: ${oneLine((out.recordError as Error).message ?? String(out.recordError))}`,
+      );
     return HOOK_EXIT.ok;
   } catch (error) {
     const failure = classifyFailure(error, what);
@@ -81,7 +85,11 @@ export function classifyFailure(error: unknown, what: string): { code: number; l
   if (error instanceof EventInputError) return { code: HOOK_EXIT.nonBlocking, line: message, log: true };
   if (isIoFailure(error)) return { code: HOOK_EXIT.nonBlocking, line: `${what}: not recorded (${message})`, log: true };
   const name = error instanceof Error ? error.name : 'Error';
-  return { code: HOOK_EXIT.nonBlocking, line: `${what}: internal error, not recorded (${name}: ${message}); the session goes on`, log: true };
+  return {
+    code: HOOK_EXIT.nonBlocking,
+    line: `${what}: internal error, not recorded (${name}: ${message}); the session goes on`,
+    log: true,
+  };
 }
 
 export async function runClaudeHook(): Promise<number> {
@@ -92,5 +100,11 @@ export async function runClaudeHook(): Promise<number> {
     process.stderr.write(`atlas claude-hook: cannot read stdin (${oneLine((error as Error).message)})\n`);
     return HOOK_EXIT.nonBlocking;
   }
-  return runHookOnce({ input, env: process.env, cwd: process.cwd(), stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) });
+  return runHookOnce({
+    input,
+    env: process.env,
+    cwd: process.cwd(),
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+  });
 }

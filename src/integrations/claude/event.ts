@@ -68,7 +68,8 @@ export function parseHookEvent(text: string, fallbackCwd: string): ClaudeHookEve
   } catch (error) {
     throw new EventInputError(`the event on stdin is not JSON (${(error as Error).message})`);
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new EventInputError('the event on stdin is not a JSON object');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new EventInputError('the event on stdin is not a JSON object');
   const raw = data as Record<string, unknown>;
   const name = raw['hook_event_name'];
   const session = raw['session_id'];
@@ -88,6 +89,9 @@ export function parseHookEvent(text: string, fallbackCwd: string): ClaudeHookEve
 
 /** Names safe as one folder name (ids from Claude Code are UUIDs; anything else is cleaned). */
 export function safeId(value: string): string {
-  const cleaned = value.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 100);
+  const cleaned = value
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^\.+/, '_')
+    .slice(0, 100);
   return cleaned.length > 0 ? cleaned : '_';
 }

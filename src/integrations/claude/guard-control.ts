@@ -10,7 +10,13 @@ export function controlFile(path: string, home: string, env: NodeJS.ProcessEnv):
   const lower = path.toLowerCase();
   const configDir = env['CLAUDE_CONFIG_DIR'];
   const name = basename(lower);
-  if (configDir && inside(lower, configDir.toLowerCase()) && /^settings.*\.json$/.test(name) && relative(configDir.toLowerCase(), lower) === name) return "Claude Code's settings";
+  if (
+    configDir &&
+    inside(lower, configDir.toLowerCase()) &&
+    /^settings.*\.json$/.test(name) &&
+    relative(configDir.toLowerCase(), lower) === name
+  )
+    return "Claude Code's settings";
   // Inside ATLAS_HOME (~/.atlas by default) only the part below it counts: its own folder is not
   // a repository's .atlas/.
   const own = inside(lower, home.toLowerCase()) ? relative(home.toLowerCase(), lower) : lower;

@@ -78,7 +78,8 @@ export function ownTree(cwd: string, home: string): string | undefined {
   if (!inside(cwd, home) || cwd === home) return undefined;
   const parts = relative(home, cwd).split(sep);
   if (parts[0] === 'workspaces' && parts[2] === 'worktree') return join(home, ...parts.slice(0, 3));
-  if (parts[0] === 'server' && parts[1] === 'accounts' && parts[3] === 'conversations' && parts[5] === 'workspace') return join(home, ...parts.slice(0, 6));
+  if (parts[0] === 'server' && parts[1] === 'accounts' && parts[3] === 'conversations' && parts[5] === 'workspace')
+    return join(home, ...parts.slice(0, 6));
   return undefined;
 }
 

@@ -39,7 +39,10 @@ function globRegex(segment: string): RegExp {
       const end = segment.indexOf(']', i + 1);
       if (end < 0) out += '\\[';
       else {
-        out += `[${segment.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        out += `[${segment
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\')}]`;
         i = end;
       }
     } else out += c.replace(/[.+^${}()|\\]/g, '\\$&');
@@ -78,7 +81,13 @@ function expand(pattern: string, budget: { reads: number }): { matches: string[]
 function simpleCommands(text: string): string[][] {
   return text
     .split(/[;&|()\n`]+/)
-    .map((c) => c.replace(/(\d?[<>]+\|?)/g, ' $1 ').trim().split(/\s+/).filter(Boolean))
+    .map((c) =>
+      c
+        .replace(/(\d?[<>]+\|?)/g, ' $1 ')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean),
+    )
     .filter((w) => w.length > 0);
 }
 
@@ -90,7 +99,11 @@ export function shellReach(command: string, cwd: string, env: NodeJS.ProcessEnv)
   const budget = { reads: MAX_READS };
   let dir = cwd;
   let moved = false;
-  const word = (w: string) => w.replace(/\$\{?PWD\}?/g, dir).replace(/\$\{?HOME\}?/g, home).replace(/^~(?=\/|$)/, home);
+  const word = (w: string) =>
+    w
+      .replace(/\$\{?PWD\}?/g, dir)
+      .replace(/\$\{?HOME\}?/g, home)
+      .replace(/^~(?=\/|$)/, home);
   for (const words of simpleCommands(unquoted)) {
     const [name, ...args] = words.map(word);
     if ((name === 'cd' || name === 'pushd') && words.length <= 3) {

@@ -27,7 +27,8 @@ export interface GuardInput {
   env?: NodeJS.ProcessEnv;
 }
 
-const CHECKPOINT_HINT = 'atlas records checkpoints, receipts and artifacts itself: use `atlas checkpoint "what you did"` to record progress, and `atlas hook status` to read the task\'s state';
+const CHECKPOINT_HINT =
+  'atlas records checkpoints, receipts and artifacts itself: use `atlas checkpoint "what you did"` to record progress, and `atlas hook status` to read the task\'s state';
 
 function denyForPath(tool: string, raw: string, cwd: string, home: string, env: NodeJS.ProcessEnv): string | undefined {
   const expanded = raw === '~' || raw.startsWith('~/') ? join(env['HOME'] ?? '~', raw.slice(1)) : raw;
@@ -35,18 +36,22 @@ function denyForPath(tool: string, raw: string, cwd: string, home: string, env: 
   const kind = classify(path, home, ownTree(resolveThroughLinks(resolve(cwd)), home));
   const writes = !READ_TOOLS.has(tool);
   const reads = !WRITE_TOOLS.has(tool);
-  if (kind === 'keys') return `atlas guard: ${tool} on ${raw} is refused: atlas's signing keys (${join(home, 'keys')}) are off limits to agents. ${CHECKPOINT_HINT}.`;
+  if (kind === 'keys')
+    return `atlas guard: ${tool} on ${raw} is refused: atlas's signing keys (${join(home, 'keys')}) are off limits to agents. ${CHECKPOINT_HINT}.`;
   if ((kind === 'home' || kind === 'contains-home') && reads) {
     return `atlas guard: ${tool} over ${raw} is refused: it contains ATLAS_HOME (${home}), which holds atlas's signing keys. Search inside the project or a task's folder instead, or use \`atlas hook status\`.`;
   }
-  if (kind === 'atlas-config' && writes) return `atlas guard: ${tool} on ${raw} is refused: atlas's configuration, templates, store and server files are not the agent's to change (atlas runs their hooks).`;
-  if (kind === 'task-record' && writes) return `atlas guard: ${tool} on ${raw} is refused: a task's hook.json, receipts and artifacts are written by atlas only. ${CHECKPOINT_HINT}.`;
+  if (kind === 'atlas-config' && writes)
+    return `atlas guard: ${tool} on ${raw} is refused: atlas's configuration, templates, store and server files are not the agent's to change (atlas runs their hooks).`;
+  if (kind === 'task-record' && writes)
+    return `atlas guard: ${tool} on ${raw} is refused: a task's hook.json, receipts and artifacts are written by atlas only. ${CHECKPOINT_HINT}.`;
   const control = writes ? controlFile(path, home, env) : undefined;
   return control ? controlDenial(tool, raw, control) : undefined;
 }
 
 const KEYS_DENIAL = `atlas guard: this command names atlas's signing keys, which are off limits to agents. ${CHECKPOINT_HINT}.`;
-const HOME_DENIAL = 'atlas guard: this command names ATLAS_HOME, which holds atlas\'s signing keys, configuration and other tasks: agents work in the project. Use `atlas hook status` to read the task\'s state.';
+const HOME_DENIAL =
+  "atlas guard: this command names ATLAS_HOME, which holds atlas's signing keys, configuration and other tasks: agents work in the project. Use `atlas hook status` to read the task's state.";
 const RECORD_DENIAL = `atlas guard: this command names a task's hook.json, receipts or artifacts, which only atlas writes. ${CHECKPOINT_HINT}.`;
 
 /** What a Bash command reaches through relative paths, `cd`s and globs; what it writes to. */
@@ -81,7 +86,11 @@ function denyForCommand(command: string, homePaths: string[], own: string | unde
   const literal = [...new Set(homePaths)].map(escapeRegExp).join('|');
   const homeRef = `(?:${literal}|\\$\\{?ATLAS_HOME\\b\\}?|~/\\.atlas\\b|\\$\\{?HOME\\}?/\\.atlas\\b)`;
   if (/\bmaster\.key\b/i.test(command) || new RegExp(`(?:${homeRef}|\\.atlas)/+keys\\b`, 'i').test(command)) return KEYS_DENIAL;
-  if (new RegExp(`${homeRef}/[^\\s'"]*(?:hook\\.json|/artifacts\\b|/receipts\\b)`).test(command) || /\/tasks\/task-[0-9-]+\/+(?:hook\.json|artifacts|receipts)\b/.test(command)) return RECORD_DENIAL;
+  if (
+    new RegExp(`${homeRef}/[^\\s'"]*(?:hook\\.json|/artifacts\\b|/receipts\\b)`).test(command) ||
+    /\/tasks\/task-[0-9-]+\/+(?:hook\.json|artifacts|receipts)\b/.test(command)
+  )
+    return RECORD_DENIAL;
   // A task's worktree and temp folder, a conversation's workspace, lie under ATLAS_HOME and are the
   // agent's: naming them is fine.
   let withoutTmp = command.replace(new RegExp(`(?:${literal})/workspaces/[^/\\s'"]+/(?:worktree|tasks/[^/\\s'"]+/tmp)\\b`, 'g'), '');
@@ -107,7 +116,10 @@ export function guardToolCall(input: GuardInput): string | undefined {
   const base = typeof input.toolInput['path'] === 'string' ? resolve(input.cwd, input.toolInput['path']) : input.cwd;
   // A search with no path searches the current folder; a pattern's folders are searched too.
   const roots = search && typeof input.toolInput['path'] !== 'string' ? [input.cwd] : [];
-  if (search) for (const key of ['pattern', 'glob'] as const) if (typeof input.toolInput[key] === 'string' && (input.toolName === 'Glob' || key === 'glob')) roots.push(globRoot(input.toolInput[key], base));
+  if (search)
+    for (const key of ['pattern', 'glob'] as const)
+      if (typeof input.toolInput[key] === 'string' && (input.toolName === 'Glob' || key === 'glob'))
+        roots.push(globRoot(input.toolInput[key], base));
   for (const value of [...pathStrings(input.toolInput), ...roots]) {
     const reason = denyForPath(input.toolName, value, input.cwd, home, env);
     if (reason) return reason;

@@ -6,12 +6,12 @@ import { channelPath, sendMessage } from './channel-frame.js';
 import { editedFiles, editedPath, isGitCommitCommand, newFiles } from './edit-tools.js';
 import type { ClaudeHookEvent } from './event.js';
 import { guardToolCall } from './guard.js';
+import type { TaskLink } from './heartbeat.js';
 import { requestFiles, sessionEventsFile } from './places.js';
 import type { AgentRecord, RequestState } from './request-store.js';
 import { appendContext, appendEventLine, ensureRequestDir, newRequestState, requestDir, updateRequestState } from './request-store.js';
-import type { TaskLink } from './heartbeat.js';
-import type { SessionEntry } from './session-map.js';
 import { requestIdOf, sessionScope, taskLinkOf } from './scope.js';
+import type { SessionEntry } from './session-map.js';
 
 export interface HookEnv {
   home: string;
@@ -32,7 +32,9 @@ export function launchedByAtlas(env: NodeJS.ProcessEnv): boolean {
 }
 
 function denyOutput(reason: string): string {
-  return JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } });
+  return JSON.stringify({
+    hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason },
+  });
 }
 
 /** The guard could not judge a tool call: refused, to be safe (exit 2, reason on stderr). */
@@ -44,7 +46,9 @@ function judge(event: ClaudeHookEvent, home: string, env: NodeJS.ProcessEnv): st
   try {
     return guardToolCall({ toolName: event.tool_name!, toolInput: event.tool_input ?? {}, cwd: event.cwd, home, env });
   } catch (error) {
-    throw new BlockingError(`atlas could not check this ${event.tool_name} call (${(error as Error).message}), so it is refused; try again, or report it`);
+    throw new BlockingError(
+      `atlas could not check this ${event.tool_name} call (${(error as Error).message}), so it is refused; try again, or report it`,
+    );
   }
 }
 
@@ -58,7 +62,10 @@ export async function handleEvent(event: ClaudeHookEvent, ctx: HookEnv): Promise
   const pipe = channelPath(ctx.env);
   try {
     // Sandbox mode: $ATLAS_HOME is read-only here; the atlas outside records what the channel brings.
-    const context = pipe === undefined ? await recordEvent(event, ctx, denied) : sendMessage(pipe, { v: 1, input: JSON.stringify(event.raw), cwd: event.cwd, ...(denied ? { denied } : {}) });
+    const context =
+      pipe === undefined
+        ? await recordEvent(event, ctx, denied)
+        : sendMessage(pipe, { v: 1, input: JSON.stringify(event.raw), cwd: event.cwd, ...(denied ? { denied } : {}) });
     if (context) output.stdout = context;
   } catch (error) {
     if (!output.stdout) throw error;
@@ -77,7 +84,12 @@ export interface RequestGate {
 }
 
 /** Everything but the guard; returns SessionStart's priming output, if any. */
-export async function recordEvent(event: ClaudeHookEvent, ctx: HookEnv, denied: string | undefined, gate?: RequestGate): Promise<string | undefined> {
+export async function recordEvent(
+  event: ClaudeHookEvent,
+  ctx: HookEnv,
+  denied: string | undefined,
+  gate?: RequestGate,
+): Promise<string | undefined> {
   const now = ctx.now?.() ?? new Date();
   const at = now.toISOString();
   const launched = launchedByAtlas(ctx.env);
@@ -135,21 +147,28 @@ async function recordInRequest(event: ClaudeHookEvent, dir: string, requestId: s
     case 'SubagentStart':
       if (event.agent_id) {
         const id = event.agent_id;
-        await update((s) => ({ ...s, agents: { ...s.agents, [id]: { agent_type: event.agent_type ?? 'unknown', started_at: at, status: 'running' } } }));
+        await update((s) => ({
+          ...s,
+          agents: { ...s.agents, [id]: { agent_type: event.agent_type ?? 'unknown', started_at: at, status: 'running' } },
+        }));
       }
       return;
     case 'SubagentStop': {
       const { extractContexts, extractWorkFiles } = await import('./tags.js');
       const { copyLog, writeWorkFiles } = await import('./request-store.js');
       const text = event.last_assistant_message ?? '';
-      for (const extract of extractContexts(text)) appendContext(dir, `\n## ${event.agent_type ?? 'subagent'} (${event.agent_id ?? '?'})\n\n${extract}\n`);
+      for (const extract of extractContexts(text))
+        appendContext(dir, `\n## ${event.agent_type ?? 'subagent'} (${event.agent_id ?? '?'})\n\n${extract}\n`);
       writeWorkFiles(dir, extractWorkFiles(text));
       if (event.agent_id) copyLog(dir, event.agent_transcript_path, `agent-${event.agent_id}.jsonl`);
       const id = event.agent_id;
       if (id) {
         await update((s) => ({
           ...s,
-          agents: { ...s.agents, [id]: { ...(s.agents[id] ?? { agent_type: event.agent_type ?? 'unknown', started_at: at }), status: 'stopped', ended_at: at } },
+          agents: {
+            ...s.agents,
+            [id]: { ...(s.agents[id] ?? { agent_type: event.agent_type ?? 'unknown', started_at: at }), status: 'stopped', ended_at: at },
+          },
         }));
       }
       return;
@@ -159,7 +178,8 @@ async function recordInRequest(event: ClaudeHookEvent, dir: string, requestId: s
       const { writeSessionSnapshot } = await import('./request-store.js');
       const { transcriptUsage } = await import('../../conversation/claude-transcript-usage.js');
       const { waitForFinalMessage } = await import('./transcript-complete.js');
-      if (event.hook_event_name === 'Stop' && event.transcript_path) await waitForFinalMessage(event.transcript_path, event.last_assistant_message);
+      if (event.hook_event_name === 'Stop' && event.transcript_path)
+        await waitForFinalMessage(event.transcript_path, event.last_assistant_message);
       writeSessionSnapshot(dir, event.transcript_path, requestId, event.session_id);
       const usage = event.transcript_path && existsSync(event.transcript_path) ? transcriptUsage(event.transcript_path) : undefined;
       const files = filesFromEvents(dir);
@@ -186,7 +206,10 @@ function feedsTask(event: ClaudeHookEvent, link: TaskLink): boolean {
   switch (event.hook_event_name) {
     case 'PostToolUse': {
       const command = event.tool_name === 'Bash' ? event.tool_input?.['command'] : undefined;
-      return newFiles(link, editedFiles(link, event.tool_name, event.tool_input)).length > 0 || (typeof command === 'string' && isGitCommitCommand(command));
+      return (
+        newFiles(link, editedFiles(link, event.tool_name, event.tool_input)).length > 0 ||
+        (typeof command === 'string' && isGitCommitCommand(command))
+      );
     }
     case 'Stop':
     case 'SessionEnd':
@@ -198,7 +221,13 @@ function feedsTask(event: ClaudeHookEvent, link: TaskLink): boolean {
 }
 
 /** What the event tells the task owning the working directory; SessionStart's priming. */
-async function feedTask(event: ClaudeHookEvent, entry: SessionEntry, dir: string | undefined, ctx: HookEnv, now: Date): Promise<string | undefined> {
+async function feedTask(
+  event: ClaudeHookEvent,
+  entry: SessionEntry,
+  dir: string | undefined,
+  ctx: HookEnv,
+  now: Date,
+): Promise<string | undefined> {
   const link = taskLinkOf(entry);
   if (!link) return undefined;
   // A Claude Code atlas launched is never taken for a person: if atlas died, that session is an

@@ -71,7 +71,16 @@ export async function sessionHeartbeat(link: TaskLink, sessionId: string, now = 
     const at = toTimestamp(now);
     const record: SessionOwner = stillOurs
       ? { ...again!, heartbeat_at: at }
-      : { pid, host: hostname(), process_start: processStartIdentity(pid) ?? 'unknown', started_at: at, heartbeat_at: at, heartbeat_interval_ms: HEARTBEAT_EVERY_MS, stale_threshold_ms: SESSION_STALE_MS, claude_session_id: sessionId };
+      : {
+          pid,
+          host: hostname(),
+          process_start: processStartIdentity(pid) ?? 'unknown',
+          started_at: at,
+          heartbeat_at: at,
+          heartbeat_interval_ms: HEARTBEAT_EVERY_MS,
+          stale_threshold_ms: SESSION_STALE_MS,
+          claude_session_id: sessionId,
+        };
     writeOwner(path, record);
     return stillOurs ? 'beat' : 'claimed';
   });

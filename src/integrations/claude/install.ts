@@ -2,17 +2,18 @@
 // file (project: .claude/settings.json, local: .claude/settings.local.json, user:
 // ~/.claude/settings.json or $CLAUDE_CONFIG_DIR/settings.json) as text edits, so every other key
 // and hook stays byte for byte; run again, it adds nothing; uninstall removes exactly what it added.
-import { claudeConfigDir } from '../../agent/claude-config-dir.js';
+
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { claudeConfigDir } from '../../agent/claude-config-dir.js';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { locateWorktree } from '../../git/locate.js';
 import { currentAtlasLocation } from '../../githooks/atlas-location.js';
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { withLock } from '../../store/lock.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 import { claudePaths } from './places.js';
 import { hookCommand, installHooks, uninstallHooks } from './settings.js';
-import { mkdirForPerson } from '../../store/private-umask.js';
 
 export const INSTALL_SCOPES = ['project', 'local', 'user'] as const;
 export type InstallScope = (typeof INSTALL_SCOPES)[number];
@@ -80,7 +81,13 @@ async function rememberCreated(home: string, path: string, created: boolean): Pr
   });
 }
 
-export async function installClaudeHooks(options: { scope: InstallScope; cwd: string; env: NodeJS.ProcessEnv; home: string; command?: string }): Promise<InstallReport> {
+export async function installClaudeHooks(options: {
+  scope: InstallScope;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  command?: string;
+}): Promise<InstallReport> {
   const path = settingsPath(options.scope, options.cwd, options.env);
   const command = options.command ?? currentHookCommand();
   mkdirForPerson(dirname(path));
@@ -94,7 +101,12 @@ export async function installClaudeHooks(options: { scope: InstallScope; cwd: st
   });
 }
 
-export async function uninstallClaudeHooks(options: { scope: InstallScope; cwd: string; env: NodeJS.ProcessEnv; home: string }): Promise<InstallReport> {
+export async function uninstallClaudeHooks(options: {
+  scope: InstallScope;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+}): Promise<InstallReport> {
   const path = settingsPath(options.scope, options.cwd, options.env);
   const command = currentHookCommand();
   if (!existsSync(path)) return { path, scope: options.scope, action: 'not-installed', command };

@@ -5,6 +5,7 @@
 // their stream instead: the hook sees ATLAS_CLAUDE_LAUNCHED (atlas's --settings) and skips this,
 // and a conversation the stream recorded for the same session id wins as well.
 import { mkdirSync } from 'node:fs';
+import type { UsageTotals } from '../../conversation/claude-transcript-usage.js';
 import { conversationFiles } from '../../conversation/paths.js';
 import { conversationOfSession, readConversationRecord } from '../../conversation/read.js';
 import type { ConversationRecord, ConversationStatus } from '../../domain/conversation.js';
@@ -13,7 +14,6 @@ import type { Hook } from '../../domain/hook.js';
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { withLock } from '../../store/lock.js';
 import { shortHash } from './places.js';
-import type { UsageTotals } from '../../conversation/claude-transcript-usage.js';
 
 /** `conv-` + 12 hex from the session id (a UUID's hex digits; other ids are hashed). */
 export function conversationIdFor(sessionId: string): string {

@@ -33,7 +33,10 @@ export function shortHash(text: string): string {
 
 /** `$ATLAS_HOME/sessions/<repo name>-<hash of its path>`: two clones named alike stay apart. */
 export function untaskedBase(home: string, repoRoot: string): string {
-  const name = basename(repoRoot).replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_') || 'root';
+  const name =
+    basename(repoRoot)
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .replace(/^\.+/, '_') || 'root';
   return join(home, 'sessions', `${name.slice(0, 60)}-${shortHash(repoRoot)}`);
 }
 

@@ -8,7 +8,17 @@ import { isRecoverablePause } from '../../domain/recovery-rules.js';
 export const MAX_ADDITIONAL_CONTEXT = 10_000;
 
 /** HOOK.md's sections in the order a fresh session needs them. */
-const ORDER = ['What to do now', 'Current step', 'Saved work', 'Do not', 'Steps', 'Checkpoints', 'Recent history', 'Validation receipts', 'Troubleshooting'];
+const ORDER = [
+  'What to do now',
+  'Current step',
+  'Saved work',
+  'Do not',
+  'Steps',
+  'Checkpoints',
+  'Recent history',
+  'Validation receipts',
+  'Troubleshooting',
+];
 
 export function shouldPrime(hook: Hook): boolean {
   if (hook.state === 'recovering') return true;
@@ -32,9 +42,11 @@ export function primingContext(markdown: string, taskId: string, max = MAX_ADDIT
     '',
   ].join('\n');
   const { head, sections } = splitSections(markdown);
-  const ordered = [head, ...ORDER.map((name) => sections.get(name)), ...[...sections].filter(([name]) => !ORDER.includes(name)).map(([, text]) => text)].filter(
-    (s): s is string => s !== undefined && s.length > 0,
-  );
+  const ordered = [
+    head,
+    ...ORDER.map((name) => sections.get(name)),
+    ...[...sections].filter(([name]) => !ORDER.includes(name)).map(([, text]) => text),
+  ].filter((s): s is string => s !== undefined && s.length > 0);
   let out = preface;
   const marker = '\n[… brief cut to fit; read HOOK.md in the task folder for the rest]';
   for (const section of ordered) {

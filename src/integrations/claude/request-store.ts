@@ -1,14 +1,14 @@
 // One request's folder (seed 004): context.md, work/, session-logs/, hook-events.jsonl and
 // .state.json. Nothing from an event is ever written outside this folder.
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { UsageTotals } from '../../conversation/claude-transcript-usage.js';
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { withLock } from '../../store/lock.js';
 import type { ClaudeHookEvent } from './event.js';
 import { safeId } from './event.js';
 import { requestFiles } from './places.js';
 import type { WorkFile } from './tags.js';
-import type { UsageTotals } from '../../conversation/claude-transcript-usage.js';
 
 export type AgentStatus = 'running' | 'stopped' | 'unknown';
 
@@ -132,7 +132,9 @@ export function copyLog(dir: string, source: string | undefined, name: string): 
  */
 export function writeSessionSnapshot(dir: string, transcriptPath: string | undefined, requestId: string, sessionId: string): boolean {
   if (!transcriptPath || !existsSync(transcriptPath)) return false;
-  const lines = readFileSync(transcriptPath, 'utf8').split('\n').filter((l) => l.trim().length > 0);
+  const lines = readFileSync(transcriptPath, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim().length > 0);
   const needle = `"promptId":${JSON.stringify(requestId)}`;
   const first = lines.findIndex((l) => l.includes(needle));
   const kept = first >= 0 ? lines.slice(first) : lines;

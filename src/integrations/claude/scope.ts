@@ -4,14 +4,18 @@ import { locateWorktree, realpath } from '../../git/locate.js';
 import { resolveTask } from '../../hook/resolve-task.js';
 import { readTask } from '../../store/task-store.js';
 import type { ClaudeHookEvent } from './event.js';
-import { untaskedBase, taskRequestsBase } from './places.js';
+import { taskRequestsBase, untaskedBase } from './places.js';
 import type { SessionEntry } from './session-map.js';
 import { readSessionEntry, updateSessionEntry } from './session-map.js';
 import type { TaskLink } from './task-feed.js';
 
 /** Request ids atlas makes when Claude Code sends no prompt_id: time plus randomness. */
 export function generatedRequestId(now: Date): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', '-');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, '')
+    .replace('T', '-');
   return `req-${stamp}-${Math.random().toString(16).slice(2, 8).padEnd(6, '0')}`;
 }
 
@@ -41,7 +45,8 @@ export async function sessionScope(event: ClaudeHookEvent, home: string, launche
   const at = now.toISOString();
   const prompt = event.hook_event_name === 'UserPromptSubmit';
   // A task folder removed since (atlas cleanup) is never written into again: resolve anew.
-  const stale = (entry: SessionEntry | undefined) => !entry || event.hook_event_name === 'SessionStart' || (entry.task_dir !== null && !existsSync(entry.task_dir));
+  const stale = (entry: SessionEntry | undefined) =>
+    !entry || event.hook_event_name === 'SessionStart' || (entry.task_dir !== null && !existsSync(entry.task_dir));
   const existing = readSessionEntry(home, event.session_id);
   if (existing && !stale(existing) && !prompt) return existing;
   return updateSessionEntry(home, event.session_id, (entry) => {

@@ -40,7 +40,11 @@ export function readSessionEntry(home: string, sessionId: string): SessionEntry 
 }
 
 /** Read-modify-write of a session's entry under its lock; `change` sees undefined for a new one. */
-export async function updateSessionEntry(home: string, sessionId: string, change: (entry: SessionEntry | undefined) => SessionEntry): Promise<SessionEntry> {
+export async function updateSessionEntry(
+  home: string,
+  sessionId: string,
+  change: (entry: SessionEntry | undefined) => SessionEntry,
+): Promise<SessionEntry> {
   const path = sessionEntryPath(home, sessionId);
   mkdirSync(claudePaths(home).sessionsDir, { recursive: true });
   return withLock(path, () => {

@@ -76,9 +76,18 @@ function appendTo(text: string, container: ValueSpan, count: number, entries: st
   const containerIndent = indentAt(text, container.start);
   if (count === 0) {
     const childIndent = containerIndent + unit;
-    return { start: container.start + 1, end: container.end - 1, text: `\n${entries.map((e) => childIndent + e).join(`,\n`)}\n${containerIndent}` };
+    return {
+      start: container.start + 1,
+      end: container.end - 1,
+      text: `\n${entries.map((e) => childIndent + e).join(`,\n`)}\n${containerIndent}`,
+    };
   }
-  const last = container.kind === 'object' ? container.members[container.members.length - 1]!.span : container.kind === 'array' ? container.items[container.items.length - 1]! : container;
+  const last =
+    container.kind === 'object'
+      ? container.members[container.members.length - 1]!.span
+      : container.kind === 'array'
+        ? container.items[container.items.length - 1]!
+        : container;
   const onOwnLine = /\n[ \t]*$/.test(text.slice(0, last.start));
   const sep = onOwnLine ? `\n${indentAt(text, last.start)}` : ' ';
   return { start: last.end, end: last.end, text: entries.map((e) => `,${sep}${e}`).join('') };
@@ -95,7 +104,11 @@ function childIndentOf(text: string, container: ValueSpan, count: number, unit: 
 function isOurGroup(text: string, item: ValueSpan): boolean {
   if (item.kind !== 'object') return false;
   const value = JSON.parse(text.slice(item.start, item.end)) as { hooks?: unknown };
-  return Array.isArray(value.hooks) && value.hooks.length > 0 && value.hooks.every((h) => isAtlasHookCommand((h as { command?: unknown } | null)?.command));
+  return (
+    Array.isArray(value.hooks) &&
+    value.hooks.length > 0 &&
+    value.hooks.every((h) => isAtlasHookCommand((h as { command?: unknown } | null)?.command))
+  );
 }
 
 function groupCommand(text: string, item: ValueSpan): string | undefined {
@@ -188,9 +201,21 @@ export function uninstallHooks(text: string): { text: string; emptied: boolean }
   if (dropMembers.size > 0) {
     if (dropMembers.size === obj.members.length) {
       // Only atlas's events were there: the whole "hooks" key goes.
-      edits.push(...removeItems(root.members.map((m) => m.span), new Set([root.members.indexOf(hooks)]), root));
+      edits.push(
+        ...removeItems(
+          root.members.map((m) => m.span),
+          new Set([root.members.indexOf(hooks)]),
+          root,
+        ),
+      );
     } else {
-      edits.push(...removeItems(obj.members.map((m) => m.span), dropMembers, obj));
+      edits.push(
+        ...removeItems(
+          obj.members.map((m) => m.span),
+          dropMembers,
+          obj,
+        ),
+      );
     }
   }
   const out = edits.length === 0 ? text : apply(text, edits);

@@ -1,18 +1,18 @@
 // The task side of an event beyond the heartbeat (loaded only for the events that need it):
 // files touched, commits, last output, tokens into the ledger, and SessionStart's priming.
 import { existsSync, readFileSync } from 'node:fs';
+import { transcriptUsage } from '../../conversation/claude-transcript-usage.js';
 import { readHookFile } from '../../store/hook-file.js';
 import { taskFiles } from '../../store/paths.js';
+import { editedFiles, isGitCommitCommand, newFiles } from './edit-tools.js';
 import type { ClaudeHookEvent } from './event.js';
+import { releaseSessionOwner } from './heartbeat.js';
 import { recordSessionUsage } from './ledger.js';
 import { primingContext, shouldPrime } from './prime.js';
 import type { SessionEntry } from './session-map.js';
 import type { TaskLink } from './task-feed.js';
-import { releaseSessionOwner } from './heartbeat.js';
-import { editedFiles, isGitCommitCommand, newFiles } from './edit-tools.js';
 import { recordCommit, recordFiles, recordLastOutput } from './task-feed.js';
 import { waitForFinalMessage } from './transcript-complete.js';
-import { transcriptUsage } from '../../conversation/claude-transcript-usage.js';
 
 export interface TaskFeedInput {
   event: ClaudeHookEvent;

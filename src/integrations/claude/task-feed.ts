@@ -9,7 +9,6 @@ import type { ReceiptStatusFn } from '../../hook/manager.js';
 import { HookManager } from '../../hook/manager.js';
 import type { TaskLink } from './heartbeat.js';
 
-
 export type { TaskLink } from './heartbeat.js';
 
 export function hookManager(link: TaskLink, home: string, maxCheckpoints = DEFAULT_MAX_CHECKPOINTS): HookManager {
@@ -26,12 +25,16 @@ export function hookManager(link: TaskLink, home: string, maxCheckpoints = DEFAU
 
 export async function recordFiles(link: TaskLink, home: string, files: string[]): Promise<void> {
   if (files.length === 0) return;
-  await hookManager(link, home).update((hook) => (hook.current_step ? { ...hook, current_step: addFilesTouched(hook.current_step, files) } : hook));
+  await hookManager(link, home).update((hook) =>
+    hook.current_step ? { ...hook, current_step: addFilesTouched(hook.current_step, files) } : hook,
+  );
 }
 
 export async function recordLastOutput(link: TaskLink, home: string, text: string): Promise<void> {
   if (text.trim().length === 0) return;
-  await hookManager(link, home).update((hook) => (hook.current_step ? { ...hook, current_step: withLastOutput(hook.current_step, text) } : hook));
+  await hookManager(link, home).update((hook) =>
+    hook.current_step ? { ...hook, current_step: withLastOutput(hook.current_step, text) } : hook,
+  );
 }
 
 /** A git_commit checkpoint for a commit made through Bash, unless atlas's git hooks record it. */
@@ -55,4 +58,3 @@ export async function recordCommit(link: TaskLink, home: string): Promise<'recor
   await createCheckpoint(manager, { description: 'commit made in a Claude Code session', trigger: 'git_commit', git });
   return 'recorded';
 }
-

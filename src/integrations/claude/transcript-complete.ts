@@ -39,7 +39,12 @@ export function transcriptHasFinalMessage(text: string, lastAssistantMessage: st
   if (blocks.length === 0) return false;
   if (blocks.some((b) => b.type === 'tool_use')) return false;
   if (!lastAssistantMessage || !squash(lastAssistantMessage)) return true;
-  const written = squash(blocks.filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text as string).join('\n'));
+  const written = squash(
+    blocks
+      .filter((b) => b.type === 'text' && typeof b.text === 'string')
+      .map((b) => b.text as string)
+      .join('\n'),
+  );
   return written !== '' && (written === squash(lastAssistantMessage) || squash(lastAssistantMessage).endsWith(written));
 }
 
@@ -47,7 +52,12 @@ export function transcriptHasFinalMessage(text: string, lastAssistantMessage: st
  * Resolves once the transcript holds the final message, or after `timeoutMs` (the usage is then
  * read as it is: a transcript that never gets the message must not hold the hook up).
  */
-export async function waitForFinalMessage(path: string, lastAssistantMessage: string | undefined, timeoutMs = 2000, pollMs = 25): Promise<boolean> {
+export async function waitForFinalMessage(
+  path: string,
+  lastAssistantMessage: string | undefined,
+  timeoutMs = 2000,
+  pollMs = 25,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let text = '';

@@ -6,11 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../../crypto/hash.js';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { toTimestamp } from '../../domain/time.js';
-import { HttpError } from '../http/http.js';
 import { withServerState } from '../cluster/server-state.js';
-import type { ServerState, TokenRow } from '../state/types.js';
+import { HttpError } from '../http/http.js';
 import type { TokenRecord } from '../state/token-file.js';
 import { ACCOUNT_PATTERN } from '../state/token-file.js';
+import type { ServerState, TokenRow } from '../state/types.js';
 
 export type { TokenRecord } from '../state/token-file.js';
 export { ACCOUNT_PATTERN, readTokens, serverDir, tokensPath } from '../state/token-file.js';
@@ -29,10 +29,22 @@ export type Verified = { ok: true; id: string; account: string; readOnly: boolea
 const TOKEN_PREFIX = 'atlas_';
 
 function toRecord(row: TokenRow): TokenRecord {
-  return { id: row.id, account: row.account, sha256: row.sha256, created_at: row.created_at, expires_at: row.expires_at, read_only: row.read_only };
+  return {
+    id: row.id,
+    account: row.account,
+    sha256: row.sha256,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    read_only: row.read_only,
+  };
 }
 
-export async function createToken(home: string, account: string, now = new Date(), options: TokenOptions = {}): Promise<{ token: string; record: TokenRecord }> {
+export async function createToken(
+  home: string,
+  account: string,
+  now = new Date(),
+  options: TokenOptions = {},
+): Promise<{ token: string; record: TokenRecord }> {
   if (!ACCOUNT_PATTERN.test(account)) {
     throw new AtlasError(`"${account}" is not an account name`, {
       exitCode: EXIT.input,
@@ -41,7 +53,10 @@ export async function createToken(home: string, account: string, now = new Date(
   }
   const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
   if (options.expiresInMs !== undefined && !(options.expiresInMs > 0)) {
-    throw new AtlasError('a token must live longer than 0', { exitCode: EXIT.input, hint: 'pass --expires-in with a duration such as 12h or 30d' });
+    throw new AtlasError('a token must live longer than 0', {
+      exitCode: EXIT.input,
+      hint: 'pass --expires-in with a duration such as 12h or 30d',
+    });
   }
   const row: TokenRow = {
     id: `tok-${randomBytes(4).toString('hex')}`,
@@ -93,7 +108,9 @@ export class TokenVerifier {
     try {
       row = await (await this.state()).tokenByHash(sha256Hex(token));
     } catch {
-      throw new HttpError(503, 'state_unavailable', 'the server state does not answer (its database may be down): retry shortly', { retry_after_s: 1 });
+      throw new HttpError(503, 'state_unavailable', 'the server state does not answer (its database may be down): retry shortly', {
+        retry_after_s: 1,
+      });
     }
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.expires_at && now >= Date.parse(row.expires_at)) return { ok: false, reason: 'expired' };

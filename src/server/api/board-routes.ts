@@ -12,8 +12,8 @@ import { failureOf, recoveryPlan } from '../board/board-recovery.js';
 import type { ServerContext } from '../http/context.js';
 import { HttpError, sendJson } from '../http/http.js';
 import type { Router } from '../http/router.js';
-import type { Handler } from './request.js';
 import type { Tasks } from '../tasks/tasks.js';
+import type { Handler } from './request.js';
 
 /** An artifact's path as the hook records it: artifacts/<step>/<file>, nothing else. */
 const ARTIFACT = /^artifacts\/[\w.-]{1,200}\/[\w.-]{1,200}$/;
@@ -38,7 +38,10 @@ export function addBoardRoutes(router: Router<Handler>, ctx: ServerContext, task
   router.add('GET', '/tasks/:id/artifact', async (r) => {
     const record = await tasks.owned(r.account, r.params['id']!);
     const path = r.url.searchParams.get('path') ?? '';
-    if (!ARTIFACT.test(path) || path.includes('..')) throw new HttpError(400, 'invalid_field', 'path: an artifact path as the hook records it (artifacts/<step>/<file>)', { field: 'path' });
+    if (!ARTIFACT.test(path) || path.includes('..'))
+      throw new HttpError(400, 'invalid_field', 'path: an artifact path as the hook records it (artifacts/<step>/<file>)', {
+        field: 'path',
+      });
     const root = realpathSync(record.dir);
     const file = join(root, path);
     let text: string;
@@ -48,7 +51,12 @@ export function addBoardRoutes(router: Router<Handler>, ctx: ServerContext, task
     } catch {
       throw new HttpError(404, 'not_found', `task ${record.task_id} has no artifact ${path}`);
     }
-    r.res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; sandbox" });
+    r.res.writeHead(200, {
+      'content-type': 'text/plain; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "default-src 'none'; sandbox",
+    });
     r.res.end(text);
   });
 
@@ -68,11 +76,19 @@ export function addBoardRoutes(router: Router<Handler>, ctx: ServerContext, task
   // The repositories under server.repos_root (one level down) and the templates each offers.
   router.add('GET', '/board/repos', async (r) => {
     const root = ctx.config.server.repos_root;
-    if (!root) return sendJson(r.res, 200, { repos: [], hint: 'set server.repos_root to the folder that holds your repositories to start tasks from the board' });
+    if (!root)
+      return sendJson(r.res, 200, {
+        repos: [],
+        hint: 'set server.repos_root to the folder that holds your repositories to start tasks from the board',
+      });
     const repos: { name: string; templates: string[] }[] = [];
     let names: string[] = [];
     try {
-      names = readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory() && !d.name.startsWith('.')).map((d) => d.name).sort().slice(0, 200);
+      names = readdirSync(root, { withFileTypes: true })
+        .filter((d) => d.isDirectory() && !d.name.startsWith('.'))
+        .map((d) => d.name)
+        .sort()
+        .slice(0, 200);
     } catch {
       throw new HttpError(500, 'repos_root_missing', 'server.repos_root cannot be read on the server');
     }
@@ -95,7 +111,10 @@ export function addBoardRoutes(router: Router<Handler>, ctx: ServerContext, task
 export function cardOf(hook: Hook): { step_started_at: string | null; last_line: string } {
   const lines = (hook.current_step?.last_output ?? '').split('\n').filter((l) => l.trim() !== '');
   const ended = hook.state === 'completed' || hook.state === 'failed' || hook.state === 'abandoned';
-  return { step_started_at: ended ? null : (hook.current_step?.started_at ?? null), last_line: (lines[lines.length - 1] ?? '').slice(0, 300) };
+  return {
+    step_started_at: ended ? null : (hook.current_step?.started_at ?? null),
+    last_line: (lines[lines.length - 1] ?? '').slice(0, 300),
+  };
 }
 
 /** The prompt of the human step the task waits at, from task.json. */

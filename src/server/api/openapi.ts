@@ -14,18 +14,42 @@ const ref = (name: keyof typeof SCHEMAS) => ({ $ref: `#/components/schemas/${nam
 const json = (name: keyof typeof SCHEMAS, description: string) => ({ description, content: { 'application/json': { schema: ref(name) } } });
 const sse = (description: string) => ({ description, content: { 'text/event-stream': { schema: { type: 'string' } } } });
 const errors = { default: json('Error', 'an error: a stable code, a message and the request id (429 and 503 carry Retry-After)') };
-const idParam = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$' } });
-const query = (name: string, description: string, schema: Json = { type: 'string' }) => ({ name, in: 'query', required: false, description, schema });
+const idParam = (name: string, description: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$' },
+});
+const query = (name: string, description: string, schema: Json = { type: 'string' }) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
 const page = [
   query('limit', 'at most this many items (1..1000, default 100)', { type: 'integer', minimum: 1, maximum: 1000 }),
   query('cursor', 'next_cursor of the previous page'),
 ];
-const times = [query('since', 'only items updated at or after this time', { type: 'string', format: 'date-time' }), query('until', 'only items updated before this time', { type: 'string', format: 'date-time' })];
+const times = [
+  query('since', 'only items updated at or after this time', { type: 'string', format: 'date-time' }),
+  query('until', 'only items updated before this time', { type: 'string', format: 'date-time' }),
+];
 const lastEventId = [
-  { name: 'Last-Event-ID', in: 'header', required: false, description: 'resume after this event id', schema: { type: 'string', pattern: '^\\d{1,15}$' } },
+  {
+    name: 'Last-Event-ID',
+    in: 'header',
+    required: false,
+    description: 'resume after this event id',
+    schema: { type: 'string', pattern: '^\\d{1,15}$' },
+  },
   query('last_event_id', 'the same as the Last-Event-ID header (for clients that cannot set headers)'),
 ];
-const jsonBody = (properties: Json, required: string[] = []) => ({ required: false, content: { 'application/json': { schema: { type: 'object', required, properties } } } });
+const jsonBody = (properties: Json, required: string[] = []) => ({
+  required: false,
+  content: { 'application/json': { schema: { type: 'object', required, properties } } },
+});
 const conv = idParam('id', 'the conversation id');
 const task = { name: 'id', in: 'path', required: true, description: 'the task id', schema: { type: 'string' } };
 
@@ -34,11 +58,19 @@ function op(summary: string, responses: Json, extra: Json = {}): Json {
 }
 
 const taskAction = (action: string, summary: string): Json => ({
-  post: op(summary, { '200': json('TaskActionResult', 'done'), '202': json('TaskActionResult', 'started: follow the events') }, {
-    operationId: `${action}Task`,
-    parameters: [task],
-    requestBody: jsonBody({ note: { type: 'string', maxLength: 2000 }, description: { type: 'string', maxLength: 2000 }, action: { enum: ['retry_step', 'retry_from_checkpoint', 'skip_step'] } }),
-  }),
+  post: op(
+    summary,
+    { '200': json('TaskActionResult', 'done'), '202': json('TaskActionResult', 'started: follow the events') },
+    {
+      operationId: `${action}Task`,
+      parameters: [task],
+      requestBody: jsonBody({
+        note: { type: 'string', maxLength: 2000 },
+        description: { type: 'string', maxLength: 2000 },
+        action: { enum: ['retry_step', 'retry_from_checkpoint', 'skip_step'] },
+      }),
+    },
+  ),
 });
 
 // biome-ignore format: a table of the API, one route a line, read down the paths.
@@ -106,10 +138,25 @@ export const OPENAPI_PATHS: Record<string, Json> = {
 export function openApiDocument(version: string): Json {
   return {
     openapi: '3.1.0',
-    info: { title: 'atlas serve', version, description: 'Conversations with an agent and atlas tasks over HTTP, per account (docs/server.md).' },
+    info: {
+      title: 'atlas serve',
+      version,
+      description: 'Conversations with an agent and atlas tasks over HTTP, per account (docs/server.md).',
+    },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     security: [{ bearer: [] }, { cookie: [] }],
     paths: OPENAPI_PATHS,
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, cookie: { type: 'apiKey', in: 'cookie', name: 'atlas_session', description: 'the board\'s session (docs/ui.md); requests that change something also need the x-csrf-token header' } }, schemas: SCHEMAS },
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer' },
+        cookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'atlas_session',
+          description: "the board's session (docs/ui.md); requests that change something also need the x-csrf-token header",
+        },
+      },
+      schemas: SCHEMAS,
+    },
   };
 }

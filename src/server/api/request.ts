@@ -1,10 +1,10 @@
 // What a route's handler gets (the request, its account and path parameters) and what the routes
 // of an event log share: Last-Event-ID, and a page of JSON instead of a stream when asked for JSON.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EventLog } from '../state/event-log.js';
 import { HttpError, sendJson } from '../http/http.js';
 import type { PageRequest } from '../http/pagination.js';
 import { pageRequest } from '../http/pagination.js';
+import type { EventLog } from '../state/event-log.js';
 
 export interface RequestInfo {
   req: IncomingMessage;
@@ -22,7 +22,8 @@ export type Handler = (r: RequestInfo) => Promise<void>;
 export function lastEventId(r: RequestInfo): number {
   const raw = r.req.headers['last-event-id'] ?? r.url.searchParams.get('last_event_id') ?? '0';
   const text = Array.isArray(raw) ? raw[0]! : raw;
-  if (!/^\d{1,15}$/.test(text)) throw new HttpError(400, 'invalid_field', 'Last-Event-ID: must be a whole number', { field: 'Last-Event-ID' });
+  if (!/^\d{1,15}$/.test(text))
+    throw new HttpError(400, 'invalid_field', 'Last-Event-ID: must be a whole number', { field: 'Last-Event-ID' });
   return Number(text);
 }
 
@@ -35,7 +36,8 @@ export function wantsJson(r: RequestInfo): boolean {
 /** Events after `after` (Last-Event-ID, last_event_id or cursor), at most `limit`; next_cursor is the last id. */
 export async function eventPage(r: RequestInfo, log: EventLog, after: number): Promise<void> {
   const cursor = r.url.searchParams.get('cursor');
-  if (cursor !== null && !/^\d{1,15}$/.test(cursor)) throw new HttpError(400, 'invalid_field', 'cursor: pass next_cursor unchanged (an event id)', { field: 'cursor' });
+  if (cursor !== null && !/^\d{1,15}$/.test(cursor))
+    throw new HttpError(400, 'invalid_field', 'cursor: pass next_cursor unchanged (an event id)', { field: 'cursor' });
   const withoutCursor = new URL(r.url);
   withoutCursor.searchParams.delete('cursor');
   const request: PageRequest = pageRequest(withoutCursor, 1000);

@@ -9,8 +9,8 @@ import type { Conversations } from '../conversations/conversations.js';
 import { HttpError, sendJson } from '../http/http.js';
 import { numberKey, pageRequest, paginate } from '../http/pagination.js';
 import type { Router } from '../http/router.js';
-import type { Handler } from './request.js';
 import type { Tasks } from '../tasks/tasks.js';
+import type { Handler } from './request.js';
 import type { UsageItem } from './usage-report.js';
 import { CONVERSATIONS_KEY, usageReport } from './usage-report.js';
 
@@ -24,7 +24,8 @@ export function addTaskReadRoutes(router: Router<Handler>, home: string, convers
   router.add('GET', '/tasks/:id/conversations/:conversationId/messages', async (r) => {
     const record = await tasks.owned(r.account, r.params['id']!);
     const id = r.params['conversationId']!;
-    if (!CONVERSATION_ID_PATTERN.test(id) || !readConversationRecord(record.dir, id)) throw new HttpError(404, 'not_found', `task ${record.task_id} has no conversation ${id}`);
+    if (!CONVERSATION_ID_PATTERN.test(id) || !readConversationRecord(record.dir, id))
+      throw new HttpError(404, 'not_found', `task ${record.task_id} has no conversation ${id}`);
     // Messages only ever get appended: the position is a stable key.
     const indexed = readMessages(runFiles(record.dir, id).messages).map((m, i) => ({ m, k: numberKey(i) }));
     const page = paginate(indexed, pageRequest(r.url), (e) => [e.k], ['asc']);
@@ -34,13 +35,16 @@ export function addTaskReadRoutes(router: Router<Handler>, home: string, convers
   router.add('GET', '/usage', async (r) => {
     const items: UsageItem[] = [];
     for (const t of await tasks.recordsOf(r.account)) {
-      for (const c of listConversations(t.dir)) items.push({ account: r.account, day: c.started_at.slice(0, 10), template: t.template, stats: c.stats });
+      for (const c of listConversations(t.dir))
+        items.push({ account: r.account, day: c.started_at.slice(0, 10), template: t.template, stats: c.stats });
     }
     // A conversation's totals are the sum of its turns, each a recorded run: each turn counts on its own day.
     for (const c of await conversations.list(r.account)) {
       const turns = listConversations(conversationFiles(home, r.account, c.id).dir);
-      if (turns.length === 0) items.push({ account: r.account, day: c.updated_at.slice(0, 10), template: CONVERSATIONS_KEY, stats: c.stats });
-      for (const t of turns) items.push({ account: r.account, day: t.started_at.slice(0, 10), template: CONVERSATIONS_KEY, stats: t.stats });
+      if (turns.length === 0)
+        items.push({ account: r.account, day: c.updated_at.slice(0, 10), template: CONVERSATIONS_KEY, stats: c.stats });
+      for (const t of turns)
+        items.push({ account: r.account, day: t.started_at.slice(0, 10), template: CONVERSATIONS_KEY, stats: t.stats });
     }
     sendJson(r.res, 200, usageReport([r.account], items));
   });

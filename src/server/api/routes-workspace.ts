@@ -1,20 +1,27 @@
 // Routes beyond one conversation's turn: the account-wide event stream, and the workspace over
 // the API (files of a conversation's workspace or a task's worktree, a task's diff).
-import type { AccountEvents } from '../state/account-events.js';
-import type { ServerContext } from '../http/context.js';
-import type { Conversations } from '../conversations/conversations.js';
+
+import { readTask } from '../../store/task-store.js';
 import { conversationFiles } from '../conversations/conversation-store.js';
+import type { Conversations } from '../conversations/conversations.js';
+import type { ServerContext } from '../http/context.js';
 import { HttpError, sendJson } from '../http/http.js';
 import type { Router } from '../http/router.js';
-import type { Handler } from './request.js';
-import { eventPage, lastEventId, wantsJson } from './request.js';
 import { pipeLog, SseClient } from '../http/sse.js';
+import type { AccountEvents } from '../state/account-events.js';
 import { taskDiff } from '../tasks/task-diff.js';
 import type { Tasks } from '../tasks/tasks.js';
-import { readTask } from '../../store/task-store.js';
 import { serveWorkspacePath } from '../tasks/workspace-files.js';
+import type { Handler } from './request.js';
+import { eventPage, lastEventId, wantsJson } from './request.js';
 
-export function addWorkspaceRoutes(router: Router<Handler>, ctx: ServerContext, conversations: Conversations, tasks: Tasks, accountEvents: AccountEvents | undefined): void {
+export function addWorkspaceRoutes(
+  router: Router<Handler>,
+  ctx: ServerContext,
+  conversations: Conversations,
+  tasks: Tasks,
+  accountEvents: AccountEvents | undefined,
+): void {
   router.add('GET', '/events', async (r) => {
     if (!accountEvents) throw new HttpError(404, 'not_found', 'no account event stream on this server');
     const log = accountEvents.logOf(r.account);
@@ -26,7 +33,13 @@ export function addWorkspaceRoutes(router: Router<Handler>, ctx: ServerContext, 
     r.started();
     client.onClose(release);
     // A dashboard's stream: it never ends by itself.
-    pipeLog(client, log, after, () => false, () => false);
+    pipeLog(
+      client,
+      log,
+      after,
+      () => false,
+      () => false,
+    );
   });
 
   router.add('GET', '/conversations/:id/files', async (r) => {

@@ -4,23 +4,32 @@ import { readFileSync } from 'node:fs';
 import { HOOK_STATES } from '../../domain/hook-state.js';
 import { readHookFile } from '../../store/hook-file.js';
 import { taskFiles } from '../../store/paths.js';
-import type { ServerContext } from '../http/context.js';
-import type { Conversations, StartedTurn } from '../conversations/conversations.js';
 import { PROVIDERS, SERVER_CONVERSATION_STATUSES } from '../conversations/conversation-store.js';
-import type { EventLog, StoredEvent } from '../state/event-log.js';
-import { HttpError, optionalBoolean, optionalEnum, optionalString, PATH_ID, readJsonObject, requiredString, sendJson } from '../http/http.js';
+import type { Conversations, StartedTurn } from '../conversations/conversations.js';
 import { conversationMessages } from '../conversations/messages.js';
+import type { ServerContext } from '../http/context.js';
+import {
+  HttpError,
+  optionalBoolean,
+  optionalEnum,
+  optionalString,
+  PATH_ID,
+  readJsonObject,
+  requiredString,
+  sendJson,
+} from '../http/http.js';
 import { itemFilter, matches, numberKey, pageRequest, paginate } from '../http/pagination.js';
 import { Router } from '../http/router.js';
-import type { AccountEvents } from '../state/account-events.js';
-import type { Handler, RequestInfo } from './request.js';
-import { eventPage, lastEventId, wantsJson } from './request.js';
-import { addBoardRoutes } from './board-routes.js';
-import { addTaskReadRoutes } from './routes-task-reads.js';
-import { addWorkspaceRoutes } from './routes-workspace.js';
 import { pipeLog, SseClient } from '../http/sse.js';
+import type { AccountEvents } from '../state/account-events.js';
+import type { EventLog, StoredEvent } from '../state/event-log.js';
 import type { Tasks } from '../tasks/tasks.js';
 import { RECOVER_ACTIONS, TASK_ACTIONS } from '../tasks/tasks.js';
+import { addBoardRoutes } from './board-routes.js';
+import type { Handler, RequestInfo } from './request.js';
+import { eventPage, lastEventId, wantsJson } from './request.js';
+import { addTaskReadRoutes } from './routes-task-reads.js';
+import { addWorkspaceRoutes } from './routes-workspace.js';
 
 const MAX_PROMPT = 500_000;
 
@@ -31,25 +40,46 @@ function clientGone(r: RequestInfo): AbortSignal {
   return controller.signal;
 }
 
-export function buildRoutes(ctx: ServerContext, conversations: Conversations, tasks: Tasks, accountEvents?: AccountEvents): Router<Handler> {
+export function buildRoutes(
+  ctx: ServerContext,
+  conversations: Conversations,
+  tasks: Tasks,
+  accountEvents?: AccountEvents,
+): Router<Handler> {
   const limit = ctx.config.server.max_body;
   const sseOptions = { bufferLimit: ctx.config.server.client_buffer, heartbeatMs: ctx.config.server.sse_heartbeat };
 
   /** Opens an SSE stream counted against the account's limit. */
-  const stream = (r: RequestInfo, release: () => void, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean, remote = false) => {
+  const stream = (
+    r: RequestInfo,
+    release: () => void,
+    log: EventLog,
+    afterId: number,
+    isLast: (e: StoredEvent) => boolean,
+    idle: () => boolean,
+    remote = false,
+  ) => {
     const client = new SseClient(r.res, sseOptions);
     client.open({ 'x-request-id': r.requestId });
     r.started();
     client.onClose(() => {
       release();
-      if (client.endReason !== 'done') ctx.log({ msg: 'stream closed', request_id: r.requestId, account: r.account, reason: client.endReason });
+      if (client.endReason !== 'done')
+        ctx.log({ msg: 'stream closed', request_id: r.requestId, account: r.account, reason: client.endReason });
     });
     pipeLog(client, log, afterId, isLast, idle, remote);
   };
 
   // A turn's stream ends with its usage, or with `interrupted` when another server took it over.
   const streamTurn = (r: RequestInfo, release: () => void, turn: StartedTurn) =>
-    stream(r, release, turn.log, turn.fromId, (e) => (e.type === 'usage' || e.type === 'interrupted') && e.id > turn.fromId, () => false);
+    stream(
+      r,
+      release,
+      turn.log,
+      turn.fromId,
+      (e) => (e.type === 'usage' || e.type === 'interrupted') && e.id > turn.fromId,
+      () => false,
+    );
 
   const router = new Router<Handler>();
 
@@ -66,7 +96,16 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     };
     let turn: StartedTurn;
     try {
-      turn = await conversations.startTurn({ account: r.account, conversationId: r.params['conversationId']!, sandboxId: r.params['sandboxId']!, prompt, provider, agentId, aborted: clientGone(r), admitted });
+      turn = await conversations.startTurn({
+        account: r.account,
+        conversationId: r.params['conversationId']!,
+        sandboxId: r.params['sandboxId']!,
+        prompt,
+        provider,
+        agentId,
+        aborted: clientGone(r),
+        admitted,
+      });
     } catch (error) {
       release();
       throw error;
@@ -155,11 +194,18 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     const body = await readJsonObject(r.req, limit);
     const repo = requiredString(body, 'repo', 4096);
     const template = requiredString(body, 'template', 200);
-    if (!PATH_ID.test(template)) throw new HttpError(400, 'invalid_field', 'template: letters, digits, "-" and "_" only', { field: 'template' });
+    if (!PATH_ID.test(template))
+      throw new HttpError(400, 'invalid_field', 'template: letters, digits, "-" and "_" only', { field: 'template' });
     const description = optionalString(body, 'description', 10_000) ?? '';
     const mode = optionalEnum(body, 'mode', ['local', 'sandbox'] as const);
     // Unsandboxed only where the operator already allows it: a caller may tighten, never loosen.
-    if (mode === 'local' && !ctx.local && ctx.config.execution.mode !== 'local') throw new HttpError(403, 'local_refused', 'mode: this server runs task steps in the sandbox; it does not let a caller run them unsandboxed', { field: 'mode' });
+    if (mode === 'local' && !ctx.local && ctx.config.execution.mode !== 'local')
+      throw new HttpError(
+        403,
+        'local_refused',
+        'mode: this server runs task steps in the sandbox; it does not let a caller run them unsandboxed',
+        { field: 'mode' },
+      );
     const { record, summary } = await tasks.create(r.account, repo, template, description, clientGone(r), mode);
     sendJson(r.res, 202, { task: summary, events: `/tasks/${record.task_id}/events` });
   });
@@ -173,7 +219,11 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
 
   router.add('GET', '/tasks/:id', async (r) => {
     const record = await tasks.owned(r.account, r.params['id']!);
-    sendJson(r.res, 200, { task: tasks.summary(record), running: tasks.isRunning(record.task_id), hook: readHookFile(taskFiles(record.dir).hook) });
+    sendJson(r.res, 200, {
+      task: tasks.summary(record),
+      running: tasks.isRunning(record.task_id),
+      hook: readHookFile(taskFiles(record.dir).hook),
+    });
   });
 
   router.add('GET', '/tasks/:id/events', async (r) => {
@@ -213,7 +263,11 @@ export function buildRoutes(ctx: ServerContext, conversations: Conversations, ta
     } catch {
       throw new HttpError(404, 'not_found', `task ${record.task_id} has no HOOK.md yet`);
     }
-    r.res.writeHead(200, { 'content-type': 'text/markdown; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+    r.res.writeHead(200, {
+      'content-type': 'text/markdown; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    });
     r.res.end(text);
   });
   return router;

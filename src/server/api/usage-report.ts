@@ -2,9 +2,10 @@
 // Its tasks' agent runs (each run's ledger, on the day it started, under its task's template) and
 // its conversations over the API (each turn's run, on the day it started, under "(conversations)").
 // A token sees one account: per account is that account's row.
-import type { ConversationStats } from '../../domain/conversation.js';
+
 import type { UsageTotals } from '../../conversation/totals.js';
 import { addFigures, emptyTotals, figuresOf, totalsJson } from '../../conversation/totals.js';
+import type { ConversationStats } from '../../domain/conversation.js';
 
 export const CONVERSATIONS_KEY = '(conversations)';
 

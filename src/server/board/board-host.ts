@@ -20,6 +20,10 @@ export function checkHost(req: IncomingMessage, servedOnLoopback: boolean, allow
   if (!servedOnLoopback) return;
   const name = hostName(req.headers.host ?? '');
   if (!LOOPBACK_NAMES.test(name) && !allowed.some((a) => a.toLowerCase() === name.toLowerCase())) {
-    throw new HttpError(421, 'host_refused', `this server listens on a loopback address and answers only to Host 127.0.0.1, localhost or [::1] (and server.allowed_hosts), not "${name.slice(0, 100)}"`);
+    throw new HttpError(
+      421,
+      'host_refused',
+      `this server listens on a loopback address and answers only to Host 127.0.0.1, localhost or [::1] (and server.allowed_hosts), not "${name.slice(0, 100)}"`,
+    );
   }
 }

@@ -6,8 +6,8 @@ import type { Hook } from '../../domain/hook.js';
 import type { RecoveryContext } from '../../domain/recovery-context.js';
 import { checkpointToReturnTo, diagnoseCrash, stepPosition } from '../../domain/recovery-rules.js';
 import type { Task } from '../../domain/task.js';
-import { actionOptions } from '../../recovery/actions.js';
 import type { ActionOption } from '../../recovery/actions.js';
+import { actionOptions } from '../../recovery/actions.js';
 
 export interface RecoveryPlan {
   /** True when `atlas recover` already diagnosed it (hook.recovery); else what it would say now. */
@@ -21,7 +21,10 @@ export function recoveryPlan(task: Task, hook: Hook, now: string): RecoveryPlan 
   const diagnosed = hook.recovery !== undefined && hook.recovery !== null;
   const recovery = diagnosed ? hook.recovery! : diagnoseCrash({ hook, steps: task.steps, liveness: 'gone', now });
   const position = stepPosition(hook, task.steps);
-  const recommended = recovery.recommended_action === 'retry_from_checkpoint' && recovery.last_checkpoint_id ? hook.checkpoints.find((c) => c.checkpoint_id === recovery.last_checkpoint_id && c.git_commit) : undefined;
+  const recommended =
+    recovery.recommended_action === 'retry_from_checkpoint' && recovery.last_checkpoint_id
+      ? hook.checkpoints.find((c) => c.checkpoint_id === recovery.last_checkpoint_id && c.git_commit)
+      : undefined;
   const checkpoint = recommended ?? checkpointToReturnTo(hook, task.steps);
   const options = actionOptions({ taskId: hook.task_id, position, checkpoint, stepNames: task.steps.map((s) => s.name) });
   return { diagnosed, recovery, last_output: hook.current_step?.last_output ?? recovery.partial_output ?? '', options };

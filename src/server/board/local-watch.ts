@@ -6,9 +6,10 @@
 // task folders and on the folders of tasks that are not over (at most `maxWatches` handles), and
 // by a debounced full scan every `scanMs` (one stat per task; `atlas status`'s liveness check only
 // for tasks a process works on): bounded work for 1,000+ tasks.
-import { hostname } from 'node:os';
-import { existsSync, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
+
 import type { FSWatcher } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Hook } from '../../domain/hook.js';
 import { isTerminal } from '../../domain/hook-state.js';
@@ -18,10 +19,10 @@ import { toJson } from '../../store/json-file.js';
 import { taskFiles } from '../../store/paths.js';
 import type { TaskRef } from '../../store/task-store.js';
 import { listDirs, tryReadTask, workspaceTaskRefs } from '../../store/task-store.js';
+import { serverDir } from '../accounts/tokens.js';
 import type { ServerContext } from '../http/context.js';
 import { HookWatcher } from '../tasks/task-children.js';
 import type { ServerTaskRecord, Tasks } from '../tasks/tasks.js';
-import { serverDir } from '../accounts/tokens.js';
 
 /** Hook states in which a process works on the task. */
 const BUSY = new Set(['initializing', 'step_pending', 'step_running', 'step_validating', 'recovering']);
@@ -46,7 +47,16 @@ export function adoptTask(home: string, ref: TaskRef, account: string): ServerTa
   if (ref.workspace.startsWith('srv-')) return undefined;
   const task = tryReadTask(ref.dir);
   if (!task) return undefined;
-  const record: ServerTaskRecord = { task_id: ref.id, account, workspace: ref.workspace, dir: ref.dir, repo: task.repo_root, template: task.template, created_at: task.created_at, host: hostname() };
+  const record: ServerTaskRecord = {
+    task_id: ref.id,
+    account,
+    workspace: ref.workspace,
+    dir: ref.dir,
+    repo: task.repo_root,
+    template: task.template,
+    created_at: task.created_at,
+    host: hostname(),
+  };
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileAtomic(path, toJson(record));
   return record;
@@ -142,10 +152,13 @@ export class LocalTaskWatcher {
     if (this.stopped) return;
     if (id && this.followed.has(id)) this.dirty.add(id);
     else this.full = true;
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      this.flush();
-    }, this.full ? this.debounceMs : 0);
+    this.timer ??= setTimeout(
+      () => {
+        this.timer = undefined;
+        this.flush();
+      },
+      this.full ? this.debounceMs : 0,
+    );
   }
 
   private flush(): void {
@@ -207,12 +220,16 @@ export class LocalTaskWatcher {
     if (!this.dirs.has(path)) this.keepDir(path);
     const stale = this.dirs.get(parent);
     if (this.dirs.has(path)) {
-      if (stale) (stale.close(), this.dirs.delete(parent));
+      if (stale) stale.close(), this.dirs.delete(parent);
     } else if (!stale) this.keepDir(parent);
   }
 
   private keepDir(path: string): void {
-    const w = this.watchDir(path, () => this.soon(), () => this.dirs.delete(path));
+    const w = this.watchDir(
+      path,
+      () => this.soon(),
+      () => this.dirs.delete(path),
+    );
     if (w) this.dirs.set(path, w);
   }
 
@@ -228,7 +245,9 @@ export class LocalTaskWatcher {
       void this.ctx
         .state()
         .then((state) => state.putTask(record))
-        .catch((error: Error) => this.ctx.log({ level: 'error', msg: 'local task not recorded', task_id: record.task_id, error: error.message }));
+        .catch((error: Error) =>
+          this.ctx.log({ level: 'error', msg: 'local task not recorded', task_id: record.task_id, error: error.message }),
+        );
     }
     const logOf = () => this.tasks.logOf(record);
     // A task found at start-up is the starting point; one found later is news: its whole history is.
@@ -303,7 +322,12 @@ export class LocalTaskWatcher {
     const id = f.record.task_id;
     const busy = working && !this.tasks.isRunning(id);
     // Folders of tasks that are not over are watched (a terminal may take them up again), as many as the cap allows.
-    if (h && !isTerminal(h.state) && !f.watcher) f.watcher = this.watchDir(f.record.dir, () => this.soon(id), () => (f.watcher = undefined));
+    if (h && !isTerminal(h.state) && !f.watcher)
+      f.watcher = this.watchDir(
+        f.record.dir,
+        () => this.soon(id),
+        () => (f.watcher = undefined),
+      );
     if (f.watcher && h && isTerminal(h.state)) {
       f.watcher.close();
       f.watcher = undefined;

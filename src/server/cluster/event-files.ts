@@ -2,15 +2,16 @@
 // found, and brought into the server state with their ids (a removed conversation's last id too,
 // so its id never repeats), by the import (state-import.ts) that `atlas serve migrate` runs and
 // the state's first opening on a home does.
-import { hostname } from 'node:os';
+
 import { readdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { conversationFolders, conversationsDir, listAccounts } from '../conversations/conversation-store.js';
 import { EVENTS_FILE_NAME } from '../state/event-log.js';
 import { parseLines, retiredIdPath } from '../state/event-log-file.js';
+import { serverDir } from '../state/token-file.js';
 import type { ServerState, TaskIndexRow } from '../state/types.js';
 import { logKey } from '../state/types.js';
-import { serverDir } from '../state/token-file.js';
 
 function readText(path: string): string | undefined {
   try {
@@ -40,7 +41,8 @@ export function taskRecordFiles(home: string): TaskIndexRow[] {
       const r = JSON.parse(readFileSync(join(dir, name), 'utf8')) as Partial<TaskIndexRow>;
       const fields = [r.task_id, r.account, r.workspace, r.dir, r.repo, r.template, r.created_at];
       // A file-based home served one machine: this one.
-      if (fields.every((f) => typeof f === 'string')) rows.push({ ...(r as TaskIndexRow), host: typeof r.host === 'string' ? r.host : hostname() });
+      if (fields.every((f) => typeof f === 'string'))
+        rows.push({ ...(r as TaskIndexRow), host: typeof r.host === 'string' ? r.host : hostname() });
     } catch {
       // Not a task record.
     }
@@ -59,7 +61,8 @@ export function legacyLogFiles(home: string): { key: string; path: string }[] {
     } catch {
       // None removed.
     }
-    for (const id of new Set([...conversationFolders(home, account), ...retired])) out.push({ key: logKey.conversation(account, id), path: join(dir, id, EVENTS_FILE_NAME) });
+    for (const id of new Set([...conversationFolders(home, account), ...retired]))
+      out.push({ key: logKey.conversation(account, id), path: join(dir, id, EVENTS_FILE_NAME) });
     out.push({ key: logKey.account(account), path: join(serverDir(home), 'accounts', account, EVENTS_FILE_NAME) });
   }
   for (const task of taskRecordFiles(home)) out.push({ key: logKey.task(task.task_id), path: join(task.dir, EVENTS_FILE_NAME) });

@@ -6,12 +6,13 @@
 // interrupted with the `interrupted` event its clients understand, and gives the lease back. With
 // server.auto_recover, the server that marked it recovers the turn as POST .../recover does.
 // (Only one server marks a turn: it holds the lease while it does.)
-import type { ServerContext } from '../http/context.js';
+
 import type { ServerConversation } from '../conversations/conversation-store.js';
 import type { Conversations } from '../conversations/conversations.js';
+import { THIS_HOLDER } from '../conversations/turn-lease.js';
+import type { ServerContext } from '../http/context.js';
 import type { LeaseRow } from '../state/types.js';
 import { parseLogKey } from '../state/types.js';
-import { THIS_HOLDER } from '../conversations/turn-lease.js';
 
 /** The pause before the next look: half the lease's life, ± 25 %. */
 export function sweepDelay(ttlMs: number, random = Math.random): number {
@@ -23,7 +24,10 @@ export class LeaseSweep {
   private stopped = false;
   private pass: Promise<void> = Promise.resolve();
 
-  constructor(private readonly ctx: ServerContext, private readonly conversations: Conversations) {}
+  constructor(
+    private readonly ctx: ServerContext,
+    private readonly conversations: Conversations,
+  ) {}
 
   start(): void {
     this.schedule();
@@ -63,7 +67,13 @@ export class LeaseSweep {
   private async takeOver(expired: LeaseRow, account: string, id: string): Promise<void> {
     const { conversation, marked } = await this.conversations.interruptIfCut(account, id);
     if (marked) {
-      this.ctx.log({ msg: 'turn interrupted: its server\'s lease expired', account, conversation_id: id, turn: conversation?.turns, holder: expired.holder });
+      this.ctx.log({
+        msg: "turn interrupted: its server's lease expired",
+        account,
+        conversation_id: id,
+        turn: conversation?.turns,
+        holder: expired.holder,
+      });
     } else if (conversation?.status !== 'running') {
       // Its server died before the turn was recorded running (or the conversation is gone): the
       // lease is freed (claimed, then given back), so later passes do not find it again. A turn

@@ -23,7 +23,10 @@ export async function openConfiguredState(home: string, configured = '', poolSiz
   try {
     return await openState({ home, url, messages, ...(poolSize ? { poolSize } : {}) });
   } catch (error) {
-    throw new AtlasError((error as Error).message, { exitCode: EXIT.failure, hint: 'check that the database is running and the URL (server.database or ATLAS_DATABASE_URL) is right' });
+    throw new AtlasError((error as Error).message, {
+      exitCode: EXIT.failure,
+      hint: 'check that the database is running and the URL (server.database or ATLAS_DATABASE_URL) is right',
+    });
   }
 }
 

@@ -8,11 +8,11 @@ import { resolve } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { ServerConversation } from '../conversations/conversation-store.js';
 import { conversationFiles, listAccounts, listConversationFiles } from '../conversations/conversation-store.js';
-import { legacyLogFiles, importLogFile, taskRecordFiles } from './event-files.js';
-import { openState, stateFilePath } from '../state/open.js';
 import { messagesFromRuns } from '../conversations/messages.js';
-import type { ServerState } from '../state/types.js';
+import { openState, stateFilePath } from '../state/open.js';
 import { readTokens, tokensPath } from '../state/token-file.js';
+import type { ServerState } from '../state/types.js';
+import { importLogFile, legacyLogFiles, taskRecordFiles } from './event-files.js';
 
 export interface ImportReport {
   tokens: number;
@@ -41,7 +41,14 @@ export async function adoptTokenFile(home: string, state: ServerState): Promise<
       present++;
       continue;
     }
-    const row = { id: t.id, account: t.account, sha256: t.sha256, created_at: t.created_at, expires_at: t.expires_at ?? null, read_only: t.read_only === true };
+    const row = {
+      id: t.id,
+      account: t.account,
+      sha256: t.sha256,
+      created_at: t.created_at,
+      expires_at: t.expires_at ?? null,
+      read_only: t.read_only === true,
+    };
     if (await state.addToken(row)) added++;
     else present++;
   }
@@ -55,7 +62,8 @@ function recordProblem(c: ServerConversation): string | undefined {
     if (typeof stats[k] !== 'number') return `its stats have no ${k}`;
   }
   if (!Array.isArray(stats.models)) return 'its stats have no models list';
-  if (typeof c.turns !== 'number' || typeof c.status !== 'string' || typeof c.created_at !== 'string' || typeof c.updated_at !== 'string') return 'it lacks turns, status or its times';
+  if (typeof c.turns !== 'number' || typeof c.status !== 'string' || typeof c.created_at !== 'string' || typeof c.updated_at !== 'string')
+    return 'it lacks turns, status or its times';
   return undefined;
 }
 
@@ -152,7 +160,10 @@ export async function importFileState(home: string, state: ServerState, options:
         continue;
       }
       if (problem) {
-        throw new AtlasError(`cannot import ${files.record}: ${problem}`, { exitCode: EXIT.input, hint: 'repair or move that folder away, then run `atlas serve migrate` again (what was imported stays)' });
+        throw new AtlasError(`cannot import ${files.record}: ${problem}`, {
+          exitCode: EXIT.input,
+          hint: 'repair or move that folder away, then run `atlas serve migrate` again (what was imported stays)',
+        });
       }
       await importConversation(state, home, c, report);
     }

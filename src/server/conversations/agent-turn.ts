@@ -15,13 +15,13 @@ import { toTimestamp } from '../../domain/time.js';
 import type { ProcessGroups } from '../../engine/processes.js';
 import type { ProcessExecutor } from '../../exec/types.js';
 import type { LifecycleBus } from '../../lifecycle/types.js';
-import type { ServerConversation } from './conversation-store.js';
-import { conversationFiles, writeConversation } from './conversation-store.js';
+import type { EventLog } from '../state/event-log.js';
+import type { ServerState } from '../state/types.js';
 import { keepSession, placeSession } from './claude-session.js';
 import { sessionTravels } from './claude-session-sync.js';
+import type { ServerConversation } from './conversation-store.js';
+import { conversationFiles, writeConversation } from './conversation-store.js';
 import { lastRunMessages } from './messages.js';
-import type { ServerState } from '../state/types.js';
-import type { EventLog } from '../state/event-log.js';
 
 /** The stop reason of a turn cancelled over the API: it ends `cancelled`, not `interrupted`. */
 export const CANCEL_REASON = 'cancelled over the API';
@@ -80,7 +80,8 @@ export function addStats(a: ConversationStats, b: ConversationStats): Conversati
   return {
     messages_exchanged: a.messages_exchanged + b.messages_exchanged,
     total_input_tokens: a.total_input_tokens + b.total_input_tokens,
-    total_output_tokens: a.total_output_tokens === null || b.total_output_tokens === null ? null : a.total_output_tokens + b.total_output_tokens,
+    total_output_tokens:
+      a.total_output_tokens === null || b.total_output_tokens === null ? null : a.total_output_tokens + b.total_output_tokens,
     total_cache_tokens: a.total_cache_tokens + b.total_cache_tokens,
     cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
     cache_creation_tokens: a.cache_creation_tokens + b.cache_creation_tokens,
@@ -159,10 +160,16 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   // on another server, whose session came back from the store with the workspace (claude-session.ts).
   const session = { dir: files.dir, workspace: files.workspace };
   const note = input.onSessionNote ?? (() => undefined);
-  const here = conversation.provider !== 'claude' || (conversation.session_id !== '' && placeSession(session, conversation.session_id, note));
+  const here =
+    conversation.provider !== 'claude' || (conversation.session_id !== '' && placeSession(session, conversation.session_id, note));
   const resumeSessionId = (here && conversation.session_id) || undefined;
   // EventLog.append never rejects: a failed append is reported by the log itself.
-  void log.append('turn_started', { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: resumeSessionId ?? null });
+  void log.append('turn_started', {
+    turn,
+    conversation_id: conversation.id,
+    sandbox_id: conversation.sandbox_id,
+    resumes_session: resumeSessionId ?? null,
+  });
 
   const ai = { ...config.ai, agent: conversation.provider };
   const run = new AgentConversation({
@@ -195,7 +202,10 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   };
   let result: AgentRunResult;
   try {
-    const runAgent = ai.agent === 'claude' ? (await import('../../agent/claude.js')).runClaude : (await import('../../agent/command-agent.js')).runCommandAgent;
+    const runAgent =
+      ai.agent === 'claude'
+        ? (await import('../../agent/claude.js')).runClaude
+        : (await import('../../agent/command-agent.js')).runCommandAgent;
     result = await runAgent({
       prompt,
       ...(resumeSessionId && ai.agent === 'claude' ? { resumeSessionId } : {}),
@@ -208,7 +218,17 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       // Sandboxed, Claude Code's hooks cannot write $ATLAS_HOME: they hand their events to the
       // server through a pipe in the conversation's channel/ folder (docs/claude-code.md), the
       // resumed session's accepted though its entry names no task.
-      ...(input.executor.mode === 'sandbox' && ai.agent === 'claude' ? { hookChannel: { home, taskDir: files.dir, worktree: files.workspace, claudeConfigDir: claudeConfigDir(env), session: resumeSessionId } } : {}),
+      ...(input.executor.mode === 'sandbox' && ai.agent === 'claude'
+        ? {
+            hookChannel: {
+              home,
+              taskDir: files.dir,
+              worktree: files.workspace,
+              claudeConfigDir: claudeConfigDir(env),
+              session: resumeSessionId,
+            },
+          }
+        : {}),
       onOutput: () => undefined,
       onUpdate,
     });
@@ -227,7 +247,10 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const usage = stopped ? { ...record.stats, partial: true } : record.stats;
   // The run's messages, as its folder has them (tool results joined into their calls), go into the
   // state, so GET …/messages answers the same on every server.
-  if (input.holdsLease?.() !== false) await input.state.putMessages(lastRunMessages(home, conversation.account, conversation.id)).catch((error: Error) => input.onStoreError?.(error));
+  if (input.holdsLease?.() !== false)
+    await input.state
+      .putMessages(lastRunMessages(home, conversation.account, conversation.id))
+      .catch((error: Error) => input.onStoreError?.(error));
   const endedAt = toTimestamp(new Date());
   conversation = {
     ...conversation,

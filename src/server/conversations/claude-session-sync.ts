@@ -34,7 +34,13 @@ export async function restoreSession(home: string, config: Config, target: SyncT
 }
 
 /** Pushes the conversation's copy of the session, if it has one. Never throws. */
-export async function pushSession(home: string, config: Config, target: SyncTarget, warn: (text: string) => void, beforePublish?: () => Promise<void>): Promise<void> {
+export async function pushSession(
+  home: string,
+  config: Config,
+  target: SyncTarget,
+  warn: (text: string) => void,
+  beforePublish?: () => Promise<void>,
+): Promise<void> {
   if (!sessionTravels(config) || !existsSync(target.root)) return;
   try {
     const { openStore } = await import('../../sync/stores/open-store.js');
@@ -51,7 +57,13 @@ export async function pushSession(home: string, config: Config, target: SyncTarg
  * the server's, after OnColdStart or a catch-up with the store, for Claude Code conversations only
  * (src/server/conversations/conversations.ts), so a command agent's turn never waits for it.
  */
-export function sessionBuiltins(home: string, config: Config, warn: (text: string) => void, targetOf: SessionTargetOf, beforePublish?: () => Promise<void>): LifecycleBuiltins {
+export function sessionBuiltins(
+  home: string,
+  config: Config,
+  warn: (text: string) => void,
+  targetOf: SessionTargetOf,
+  beforePublish?: () => Promise<void>,
+): LifecycleBuiltins {
   if (!sessionTravels(config)) return {};
   return { on_stream_finish: (event) => pushSession(home, config, targetOf(event.task_dir), warn, beforePublish) };
 }

@@ -13,11 +13,25 @@
 // MAX_SESSION_BYTES or with more than MAX_SESSION_FILES files is refused whole; a file is written
 // to a new temp file (O_EXCL, so never through a link) and renamed into place, inside a folder
 // checked to be a real folder where it should be.
-import { claudeConfigDir } from '../../agent/claude-config-dir.js';
-import { constants, closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { isReservedRootName } from '../../domain/sync-state.js';
+import { claudeConfigDir } from '../../agent/claude-config-dir.js';
 import { findClaudeTranscript } from '../../conversation/claude-transcript-usage.js';
+import { isReservedRootName } from '../../domain/sync-state.js';
 
 export const SESSION_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The whole session (transcript and its own folder): beyond it the session does not travel. */

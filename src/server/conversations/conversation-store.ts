@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import type { ConversationStats } from '../../domain/conversation.js';
 import { CONVERSATION_FILE_NAME, CONVERSATION_STATUSES } from '../../domain/conversation.js';
 import { compareText } from '../../domain/text-order.js';
-import { EVENTS_FILE_NAME } from '../state/event-log.js';
 import { PATH_ID } from '../http/http.js';
-import type { ConversationRow, ServerState } from '../state/types.js';
+import { EVENTS_FILE_NAME } from '../state/event-log.js';
 import { ACCOUNT_PATTERN, serverDir } from '../state/token-file.js';
+import type { ConversationRow, ServerState } from '../state/types.js';
 
 export const PROVIDERS = ['claude', 'command'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -102,11 +102,15 @@ export function listAccounts(home: string): string[] {
   }
 }
 
-
 /** A record read back from the state, checked as the server's own type. */
 function fromRow(row: ConversationRow): ServerConversation {
-  if (!(PROVIDERS as readonly string[]).includes(row.provider) || !(SERVER_CONVERSATION_STATUSES as readonly string[]).includes(row.status)) {
-    throw new Error(`server state: conversation ${row.account}/${row.id} has provider "${row.provider}" and status "${row.status}", which this atlas does not know`);
+  if (
+    !(PROVIDERS as readonly string[]).includes(row.provider) ||
+    !(SERVER_CONVERSATION_STATUSES as readonly string[]).includes(row.status)
+  ) {
+    throw new Error(
+      `server state: conversation ${row.account}/${row.id} has provider "${row.provider}" and status "${row.status}", which this atlas does not know`,
+    );
   }
   return row as ServerConversation;
 }

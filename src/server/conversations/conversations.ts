@@ -12,23 +12,31 @@ import { claimOwner } from '../../liveness/claim.js';
 import type { OwnerRecord } from '../../liveness/owner.js';
 import { releaseOwner, startHeartbeat } from '../../liveness/owner.js';
 import { killLeftoverProcesses } from '../../recovery/leftovers.js';
+import type { ServerContext } from '../http/context.js';
+import { HttpError } from '../http/http.js';
+import type { EventLog } from '../state/event-log.js';
+import { logKey } from '../state/types.js';
 import { CANCEL_REASON, runTurn } from './agent-turn.js';
 import { restoreSession } from './claude-session-sync.js';
+import type { Provider, ServerConversation } from './conversation-store.js';
+import {
+  conversationFiles,
+  conversationsDir,
+  listConversations,
+  readConversation,
+  removeConversation,
+  workspaceExists,
+  writeConversation,
+} from './conversation-store.js';
 import { conversationSyncTarget, sessionSyncTarget } from './lifecycle-adapter.js';
 import { conversationMessages } from './messages.js';
 import { paced } from './pace.js';
 import { lowerPriority } from './priority.js';
 import { createTurnExecutor } from './turn-executor.js';
-import type { ServerContext } from '../http/context.js';
-import type { Provider, ServerConversation } from './conversation-store.js';
-import { conversationFiles, conversationsDir, listConversations, readConversation, removeConversation, workspaceExists, writeConversation } from './conversation-store.js';
-import type { EventLog } from '../state/event-log.js';
-import { logKey } from '../state/types.js';
-import type { HeldLease } from './turn-lease.js';
-import { claimTurnLease, holderOf, requireFence } from './turn-lease.js';
-import { HttpError } from '../http/http.js';
 import type { CutOff } from './turn-interrupt.js';
 import { interruptIfCut, interruptLostTurn } from './turn-interrupt.js';
+import type { HeldLease } from './turn-lease.js';
+import { claimTurnLease, holderOf, requireFence } from './turn-lease.js';
 
 export interface TurnRequest {
   account: string;
@@ -102,15 +110,27 @@ export class Conversations {
   async startTurn(request: TurnRequest): Promise<StartedTurn> {
     const { home } = this.ctx;
     const k = key(request.account, request.conversationId);
-    if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping; retry on another server or after the restart');
-    if (this.running.has(k)) throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is already answering a prompt; wait for its usage event`);
+    if (this.ctx.stopping)
+      throw new HttpError(503, 'server_stopping', 'the server is stopping; retry on another server or after the restart');
+    if (this.running.has(k))
+      throw new HttpError(
+        409,
+        'turn_running',
+        `conversation ${request.conversationId} is already answering a prompt; wait for its usage event`,
+      );
     const files = conversationFiles(home, request.account, request.conversationId);
     // Claimed in this process before the first await: a second request here gets 409 ...
     // Its OnStreamFinish push publishes only while the database gives its lease the turn's token.
     const fenced = async () => {
       if (slot.lease) await requireFence(await this.ctx.state(), slot.lease.fence, this.ctx.log);
     };
-    const slot: Running = { groups: new ProcessGroups(), bus: this.ctx.lifecycle(fenced), stopReason: undefined, done: Promise.resolve(), release: () => undefined };
+    const slot: Running = {
+      groups: new ProcessGroups(),
+      bus: this.ctx.lifecycle(fenced),
+      stopReason: undefined,
+      done: Promise.resolve(),
+      release: () => undefined,
+    };
     this.running.set(k, slot);
     let existing: ServerConversation | undefined;
     try {
@@ -121,7 +141,12 @@ export class Conversations {
     }
     if (existing?.sandbox_id && existing.sandbox_id !== request.sandboxId) {
       this.running.delete(k);
-      throw new HttpError(409, 'sandbox_mismatch', `conversation ${request.conversationId} runs in sandbox ${existing.sandbox_id}, not ${request.sandboxId}`, { sandbox_id: existing.sandbox_id });
+      throw new HttpError(
+        409,
+        'sandbox_mismatch',
+        `conversation ${request.conversationId} runs in sandbox ${existing.sandbox_id}, not ${request.sandboxId}`,
+        { sandbox_id: existing.sandbox_id },
+      );
     }
     try {
       // A slot of the account's running work, held until the agent has stopped (not the stream).
@@ -133,7 +158,11 @@ export class Conversations {
       mkdirSync(files.dir, { recursive: true, mode: 0o700 });
       const claim = await claimOwner(files.owner, this.leaseSettings());
       if (!claim.ok) {
-        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server: retry once its turn has ended`);
+        throw new HttpError(
+          409,
+          'turn_running',
+          `conversation ${request.conversationId} is being answered by another server: retry once its turn has ended`,
+        );
       }
       killLeftoverProcesses(claim.previous);
       const state = await this.ctx.state();
@@ -143,15 +172,30 @@ export class Conversations {
       const held = await claimTurnLease(state, leaseName, this.turnLeaseSettings(), this.ctx.log);
       if (!held.ok) {
         releaseOwner(files.owner);
-        throw new HttpError(409, 'turn_running', `conversation ${request.conversationId} is being answered by another server: retry once its turn has ended`);
+        throw new HttpError(
+          409,
+          'turn_running',
+          `conversation ${request.conversationId} is being answered by another server: retry once its turn has ended`,
+        );
       }
       slot.lease = held.lease;
       const now = toTimestamp(new Date());
       let conversation: ServerConversation = existing ?? {
-        id: request.conversationId, account: request.account, agent_id: request.agentId ?? null, provider: request.provider ?? this.ctx.config.ai.agent,
-        sandbox_id: null, session_id: '', created_at: now, updated_at: now, status: 'idle', turns: 0, last_turn: null, stats: emptyStats(),
+        id: request.conversationId,
+        account: request.account,
+        agent_id: request.agentId ?? null,
+        provider: request.provider ?? this.ctx.config.ai.agent,
+        sandbox_id: null,
+        session_id: '',
+        created_at: now,
+        updated_at: now,
+        status: 'idle',
+        turns: 0,
+        last_turn: null,
+        stats: emptyStats(),
       };
-      if (request.provider && existing && request.provider !== existing.provider) conversation = { ...conversation, provider: request.provider, session_id: '' };
+      if (request.provider && existing && request.provider !== existing.provider)
+        conversation = { ...conversation, provider: request.provider, session_id: '' };
       conversation = await this.ensureSandbox(conversation, request.sandboxId, existing === undefined, slot.bus);
       const log = this.logOf(request.account, request.conversationId);
       // From the file, not this process's cache: the previous turn may have run on another server,
@@ -190,18 +234,28 @@ export class Conversations {
     try {
       await restoreWorkspaceOnColdStart({ home, config, taskId: '', target, warn: (note) => this.ctx.log({ msg: 'sync', note }) });
     } catch (error) {
-      throw new HttpError(502, 'cold_start_failed', `the sandbox could not catch up with the store: ${(error as Error).message}`, { removed: false });
+      throw new HttpError(502, 'cold_start_failed', `the sandbox could not catch up with the store: ${(error as Error).message}`, {
+        removed: false,
+      });
     }
     await this.restoreSession(conversation);
   }
 
   /** A Claude Code conversation's session follows its workspace from the store. */
   private async restoreSession(c: ServerConversation): Promise<void> {
-    if (c.provider === 'claude') await restoreSession(this.ctx.home, this.ctx.config, sessionSyncTarget(this.base(c).task_dir), (note) => this.ctx.log({ msg: 'sync', note }));
+    if (c.provider === 'claude')
+      await restoreSession(this.ctx.home, this.ctx.config, sessionSyncTarget(this.base(c).task_dir), (note) =>
+        this.ctx.log({ msg: 'sync', note }),
+      );
   }
 
   /** A new sandbox runs OnColdStart; if it fails, what was created is removed and the request fails. */
-  private async ensureSandbox(conversation: ServerConversation, sandboxId: string, created: boolean, bus: LifecycleBus): Promise<ServerConversation> {
+  private async ensureSandbox(
+    conversation: ServerConversation,
+    sandboxId: string,
+    created: boolean,
+    bus: LifecycleBus,
+  ): Promise<ServerConversation> {
     const { home } = this.ctx;
     const k = key(conversation.account, conversation.id);
     const files = conversationFiles(home, conversation.account, conversation.id);
@@ -219,7 +273,13 @@ export class Conversations {
     } catch (error) {
       if (fresh) rmSync(files.workspace, { recursive: true, force: true });
       if (created) await removeConversation(await this.ctx.state(), home, conversation.account, conversation.id);
-      this.ctx.log({ level: 'error', msg: 'cold start failed', conversation_id: conversation.id, account: conversation.account, error: (error as Error).message });
+      this.ctx.log({
+        level: 'error',
+        msg: 'cold start failed',
+        conversation_id: conversation.id,
+        account: conversation.account,
+        error: (error as Error).message,
+      });
       throw new HttpError(502, 'cold_start_failed', `the sandbox could not be prepared: ${(error as Error).message}`, { removed: fresh });
     }
     await this.restoreSession(conversation);
@@ -256,21 +316,60 @@ export class Conversations {
     let final: Record<string, unknown>;
     let record: ServerConversation | undefined;
     try {
-      const execution = await createTurnExecutor({ home, config, account: conversation.account, id: conversation.id, local: this.ctx.local });
+      const execution = await createTurnExecutor({
+        home,
+        config,
+        account: conversation.account,
+        id: conversation.id,
+        local: this.ctx.local,
+      });
       let outcome: Awaited<ReturnType<typeof runTurn>>;
       try {
-        const onStoreError = (error: Error) => this.ctx.log({ level: 'error', msg: 'message not stored', conversation_id: conversation.id, error: error.message });
+        const onStoreError = (error: Error) =>
+          this.ctx.log({ level: 'error', msg: 'message not stored', conversation_id: conversation.id, error: error.message });
         const onSessionNote = (note: string) => this.ctx.log({ msg: 'claude session', conversation_id: conversation.id, note });
-        outcome = await runTurn({ home, config, state: await this.ctx.state(), onStoreError, onSessionNote, holdsLease: () => !lost, conversation, prompt, log: fenced, bus: slot.bus, groups: slot.groups, executor: execution.executor, stopReason: () => slot.stopReason });
+        outcome = await runTurn({
+          home,
+          config,
+          state: await this.ctx.state(),
+          onStoreError,
+          onSessionNote,
+          holdsLease: () => !lost,
+          conversation,
+          prompt,
+          log: fenced,
+          bus: slot.bus,
+          groups: slot.groups,
+          executor: execution.executor,
+          stopReason: () => slot.stopReason,
+        });
       } finally {
         await execution.release();
       }
-      this.ctx.log({ msg: 'turn finished', account: conversation.account, conversation_id: conversation.id, turn: outcome.conversation.turns, ok: outcome.ok, interrupted: outcome.interrupted, duration_ms: Date.now() - started });
+      this.ctx.log({
+        msg: 'turn finished',
+        account: conversation.account,
+        conversation_id: conversation.id,
+        turn: outcome.conversation.turns,
+        ok: outcome.ok,
+        interrupted: outcome.interrupted,
+        duration_ms: Date.now() - started,
+      });
       record = outcome.conversation;
-      final = { turn: outcome.conversation.turns, ok: outcome.ok, error: outcome.error, usage: outcome.usage, conversation: outcome.conversation.stats, session_id: outcome.conversation.session_id || null };
+      final = {
+        turn: outcome.conversation.turns,
+        ok: outcome.ok,
+        error: outcome.error,
+        usage: outcome.usage,
+        conversation: outcome.conversation.stats,
+        session_id: outcome.conversation.session_id || null,
+      };
     } catch (error) {
       this.ctx.log({ level: 'error', msg: 'turn crashed', conversation_id: conversation.id, error: (error as Error).message });
-      const latest = await this.ctx.state().then((state) => readConversation(state, conversation.account, conversation.id)).catch(() => undefined);
+      const latest = await this.ctx
+        .state()
+        .then((state) => readConversation(state, conversation.account, conversation.id))
+        .catch(() => undefined);
       final = { ok: false, error: (error as Error).message, usage: null, conversation: latest?.stats ?? null };
     } finally {
       this.running.delete(k);
@@ -281,7 +380,10 @@ export class Conversations {
     // server that dies before it leaves the turn running (then interrupted once its lease expires),
     // never a finished record without its usage event. A client that sends its next prompt on
     // `usage`, to this server or another, finds the conversation free.
-    const events = [...(slot.stopReason === CANCEL_REASON ? [{ type: 'cancelled', data: { turn: final['turn'] ?? null } }] : []), { type: 'usage', data: final }];
+    const events = [
+      ...(slot.stopReason === CANCEL_REASON ? [{ type: 'cancelled', data: { turn: final['turn'] ?? null } }] : []),
+      { type: 'usage', data: final },
+    ];
     if (!slot.lease) return;
     // Renewed until the end is stored (queued appends may take a while), which gives it back.
     const ended = !lost && (await log.finishTurn(record, events, slot.lease.fence)) !== undefined;
@@ -289,9 +391,21 @@ export class Conversations {
     if (ended) return;
     // Lease lost (or end not stored): nothing more from here; clients here wait for `interrupted`,
     // written by the lease's holder, or by this server if it was left free (turn-interrupt.ts).
-    if (lost) this.ctx.log({ level: 'error', msg: 'turn stopped: its lease was taken over', account: conversation.account, conversation_id: conversation.id });
+    if (lost)
+      this.ctx.log({
+        level: 'error',
+        msg: 'turn stopped: its lease was taken over',
+        account: conversation.account,
+        conversation_id: conversation.id,
+      });
     log.followOthers();
-    const marked = await interruptLostTurn(this.ctx, conversation.account, conversation.id, conversation.turns + 1, this.turnLeaseSettings().ttlMs).catch(() => undefined);
+    const marked = await interruptLostTurn(
+      this.ctx,
+      conversation.account,
+      conversation.id,
+      conversation.turns + 1,
+      this.turnLeaseSettings().ttlMs,
+    ).catch(() => undefined);
     if (marked) this.onInterrupted?.(marked);
   }
 
@@ -300,11 +414,23 @@ export class Conversations {
     const conversation = await this.detect(account, id);
     if (!conversation) throw new HttpError(404, 'not_found', `no conversation ${id}`);
     if (conversation.status !== 'interrupted') {
-      throw new HttpError(409, 'nothing_to_recover', `conversation ${id} is ${conversation.status}; only an interrupted turn can be recovered`);
+      throw new HttpError(
+        409,
+        'nothing_to_recover',
+        `conversation ${id} is ${conversation.status}; only an interrupted turn can be recovered`,
+      );
     }
     // The person's own last request (a recovery that was cut off too quotes it, not itself).
-    const lastPrompt = [...(await conversationMessages(await this.ctx.state(), this.ctx.home, account, id))].reverse().find((m) => m.role === MESSAGE_ROLE.user && !m.body.startsWith(RECOVERY_HEADER))?.body ?? '';
-    const prompt = [RECOVERY_HEADER, 'Check the workspace for what was already done, then finish that request. It was:', '', lastPrompt].join('\n');
+    const lastPrompt =
+      [...(await conversationMessages(await this.ctx.state(), this.ctx.home, account, id))]
+        .reverse()
+        .find((m) => m.role === MESSAGE_ROLE.user && !m.body.startsWith(RECOVERY_HEADER))?.body ?? '';
+    const prompt = [
+      RECOVERY_HEADER,
+      'Check the workspace for what was already done, then finish that request. It was:',
+      '',
+      lastPrompt,
+    ].join('\n');
     return this.startTurn({ account, conversationId: id, sandboxId: conversation.sandbox_id ?? id, prompt, aborted });
   }
 
@@ -318,7 +444,11 @@ export class Conversations {
     const k = key(account, id);
     let pending = this.detecting.get(k);
     if (!pending) {
-      pending = interruptIfCut(this.ctx, account, id, { running: this.running.has(k), ttlMs: this.turnLeaseSettings().ttlMs, onInterrupted: this.onInterrupted }).finally(() => this.detecting.delete(k));
+      pending = interruptIfCut(this.ctx, account, id, {
+        running: this.running.has(k),
+        ttlMs: this.turnLeaseSettings().ttlMs,
+        onInterrupted: this.onInterrupted,
+      }).finally(() => this.detecting.delete(k));
       this.detecting.set(k, pending);
     }
     return pending;
@@ -345,7 +475,8 @@ export class Conversations {
   async remove(account: string, id: string, terminate: boolean): Promise<void> {
     const c = await this.detect(account, id);
     if (!c) throw new HttpError(404, 'not_found', `no conversation ${id}`);
-    if (this.running.has(key(account, id))) throw new HttpError(409, 'turn_running', `conversation ${id} is answering a prompt; delete it after its usage event`);
+    if (this.running.has(key(account, id)))
+      throw new HttpError(409, 'turn_running', `conversation ${id} is answering a prompt; delete it after its usage event`);
     const files = conversationFiles(this.ctx.home, account, id);
     if (terminate && c.sandbox_id) {
       // OnTerminate's hooks see the workspace one last time; then it goes.

@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import type { Config } from '../../config/schema.js';
-import { listConversations, readMessages as readRunMessages } from '../../conversation/read.js';
 import { conversationFiles as runFiles } from '../../conversation/paths.js';
+import { listConversations, readMessages as readRunMessages } from '../../conversation/read.js';
 import type { Message } from '../../domain/conversation.js';
 import { ProcessGroups } from '../../engine/processes.js';
 import { createLifecycleBus } from '../../lifecycle/bus.js';
@@ -16,9 +16,9 @@ import { composeBuiltins, recordingBuiltins } from '../../lifecycle/defaults.js'
 import type { LifecycleBus, LifecycleEvent } from '../../lifecycle/types.js';
 import { syncBuiltins } from '../../sync/lifecycle-builtins.js';
 import type { SyncTarget } from '../../sync/stores/target.js';
-import { sessionBuiltins } from './claude-session-sync.js';
-import { SESSION_FOLDER } from './claude-session.js';
 import type { LogFn } from '../http/context.js';
+import { SESSION_FOLDER } from './claude-session.js';
+import { sessionBuiltins } from './claude-session-sync.js';
 
 /**
  * The store tree of a conversation's workspace: `conv.<account>.<id>` (an id has no ".", so no two
@@ -61,7 +61,11 @@ export function serverLifecycle(home: string, config: Config, log: LogFn): (befo
       // With sync.store set, OnStreamFinish pushes the workspace and (sync.init_from_store)
       // OnColdStart of a new sandbox restores it, as for tasks (src/sync/lifecycle-builtins.ts);
       // the conversation's Claude Code session follows the same way, after it.
-      builtins: composeBuiltins(recordingBuiltins(), syncBuiltins(home, config, warn, conversationSyncTarget, beforePublish), sessionBuiltins(home, config, warn, sessionSyncTarget, beforePublish)),
+      builtins: composeBuiltins(
+        recordingBuiltins(),
+        syncBuiltins(home, config, warn, conversationSyncTarget, beforePublish),
+        sessionBuiltins(home, config, warn, sessionSyncTarget, beforePublish),
+      ),
       config: config.lifecycle,
       groups: new ProcessGroups(),
       reporter: { note: (text) => log({ msg: 'lifecycle', note: text }) },

@@ -2,11 +2,12 @@
 // records them in its run folder (as every agent run does), and at the turn's end they go into the
 // state, from which the API reads them, so every server on it answers GET …/messages. Stored keys carry their run's
 // id ("<run>:<key>"): two turns' keys never collide, and the API gives back the run's own key.
-import { listConversations as listRuns, readMessages as readRunMessages } from '../../conversation/read.js';
+
 import { conversationFiles as runFiles } from '../../conversation/paths.js';
+import { listConversations as listRuns, readMessages as readRunMessages } from '../../conversation/read.js';
 import type { Message } from '../../domain/conversation.js';
-import { conversationFiles } from './conversation-store.js';
 import type { ServerState, StoredMessage } from '../state/types.js';
+import { conversationFiles } from './conversation-store.js';
 
 export function toStored(m: Message, run: string, account: string, conversationId: string, turn: number): StoredMessage {
   return { ...m, key: `${run}:${m.key}`, conversation_id: conversationId, account, turn };
@@ -15,13 +16,23 @@ export function toStored(m: Message, run: string, account: string, conversationI
 /** As the agent recorded it: its run's id as conversation_id, its own key. */
 export function fromStored(m: StoredMessage): Message {
   const cut = m.key.indexOf(':');
-  return { key: m.key.slice(cut + 1), conversation_id: m.key.slice(0, cut), body: m.body, role: m.role, timestamp: m.timestamp, tokens: m.tokens, tool_calls: m.tool_calls };
+  return {
+    key: m.key.slice(cut + 1),
+    conversation_id: m.key.slice(0, cut),
+    body: m.body,
+    role: m.role,
+    timestamp: m.timestamp,
+    tokens: m.tokens,
+    tool_calls: m.tool_calls,
+  };
 }
 
 /** The messages of a conversation's run folders, turn by turn (the run's place in the order they started). */
 export function messagesFromRuns(home: string, account: string, conversationId: string): StoredMessage[] {
   const dir = conversationFiles(home, account, conversationId).dir;
-  return listRuns(dir).flatMap((run, i) => readRunMessages(runFiles(dir, run.id).messages).map((m) => toStored(m, run.id, account, conversationId, i + 1)));
+  return listRuns(dir).flatMap((run, i) =>
+    readRunMessages(runFiles(dir, run.id).messages).map((m) => toStored(m, run.id, account, conversationId, i + 1)),
+  );
 }
 
 /** The messages of the run that started last (the turn that just ended). */

@@ -37,7 +37,13 @@ export async function conversationPolicy(home: string, config: Config, account: 
   return policy;
 }
 
-export async function createTurnExecutor(input: { home: string; config: Config; account: string; id: string; local: boolean }): Promise<TurnExecution> {
+export async function createTurnExecutor(input: {
+  home: string;
+  config: Config;
+  account: string;
+  id: string;
+  local: boolean;
+}): Promise<TurnExecution> {
   if (input.local) return { executor: groupDiesWithServer(localExecutor), release: () => Promise.resolve() };
   const dir = conversationFiles(input.home, input.account, input.id).dir;
   const { finishLitter, sweepLitter } = await import('../../exec/sandbox/litter.js');
@@ -78,7 +84,12 @@ export function groupDiesWithServer(executor: ProcessExecutor, setpriv = findSet
     prepare: async (spec) => {
       const launch = await executor.prepare(spec);
       const program = launch.shell ? ['/bin/sh', '-c', [launch.command, ...launch.args].join(' ')] : [launch.command, ...launch.args];
-      return { ...launch, command: setpriv, args: ['--pdeathsig', 'HUP', '--', '/bin/sh', '-c', script, 'atlas-turn', ...program], shell: false };
+      return {
+        ...launch,
+        command: setpriv,
+        args: ['--pdeathsig', 'HUP', '--', '/bin/sh', '-c', script, 'atlas-turn', ...program],
+        shell: false,
+      };
     },
   };
 }

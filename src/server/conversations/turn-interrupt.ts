@@ -7,10 +7,10 @@ import type { OwnerRecord } from '../../liveness/owner.js';
 import { checkLiveness, readOwner } from '../../liveness/owner.js';
 import { killLeftoverProcesses } from '../../recovery/leftovers.js';
 import type { ServerContext } from '../http/context.js';
-import type { ServerConversation } from './conversation-store.js';
-import { conversationFiles, readConversation, writeConversation } from './conversation-store.js';
 import type { Fence } from '../state/types.js';
 import { logKey } from '../state/types.js';
+import type { ServerConversation } from './conversation-store.js';
+import { conversationFiles, readConversation, writeConversation } from './conversation-store.js';
 import { holderOf, THIS_HOLDER } from './turn-lease.js';
 
 export interface CutOff {
@@ -24,7 +24,12 @@ export interface CutOff {
  * first, so of the servers that look at once, one marks it and appends the `interrupted` event
  * (fenced with the new token). `running`: this server runs the turn itself.
  */
-export async function interruptIfCut(ctx: ServerContext, account: string, id: string, options: { running: boolean; ttlMs: number; onInterrupted?: ((c: ServerConversation) => void) | undefined }): Promise<CutOff> {
+export async function interruptIfCut(
+  ctx: ServerContext,
+  account: string,
+  id: string,
+  options: { running: boolean; ttlMs: number; onInterrupted?: ((c: ServerConversation) => void) | undefined },
+): Promise<CutOff> {
   const state = await ctx.state();
   const c = await readConversation(state, account, id);
   if (c?.status !== 'running' || options.running) return { conversation: c, marked: false };
@@ -40,7 +45,10 @@ export async function interruptIfCut(ctx: ServerContext, account: string, id: st
   try {
     const now = await readConversation(state, account, id);
     if (now?.status !== 'running') return { conversation: now, marked: false };
-    const marked = await markInterrupted(ctx, now, record, owner.status === 'none' ? 'no owner' : owner.reason, { lease: leaseName, token: claim.token });
+    const marked = await markInterrupted(ctx, now, record, owner.status === 'none' ? 'no owner' : owner.reason, {
+      lease: leaseName,
+      token: claim.token,
+    });
     options.onInterrupted?.(marked);
     return { conversation: marked, marked: true };
   } finally {
@@ -55,7 +63,13 @@ export async function interruptIfCut(ctx: ServerContext, account: string, id: st
  * mark it, so this server claims the free lease and marks the turn interrupted as a sweep would.
  * Returns the marked conversation, or undefined when it was not this server's to mark.
  */
-export async function interruptLostTurn(ctx: ServerContext, account: string, id: string, turn: number, ttlMs: number): Promise<ServerConversation | undefined> {
+export async function interruptLostTurn(
+  ctx: ServerContext,
+  account: string,
+  id: string,
+  turn: number,
+  ttlMs: number,
+): Promise<ServerConversation | undefined> {
   const state = await ctx.state();
   const leaseName = logKey.conversation(account, id);
   const claim = await state.claimLease(leaseName, THIS_HOLDER, ttlMs);
@@ -74,11 +88,18 @@ export async function interruptLostTurn(ctx: ServerContext, account: string, id:
  * Marks `c` (a turn still recorded `running`) interrupted. `fence`: the lease taken over for it,
  * so only the server that took it over appends the event. Resolves once the event is stored.
  */
-async function markInterrupted(ctx: ServerContext, c: ServerConversation, record: OwnerRecord | undefined, reason: string, fence?: Fence): Promise<ServerConversation> {
+async function markInterrupted(
+  ctx: ServerContext,
+  c: ServerConversation,
+  record: OwnerRecord | undefined,
+  reason: string,
+  fence?: Fence,
+): Promise<ServerConversation> {
   // The dead server's agent may still run (a local turn, or no setpriv): it stops before anyone
   // can recover the turn in the same workspace.
   const killed = killLeftoverProcesses(record);
-  if (killed.length > 0) ctx.log({ msg: 'stopped a dead server\'s agent', account: c.account, conversation_id: c.id, process_groups: killed });
+  if (killed.length > 0)
+    ctx.log({ msg: "stopped a dead server's agent", account: c.account, conversation_id: c.id, process_groups: killed });
   // The dead turn's usage never arrived: the totals lack it, and say so.
   const marked: ServerConversation = { ...c, status: 'interrupted', stats: { ...c.stats, partial: true } };
   await writeConversation(await ctx.state(), marked);

@@ -27,7 +27,12 @@ export function holderOf(owner: Pick<OwnerRecord, 'host' | 'pid' | 'process_star
 
 export const THIS_HOLDER = holderOf({ host: hostname(), pid: process.pid, process_start: processStartIdentity(process.pid) ?? 'unknown' });
 
-export async function claimTurnLease(state: ServerState, name: string, settings: { ttlMs: number; renewMs: number }, log: LogFn): Promise<{ ok: true; lease: HeldLease } | { ok: false; holder: string }> {
+export async function claimTurnLease(
+  state: ServerState,
+  name: string,
+  settings: { ttlMs: number; renewMs: number },
+  log: LogFn,
+): Promise<{ ok: true; lease: HeldLease } | { ok: false; holder: string }> {
   const claim = await state.claimLease(name, THIS_HOLDER, settings.ttlMs);
   if (!claim.ok) return { ok: false, holder: claim.holder.holder };
   const fence: Fence = { lease: name, token: claim.token };
@@ -72,7 +77,9 @@ export async function claimTurnLease(state: ServerState, name: string, settings:
       stop,
       release: async () => {
         stop();
-        await state.releaseLease(name, claim.token).catch((error: Error) => log({ level: 'error', msg: 'lease not released', lease: name, error: error.message }));
+        await state
+          .releaseLease(name, claim.token)
+          .catch((error: Error) => log({ level: 'error', msg: 'lease not released', lease: name, error: error.message }));
       },
     },
   };
@@ -86,6 +93,12 @@ export async function claimTurnLease(state: ServerState, name: string, settings:
 export async function requireFence(state: ServerState, fence: Fence, log: LogFn): Promise<void> {
   const current = await state.getLease(fence.lease);
   if (current?.token === fence.token) return;
-  log({ level: 'error', msg: 'push refused: the turn\'s lease was taken over', lease: fence.lease, token: fence.token, current_token: current?.token ?? null });
+  log({
+    level: 'error',
+    msg: "push refused: the turn's lease was taken over",
+    lease: fence.lease,
+    token: fence.token,
+    current_token: current?.token ?? null,
+  });
   throw new LeaseLostError(fence.lease, fence.token);
 }

@@ -23,7 +23,12 @@ export const PUBLIC_PATHS = new Set([...PROBES, '/openapi.json']);
 export function tooManyConnections(res: ServerResponse, info: { code: string | undefined }): HttpError {
   info.code = 'too_many_connections';
   res.setHeader('connection', 'close');
-  return new HttpError(503, 'too_many_connections', 'this address holds too many connections (or the server is full): only /health, /ready and /metrics are answered on this one; close idle connections and retry', { retryAfter: 1 });
+  return new HttpError(
+    503,
+    'too_many_connections',
+    'this address holds too many connections (or the server is full): only /health, /ready and /metrics are answered on this one; close idle connections and retry',
+    { retryAfter: 1 },
+  );
 }
 
 interface Held {
@@ -43,7 +48,11 @@ export interface AdmissionLimits {
 
 /** The caps server.max_connections implies. */
 export function admissionLimits(maxConnections: number): AdmissionLimits {
-  return { total: maxConnections, perAddress: Math.max(1, Math.ceil(maxConnections / 4)), unauthenticatedPerAddress: Math.max(1, Math.ceil(maxConnections / 16)) };
+  return {
+    total: maxConnections,
+    perAddress: Math.max(1, Math.ceil(maxConnections / 4)),
+    unauthenticatedPerAddress: Math.max(1, Math.ceil(maxConnections / 16)),
+  };
 }
 
 export class Admission {
@@ -67,8 +76,12 @@ export class Admission {
     const counted = (h: Held) => !h.probeOnly;
     const unauthenticated = (h: Held) => !h.probeOnly && !h.authenticated;
     if (this.count(mine, unauthenticated) >= this.limits.unauthenticatedPerAddress) this.evictOldest(mine, unauthenticated);
-    let probeOnly = this.count(mine, counted) >= this.limits.perAddress && !this.evictOldest(mine, (h) => counted(h) && !h.authenticated) && !this.evictOldest(mine, counted);
-    if (!probeOnly && this.held.size - this.probeOnly >= this.limits.total) probeOnly = !this.evictOldest(this.held.keys(), unauthenticated);
+    let probeOnly =
+      this.count(mine, counted) >= this.limits.perAddress &&
+      !this.evictOldest(mine, (h) => counted(h) && !h.authenticated) &&
+      !this.evictOldest(mine, counted);
+    if (!probeOnly && this.held.size - this.probeOnly >= this.limits.total)
+      probeOnly = !this.evictOldest(this.held.keys(), unauthenticated);
     if (probeOnly && this.probeOnly >= PROBE_RESERVE && !this.evictOldest(this.held.keys(), (h) => h.probeOnly, 0)) {
       this.refused++;
       socket.destroy();

@@ -42,7 +42,12 @@ export class StreamLimiter {
   acquire(account: string): () => void {
     const n = this.open.get(account) ?? 0;
     if (n >= this.limit) {
-      throw new HttpError(429, 'too_many_streams', `account ${account} already has ${n} open streams (server.max_streams_per_account = ${this.limit})`, { retry_after_s: 1 });
+      throw new HttpError(
+        429,
+        'too_many_streams',
+        `account ${account} already has ${n} open streams (server.max_streams_per_account = ${this.limit})`,
+        { retry_after_s: 1 },
+      );
     }
     this.open.set(account, n + 1);
     let released = false;

@@ -20,13 +20,19 @@ export class HttpError extends Error {
  */
 export function requestUrl(raw: string | undefined): URL {
   const path = (raw ?? '/').split('?')[0]!;
-  if (/(^|\/)(\.|%2e){1,2}(\/|$)/i.test(path)) throw new HttpError(400, 'invalid_path', 'the path has a "." or ".." segment: send it as it is meant, without them');
+  if (/(^|\/)(\.|%2e){1,2}(\/|$)/i.test(path))
+    throw new HttpError(400, 'invalid_path', 'the path has a "." or ".." segment: send it as it is meant, without them');
   return new URL(raw ?? '/', 'http://atlas.invalid');
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = `${JSON.stringify(body)}\n`;
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -49,7 +55,8 @@ export function sendError(res: ServerResponse, error: HttpError, requestId: stri
     res.destroy();
     return;
   }
-  const headers: Record<string, string> = error.status === 405 && typeof error.extra['allow'] === 'string' ? { allow: error.extra['allow'] } : {};
+  const headers: Record<string, string> =
+    error.status === 405 && typeof error.extra['allow'] === 'string' ? { allow: error.extra['allow'] } : {};
   if (error.status === 401) headers['www-authenticate'] = 'Bearer realm="atlas"';
   // The rest of a body that was refused or too slow is not read: the connection ends with the answer.
   if (error.status === 408 || error.status === 413) headers['connection'] = 'close';
@@ -75,7 +82,9 @@ export function setBodyTimeout(req: IncomingMessage, ms: number): void {
 export function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
-    return Promise.reject(new HttpError(413, 'body_too_large', `the request body is ${declared} bytes; the limit is ${limit} (server.max_body)`));
+    return Promise.reject(
+      new HttpError(413, 'body_too_large', `the request body is ${declared} bytes; the limit is ${limit} (server.max_body)`),
+    );
   }
   if (req.readableEnded) return Promise.resolve('');
   return new Promise((resolve, reject) => {
@@ -123,14 +132,16 @@ export async function readJsonObject(req: IncomingMessage, limit: number): Promi
   if (type && !/^application\/json\b/i.test(type)) {
     throw new HttpError(415, 'unsupported_media_type', `send the body as application/json (got ${type})`);
   }
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new HttpError(400, 'invalid_json', `the body nests arrays or objects more than ${MAX_JSON_DEPTH} deep`);
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH))
+    throw new HttpError(400, 'invalid_json', `the body nests arrays or objects more than ${MAX_JSON_DEPTH} deep`);
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (error) {
     throw new HttpError(400, 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new HttpError(400, 'invalid_body', 'the body must be a JSON object');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new HttpError(400, 'invalid_body', 'the body must be a JSON object');
   return data as JsonObject;
 }
 
@@ -191,7 +202,12 @@ export function pathId(value: string, name: string): string {
     decoded = value;
   }
   if (!PATH_ID.test(decoded)) {
-    throw new HttpError(400, 'invalid_id', `${name} "${decoded.slice(0, 80)}" is not a valid id (letters, digits, "-" and "_", at most 80)`, { field: name });
+    throw new HttpError(
+      400,
+      'invalid_id',
+      `${name} "${decoded.slice(0, 80)}" is not a valid id (letters, digits, "-" and "_", at most 80)`,
+      { field: name },
+    );
   }
   return decoded;
 }

@@ -1,7 +1,7 @@
 // Prometheus metrics at GET /metrics (prom-client): turns, tasks, their durations, tokens, errors,
 // what runs and waits now, and Node's own (event-loop delay among them). No label carries an
 // account, a conversation id or a path: the numbers only.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { StoredEvent } from '../state/event-log.js';
 
 export interface Depths {
@@ -16,13 +16,48 @@ export interface Depths {
 
 export class ServerMetrics {
   readonly registry = new Registry();
-  private readonly turns = new Counter({ name: 'atlas_turns_total', help: 'conversation turns ended, by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
-  private readonly turnSeconds = new Histogram({ name: 'atlas_turn_duration_seconds', help: 'how long a conversation turn took', buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800], registers: [this.registry] });
-  private readonly tasks = new Counter({ name: 'atlas_task_runs_total', help: 'task commands (start, recover, approve, ...) ended, by command and outcome', labelNames: ['command', 'outcome'] as const, registers: [this.registry] });
-  private readonly tokens = new Counter({ name: 'atlas_tokens_total', help: 'tokens used by conversation turns, by kind', labelNames: ['kind'] as const, registers: [this.registry] });
-  private readonly requests = new Counter({ name: 'atlas_http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['route', 'status'] as const, registers: [this.registry] });
-  private readonly errors = new Counter({ name: 'atlas_http_errors_total', help: 'HTTP error answers, by code', labelNames: ['code'] as const, registers: [this.registry] });
-  private readonly requestSeconds = new Histogram({ name: 'atlas_http_first_byte_seconds', help: 'time to the first byte of an answer (the stream headers for SSE)', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry] });
+  private readonly turns = new Counter({
+    name: 'atlas_turns_total',
+    help: 'conversation turns ended, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly turnSeconds = new Histogram({
+    name: 'atlas_turn_duration_seconds',
+    help: 'how long a conversation turn took',
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800],
+    registers: [this.registry],
+  });
+  private readonly tasks = new Counter({
+    name: 'atlas_task_runs_total',
+    help: 'task commands (start, recover, approve, ...) ended, by command and outcome',
+    labelNames: ['command', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly tokens = new Counter({
+    name: 'atlas_tokens_total',
+    help: 'tokens used by conversation turns, by kind',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  private readonly requests = new Counter({
+    name: 'atlas_http_requests_total',
+    help: 'HTTP requests answered, by route and status',
+    labelNames: ['route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly errors = new Counter({
+    name: 'atlas_http_errors_total',
+    help: 'HTTP error answers, by code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  private readonly requestSeconds = new Histogram({
+    name: 'atlas_http_first_byte_seconds',
+    help: 'time to the first byte of an answer (the stream headers for SSE)',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
 
   constructor(depths: Depths) {
     collectDefaultMetrics({ register: this.registry, prefix: 'atlas_', eventLoopMonitoringPrecision: 10 });

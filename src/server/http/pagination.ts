@@ -25,7 +25,8 @@ export function pageRequest(url: URL, defaultLimit = DEFAULT_LIMIT): PageRequest
   const rawLimit = url.searchParams.get('limit');
   let limit = defaultLimit;
   if (rawLimit !== null) {
-    if (!/^\d{1,7}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > MAX_LIMIT) throw invalid('limit', `must be a whole number from 1 to ${MAX_LIMIT}`);
+    if (!/^\d{1,7}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > MAX_LIMIT)
+      throw invalid('limit', `must be a whole number from 1 to ${MAX_LIMIT}`);
     limit = Number(rawLimit);
   }
   const rawCursor = url.searchParams.get('cursor');

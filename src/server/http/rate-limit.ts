@@ -27,7 +27,12 @@ export class RateLimiter {
     this.buckets.set(account, b);
     if (b.tokens < 1) {
       const retryAfter = (1 - b.tokens) / this.perSecond;
-      throw new HttpError(429, 'rate_limited', `too many requests for this account: at most ${this.perSecond} a second (bursts of ${capacity})`, { retryAfter });
+      throw new HttpError(
+        429,
+        'rate_limited',
+        `too many requests for this account: at most ${this.perSecond} a second (bursts of ${capacity})`,
+        { retryAfter },
+      );
     }
     b.tokens -= 1;
     // Full buckets are forgotten, so the map holds only accounts that are busy now.

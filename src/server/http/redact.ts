@@ -20,7 +20,10 @@ export function makeRedactor(home: string, config: Config): (text: string) => st
         .replace(/\s*\([^()]*`atlas [^`]*`[^()]*\)/g, '')
         .replace(/[;,:]?\s*(?:(?:run|use|try|with|see)\s+)?`atlas [^`]*`/g, '')
         // other file-system paths (not API routes): only their last part
-        .replace(/(^|[\s"'(=:])\/(?:tmp|home|root|var|srv|opt|usr|etc|work|mnt|media|run|Users|private)(?:\/[^\s"')]*)?\/([^\s"'/)]+)/g, '$1…/$2')
+        .replace(
+          /(^|[\s"'(=:])\/(?:tmp|home|root|var|srv|opt|usr|etc|work|mnt|media|run|Users|private)(?:\/[^\s"')]*)?\/([^\s"'/)]+)/g,
+          '$1…/$2',
+        )
     );
   };
 }

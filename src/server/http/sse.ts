@@ -101,7 +101,14 @@ export class SseClient {
  * Streams a log to a client: what came after `afterId`, then live events, until `isLast` says an
  * event ends the stream, or at once after the replay when `idle()` says nothing more will come.
  */
-export function pipeLog(client: SseClient, log: EventLog, afterId: number, isLast: (e: StoredEvent) => boolean, idle: () => boolean, remote = false): void {
+export function pipeLog(
+  client: SseClient,
+  log: EventLog,
+  afterId: number,
+  isLast: (e: StoredEvent) => boolean,
+  idle: () => boolean,
+  remote = false,
+): void {
   let ended = false;
   // One follower for the replay and what comes after: events in id order, none twice, none lost.
   const unsubscribe = log.follow(

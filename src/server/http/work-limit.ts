@@ -51,7 +51,17 @@ export class WorkLimiter {
         },
       };
       const onAbort = () => waiter.fail(new HttpError(499, 'client_gone', 'the client went away while its request waited'));
-      const timer = setTimeout(() => waiter.fail(this.busy(account, this.running.get(account) ?? 0, `and none finished within ${this.limits.queueTimeoutMs} ms (server.queue_timeout)`)), this.limits.queueTimeoutMs);
+      const timer = setTimeout(
+        () =>
+          waiter.fail(
+            this.busy(
+              account,
+              this.running.get(account) ?? 0,
+              `and none finished within ${this.limits.queueTimeoutMs} ms (server.queue_timeout)`,
+            ),
+          ),
+        this.limits.queueTimeoutMs,
+      );
       timer.unref();
       aborted?.addEventListener('abort', onAbort, { once: true });
       queue.push(waiter);
@@ -83,7 +93,12 @@ export class WorkLimiter {
   }
 
   private busy(account: string, n: number, why: string): HttpError {
-    return new HttpError(429, 'too_many_running', `account ${account} already runs ${n} turns and tasks (server.max_running_per_account = ${this.limits.maxRunning}) ${why}`, { retry_after_s: 5 });
+    return new HttpError(
+      429,
+      'too_many_running',
+      `account ${account} already runs ${n} turns and tasks (server.max_running_per_account = ${this.limits.maxRunning}) ${why}`,
+      { retry_after_s: 5 },
+    );
   }
 
   runningOf(account: string): number {

@@ -30,7 +30,12 @@ export class AccountEvents {
   private taskAccount(taskId: string): Promise<string | undefined> {
     let found = this.taskAccounts.get(taskId);
     if (!found) {
-      found = this.state().then((state) => state.getTask(taskId)).then((t) => t?.account, () => undefined);
+      found = this.state()
+        .then((state) => state.getTask(taskId))
+        .then(
+          (t) => t?.account,
+          () => undefined,
+        );
       // Not (yet) a task of this server: asked again next time.
       void found.then((account) => (account === undefined ? this.taskAccounts.delete(taskId) : undefined));
       this.taskAccounts.set(taskId, found);

@@ -6,7 +6,14 @@
 // again replaces the same items.
 // Loaded only when server.messages names a table (open.ts imports this module on demand).
 import type { AttributeValue, BatchWriteItemInput } from '@aws-sdk/client-dynamodb';
-import { BatchWriteItemCommand, CreateTableCommand, DescribeTableCommand, DynamoDBClient, QueryCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteItemCommand,
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  QueryCommand,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
 import type { MessageRole, ToolCall } from '../../domain/conversation.js';
 import type { StoredMessage } from './types.js';
 import { StateUnavailableError } from './unavailable.js';
@@ -71,10 +78,26 @@ function fromItem(table: string, account: string, conversationId: string, item: 
   } catch {
     calls = undefined;
   }
-  if (typeof s('key') !== 'string' || typeof s('body') !== 'string' || ![1, 2, 3].includes(role) || !Array.isArray(calls) || ![n('turn'), n('timestamp'), n('tokens')].every(Number.isFinite)) {
+  if (
+    typeof s('key') !== 'string' ||
+    typeof s('body') !== 'string' ||
+    ![1, 2, 3].includes(role) ||
+    !Array.isArray(calls) ||
+    ![n('turn'), n('timestamp'), n('tokens')].every(Number.isFinite)
+  ) {
     throw new Error(`DynamoDB table ${table}: an item of ${account}/${conversationId} is not a message`);
   }
-  return { account, conversation_id: conversationId, key: s('key')!, turn: n('turn'), role: role as MessageRole, body: s('body')!, timestamp: n('timestamp'), tokens: n('tokens'), tool_calls: calls as ToolCall[] };
+  return {
+    account,
+    conversation_id: conversationId,
+    key: s('key')!,
+    turn: n('turn'),
+    role: role as MessageRole,
+    body: s('body')!,
+    timestamp: n('timestamp'),
+    tokens: n('tokens'),
+    tool_calls: calls as ToolCall[],
+  };
 }
 
 export class DynamoMessages {
@@ -101,17 +124,25 @@ export class DynamoMessages {
         client.destroy();
         throw new Error(`cannot reach DynamoDB table ${target.table}: ${(error as Error).message}`, { cause: error });
       }
-      await client.send(
-        new CreateTableCommand({
-          TableName: target.table,
-          BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
-          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-        }),
-      ).catch((e: Error) => {
-        // Made by another server meanwhile.
-        if (e.name !== 'ResourceInUseException') throw e;
-      });
+      await client
+        .send(
+          new CreateTableCommand({
+            TableName: target.table,
+            BillingMode: 'PAY_PER_REQUEST',
+            AttributeDefinitions: [
+              { AttributeName: 'pk', AttributeType: 'S' },
+              { AttributeName: 'sk', AttributeType: 'S' },
+            ],
+            KeySchema: [
+              { AttributeName: 'pk', KeyType: 'HASH' },
+              { AttributeName: 'sk', KeyType: 'RANGE' },
+            ],
+          }),
+        )
+        .catch((e: Error) => {
+          // Made by another server meanwhile.
+          if (e.name !== 'ResourceInUseException') throw e;
+        });
       await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: target.table });
     }
     return new DynamoMessages(client, target.table);
@@ -138,16 +169,22 @@ export class DynamoMessages {
     const out: StoredMessage[] = [];
     let start: Record<string, AttributeValue> | undefined;
     do {
-      const r = await unavailableIfDown(this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: options.turn === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :turn)',
-          ExpressionAttributeValues: { ':pk': { S: partition(account, conversationId) }, ...(options.turn === undefined ? {} : { ':turn': { S: `${pad(options.turn)}#` } }) },
-          ConsistentRead: true,
-          Limit: Math.min(PAGE, (options.limit ?? Infinity) - out.length),
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      ), this.table);
+      const r = await unavailableIfDown(
+        this.client.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: options.turn === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :turn)',
+            ExpressionAttributeValues: {
+              ':pk': { S: partition(account, conversationId) },
+              ...(options.turn === undefined ? {} : { ':turn': { S: `${pad(options.turn)}#` } }),
+            },
+            ConsistentRead: true,
+            Limit: Math.min(PAGE, (options.limit ?? Infinity) - out.length),
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+        this.table,
+      );
       for (const item of r.Items ?? []) out.push(fromItem(this.table, account, conversationId, item));
       start = r.LastEvaluatedKey;
     } while (start && out.length < (options.limit ?? Infinity));
@@ -156,7 +193,18 @@ export class DynamoMessages {
 
   async removeConversation(account: string, conversationId: string): Promise<void> {
     for (;;) {
-      const r = await unavailableIfDown(this.client.send(new QueryCommand({ TableName: this.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: partition(account, conversationId) } }, ProjectionExpression: 'pk, sk', Limit: PAGE })), this.table);
+      const r = await unavailableIfDown(
+        this.client.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': { S: partition(account, conversationId) } },
+            ProjectionExpression: 'pk, sk',
+            Limit: PAGE,
+          }),
+        ),
+        this.table,
+      );
       const keys = r.Items ?? [];
       if (keys.length === 0) return;
       await this.write(keys.map((k) => ({ DeleteRequest: { Key: { pk: k['pk']!, sk: k['sk']! } } })));
@@ -170,7 +218,10 @@ export class DynamoMessages {
       for (let attempt = 0; pending.length > 0; attempt++) {
         if (attempt > RETRIES) throw new Error(`DynamoDB table ${this.table} kept ${pending.length} writes unprocessed`);
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(2_000, 50 * 2 ** attempt)));
-        const r = await unavailableIfDown(this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: pending } })), this.table);
+        const r = await unavailableIfDown(
+          this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: pending } })),
+          this.table,
+        );
         pending = r.UnprocessedItems?.[this.table] ?? [];
       }
     }

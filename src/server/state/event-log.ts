@@ -119,7 +119,11 @@ export class EventLog {
    * A turn's last events, its final record and the lease given back, in one transaction (after
    * every earlier append of this process to this log). Resolves undefined when that failed, reported.
    */
-  finishTurn(record: ConversationRow | undefined, events: { type: string; data: Record<string, unknown> }[], fence: Fence): Promise<StoredEvent[] | undefined> {
+  finishTurn(
+    record: ConversationRow | undefined,
+    events: { type: string; data: Record<string, unknown> }[],
+    fence: Fence,
+  ): Promise<StoredEvent[] | undefined> {
     return this.enqueue(async () => {
       const stored = await (await this.state()).finishTurn(record, this.key, events, fence);
       for (const e of stored) this.deliver(e);
@@ -164,8 +168,19 @@ export class EventLog {
    * each next event, in id order; returns the unsubscribe. `localOnly`: no replay, only the
    * events this process appends from now on.
    */
-  follow(afterId: number, listener: Listener, options: { onReplay?: (events: StoredEvent[]) => void; localOnly?: boolean; remote?: boolean } = {}): () => void {
-    const f: Follower = { cursor: afterId, pending: new Map(), listener, localOnly: options.localOnly === true, closed: false, remote: options.remote === true };
+  follow(
+    afterId: number,
+    listener: Listener,
+    options: { onReplay?: (events: StoredEvent[]) => void; localOnly?: boolean; remote?: boolean } = {},
+  ): () => void {
+    const f: Follower = {
+      cursor: afterId,
+      pending: new Map(),
+      listener,
+      localOnly: options.localOnly === true,
+      closed: false,
+      remote: options.remote === true,
+    };
     this.followers.add(f);
     // What another server appends (a turn running there) is read from the state every so often,
     // by one poller for all of this log's followers.

@@ -21,7 +21,13 @@ export interface Follower {
 
 const PAGE = 1_000;
 
-export function followLog(store: Pick<EventsStore, 'eventsAfter'>, log: string, afterId: number, onEvent: (e: EventRow) => void, options: FollowOptions = {}): Follower {
+export function followLog(
+  store: Pick<EventsStore, 'eventsAfter'>,
+  log: string,
+  afterId: number,
+  onEvent: (e: EventRow) => void,
+  options: FollowOptions = {},
+): Follower {
   const interval = options.intervalMs ?? 200;
   let cursor = afterId;
   let stopped = false;

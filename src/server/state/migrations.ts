@@ -10,7 +10,11 @@ import type { StateBackend } from './types.js';
 function initial(backend: StateBackend): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('accounts').addColumn('name', 'text', (c) => c.primaryKey()).addColumn('created_at', 'text', (c) => c.notNull()).execute();
+      await db.schema
+        .createTable('accounts')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
       await db.schema
         .createTable('tokens')
         .addColumn('id', 'text', (c) => c.primaryKey())
@@ -49,7 +53,9 @@ function initial(backend: StateBackend): Migration {
       // The insertion order of messages: an identity column, spelled per dialect.
       await db.schema
         .createTable('messages')
-        .addColumn('seq', backend === 'postgres' ? 'bigserial' : 'integer', (c) => (backend === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('seq', backend === 'postgres' ? 'bigserial' : 'integer', (c) =>
+          backend === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+        )
         .addColumn('account', 'text', (c) => c.notNull())
         .addColumn('conversation_id', 'text', (c) => c.notNull())
         .addColumn('key', 'text', (c) => c.notNull())
@@ -62,7 +68,11 @@ function initial(backend: StateBackend): Migration {
         .addUniqueConstraint('messages_key', ['account', 'conversation_id', 'key'])
         .execute();
       await db.schema.createIndex('messages_by_turn').on('messages').columns(['account', 'conversation_id', 'turn', 'seq']).execute();
-      await db.schema.createTable('event_counters').addColumn('log', 'text', (c) => c.primaryKey()).addColumn('last_id', 'bigint', (c) => c.notNull()).execute();
+      await db.schema
+        .createTable('event_counters')
+        .addColumn('log', 'text', (c) => c.primaryKey())
+        .addColumn('last_id', 'bigint', (c) => c.notNull())
+        .execute();
       await db.schema
         .createTable('events')
         .addColumn('log', 'text', (c) => c.notNull())
@@ -99,14 +109,21 @@ function initial(backend: StateBackend): Migration {
 /** Things done once per state, such as adopting an older home's files: their names, and when. */
 const markers: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.createTable('markers').addColumn('name', 'text', (c) => c.primaryKey()).addColumn('at', 'text', (c) => c.notNull()).execute();
+    await db.schema
+      .createTable('markers')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('at', 'text', (c) => c.notNull())
+      .execute();
   },
 };
 
 /** Which machine a task is on: another server answers its requests with where to send them. */
 const taskHost: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('tasks').addColumn('host', 'text', (c) => c.notNull().defaultTo('')).execute();
+    await db.schema
+      .alterTable('tasks')
+      .addColumn('host', 'text', (c) => c.notNull().defaultTo(''))
+      .execute();
   },
 };
 
@@ -125,11 +142,19 @@ export const MIGRATION_TABLE = 'atlas_migrations';
 
 /** Applies every migration not yet applied; throws with the failing migration's name. */
 export async function migrate(db: Kysely<Database>, backend: StateBackend): Promise<MigrationResultSet> {
-  const migrator = new Migrator({ db, provider: new CodeMigrations(backend), migrationTableName: MIGRATION_TABLE, migrationLockTableName: `${MIGRATION_TABLE}_lock` });
+  const migrator = new Migrator({
+    db,
+    provider: new CodeMigrations(backend),
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: `${MIGRATION_TABLE}_lock`,
+  });
   const result = await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
-    throw new Error(`cannot migrate the server state${failed ? ` (${failed})` : ''}: ${(result.error as Error).message ?? String(result.error)}`, { cause: result.error });
+    throw new Error(
+      `cannot migrate the server state${failed ? ` (${failed})` : ''}: ${(result.error as Error).message ?? String(result.error)}`,
+      { cause: result.error },
+    );
   }
   return result;
 }

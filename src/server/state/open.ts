@@ -79,7 +79,11 @@ const OPEN_WAIT_MS = 30_000;
  * killed), and a server that gives up there fails to start for nothing.
  */
 export function whenNotBusy<T>(step: () => T, waitMs = OPEN_WAIT_MS): Promise<T> {
-  return retryWhile(step, (error) => String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY'), { waitMs, firstMs: 25, maxMs: 500 });
+  return retryWhile(step, (error) => String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY'), {
+    waitMs,
+    firstMs: 25,
+    maxMs: 500,
+  });
 }
 
 async function createSqlite(path: string): Promise<Kysely<Database>> {
@@ -87,7 +91,11 @@ async function createSqlite(path: string): Promise<Kysely<Database>> {
   // Created 0600 before SQLite opens it: tokens' hashes and conversations are nobody else's.
   closeSync(openSync(path, 'a', 0o600));
   chmodSync(path, 0o600);
-  const [{ Kysely: K, SqliteDialect }, { default: SQLite }, { migrate }] = await Promise.all([import('kysely'), import('better-sqlite3'), import('./migrations.js')]);
+  const [{ Kysely: K, SqliteDialect }, { default: SQLite }, { migrate }] = await Promise.all([
+    import('kysely'),
+    import('better-sqlite3'),
+    import('./migrations.js'),
+  ]);
   const sqlite = new SQLite(path);
   // First: another process on this home (atlas serve token create beside a running server, or one
   // starting at the same moment) may hold a lock briefly, even while the journal mode is set.
@@ -157,7 +165,13 @@ async function openPostgres(url: string, poolSize: number): Promise<Opened> {
   // A server that stalls inside a transaction (SIGSTOP, a frozen VM, a long pause) would hold its
   // row locks, and every other server waiting on them would stall too: PostgreSQL aborts such a
   // transaction after 5 s (a healthy one lasts milliseconds), and the others go on.
-  const pool = new pg.default.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS });
+  const pool = new pg.default.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+  });
   // A connection cut by the database (idle, or mid-query: that query fails) must not crash the
   // server with an unhandled 'error' event; the pool opens a new one for the next query.
   pool.on('error', () => undefined);

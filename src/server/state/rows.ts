@@ -40,13 +40,22 @@ function str(value: unknown, table: string, column: string): string {
 export function toToken(r: TokensTable): TokenRow {
   const sha256 = str(r.sha256, 'tokens', 'sha256');
   if (!/^[0-9a-f]{64}$/.test(sha256)) throw new StateDataError('tokens', 'sha256 is not a hex SHA-256');
-  return { id: str(r.id, 'tokens', 'id'), account: str(r.account, 'tokens', 'account'), sha256, created_at: str(r.created_at, 'tokens', 'created_at'), expires_at: r.expires_at ?? null, read_only: num(r.read_only, 'tokens', 'read_only') === 1, revoked_at: r.revoked_at ?? null };
+  return {
+    id: str(r.id, 'tokens', 'id'),
+    account: str(r.account, 'tokens', 'account'),
+    sha256,
+    created_at: str(r.created_at, 'tokens', 'created_at'),
+    expires_at: r.expires_at ?? null,
+    read_only: num(r.read_only, 'tokens', 'read_only') === 1,
+    revoked_at: r.revoked_at ?? null,
+  };
 }
 
 function toTurn(text: string | null): TurnRow | null {
   if (text === null) return null;
   const t = json(text, 'conversations', 'last_turn');
-  if (!isObject(t) || typeof t['turn'] !== 'number' || typeof t['started_at'] !== 'string') throw new StateDataError('conversations', 'last_turn is not a turn');
+  if (!isObject(t) || typeof t['turn'] !== 'number' || typeof t['started_at'] !== 'string')
+    throw new StateDataError('conversations', 'last_turn is not a turn');
   return t as unknown as TurnRow;
 }
 
@@ -57,7 +66,9 @@ export function toConversation(r: ConversationsTable): ConversationRow {
     messages_exchanged: num(r.messages_exchanged, 'conversations', 'messages_exchanged'),
     total_input_tokens: num(r.total_input_tokens, 'conversations', 'total_input_tokens'),
     total_output_tokens: r.total_output_tokens === null ? null : num(r.total_output_tokens, 'conversations', 'total_output_tokens'),
-    total_cache_tokens: num(r.cache_read_tokens, 'conversations', 'cache_read_tokens') + num(r.cache_creation_tokens, 'conversations', 'cache_creation_tokens'),
+    total_cache_tokens:
+      num(r.cache_read_tokens, 'conversations', 'cache_read_tokens') +
+      num(r.cache_creation_tokens, 'conversations', 'cache_creation_tokens'),
     cache_read_tokens: num(r.cache_read_tokens, 'conversations', 'cache_read_tokens'),
     cache_creation_tokens: num(r.cache_creation_tokens, 'conversations', 'cache_creation_tokens'),
     cost_usd: r.cost_usd === null ? null : num(r.cost_usd, 'conversations', 'cost_usd'),
@@ -137,9 +148,24 @@ export function toEvent(r: EventsTable): EventRow {
 export function toTask(r: TasksTable): TaskIndexRow {
   const cols = ['task_id', 'account', 'workspace', 'dir', 'repo', 'template', 'created_at', 'host'] as const;
   for (const c of cols) str(r[c], 'tasks', c);
-  return { task_id: r.task_id, account: r.account, workspace: r.workspace, dir: r.dir, repo: r.repo, template: r.template, created_at: r.created_at, host: r.host };
+  return {
+    task_id: r.task_id,
+    account: r.account,
+    workspace: r.workspace,
+    dir: r.dir,
+    repo: r.repo,
+    template: r.template,
+    created_at: r.created_at,
+    host: r.host,
+  };
 }
 
 export function toLease(r: LeasesTable): LeaseRow {
-  return { name: str(r.name, 'leases', 'name'), holder: str(r.holder, 'leases', 'holder'), token: num(r.token, 'leases', 'token'), expires_at: num(r.expires_at, 'leases', 'expires_at'), heartbeat_at: num(r.heartbeat_at, 'leases', 'heartbeat_at') };
+  return {
+    name: str(r.name, 'leases', 'name'),
+    holder: str(r.holder, 'leases', 'holder'),
+    token: num(r.token, 'leases', 'token'),
+    expires_at: num(r.expires_at, 'leases', 'expires_at'),
+    heartbeat_at: num(r.heartbeat_at, 'leases', 'heartbeat_at'),
+  };
 }

@@ -2,12 +2,13 @@
 // transaction that inserts the event: two replicas appending at once get consecutive ids, never the
 // same one, and a rolled-back append uses none. A lease's token increases on every claim, and an
 // append fenced with a token is refused once another holder has claimed the lease.
+
+import type { Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { toTimestamp } from '../../domain/time.js';
 import { num, toEvent, toLease } from './rows.js';
-import { SqlRecords } from './sql-records.js';
-import type { Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { SqlRecords } from './sql-records.js';
 import type { ConversationRow, EventRow, Fence, LeaseClaim, LeaseRow } from './types.js';
 import { LeaseLostError } from './types.js';
 
@@ -28,11 +29,21 @@ export class SqlEvents extends SqlRecords {
     return this.db.transaction().execute((trx) => this.appendIn(trx, log, events, fence, false));
   }
 
-  async finishTurn(record: ConversationRow | undefined, log: string, events: { type: string; data: Record<string, unknown> }[], fence: Fence): Promise<EventRow[]> {
+  async finishTurn(
+    record: ConversationRow | undefined,
+    log: string,
+    events: { type: string; data: Record<string, unknown> }[],
+    fence: Fence,
+  ): Promise<EventRow[]> {
     return this.db.transaction().execute(async (trx) => {
       const stored = await this.appendIn(trx, log, events, fence, true);
       if (record) await this.putConversationIn(trx, record);
-      await trx.updateTable('leases').set({ holder: '', expires_at: 0 }).where('name', '=', fence.lease).where('token', '=', fence.token).execute();
+      await trx
+        .updateTable('leases')
+        .set({ holder: '', expires_at: 0 })
+        .where('name', '=', fence.lease)
+        .where('token', '=', fence.token)
+        .execute();
       return stored;
     });
   }
@@ -52,7 +63,11 @@ export class SqlEvents extends SqlRecords {
             on conflict (log) do update set last_id = event_counters.last_id + 1 returning last_id)`
       : sql`with counter as (insert into event_counters (log, last_id) values (${log}, 1)
             on conflict (log) do update set last_id = event_counters.last_id + 1 returning last_id)`;
-    const { rows } = await sql<{ id: string | number }>`${counter} insert into events (log, id, type, at, data) select ${log}, last_id, ${type}, ${at}, ${text} from counter returning id`.execute(this.db);
+    const { rows } = await sql<{
+      id: string | number;
+    }>`${counter} insert into events (log, id, type, at, data) select ${log}, last_id, ${type}, ${at}, ${text} from counter returning id`.execute(
+      this.db,
+    );
     if (!rows[0]) throw new LeaseLostError(fence!.lease, fence!.token);
     return { id: num(rows[0].id, 'events', 'id'), type, at, data };
   }
@@ -65,7 +80,13 @@ export class SqlEvents extends SqlRecords {
    * PostgreSQL the lease comes first, in the same order as appendOneStatement, so the two never
    * wait for each other's row.
    */
-  private async appendIn(trx: Transaction<Database>, log: string, events: { type: string; data: Record<string, unknown> }[], fence: Fence | undefined, releasing: boolean): Promise<EventRow[]> {
+  private async appendIn(
+    trx: Transaction<Database>,
+    log: string,
+    events: { type: string; data: Record<string, unknown> }[],
+    fence: Fence | undefined,
+    releasing: boolean,
+  ): Promise<EventRow[]> {
     const at = toTimestamp(new Date());
     const leaseFirst = this.backend === 'postgres';
     if (fence && leaseFirst) await this.checkFence(trx, fence, releasing);
@@ -79,7 +100,11 @@ export class SqlEvents extends SqlRecords {
     const last = num(counter.last_id, 'event_counters', 'last_id');
     // Only the fields of an event: a caller's object may carry more (a waiting append's resolve).
     const stored = events.map((e, i) => ({ id: last - events.length + 1 + i, type: e.type, at, data: e.data }));
-    if (stored.length > 0) await trx.insertInto('events').values(stored.map((e) => ({ log, id: e.id, type: e.type, at, data: JSON.stringify(e.data) }))).execute();
+    if (stored.length > 0)
+      await trx
+        .insertInto('events')
+        .values(stored.map((e) => ({ log, id: e.id, type: e.type, at, data: JSON.stringify(e.data) })))
+        .execute();
     return stored;
   }
 
@@ -87,11 +112,19 @@ export class SqlEvents extends SqlRecords {
     let q = trx.selectFrom('leases').select(['token', 'holder']).where('name', '=', fence.lease);
     if (this.backend === 'postgres') q = releasing ? q.forUpdate() : q.forShare();
     const lease = await q.executeTakeFirst();
-    if (!lease || lease.holder === '' || num(lease.token, 'leases', 'token') !== fence.token) throw new LeaseLostError(fence.lease, fence.token);
+    if (!lease || lease.holder === '' || num(lease.token, 'leases', 'token') !== fence.token)
+      throw new LeaseLostError(fence.lease, fence.token);
   }
 
   async eventsAfter(log: string, afterId: number, limit = MAX_EVENTS): Promise<EventRow[]> {
-    const rows = await this.db.selectFrom('events').selectAll().where('log', '=', log).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+    const rows = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('log', '=', log)
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
     return rows.map(toEvent);
   }
 
@@ -109,15 +142,25 @@ export class SqlEvents extends SqlRecords {
     return this.db.transaction().execute(async (trx) => {
       let added = 0;
       for (let i = 0; i < events.length; i += IMPORT_BATCH) {
-        const rows = events.slice(i, i + IMPORT_BATCH).map((e) => ({ log, id: e.id, type: e.type, at: e.at, data: JSON.stringify(e.data) }));
-        const r = await trx.insertInto('events').values(rows).onConflict((oc) => oc.columns(['log', 'id']).doNothing()).executeTakeFirst();
+        const rows = events
+          .slice(i, i + IMPORT_BATCH)
+          .map((e) => ({ log, id: e.id, type: e.type, at: e.at, data: JSON.stringify(e.data) }));
+        const r = await trx
+          .insertInto('events')
+          .values(rows)
+          .onConflict((oc) => oc.columns(['log', 'id']).doNothing())
+          .executeTakeFirst();
         added += Number(r.numInsertedOrUpdatedRows ?? 0n);
       }
       if (top > 0) {
         await trx
           .insertInto('event_counters')
           .values({ log, last_id: top })
-          .onConflict((oc) => oc.column('log').doUpdateSet({ last_id: sql`case when event_counters.last_id > ${top} then event_counters.last_id else ${top} end` }))
+          .onConflict((oc) =>
+            oc
+              .column('log')
+              .doUpdateSet({ last_id: sql`case when event_counters.last_id > ${top} then event_counters.last_id else ${top} end` }),
+          )
           .execute();
       }
       return added;
@@ -170,7 +213,12 @@ export class SqlEvents extends SqlRecords {
   }
 
   async breakLease(name: string, holder: string): Promise<boolean> {
-    const r = await this.db.updateTable('leases').set({ holder: '', expires_at: 0 }).where('name', '=', name).where('holder', '=', holder).executeTakeFirst();
+    const r = await this.db
+      .updateTable('leases')
+      .set({ holder: '', expires_at: 0 })
+      .where('name', '=', name)
+      .where('holder', '=', holder)
+      .executeTakeFirst();
     return r.numUpdatedRows > 0n;
   }
 
@@ -180,7 +228,13 @@ export class SqlEvents extends SqlRecords {
   }
 
   async expiredLeases(now = Date.now()): Promise<LeaseRow[]> {
-    const rows = await this.db.selectFrom('leases').selectAll().where('holder', '<>', '').where('expires_at', '<=', now).orderBy('name').execute();
+    const rows = await this.db
+      .selectFrom('leases')
+      .selectAll()
+      .where('holder', '<>', '')
+      .where('expires_at', '<=', now)
+      .orderBy('name')
+      .execute();
     return rows.map(toLease);
   }
 }

@@ -2,8 +2,8 @@
 // for SQLite and PostgreSQL (only the messages' identity column differs, in the migration).
 import type { Kysely } from 'kysely';
 import { toTimestamp } from '../../domain/time.js';
-import type { Database } from './schema.js';
 import { fromConversation, toConversation, toMessage, toTask, toToken } from './rows.js';
+import type { Database } from './schema.js';
 import type { AccountRecord, ConversationRow, StateBackend, StoredMessage, TaskIndexRow, TokenRow } from './types.js';
 
 /** Rows per INSERT when many messages go in at once (PostgreSQL allows 65535 parameters). */
@@ -16,7 +16,11 @@ export class SqlRecords {
   ) {}
 
   async ensureAccount(name: string, now = new Date()): Promise<void> {
-    await this.db.insertInto('accounts').values({ name, created_at: toTimestamp(now) }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    await this.db
+      .insertInto('accounts')
+      .values({ name, created_at: toTimestamp(now) })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
   }
 
   async listAccounts(): Promise<AccountRecord[]> {
@@ -25,19 +29,35 @@ export class SqlRecords {
 
   async addToken(row: TokenRow): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('accounts').values({ name: row.account, created_at: row.created_at }).onConflict((oc) => oc.column('name').doNothing()).execute();
-      const r = await trx.insertInto('tokens').values({ ...row, read_only: row.read_only ? 1 : 0, revoked_at: row.revoked_at ?? null }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+      await trx
+        .insertInto('accounts')
+        .values({ name: row.account, created_at: row.created_at })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+      const r = await trx
+        .insertInto('tokens')
+        .values({ ...row, read_only: row.read_only ? 1 : 0, revoked_at: row.revoked_at ?? null })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
     });
   }
 
   async revokeToken(id: string, now = new Date()): Promise<TokenRow | undefined> {
-    const revoked = await this.db.updateTable('tokens').set({ revoked_at: toTimestamp(now) }).where('id', '=', id).where('revoked_at', 'is', null).returningAll().executeTakeFirst();
+    const revoked = await this.db
+      .updateTable('tokens')
+      .set({ revoked_at: toTimestamp(now) })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
     return revoked ? toToken(revoked) : undefined;
   }
 
   async listTokens(): Promise<TokenRow[]> {
-    return (await this.db.selectFrom('tokens').selectAll().where('revoked_at', 'is', null).orderBy('created_at').orderBy('id').execute()).map(toToken);
+    return (
+      await this.db.selectFrom('tokens').selectAll().where('revoked_at', 'is', null).orderBy('created_at').orderBy('id').execute()
+    ).map(toToken);
   }
 
   async allTokens(): Promise<TokenRow[]> {
@@ -45,7 +65,12 @@ export class SqlRecords {
   }
 
   async tokenByHash(sha256: string): Promise<TokenRow | undefined> {
-    const row = await this.db.selectFrom('tokens').selectAll().where('sha256', '=', sha256).where('revoked_at', 'is', null).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('tokens')
+      .selectAll()
+      .where('sha256', '=', sha256)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
     return row ? toToken(row) : undefined;
   }
 
@@ -66,24 +91,48 @@ export class SqlRecords {
     const account = { name: c.account, created_at: c.created_at };
     if (this.backend === 'postgres') {
       await db
-        .with('account', (w) => w.insertInto('accounts').values(account).onConflict((oc) => oc.column('name').doNothing()))
+        .with('account', (w) =>
+          w
+            .insertInto('accounts')
+            .values(account)
+            .onConflict((oc) => oc.column('name').doNothing()),
+        )
         .insertInto('conversations')
         .values(row)
         .onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing))
         .execute();
       return;
     }
-    await db.insertInto('accounts').values(account).onConflict((oc) => oc.column('name').doNothing()).execute();
-    await db.insertInto('conversations').values(row).onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing)).execute();
+    await db
+      .insertInto('accounts')
+      .values(account)
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    await db
+      .insertInto('conversations')
+      .values(row)
+      .onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing))
+      .execute();
   }
 
   async getConversation(account: string, id: string): Promise<ConversationRow | undefined> {
-    const row = await this.db.selectFrom('conversations').selectAll().where('account', '=', account).where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('account', '=', account)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row ? toConversation(row) : undefined;
   }
 
   async listConversations(account: string): Promise<ConversationRow[]> {
-    const rows = await this.db.selectFrom('conversations').selectAll().where('account', '=', account).orderBy('updated_at', 'desc').orderBy('id').execute();
+    const rows = await this.db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('account', '=', account)
+      .orderBy('updated_at', 'desc')
+      .orderBy('id')
+      .execute();
     return rows.map(toConversation);
   }
 
@@ -137,7 +186,11 @@ export class SqlRecords {
 
   async putTask(row: TaskIndexRow): Promise<void> {
     const { task_id: _t, ...changing } = row;
-    await this.db.insertInto('tasks').values(row).onConflict((oc) => oc.column('task_id').doUpdateSet(changing)).execute();
+    await this.db
+      .insertInto('tasks')
+      .values(row)
+      .onConflict((oc) => oc.column('task_id').doUpdateSet(changing))
+      .execute();
   }
 
   async getTask(taskId: string): Promise<TaskIndexRow | undefined> {
@@ -146,7 +199,15 @@ export class SqlRecords {
   }
 
   async listTasks(account: string): Promise<TaskIndexRow[]> {
-    return (await this.db.selectFrom('tasks').selectAll().where('account', '=', account).orderBy('created_at', 'desc').orderBy('task_id').execute()).map(toTask);
+    return (
+      await this.db
+        .selectFrom('tasks')
+        .selectAll()
+        .where('account', '=', account)
+        .orderBy('created_at', 'desc')
+        .orderBy('task_id')
+        .execute()
+    ).map(toTask);
   }
 
   async hasMarker(name: string): Promise<boolean> {
@@ -154,6 +215,10 @@ export class SqlRecords {
   }
 
   async setMarker(name: string, now = new Date()): Promise<void> {
-    await this.db.insertInto('markers').values({ name, at: toTimestamp(now) }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    await this.db
+      .insertInto('markers')
+      .values({ name, at: toTimestamp(now) })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
   }
 }

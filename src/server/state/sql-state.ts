@@ -22,7 +22,11 @@ export class SqlState extends SqlEvents implements ServerState {
     return this.dynamo ? this.dynamo.putMessages(messages) : super.putMessages(messages);
   }
 
-  override async listMessages(account: string, conversationId: string, options: { limit?: number; turn?: number } = {}): Promise<StoredMessage[]> {
+  override async listMessages(
+    account: string,
+    conversationId: string,
+    options: { limit?: number; turn?: number } = {},
+  ): Promise<StoredMessage[]> {
     return this.dynamo ? this.dynamo.listMessages(account, conversationId, options) : super.listMessages(account, conversationId, options);
   }
 

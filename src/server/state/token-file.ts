@@ -30,9 +30,17 @@ export function tokensPath(home: string): string {
 function isRecord(v: unknown): v is TokenRecord {
   if (typeof v !== 'object' || v === null) return false;
   const r = v as Record<string, unknown>;
-  return typeof r['id'] === 'string' && typeof r['account'] === 'string' && typeof r['sha256'] === 'string' && /^[0-9a-f]{64}$/.test(r['sha256']) && typeof r['created_at'] === 'string' &&
-    (r['expires_at'] === undefined || r['expires_at'] === null || (typeof r['expires_at'] === 'string' && Number.isFinite(Date.parse(r['expires_at'])))) &&
-    (r['read_only'] === undefined || typeof r['read_only'] === 'boolean');
+  return (
+    typeof r['id'] === 'string' &&
+    typeof r['account'] === 'string' &&
+    typeof r['sha256'] === 'string' &&
+    /^[0-9a-f]{64}$/.test(r['sha256']) &&
+    typeof r['created_at'] === 'string' &&
+    (r['expires_at'] === undefined ||
+      r['expires_at'] === null ||
+      (typeof r['expires_at'] === 'string' && Number.isFinite(Date.parse(r['expires_at'])))) &&
+    (r['read_only'] === undefined || typeof r['read_only'] === 'boolean')
+  );
 }
 
 /** The token file's records; a missing file is no tokens, a damaged one an error naming it. */

@@ -147,7 +147,12 @@ export interface EventsStore {
    * the turn running with its lease (to expire); after, everything is there. Nothing is written
    * (LeaseLostError) when the lease no longer carries that token.
    */
-  finishTurn(record: ConversationRow | undefined, log: string, events: { type: string; data: Record<string, unknown> }[], fence: Fence): Promise<EventRow[]>;
+  finishTurn(
+    record: ConversationRow | undefined,
+    log: string,
+    events: { type: string; data: Record<string, unknown> }[],
+    fence: Fence,
+  ): Promise<EventRow[]>;
   /** Every log with its counter (the last id it handed out), by name. */
   logs(): Promise<{ log: string; last_id: number }[]>;
 }
@@ -186,7 +191,10 @@ export const logKey = {
   account: (account: string) => `account:${account}`,
 };
 
-export type LogOf = { kind: 'conversation'; account: string; id: string } | { kind: 'task'; taskId: string } | { kind: 'account'; account: string };
+export type LogOf =
+  | { kind: 'conversation'; account: string; id: string }
+  | { kind: 'task'; taskId: string }
+  | { kind: 'account'; account: string };
 
 /** What a log's (or lease's) key names, as logKey made it; undefined for anything else. */
 export function parseLogKey(key: string): LogOf | undefined {
@@ -215,7 +223,10 @@ export interface ServerState extends AccountsStore, ConversationsStore, Messages
 }
 
 export class LeaseLostError extends Error {
-  constructor(readonly lease: string, readonly token: number) {
+  constructor(
+    readonly lease: string,
+    readonly token: number,
+  ) {
     super(`lease ${lease} is no longer held with token ${token}`);
     this.name = 'LeaseLostError';
   }

@@ -11,9 +11,23 @@ export class StateUnavailableError extends Error {
 }
 
 /** Network failures and PostgreSQL's "cannot serve now" classes (08 connection, 57P shutdown). */
-const CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300']);
+const CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
 /** What pg and the pool say when a deadline passes or the connection drops. */
-const MESSAGES = /Query read timeout|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|the server state is closed/i;
+const MESSAGES =
+  /Query read timeout|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|the server state is closed/i;
 
 export function isStateUnavailable(error: unknown): boolean {
   if (error instanceof StateUnavailableError) return true;

@@ -5,10 +5,11 @@
 // change, checkpoint and receipt, and the child's output lines, go to the task's event log, in the
 // order they happened: the hook is read again before each piece of output is logged (a step's
 // start comes before its output), on every change of the task folder, and at the end.
-import { spawn } from 'node:child_process';
-import { watch } from 'node:fs';
-import type { FSWatcher } from 'node:fs';
+
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import type { FSWatcher } from 'node:fs';
+import { watch } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import type { Hook } from '../../domain/hook.js';
 import { readHookFile } from '../../store/hook-file.js';
@@ -64,18 +65,39 @@ export class HookWatcher {
     if (!hook) return undefined;
     for (const h of hook.history.slice(this.history)) {
       // EventLog.append never rejects: a failed append is reported by the log itself.
-      if (emit) void this.log.append('state', { from: h.from_state, to: h.to_state, trigger: h.trigger, step: h.step_name ?? null, at_hook: h.timestamp });
+      if (emit)
+        void this.log.append('state', {
+          from: h.from_state,
+          to: h.to_state,
+          trigger: h.trigger,
+          step: h.step_name ?? null,
+          at_hook: h.timestamp,
+        });
     }
     this.history = hook.history.length;
     for (const c of hook.checkpoints) {
       if (this.checkpoints.has(c.checkpoint_id)) continue;
       this.checkpoints.add(c.checkpoint_id);
-      if (emit) void this.log.append('checkpoint', { id: c.checkpoint_id, step: c.step_name, description: c.description, trigger: c.trigger, commit: c.git_commit ?? null });
+      if (emit)
+        void this.log.append('checkpoint', {
+          id: c.checkpoint_id,
+          step: c.step_name,
+          description: c.description,
+          trigger: c.trigger,
+          commit: c.git_commit ?? null,
+        });
     }
     for (const r of hook.receipts) {
       if (this.receipts.has(r.receipt_id)) continue;
       this.receipts.add(r.receipt_id);
-      if (emit) void this.log.append('receipt', { id: r.receipt_id, step: r.step_name, command: r.command, exit_code: r.exit_code, duration: r.duration });
+      if (emit)
+        void this.log.append('receipt', {
+          id: r.receipt_id,
+          step: r.step_name,
+          command: r.command,
+          exit_code: r.exit_code,
+          duration: r.duration,
+        });
     }
     return hook;
   }

@@ -10,9 +10,10 @@ const MAX_DIFF = 2 * 1024 * 1024;
 export async function taskDiff(taskDir: string): Promise<{ base: string; diff: string; truncated: boolean; untracked: string[] }> {
   const task = readTask(taskDir);
   const base = task.base_commit;
-  if (!base || !/^[0-9a-f]{40,64}$/.test(base)) throw new HttpError(409, 'no_base_commit', 'this task has no base commit to compare with (started in place, or outside git)');
+  if (!base || !/^[0-9a-f]{40,64}$/.test(base))
+    throw new HttpError(409, 'no_base_commit', 'this task has no base commit to compare with (started in place, or outside git)');
   const diff = await runGit(task.worktree, ['diff', '--no-ext-diff', '--no-textconv', '--no-color', base, '--'], { allowFailure: true });
-  if (diff.code !== 0) throw new HttpError(409, 'diff_failed', 'the task\'s working tree could not be compared with its base commit');
+  if (diff.code !== 0) throw new HttpError(409, 'diff_failed', "the task's working tree could not be compared with its base commit");
   const others = await runGit(task.worktree, ['ls-files', '--others', '--exclude-standard', '-z'], { allowFailure: true });
   const untracked = others.code === 0 ? others.stdout.split('\0').filter(Boolean).slice(0, 10_000) : [];
   const truncated = diff.stdout.length > MAX_DIFF;

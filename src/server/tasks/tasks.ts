@@ -1,9 +1,10 @@
 // Tasks of the server: POST /tasks starts `atlas start` in a repository inside server.repos_root;
 // the task is an ordinary atlas task, and the server keeps only which account owns it (the task
 // index) and its event log, both in the server state.
-import { hostname } from 'node:os';
+
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join, sep } from 'node:path';
 import type { RecoveryAction } from '../../domain/recovery-context.js';
 import { compareText } from '../../domain/text-order.js';
@@ -14,10 +15,10 @@ import { readHookFile } from '../../store/hook-file.js';
 import { taskFiles } from '../../store/paths.js';
 import type { TaskRef } from '../../store/task-store.js';
 import type { ServerContext } from '../http/context.js';
-import type { TaskIndexRow } from '../state/types.js';
-import type { EventLog } from '../state/event-log.js';
-import { logKey } from '../state/types.js';
 import { HttpError } from '../http/http.js';
+import type { EventLog } from '../state/event-log.js';
+import type { TaskIndexRow } from '../state/types.js';
+import { logKey } from '../state/types.js';
 import type { ChildResult, TaskChild } from './task-children.js';
 import { HookWatcher, runAtlasChild } from './task-children.js';
 
@@ -84,7 +85,12 @@ export class Tasks {
     const r = await this.record(id);
     if (!r || r.account !== account) throw new HttpError(404, 'not_found', `no task ${id}`);
     if (r.host !== '' && r.host !== hostname()) {
-      throw new HttpError(421, 'task_elsewhere', `task ${id} is on the server at ${r.host}: a task stays on the machine that started it, so send its requests there`, { host: r.host });
+      throw new HttpError(
+        421,
+        'task_elsewhere',
+        `task ${id} is on the server at ${r.host}: a task stays on the machine that started it, so send its requests there`,
+        { host: r.host },
+      );
     }
     if (!existsSync(r.dir)) throw new HttpError(404, 'not_found', `no task ${id}`);
     return r;
@@ -117,13 +123,24 @@ export class Tasks {
     return real;
   }
 
-  async create(account: string, repo: string, template: string, description: string, aborted?: AbortSignal, mode?: 'local' | 'sandbox'): Promise<{ record: ServerTaskRecord; summary: TaskSummary }> {
+  async create(
+    account: string,
+    repo: string,
+    template: string,
+    description: string,
+    aborted?: AbortSignal,
+    mode?: 'local' | 'sandbox',
+  ): Promise<{ record: ServerTaskRecord; summary: TaskSummary }> {
     if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping');
     const cwd = this.repoInsideRoot(repo);
     const workspace = `srv-${randomBytes(5).toString('hex')}`;
     const release = await this.ctx.work.acquire(account, aborted);
     // After `--`, a description starting with "-" is text, not an option.
-    const child = runAtlasChild(this.ctx, ['start', '--workspace', workspace, '--no-interactive', ...(mode ? [`--${mode}`] : []), '--', template, description], cwd);
+    const child = runAtlasChild(
+      this.ctx,
+      ['start', '--workspace', workspace, '--no-interactive', ...(mode ? [`--${mode}`] : []), '--', template, description],
+      cwd,
+    );
     // The slot is the child's until it has exited, whatever becomes of this request.
     void child.done.then(release);
     const wsTasks = join(this.ctx.home, 'workspaces', workspace, 'tasks');
@@ -140,13 +157,27 @@ export class Tasks {
       if (taskId) break;
       if (exited) {
         const err = (exited.json?.['error'] as { message?: string; hint?: string } | undefined) ?? {};
-        throw new HttpError(exited.exitCode === 4 ? 404 : 422, 'task_not_started', err.message ?? `atlas start exited with code ${exited.exitCode}: ${exited.stderrTail.trim().split('\n').pop() ?? ''}`, err.hint ? { hint: err.hint } : {});
+        throw new HttpError(
+          exited.exitCode === 4 ? 404 : 422,
+          'task_not_started',
+          err.message ?? `atlas start exited with code ${exited.exitCode}: ${exited.stderrTail.trim().split('\n').pop() ?? ''}`,
+          err.hint ? { hint: err.hint } : {},
+        );
       }
       if (Date.now() - started > START_WAIT_MS) throw new HttpError(504, 'task_not_started', 'atlas start did not create the task in time');
       await new Promise((r) => setTimeout(r, 25));
     }
     const dir = join(wsTasks, taskId);
-    const record: ServerTaskRecord = { task_id: taskId, account, workspace, dir, repo: cwd, template, created_at: toTimestamp(new Date()), host: hostname() };
+    const record: ServerTaskRecord = {
+      task_id: taskId,
+      account,
+      workspace,
+      dir,
+      repo: cwd,
+      template,
+      created_at: toTimestamp(new Date()),
+      host: hostname(),
+    };
     await (await this.ctx.state()).putTask(record);
     this.supervise(record, 'start', child);
     return { record, summary: this.summary(record) };
@@ -171,7 +202,12 @@ export class Tasks {
         // unreadable: reported as null
       }
       const err = r.json?.['error'] as { message?: string } | undefined;
-      void log.append('finished', { command, state, exit_code: r.exitCode, message: (r.json?.['message'] as string | undefined) ?? err?.message ?? null });
+      void log.append('finished', {
+        command,
+        state,
+        exit_code: r.exitCode,
+        message: (r.json?.['message'] as string | undefined) ?? err?.message ?? null,
+      });
       this.ctx.log({ msg: 'task child finished', task_id: record.task_id, command, exit_code: r.exitCode, state });
     });
   }
@@ -213,7 +249,13 @@ export class Tasks {
   }
 
   /** Runs an action; checkpoint and abandon answer when done, the others run the task on. */
-  async action(account: string, id: string, action: TaskAction, note: string | undefined, recoverAction?: RecoverAction): Promise<{ status: number; body: Record<string, unknown> }> {
+  async action(
+    account: string,
+    id: string,
+    action: TaskAction,
+    note: string | undefined,
+    recoverAction?: RecoverAction,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const r = await this.owned(account, id);
     if (this.ctx.stopping) throw new HttpError(503, 'server_stopping', 'the server is stopping');
     const busy = this.running.has(id);
@@ -221,11 +263,19 @@ export class Tasks {
     switch (action) {
       case 'checkpoint':
       case 'abandon': {
-        const args = action === 'checkpoint' ? ['checkpoint', note ?? 'checkpoint requested over the API', '--task', id] : ['abandon', '--task', id, '--yes', ...noteArgs];
+        const args =
+          action === 'checkpoint'
+            ? ['checkpoint', note ?? 'checkpoint requested over the API', '--task', id]
+            : ['abandon', '--task', id, '--yes', ...noteArgs];
         const result = await runAtlasChild(this.ctx, args, r.repo).done;
         if (result.exitCode !== 0) {
           const err = (result.json?.['error'] as { message?: string; hint?: string } | undefined) ?? {};
-          throw new HttpError(result.exitCode === 4 ? 404 : 409, `${action}_failed`, err.message ?? `atlas ${action} exited with code ${result.exitCode}`, err.hint ? { hint: err.hint } : {});
+          throw new HttpError(
+            result.exitCode === 4 ? 404 : 409,
+            `${action}_failed`,
+            err.message ?? `atlas ${action} exited with code ${result.exitCode}`,
+            err.hint ? { hint: err.hint } : {},
+          );
         }
         // EventLog.append never rejects: a failed append is reported by the log itself.
         void this.logOf(r).append(action === 'checkpoint' ? 'checkpoint_requested' : 'abandoned', { result: result.json ?? null });
@@ -240,19 +290,33 @@ export class Tasks {
         if (busy) throw new HttpError(409, 'task_running', `task ${id} is running; wait for its finished event`);
         const summary = this.summary(r);
         if (action === 'recover' && summary.activity !== 'crashed' && summary.activity !== 'paused') {
-          throw new HttpError(409, 'nothing_to_recover', `task ${id} is ${summary.state} (${summary.activity}); only a crashed or interrupted task can be recovered`);
+          throw new HttpError(
+            409,
+            'nothing_to_recover',
+            `task ${id} is ${summary.state} (${summary.activity}); only a crashed or interrupted task can be recovered`,
+          );
         }
         // Only a step that asks a person is approved: a step that was cut off did nothing yet, and
         // approving it would mark it done (it is recovered instead).
         if (action !== 'recover' && summary.activity !== 'waiting') {
-          const why = summary.activity === 'paused' ? `its step was cut off (${summary.state}); POST /tasks/${id}/recover runs it again` : `it is ${summary.state}`;
+          const why =
+            summary.activity === 'paused'
+              ? `its step was cut off (${summary.state}); POST /tasks/${id}/recover runs it again`
+              : `it is ${summary.state}`;
           throw new HttpError(409, 'not_waiting', `task ${id} does not wait for a person: ${why}`);
         }
         // retry: `atlas resume --note` without --approve/--reject runs a failed step again, the note in its prompt.
         const args =
           action === 'recover'
             ? ['recover', '--task', id, ...(recoverAction ? ['--action', recoverAction] : ['--yes'])]
-            : ['resume', '--task', id, ...(action === 'retry' ? [] : [action === 'approve' ? '--approve' : '--reject']), '--no-interactive', ...noteArgs];
+            : [
+                'resume',
+                '--task',
+                id,
+                ...(action === 'retry' ? [] : [action === 'approve' ? '--approve' : '--reject']),
+                '--no-interactive',
+                ...noteArgs,
+              ];
         await this.spawnFor(r, action, args);
         return { status: 202, body: { task_id: id, action, events: `/tasks/${id}/events` } };
       }
@@ -275,7 +339,9 @@ export class Tasks {
   }
 
   recoverInBackground(r: ServerTaskRecord): void {
-    this.spawnFor(r, 'recover', ['recover', '--task', r.task_id, '--yes']).catch((error: Error) => this.ctx.log({ level: 'error', msg: 'recover failed', task_id: r.task_id, error: error.message }));
+    this.spawnFor(r, 'recover', ['recover', '--task', r.task_id, '--yes']).catch((error: Error) =>
+      this.ctx.log({ level: 'error', msg: 'recover failed', task_id: r.task_id, error: error.message }),
+    );
   }
 
   /** Checkpoints a running command's task, then interrupts it (it parks the task, recoverable). */

@@ -4,8 +4,8 @@
 // level (the last part is opened with O_NOFOLLOW, so a link swapped in meanwhile is refused too).
 import { constants } from 'node:fs';
 import { lstat, open, readdir, realpath } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { HttpError, sendJson } from '../http/http.js';
 
 const MAX_FILE = 10 * 1024 * 1024;
@@ -23,7 +23,7 @@ export function pathParts(raw: string | null): string[] {
   if (text.startsWith('/')) throw invalidPath('must be relative to the workspace');
   const parts = text.split('/').filter((p) => p !== '' && p !== '.');
   if (parts.includes('..')) throw invalidPath('must not contain ".."');
-  if (parts.includes('.git')) throw new HttpError(403, 'path_refused', 'path: git\'s own folder is not served', { field: 'path' });
+  if (parts.includes('.git')) throw new HttpError(403, 'path_refused', "path: git's own folder is not served", { field: 'path' });
   return parts;
 }
 
@@ -43,7 +43,8 @@ export async function serveWorkspacePath(res: ServerResponse, root: string, raw:
   }
   // A folder swapped for a link between the checks above and now still cannot lead outside.
   const real = await realpath(current);
-  if (real !== join(await realpath(root), ...parts)) throw new HttpError(403, 'path_refused', 'path: symbolic links are not followed', { field: 'path' });
+  if (real !== join(await realpath(root), ...parts))
+    throw new HttpError(403, 'path_refused', 'path: symbolic links are not followed', { field: 'path' });
   const st = await lstat(current);
   const shown = parts.join('/');
   if (st.isDirectory()) {
@@ -66,7 +67,13 @@ export async function serveWorkspacePath(res: ServerResponse, root: string, raw:
   });
   try {
     const data = await handle.readFile();
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.length, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-disposition': 'attachment' });
+    res.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      'content-length': data.length,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'content-disposition': 'attachment',
+    });
     res.end(data);
   } finally {
     await handle.close();

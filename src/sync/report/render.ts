@@ -28,5 +28,10 @@ export function renderStats(stats: SyncStats, location: string): string {
     stats.direction === 'push'
       ? `  uploaded ${stats.files_uploaded}, reused ${stats.files_reused} without sending, skipped ${stats.files_skipped}`
       : `  downloaded ${stats.files_downloaded}, deleted ${stats.files_deleted}, skipped ${stats.files_skipped}`;
-  return [head, counts, `  ${formatBytes(stats.bytes_transferred)} transferred in ${formatDuration(stats.duration_ms)}`, ...stats.notes.map((n) => `  note: ${n}`)].join('\n');
+  return [
+    head,
+    counts,
+    `  ${formatBytes(stats.bytes_transferred)} transferred in ${formatDuration(stats.duration_ms)}`,
+    ...stats.notes.map((n) => `  note: ${n}`),
+  ].join('\n');
 }

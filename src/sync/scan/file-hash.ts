@@ -49,7 +49,11 @@ export async function md5File(path: string, size?: number): Promise<string> {
  * from one state of the file and hashes from another made a version no pull could read).
  */
 export async function hashFile(path: string, size?: number): Promise<{ md5: string; sha256: string; bytes: number }> {
-  const whole = await withWhole(path, size, (bytes) => ({ md5: hash('md5', bytes, 'hex'), sha256: hash('sha256', bytes, 'hex'), bytes: bytes.length }));
+  const whole = await withWhole(path, size, (bytes) => ({
+    md5: hash('md5', bytes, 'hex'),
+    sha256: hash('sha256', bytes, 'hex'),
+    bytes: bytes.length,
+  }));
   if (whole !== undefined) return whole;
   const md5 = createHash('md5');
   const sha = createHash('sha256');

@@ -22,7 +22,10 @@ export function excludeStateFromGit(root: string): void {
   if (text.split('\n').includes(EXCLUDE_LINE)) return;
   try {
     mkdirForPerson(join(file, '..'));
-    appendFileSync(file, `${text.length > 0 && !text.endsWith('\n') ? '\n' : ''}# atlas workspace sync state (docs/sync.md)\n${EXCLUDE_LINE}\n`);
+    appendFileSync(
+      file,
+      `${text.length > 0 && !text.endsWith('\n') ? '\n' : ''}# atlas workspace sync state (docs/sync.md)\n${EXCLUDE_LINE}\n`,
+    );
   } catch {
     // A read-only repository: the state file then shows as untracked, which is all that is lost.
   }

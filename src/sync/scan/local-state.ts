@@ -1,8 +1,9 @@
 // The workspace's own `.sandbox-state`: read leniently (missing → empty, corrupt → warned about,
 // full sync, regenerated; newer format → a clear error), written atomically, and the lock that
 // serializes every sync of one workspace (seed 001 §9.6).
-import { text } from 'node:stream/consumers';
+
 import { join } from 'node:path';
+import { text } from 'node:stream/consumers';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { StateFile, StateParse } from '../../domain/sync-state.js';
 import { STATE_FILE_NAME, stateChunks } from '../../domain/sync-state.js';
@@ -22,7 +23,10 @@ export function statePath(root: string): string {
  * there is none). One not laid out as atlas writes it (an older atlas's, or edited by hand) is
  * read again whole, and parsed so.
  */
-export async function parseReading(read: () => Promise<AsyncIterable<string> | undefined>, options: ParseOptions): Promise<StateParse | undefined> {
+export async function parseReading(
+  read: () => Promise<AsyncIterable<string> | undefined>,
+  options: ParseOptions,
+): Promise<StateParse | undefined> {
   const pieces = await read();
   if (pieces === undefined) return undefined;
   const parsed = await parseStateStream(pieces, options);
@@ -45,11 +49,17 @@ export async function readLocalState(root: string, warn: (text: string) => void)
       warn(`${path} is a symbolic link, not atlas's state; doing a full sync, which writes it again`);
       return undefined;
     }
-    throw new AtlasError(`cannot read ${path}: ${(error as Error).message}`, { exitCode: EXIT.input, hint: 'check the permissions of the workspace folder' });
+    throw new AtlasError(`cannot read ${path}: ${(error as Error).message}`, {
+      exitCode: EXIT.input,
+      hint: 'check the permissions of the workspace folder',
+    });
   }
   if (parsed.ok) return parsed.state;
   if (parsed.kind === 'newer') {
-    throw new AtlasError(`${path}: ${parsed.problem}`, { exitCode: EXIT.input, hint: 'upgrade atlas on this machine (a newer atlas wrote this workspace)' });
+    throw new AtlasError(`${path}: ${parsed.problem}`, {
+      exitCode: EXIT.input,
+      hint: 'upgrade atlas on this machine (a newer atlas wrote this workspace)',
+    });
   }
   warn(`${path} is corrupt (${parsed.problem}); doing a full sync, which writes it again`);
   return undefined;

@@ -10,11 +10,11 @@ import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { Observation } from '../../domain/sync-plan.js';
 import type { FileEntry, StateFile } from '../../domain/sync-state.js';
 import { TEMP_DIR_NAME } from '../../domain/sync-state.js';
-import { mapPool } from './pool.js';
+import { personMode } from '../../store/private-umask.js';
 import { md5File } from './file-hash.js';
+import { mapPool } from './pool.js';
 import { byPathOf, cachedChecksum, linkEntry, seconds } from './scan.js';
 import type { Received } from './stream-file.js';
-import { personMode } from '../../store/private-umask.js';
 
 type ParentCheck = { ok: true; exists: boolean } | { ok: false; problem: string };
 
@@ -62,7 +62,12 @@ const OTHER: Observation = Object.freeze({ kind: 'other' });
  * What is at each path now; checksums reuse the last state's when nothing can have changed
  * (`byPath`: its entries by path, when the caller has them already).
  */
-export async function observePaths(root: string, paths: readonly string[], previous: StateFile | undefined, byPath: ReadonlyMap<string, FileEntry> = byPathOf(previous)): Promise<Map<string, Observation>> {
+export async function observePaths(
+  root: string,
+  paths: readonly string[],
+  previous: StateFile | undefined,
+  byPath: ReadonlyMap<string, FileEntry> = byPathOf(previous),
+): Promise<Map<string, Observation>> {
   const cache = new Map<string, Promise<ParentCheck>>();
   const result = new Map<string, Observation>();
   await mapPool(paths, 16, async (path) => {
@@ -71,7 +76,8 @@ export async function observePaths(root: string, paths: readonly string[], previ
     if (!parents.exists) return void result.set(path, MISSING);
     const st = lstatOrNullSync(join(root, path));
     if (st === null) return void result.set(path, MISSING);
-    if (st.isSymbolicLink()) return void result.set(path, { kind: 'symlink', checksum: linkEntry(path, readlinkSync(join(root, path)), 0).checksum });
+    if (st.isSymbolicLink())
+      return void result.set(path, { kind: 'symlink', checksum: linkEntry(path, readlinkSync(join(root, path)), 0).checksum });
     if (st.isDirectory()) return void result.set(path, DIR);
     if (!st.isFile()) return void result.set(path, OTHER);
     const mtimeS = seconds(st.mtimeMs);
@@ -131,7 +137,11 @@ export function tempPathFor(root: string): string {
 export async function prepareTemps(root: string): Promise<void> {
   const dir = join(root, TEMP_DIR_NAME);
   const st = await lstatOrNull(dir);
-  if (st && !st.isDirectory()) throw new AtlasError(`${dir} is not a folder: atlas keeps its temp files there`, { exitCode: EXIT.failure, hint: 'move it away, then pull again' });
+  if (st && !st.isDirectory())
+    throw new AtlasError(`${dir} is not a folder: atlas keeps its temp files there`, {
+      exitCode: EXIT.failure,
+      hint: 'move it away, then pull again',
+    });
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir);
 }
@@ -146,17 +156,26 @@ export async function dropTemps(root: string): Promise<void> {
  * one, renamed over the target. Returns the bytes received. `folders` is ensureParents' memory,
  * shared by the writes of one pull.
  */
-export async function writeVerified(root: string, entry: FileEntry, fetch: (tempPath: string) => Promise<Received>, describe: string, folders?: Map<string, Promise<void>>): Promise<number> {
+export async function writeVerified(
+  root: string,
+  entry: FileEntry,
+  fetch: (tempPath: string) => Promise<Received>,
+  describe: string,
+  folders?: Map<string, Promise<void>>,
+): Promise<number> {
   await ensureParents(root, entry.path, folders);
   await ensureParents(root, `${TEMP_DIR_NAME}/-`, folders);
   const temp = tempPathFor(root);
   try {
     const got = await fetch(temp);
     if (got.md5 !== entry.checksum || got.bytes !== entry.size || (entry.sha256 !== undefined && got.sha256 !== entry.sha256)) {
-      throw new AtlasError(`${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`, {
-        exitCode: EXIT.failure,
-        hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',
-      });
+      throw new AtlasError(
+        `${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`,
+        {
+          exitCode: EXIT.failure,
+          hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',
+        },
+      );
     }
     // Synchronous: two metadata calls on a local file cost less than two round trips through
     // libuv's thread pool, which dominated a pull of many small files (docs/performance.md).
@@ -167,7 +186,8 @@ export async function writeVerified(root: string, entry: FileEntry, fetch: (temp
       renameSync(temp, join(root, entry.path));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
+      if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST')
+        throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
       throw error;
     }
     return got.bytes;
@@ -211,7 +231,8 @@ export async function writeLink(root: string, entry: FileEntry, folders?: Map<st
   } catch (error) {
     await unlink(temp).catch(() => undefined);
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
+    if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST')
+      throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
     throw error;
   }
 }

@@ -37,13 +37,25 @@ export const seconds = (ms: number) => Math.floor(ms / 1000);
  * The entry recorded by the last sync still holds when size and mtime match and the mtime is
  * before that sync: a write after it would carry a later mtime.
  */
-export function cachedEntry(previous: StateFile | undefined, byPath: ReadonlyMap<string, FileEntry>, path: string, size: number, mtimeS: number): FileEntry | undefined {
+export function cachedEntry(
+  previous: StateFile | undefined,
+  byPath: ReadonlyMap<string, FileEntry>,
+  path: string,
+  size: number,
+  mtimeS: number,
+): FileEntry | undefined {
   const known = byPath.get(path);
   if (!previous || !known || previous.last_synced_at === 0 || known.link !== undefined) return undefined;
   return known.size === size && known.modified_at === mtimeS && mtimeS < previous.last_synced_at ? known : undefined;
 }
 
-export function cachedChecksum(previous: StateFile | undefined, byPath: ReadonlyMap<string, FileEntry>, path: string, size: number, mtimeS: number): string | undefined {
+export function cachedChecksum(
+  previous: StateFile | undefined,
+  byPath: ReadonlyMap<string, FileEntry>,
+  path: string,
+  size: number,
+  mtimeS: number,
+): string | undefined {
   return cachedEntry(previous, byPath, path, size, mtimeS)?.checksum;
 }
 
@@ -61,7 +73,12 @@ export function linkEntry(path: string, target: string, mtimeS: number): FileEnt
 }
 
 /** `byPath`: the previous state's entries by path, when the caller has them already. */
-export async function scanWorkspace(root: string, rules: readonly ExcludeRule[], previous?: StateFile, byPath: ReadonlyMap<string, FileEntry> = byPathOf(previous)): Promise<ScanResult> {
+export async function scanWorkspace(
+  root: string,
+  rules: readonly ExcludeRule[],
+  previous?: StateFile,
+  byPath: ReadonlyMap<string, FileEntry> = byPathOf(previous),
+): Promise<ScanResult> {
   const found: Found[] = [];
   const links: FileEntry[] = [];
   const symlinks: string[] = [];
@@ -124,7 +141,9 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
    * directory entries and their promises), 12 MB of a 100,000-file sync's peak, and was no faster.
    */
   const walk = async (dir: string, rel: string): Promise<number> => {
-    const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) => (isDenied(error) ? undefined : Promise.reject(error)));
+    const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) =>
+      isDenied(error) ? undefined : Promise.reject(error),
+    );
     if (entries === undefined) {
       unreadable.push(rel || '.');
       return 1; // not an empty folder: its contents are unknown
@@ -139,8 +158,11 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
     const known = cachedEntry(previous, byPath, f.path, f.size, f.mtimeS);
     // The recorded entry itself when nothing about the file changed: one object per file, not two.
     if (known?.sha256 !== undefined && known.mode === f.mode) return known;
-    if (known?.sha256 !== undefined) return { path: f.path, checksum: known.checksum, size: f.size, modified_at: f.mtimeS, sha256: known.sha256, mode: f.mode };
-    const read = await hashFile(join(root, ...f.path.split('/')), f.size).catch((error: unknown) => (isDenied(error) ? undefined : Promise.reject(error)));
+    if (known?.sha256 !== undefined)
+      return { path: f.path, checksum: known.checksum, size: f.size, modified_at: f.mtimeS, sha256: known.sha256, mode: f.mode };
+    const read = await hashFile(join(root, ...f.path.split('/')), f.size).catch((error: unknown) =>
+      isDenied(error) ? undefined : Promise.reject(error),
+    );
     if (read === undefined) {
       unreadable.push(f.path);
       return undefined;
@@ -152,7 +174,16 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   const files = hashed.filter((f): f is FileEntry => f !== undefined);
   files.push(...links);
   files.sort(inPathOrder);
-  return { files, symlinks: symlinks.sort(), specials: specials.sort(), unreadable: unreadable.sort(), dirs: dirs.sort(), dir_modes: dirModes, badNames: badNames.sort(), bytesHashed };
+  return {
+    files,
+    symlinks: symlinks.sort(),
+    specials: specials.sort(),
+    unreadable: unreadable.sort(),
+    dirs: dirs.sort(),
+    dir_modes: dirModes,
+    badNames: badNames.sort(),
+    bytesHashed,
+  };
 }
 
 /** A permission refusal (a file or folder without read access for this user). */

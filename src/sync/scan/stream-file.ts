@@ -19,7 +19,11 @@ export interface Received {
   sha256: string;
 }
 
-export async function streamToNewFile(source: AsyncIterable<Buffer | string> | Iterable<Buffer>, dest: string, mode = 0o644): Promise<Received> {
+export async function streamToNewFile(
+  source: AsyncIterable<Buffer | string> | Iterable<Buffer>,
+  dest: string,
+  mode = 0o644,
+): Promise<Received> {
   const hash = createHash('md5');
   const sha = createHash('sha256');
   let bytes = 0;

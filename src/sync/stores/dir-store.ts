@@ -10,12 +10,12 @@ import { AtlasError, EXIT } from '../../domain/errors.js';
 import { sortVersions } from '../../domain/sync-plan.js';
 import { BLOB_GRACE_SECONDS } from '../../domain/sync-retention.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../domain/sync-state.js';
-import { mapPool } from '../scan/pool.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
+import { mapPool } from '../scan/pool.js';
 import type { Received } from '../scan/stream-file.js';
+import { readTextPieces, rethrown, streamToNewFile } from '../scan/stream-file.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-import { readTextPieces, rethrown, streamToNewFile } from '../scan/stream-file.js';
 
 function storeError(error: unknown, what: string): AtlasError {
   const code = (error as NodeJS.ErrnoException).code;
@@ -23,7 +23,7 @@ function storeError(error: unknown, what: string): AtlasError {
     code === 'EACCES' || code === 'EPERM'
       ? 'check that this user may read and write the store folder (sync.store), e.g. chmod u+rwx'
       : code === 'ENOSPC'
-        ? 'the store\'s disk is full: free space, or point sync.store elsewhere'
+        ? "the store's disk is full: free space, or point sync.store elsewhere"
         : 'check sync.store and run the command again';
   return new AtlasError(`${what}: ${(error as Error).message}`, { exitCode: EXIT.failure, hint, cause: error });
 }
@@ -37,10 +37,13 @@ const INCOMING = '.incoming';
 const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
 
 function linkRefused(path: string): AtlasError {
-  return new AtlasError(`the store holds a symbolic link at ${path}; atlas never follows links inside a store, so nothing was read or written through it`, {
-    exitCode: EXIT.failure,
-    hint: 'the store was changed outside atlas: look at that entry and remove it by hand (atlas never stores links as links in a folder store)',
-  });
+  return new AtlasError(
+    `the store holds a symbolic link at ${path}; atlas never follows links inside a store, so nothing was read or written through it`,
+    {
+      exitCode: EXIT.failure,
+      hint: 'the store was changed outside atlas: look at that entry and remove it by hand (atlas never stores links as links in a folder store)',
+    },
+  );
 }
 
 export class DirectoryStore implements SyncStore {
@@ -90,7 +93,10 @@ export class DirectoryStore implements SyncStore {
     // A path that is there but is no folder is the setting's mistake, not a failure to retry.
     const st = await stat(this.location).catch(() => undefined);
     if (st && !st.isDirectory()) {
-      throw new AtlasError(`sync.store ${this.location} is a file, not a folder`, { exitCode: EXIT.input, hint: 'point sync.store at a folder (it is made when missing), or move that file away' });
+      throw new AtlasError(`sync.store ${this.location} is a file, not a folder`, {
+        exitCode: EXIT.input,
+        hint: 'point sync.store at a folder (it is made when missing), or move that file away',
+      });
     }
     try {
       await mkdir(this.location, { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -193,7 +199,11 @@ export class DirectoryStore implements SyncStore {
   }
 
   async putBlob(tree: string, localFile: string): Promise<Received> {
-    return this.storeBlob(tree, async () => (await open(localFile, READ_NO_FOLLOW)).createReadStream(), `cannot copy ${localFile} into the store`);
+    return this.storeBlob(
+      tree,
+      async () => (await open(localFile, READ_NO_FOLLOW)).createReadStream(),
+      `cannot copy ${localFile} into the store`,
+    );
   }
 
   async putBytes(tree: string, body: Buffer): Promise<string> {
@@ -205,7 +215,11 @@ export class DirectoryStore implements SyncStore {
    * what was written: a blob's name always matches its bytes, and a killed push leaves only a temp
    * file (removed by garbage collection once past the grace period).
    */
-  private async storeBlob(tree: string, openSource: () => Promise<AsyncIterable<Buffer | string> | Iterable<Buffer>>, what: string): Promise<Received> {
+  private async storeBlob(
+    tree: string,
+    openSource: () => Promise<AsyncIterable<Buffer | string> | Iterable<Buffer>>,
+    what: string,
+  ): Promise<Received> {
     const incoming = await this.realFolder(tree, BLOB_AREA, INCOMING);
     await mkdir(incoming, { recursive: true, mode: PRIVATE_DIR_MODE }).catch((error: unknown) => {
       throw storeError(error, `cannot write to the store folder ${this.location}`);
@@ -316,7 +330,14 @@ export class DirectoryStore implements SyncStore {
     } catch (error) {
       await rm(stage, { recursive: true, force: true }).catch(() => undefined);
       const code = (error as NodeJS.ErrnoException).code;
-      if ((code === 'ENOTEMPTY' || code === 'EEXIST') && (await lstat(join(final, STATE_FILE_NAME)).then(() => true, () => false))) return false;
+      if (
+        (code === 'ENOTEMPTY' || code === 'EEXIST') &&
+        (await lstat(join(final, STATE_FILE_NAME)).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return false;
       throw storeError(error, `cannot finish version ${version} in ${this.dir(tree)}`);
     }
   }
@@ -332,8 +353,14 @@ export class DirectoryStore implements SyncStore {
 
   async listLocks(tree: string): Promise<{ name: string; modifiedMs: number }[]> {
     const folder = await this.realFolder(tree, LOCK_AREA);
-    const names = await readdir(folder).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? [] : Promise.reject(storeError(error, `cannot list ${folder}`))));
-    const found = await mapPool(names.filter((n) => LOCK_NAME.test(n)), 16, async (name) => ({ name, st: await lstat(join(folder, name)).catch(() => undefined) }));
+    const names = await readdir(folder).catch((error: NodeJS.ErrnoException) =>
+      error.code === 'ENOENT' ? [] : Promise.reject(storeError(error, `cannot list ${folder}`)),
+    );
+    const found = await mapPool(
+      names.filter((n) => LOCK_NAME.test(n)),
+      16,
+      async (name) => ({ name, st: await lstat(join(folder, name)).catch(() => undefined) }),
+    );
     return found.filter((f) => f.st?.isFile()).map((f) => ({ name: f.name, modifiedMs: f.st!.mtimeMs }));
   }
 

@@ -19,7 +19,10 @@ export function parseStoreAddress(value: string, home: string): StoreAddress {
     const bucket = slash < 0 ? rest : rest.slice(0, slash);
     const prefix = slash < 0 ? '' : rest.slice(slash + 1).replace(/^\/+|\/+$/g, '');
     if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
-      throw new AtlasError(`sync.store ${text}: "${bucket}" is not a valid bucket name`, { exitCode: EXIT.input, hint: 'write it as s3://bucket/prefix' });
+      throw new AtlasError(`sync.store ${text}: "${bucket}" is not a valid bucket name`, {
+        exitCode: EXIT.input,
+        hint: 'write it as s3://bucket/prefix',
+      });
     }
     if (prefix.split('/').some((s) => s === '.' || s === '..') || prefix.includes('//')) {
       throw new AtlasError(`sync.store ${text}: the prefix has an empty, "." or ".." segment`, { exitCode: EXIT.input });
@@ -28,13 +31,19 @@ export function parseStoreAddress(value: string, home: string): StoreAddress {
   }
   // Any other scheme, or a mistyped one ("s3:/bucket", "s3:bucket"), is not a folder's name.
   if (/^[a-z][a-z0-9+.-]*:/i.test(text) && !text.startsWith('file://')) {
-    throw new AtlasError(`sync.store ${text}: unsupported store`, { exitCode: EXIT.input, hint: 'use a folder path, a file:// URL or s3://bucket/prefix' });
+    throw new AtlasError(`sync.store ${text}: unsupported store`, {
+      exitCode: EXIT.input,
+      hint: 'use a folder path, a file:// URL or s3://bucket/prefix',
+    });
   }
   let path = text.startsWith('file://') ? fileURLToPath(text) : text;
   path = path.replace(/^\$ATLAS_HOME(?=\/|$)/, home).replace(/^~(?=\/|$)/, homedir());
   // A relative folder would be another store in each directory atlas runs from.
   if (!isAbsolute(path)) {
-    throw new AtlasError(`sync.store ${text}: a relative folder would be a different store in each directory atlas runs from`, { exitCode: EXIT.input, hint: 'give an absolute path, ~/path, $ATLAS_HOME/path, file:///path or s3://bucket/prefix' });
+    throw new AtlasError(`sync.store ${text}: a relative folder would be a different store in each directory atlas runs from`, {
+      exitCode: EXIT.input,
+      hint: 'give an absolute path, ~/path, $ATLAS_HOME/path, file:///path or s3://bucket/prefix',
+    });
   }
   return { kind: 'dir', path };
 }

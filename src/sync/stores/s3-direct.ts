@@ -43,7 +43,10 @@ export function encodeKey(key: string): string {
 }
 
 /** The shape of a signed SDK request for `key`, or undefined when it is not one this path can copy. */
-export function shapeOf(request: { protocol?: string; hostname?: string; port?: number; path?: string; headers?: Record<string, string> }, key: string): GetShape | undefined {
+export function shapeOf(
+  request: { protocol?: string; hostname?: string; port?: number; path?: string; headers?: Record<string, string> },
+  key: string,
+): GetShape | undefined {
   const headers = Object.fromEntries(Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
   const auth = /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request,/.exec(headers['authorization'] ?? '');
   const encoded = encodeKey(key);
@@ -51,7 +54,8 @@ export function shapeOf(request: { protocol?: string; hostname?: string; port?: 
   if (!auth || !headers['host'] || !request.hostname || !path.endsWith(encoded)) return undefined;
   if (request.protocol !== 'http:' && request.protocol !== 'https:') return undefined;
   // Session auth of S3 Express and the like: leave those to the SDK.
-  if (Object.keys(headers).some((h) => h === 'x-amz-s3session-token' || h.startsWith('x-amz-server-side-encryption-customer'))) return undefined;
+  if (Object.keys(headers).some((h) => h === 'x-amz-s3session-token' || h.startsWith('x-amz-server-side-encryption-customer')))
+    return undefined;
   return {
     protocol: request.protocol,
     hostname: request.hostname,
@@ -72,17 +76,37 @@ export interface Credentials {
 const keyCache = new Map<string, Buffer>();
 
 /** AWS Signature Version 4 of a request without a query; `headers` in lower case, all signed. */
-export function signV4(input: { method: string; path: string; headers: Record<string, string>; payloadHash: string; region: string; service: string; credentials: Credentials; amzDate: string }): string {
+export function signV4(input: {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  payloadHash: string;
+  region: string;
+  service: string;
+  credentials: Credentials;
+  amzDate: string;
+}): string {
   const { credentials, region, service, amzDate } = input;
   const day = amzDate.slice(0, 8);
   const names = Object.keys(input.headers).sort();
-  const canonical = [input.method, input.path, '', ...names.map((n) => `${n}:${input.headers[n]!.trim()}`), '', names.join(';'), input.payloadHash].join('\n');
+  const canonical = [
+    input.method,
+    input.path,
+    '',
+    ...names.map((n) => `${n}:${input.headers[n]!.trim()}`),
+    '',
+    names.join(';'),
+    input.payloadHash,
+  ].join('\n');
   const scope = `${day}/${region}/${service}/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
   const cacheKey = `${credentials.secretAccessKey}\0${scope}`;
   let signingKey = keyCache.get(cacheKey);
   if (!signingKey) {
-    signingKey = [day, region, service, 'aws4_request'].reduce<Buffer>((k, part) => createHmac('sha256', k).update(part).digest(), Buffer.from(`AWS4${credentials.secretAccessKey}`));
+    signingKey = [day, region, service, 'aws4_request'].reduce<Buffer>(
+      (k, part) => createHmac('sha256', k).update(part).digest(),
+      Buffer.from(`AWS4${credentials.secretAccessKey}`),
+    );
     keyCache.clear(); // one scope a day per store: no need to keep older ones
     keyCache.set(cacheKey, signingKey);
   }
@@ -91,7 +115,10 @@ export function signV4(input: { method: string; path: string; headers: Record<st
 }
 
 function amzDateOf(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 export class DirectRequests {
@@ -138,7 +165,12 @@ export class DirectRequests {
    * checks that too). True when it came back 200; false leaves it to the SDK, as for get().
    */
   async put(key: string, body: Buffer, md5Base64: string, sha256Hex: string): Promise<boolean> {
-    const response = await this.send('PUT', key, { 'content-length': String(body.length), 'content-md5': md5Base64 }, { body, payloadHash: sha256Hex });
+    const response = await this.send(
+      'PUT',
+      key,
+      { 'content-length': String(body.length), 'content-md5': md5Base64 },
+      { body, payloadHash: sha256Hex },
+    );
     if (!response) return false;
     response.resume();
     if (response.statusCode === 200) return true;
@@ -146,7 +178,12 @@ export class DirectRequests {
     return false;
   }
 
-  private async send(method: 'GET' | 'PUT', key: string, extra: Record<string, string> = {}, payload?: { body: Buffer; payloadHash: string }): Promise<IncomingMessage | undefined> {
+  private async send(
+    method: 'GET' | 'PUT',
+    key: string,
+    extra: Record<string, string> = {},
+    payload?: { body: Buffer; payloadHash: string },
+  ): Promise<IncomingMessage | undefined> {
     const shape = this.shape;
     if (!shape || this.off) return undefined;
     try {
@@ -156,20 +193,48 @@ export class DirectRequests {
     }
   }
 
-  private async request(shape: GetShape, method: 'GET' | 'PUT', key: string, extra: Record<string, string>, payload?: { body: Buffer; payloadHash: string }): Promise<IncomingMessage> {
+  private async request(
+    shape: GetShape,
+    method: 'GET' | 'PUT',
+    key: string,
+    extra: Record<string, string>,
+    payload?: { body: Buffer; payloadHash: string },
+  ): Promise<IncomingMessage> {
     const credentials = await this.client.config.credentials();
     const path = `${shape.base}${encodeKey(key)}`;
     const offset = (this.client.config as { systemClockOffset?: number }).systemClockOffset ?? 0;
     const payloadHash = payload?.payloadHash ?? UNSIGNED;
-    const headers: Record<string, string> = { ...extra, host: shape.host, 'x-amz-content-sha256': payloadHash, 'x-amz-date': amzDateOf(Date.now() + offset) };
+    const headers: Record<string, string> = {
+      ...extra,
+      host: shape.host,
+      'x-amz-content-sha256': payloadHash,
+      'x-amz-date': amzDateOf(Date.now() + offset),
+    };
     if (credentials.sessionToken) headers['x-amz-security-token'] = credentials.sessionToken;
-    headers['authorization'] = signV4({ method, path, headers, payloadHash, region: shape.region, service: shape.service, credentials, amzDate: headers['x-amz-date']! });
+    headers['authorization'] = signV4({
+      method,
+      path,
+      headers,
+      payloadHash,
+      region: shape.region,
+      service: shape.service,
+      credentials,
+      amzDate: headers['x-amz-date']!,
+    });
     const lib = shape.protocol === 'https:' ? https : http;
     // Idle connections close after the same timeout: a long-lived process (the server) opens a
     // store per sync and must not collect them.
     const t = this.timeouts;
     this.agent ??= new lib.Agent({ keepAlive: true, maxSockets: 64, timeout: t.idleMs });
-    const options: RequestOptions = { method, protocol: shape.protocol, hostname: shape.hostname, ...(shape.port ? { port: shape.port } : {}), path, headers, agent: this.agent };
+    const options: RequestOptions = {
+      method,
+      protocol: shape.protocol,
+      hostname: shape.hostname,
+      ...(shape.port ? { port: shape.port } : {}),
+      path,
+      headers,
+      agent: this.agent,
+    };
     return new Promise((resolve, reject) => {
       const req = lib.request(options, resolve);
       // The whole request, its answer's body included (a body that trickles never goes idle).

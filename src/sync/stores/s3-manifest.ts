@@ -1,8 +1,9 @@
 // A manifest on the wire to and from S3: gzipped when that pays, compressed as its pieces come,
 // and read back with a bound on what it may inflate to.
-import { StringDecoder } from 'node:string_decoder';
+
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { StringDecoder } from 'node:string_decoder';
 import { createGunzip, createGzip } from 'node:zlib';
 
 /** Bytes above this are sent gzipped when that is smaller. */

@@ -32,7 +32,8 @@ export async function listUnder(place: S3Place, prefix: string): Promise<{ key: 
         throw s3Error(error, `a listing of ${prefix}`, place.location);
       });
     // A key outside the prefix (a server that ignores Prefix) is never acted on.
-    for (const o of page.Contents ?? []) if (o.Key?.startsWith(prefix)) found.push({ key: o.Key, size: o.Size ?? 0, modifiedMs: o.LastModified?.getTime() ?? 0 });
+    for (const o of page.Contents ?? [])
+      if (o.Key?.startsWith(prefix)) found.push({ key: o.Key, size: o.Size ?? 0, modifiedMs: o.LastModified?.getTime() ?? 0 });
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   return found;
@@ -66,7 +67,8 @@ async function deleteBatch(place: S3Place, keys: readonly string[], under: strin
   command.middlewareStack.add(
     (next) => async (args) => {
       const request = args.request as { body?: unknown; headers?: Record<string, string> };
-      if (typeof request.body === 'string' && request.headers) request.headers['content-md5'] = createHash('md5').update(request.body).digest('base64');
+      if (typeof request.body === 'string' && request.headers)
+        request.headers['content-md5'] = createHash('md5').update(request.body).digest('base64');
       return next(args);
     },
     { step: 'build', name: 'atlasDeleteObjectsContentMd5' },
@@ -74,14 +76,20 @@ async function deleteBatch(place: S3Place, keys: readonly string[], under: strin
   const result = await place.client.send(command);
   const errors = result.Errors ?? [];
   if (errors.length === 0) return;
-  const listed = errors.slice(0, 5).map((e) => `${e.Key} (${e.Code ?? 'error'}${e.Message ? `: ${e.Message}` : ''})`).join('; ');
+  const listed = errors
+    .slice(0, 5)
+    .map((e) => `${e.Key} (${e.Code ?? 'error'}${e.Message ? `: ${e.Message}` : ''})`)
+    .join('; ');
   const denied = errors.some((e) => e.Code === 'AccessDenied');
-  throw new AtlasError(`${errors.length} object(s) under ${under} in ${place.location} could not be deleted: ${listed}${errors.length > 5 ? ` (and ${errors.length - 5} more)` : ''}`, {
-    exitCode: EXIT.failure,
-    hint: denied
-      ? 'grant these credentials s3:DeleteObject on the prefix, then run the command again'
-      : 'run the command again: a version removed halfway has no .sandbox-state, is never pulled, and the next prune removes the rest',
-  });
+  throw new AtlasError(
+    `${errors.length} object(s) under ${under} in ${place.location} could not be deleted: ${listed}${errors.length > 5 ? ` (and ${errors.length - 5} more)` : ''}`,
+    {
+      exitCode: EXIT.failure,
+      hint: denied
+        ? 'grant these credentials s3:DeleteObject on the prefix, then run the command again'
+        : 'run the command again: a version removed halfway has no .sandbox-state, is never pulled, and the next prune removes the rest',
+    },
+  );
 }
 
 /** The server does not take DeleteObjects (an S3-compatible server without it, or the request's form refused). */

@@ -21,24 +21,24 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { Config } from '../../config/schema.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
 import { sortVersions } from '../../domain/sync-plan.js';
 import { BLOB_GRACE_SECONDS } from '../../domain/sync-retention.js';
-import { AtlasError, EXIT } from '../../domain/errors.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../domain/sync-state.js';
-import { mapPool } from '../scan/pool.js';
 import { hashFile } from '../scan/file-hash.js';
+import { mapPool } from '../scan/pool.js';
 import type { Received } from '../scan/stream-file.js';
-import { DirectRequests, encodeKey } from './s3-direct.js';
-import { manifestBody, manifestChunks } from './s3-manifest.js';
-import { s3Error, s3Failure } from './s3-errors.js';
-import { attemptsFrom, withRetries } from './s3-retry.js';
-import type { S3Place } from './s3-remove.js';
-import { timeoutsFrom } from './s3-timeouts.js';
+import { collectRange, rethrown, streamToNewFile } from '../scan/stream-file.js';
 import { makeS3Client } from './s3-client.js';
+import { DirectRequests, encodeKey } from './s3-direct.js';
+import { s3Error, s3Failure } from './s3-errors.js';
+import { manifestBody, manifestChunks } from './s3-manifest.js';
+import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
+import { attemptsFrom, withRetries } from './s3-retry.js';
+import { timeoutsFrom } from './s3-timeouts.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-import { collectRange, rethrown, streamToNewFile } from '../scan/stream-file.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
 const SINGLE_PUT_LIMIT = 16 * 1024 * 1024;
@@ -104,7 +104,9 @@ export class S3Store implements SyncStore {
     let token: string | undefined;
     do {
       const page = await this.send(`a listing of ${prefix}`, () =>
-        this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ...(token ? { ContinuationToken: token } : {}) })),
+        this.client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ...(token ? { ContinuationToken: token } : {}) }),
+        ),
       );
       for (const p of page.CommonPrefixes ?? []) {
         const name = p.Prefix?.slice(prefix.length).replace(/\/$/, '');
@@ -169,7 +171,10 @@ export class S3Store implements SyncStore {
     return withRetries(
       this.attempts,
       async () => {
-        const body = (await this.direct.get(key, range)) ?? ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: range } : {}) }))).Body as Readable);
+        const body =
+          (await this.direct.get(key, range)) ??
+          ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: range } : {}) })))
+            .Body as Readable);
         return consume(body as AsyncIterable<Buffer>);
       },
       (error) => (error as { $cutOff?: boolean }).$cutOff === true,
@@ -216,7 +221,9 @@ export class S3Store implements SyncStore {
     const key = this.blobKey(tree, pack);
     const range = `bytes=${start}-${start + length - 1}`;
     return this.send(key, () =>
-      this.readBody(key, range, (body) => collectRange(body, start, length, into).catch((error: unknown) => Promise.reject(cutOff(error)))).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))),
+      this.readBody(key, range, (body) =>
+        collectRange(body, start, length, into).catch((error: unknown) => Promise.reject(cutOff(error))),
+      ).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))),
     );
   }
 
@@ -227,7 +234,15 @@ export class S3Store implements SyncStore {
     // `+`); servers that decode it as a URI path only (s3rver) find it under the encodeURI form.
     for (const source of new Set([encodeKey(`${this.bucket}/${key}`), encodeURI(`${this.bucket}/${key}`)])) {
       try {
-        await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: source, MetadataDirective: 'REPLACE', Metadata: { touched: String(Date.now()) } }));
+        await this.client.send(
+          new CopyObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            CopySource: source,
+            MetadataDirective: 'REPLACE',
+            Metadata: { touched: String(Date.now()) },
+          }),
+        );
         return true;
       } catch {
         // gone, or the other encoding: tried next; at the end the caller sends the blob again
@@ -238,7 +253,9 @@ export class S3Store implements SyncStore {
 
   async blobModifiedMs(tree: string, sha256: string): Promise<number | undefined> {
     const key = this.blobKey(tree, sha256);
-    const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(s3Error(error, key, this.location))));
+    const head = await this.client
+      .send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))
+      .catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(s3Error(error, key, this.location))));
     return head?.LastModified?.getTime();
   }
 
@@ -254,7 +271,11 @@ export class S3Store implements SyncStore {
   }
 
   async removeBlobs(tree: string, sha256s: readonly string[]): Promise<void> {
-    await deleteKeys(this.place, sha256s.map((sha) => this.blobKey(tree, sha)), `${this.key(tree, BLOB_AREA)}/`);
+    await deleteKeys(
+      this.place,
+      sha256s.map((sha) => this.blobKey(tree, sha)),
+      `${this.key(tree, BLOB_AREA)}/`,
+    );
   }
 
   async removeStaleUploads(tree: string, nowMs: number): Promise<void> {
@@ -263,7 +284,9 @@ export class S3Store implements SyncStore {
     const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: area })).catch(() => undefined);
     for (const u of listed?.Uploads ?? []) {
       if (!u.Key?.startsWith(area) || !u.UploadId || nowMs - (u.Initiated?.getTime() ?? nowMs) <= BLOB_GRACE_SECONDS * 1000) continue;
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId })).catch(() => undefined);
+      await this.client
+        .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId }))
+        .catch(() => undefined);
     }
   }
 
@@ -275,7 +298,15 @@ export class S3Store implements SyncStore {
     // one that answers it with 501 gets plain writes from then on).
     const put = (conditional: boolean) =>
       this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body.bytes, ...(conditional ? { IfNoneMatch: '*' } : {}), ContentMD5: createHash('md5').update(body.bytes).digest('base64'), ContentType: 'application/json', ...(body.gzip ? { ContentEncoding: 'gzip' } : {}) }),
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body.bytes,
+          ...(conditional ? { IfNoneMatch: '*' } : {}),
+          ContentMD5: createHash('md5').update(body.bytes).digest('base64'),
+          ContentType: 'application/json',
+          ...(body.gzip ? { ContentEncoding: 'gzip' } : {}),
+        }),
       );
     try {
       await put(this.conditionalWrites);
@@ -297,7 +328,9 @@ export class S3Store implements SyncStore {
 
   async listLocks(tree: string): Promise<{ name: string; modifiedMs: number }[]> {
     const area = `${this.key(tree, LOCK_AREA)}/`;
-    return (await listUnder(this.place, area)).map((o) => ({ name: o.key.slice(area.length), modifiedMs: o.modifiedMs })).filter((l) => LOCK_NAME.test(l.name));
+    return (await listUnder(this.place, area))
+      .map((o) => ({ name: o.key.slice(area.length), modifiedMs: o.modifiedMs }))
+      .filter((l) => LOCK_NAME.test(l.name));
   }
 
   async removeLock(tree: string, name: string): Promise<void> {
@@ -309,11 +342,19 @@ export class S3Store implements SyncStore {
     const prefix = `${this.key(tree, version)}/`;
     const objects = await listUnder(this.place, prefix);
     const stateKey = `${prefix}${STATE_FILE_NAME}`;
-    const found = { objects: objects.length, bytes: objects.reduce((n, o) => n + o.size, 0), incomplete: !objects.some((o) => o.key === stateKey) };
+    const found = {
+      objects: objects.length,
+      bytes: objects.reduce((n, o) => n + o.size, 0),
+      incomplete: !objects.some((o) => o.key === stateKey),
+    };
     if (options.dryRun || objects.length === 0) return found;
     // The state goes first, alone: if anything after it fails, the version reads as incomplete.
     if (!found.incomplete) await deleteOne(this.place, stateKey);
-    await deleteKeys(this.place, objects.filter((o) => o.key !== stateKey).map((o) => o.key), prefix);
+    await deleteKeys(
+      this.place,
+      objects.filter((o) => o.key !== stateKey).map((o) => o.key),
+      prefix,
+    );
     return found;
   }
 
@@ -343,7 +384,15 @@ export class S3Store implements SyncStore {
     const key = this.blobKey(tree, sha256);
     // Without the SDK's per-request work and headers when its shape is known (s3-direct.ts).
     if (!(await this.direct.put(key, body, digest.toString('base64'), sha256))) {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.length, ContentMD5: digest.toString('base64') }));
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          ContentLength: body.length,
+          ContentMD5: digest.toString('base64'),
+        }),
+      );
     }
     return { bytes: body.length, md5: digest.toString('hex'), sha256 };
   }
@@ -365,7 +414,15 @@ export class S3Store implements SyncStore {
         sha.update(body);
         bytes += bytesRead;
         const done = await this.client.send(
-          new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: part, Body: body, ContentLength: bytesRead, ContentMD5: createHash('md5').update(body).digest('base64') }),
+          new UploadPartCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId: uploadId,
+            PartNumber: part,
+            Body: body,
+            ContentLength: bytesRead,
+            ContentMD5: createHash('md5').update(body).digest('base64'),
+          }),
         );
         parts.push({ ETag: done.ETag!, PartNumber: part });
       }
@@ -374,7 +431,9 @@ export class S3Store implements SyncStore {
         // Named by the push, by its path (transfer/upload.ts): this is not the store's failure.
         throw Object.assign(new Error(`the file changed while it was being sent to ${key}`), { changedFile: true });
       }
-      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      await this.client.send(
+        new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+      );
       return { bytes, md5: whole.digest('hex'), sha256 };
     } catch (error) {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);

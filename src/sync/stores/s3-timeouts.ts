@@ -20,7 +20,11 @@ export interface RequestTimeouts {
 /** rclone's --contimeout is 1 min and --timeout (idle) 5 min; a request is at most 16 MiB up or a blob down. */
 export const DEFAULT_TIMEOUTS: RequestTimeouts = { connectMs: 30_000, idleMs: 60_000, requestMs: 30 * 60_000 };
 
-const VARIABLES = { connectMs: 'ATLAS_SYNC_CONNECT_TIMEOUT', idleMs: 'ATLAS_SYNC_IDLE_TIMEOUT', requestMs: 'ATLAS_SYNC_REQUEST_TIMEOUT' } as const;
+const VARIABLES = {
+  connectMs: 'ATLAS_SYNC_CONNECT_TIMEOUT',
+  idleMs: 'ATLAS_SYNC_IDLE_TIMEOUT',
+  requestMs: 'ATLAS_SYNC_REQUEST_TIMEOUT',
+} as const;
 
 /** The timeouts, each from its variable (seconds, > 0, decimals allowed) when set. */
 export function timeoutsFrom(env: NodeJS.ProcessEnv = process.env): RequestTimeouts {
@@ -29,7 +33,11 @@ export function timeoutsFrom(env: NodeJS.ProcessEnv = process.env): RequestTimeo
     const text = env[name]?.trim();
     if (!text) continue;
     const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
-    if (!(seconds > 0)) throw new AtlasError(`${name}=${JSON.stringify(env[name])} is not a number of seconds`, { exitCode: EXIT.input, hint: `set it to a number of seconds above 0 (e.g. ${name}=60), or unset it` });
+    if (!(seconds > 0))
+      throw new AtlasError(`${name}=${JSON.stringify(env[name])} is not a number of seconds`, {
+        exitCode: EXIT.input,
+        hint: `set it to a number of seconds above 0 (e.g. ${name}=60), or unset it`,
+      });
     out[key] = Math.max(1, Math.round(seconds * 1000));
   }
   return out;

@@ -99,10 +99,16 @@ export interface RemovedVersion {
 /** Refuses a tree or version name the store would not have made, before any key or path is built. */
 export function checkVersionAddress(tree: string, version: string): void {
   if (!isStoredTreeName(tree)) {
-    throw new AtlasError(`refusing to remove from tree ${JSON.stringify(tree)}: not a workspace or task folder name atlas stores`, { exitCode: EXIT.input, hint: 'a tree is <workspace> or <workspace>/.tasks/<task-id>' });
+    throw new AtlasError(`refusing to remove from tree ${JSON.stringify(tree)}: not a workspace or task folder name atlas stores`, {
+      exitCode: EXIT.input,
+      hint: 'a tree is <workspace> or <workspace>/.tasks/<task-id>',
+    });
   }
   if (!isVersionName(version)) {
-    throw new AtlasError(`refusing to remove version ${JSON.stringify(version)} of ${tree}: a version is a unix time (digits only)`, { exitCode: EXIT.input, hint: 'run `atlas sync versions` to list the stored versions' });
+    throw new AtlasError(`refusing to remove version ${JSON.stringify(version)} of ${tree}: a version is a unix time (digits only)`, {
+      exitCode: EXIT.input,
+      hint: 'run `atlas sync versions` to list the stored versions',
+    });
   }
 }
 

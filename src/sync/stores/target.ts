@@ -43,7 +43,10 @@ export interface SyncDeps {
 
 export function checkTreeName(name: string, what: string): string {
   if (!TREE_NAME_PATTERN.test(name)) {
-    throw new AtlasError(`${what} "${name}" cannot name a folder in the store`, { exitCode: EXIT.input, hint: 'use letters, digits, ".", "_" and "-" (starting with a letter or digit)' });
+    throw new AtlasError(`${what} "${name}" cannot name a folder in the store`, {
+      exitCode: EXIT.input,
+      hint: 'use letters, digits, ".", "_" and "-" (starting with a letter or digit)',
+    });
   }
   return name;
 }
@@ -51,7 +54,12 @@ export function checkTreeName(name: string, what: string): string {
 export function targetOfTask(taskId: string, home: string): SyncTarget {
   const ref = findTaskRef(taskId, home);
   const task = readTask(ref.dir);
-  return { root: task.worktree, tree: checkTreeName(task.workspace_id, 'workspace'), workspace: task.workspace_id, task: { id: task.id, dir: ref.dir } };
+  return {
+    root: task.worktree,
+    tree: checkTreeName(task.workspace_id, 'workspace'),
+    workspace: task.workspace_id,
+    task: { id: task.id, dir: ref.dir },
+  };
 }
 
 export interface TargetFlags {
@@ -74,8 +82,12 @@ export function resolveTarget(flags: TargetFlags, cwd: string, home: string, opt
     return { root, tree: workspace, workspace };
   }
   if (flags.workspace !== undefined) {
-    if (flags.task !== undefined) throw new AtlasError('--workspace goes with --dir (a task syncs under its own workspace name)', { exitCode: EXIT.input });
-    if (!options.storeOnly) throw new AtlasError('--workspace names the store\'s copy of a folder: pass the folder too, with --dir PATH', { exitCode: EXIT.input });
+    if (flags.task !== undefined)
+      throw new AtlasError('--workspace goes with --dir (a task syncs under its own workspace name)', { exitCode: EXIT.input });
+    if (!options.storeOnly)
+      throw new AtlasError("--workspace names the store's copy of a folder: pass the folder too, with --dir PATH", {
+        exitCode: EXIT.input,
+      });
     const workspace = checkTreeName(flags.workspace, 'workspace');
     return { root: cwd, tree: workspace, workspace, named: true };
   }
@@ -86,7 +98,10 @@ export function resolveTarget(flags: TargetFlags, cwd: string, home: string, opt
 
 export function requireFolder(root: string): void {
   if (!existsSync(root)) {
-    throw new AtlasError(`${root} does not exist`, { exitCode: EXIT.notFound, hint: 'pass the folder to sync with --dir, or a task with --task' });
+    throw new AtlasError(`${root} does not exist`, {
+      exitCode: EXIT.notFound,
+      hint: 'pass the folder to sync with --dir, or a task with --task',
+    });
   }
 }
 

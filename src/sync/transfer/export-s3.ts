@@ -6,16 +6,16 @@
 // path style) and the same retries as the store.
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Config } from '../../config/schema.js';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { FileEntry } from '../../domain/sync-state.js';
 import { mapPool } from '../scan/pool.js';
+import { parseStoreAddress } from '../stores/open-store.js';
+import { makeS3Client } from '../stores/s3-client.js';
 import { s3Error } from '../stores/s3-errors.js';
 import { attemptsFrom } from '../stores/s3-retry.js';
-import { makeS3Client } from '../stores/s3-client.js';
-import { parseStoreAddress } from '../stores/open-store.js';
 
 export class S3ExportDestination {
   readonly location: string;
@@ -44,10 +44,15 @@ export class S3ExportDestination {
   /** Refuses a prefix that already holds an object (an export writes into an empty one only). */
   async requireEmpty(): Promise<void> {
     const listed = await this.send(`a listing of ${this.location}`, () =>
-      this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, ...(this.prefix ? { Prefix: `${this.prefix}/` } : {}), MaxKeys: 1 })),
+      this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, ...(this.prefix ? { Prefix: `${this.prefix}/` } : {}), MaxKeys: 1 }),
+      ),
     );
     if ((listed.KeyCount ?? listed.Contents?.length ?? 0) > 0) {
-      throw new AtlasError(`${this.location} is not empty: an export writes under a prefix that holds no object yet`, { exitCode: EXIT.input, hint: 'name a prefix that does not exist yet' });
+      throw new AtlasError(`${this.location} is not empty: an export writes under a prefix that holds no object yet`, {
+        exitCode: EXIT.input,
+        hint: 'name a prefix that does not exist yet',
+      });
     }
   }
 

@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { FileEntry } from '../../domain/sync-state.js';
 import { splitOutsideLinks } from '../../domain/sync-state.js';
-import { writeEntries } from './materialize.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 import { silentProgress } from '../report/progress.js';
 import type { SyncDeps, SyncTarget } from '../stores/target.js';
 import { resolveVersion } from '../versions/versions.js';
-import { mkdirForPerson } from '../../store/private-umask.js';
+import { writeEntries } from './materialize.js';
 
 export interface ExportResult {
   location: string;
@@ -34,17 +34,33 @@ function requireEmpty(dest: string): void {
   }
   const st = lstatSync(dest);
   if (!st.isDirectory() || readdirSync(dest).length > 0) {
-    throw new AtlasError(`${dest} ${st.isDirectory() ? 'is not empty' : 'is not a folder'}: an export writes into a new or empty folder only`, { exitCode: EXIT.input, hint: 'name a folder that does not exist yet' });
+    throw new AtlasError(
+      `${dest} ${st.isDirectory() ? 'is not empty' : 'is not a folder'}: an export writes into a new or empty folder only`,
+      { exitCode: EXIT.input, hint: 'name a folder that does not exist yet' },
+    );
   }
 }
 
-export async function syncExport(target: Pick<SyncTarget, 'tree' | 'workspace'>, deps: SyncDeps, options: { version?: string; dest: string }): Promise<ExportResult> {
+export async function syncExport(
+  target: Pick<SyncTarget, 'tree' | 'workspace'>,
+  deps: SyncDeps,
+  options: { version?: string; dest: string },
+): Promise<ExportResult> {
   const { store, warn } = deps;
   const started = Date.now();
   await store.checkAccess();
   const stored = await resolveVersion(store, target.tree, options.version, warn);
-  if (!stored) throw new AtlasError(`${store.location} has no version of ${target.tree}`, { exitCode: EXIT.notFound, hint: 'run `atlas sync versions` to list the stored versions' });
-  const source = { store, tree: target.tree, version: stored.version, where: `version ${stored.version} of ${target.tree} (${store.location})` };
+  if (!stored)
+    throw new AtlasError(`${store.location} has no version of ${target.tree}`, {
+      exitCode: EXIT.notFound,
+      hint: 'run `atlas sync versions` to list the stored versions',
+    });
+  const source = {
+    store,
+    tree: target.tree,
+    version: stored.version,
+    where: `version ${stored.version} of ${target.tree} (${store.location})`,
+  };
   const progress = deps.progress ?? silentProgress;
   const result = (entries: FileEntry[], links: number, skipped: FileEntry[], bytes: number): ExportResult => ({
     location: store.location,
@@ -70,7 +86,12 @@ export async function syncExport(target: Pick<SyncTarget, 'tree' | 'workspace'>,
       try {
         const bytes = await writeEntries(staging, source, files, [], progress);
         await dest.upload(staging, files);
-        return result(files, 0, stored.state.files.filter((f) => f.link !== undefined), bytes);
+        return result(
+          files,
+          0,
+          stored.state.files.filter((f) => f.link !== undefined),
+          bytes,
+        );
       } finally {
         rmSync(staging, { recursive: true, force: true });
       }

@@ -12,10 +12,10 @@ import { locateWorktree } from '../../git/locate.js';
 import { runGit } from '../../git/run-git.js';
 import { taskDir, taskFiles, workspaceDir } from '../../store/paths.js';
 import { listTaskRefs, readTask, readWorkspace, saveWorkspace, updateTask } from '../../store/task-store.js';
-import { pullTree } from './pull.js';
 import type { StoredTask, SyncStore } from '../stores/store.js';
 import { taskTree } from '../stores/store.js';
 import { checkTreeName } from '../stores/target.js';
+import { pullTree } from './pull.js';
 
 export interface FetchTaskOptions {
   home: string;
@@ -48,15 +48,26 @@ async function chooseTask(store: SyncStore, taskId: string | undefined): Promise
       hint: 'a task travels when its workspace is pushed: run `atlas sync push --task ID` on the machine that has it',
     });
   }
-  const list = matches.slice(0, 20).map((t) => `  ${t.id} (workspace ${t.workspace})`).join('\n');
+  const list = matches
+    .slice(0, 20)
+    .map((t) => `  ${t.id} (workspace ${t.workspace})`)
+    .join('\n');
   throw new AtlasError(
-    taskId ? `task ${taskId} is stored under several workspaces:\n${list}` : `${store.location} holds ${matches.length} tasks; say which one:\n${list}`,
+    taskId
+      ? `task ${taskId} is stored under several workspaces:\n${list}`
+      : `${store.location} holds ${matches.length} tasks; say which one:\n${list}`,
     { exitCode: EXIT.notFound, hint: 'atlas recover --from-store TASK-ID' },
   );
 }
 
 /** A working tree for the task's branch here: the branch if this clone has it, else a new one from its base commit. */
-async function makeWorktree(repoRoot: string, worktree: string, branch: string, baseCommit: string | undefined, warn: (t: string) => void): Promise<void> {
+async function makeWorktree(
+  repoRoot: string,
+  worktree: string,
+  branch: string,
+  baseCommit: string | undefined,
+  warn: (t: string) => void,
+): Promise<void> {
   if (await branchExists(repoRoot, branch)) {
     await runGit(repoRoot, ['worktree', 'add', '--quiet', worktree, branch]);
     return;
@@ -64,8 +75,14 @@ async function makeWorktree(repoRoot: string, worktree: string, branch: string, 
   let start = baseCommit;
   if (!start || (await runGit(repoRoot, ['cat-file', '-e', `${start}^{commit}`], { allowFailure: true })).code !== 0) {
     start = await headCommit(repoRoot);
-    if (!start) throw new AtlasError(`${repoRoot} has no commits to start the task's working tree from`, { exitCode: EXIT.failure, hint: 'fetch the repository first (git fetch)' });
-    warn(`the task's base commit ${baseCommit?.slice(0, 12) ?? '(unknown)'} is not in ${repoRoot}; its working tree starts from HEAD (${start.slice(0, 12)}), and the stored files are laid over it`);
+    if (!start)
+      throw new AtlasError(`${repoRoot} has no commits to start the task's working tree from`, {
+        exitCode: EXIT.failure,
+        hint: 'fetch the repository first (git fetch)',
+      });
+    warn(
+      `the task's base commit ${baseCommit?.slice(0, 12) ?? '(unknown)'} is not in ${repoRoot}; its working tree starts from HEAD (${start.slice(0, 12)}), and the stored files are laid over it`,
+    );
   }
   await runGit(repoRoot, ['worktree', 'add', '--quiet', '-b', branch, worktree, start]);
 }
@@ -74,17 +91,26 @@ export async function fetchTaskFromStore(options: FetchTaskOptions): Promise<Fet
   const { home, store, warn } = options;
   const here = locateWorktree(options.cwd);
   if (!here) {
-    throw new AtlasError('atlas recover --from-store runs inside a clone of the task\'s repository', { exitCode: EXIT.input, hint: 'cd into the repository (git clone it first), then run it again' });
+    throw new AtlasError("atlas recover --from-store runs inside a clone of the task's repository", {
+      exitCode: EXIT.input,
+      hint: 'cd into the repository (git clone it first), then run it again',
+    });
   }
   await store.checkAccess();
   const { workspace, id } = await chooseTask(store, options.taskId);
   checkTreeName(workspace, 'workspace');
   if (listTaskRefs(home).some((r) => r.id === id)) {
-    throw new AtlasError(`task ${id} is already in ${home}`, { exitCode: EXIT.input, hint: `atlas recover --task ${id} continues it; atlas sync pull --task ${id} updates its working tree` });
+    throw new AtlasError(`task ${id} is already in ${home}`, {
+      exitCode: EXIT.input,
+      hint: `atlas recover --task ${id} continues it; atlas sync pull --task ${id} updates its working tree`,
+    });
   }
   const worktreeHome = join(workspaceDir(workspace, home), 'worktree');
   if (existsSync(worktreeHome) || readWorkspace(workspace, home)) {
-    throw new AtlasError(`workspace ${workspace} already exists in ${home}`, { exitCode: EXIT.input, hint: 'remove it (atlas cleanup, or by hand) or use another ATLAS_HOME' });
+    throw new AtlasError(`workspace ${workspace} already exists in ${home}`, {
+      exitCode: EXIT.input,
+      hint: 'remove it (atlas cleanup, or by hand) or use another ATLAS_HOME',
+    });
   }
   const deps = { store, config: options.config, warn };
   const dir = taskDir(workspace, id, home);
@@ -92,14 +118,25 @@ export async function fetchTaskFromStore(options: FetchTaskOptions): Promise<Fet
   mkdirSync(taskFiles(dir).artifacts, { recursive: true });
   const stored = readTask(dir);
   if (stored.id !== id || stored.workspace_id !== workspace) {
-    throw new AtlasError(`the stored task.json of ${id} names task ${stored.id} in workspace ${stored.workspace_id}; refused`, { exitCode: EXIT.input });
+    throw new AtlasError(`the stored task.json of ${id} names task ${stored.id} in workspace ${stored.workspace_id}; refused`, {
+      exitCode: EXIT.input,
+    });
   }
   const worktree = stored.in_place ? here.root : worktreeHome;
   if (!stored.in_place) await makeWorktree(here.root, worktree, stored.branch, stored.base_commit, warn);
   const now = new Date().toISOString();
   await updateTask(dir, (t) => ({ ...t, repo_root: here.root, worktree }));
   await saveWorkspace(
-    { schema_version: TASK_SCHEMA_VERSION, name: workspace, repo_root: here.root, worktree, branch: stored.branch, created_at: now, updated_at: now, tasks: [id] },
+    {
+      schema_version: TASK_SCHEMA_VERSION,
+      name: workspace,
+      repo_root: here.root,
+      worktree,
+      branch: stored.branch,
+      created_at: now,
+      updated_at: now,
+      tasks: [id],
+    },
     home,
   );
   // A fresh working tree holds only what git has: overwriting it loses nothing. An in-place task

@@ -2,14 +2,15 @@
 // its blob, from its pack (neighbours in one ranged read, docs/sync.md#packs) or, for a version in
 // the old layout, from the version itself, through a verified temp file; each link (the caller
 // kept only links that stay inside), then the empty folders.
-import type { FileEntry, StateFile } from '../../domain/sync-state.js';
+
 import { planSpans, SPAN_MAX } from '../../domain/sync-pack.js';
+import type { FileEntry, StateFile } from '../../domain/sync-state.js';
+import type { Progress } from '../report/progress.js';
 import { BufferPool } from '../scan/buffer-pool.js';
 import { mapPool } from '../scan/pool.js';
-import type { Progress } from '../report/progress.js';
 import { dropTemps, ensureParents, prepareTemps, writeLink, writeVerified } from '../scan/safe-fs.js';
-import type { SyncStore } from '../stores/store.js';
 import { streamToNewFile } from '../scan/stream-file.js';
+import type { SyncStore } from '../stores/store.js';
 
 export interface Source {
   store: SyncStore;
@@ -23,10 +24,20 @@ export interface Source {
 const SPANS_AT_ONCE = 4;
 
 /** Writes `entries` and the state's empty folders under `root`; returns the bytes received. */
-export async function writeEntries(root: string, source: Source, entries: readonly FileEntry[], dirs: StateFile['dirs'], progress: Progress): Promise<number> {
+export async function writeEntries(
+  root: string,
+  source: Source,
+  entries: readonly FileEntry[],
+  dirs: StateFile['dirs'],
+  progress: Progress,
+): Promise<number> {
   const { store, tree, version, where } = source;
   let bytes = 0;
-  progress.start(`pull ${tree}`, entries.length, entries.reduce((n, f) => n + f.size, 0));
+  progress.start(
+    `pull ${tree}`,
+    entries.length,
+    entries.reduce((n, f) => n + f.size, 0),
+  );
   const folders = new Map<string, Promise<void>>();
   const write = async (entry: FileEntry, fetch: (temp: string) => ReturnType<SyncStore['getBlob']>) => {
     const got = await writeVerified(root, entry, fetch, `${entry.path} in ${where}`, folders);
@@ -47,14 +58,18 @@ export async function writeEntries(root: string, source: Source, entries: readon
         await mapPool(span.entries, 8, async (entry) => {
           const at = entry.offset! - span.start;
           // A pack that pruning took apart: what a kept version still used is now a blob of its own.
-          await write(entry, (temp) => (body ? streamToNewFile([body.subarray(at, at + entry.size)], temp) : store.getBlob(tree, entry.sha256!, temp)));
+          await write(entry, (temp) =>
+            body ? streamToNewFile([body.subarray(at, at + entry.size)], temp) : store.getBlob(tree, entry.sha256!, temp),
+          );
         });
       };
       await (length <= SPAN_MAX ? buffers.with(readSpan) : readSpan());
     });
     await mapPool(alone, 8, async (entry) => {
       if (entry.link !== undefined) return await writeLink(root, entry, folders);
-      await write(entry, (temp) => (entry.sha256 !== undefined ? store.getBlob(tree, entry.sha256, temp) : store.download(tree, version, entry.path, temp)));
+      await write(entry, (temp) =>
+        entry.sha256 !== undefined ? store.getBlob(tree, entry.sha256, temp) : store.download(tree, version, entry.path, temp),
+      );
     });
     for (const dir of dirs ?? []) await ensureParents(root, `${dir}/-`, folders);
   } finally {

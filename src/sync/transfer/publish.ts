@@ -20,11 +20,20 @@ import { loadVersion } from '../versions/versions.js';
 const ROUNDS = 5;
 
 function busy(tree: string, store: SyncStore): AtlasError {
-  return new AtlasError(`${tree} in ${store.location}: other pushes kept publishing while this one tried to; its contents are stored, but it published no version`, { exitCode: EXIT.failure, hint: 'push again' });
+  return new AtlasError(
+    `${tree} in ${store.location}: other pushes kept publishing while this one tried to; its contents are stored, but it published no version`,
+    { exitCode: EXIT.failure, hint: 'push again' },
+  );
 }
 
 /** Writes a manifest under the first name from `nowSeconds` on that no version holds; that name. */
-export async function commitNew(store: SyncStore, tree: string, manifest: () => Iterable<string>, nowSeconds: number, names: readonly string[]): Promise<string> {
+export async function commitNew(
+  store: SyncStore,
+  tree: string,
+  manifest: () => Iterable<string>,
+  nowSeconds: number,
+  names: readonly string[],
+): Promise<string> {
   let known = names;
   for (let round = 0; round < ROUNDS; round++) {
     const version = nextVersionName(nowSeconds, known);
@@ -46,7 +55,12 @@ export interface Reconciled {
  * meanwhile until the newest version holds every change of both. With `force`, files both changed
  * keep ours; otherwise theirs stay in the newest and the push fails with a conflict naming ours.
  */
-export async function reconcile(store: SyncStore, tree: string, ours: { version: string; state: StateFile }, options: { force: boolean; nowSeconds: () => number; beforePublish?: () => Promise<void> }): Promise<Reconciled> {
+export async function reconcile(
+  store: SyncStore,
+  tree: string,
+  ours: { version: string; state: StateFile },
+  options: { force: boolean; nowSeconds: () => number; beforePublish?: () => Promise<void> },
+): Promise<Reconciled> {
   const own = ours.version;
   let current = ours;
   let parent = ours.state.parent;
@@ -72,19 +86,34 @@ export async function reconcile(store: SyncStore, tree: string, ours: { version:
     for (const rival of rivals) {
       // Both sides hold everything up to the older of the two versions they were built on.
       // Without one, nothing is common: a file both hold differently is a conflict, never a silent pick.
-      const base = await commonBase(store, tree, olderOf(parent, rival.state.parent), notes, 'combined as if the two had nothing in common');
+      const base = await commonBase(
+        store,
+        tree,
+        olderOf(parent, rival.state.parent),
+        notes,
+        'combined as if the two had nothing in common',
+      );
       const merge = mergeWithStore(files, dirs, rival.state.files, rival.state.dirs ?? [], base?.files ?? [], base?.dirs ?? []);
       files = options.force ? merge.files : theirsWhere(merge.files, merge.conflicts, rival.state.files);
       dirs = merge.dirs;
       for (const path of merge.conflicts) conflicts.add(path);
-      notes.push(`another push published version ${rival.version} while this push ran${merge.fromStore.length > 0 ? `: combined with its ${merge.fromStore.length} change(s) (e.g. ${merge.fromStore[0]})` : ''}`);
+      notes.push(
+        `another push published version ${rival.version} while this push ran${merge.fromStore.length > 0 ? `: combined with its ${merge.fromStore.length} change(s) (e.g. ${merge.fromStore[0]})` : ''}`,
+      );
     }
     if (sameFiles(files, dirs, newest.state)) {
       current = newest;
       settled = true;
       break;
     }
-    const state: StateFile = { version: ours.state.version, last_synced_at: ours.state.last_synced_at, files, dirs, ...(ours.state.dir_modes ? { dir_modes: ours.state.dir_modes } : {}), parent: newest.version };
+    const state: StateFile = {
+      version: ours.state.version,
+      last_synced_at: ours.state.last_synced_at,
+      files,
+      dirs,
+      ...(ours.state.dir_modes ? { dir_modes: ours.state.dir_modes } : {}),
+      parent: newest.version,
+    };
     // A server's turn that lost its lease publishes nothing more (src/server/conversations/turn-lease.ts).
     await options.beforePublish?.();
     current = { version: await commitNew(store, tree, () => stateChunks(state), options.nowSeconds(), names), state };
@@ -93,7 +122,10 @@ export async function reconcile(store: SyncStore, tree: string, ours: { version:
   }
   if (!settled) throw busy(tree, store);
   if (conflicts.size > 0 && !options.force) throw concurrentConflict(tree, own, current.version, [...conflicts].sort(), notes);
-  if (conflicts.size > 0) notes.push(`--force: ${conflicts.size} file(s) changed by both pushes were published as they are here: ${[...conflicts].slice(0, 5).join(', ')}`);
+  if (conflicts.size > 0)
+    notes.push(
+      `--force: ${conflicts.size} file(s) changed by both pushes were published as they are here: ${[...conflicts].slice(0, 5).join(', ')}`,
+    );
   return { version: current.version, notes };
 }
 
@@ -101,7 +133,13 @@ export async function reconcile(store: SyncStore, tree: string, ours: { version:
  * The version both sides hold, read; undefined when there is none (the first push of a tree) or it
  * cannot be read (retention removed it: `instead` says what is done then, in the notes).
  */
-export async function commonBase(store: SyncStore, tree: string, name: string | undefined, notes: string[], instead: string): Promise<StateFile | undefined> {
+export async function commonBase(
+  store: SyncStore,
+  tree: string,
+  name: string | undefined,
+  notes: string[],
+  instead: string,
+): Promise<StateFile | undefined> {
   if (name === undefined) return undefined;
   const loaded = await loadVersion(store, tree, name);
   if (loaded.ok) return loaded.stored.state;

@@ -5,22 +5,22 @@
 import type { Stats } from 'node:fs';
 import { chmodSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { AtlasError, EXIT } from '../../domain/errors.js';
 import { formatDuration } from '../../domain/duration.js';
+import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { Observation, PullPlan, SyncStats } from '../../domain/sync-plan.js';
 import { DEFAULT_MAX_DELETE, emptyStats, exceedsMaxDelete, parseMaxDelete, planPull, pullMode } from '../../domain/sync-plan.js';
 import type { FileEntry, Refusal, StateFile } from '../../domain/sync-state.js';
-import { emptyState, pathsOfBoth, splitOutsideLinks, STATE_FORMAT_VERSION } from '../../domain/sync-state.js';
-import { readLocalState, withWorkspaceLock, writeLocalState } from '../scan/local-state.js';
+import { emptyState, pathsOfBoth, STATE_FORMAT_VERSION, splitOutsideLinks } from '../../domain/sync-state.js';
+import { mkdirForPerson } from '../../store/private-umask.js';
 import { silentProgress } from '../report/progress.js';
 import { listed } from '../report/render.js';
-import { writeEntries } from './materialize.js';
+import { readLocalState, withWorkspaceLock, writeLocalState } from '../scan/local-state.js';
 import { deleteFiles, observePaths } from '../scan/safe-fs.js';
 import { byPathOf } from '../scan/scan.js';
 import type { SyncDeps } from '../stores/target.js';
 import type { StoredVersion } from '../versions/versions.js';
 import { resolveVersion } from '../versions/versions.js';
-import { mkdirForPerson } from '../../store/private-umask.js';
+import { writeEntries } from './materialize.js';
 
 export interface PullTreeOptions {
   root: string;
@@ -42,13 +42,19 @@ export function maxDeleteRule(value: string, warn: (text: string) => void) {
 }
 
 /** What a pull would do, with nothing changed: for `pull` itself and for `status`. */
-export async function planPullOf(options: PullTreeOptions, deps: SyncDeps, previous: StateFile | undefined): Promise<{ stored?: StoredVersion; plan?: PullPlan; observed?: Map<string, Observation>; outside?: string[]; skipReason?: string }> {
+export async function planPullOf(
+  options: PullTreeOptions,
+  deps: SyncDeps,
+  previous: StateFile | undefined,
+): Promise<{ stored?: StoredVersion; plan?: PullPlan; observed?: Map<string, Observation>; outside?: string[]; skipReason?: string }> {
   const { store, config, warn } = deps;
   const now = deps.now ?? Date.now;
   const mode = pullMode(previous?.last_synced_at, Math.floor(now() / 1000), config.sync.stale_threshold);
   if (mode === 'fresh' && !options.force && options.version === undefined) {
     const age = formatDuration(now() - previous!.last_synced_at * 1000);
-    return { skipReason: `the last sync was ${age} ago, within sync.stale_threshold (${formatDuration(config.sync.stale_threshold)}): nothing to do (--force pulls anyway)` };
+    return {
+      skipReason: `the last sync was ${age} ago, within sync.stale_threshold (${formatDuration(config.sync.stale_threshold)}): nothing to do (--force pulls anyway)`,
+    };
   }
   const tracked = byPathOf(previous);
   const stored = await resolveVersion(store, options.tree, options.version, warn, tracked);
@@ -84,10 +90,13 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       });
     }
     if (plan.conflicts.length > 0 && !options.force) {
-      throw new AtlasError(`${plan.conflicts.length} file(s) here differ from ${where} and would be overwritten; nothing was changed:\n${refusals(plan.conflicts)}`, {
-        exitCode: EXIT.failure,
-        hint: 'push them first (atlas sync push), move them aside, or pull with --force to overwrite them',
-      });
+      throw new AtlasError(
+        `${plan.conflicts.length} file(s) here differ from ${where} and would be overwritten; nothing was changed:\n${refusals(plan.conflicts)}`,
+        {
+          exitCode: EXIT.failure,
+          hint: 'push them first (atlas sync push), move them aside, or pull with --force to overwrite them',
+        },
+      );
     }
     const conflicting = new Set(plan.conflicts.map((c) => c.path));
     const download = options.force ? [...plan.download, ...stored.state.files.filter((f) => conflicting.has(f.path))] : plan.download;
@@ -98,18 +107,28 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
     }
     const tracked = previous?.files.length ?? 0;
     if (!options.force && exceedsMaxDelete(maxDeleteRule(deps.config.sync.max_delete, warn), deletions.length, tracked)) {
-      throw new AtlasError(`pulling ${where} would delete ${deletions.length} of the ${tracked} files the last sync tracked, more than sync.max_delete (${deps.config.sync.max_delete}); nothing was changed`, {
-        exitCode: EXIT.failure,
-        hint: 'check the version (atlas sync versions, atlas sync status); pull with --force if the deletions are meant',
-      });
+      throw new AtlasError(
+        `pulling ${where} would delete ${deletions.length} of the ${tracked} files the last sync tracked, more than sync.max_delete (${deps.config.sync.max_delete}); nothing was changed`,
+        {
+          exitCode: EXIT.failure,
+          hint: 'check the version (atlas sync versions, atlas sync status); pull with --force if the deletions are meant',
+        },
+      );
     }
     for (const k of plan.keep) stats.notes.push(`kept ${k.path}: ${k.problem}`);
-    if (outside && outside.length > 0) stats.notes.push(`${outside.length} link(s) pointing outside the folder not restored: ${outside.slice(0, 5).join(', ')}`);
+    if (outside && outside.length > 0)
+      stats.notes.push(`${outside.length} link(s) pointing outside the folder not restored: ${outside.slice(0, 5).join(', ')}`);
     if (download.length > 0 || deletions.length > 0) {
       // Until this pull ends, the folder is not "fresh": a pull cut off here runs again in full.
       writeLocalState(root, { ...(previous ?? emptyState()), last_synced_at: 0 });
     }
-    stats.bytes_transferred = await writeEntries(root, { store, tree, version: stored.version, where }, download, stored.state.dirs, progress);
+    stats.bytes_transferred = await writeEntries(
+      root,
+      { store, tree, version: stored.version, where },
+      download,
+      stored.state.dirs,
+      progress,
+    );
     restoreModes(root, plan.skip, observed);
     stats.files_downloaded = download.length;
     // Only after every download succeeded.
@@ -157,7 +176,8 @@ function restoreFolderModes(root: string, modes: StateFile['dir_modes']): void {
     const parts = path.split('/');
     // Every step a real folder, never a link someone put in the way (it may point anywhere).
     let st: Stats | undefined;
-    for (let i = 1; i <= parts.length && (i === 1 || st?.isDirectory()); i++) st = lstatSync(join(root, ...parts.slice(0, i)), { throwIfNoEntry: false });
+    for (let i = 1; i <= parts.length && (i === 1 || st?.isDirectory()); i++)
+      st = lstatSync(join(root, ...parts.slice(0, i)), { throwIfNoEntry: false });
     if (st?.isDirectory() && (st.mode & 0o777) !== modes![path]) chmodSync(join(root, ...parts), modes![path]!);
   }
 }

@@ -2,27 +2,28 @@
 // once, as blobs named by their SHA-256; the version itself is one manifest, written last. When
 // nothing changed, no version is made (seed 000 §3.2, seed 001 §5.2-5.3). A folder behind the
 // store combines with its newer work, never replaces it (docs/sync.md#behind-the-store).
+
+import { AtlasError, EXIT } from '../../domain/errors.js';
+import { planReferences } from '../../domain/sync-manifest.js';
+import { mergeWithStore } from '../../domain/sync-merge.js';
+import { PACK_BELOW, placesOf } from '../../domain/sync-pack.js';
 import type { SyncStats } from '../../domain/sync-plan.js';
 import { emptyStats, planPush } from '../../domain/sync-plan.js';
 import type { ExcludeRule, FileEntry, Refusal, StateFile } from '../../domain/sync-state.js';
-import { pathProblem, stateChunks, STATE_FORMAT_VERSION, unsafeDirs, unsafeEntries } from '../../domain/sync-state.js';
-import { AtlasError, EXIT } from '../../domain/errors.js';
-import { readLocalState, withWorkspaceLock, writeLocalState } from '../scan/local-state.js';
-import { planReferences } from '../../domain/sync-manifest.js';
-import { PACK_BELOW, placesOf } from '../../domain/sync-pack.js';
-import { mergeWithStore } from '../../domain/sync-merge.js';
-import { commitNew, commonBase, reconcile } from './publish.js';
-import { sendContents } from './upload.js';
+import { pathProblem, STATE_FORMAT_VERSION, stateChunks, unsafeDirs, unsafeEntries } from '../../domain/sync-state.js';
 import { silentProgress } from '../report/progress.js';
 import { listed, someOf } from '../report/render.js';
+import { readLocalState, withWorkspaceLock, writeLocalState } from '../scan/local-state.js';
 import type { ScanResult } from '../scan/scan.js';
 import { byPathOf, scanWorkspace } from '../scan/scan.js';
 import type { SyncStore } from '../stores/store.js';
 import type { SyncDeps } from '../stores/target.js';
 import { requireFolder } from '../stores/target.js';
+import { takeLease } from '../versions/locks.js';
 import type { StoredVersion } from '../versions/versions.js';
 import { latestVersion } from '../versions/versions.js';
-import { takeLease } from '../versions/locks.js';
+import { commitNew, commonBase, reconcile } from './publish.js';
+import { sendContents } from './upload.js';
 
 export interface PushTreeOptions {
   root: string;
@@ -52,19 +53,41 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
     const known = byPathOf(previous);
     const scan = await scanWorkspace(root, options.rules, previous, known);
     refuseUnreadable(root, scan.unreadable);
-    refuseUnpullable(root, [...unsafeEntries(scan.files), ...unsafeDirs(scan), ...scan.badNames.map((path) => ({ path, problem: pathProblem(path) ?? 'is not valid UTF-8' }))]);
-    if (scan.symlinks.length > 0) stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${someOf(scan.symlinks)}`);
-    if (scan.specials.length > 0) stats.notes.push(`${scan.specials.length} named pipe(s), socket(s) or device(s) not synced (they hold no content to store): ${someOf(scan.specials)}`);
+    refuseUnpullable(root, [
+      ...unsafeEntries(scan.files),
+      ...unsafeDirs(scan),
+      ...scan.badNames.map((path) => ({ path, problem: pathProblem(path) ?? 'is not valid UTF-8' })),
+    ]);
+    if (scan.symlinks.length > 0)
+      stats.notes.push(`${scan.symlinks.length} symlink(s) pointing outside the folder not synced: ${someOf(scan.symlinks)}`);
+    if (scan.specials.length > 0)
+      stats.notes.push(
+        `${scan.specials.length} named pipe(s), socket(s) or device(s) not synced (they hold no content to store): ${someOf(scan.specials)}`,
+      );
     const latest = await latestVersion(store, tree, names, warn, { known });
     known.clear();
-    const combined = combineWithStore(scan, previous, latest, await sharedBase(store, tree, previous, latest, stats), stats, options.force === true);
+    const combined = combineWithStore(
+      scan,
+      previous,
+      latest,
+      await sharedBase(store, tree, previous, latest, stats),
+      stats,
+      options.force === true,
+    );
     const plan = planPush(combined.files, latest?.state.files, combined.dirs, latest?.state.dirs);
     // The sync's time is when its scan began, not when it ended: a file written while the push ran
     // has an mtime at or after it, so the next scan hashes it again instead of trusting the old MD5.
     const syncedAt = Math.floor(started / 1000);
     // The local state records what this folder holds: its own files, based on the version whose
     // changes it has (a combined push leaves the store's changes there until a pull).
-    const local = (base: string | undefined, files = scan.files): StateFile => ({ version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: scan.dirs, dir_modes: scan.dir_modes, ...(base ? { synced_version: base } : {}) });
+    const local = (base: string | undefined, files = scan.files): StateFile => ({
+      version: STATE_FORMAT_VERSION,
+      last_synced_at: syncedAt,
+      files,
+      dirs: scan.dirs,
+      dir_modes: scan.dir_modes,
+      ...(base ? { synced_version: base } : {}),
+    });
     const unchanged = plan.unchanged && sameModes(scan.dir_modes, latest?.state.dir_modes);
     if (combined.conflicts.length === 0 && (unchanged || (latest === undefined && scan.files.length === 0 && scan.dirs.length === 0))) {
       stats.files_skipped = scan.files.length;
@@ -82,12 +105,22 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       await stillThere(store, tree, latest);
       const sent = await sendContents(store, tree, root, plan.upload, scan.files, progress, options.strict === true);
       const files = atPrevious(withChanged(combined.files, sent.changed), sent.left, latest);
-      if (sent.left.length > 0) stats.notes.push(`${sent.left.length} file(s) changed while they were being pushed and were left at their previous version (absent from it: not stored): ${someOf(sent.left)}`);
+      if (sent.left.length > 0)
+        stats.notes.push(
+          `${sent.left.length} file(s) changed while they were being pushed and were left at their previous version (absent from it: not stored): ${someOf(sent.left)}`,
+        );
       stats.files_uploaded = sent.files;
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
       locate(files, scan.files, latest);
-      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: combined.dirs, dir_modes: scan.dir_modes, ...(latest ? { parent: latest.version } : {}) };
+      const manifest: StateFile = {
+        version: STATE_FORMAT_VERSION,
+        last_synced_at: syncedAt,
+        files,
+        dirs: combined.dirs,
+        dir_modes: scan.dir_modes,
+        ...(latest ? { parent: latest.version } : {}),
+      };
       // Unchanged contents named by reference to the base's manifest when few changed.
       const references = planReferences(manifest.files, latest);
       if (references) manifest.sha256_from = references.base;
@@ -96,14 +129,31 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       const seconds = () => Math.floor(now() / 1000);
       if (combined.conflicts.length > 0 && latest) {
         // Stored whole, never as the newest: nothing of the store's newer work is replaced.
-        const stored = await commitNew(store, tree, () => stateChunks({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }, references?.omit), seconds(), names);
+        const stored = await commitNew(
+          store,
+          tree,
+          () => stateChunks({ ...manifest, conflict_of: latest.version, conflicts: combined.conflicts }, references?.omit),
+          seconds(),
+          names,
+        );
         throw conflictError(root, tree, stored, latest.version, combined.conflicts);
       }
       const version = await commitNew(store, tree, () => stateChunks(manifest, references?.omit), seconds(), names);
       // Another push may have published meanwhile: the newest version must hold both.
-      const settled = await reconcile(store, tree, { version, state: manifest }, { force: options.force === true, nowSeconds: seconds, ...(deps.beforePublish ? { beforePublish: deps.beforePublish } : {}) });
+      const settled = await reconcile(
+        store,
+        tree,
+        { version, state: manifest },
+        { force: options.force === true, nowSeconds: seconds, ...(deps.beforePublish ? { beforePublish: deps.beforePublish } : {}) },
+      );
       stats.notes.push(...settled.notes);
-      writeLocalState(root, local(combined.fromStore.length > 0 ? latest?.version : version, atPrevious(withChanged(scan.files, sent.changed), sent.left, latest)));
+      writeLocalState(
+        root,
+        local(
+          combined.fromStore.length > 0 ? latest?.version : version,
+          atPrevious(withChanged(scan.files, sent.changed), sent.left, latest),
+        ),
+      );
       stats.version = settled.version;
     } finally {
       await lease.release();
@@ -120,7 +170,10 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
  */
 async function stillThere(store: SyncStore, tree: string, latest: StoredVersion | undefined): Promise<void> {
   if (!latest || (await store.listVersionNames(tree)).includes(latest.version)) return;
-  throw new AtlasError(`version ${latest.version} of ${tree}, which this push built on, was removed by a prune while the push ran; nothing was published`, { exitCode: EXIT.failure, hint: 'push again' });
+  throw new AtlasError(
+    `version ${latest.version} of ${tree}, which this push built on, was removed by a prune while the push ran; nothing was published`,
+    { exitCode: EXIT.failure, hint: 'push again' },
+  );
 }
 
 /** `files` with the entries of files that changed under the push in place of theirs (added when absent). */
@@ -171,10 +224,13 @@ function locate(files: readonly FileEntry[], scanned: readonly FileEntry[], late
  */
 function refuseUnreadable(root: string, paths: readonly string[]): void {
   if (paths.length === 0) return;
-  throw new AtlasError(`${root}: ${paths.length} file(s) or folder(s) cannot be read (permission denied), so nothing was pushed:\n${listed(paths.map((p) => JSON.stringify(p)))}`, {
-    exitCode: EXIT.input,
-    hint: 'give yourself read access to them (chmod u+r, and u+rx for a folder), or leave them out with sync.exclude',
-  });
+  throw new AtlasError(
+    `${root}: ${paths.length} file(s) or folder(s) cannot be read (permission denied), so nothing was pushed:\n${listed(paths.map((p) => JSON.stringify(p)))}`,
+    {
+      exitCode: EXIT.input,
+      hint: 'give yourself read access to them (chmod u+r, and u+rx for a folder), or leave them out with sync.exclude',
+    },
+  );
 }
 
 /**
@@ -184,10 +240,13 @@ function refuseUnreadable(root: string, paths: readonly string[]): void {
  */
 function refuseUnpullable(root: string, refused: readonly Refusal[]): void {
   if (refused.length === 0) return;
-  throw new AtlasError(`${root}: ${refused.length} file name${refused.length === 1 ? '' : 's'} cannot be stored (a pull would refuse ${refused.length === 1 ? 'it' : 'them'}), so nothing was pushed:\n${listed(refused.map((r) => `${JSON.stringify(r.path)} ${r.problem}`))}`, {
-    exitCode: EXIT.input,
-    hint: 'rename those files, or leave them out with sync.exclude',
-  });
+  throw new AtlasError(
+    `${root}: ${refused.length} file name${refused.length === 1 ? '' : 's'} cannot be stored (a pull would refuse ${refused.length === 1 ? 'it' : 'them'}), so nothing was pushed:\n${listed(refused.map((r) => `${JSON.stringify(r.path)} ${r.problem}`))}`,
+    {
+      exitCode: EXIT.input,
+      hint: 'rename those files, or leave them out with sync.exclude',
+    },
+  );
 }
 
 interface Combined {
@@ -203,22 +262,40 @@ interface Combined {
  * at its last sync). A folder whose last sync predates `synced_version` (an older atlas) has no
  * known base: its push replaces, as before, and says what it did not see.
  */
-function combineWithStore(scan: ScanResult, previous: StateFile | undefined, latest: StoredVersion | undefined, older: StateFile | undefined, stats: SyncStats, force: boolean): Combined {
+function combineWithStore(
+  scan: ScanResult,
+  previous: StateFile | undefined,
+  latest: StoredVersion | undefined,
+  older: StateFile | undefined,
+  stats: SyncStats,
+  force: boolean,
+): Combined {
   const own: Combined = { files: scan.files, dirs: scan.dirs, conflicts: [], fromStore: [] };
   if (!latest || !previous || previous.synced_version === latest.version) return own;
   if (previous.synced_version === undefined) {
     const known = new Set([...previous.files, ...scan.files].map((f) => `${f.path}\0${f.checksum}`));
     const unseen = latest.state.files.filter((f) => !known.has(`${f.path}\0${f.checksum}`));
-    if (unseen.length > 0) stats.notes.push(`version ${latest.version} had ${unseen.length} change(s) this folder never pulled (e.g. ${unseen[0]!.path}); they stay in that version (atlas sync pull --version ${latest.version})`);
+    if (unseen.length > 0)
+      stats.notes.push(
+        `version ${latest.version} had ${unseen.length} change(s) this folder never pulled (e.g. ${unseen[0]!.path}); they stay in that version (atlas sync pull --version ${latest.version})`,
+      );
     return own;
   }
   const base = older ?? previous;
   const merge = mergeWithStore(scan.files, scan.dirs, latest.state.files, latest.state.dirs ?? [], base.files, base.dirs ?? []);
   // A file of an old-layout version has no blob to point at: it cannot be combined, only pulled.
-  const unaddressed = merge.files.filter((f) => merge.fromStore.includes(f.path) && f.sha256 === undefined && f.link === undefined).map((f) => f.path);
+  const unaddressed = merge.files
+    .filter((f) => merge.fromStore.includes(f.path) && f.sha256 === undefined && f.link === undefined)
+    .map((f) => f.path);
   const conflicts = force ? [] : [...new Set([...merge.conflicts, ...unaddressed])].sort();
-  if (merge.fromStore.length > 0) stats.notes.push(`behind version ${latest.version}: combined with its ${merge.fromStore.length} change(s) this folder never pulled (e.g. ${merge.fromStore[0]}); pull to have them here`);
-  if (force && merge.conflicts.length > 0) stats.notes.push(`--force: ${merge.conflicts.length} file(s) changed here and in version ${latest.version} were published as they are here: ${merge.conflicts.slice(0, 5).join(', ')}`);
+  if (merge.fromStore.length > 0)
+    stats.notes.push(
+      `behind version ${latest.version}: combined with its ${merge.fromStore.length} change(s) this folder never pulled (e.g. ${merge.fromStore[0]}); pull to have them here`,
+    );
+  if (force && merge.conflicts.length > 0)
+    stats.notes.push(
+      `--force: ${merge.conflicts.length} file(s) changed here and in version ${latest.version} were published as they are here: ${merge.conflicts.slice(0, 5).join(', ')}`,
+    );
   return { files: merge.files, dirs: merge.dirs, conflicts, fromStore: merge.fromStore };
 }
 
@@ -227,7 +304,13 @@ function combineWithStore(scan: ScanResult, previous: StateFile | undefined, lat
  * did not see it, whose combining has not run yet): it may lack what this folder published, so the
  * two are compared from that older version, which both hold. Undefined: the folder's state is the base.
  */
-async function sharedBase(store: SyncStore, tree: string, previous: StateFile | undefined, latest: StoredVersion | undefined, stats: SyncStats): Promise<StateFile | undefined> {
+async function sharedBase(
+  store: SyncStore,
+  tree: string,
+  previous: StateFile | undefined,
+  latest: StoredVersion | undefined,
+  stats: SyncStats,
+): Promise<StateFile | undefined> {
   const parent = latest?.state.parent;
   const synced = previous?.synced_version;
   if (parent === undefined || synced === undefined || synced === latest!.version || Number(parent) >= Number(synced)) return undefined;
@@ -252,7 +335,14 @@ function sameModes(a: Readonly<Record<string, number>> | undefined, b: Readonly<
 
 /** The local state already records this scan: every hash came from it, same files, folders and base. */
 function sameLocalState(previous: StateFile | undefined, scan: ScanResult, base: string | undefined): boolean {
-  if (!previous || scan.bytesHashed > 0 || previous.synced_version !== base || previous.files.length !== scan.files.length || !sameModes(scan.dir_modes, previous.dir_modes)) return false;
+  if (
+    !previous ||
+    scan.bytesHashed > 0 ||
+    previous.synced_version !== base ||
+    previous.files.length !== scan.files.length ||
+    !sameModes(scan.dir_modes, previous.dir_modes)
+  )
+    return false;
   const dirs = previous.dirs ?? [];
   return dirs.length === scan.dirs.length && dirs.every((d, i) => d === scan.dirs[i]);
 }

@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { PACK_BELOW, PACK_TARGET, packGroups } from '../../domain/sync-pack.js';
 import type { FileEntry } from '../../domain/sync-state.js';
+import type { Progress } from '../report/progress.js';
 import { BufferPool } from '../scan/buffer-pool.js';
 import { mapPool } from '../scan/pool.js';
-import type { Progress } from '../report/progress.js';
 import type { Received } from '../scan/stream-file.js';
-import type { SyncStore } from '../stores/store.js';
 import { readFully } from '../scan/stream-file.js';
+import type { SyncStore } from '../stores/store.js';
 
 export interface Sent {
   /** Contents sent (a file read again after it changed counts again). */
@@ -43,16 +43,34 @@ interface Read {
 }
 
 /** Sends `candidates` (one entry per content, none of which the newest version references). */
-export async function sendContents(store: SyncStore, tree: string, root: string, candidates: readonly FileEntry[], all: readonly FileEntry[], progress: Progress, strict = false): Promise<Sent> {
+export async function sendContents(
+  store: SyncStore,
+  tree: string,
+  root: string,
+  candidates: readonly FileEntry[],
+  all: readonly FileEntry[],
+  progress: Progress,
+  strict = false,
+): Promise<Sent> {
   const large = candidates.filter((f) => f.size >= PACK_BELOW);
-  const held = await heldAlready(store, tree, large.map((f) => ({ sha256: f.sha256!, size: f.size })));
+  const held = await heldAlready(
+    store,
+    tree,
+    large.map((f) => ({ sha256: f.sha256!, size: f.size })),
+  );
   const single = large.filter((f) => !held.has(f.sha256!));
   const small = candidates.filter((f) => f.size < PACK_BELOW);
   const sent: Sent = { files: 0, bytes: 0, changed: [], left: [] };
-  progress.start(`push ${tree}`, single.length + small.length, [...single, ...small].reduce((n, f) => n + f.size, 0));
+  progress.start(
+    `push ${tree}`,
+    single.length + small.length,
+    [...single, ...small].reduce((n, f) => n + f.size, 0),
+  );
   const readAs = (send: (entry: FileEntry) => Promise<Read>) => (first: FileEntry) => firstHolding(first, all, send, sent, strict);
   const alone = async (entry: FileEntry): Promise<Read> => {
-    const got = await store.putBlob(tree, local(root, entry)).catch((error: unknown) => Promise.reject(changedUnderPush(local(root, entry), error)));
+    const got = await store
+      .putBlob(tree, local(root, entry))
+      .catch((error: unknown) => Promise.reject(changedUnderPush(local(root, entry), error)));
     count(sent, progress, got.bytes);
     return { entry, got };
   };
@@ -131,7 +149,13 @@ function count(sent: Sent, progress: Progress, bytes: number, files = 1): void {
  * changed since the scan, and each changed file's entry is recorded as it was read. When every
  * holder changed, no entry names the scanned content any more: each is stored as it was read.
  */
-async function firstHolding(first: FileEntry, all: readonly FileEntry[], read: (entry: FileEntry) => Promise<Read>, sent: Sent, strict: boolean): Promise<Read[]> {
+async function firstHolding(
+  first: FileEntry,
+  all: readonly FileEntry[],
+  read: (entry: FileEntry) => Promise<Read>,
+  sent: Sent,
+  strict: boolean,
+): Promise<Read[]> {
   const got: Read[] = [];
   for (const entry of holders(first, all)) {
     const r = await read(entry).catch((error: unknown) => {
@@ -143,7 +167,14 @@ async function firstHolding(first: FileEntry, all: readonly FileEntry[], read: (
     if (!r) continue;
     got.push(r);
     if (r.got.sha256 === entry.sha256 && r.got.bytes === entry.size) break;
-    r.entry = { path: entry.path, checksum: r.got.md5, size: r.got.bytes, modified_at: entry.modified_at, sha256: r.got.sha256, ...(entry.mode !== undefined ? { mode: entry.mode } : {}) };
+    r.entry = {
+      path: entry.path,
+      checksum: r.got.md5,
+      size: r.got.bytes,
+      modified_at: entry.modified_at,
+      sha256: r.got.sha256,
+      ...(entry.mode !== undefined ? { mode: entry.mode } : {}),
+    };
     sent.changed.push(r.entry);
   }
   return got;
@@ -194,7 +225,9 @@ function local(root: string, entry: FileEntry): string {
  * in `slot` when they fill it exactly, else (the file changed size since the scan) in a buffer of their own.
  */
 async function readNoFollow(path: string, slot?: Buffer): Promise<Buffer> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: unknown) => Promise.reject(changedUnderPush(path, error)));
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: unknown) =>
+    Promise.reject(changedUnderPush(path, error)),
+  );
   try {
     if (slot && (await readFully(handle, slot)) === slot.length) return slot;
     return await handle.readFile();
@@ -211,13 +244,27 @@ async function readNoFollow(path: string, slot?: Buffer): Promise<Buffer> {
 function changedUnderPush(path: string, error: unknown): unknown {
   let code: unknown;
   let rewritten = false;
-  for (let e = error as { code?: unknown; cause?: unknown; changedFile?: boolean } | undefined; e && code === undefined; e = e.cause as typeof e) {
+  for (
+    let e = error as { code?: unknown; cause?: unknown; changedFile?: boolean } | undefined;
+    e && code === undefined;
+    e = e.cause as typeof e
+  ) {
     code = e.code;
     rewritten ||= e.changedFile === true;
   }
-  const now = code === 'ELOOP' ? 'is a symbolic link now' : code === 'ENOENT' ? 'is gone' : rewritten ? 'was rewritten while it was sent in parts' : undefined;
+  const now =
+    code === 'ELOOP'
+      ? 'is a symbolic link now'
+      : code === 'ENOENT'
+        ? 'is gone'
+        : rewritten
+          ? 'was rewritten while it was sent in parts'
+          : undefined;
   if (!now) return error;
-  const changed = new AtlasError(`${path} ${now}: it changed while it was being pushed; nothing was published (--strict)`, { exitCode: EXIT.failure, hint: 'run the push again once nothing is writing to the folder, or without --strict to publish the rest' });
+  const changed = new AtlasError(`${path} ${now}: it changed while it was being pushed; nothing was published (--strict)`, {
+    exitCode: EXIT.failure,
+    hint: 'run the push again once nothing is writing to the folder, or without --strict to publish the rest',
+  });
   return Object.assign(changed, { changedFile: true });
 }
 

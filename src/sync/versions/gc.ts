@@ -2,13 +2,14 @@
 // what no remaining version references goes, once past the grace period. A remaining version whose
 // manifest cannot be read (damaged, or from a newer atlas) stops the collection: what it references
 // is unknown, and a blob removed wrongly is data lost.
-import type { BlobCollection } from '../../domain/sync-retention.js';
-import { BLOB_GRACE_SECONDS, planBlobCollection } from '../../domain/sync-retention.js';
+
 import type { PackedContent } from '../../domain/sync-pack.js';
 import { planRepack } from '../../domain/sync-pack.js';
+import type { BlobCollection } from '../../domain/sync-retention.js';
+import { BLOB_GRACE_SECONDS, planBlobCollection } from '../../domain/sync-retention.js';
 import { mapPool } from '../scan/pool.js';
-import { takeApart } from './repack.js';
 import type { SyncStore } from '../stores/store.js';
+import { takeApart } from './repack.js';
 import { readManifest } from './versions.js';
 
 export interface CollectedBlobs {
@@ -28,7 +29,13 @@ export interface CollectedBlobs {
 }
 
 /** Removes (or, in a dry run, counts) the blobs none of `remaining` references. */
-export async function collectBlobs(store: SyncStore, tree: string, remaining: readonly string[], nowMs: number, dryRun: boolean): Promise<CollectedBlobs> {
+export async function collectBlobs(
+  store: SyncStore,
+  tree: string,
+  remaining: readonly string[],
+  nowMs: number,
+  dryRun: boolean,
+): Promise<CollectedBlobs> {
   const referenced = new Set<string>();
   const uses = new Map<string, Map<number, PackedContent>>();
   // A manifest naming contents by reference uses its base's blobs: the base must be read too.
@@ -54,7 +61,8 @@ export async function collectBlobs(store: SyncStore, tree: string, remaining: re
       uses.set(f.pack, contents);
     }
   });
-  for (const [version, base] of bases) if (!read.has(base)) unreadable ??= `version ${version} names its contents by reference to version ${base}, which is gone`;
+  for (const [version, base] of bases)
+    if (!read.has(base)) unreadable ??= `version ${version} names its contents by reference to version ${base}, which is gone`;
   if (unreadable) return { removed: 0, bytes: 0, young: 0, skipped: `no blob was removed: ${unreadable}, so what it uses is unknown` };
   const blobs = await store.listBlobs(tree);
   const plan: BlobCollection = planBlobCollection(blobs, referenced, nowMs);

@@ -23,7 +23,9 @@ const POLL_MS = 250;
 const leftBehind = new Set<string>();
 
 function live(locks: readonly { name: string; modifiedMs: number }[], kind: 'push' | 'prune', nowMs: number): string[] {
-  return locks.filter((l) => l.name.startsWith(`${kind}-`) && !leftBehind.has(l.name) && nowMs - l.modifiedMs < LOCK_STALE_MS).map((l) => l.name);
+  return locks
+    .filter((l) => l.name.startsWith(`${kind}-`) && !leftBehind.has(l.name) && nowMs - l.modifiedMs < LOCK_STALE_MS)
+    .map((l) => l.name);
 }
 
 export interface Lease {

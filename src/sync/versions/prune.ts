@@ -9,10 +9,10 @@ import { withWorkspaceLock } from '../scan/local-state.js';
 import type { RemovedVersion } from '../stores/store.js';
 import { taskTree } from '../stores/store.js';
 import type { SyncDeps, SyncTarget } from '../stores/target.js';
-import { versionCondition } from './versions.js';
 import type { CollectedBlobs } from './gc.js';
 import { collectBlobs } from './gc.js';
 import { underPruneLock } from './locks.js';
+import { versionCondition } from './versions.js';
 
 export interface TreePrune {
   tree: string;
@@ -40,7 +40,10 @@ export interface PruneResult {
 export function resolveKeep(flag: number | undefined, config: Config): number {
   const keep = flag ?? config.sync.keep_versions;
   if (Number.isInteger(keep) && keep >= 1) return keep;
-  const what = flag !== undefined ? `--keep ${flag}: at least the newest version is always kept` : 'nothing says how many versions to keep (sync.keep_versions is 0: keep all)';
+  const what =
+    flag !== undefined
+      ? `--keep ${flag}: at least the newest version is always kept`
+      : 'nothing says how many versions to keep (sync.keep_versions is 0: keep all)';
   throw new AtlasError(`${what}; refused, nothing was removed`, {
     exitCode: EXIT.input,
     hint: 'pass --keep N (N >= 1), or set sync.keep_versions in config.yaml; --dry-run shows what would go',
@@ -54,7 +57,13 @@ export async function syncPrune(target: SyncTarget, deps: SyncDeps, options: { k
 }
 
 /** Prunes the workspace's tree and, with a task, the task's folder tree; the caller checked access. */
-export async function pruneTarget(target: SyncTarget, deps: SyncDeps, keep: number, dryRun: boolean, collect = false): Promise<PruneResult> {
+export async function pruneTarget(
+  target: SyncTarget,
+  deps: SyncDeps,
+  keep: number,
+  dryRun: boolean,
+  collect = false,
+): Promise<PruneResult> {
   const now = deps.now ?? Date.now;
   const started = now();
   const trees: { tree: string; folder: string | undefined }[] = [{ tree: target.tree, folder: target.named ? undefined : target.root }];
@@ -84,7 +93,14 @@ export async function pruneTarget(target: SyncTarget, deps: SyncDeps, keep: numb
   };
 }
 
-async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boolean, now: () => number, collect: boolean): Promise<TreePrune> {
+async function pruneTree(
+  tree: string,
+  deps: SyncDeps,
+  keep: number,
+  dryRun: boolean,
+  now: () => number,
+  collect: boolean,
+): Promise<TreePrune> {
   const { store } = deps;
   const names = await store.listVersionNames(tree);
   const nowSeconds = Math.floor(now() / 1000);
@@ -95,7 +111,11 @@ async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boo
   const bases = new Map<string, string>();
   const checked = new Map<string, Promise<boolean>>();
   const usableBase = (base: string): Promise<boolean> => {
-    if (!checked.has(base)) checked.set(base, versionCondition(store, tree, base).then((b) => b.base === undefined && (b.condition === 'complete' || b.condition === 'conflict')));
+    if (!checked.has(base))
+      checked.set(
+        base,
+        versionCondition(store, tree, base).then((b) => b.base === undefined && (b.condition === 'complete' || b.condition === 'conflict')),
+      );
     return checked.get(base)!;
   };
   let complete = 0;
@@ -111,14 +131,29 @@ async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boo
     if (base !== undefined) bases.set(version, base);
     if (condition === 'complete') complete++;
   }
-  const plan = planRetention(names, (v) => conditions.get(v), keep, nowSeconds, (v) => bases.get(v));
+  const plan = planRetention(
+    names,
+    (v) => conditions.get(v),
+    keep,
+    nowSeconds,
+    (v) => bases.get(v),
+  );
   const remove = async (): Promise<TreePrune> => {
     const removed = await removeVersions(tree, deps, plan.remove, dryRun);
     // Contents go after the manifests that used them, never before: a reader never finds a version
     // whose blobs are gone. After a push, only when a version went (a listing of every blob costs).
     // Blob ages are the store's clock against this machine's, never a test's version clock.
     const gone = new Set(plan.remove);
-    const blobs = collect || removed.length > 0 ? await collectBlobs(store, tree, names.filter((v) => !gone.has(v)), (deps.storeNow ?? Date.now)(), dryRun) : { removed: 0, bytes: 0, young: 0 };
+    const blobs =
+      collect || removed.length > 0
+        ? await collectBlobs(
+            store,
+            tree,
+            names.filter((v) => !gone.has(v)),
+            (deps.storeNow ?? Date.now)(),
+            dryRun,
+          )
+        : { removed: 0, bytes: 0, young: 0 };
     return { tree, kept: plan.kept, removed, spared: plan.spared, blobs };
   };
   if (dryRun || (plan.remove.length === 0 && !collect)) return remove();
@@ -128,7 +163,12 @@ async function pruneTree(tree: string, deps: SyncDeps, keep: number, dryRun: boo
     kept: plan.kept,
     removed: [],
     spared: [...plan.spared, ...plan.remove.map((version) => ({ version, reason: 'a push is under way: left for a later prune' }))],
-    blobs: { removed: 0, bytes: 0, young: 0, skipped: `no version or content was removed: a push of ${tree} is under way (${lease}); prune again once it ends` },
+    blobs: {
+      removed: 0,
+      bytes: 0,
+      young: 0,
+      skipped: `no version or content was removed: a push of ${tree} is under way (${lease}); prune again once it ends`,
+    },
   }));
 }
 
@@ -141,11 +181,14 @@ async function removeVersions(tree: string, deps: SyncDeps, versions: readonly s
     } catch (error) {
       const cause = error instanceof AtlasError ? error : undefined;
       const before = removed.length > 0 ? `after removing ${removed.map((r) => r.version).join(', ')}, ` : '';
-      throw new AtlasError(`pruning ${tree} in ${store.location}: ${before}version ${version} could not be removed: ${(error as Error).message}`, {
-        exitCode: cause?.exitCode ?? EXIT.failure,
-        hint: cause?.hint ?? 'run the command again: a version removed halfway has no .sandbox-state and is never pulled',
-        cause: error,
-      });
+      throw new AtlasError(
+        `pruning ${tree} in ${store.location}: ${before}version ${version} could not be removed: ${(error as Error).message}`,
+        {
+          exitCode: cause?.exitCode ?? EXIT.failure,
+          hint: cause?.hint ?? 'run the command again: a version removed halfway has no .sandbox-state and is never pulled',
+          cause: error,
+        },
+      );
     }
   }
   return removed;

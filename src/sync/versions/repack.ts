@@ -42,7 +42,12 @@ export async function takeApart(store: SyncStore, tree: string, apart: RepackPla
 }
 
 /** Stores each used content of `pack` as a blob of its own; how many, or 'damaged'. */
-async function moveOut(store: SyncStore, tree: string, pack: string, used: RepackPlan['apart'][number]['used']): Promise<number | 'damaged'> {
+async function moveOut(
+  store: SyncStore,
+  tree: string,
+  pack: string,
+  used: RepackPlan['apart'][number]['used'],
+): Promise<number | 'damaged'> {
   let damaged = false;
   let moved = 0;
   await mapPool(planSpans(used.map((c) => ({ ...c, pack }))), 2, async (span) => {

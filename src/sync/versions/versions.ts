@@ -1,16 +1,16 @@
 // Reading stored versions: the newest usable one (incomplete versions are skipped silently, damaged
 // ones with a warning), a named one (strictly), and the list `atlas sync versions` shows.
 import { AtlasError, EXIT } from '../../domain/errors.js';
-import type { VersionCondition } from '../../domain/sync-retention.js';
+import { manifestProblem } from '../../domain/sync-check.js';
 import type { ReferenceInfo } from '../../domain/sync-manifest.js';
 import { resolveReferences } from '../../domain/sync-manifest.js';
-import { manifestProblem } from '../../domain/sync-check.js';
+import type { VersionCondition } from '../../domain/sync-retention.js';
 import type { FileEntry, StateFile, StateParse } from '../../domain/sync-state.js';
 import { unsafeDirs, unsafeEntries } from '../../domain/sync-state.js';
 import type { ParseOptions } from '../../domain/sync-state-parse.js';
+import { parseReading } from '../scan/local-state.js';
 import { mapPool } from '../scan/pool.js';
 import type { SyncStore } from '../stores/store.js';
-import { parseReading } from '../scan/local-state.js';
 
 export interface StoredVersion {
   version: string;
@@ -66,14 +66,24 @@ async function loadOne(store: SyncStore, tree: string, version: string, known: R
   if (parsed === undefined) return { ok: false, missing: true, problem: 'has no .sandbox-state (an unfinished push)' };
   if (!parsed.ok) {
     if (parsed.kind === 'newer') {
-      throw new AtlasError(`version ${version} of ${tree} in ${store.location}: ${parsed.problem}`, { exitCode: EXIT.input, hint: 'upgrade atlas on this machine' });
+      throw new AtlasError(`version ${version} of ${tree} in ${store.location}: ${parsed.problem}`, {
+        exitCode: EXIT.input,
+        hint: 'upgrade atlas on this machine',
+      });
     }
     return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${parsed.problem})` };
   }
   const unsafe = unsafePaths(parsed.state);
   if (unsafe.length > 0) {
-    const list = unsafe.slice(0, 10).map((r) => `${JSON.stringify(r.path)} ${r.problem}`).join('; ');
-    return { ok: false, missing: false, problem: `lists paths atlas refuses to write: ${list}${unsafe.length > 10 ? ` (and ${unsafe.length - 10} more)` : ''}` };
+    const list = unsafe
+      .slice(0, 10)
+      .map((r) => `${JSON.stringify(r.path)} ${r.problem}`)
+      .join('; ');
+    return {
+      ok: false,
+      missing: false,
+      problem: `lists paths atlas refuses to write: ${list}${unsafe.length > 10 ? ` (and ${unsafe.length - 10} more)` : ''}`,
+    };
   }
   return { ok: true, stored: { version, state: parsed.state } };
 }
@@ -84,7 +94,13 @@ async function loadOne(store: SyncStore, tree: string, version: string, known: R
  * quietly restoring an older version would hide it. A push only needs a base to reuse files from,
  * so it passes over such a version with a warning (its new version supersedes it).
  */
-export async function latestVersion(store: SyncStore, tree: string, names: readonly string[], warn: (text: string) => void, options: { strict?: boolean; known?: Reading['known'] } = {}): Promise<StoredVersion | undefined> {
+export async function latestVersion(
+  store: SyncStore,
+  tree: string,
+  names: readonly string[],
+  warn: (text: string) => void,
+  options: { strict?: boolean; known?: Reading['known'] } = {},
+): Promise<StoredVersion | undefined> {
   const { strict = false, known } = options;
   for (let i = names.length - 1; i >= 0; i--) {
     const loaded = await loadVersion(store, tree, names[i]!, { known });
@@ -109,7 +125,9 @@ export async function namedVersion(store: SyncStore, tree: string, version: stri
   const loaded = await loadVersion(store, tree, version, { known });
   if (loaded.ok) return loaded.stored;
   throw new AtlasError(
-    loaded.missing ? `version ${version} of ${tree} is not in ${store.location}` : `version ${version} of ${tree} in ${store.location} ${loaded.problem}; refused`,
+    loaded.missing
+      ? `version ${version} of ${tree} is not in ${store.location}`
+      : `version ${version} of ${tree} in ${store.location} ${loaded.problem}; refused`,
     { exitCode: loaded.missing ? EXIT.notFound : EXIT.failure, hint: 'run `atlas sync versions` to list the stored versions' },
   );
 }
@@ -133,12 +151,22 @@ export async function describeVersions(store: SyncStore, tree: string): Promise<
   return mapPool(names, 8, async (version) => {
     const created_at = new Date(Number(version) * 1000).toISOString();
     const loaded = await loadVersion(store, tree, version, { bases });
-    if (!loaded.ok) return { version, created_at, files: 0, bytes: 0, status: loaded.missing ? 'incomplete' : 'damaged', problem: loaded.problem };
+    if (!loaded.ok)
+      return { version, created_at, files: 0, bytes: 0, status: loaded.missing ? 'incomplete' : 'damaged', problem: loaded.problem };
     const damage = manifestProblem(loaded.stored.state.files, blobs);
-    if (damage !== undefined) return { version, created_at, files: loaded.stored.state.files.length, bytes: 0, status: 'damaged', problem: damage };
+    if (damage !== undefined)
+      return { version, created_at, files: loaded.stored.state.files.length, bytes: 0, status: 'damaged', problem: damage };
     const { files, conflict_of, conflicts, parent } = loaded.stored.state;
-    const info: VersionInfo = { version, created_at, files: files.length, bytes: files.reduce((n, f) => n + f.size, 0), status: conflict_of === undefined ? 'complete' : 'conflict', ...(parent !== undefined ? { parent } : {}) };
-    if (conflict_of !== undefined) info.problem = `a push behind version ${conflict_of} that changed ${conflicts?.length ?? 0} file(s) it changed too: ${(conflicts ?? []).slice(0, 5).join(', ')}`;
+    const info: VersionInfo = {
+      version,
+      created_at,
+      files: files.length,
+      bytes: files.reduce((n, f) => n + f.size, 0),
+      status: conflict_of === undefined ? 'complete' : 'conflict',
+      ...(parent !== undefined ? { parent } : {}),
+    };
+    if (conflict_of !== undefined)
+      info.problem = `a push behind version ${conflict_of} that changed ${conflicts?.length ?? 0} file(s) it changed too: ${(conflicts ?? []).slice(0, 5).join(', ')}`;
     return info;
   });
 }
@@ -148,7 +176,11 @@ export async function describeVersions(store: SyncStore, tree: string): Promise<
  * included), a conflict (whole, but never the newest), incomplete (no `.sandbox-state`) or damaged
  * (a corrupt or hostile one); and the version its manifest refers to for contents, which must stay.
  */
-export async function versionCondition(store: SyncStore, tree: string, version: string): Promise<{ condition: VersionCondition; base?: string }> {
+export async function versionCondition(
+  store: SyncStore,
+  tree: string,
+  version: string,
+): Promise<{ condition: VersionCondition; base?: string }> {
   const parsed = await readManifest(store, tree, version);
   if (parsed === undefined) return { condition: 'incomplete' };
   if (!parsed.ok) return { condition: parsed.kind === 'newer' ? 'complete' : 'damaged' };
@@ -158,6 +190,14 @@ export async function versionCondition(store: SyncStore, tree: string, version: 
 }
 
 /** The version a pull or an export reads: the one named, else the newest complete one. */
-export async function resolveVersion(store: SyncStore, tree: string, version: string | undefined, warn: (text: string) => void, known?: Reading['known']): Promise<StoredVersion | undefined> {
-  return version !== undefined ? namedVersion(store, tree, version, known) : latestVersion(store, tree, await store.listVersionNames(tree), warn, { strict: true, known });
+export async function resolveVersion(
+  store: SyncStore,
+  tree: string,
+  version: string | undefined,
+  warn: (text: string) => void,
+  known?: Reading['known'],
+): Promise<StoredVersion | undefined> {
+  return version !== undefined
+    ? namedVersion(store, tree, version, known)
+    : latestVersion(store, tree, await store.listVersionNames(tree), warn, { strict: true, known });
 }
