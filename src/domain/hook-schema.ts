@@ -167,21 +167,24 @@ function checkCheckpoint(v: unknown, field: string): StepCheckpoint {
   return o as unknown as StepCheckpoint;
 }
 
+/** The receipt fields that are always strings (seed 003's ValidationReceipt). */
+export const RECEIPT_STRING_FIELDS: readonly string[] = [
+  'receipt_id',
+  'step_name',
+  'command',
+  'started_at',
+  'completed_at',
+  'duration',
+  'stdout_hash',
+  'stderr_hash',
+  'key_path',
+  'signature',
+];
+
 /** Receipts are checked for shape only here; cryptographic and format checks belong to verify. */
 function checkReceipt(v: unknown, field: string): ValidationReceipt {
   const o = obj(v, field);
-  for (const key of [
-    'receipt_id',
-    'step_name',
-    'command',
-    'started_at',
-    'completed_at',
-    'duration',
-    'stdout_hash',
-    'stderr_hash',
-    'key_path',
-    'signature',
-  ]) {
+  for (const key of RECEIPT_STRING_FIELDS) {
     str(o, key, field);
   }
   int(o, 'exit_code', field);

@@ -2,6 +2,7 @@
 // committed with a change or uploaded from CI (format in docs/keys-and-verification.md). Receipts
 // are copied whole and in order: a receipt's position is part of its key path.
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { RECEIPT_STRING_FIELDS } from '../domain/hook-schema.js';
 import type { KeyDerivation, ValidationReceipt } from '../domain/receipt.js';
 import { isChildIndex, isKeyDerivation } from '../domain/receipt.js';
 import { TASK_ID_PATTERN } from '../domain/task.js';
@@ -69,18 +70,6 @@ class BundleError extends AtlasError {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const RECEIPT_STRINGS = [
-  'receipt_id',
-  'step_name',
-  'command',
-  'started_at',
-  'completed_at',
-  'duration',
-  'stdout_hash',
-  'stderr_hash',
-  'key_path',
-  'signature',
-];
 const RECEIPT_OPTIONAL_STRINGS = ['task_id', 'git_commit', 'stdout_artifact', 'stderr_artifact'];
 
 /**
@@ -89,7 +78,7 @@ const RECEIPT_OPTIONAL_STRINGS = ['task_id', 'git_commit', 'stdout_artifact', 's
  */
 export function receiptShapeProblem(v: unknown): string | undefined {
   if (!isObj(v)) return 'expected an object';
-  for (const key of RECEIPT_STRINGS) if (typeof v[key] !== 'string') return `${key}: expected a string`;
+  for (const key of RECEIPT_STRING_FIELDS) if (typeof v[key] !== 'string') return `${key}: expected a string`;
   if (typeof v['exit_code'] !== 'number' || !Number.isInteger(v['exit_code'])) return 'exit_code: expected an integer';
   for (const key of RECEIPT_OPTIONAL_STRINGS) if (v[key] !== undefined && typeof v[key] !== 'string') return `${key}: expected a string`;
   if (v['git_dirty'] !== undefined && typeof v['git_dirty'] !== 'boolean') return 'git_dirty: expected true or false';
