@@ -7,36 +7,24 @@ import { dirname, join } from 'node:path';
 import { emptyStats, MESSAGE_ROLE } from '../../domain/conversation.js';
 import { toTimestamp } from '../../domain/time.js';
 import { ProcessGroups } from '../../engine/processes.js';
-import type { LifecycleBase, LifecycleBus, LifecycleEvent } from '../../lifecycle/types.js';
 import { claimOwner } from '../../liveness/claim.js';
-import type { OwnerRecord } from '../../liveness/owner.js';
-import { releaseOwner, startHeartbeat } from '../../liveness/owner.js';
+import { releaseOwner } from '../../liveness/owner.js';
 import { killLeftoverProcesses } from '../../recovery/leftovers.js';
 import type { ServerContext } from '../http/context.js';
 import { HttpError } from '../http/http.js';
 import type { EventLog } from '../state/event-log.js';
 import { logKey } from '../state/types.js';
-import { CANCEL_REASON, runTurn } from './agent-turn.js';
-import { restoreSession } from './claude-session-sync.js';
+import { CANCEL_REASON } from './agent-turn.js';
+import { ensureSandbox, lifecycleBase } from './conversation-sandbox.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
-import {
-  conversationFiles,
-  conversationsDir,
-  listConversations,
-  readConversation,
-  removeConversation,
-  workspaceExists,
-  writeConversation,
-} from './conversation-store.js';
-import { conversationSyncTarget, sessionSyncTarget } from './lifecycle-adapter.js';
+import { conversationFiles, conversationsDir, listConversations, readConversation, removeConversation } from './conversation-store.js';
 import { conversationMessages } from './messages.js';
-import { paced } from './pace.js';
-import { lowerPriority } from './priority.js';
-import { createTurnExecutor } from './turn-executor.js';
 import type { CutOff } from './turn-interrupt.js';
-import { interruptIfCut, interruptLostTurn } from './turn-interrupt.js';
-import type { HeldLease } from './turn-lease.js';
+import { interruptIfCut } from './turn-interrupt.js';
 import { claimTurnLease, holderOf, requireFence } from './turn-lease.js';
+import { runConversationTurn } from './turn-run.js';
+import type { Running } from './turn-slot.js';
+import { conversationKey, ownerLeaseSettings, turnLeaseSettings } from './turn-slot.js';
 
 export interface TurnRequest {
   account: string;
@@ -57,21 +45,6 @@ export interface StartedTurn {
   fromId: number;
   done: Promise<void>;
 }
-
-interface Running {
-  groups: ProcessGroups;
-  bus: LifecycleBus;
-  stopReason: string | undefined;
-  done: Promise<void>;
-  /** Gives back the account's running-work slot (server.max_running_per_account). */
-  release: () => void;
-  /** Past the account's queue: a queued turn is not running (atlas_running, /ready). */
-  admitted?: boolean;
-  /** The turn's lease in the server state (every server on it sees the turn running). */
-  lease?: HeldLease;
-}
-
-const key = (account: string, id: string) => `${account}/${id}`;
 
 const RECOVERY_HEADER = 'The previous turn of this conversation was interrupted before it finished (the server running it stopped).';
 
@@ -95,21 +68,16 @@ export class Conversations {
   }
 
   isRunning(account: string, id: string): boolean {
-    return this.running.has(key(account, id));
+    return this.running.has(conversationKey(account, id));
   }
 
   logOf(account: string, id: string): EventLog {
     return this.ctx.logs.get(logKey.conversation(account, id));
   }
 
-  private base(c: ServerConversation): LifecycleBase {
-    const files = conversationFiles(this.ctx.home, c.account, c.id);
-    return { task_id: '', step_name: null, conversation_id: c.id, workspace: files.workspace, task_dir: files.dir };
-  }
-
   async startTurn(request: TurnRequest): Promise<StartedTurn> {
     const { home } = this.ctx;
-    const k = key(request.account, request.conversationId);
+    const k = conversationKey(request.account, request.conversationId);
     if (this.ctx.stopping)
       throw new HttpError(503, 'server_stopping', 'the server is stopping; retry on another server or after the restart');
     if (this.running.has(k))
@@ -156,7 +124,7 @@ export class Conversations {
       // ... and across processes through owner.json, taken under a lock (a lease: another server
       // gets it only once this one is gone or its heartbeat stale).
       mkdirSync(files.dir, { recursive: true, mode: 0o700 });
-      const claim = await claimOwner(files.owner, this.leaseSettings());
+      const claim = await claimOwner(files.owner, ownerLeaseSettings(this.ctx.config));
       if (!claim.ok) {
         throw new HttpError(
           409,
@@ -169,7 +137,7 @@ export class Conversations {
       const leaseName = logKey.conversation(request.account, request.conversationId);
       // The previous owner's process is gone (claimOwner checked): its lease goes with it.
       if (claim.previous) await state.breakLease(leaseName, holderOf(claim.previous));
-      const held = await claimTurnLease(state, leaseName, this.turnLeaseSettings(), this.ctx.log);
+      const held = await claimTurnLease(state, leaseName, turnLeaseSettings(this.ctx.config), this.ctx.log);
       if (!held.ok) {
         releaseOwner(files.owner);
         throw new HttpError(
@@ -196,12 +164,15 @@ export class Conversations {
       };
       if (request.provider && existing && request.provider !== existing.provider)
         conversation = { ...conversation, provider: request.provider, session_id: '' };
-      conversation = await this.ensureSandbox(conversation, request.sandboxId, existing === undefined, slot.bus);
+      conversation = await ensureSandbox(this.ctx, this.warm, conversation, request.sandboxId, existing === undefined, slot.bus);
       const log = this.logOf(request.account, request.conversationId);
       // From the file, not this process's cache: the previous turn may have run on another server,
       // and its usage event must not end this turn's stream.
       const fromId = await log.readLastId();
-      slot.done = this.run(conversation, request.prompt, slot, log, claim.owner);
+      slot.done = runConversationTurn(this.ctx, conversation, request.prompt, slot, log, claim.owner, {
+        ended: () => this.running.delete(k),
+        interrupted: (c) => this.onInterrupted?.(c),
+      });
       return { log, fromId, done: slot.done };
     } catch (error) {
       this.running.delete(k);
@@ -210,203 +181,6 @@ export class Conversations {
       if (!(error instanceof HttpError && error.code === 'turn_running')) releaseOwner(files.owner);
       throw error;
     }
-  }
-
-  private turnLeaseSettings() {
-    const ttlMs = this.ctx.config.server.lease_ttl;
-    return { ttlMs, renewMs: Math.min(this.ctx.config.hooks.heartbeat_interval, Math.floor(ttlMs / 3)) };
-  }
-
-  private leaseSettings() {
-    return { heartbeatIntervalMs: this.ctx.config.hooks.heartbeat_interval, staleThresholdMs: this.ctx.config.hooks.stale_threshold };
-  }
-
-  /**
-   * A warm sandbox skips OnColdStart, but not the store's word: when the store holds a version
-   * pushed after this workspace last synced (the conversation went on on another server), that
-   * version is pulled first, so the turn neither runs on stale files nor pushes them as newest.
-   */
-  private async catchUpWithStore(conversation: ServerConversation): Promise<void> {
-    const { home, config } = this.ctx;
-    if (config.sync.store.trim() === '' || !config.sync.init_from_store) return;
-    const { restoreWorkspaceOnColdStart } = await import('../../sync/lifecycle.js');
-    const target = conversationSyncTarget({ ...this.base(conversation), point: 'on_cold_start' } as LifecycleEvent);
-    try {
-      await restoreWorkspaceOnColdStart({ home, config, taskId: '', target, warn: (note) => this.ctx.log({ msg: 'sync', note }) });
-    } catch (error) {
-      throw new HttpError(502, 'cold_start_failed', `the sandbox could not catch up with the store: ${(error as Error).message}`, {
-        removed: false,
-      });
-    }
-    await this.restoreSession(conversation);
-  }
-
-  /** A Claude Code conversation's session follows its workspace from the store. */
-  private async restoreSession(c: ServerConversation): Promise<void> {
-    if (c.provider === 'claude')
-      await restoreSession(this.ctx.home, this.ctx.config, sessionSyncTarget(this.base(c).task_dir), (note) =>
-        this.ctx.log({ msg: 'sync', note }),
-      );
-  }
-
-  /** A new sandbox runs OnColdStart; if it fails, what was created is removed and the request fails. */
-  private async ensureSandbox(
-    conversation: ServerConversation,
-    sandboxId: string,
-    created: boolean,
-    bus: LifecycleBus,
-  ): Promise<ServerConversation> {
-    const { home } = this.ctx;
-    const k = key(conversation.account, conversation.id);
-    const files = conversationFiles(home, conversation.account, conversation.id);
-    const fresh = !conversation.sandbox_id || !workspaceExists(home, conversation.account, conversation.id);
-    if (!fresh && this.warm.has(k)) {
-      await this.catchUpWithStore(conversation);
-      return conversation;
-    }
-    if (fresh) {
-      mkdirSync(files.workspace, { recursive: true });
-      conversation = { ...conversation, sandbox_id: sandboxId };
-    }
-    try {
-      await bus.coldStart({ ...this.base(conversation), point: 'on_cold_start', reason: fresh ? 'new_workspace' : 'resumed' });
-    } catch (error) {
-      if (fresh) rmSync(files.workspace, { recursive: true, force: true });
-      if (created) await removeConversation(await this.ctx.state(), home, conversation.account, conversation.id);
-      this.ctx.log({
-        level: 'error',
-        msg: 'cold start failed',
-        conversation_id: conversation.id,
-        account: conversation.account,
-        error: (error as Error).message,
-      });
-      throw new HttpError(502, 'cold_start_failed', `the sandbox could not be prepared: ${(error as Error).message}`, { removed: fresh });
-    }
-    await this.restoreSession(conversation);
-    await writeConversation(await this.ctx.state(), conversation);
-    this.warm.add(k);
-    return conversation;
-  }
-
-  private async run(conversation: ServerConversation, prompt: string, slot: Running, log: EventLog, owner: OwnerRecord): Promise<void> {
-    const { home, config } = this.ctx;
-    const files = conversationFiles(home, conversation.account, conversation.id);
-    const k = key(conversation.account, conversation.id);
-    // The caller opens the stream first: its headers reach the client before this work starts.
-    // ... and one turn starts per pass of the event loop (src/server/conversations/pace.ts).
-    await paced();
-    const heartbeat = startHeartbeat(files.owner, this.leaseSettings(), owner);
-    // The turn's events carry its lease's token: once another server has taken the lease over,
-    // they are refused, and the turn is stopped.
-    const fence = slot.lease?.fence;
-    const fenced = { append: (type: string, data: Record<string, unknown>) => log.append(type, data, fence) };
-    let lost = false;
-    slot.lease?.onLost(() => {
-      lost = true;
-      slot.stopReason = 'lease lost';
-      slot.groups.terminateAll();
-    });
-    slot.groups.onChange = (pids) => {
-      heartbeat.setProcessGroups(pids);
-      lowerPriority(pids);
-      // Cancelled before its agent had started: it stops as soon as it starts.
-      if (slot.stopReason && pids.length > 0) slot.groups.terminateAll();
-    };
-    const started = Date.now();
-    let final: Record<string, unknown>;
-    let record: ServerConversation | undefined;
-    try {
-      const execution = await createTurnExecutor({
-        home,
-        config,
-        account: conversation.account,
-        id: conversation.id,
-        local: this.ctx.local,
-      });
-      let outcome: Awaited<ReturnType<typeof runTurn>>;
-      try {
-        const onStoreError = (error: Error) =>
-          this.ctx.log({ level: 'error', msg: 'message not stored', conversation_id: conversation.id, error: error.message });
-        const onSessionNote = (note: string) => this.ctx.log({ msg: 'claude session', conversation_id: conversation.id, note });
-        outcome = await runTurn({
-          home,
-          config,
-          state: await this.ctx.state(),
-          onStoreError,
-          onSessionNote,
-          holdsLease: () => !lost,
-          conversation,
-          prompt,
-          log: fenced,
-          bus: slot.bus,
-          groups: slot.groups,
-          executor: execution.executor,
-          stopReason: () => slot.stopReason,
-        });
-      } finally {
-        await execution.release();
-      }
-      this.ctx.log({
-        msg: 'turn finished',
-        account: conversation.account,
-        conversation_id: conversation.id,
-        turn: outcome.conversation.turns,
-        ok: outcome.ok,
-        interrupted: outcome.interrupted,
-        duration_ms: Date.now() - started,
-      });
-      record = outcome.conversation;
-      final = {
-        turn: outcome.conversation.turns,
-        ok: outcome.ok,
-        error: outcome.error,
-        usage: outcome.usage,
-        conversation: outcome.conversation.stats,
-        session_id: outcome.conversation.session_id || null,
-      };
-    } catch (error) {
-      this.ctx.log({ level: 'error', msg: 'turn crashed', conversation_id: conversation.id, error: (error as Error).message });
-      const latest = await this.ctx
-        .state()
-        .then((state) => readConversation(state, conversation.account, conversation.id))
-        .catch(() => undefined);
-      final = { ok: false, error: (error as Error).message, usage: null, conversation: latest?.stats ?? null };
-    } finally {
-      this.running.delete(k);
-      heartbeat.stop();
-      slot.release();
-    }
-    // The final record, `cancelled` and `usage`, and the lease given back, in one transaction: a
-    // server that dies before it leaves the turn running (then interrupted once its lease expires),
-    // never a finished record without its usage event. A client that sends its next prompt on
-    // `usage`, to this server or another, finds the conversation free.
-    const events = [
-      ...(slot.stopReason === CANCEL_REASON ? [{ type: 'cancelled', data: { turn: final['turn'] ?? null } }] : []),
-      { type: 'usage', data: final },
-    ];
-    if (!slot.lease) return;
-    // Renewed until the end is stored (queued appends may take a while), which gives it back.
-    const ended = !lost && (await log.finishTurn(record, events, slot.lease.fence)) !== undefined;
-    slot.lease.stop();
-    if (ended) return;
-    // Lease lost (or end not stored): nothing more from here; clients here wait for `interrupted`,
-    // written by the lease's holder, or by this server if it was left free (turn-interrupt.ts).
-    if (lost)
-      this.ctx.log({
-        level: 'error',
-        msg: 'turn stopped: its lease was taken over',
-        account: conversation.account,
-        conversation_id: conversation.id,
-      });
-    log.followOthers();
-    const marked = await interruptLostTurn(
-      this.ctx,
-      conversation.account,
-      conversation.id,
-      conversation.turns + 1,
-      this.turnLeaseSettings().ttlMs,
-    ).catch(() => undefined);
-    if (marked) this.onInterrupted?.(marked);
   }
 
   /** Continues a turn that was cut off (server stopped or died), resuming the agent's session. */
@@ -441,12 +215,12 @@ export class Conversations {
 
   /** detect, saying if this call marked it (concurrent calls here share one look: see turn-interrupt.ts). */
   interruptIfCut(account: string, id: string): Promise<CutOff> {
-    const k = key(account, id);
+    const k = conversationKey(account, id);
     let pending = this.detecting.get(k);
     if (!pending) {
       pending = interruptIfCut(this.ctx, account, id, {
         running: this.running.has(k),
-        ttlMs: this.turnLeaseSettings().ttlMs,
+        ttlMs: turnLeaseSettings(this.ctx.config).ttlMs,
         onInterrupted: this.onInterrupted,
       }).finally(() => this.detecting.delete(k));
       this.detecting.set(k, pending);
@@ -475,12 +249,12 @@ export class Conversations {
   async remove(account: string, id: string, terminate: boolean): Promise<void> {
     const c = await this.detect(account, id);
     if (!c) throw new HttpError(404, 'not_found', `no conversation ${id}`);
-    if (this.running.has(key(account, id)))
+    if (this.running.has(conversationKey(account, id)))
       throw new HttpError(409, 'turn_running', `conversation ${id} is answering a prompt; delete it after its usage event`);
     const files = conversationFiles(this.ctx.home, account, id);
     if (terminate && c.sandbox_id) {
       // OnTerminate's hooks see the workspace one last time; then it goes.
-      await this.ctx.lifecycle().terminate({ ...this.base(c), point: 'on_terminate', reason: 'workspace_removed' });
+      await this.ctx.lifecycle().terminate({ ...lifecycleBase(this.ctx.home, c), point: 'on_terminate', reason: 'workspace_removed' });
       rmSync(files.workspace, { recursive: true, force: true });
     } else if (c.sandbox_id && existsSync(files.workspace)) {
       // Not terminated: the sandbox's workspace is kept, out of the deleted conversation's folder.
@@ -492,7 +266,7 @@ export class Conversations {
     // from the last id and a client's Last-Event-ID neither skips nor repeats events.
     this.ctx.logs.forget(logKey.conversation(account, id));
     await (await this.ctx.state()).dropEvents(logKey.conversation(account, id));
-    this.warm.delete(key(account, id));
+    this.warm.delete(conversationKey(account, id));
     await removeConversation(await this.ctx.state(), this.ctx.home, account, id);
   }
 
@@ -502,7 +276,7 @@ export class Conversations {
    * `cancelled` event before its usage. Resolves once the turn has ended.
    */
   async cancel(account: string, id: string): Promise<ServerConversation> {
-    const k = key(account, id);
+    const k = conversationKey(account, id);
     const slot = this.running.get(k);
     if (!slot) {
       if (!(await readConversation(await this.ctx.state(), account, id))) throw new HttpError(404, 'not_found', `no conversation ${id}`);
