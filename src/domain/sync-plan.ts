@@ -45,10 +45,12 @@ export interface PullPlan {
   conflicts: Refusal[];
   /** Paths nothing may be written to (a symlink or a file on the way, a folder in the way). */
   refused: Refusal[];
+  /** Of `refused`, the stored files where a folder is here (--force may clear a tracked one). */
+  folders: string[];
 }
 
 export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<string, FileEntry>, observe: (path: string) => Observation): PullPlan {
-  const plan: PullPlan = { download: [], skip: [], delete: [], keep: [], conflicts: [], refused: [] };
+  const plan: PullPlan = { download: [], skip: [], delete: [], keep: [], conflicts: [], refused: [], folders: [] };
   const wanted = pathLookup(remote);
   for (const entry of remote) {
     const here = observe(entry.path);
@@ -69,6 +71,7 @@ export function planPull(remote: readonly FileEntry[], tracked: ReadonlyMap<stri
         break;
       case 'dir':
         plan.refused.push({ path: entry.path, problem: 'is a folder here, where the store has a file' });
+        plan.folders.push(entry.path);
         break;
       case 'other':
         plan.refused.push({ path: entry.path, problem: 'is not a regular file here' });

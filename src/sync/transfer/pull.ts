@@ -14,6 +14,7 @@ import { emptyState, pathsOfBoth, splitOutsideLinks, STATE_FORMAT_VERSION } from
 import { readLocalState, withWorkspaceLock, writeLocalState } from '../scan/local-state.js';
 import { silentProgress } from '../report/progress.js';
 import { listed } from '../report/render.js';
+import { clearableFolders, splitDeletions } from './clear-folders.js';
 import { writeEntries } from './materialize.js';
 import { deleteFiles, observePaths } from '../scan/safe-fs.js';
 import { byPathOf } from '../scan/scan.js';
@@ -77,8 +78,10 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       return stats;
     }
     const where = `version ${stored.version} of ${tree} (${store.location})`;
-    if (plan.refused.length > 0) {
-      throw new AtlasError(`refused to pull ${where}; nothing was changed:\n${refusals(plan.refused)}`, {
+    // --force: a folder holding only tracked, unchanged files gives way to the stored file.
+    const { folders: cleared, refused } = options.force ? clearableFolders(root, plan, plan.delete) : { folders: [], refused: plan.refused };
+    if (refused.length > 0) {
+      throw new AtlasError(`refused to pull ${where}; nothing was changed:\n${refusals(refused)}`, {
         exitCode: EXIT.failure,
         hint: 'move the folder, file or symlink named above out of the way, then pull again',
       });
@@ -90,7 +93,8 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       });
     }
     const conflicting = new Set(plan.conflicts.map((c) => c.path));
-    const download = options.force ? [...plan.download, ...stored.state.files.filter((f) => conflicting.has(f.path))] : plan.download;
+    const replacing = new Set(cleared);
+    const download = options.force ? [...plan.download, ...stored.state.files.filter((f) => conflicting.has(f.path) || replacing.has(f.path))] : plan.download;
     let deletions = plan.delete;
     if (deletions.length > 0 && stored.state.files.length === 0) {
       stats.notes.push(`${where} is empty: nothing was deleted (an empty version never deletes)`);
@@ -109,11 +113,13 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       // Until this pull ends, the folder is not "fresh": a pull cut off here runs again in full.
       writeLocalState(root, { ...(previous ?? emptyState()), last_synced_at: 0 });
     }
+    const { first, rest } = splitDeletions(deletions, cleared);
+    stats.files_deleted = await deleteFiles(root, first);
     stats.bytes_transferred = await writeEntries(root, { store, tree, version: stored.version, where }, download, stored.state.dirs, progress);
     restoreModes(root, plan.skip, observed);
     stats.files_downloaded = download.length;
     // Only after every download succeeded.
-    stats.files_deleted = await deleteFiles(root, deletions);
+    stats.files_deleted += await deleteFiles(root, rest);
     restoreFolderModes(root, stored.state.dir_modes);
     stats.files_skipped = plan.skip.length;
     // The skipped entries are entries of the version, in its order: walked alongside, not looked up.
