@@ -1,13 +1,12 @@
 // The workspace's own `.sandbox-state`: read leniently (missing → empty, corrupt → warned about,
 // full sync, regenerated; newer format → a clear error), written atomically, and the lock that
 // serializes every sync of one workspace (seed 001 §9.6).
-import { text } from 'node:stream/consumers';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { StateFile, StateParse } from '../../domain/sync-state.js';
 import { STATE_FILE_NAME, stateChunks } from '../../domain/sync-state.js';
 import type { ParseOptions } from '../../domain/sync-state-parse.js';
-import { parseStateStream, parseWhole } from '../../domain/sync-state-parse.js';
+import { cappedText, parseStateStream, parseWhole } from '../../domain/sync-state-parse.js';
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { withLock } from '../../store/lock.js';
 import { excludeStateFromGit } from './git-exclude.js';
@@ -28,7 +27,9 @@ export async function parseReading(read: () => Promise<AsyncIterable<string> | u
   const parsed = await parseStateStream(pieces, options);
   if (parsed !== undefined) return parsed;
   const again = await read();
-  return again === undefined ? undefined : parseWhole(await text(again), options);
+  if (again === undefined) return undefined;
+  const whole = await cappedText(again);
+  return 'problem' in whole ? { ok: false, kind: 'corrupt', problem: whole.problem } : parseWhole(whole.text, options);
 }
 
 /** The local state, or undefined when there is none usable (missing or corrupt: a full sync). */
