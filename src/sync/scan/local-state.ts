@@ -1,6 +1,8 @@
 // The workspace's own `.sandbox-state`: read leniently (missing → empty, corrupt → warned about,
 // full sync, regenerated; newer format → a clear error), written atomically, and the lock that
 // serializes every sync of one workspace (seed 001 §9.6).
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { StateFile, StateParse } from '../../domain/sync-state.js';
@@ -63,6 +65,20 @@ export function writeLocalState(root: string, state: StateFile): void {
 }
 
 /** Runs `fn` holding the workspace's sync lock (a `.sandbox-state.lock` folder beside the state). */
-export function withWorkspaceLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+export async function withWorkspaceLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+  // A folder this user may not write cannot hold the lock either: said as it is, not as a lock
+  // another process holds (the lock's own error).
+  try {
+    await access(root, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+      throw new AtlasError(`${root} is not writable by this user (${code}): a sync writes its files and its lock there`, {
+        exitCode: EXIT.failure,
+        hint: code === 'EROFS' ? 'the file system is read-only: choose a folder on a writable one' : 'run as the folder\'s owner, or give this user write access (chmod u+w), or choose another folder',
+        cause: error,
+      });
+    }
+  }
   return withLock(statePath(root), fn);
 }

@@ -41,7 +41,7 @@ function requireEmpty(dest: string): void {
 export async function syncExport(target: Pick<SyncTarget, 'tree' | 'workspace'>, deps: SyncDeps, options: { version?: string; dest: string }): Promise<ExportResult> {
   const { store, warn } = deps;
   const started = Date.now();
-  await store.checkAccess();
+  await store.checkAccess({ reading: true });
   const stored = await resolveVersion(store, target.tree, options.version, warn);
   if (!stored) throw new AtlasError(`${store.location} has no version of ${target.tree}`, { exitCode: EXIT.notFound, hint: 'run `atlas sync versions` to list the stored versions' });
   const source = { store, tree: target.tree, version: stored.version, where: `version ${stored.version} of ${target.tree} (${store.location})` };
