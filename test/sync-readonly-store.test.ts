@@ -1,10 +1,11 @@
 // A folder store its reader may not write (a shared, read-only copy) and a destination its user
 // may not write (issue 36, item 7). Before: every pull, versions and export of a read-only store
 // failed on the store's write check, and a destination not writable was reported as a lock held
-// by another process. The CLI runs as `nobody` (root may write anything), from a copy of the build
+// by another process. A read-only folder (0555) an earlier pull restored made a later pull that
+// writes inside it fail (EACCES): it is opened for the pull, then given back its bits. The CLI runs as `nobody` (root may write anything), from a copy of the build
 // `nobody` may read, as in test/sync-unreadable.test.ts.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncPush } from '../src/sync/operations.js';
@@ -89,5 +90,40 @@ describe.skipIf(skip !== undefined)(`a read-only folder store${skip ? ` (skipped
     expect(pulled.code, pulled.out).not.toBe(0);
     expect(pulled.out).toContain(`${closed} is not writable`);
     expect(pulled.out).not.toMatch(/another atlas process|stale/);
+  });
+});
+
+describe.skipIf(skip !== undefined)(`a read-only folder in the destination${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  it('a later pull writes, deletes and makes folders inside a 0555 folder, which stays 0555', async () => {
+    const w = await world();
+    const env = { ...w.env, ATLAS_SYNC_STORE: join(w.mine, 'store') };
+    const src = join(w.mine, 'src');
+    const dest = join(w.mine, 'dest');
+    const ro = (root: string) => join(root, 'ro');
+    const as = (args: string[]) => {
+      const r = sync(args, env);
+      expect(r.code, r.out).toBe(0);
+    };
+    writeTree(src, { 'ro/r.txt': 'one', 'ro/gone.txt': 'gone', 'top.txt': 't' });
+    chmodSync(src, 0o755);
+    chownSync(src, nobody!.uid, nobody!.gid);
+    chownSync(ro(src), nobody!.uid, nobody!.gid);
+    for (const name of readdirSync(ro(src))) chownSync(join(ro(src), name), nobody!.uid, nobody!.gid);
+    chownSync(join(src, 'top.txt'), nobody!.uid, nobody!.gid);
+    chmodSync(ro(src), 0o555);
+    as(['push', '--dir', src, '--workspace', 'w']);
+    as(['pull', '--dir', dest, '--workspace', 'w']);
+    expect(statSync(ro(dest)).mode & 0o777).toBe(0o555);
+
+    chmodSync(ro(src), 0o755);
+    writeFileSync(join(ro(src), 'r.txt'), 'two');
+    writeFileSync(join(ro(src), 'new.txt'), 'new');
+    chownSync(join(ro(src), 'new.txt'), nobody!.uid, nobody!.gid);
+    rmSync(join(ro(src), 'gone.txt'));
+    chmodSync(ro(src), 0o555);
+    as(['push', '--dir', src, '--workspace', 'w']);
+    as(['pull', '--dir', dest, '--workspace', 'w', '--force']);
+    expect(readTree(dest)).toEqual({ 'ro/r.txt': 'two', 'ro/new.txt': 'new', 'top.txt': 't' });
+    expect(statSync(ro(dest)).mode & 0o777).toBe(0o555);
   });
 });
