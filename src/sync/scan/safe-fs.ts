@@ -12,7 +12,7 @@ import type { FileEntry, StateFile } from '../../domain/sync-state.js';
 import { TEMP_DIR_NAME } from '../../domain/sync-state.js';
 import { mapPool } from './pool.js';
 import { md5File } from './file-hash.js';
-import { byPathOf, cachedChecksum, linkEntry, seconds } from './scan.js';
+import { byPathOf, cachedChecksum, linkEntry, linkTarget, seconds } from './scan.js';
 import type { Received } from './stream-file.js';
 import { personMode } from '../../store/private-umask.js';
 
@@ -71,7 +71,7 @@ export async function observePaths(root: string, paths: readonly string[], previ
     if (!parents.exists) return void result.set(path, MISSING);
     const st = lstatOrNullSync(join(root, path));
     if (st === null) return void result.set(path, MISSING);
-    if (st.isSymbolicLink()) return void result.set(path, { kind: 'symlink', checksum: linkEntry(path, readlinkSync(join(root, path)), 0).checksum });
+    if (st.isSymbolicLink()) return void result.set(path, { kind: 'symlink', checksum: linkEntry(path, linkTarget(root, path, readlinkSync(join(root, path))), 0).checksum });
     if (st.isDirectory()) return void result.set(path, DIR);
     if (!st.isFile()) return void result.set(path, OTHER);
     const mtimeS = seconds(st.mtimeMs);

@@ -4,9 +4,9 @@
 // that stay inside the folder; folders with nothing synced inside.
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { lstatSync, readlinkSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { ExcludeRule, FileEntry, StateFile } from '../../domain/sync-state.js';
 import { byPath as inPathOrder, isExcluded, linkStaysInside } from '../../domain/sync-state.js';
 import { isSandboxStubFile } from '../../exec/sandbox/litter.js';
@@ -60,6 +60,28 @@ export function linkEntry(path: string, target: string, mtimeS: number): FileEnt
   return { path, checksum: createHash('md5').update(text).digest('hex'), size: text.length, modified_at: mtimeS, link: target };
 }
 
+/**
+ * A link's target as synced: one naming a place inside the workspace by absolute path is kept
+ * relative to it (rsync -a keeps it as is, but the path would name another folder elsewhere);
+ * any other target as it is.
+ */
+export function linkTarget(root: string, path: string, target: string): string {
+  if (!isAbsolute(target)) return target;
+  for (const base of [root, realRoot(root)]) {
+    const inside = relative(base, target);
+    if (inside !== '' && inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside)) return relative(dirname(join(root, path)), join(root, inside)) || '.';
+  }
+  return target;
+}
+
+function realRoot(root: string): string {
+  try {
+    return realpathSync(root);
+  } catch {
+    return root;
+  }
+}
+
 /** `byPath`: the previous state's entries by path, when the caller has them already. */
 export async function scanWorkspace(root: string, rules: readonly ExcludeRule[], previous?: StateFile, byPath: ReadonlyMap<string, FileEntry> = byPathOf(previous)): Promise<ScanResult> {
   const found: Found[] = [];
@@ -82,7 +104,7 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
       if (d.isSymbolicLink()) {
         if (isExcluded(path, false, rules)) return 0;
         const st = lstatSync(abs);
-        const target = readlinkSync(abs);
+        const target = linkTarget(root, path, readlinkSync(abs));
         if (!linkStaysInside(path, target)) {
           symlinks.push(path);
           return 0;
