@@ -4,7 +4,7 @@
 // person's can be mistaken for one), is checked against its MD5, then renamed over the target (a
 // rename replaces a symlink, it never writes through one).
 import { chmodSync, lstatSync, readlinkSync, renameSync, utimesSync } from 'node:fs';
-import { chmod, lstat, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
+import { chmod, lstat, lutimes, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { Observation } from '../../domain/sync-plan.js';
@@ -207,6 +207,8 @@ export async function writeLink(root: string, entry: FileEntry, folders?: Map<st
   const temp = tempPathFor(root);
   try {
     await symlink(entry.link!, temp);
+    // The link's own time (rsync -a), never its target's; a rename keeps it.
+    await lutimes(temp, entry.modified_at, entry.modified_at);
     renameSync(temp, join(root, entry.path));
   } catch (error) {
     await unlink(temp).catch(() => undefined);
