@@ -302,6 +302,11 @@ function finish(state: StateFile, raw: Raw): StateParse {
     if (typeof modes !== 'object' || modes === null || Array.isArray(modes) || !Object.values(modes).every((m) => isCount(m) && m <= 0o777)) return corrupt('"dir_modes" is not folder paths with permission bits (0 to 0o777)');
     state.dir_modes = modes as Record<string, number>;
   }
+  if (raw['dir_times'] !== undefined) {
+    const times = raw['dir_times'];
+    if (typeof times !== 'object' || times === null || Array.isArray(times) || !Object.values(times).every(isCount)) return corrupt('"dir_times" is not folder paths with unix seconds');
+    state.dir_times = times as Record<string, number>;
+  }
   if (raw['conflict_of'] !== undefined) {
     if (typeof raw['conflict_of'] !== 'string' || !VERSION_PATTERN.test(raw['conflict_of'])) return corrupt('"conflict_of" is not a version name');
     state.conflict_of = raw['conflict_of'];

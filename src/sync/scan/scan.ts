@@ -26,6 +26,8 @@ export interface ScanResult {
   dirs: string[];
   /** Permission bits of the folders whose bits are not 0o755, by path (StateFile.dir_modes). */
   dir_modes: Record<string, number>;
+  /** Modification times of every synced folder, by path (StateFile.dir_times). */
+  dir_times: Record<string, number>;
   /** Names that are not UTF-8: Node cannot even open them by the name it reads (a push refuses them). */
   badNames: string[];
   bytesHashed: number;
@@ -92,6 +94,7 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   const dirs: string[] = [];
   const badNames: string[] = [];
   const dirModes: Record<string, number> = {};
+  const dirTimes: Record<string, number> = {};
   /** One entry of a folder: how many synced things it counts for (a folder: 1, or 0 when excluded). */
   const visit = async (d: Dirent, dir: string, rel: string): Promise<number> => {
     const path = rel ? `${rel}/${d.name}` : d.name;
@@ -114,8 +117,10 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
       }
       if (d.isDirectory()) {
         if (isExcluded(path, true, rules)) return 0;
-        const mode = lstatSync(abs).mode & 0o777;
+        const st = lstatSync(abs);
+        const mode = st.mode & 0o777;
         if (mode !== 0o755) dirModes[path] = mode;
+        dirTimes[path] = seconds(st.mtimeMs);
         const inside = await walk(abs, path);
         if (inside === 0) dirs.push(path);
         return 1;
@@ -174,7 +179,7 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   const files = hashed.filter((f): f is FileEntry => f !== undefined);
   files.push(...links);
   files.sort(inPathOrder);
-  return { files, symlinks: symlinks.sort(), specials: specials.sort(), unreadable: unreadable.sort(), dirs: dirs.sort(), dir_modes: dirModes, badNames: badNames.sort(), bytesHashed };
+  return { files, symlinks: symlinks.sort(), specials: specials.sort(), unreadable: unreadable.sort(), dirs: dirs.sort(), dir_modes: dirModes, dir_times: dirTimes, badNames: badNames.sort(), bytesHashed };
 }
 
 /** A permission refusal (a file or folder without read access for this user). */

@@ -2,7 +2,7 @@
 // restored): opened for the pull (u+w), then given back their bits, as rsync does. Never through
 // a link: each step of a path must be a real folder.
 import type { Stats } from 'node:fs';
-import { chmodSync, lstatSync } from 'node:fs';
+import { chmodSync, lstatSync, utimesSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** A real folder at `path` inside `root`, every step of the way (a link planted in it is never followed). */
@@ -38,5 +38,16 @@ export function setFolderModes(root: string, modes: Readonly<Record<string, numb
   for (const path of Object.keys(modes).sort((a, b) => b.length - a.length)) {
     const st = realFolder(root, path);
     if (st && (st.mode & 0o777) !== modes[path]) chmodSync(join(root, path), modes[path]!);
+  }
+}
+
+/**
+ * Folders get their stored modification times last, once nothing more is written inside (a write
+ * would move them), deepest first; a path that is not a real folder here is left alone.
+ */
+export function setFolderTimes(root: string, times: Readonly<Record<string, number>>): void {
+  for (const path of Object.keys(times).sort((a, b) => b.length - a.length)) {
+    const st = realFolder(root, path);
+    if (st && Math.floor(st.mtimeMs / 1000) !== times[path]) utimesSync(join(root, path), times[path]!, times[path]!);
   }
 }

@@ -15,7 +15,7 @@ import { silentProgress } from '../report/progress.js';
 import { listed } from '../report/render.js';
 import { clearableFolders, splitDeletions } from './clear-folders.js';
 import { writeEntries } from './materialize.js';
-import { openFolders, setFolderModes } from './open-folders.js';
+import { openFolders, setFolderModes, setFolderTimes } from './open-folders.js';
 import { deleteFiles, observePaths } from '../scan/safe-fs.js';
 import { byPathOf } from '../scan/scan.js';
 import type { SyncDeps } from '../stores/target.js';
@@ -123,6 +123,7 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
     // Only after every download succeeded.
     stats.files_deleted += await deleteFiles(root, rest);
     setFolderModes(root, { ...Object.fromEntries(opened), ...stored.state.dir_modes });
+    setFolderTimes(root, stored.state.dir_times ?? {});
     stats.files_skipped = plan.skip.length;
     // The skipped entries are entries of the version, in its order: walked alongside, not looked up.
     let skipped = 0;
