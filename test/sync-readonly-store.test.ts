@@ -5,11 +5,12 @@
 // writes inside it fail (EACCES): it is opened for the pull, then given back its bits. The CLI runs as `nobody` (root may write anything), from a copy of the build
 // `nobody` may read, as in test/sync-unreadable.test.ts.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncPush } from '../src/sync/operations.js';
 import { ensureBuilt, ROOT } from './helpers/engine-fixtures.js';
+import { cliCopyForNobody } from './helpers/sync-nobody.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 const asRoot = process.getuid?.() === 0;
@@ -25,11 +26,7 @@ let cli = join(ROOT, 'bin', 'atlas.js');
 beforeAll(() => {
   ensureBuilt();
   if (skip) return;
-  const copy = scratch('atlas-cli-copy-');
-  chmodSync(copy, 0o755);
-  cpSync(join(ROOT, 'bin'), join(copy, 'bin'), { recursive: true });
-  cpSync(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true, filter: (src) => !src.endsWith('.map') });
-  cli = join(copy, 'bin', 'atlas.js');
+  cli = cliCopyForNobody();
 });
 afterAll(() => removeScratch());
 
