@@ -307,6 +307,11 @@ function finish(state: StateFile, raw: Raw): StateParse {
     if (typeof times !== 'object' || times === null || Array.isArray(times) || !Object.values(times).every(isCount)) return corrupt('"dir_times" is not folder paths with unix seconds');
     state.dir_times = times as Record<string, number>;
   }
+  if (raw['hardlinks'] !== undefined) {
+    const groups = raw['hardlinks'];
+    if (!Array.isArray(groups) || !groups.every((g) => Array.isArray(g) && g.length >= 2 && g.every((p) => typeof p === 'string'))) return corrupt('"hardlinks" is not a list of groups of two or more paths');
+    state.hardlinks = groups as string[][];
+  }
   if (raw['conflict_of'] !== undefined) {
     if (typeof raw['conflict_of'] !== 'string' || !VERSION_PATTERN.test(raw['conflict_of'])) return corrupt('"conflict_of" is not a version name');
     state.conflict_of = raw['conflict_of'];

@@ -28,6 +28,8 @@ export interface ScanResult {
   dir_modes: Record<string, number>;
   /** Modification times of every synced folder, by path (StateFile.dir_times). */
   dir_times: Record<string, number>;
+  /** Files that are one file under several names (StateFile.hardlinks): groups of paths. */
+  hardlinks: string[][];
   /** Names that are not UTF-8: Node cannot even open them by the name it reads (a push refuses them). */
   badNames: string[];
   bytesHashed: number;
@@ -95,6 +97,8 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   const badNames: string[] = [];
   const dirModes: Record<string, number> = {};
   const dirTimes: Record<string, number> = {};
+  /** Files with more than one name, by device and inode. */
+  const inodes = new Map<string, string[]>();
   /** One entry of a folder: how many synced things it counts for (a folder: 1, or 0 when excluded). */
   const visit = async (d: Dirent, dir: string, rel: string): Promise<number> => {
     const path = rel ? `${rel}/${d.name}` : d.name;
@@ -136,6 +140,10 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
       // A stub a killed sandboxed run left in the worktree is not the person's work.
       if (st.size === 0 && (await isSandboxStubFile(path, st))) return 0;
       found.push({ path, size: st.size, mtimeS: seconds(st.mtimeMs), mode: st.mode & 0o777 });
+      if (st.nlink > 1) {
+        const key = `${st.dev}:${st.ino}`;
+        inodes.set(key, [...(inodes.get(key) ?? []), path]);
+      }
       return 1;
     } catch (error) {
       // A file or folder this user may not read (a folder without search permission refuses
@@ -179,7 +187,7 @@ export async function scanWorkspace(root: string, rules: readonly ExcludeRule[],
   const files = hashed.filter((f): f is FileEntry => f !== undefined);
   files.push(...links);
   files.sort(inPathOrder);
-  return { files, symlinks: symlinks.sort(), specials: specials.sort(), unreadable: unreadable.sort(), dirs: dirs.sort(), dir_modes: dirModes, dir_times: dirTimes, badNames: badNames.sort(), bytesHashed };
+  return { files, symlinks: symlinks.sort(), specials: specials.sort(), unreadable: unreadable.sort(), dirs: dirs.sort(), dir_modes: dirModes, dir_times: dirTimes, hardlinks: hardlinkGroups(inodes), badNames: badNames.sort(), bytesHashed };
 }
 
 /** A permission refusal (a file or folder without read access for this user). */
@@ -191,4 +199,13 @@ function isDenied(error: unknown): boolean {
 /** A state's entries by path. */
 export function byPathOf(state: StateFile | undefined): Map<string, FileEntry> {
   return new Map((state?.files ?? []).map((f) => [f.path, f]));
+}
+
+/** Groups of two or more synced names of one file, each in path order, in order of their first path. */
+function hardlinkGroups(inodes: ReadonlyMap<string, string[]>): string[][] {
+  return [...inodes.values()].filter((g) => g.length > 1).map((g) => g.sort(inPathOrderOfText)).sort((a, b) => inPathOrderOfText(a[0]!, b[0]!));
+}
+
+function inPathOrderOfText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

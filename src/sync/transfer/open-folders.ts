@@ -6,7 +6,7 @@ import { chmodSync, lstatSync, utimesSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** A real folder at `path` inside `root`, every step of the way (a link planted in it is never followed). */
-function realFolder(root: string, path: string): Stats | undefined {
+export function realFolder(root: string, path: string): Stats | undefined {
   const parts = path.split('/');
   let st: Stats | undefined;
   for (let i = 1; i <= parts.length && (i === 1 || st?.isDirectory()); i++) st = lstatSync(join(root, ...parts.slice(0, i)), { throwIfNoEntry: false });

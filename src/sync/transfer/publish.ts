@@ -84,7 +84,7 @@ export async function reconcile(store: SyncStore, tree: string, ours: { version:
       settled = true;
       break;
     }
-    const state: StateFile = { version: ours.state.version, last_synced_at: ours.state.last_synced_at, files, dirs, ...(ours.state.dir_modes ? { dir_modes: ours.state.dir_modes } : {}), ...(ours.state.dir_times ? { dir_times: ours.state.dir_times } : {}), parent: newest.version };
+    const state: StateFile = { version: ours.state.version, last_synced_at: ours.state.last_synced_at, files, dirs, ...(ours.state.dir_modes ? { dir_modes: ours.state.dir_modes } : {}), ...(ours.state.dir_times ? { dir_times: ours.state.dir_times } : {}), ...(ours.state.hardlinks ? { hardlinks: ours.state.hardlinks } : {}), parent: newest.version };
     // A server's turn that lost its lease publishes nothing more (src/server/conversations/turn-lease.ts).
     await options.beforePublish?.();
     current = { version: await commitNew(store, tree, () => stateChunks(state), options.nowSeconds(), names), state };

@@ -14,6 +14,7 @@ import { readLocalState, withWorkspaceLock, writeLocalState } from '../scan/loca
 import { silentProgress } from '../report/progress.js';
 import { listed } from '../report/render.js';
 import { clearableFolders, splitDeletions } from './clear-folders.js';
+import { relinkGroups } from './hardlinks.js';
 import { writeEntries } from './materialize.js';
 import { openFolders, setFolderModes, setFolderTimes } from './open-folders.js';
 import { deleteFiles, observePaths } from '../scan/safe-fs.js';
@@ -122,6 +123,7 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
     stats.files_downloaded = download.length;
     // Only after every download succeeded.
     stats.files_deleted += await deleteFiles(root, rest);
+    await relinkGroups(root, stored.state);
     setFolderModes(root, { ...Object.fromEntries(opened), ...stored.state.dir_modes });
     setFolderTimes(root, stored.state.dir_times ?? {});
     stats.files_skipped = plan.skip.length;

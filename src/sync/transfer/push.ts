@@ -87,7 +87,7 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
       stats.bytes_transferred = sent.bytes;
       stats.files_reused = combined.files.filter((f) => f.sha256 !== undefined).length - sent.files;
       locate(files, scan.files, latest);
-      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: combined.dirs, dir_modes: scan.dir_modes, dir_times: scan.dir_times, ...(latest ? { parent: latest.version } : {}) };
+      const manifest: StateFile = { version: STATE_FORMAT_VERSION, last_synced_at: syncedAt, files, dirs: combined.dirs, dir_modes: scan.dir_modes, dir_times: scan.dir_times, ...(scan.hardlinks.length > 0 ? { hardlinks: scan.hardlinks } : {}), ...(latest ? { parent: latest.version } : {}) };
       // Unchanged contents named by reference to the base's manifest when few changed.
       const references = planReferences(manifest.files, latest);
       if (references) manifest.sha256_from = references.base;
