@@ -6,18 +6,13 @@ import { lstatSync, lutimesSync, readFileSync, readlinkSync, symlinkSync } from 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush, syncStatus } from '../src/sync/operations.js';
-import type { SyncTarget } from '../src/sync/stores/target.js';
-import { configWith, depsFor, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { folderStoreWorld, removeScratch, writeTree } from './helpers/sync-fixtures.js';
 
 afterAll(() => removeScratch());
 
 describe('links by absolute path, and their times', () => {
   it('one inside the workspace comes back relative to it; one outside is left out', async () => {
-    const base = scratch('atlas-abs-links-');
-    const config = configWith({ store: join(base, 'store') });
-    const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
-    let clock = 1_700_000_000;
-    const deps = () => depsFor(config, join(base, 'home'), () => (clock += 7200) * 1000);
+    const { base, target, deps } = folderStoreWorld('atlas-abs-links-', 7200);
     const src = join(base, 'src');
     writeTree(src, { 'a.txt': 'a', 'sub/b.txt': 'b', 'deep/x/keep.txt': 'k' });
     symlinkSync(join(src, 'a.txt'), join(src, 'top-link'));

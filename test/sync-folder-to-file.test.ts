@@ -5,23 +5,13 @@ import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush } from '../src/sync/operations.js';
-import type { SyncTarget } from '../src/sync/stores/target.js';
-import { configWith, depsFor, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { folderStoreWorld, removeScratch, writeTree } from './helpers/sync-fixtures.js';
 
 afterAll(() => removeScratch());
 
-function world() {
-  const base = scratch('atlas-folder-to-file-');
-  const config = configWith({ store: join(base, 'store') });
-  const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
-  let clock = 1_700_000_000;
-  // Each call an hour later: every pull is incremental, never "fresh".
-  const deps = () => depsFor(config, join(base, 'home'), () => (clock += 7200) * 1000);
-  return { base, target, deps };
-}
-
 async function folderThenFile(extra?: (dest: string) => void) {
-  const w = world();
+  // Each call two hours later: every pull is incremental, never "fresh".
+  const w = folderStoreWorld('atlas-folder-to-file-', 7200);
   const src = join(w.base, 'src');
   const dest = join(w.base, 'dest');
   writeTree(src, { 'a/x.txt': 'x', 'a/deeper/y.txt': 'y', 'keep.txt': 'k' });

@@ -6,19 +6,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
-import type { SyncTarget } from '../src/sync/stores/target.js';
-import { configWith, depsFor, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { folderStoreWorld, removeScratch, writeTree } from './helpers/sync-fixtures.js';
 
 afterAll(() => removeScratch());
 
 describe('hard links', () => {
   it('come back as one file under several names; a group of different contents is refused as links', async () => {
-    const base = scratch('atlas-hardlinks-');
-    const store = join(base, 'store');
-    const config = configWith({ store });
-    const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
-    let clock = 1_700_000_000;
-    const deps = () => depsFor(config, join(base, 'home'), () => (clock += 7200) * 1000);
+    const { base, store, target, deps } = folderStoreWorld('atlas-hardlinks-', 7200);
     const src = join(base, 'src');
     writeTree(src, { 'a.txt': 'shared body', 'other.txt': 'other', 'd/x.txt': 'x' });
     linkSync(join(src, 'a.txt'), join(src, 'd/a-again.txt'));

@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseReading } from '../src/sync/scan/local-state.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
-import type { SyncTarget } from '../src/sync/stores/target.js';
-import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { folderStoreWorld, readTree, removeScratch, writeTree } from './helpers/sync-fixtures.js';
 
 afterAll(() => removeScratch());
 
@@ -38,12 +37,7 @@ describe('manifest text cap', () => {
   });
 
   it('a stored version padded with 48 MiB of whitespace is damaged, named, and no pull writes from it; a pretty-printed one still pulls', async () => {
-    const base = scratch('atlas-manifest-cap-');
-    const store = join(base, 'store');
-    const config = configWith({ store });
-    const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
-    let clock = 1_700_000_000;
-    const deps = () => depsFor(config, join(base, 'home'), () => (clock += 10) * 1000);
+    const { base, store, target, deps } = folderStoreWorld('atlas-manifest-cap-');
     const src = join(base, 'src');
     writeTree(src, { 'a.txt': 'a', 'b/c.txt': 'c' });
     await syncPush(target(src), await deps());
