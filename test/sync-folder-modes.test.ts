@@ -2,8 +2,9 @@
 // then listable by other users. A version records the permission bits of folders whose bits are
 // not 0755 (`dir_modes`), a pull gives them back once everything inside is written (a 0500 folder
 // too), a chmod of a folder alone makes a new version, and a hostile manifest's folder modes are
-// refused (setuid bits) or never followed through a link planted in the folder.
-import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+// refused (setuid bits) or never followed through a link planted in the folder. Folder mtimes were
+// the pull's: a version records them (`dir_times`) and a pull sets them last.
+import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
@@ -95,5 +96,28 @@ describe('folder modes', () => {
     const again = join(w.base, 'again');
     await syncPull(w.target(again), await w.deps(), {});
     expect(readTree(again)).toEqual({ 'a/f.txt': 'f' });
+  });
+
+  it('folder mtimes come back (deepest and empty folders too, a read-only one too); a bad dir_times is refused', async () => {
+    const w = world();
+    const src = join(w.base, 'src');
+    writeTree(src, { 'a/b/c.txt': 'c', 'ro/r.txt': 'r' });
+    mkdirSync(join(src, 'empty'));
+    const times: Record<string, number> = { a: 1_500_000_000, 'a/b': 1_500_000_100, empty: 1_500_000_200, ro: 1_500_000_300 };
+    for (const [path, t] of Object.entries(times)) utimesSync(join(src, path), t, t);
+    chmodSync(join(src, 'ro'), 0o555);
+    await syncPush(w.target(src), await w.deps());
+    const dest = join(w.base, 'dest');
+    await syncPull(w.target(dest), await w.deps(), {});
+    for (const [path, t] of Object.entries(times)) expect([path, Math.floor(statSync(join(dest, path)).mtimeMs / 1000)]).toEqual([path, t]);
+    expect(modeOf(join(dest, 'ro'))).toBe(0o555);
+    expect(parseWhole('{"version":"1.0","last_synced_at":1,"files":[],"dir_times":{"a":-1}}')).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/"dir_times" is not folder paths/),
+    });
+    expect(parseWhole('{"version":"1.0","last_synced_at":1,"files":[],"dir_times":{"a":5}}')).toMatchObject({
+      ok: true,
+      state: { dir_times: { a: 5 } },
+    });
   });
 });

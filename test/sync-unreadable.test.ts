@@ -3,11 +3,12 @@
 // "unexpected error"; `atlas sync status` lists them. Root reads everything, so when the tests run
 // as root the CLI runs as `nobody`, from a copy of the build that `nobody` may read.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from './helpers/engine-fixtures.js';
 import { removeScratch, scratch } from './helpers/sync-fixtures.js';
+import { cliCopyForNobody } from './helpers/sync-nobody.js';
 
 const asRoot = process.getuid?.() === 0;
 const nobody = asRoot
@@ -26,11 +27,7 @@ let cli = join(ROOT, 'bin', 'atlas.js');
 beforeAll(() => {
   ensureBuilt();
   if (!nobody || cannotDrop) return;
-  const copy = scratch('atlas-cli-copy-');
-  chmodSync(copy, 0o755);
-  cpSync(join(ROOT, 'bin'), join(copy, 'bin'), { recursive: true });
-  cpSync(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true, filter: (src) => !src.endsWith('.map') });
-  cli = join(copy, 'bin', 'atlas.js');
+  cli = cliCopyForNobody();
 });
 afterAll(() => removeScratch());
 

@@ -56,6 +56,8 @@ export interface PullPlan {
   conflicts: Refusal[];
   /** Paths nothing may be written to (a symlink or a file on the way, a folder in the way). */
   refused: Refusal[];
+  /** Of `refused`, the stored files where a folder is here (--force may clear a tracked one). */
+  folders: string[];
 }
 
 export function planPull(
@@ -63,7 +65,7 @@ export function planPull(
   tracked: ReadonlyMap<string, FileEntry>,
   observe: (path: string) => Observation,
 ): PullPlan {
-  const plan: PullPlan = { download: [], skip: [], delete: [], keep: [], conflicts: [], refused: [] };
+  const plan: PullPlan = { download: [], skip: [], delete: [], keep: [], conflicts: [], refused: [], folders: [] };
   const wanted = pathLookup(remote);
   for (const entry of remote) {
     const here = observe(entry.path);
@@ -94,6 +96,7 @@ export function planPull(
         break;
       case 'dir':
         plan.refused.push({ path: entry.path, problem: 'is a folder here, where the store has a file' });
+        plan.folders.push(entry.path);
         break;
       case 'other':
         plan.refused.push({ path: entry.path, problem: 'is not a regular file here' });

@@ -73,6 +73,43 @@ export async function parseStateStream(chunks: AsyncIterable<string>, options: P
   return reader.end();
 }
 
+/**
+ * How much text a state may hold for its entries: a megabyte for the fields around the list, and
+ * 64 KiB an entry (its longest path and link, escaped, fill a tenth of that). A store's manifest of
+ * 4 GiB of whitespace (4 MB gzipped) stops at the first megabyte, not after minutes of inflating.
+ */
+const TEXT_BASE = 1024 * 1024;
+const TEXT_PER_ENTRY = 64 * 1024;
+
+/**
+ * The whole text of a state not laid out as atlas writes it, refused as soon as it is longer than
+ * its entries (counted by their `"path"` keys) can need.
+ */
+export async function cappedText(chunks: AsyncIterable<string>): Promise<{ text: string } | { problem: string }> {
+  const parts: string[] = [];
+  let [length, entries, tail] = [0, 0, ''];
+  for await (const chunk of chunks) {
+    // A key cut in two pieces is counted too: the end of the last piece is searched again.
+    const seen = tail + chunk;
+    entries += countOf(seen, '"path"') - countOf(tail, '"path"');
+    tail = seen.slice(-5);
+    parts.push(chunk);
+    length += chunk.length;
+    if (length > TEXT_BASE + entries * TEXT_PER_ENTRY) {
+      return {
+        problem: `its text is longer than ${length} characters for ${entries} entries (a state needs at most 64 KiB an entry): not a state atlas wrote, reading stopped`,
+      };
+    }
+  }
+  return { text: parts.join('') };
+}
+
+function countOf(text: string, key: string): number {
+  let n = 0;
+  for (let at = text.indexOf(key); at >= 0; at = text.indexOf(key, at + key.length)) n++;
+  return n;
+}
+
 /** The state of one reading: what is not yet parsed, and the entries so far. */
 class StateReader {
   /** Set once the reading is decided before the end (a problem, or not atlas's layout). */
@@ -91,7 +128,7 @@ class StateReader {
     this.buffer += chunk;
     if (this.headRaw === undefined) {
       const at = this.buffer.indexOf(FILES_KEY);
-      if (at < 0) return true;
+      if (at < 0) return this.buffer.length <= TEXT_BASE;
       const head = parseObject(`${this.buffer.slice(0, at + FILES_KEY.length)}]}`);
       if (head === undefined || typeof head['version'] !== 'string' || head['last_synced_at'] === undefined) return false;
       const header = checkHeader(head);
@@ -105,7 +142,8 @@ class StateReader {
     // Every entry followed by another is complete, and those are parsed together (one JSON.parse
     // per piece, not per entry); the last waits for the end of the text.
     const end = this.buffer.lastIndexOf(BETWEEN);
-    if (end < 0) return true;
+    // More text than one entry can need without a whole entry: not atlas's layout (`cappedText` decides).
+    if (end < 0) return this.buffer.length <= TEXT_BASE + TEXT_PER_ENTRY;
     // A valid array only when every cut lies between two entries of the list (not inside one, nor a string).
     const items = jsonOf(`[${this.buffer.slice(0, end + 1)}]`);
     if (!Array.isArray(items)) return false;
@@ -274,6 +312,18 @@ function finish(state: StateFile, raw: Raw): StateParse {
     if (typeof modes !== 'object' || modes === null || Array.isArray(modes) || !Object.values(modes).every((m) => isCount(m) && m <= 0o777))
       return corrupt('"dir_modes" is not folder paths with permission bits (0 to 0o777)');
     state.dir_modes = modes as Record<string, number>;
+  }
+  if (raw['dir_times'] !== undefined) {
+    const times = raw['dir_times'];
+    if (typeof times !== 'object' || times === null || Array.isArray(times) || !Object.values(times).every(isCount))
+      return corrupt('"dir_times" is not folder paths with unix seconds');
+    state.dir_times = times as Record<string, number>;
+  }
+  if (raw['hardlinks'] !== undefined) {
+    const groups = raw['hardlinks'];
+    if (!Array.isArray(groups) || !groups.every((g) => Array.isArray(g) && g.length >= 2 && g.every((p) => typeof p === 'string')))
+      return corrupt('"hardlinks" is not a list of groups of two or more paths');
+    state.hardlinks = groups as string[][];
   }
   if (raw['conflict_of'] !== undefined) {
     if (typeof raw['conflict_of'] !== 'string' || !VERSION_PATTERN.test(raw['conflict_of']))

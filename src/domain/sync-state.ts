@@ -42,6 +42,17 @@ export interface StateFile {
    * machine), by path. Absent in versions of older atlas: their folders get the reader's default.
    */
   dir_modes?: Record<string, number>;
+  /**
+   * Modification times of the synced folders (unix seconds), by path, in a stored version: a pull
+   * gives them back last (rsync -a). Absent in versions of older atlas: folders keep the pull's times.
+   */
+  dir_times?: Record<string, number>;
+  /**
+   * Files that are one file under several names (hard links), in a stored version: groups of
+   * paths, each of two or more files of the same content. A pull links them again (rsync -aH);
+   * absent in versions of older atlas, whose readers write each as a file of its own.
+   */
+  hardlinks?: string[][];
   /** The version this folder last pushed or pulled (local state only): the base of a push. */
   synced_version?: string;
   /**
@@ -183,8 +194,9 @@ export function* stateChunks(
   }
   chunk += ']';
   if (state.dirs && state.dirs.length > 0) chunk += `,"dirs":${JSON.stringify([...state.dirs].sort())}`;
-  if (state.dir_modes && Object.keys(state.dir_modes).length > 0)
-    chunk += `,"dir_modes":${JSON.stringify(Object.fromEntries(Object.entries(state.dir_modes).sort(([a], [b]) => (a < b ? -1 : 1))))}`;
+  if (state.dir_modes && Object.keys(state.dir_modes).length > 0) chunk += `,"dir_modes":${sortedRecord(state.dir_modes)}`;
+  if (state.dir_times && Object.keys(state.dir_times).length > 0) chunk += `,"dir_times":${sortedRecord(state.dir_times)}`;
+  if (state.hardlinks && state.hardlinks.length > 0) chunk += `,"hardlinks":${JSON.stringify(state.hardlinks)}`;
   if (state.synced_version !== undefined) chunk += `,"synced_version":${JSON.stringify(state.synced_version)}`;
   if (state.conflict_of !== undefined)
     chunk += `,"conflict_of":${JSON.stringify(state.conflict_of)},"conflicts":${JSON.stringify(state.conflicts ?? [])}`;
@@ -281,8 +293,13 @@ export function unsafeEntries(files: readonly FileEntry[]): Refusal[] {
 }
 
 /** A state's folders (`dirs`) that could not be made safely: the same rules as files' paths. */
-export function unsafeDirs(state: Pick<StateFile, 'dirs' | 'dir_modes'>): Refusal[] {
-  return [...(state.dirs ?? []), ...Object.keys(state.dir_modes ?? {})].flatMap((path) => {
+export function unsafeDirs(state: Pick<StateFile, 'dirs' | 'dir_modes' | 'dir_times' | 'hardlinks'>): Refusal[] {
+  return [
+    ...(state.dirs ?? []),
+    ...Object.keys(state.dir_modes ?? {}),
+    ...Object.keys(state.dir_times ?? {}),
+    ...(state.hardlinks ?? []).flat(),
+  ].flatMap((path) => {
     const problem = pathProblem(path);
     return problem ? [{ path, problem }] : [];
   });
@@ -358,4 +375,9 @@ export function isExcluded(relPath: string, isDir: boolean, rules: readonly Excl
     if (rule.regex.test(rule.anchored ? relPath : name)) return true;
   }
   return false;
+}
+
+/** A record of numbers by path as JSON, in path order (the same text for the same record). */
+function sortedRecord(record: Record<string, number>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1))));
 }

@@ -92,7 +92,7 @@ export interface PullResult {
 }
 
 export async function syncPull(target: SyncTarget, deps: SyncDeps, options: { version?: string; force?: boolean }): Promise<PullResult> {
-  await deps.store.checkAccess();
+  await deps.store.checkAccess({ reading: true });
   const stats = await pullTree({ root: target.root, tree: target.tree, ...options }, deps);
   return { location: deps.store.location, workspace: target.workspace, root: target.root, stats };
 }
@@ -120,7 +120,7 @@ export interface SyncStatus {
 
 /** What push and pull would do now. Reads only: no lock, no state written, no temp file removed. */
 export async function syncStatus(target: SyncTarget, deps: SyncDeps): Promise<SyncStatus> {
-  await deps.store.checkAccess();
+  await deps.store.checkAccess({ reading: true });
   requireFolder(target.root);
   const previous = await readLocalState(target.root, deps.warn);
   const scan = await scanWorkspace(target.root, excludeRules(deps.config), previous);
@@ -159,6 +159,6 @@ export async function syncVersions(
   target: Pick<SyncTarget, 'tree' | 'workspace'>,
   deps: Pick<SyncDeps, 'store'>,
 ): Promise<{ location: string; workspace: string; versions: VersionInfo[] }> {
-  await deps.store.checkAccess();
+  await deps.store.checkAccess({ reading: true });
   return { location: deps.store.location, workspace: target.workspace, versions: await describeVersions(deps.store, target.tree) };
 }

@@ -6,7 +6,7 @@ import { defaultConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { openStore } from '../../src/sync/stores/open-store.js';
 import type { SyncStore } from '../../src/sync/stores/store.js';
-import type { SyncDeps } from '../../src/sync/stores/target.js';
+import type { SyncDeps, SyncTarget } from '../../src/sync/stores/target.js';
 
 export function tempDir(prefix = 'atlas-sync-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -113,4 +113,18 @@ export function changingAfterScan(store: SyncStore, change: () => void): SyncSto
       return store.findBlobs(tree, wanted);
     },
   });
+}
+
+/**
+ * A folder store `store` in a fresh scratch folder `base`, a target (tree and workspace `ws`) per
+ * folder, and deps whose clock moves `step` seconds at each call (7200: every pull incremental).
+ */
+export function folderStoreWorld(prefix: string, step = 10) {
+  const base = scratch(prefix);
+  const store = join(base, 'store');
+  const config = configWith({ store });
+  const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
+  let clock = 1_700_000_000;
+  const deps = () => depsFor(config, join(base, 'home'), () => (clock += step) * 1000);
+  return { base, store, target, deps };
 }

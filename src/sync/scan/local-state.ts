@@ -1,14 +1,14 @@
 // The workspace's own `.sandbox-state`: read leniently (missing → empty, corrupt → warned about,
 // full sync, regenerated; newer format → a clear error), written atomically, and the lock that
 // serializes every sync of one workspace (seed 001 §9.6).
-
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { text } from 'node:stream/consumers';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { StateFile, StateParse } from '../../domain/sync-state.js';
 import { STATE_FILE_NAME, stateChunks } from '../../domain/sync-state.js';
 import type { ParseOptions } from '../../domain/sync-state-parse.js';
-import { parseStateStream, parseWhole } from '../../domain/sync-state-parse.js';
+import { cappedText, parseStateStream, parseWhole } from '../../domain/sync-state-parse.js';
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { withLock } from '../../store/lock.js';
 import { excludeStateFromGit } from './git-exclude.js';
@@ -32,7 +32,9 @@ export async function parseReading(
   const parsed = await parseStateStream(pieces, options);
   if (parsed !== undefined) return parsed;
   const again = await read();
-  return again === undefined ? undefined : parseWhole(await text(again), options);
+  if (again === undefined) return undefined;
+  const whole = await cappedText(again);
+  return 'problem' in whole ? { ok: false, kind: 'corrupt', problem: whole.problem } : parseWhole(whole.text, options);
 }
 
 /** The local state, or undefined when there is none usable (missing or corrupt: a full sync). */
@@ -72,6 +74,23 @@ export function writeLocalState(root: string, state: StateFile): void {
 }
 
 /** Runs `fn` holding the workspace's sync lock (a `.sandbox-state.lock` folder beside the state). */
-export function withWorkspaceLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+export async function withWorkspaceLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+  // A folder this user may not write cannot hold the lock either: said as it is, not as a lock
+  // another process holds (the lock's own error).
+  try {
+    await access(root, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+      throw new AtlasError(`${root} is not writable by this user (${code}): a sync writes its files and its lock there`, {
+        exitCode: EXIT.failure,
+        hint:
+          code === 'EROFS'
+            ? 'the file system is read-only: choose a folder on a writable one'
+            : "run as the folder's owner, or give this user write access (chmod u+w), or choose another folder",
+        cause: error,
+      });
+    }
+  }
   return withLock(statePath(root), fn);
 }

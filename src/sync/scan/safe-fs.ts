@@ -4,7 +4,7 @@
 // person's can be mistaken for one), is checked against its MD5, then renamed over the target (a
 // rename replaces a symlink, it never writes through one).
 import { chmodSync, lstatSync, readlinkSync, renameSync, utimesSync } from 'node:fs';
-import { chmod, lstat, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
+import { chmod, lstat, lutimes, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { Observation } from '../../domain/sync-plan.js';
@@ -13,7 +13,7 @@ import { TEMP_DIR_NAME } from '../../domain/sync-state.js';
 import { personMode } from '../../store/private-umask.js';
 import { md5File } from './file-hash.js';
 import { mapPool } from './pool.js';
-import { byPathOf, cachedChecksum, linkEntry, seconds } from './scan.js';
+import { byPathOf, cachedChecksum, linkEntry, linkTarget, seconds } from './scan.js';
 import type { Received } from './stream-file.js';
 
 type ParentCheck = { ok: true; exists: boolean } | { ok: false; problem: string };
@@ -77,7 +77,10 @@ export async function observePaths(
     const st = lstatOrNullSync(join(root, path));
     if (st === null) return void result.set(path, MISSING);
     if (st.isSymbolicLink())
-      return void result.set(path, { kind: 'symlink', checksum: linkEntry(path, readlinkSync(join(root, path)), 0).checksum });
+      return void result.set(path, {
+        kind: 'symlink',
+        checksum: linkEntry(path, linkTarget(root, path, readlinkSync(join(root, path))), 0).checksum,
+      });
     if (st.isDirectory()) return void result.set(path, DIR);
     if (!st.isFile()) return void result.set(path, OTHER);
     const mtimeS = seconds(st.mtimeMs);
@@ -227,6 +230,8 @@ export async function writeLink(root: string, entry: FileEntry, folders?: Map<st
   const temp = tempPathFor(root);
   try {
     await symlink(entry.link!, temp);
+    // The link's own time (rsync -a), never its target's; a rename keeps it.
+    await lutimes(temp, entry.modified_at, entry.modified_at);
     renameSync(temp, join(root, entry.path));
   } catch (error) {
     await unlink(temp).catch(() => undefined);

@@ -4,9 +4,9 @@
 // that stay inside the folder; folders with nothing synced inside.
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { lstatSync, readlinkSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { ExcludeRule, FileEntry, StateFile } from '../../domain/sync-state.js';
 import { byPath as inPathOrder, isExcluded, linkStaysInside } from '../../domain/sync-state.js';
 import { isSandboxStubFile } from '../../exec/sandbox/litter.js';
@@ -26,6 +26,10 @@ export interface ScanResult {
   dirs: string[];
   /** Permission bits of the folders whose bits are not 0o755, by path (StateFile.dir_modes). */
   dir_modes: Record<string, number>;
+  /** Modification times of every synced folder, by path (StateFile.dir_times). */
+  dir_times: Record<string, number>;
+  /** Files that are one file under several names (StateFile.hardlinks): groups of paths. */
+  hardlinks: string[][];
   /** Names that are not UTF-8: Node cannot even open them by the name it reads (a push refuses them). */
   badNames: string[];
   bytesHashed: number;
@@ -72,6 +76,29 @@ export function linkEntry(path: string, target: string, mtimeS: number): FileEnt
   return { path, checksum: createHash('md5').update(text).digest('hex'), size: text.length, modified_at: mtimeS, link: target };
 }
 
+/**
+ * A link's target as synced: one naming a place inside the workspace by absolute path is kept
+ * relative to it (rsync -a keeps it as is, but the path would name another folder elsewhere);
+ * any other target as it is.
+ */
+export function linkTarget(root: string, path: string, target: string): string {
+  if (!isAbsolute(target)) return target;
+  for (const base of [root, realRoot(root)]) {
+    const inside = relative(base, target);
+    if (inside !== '' && inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside))
+      return relative(dirname(join(root, path)), join(root, inside)) || '.';
+  }
+  return target;
+}
+
+function realRoot(root: string): string {
+  try {
+    return realpathSync(root);
+  } catch {
+    return root;
+  }
+}
+
 /** `byPath`: the previous state's entries by path, when the caller has them already. */
 export async function scanWorkspace(
   root: string,
@@ -87,6 +114,9 @@ export async function scanWorkspace(
   const dirs: string[] = [];
   const badNames: string[] = [];
   const dirModes: Record<string, number> = {};
+  const dirTimes: Record<string, number> = {};
+  /** Files with more than one name, by device and inode. */
+  const inodes = new Map<string, string[]>();
   /** One entry of a folder: how many synced things it counts for (a folder: 1, or 0 when excluded). */
   const visit = async (d: Dirent, dir: string, rel: string): Promise<number> => {
     const path = rel ? `${rel}/${d.name}` : d.name;
@@ -99,7 +129,7 @@ export async function scanWorkspace(
       if (d.isSymbolicLink()) {
         if (isExcluded(path, false, rules)) return 0;
         const st = lstatSync(abs);
-        const target = readlinkSync(abs);
+        const target = linkTarget(root, path, readlinkSync(abs));
         if (!linkStaysInside(path, target)) {
           symlinks.push(path);
           return 0;
@@ -109,8 +139,10 @@ export async function scanWorkspace(
       }
       if (d.isDirectory()) {
         if (isExcluded(path, true, rules)) return 0;
-        const mode = lstatSync(abs).mode & 0o777;
+        const st = lstatSync(abs);
+        const mode = st.mode & 0o777;
         if (mode !== 0o755) dirModes[path] = mode;
+        dirTimes[path] = seconds(st.mtimeMs);
         const inside = await walk(abs, path);
         if (inside === 0) dirs.push(path);
         return 1;
@@ -126,6 +158,10 @@ export async function scanWorkspace(
       // A stub a killed sandboxed run left in the worktree is not the person's work.
       if (st.size === 0 && (await isSandboxStubFile(path, st))) return 0;
       found.push({ path, size: st.size, mtimeS: seconds(st.mtimeMs), mode: st.mode & 0o777 });
+      if (st.nlink > 1) {
+        const key = `${st.dev}:${st.ino}`;
+        inodes.set(key, [...(inodes.get(key) ?? []), path]);
+      }
       return 1;
     } catch (error) {
       // A file or folder this user may not read (a folder without search permission refuses
@@ -181,6 +217,8 @@ export async function scanWorkspace(
     unreadable: unreadable.sort(),
     dirs: dirs.sort(),
     dir_modes: dirModes,
+    dir_times: dirTimes,
+    hardlinks: hardlinkGroups(inodes),
     badNames: badNames.sort(),
     bytesHashed,
   };
@@ -195,4 +233,16 @@ function isDenied(error: unknown): boolean {
 /** A state's entries by path. */
 export function byPathOf(state: StateFile | undefined): Map<string, FileEntry> {
   return new Map((state?.files ?? []).map((f) => [f.path, f]));
+}
+
+/** Groups of two or more synced names of one file, each in path order, in order of their first path. */
+function hardlinkGroups(inodes: ReadonlyMap<string, string[]>): string[][] {
+  return [...inodes.values()]
+    .filter((g) => g.length > 1)
+    .map((g) => g.sort(inPathOrderOfText))
+    .sort((a, b) => inPathOrderOfText(a[0]!, b[0]!));
+}
+
+function inPathOrderOfText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

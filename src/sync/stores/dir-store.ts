@@ -89,7 +89,7 @@ export class DirectoryStore implements SyncStore {
     return path;
   }
 
-  async checkAccess(): Promise<void> {
+  async checkAccess(options: { reading?: boolean } = {}): Promise<void> {
     // A path that is there but is no folder is the setting's mistake, not a failure to retry.
     const st = await stat(this.location).catch(() => undefined);
     if (st && !st.isDirectory()) {
@@ -100,9 +100,10 @@ export class DirectoryStore implements SyncStore {
     }
     try {
       await mkdir(this.location, { recursive: true, mode: PRIVATE_DIR_MODE });
-      await access(this.location, constants.R_OK | constants.W_OK | constants.X_OK);
+      // A reader takes no lock in the store and writes nothing there: a read-only copy serves it.
+      await access(this.location, constants.R_OK | constants.X_OK | (options.reading ? 0 : constants.W_OK));
     } catch (error) {
-      throw storeError(error, `cannot use the store folder ${this.location}`);
+      throw storeError(error, `cannot ${options.reading ? 'read' : 'use'} the store folder ${this.location}`);
     }
   }
 

@@ -85,7 +85,7 @@ export class S3Store implements SyncStore {
     }
   }
 
-  async checkAccess(options: { listing?: boolean } = {}): Promise<void> {
+  async checkAccess(options: { listing?: boolean; reading?: boolean } = {}): Promise<void> {
     // Credentials first: a missing or refused key fails here, before any transfer.
     await this.send('the credentials', async () => {
       await this.client.config.credentials();

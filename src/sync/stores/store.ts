@@ -15,8 +15,9 @@ export interface SyncStore {
    * Fails with a clear message when the store cannot be used (credentials, permissions, missing
    * bucket). `listing: false` leaves out the request that proves the bucket answers, for a caller
    * whose next request is a listing anyway (a push: one request fewer, the same message).
+   * `reading: true` asks only what a reader needs: a folder store shared read-only is readable.
    */
-  checkAccess(options?: { listing?: boolean }): Promise<void>;
+  checkAccess(options?: { listing?: boolean; reading?: boolean }): Promise<void>;
   /** Every version name under a tree, complete or not, oldest first. */
   listVersionNames(tree: string): Promise<string[]>;
   /** Records that a task's folder is stored under `workspace` (`<prefix>/.tasks/<task-id>.<workspace>`). */

@@ -48,7 +48,7 @@ export async function syncExport(
 ): Promise<ExportResult> {
   const { store, warn } = deps;
   const started = Date.now();
-  await store.checkAccess();
+  await store.checkAccess({ reading: true });
   const stored = await resolveVersion(store, target.tree, options.version, warn);
   if (!stored)
     throw new AtlasError(`${store.location} has no version of ${target.tree}`, {

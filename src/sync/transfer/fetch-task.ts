@@ -96,7 +96,7 @@ export async function fetchTaskFromStore(options: FetchTaskOptions): Promise<Fet
       hint: 'cd into the repository (git clone it first), then run it again',
     });
   }
-  await store.checkAccess();
+  await store.checkAccess({ reading: true });
   const { workspace, id } = await chooseTask(store, options.taskId);
   checkTreeName(workspace, 'workspace');
   if (listTaskRefs(home).some((r) => r.id === id)) {

@@ -112,6 +112,8 @@ export async function reconcile(
       files,
       dirs,
       ...(ours.state.dir_modes ? { dir_modes: ours.state.dir_modes } : {}),
+      ...(ours.state.dir_times ? { dir_times: ours.state.dir_times } : {}),
+      ...(ours.state.hardlinks ? { hardlinks: ours.state.hardlinks } : {}),
       parent: newest.version,
     };
     // A server's turn that lost its lease publishes nothing more (src/server/conversations/turn-lease.ts).

@@ -2,8 +2,7 @@
 // (seed 001 §3, §4): download what is new or changed, skip what is equal, delete what the store
 // dropped, but only files the last sync tracked and nobody changed since. Everything is decided
 // before anything changes; downloads are verified then renamed; deletions come last.
-import type { Stats } from 'node:fs';
-import { chmodSync, lstatSync } from 'node:fs';
+import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatDuration } from '../../domain/duration.js';
 import { AtlasError, EXIT } from '../../domain/errors.js';
@@ -20,7 +19,10 @@ import { byPathOf } from '../scan/scan.js';
 import type { SyncDeps } from '../stores/target.js';
 import type { StoredVersion } from '../versions/versions.js';
 import { resolveVersion } from '../versions/versions.js';
+import { clearableFolders, splitDeletions } from './clear-folders.js';
+import { relinkGroups } from './hardlinks.js';
 import { writeEntries } from './materialize.js';
+import { openFolders, setFolderModes, setFolderTimes } from './open-folders.js';
 
 export interface PullTreeOptions {
   root: string;
@@ -83,8 +85,12 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       return stats;
     }
     const where = `version ${stored.version} of ${tree} (${store.location})`;
-    if (plan.refused.length > 0) {
-      throw new AtlasError(`refused to pull ${where}; nothing was changed:\n${refusals(plan.refused)}`, {
+    // --force: a folder holding only tracked, unchanged files gives way to the stored file.
+    const { folders: cleared, refused } = options.force
+      ? clearableFolders(root, plan, plan.delete)
+      : { folders: [], refused: plan.refused };
+    if (refused.length > 0) {
+      throw new AtlasError(`refused to pull ${where}; nothing was changed:\n${refusals(refused)}`, {
         exitCode: EXIT.failure,
         hint: 'move the folder, file or symlink named above out of the way, then pull again',
       });
@@ -99,7 +105,10 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       );
     }
     const conflicting = new Set(plan.conflicts.map((c) => c.path));
-    const download = options.force ? [...plan.download, ...stored.state.files.filter((f) => conflicting.has(f.path))] : plan.download;
+    const replacing = new Set(cleared);
+    const download = options.force
+      ? [...plan.download, ...stored.state.files.filter((f) => conflicting.has(f.path) || replacing.has(f.path))]
+      : plan.download;
     let deletions = plan.delete;
     if (deletions.length > 0 && stored.state.files.length === 0) {
       stats.notes.push(`${where} is empty: nothing was deleted (an empty version never deletes)`);
@@ -122,6 +131,10 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       // Until this pull ends, the folder is not "fresh": a pull cut off here runs again in full.
       writeLocalState(root, { ...(previous ?? emptyState()), last_synced_at: 0 });
     }
+    // A read-only folder written inside is opened for the pull; its bits come back at the end.
+    const opened = openFolders(root, [...download.map((f) => f.path), ...deletions, ...(stored.state.dirs ?? [])]);
+    const { first, rest } = splitDeletions(deletions, cleared);
+    stats.files_deleted = await deleteFiles(root, first);
     stats.bytes_transferred = await writeEntries(
       root,
       { store, tree, version: stored.version, where },
@@ -132,8 +145,10 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
     restoreModes(root, plan.skip, observed);
     stats.files_downloaded = download.length;
     // Only after every download succeeded.
-    stats.files_deleted = await deleteFiles(root, deletions);
-    restoreFolderModes(root, stored.state.dir_modes);
+    stats.files_deleted += await deleteFiles(root, rest);
+    await relinkGroups(root, stored.state);
+    setFolderModes(root, { ...Object.fromEntries(opened), ...stored.state.dir_modes });
+    setFolderTimes(root, stored.state.dir_times ?? {});
     stats.files_skipped = plan.skip.length;
     // The skipped entries are entries of the version, in its order: walked alongside, not looked up.
     let skipped = 0;
@@ -164,22 +179,6 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
  */
 function localEntry(f: FileEntry, here: Observation): FileEntry {
   return here.kind === 'file' && here.modified_at !== f.modified_at ? { ...f, modified_at: here.modified_at } : f;
-}
-
-/**
- * Folders get their stored permission bits once everything inside is written (a 0500 folder would
- * refuse its files), deepest first; a path that is not a folder here (a link, a file) is left alone.
- */
-function restoreFolderModes(root: string, modes: StateFile['dir_modes']): void {
-  const paths = Object.keys(modes ?? {}).sort((a, b) => b.length - a.length);
-  for (const path of paths) {
-    const parts = path.split('/');
-    // Every step a real folder, never a link someone put in the way (it may point anywhere).
-    let st: Stats | undefined;
-    for (let i = 1; i <= parts.length && (i === 1 || st?.isDirectory()); i++)
-      st = lstatSync(join(root, ...parts.slice(0, i)), { throwIfNoEntry: false });
-    if (st?.isDirectory() && (st.mode & 0o777) !== modes![path]) chmodSync(join(root, ...parts), modes![path]!);
-  }
 }
 
 /** A file equal in content but not in mode (chmod +x on the other machine) gets the stored mode. */

@@ -119,6 +119,8 @@ export async function pushTree(options: PushTreeOptions, deps: SyncDeps): Promis
         files,
         dirs: combined.dirs,
         dir_modes: scan.dir_modes,
+        dir_times: scan.dir_times,
+        ...(scan.hardlinks.length > 0 ? { hardlinks: scan.hardlinks } : {}),
         ...(latest ? { parent: latest.version } : {}),
       };
       // Unchanged contents named by reference to the base's manifest when few changed.
