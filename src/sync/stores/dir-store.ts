@@ -14,19 +14,10 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../../stor
 import { mapPool } from '../scan/pool.js';
 import type { Received } from '../scan/stream-file.js';
 import { readTextPieces, rethrown, streamToNewFile } from '../scan/stream-file.js';
+import { linkRefused, storeError } from './dir-errors.js';
+import { removeVersionFolder } from './dir-remove.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
-import { checkVersionAddress, LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
-
-function storeError(error: unknown, what: string): AtlasError {
-  const code = (error as NodeJS.ErrnoException).code;
-  const hint =
-    code === 'EACCES' || code === 'EPERM'
-      ? 'check that this user may read and write the store folder (sync.store), e.g. chmod u+rwx'
-      : code === 'ENOSPC'
-        ? "the store's disk is full: free space, or point sync.store elsewhere"
-        : 'check sync.store and run the command again';
-  return new AtlasError(`${what}: ${(error as Error).message}`, { exitCode: EXIT.failure, hint, cause: error });
-}
+import { LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 
 let staging = 0;
 
@@ -35,16 +26,6 @@ const INCOMING = '.incoming';
 
 /** Opens for reading without following a symbolic link in the last component. */
 const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
-
-function linkRefused(path: string): AtlasError {
-  return new AtlasError(
-    `the store holds a symbolic link at ${path}; atlas never follows links inside a store, so nothing was read or written through it`,
-    {
-      exitCode: EXIT.failure,
-      hint: 'the store was changed outside atlas: look at that entry and remove it by hand (atlas never stores links as links in a folder store)',
-    },
-  );
-}
 
 export class DirectoryStore implements SyncStore {
   readonly kind = 'dir' as const;
@@ -370,55 +351,6 @@ export class DirectoryStore implements SyncStore {
   }
 
   async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {
-    checkVersionAddress(tree, version);
-    const parts = [...tree.split('/'), version];
-    // Every folder from the store down to the version must be a real folder: a symlink on the way
-    // would take the removal outside the store.
-    for (let i = 1; i <= parts.length; i++) {
-      const path = this.dir(...parts.slice(0, i));
-      const st = await lstat(path).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return undefined;
-        throw storeError(error, `cannot read ${path}`);
-      });
-      if (st === undefined) return { objects: 0, bytes: 0, incomplete: true };
-      if (!st.isDirectory()) {
-        throw new AtlasError(`${path} is ${st.isSymbolicLink() ? 'a symlink' : 'not a folder'}: refusing to remove anything through it`, {
-          exitCode: EXIT.failure,
-          hint: 'the store was changed outside atlas: look at it, and move that entry away by hand',
-        });
-      }
-    }
-    const folder = this.dir(...parts);
-    const measured = await measureFolder(folder).catch((error: unknown) => {
-      throw storeError(error, `cannot list ${folder}`);
-    });
-    if (options.dryRun) return measured;
-    try {
-      // Hard links: removing this version's names leaves the other versions' files whole.
-      await rm(join(folder, STATE_FILE_NAME), { force: true });
-      await rm(folder, { recursive: true, force: true });
-    } catch (error) {
-      throw storeError(error, `cannot remove version ${version} of ${tree} from ${this.location}`);
-    }
-    return measured;
+    return removeVersionFolder(this.location, tree, version, options);
   }
-}
-
-/** Files under a folder (symlinks counted, never followed) and their bytes. */
-async function measureFolder(folder: string): Promise<RemovedVersion> {
-  const found = { objects: 0, bytes: 0, incomplete: true };
-  const walk = async (dir: string, top: boolean): Promise<void> => {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) {
-        await walk(path, false);
-        continue;
-      }
-      if (top && entry.name === STATE_FILE_NAME) found.incomplete = false;
-      found.objects++;
-      found.bytes += (await lstat(path)).size;
-    }
-  };
-  await walk(folder, true);
-  return found;
 }

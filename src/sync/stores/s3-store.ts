@@ -4,47 +4,37 @@
 // ETags are never taken for checksums (a multipart ETag is not an MD5): the version's
 // `.sandbox-state` carries the MD5s, and every download is checked against it.
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open, readFile, rm } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
   CopyObjectCommand,
-  CreateMultipartUploadCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
-  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { Config } from '../../config/schema.js';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { sortVersions } from '../../domain/sync-plan.js';
 import { BLOB_GRACE_SECONDS } from '../../domain/sync-retention.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../domain/sync-state.js';
-import { hashFile } from '../scan/file-hash.js';
 import { mapPool } from '../scan/pool.js';
 import type { Received } from '../scan/stream-file.js';
-import { collectRange, rethrown, streamToNewFile } from '../scan/stream-file.js';
+import { rethrown } from '../scan/stream-file.js';
 import { makeS3Client } from './s3-client.js';
 import { DirectRequests, encodeKey } from './s3-direct.js';
 import { s3Error, s3Failure } from './s3-errors.js';
 import { manifestBody, manifestChunks } from './s3-manifest.js';
+import { getObjectRange, getObjectTo, type S3Reader } from './s3-read.js';
 import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
-import { attemptsFrom, withRetries } from './s3-retry.js';
+import { attemptsFrom } from './s3-retry.js';
 import { timeoutsFrom } from './s3-timeouts.js';
+import { putBody, putFile, type S3Writer } from './s3-upload.js';
 import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 
-/** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
-const SINGLE_PUT_LIMIT = 16 * 1024 * 1024;
-/** A file a push sends is never read through a symbolic link put in its place since the scan. */
-const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
-const PART_SIZE = 16 * 1024 * 1024;
 /** A push asks whether the store holds a content (left by a killed push) only from this size on. */
 export const ASK_FROM = 1024 * 1024;
 
@@ -53,11 +43,10 @@ export class S3Store implements SyncStore {
   readonly location: string;
   private readonly client: S3Client;
   private readonly place: S3Place;
-  private readonly direct: DirectRequests;
+  /** What the reads (s3-read.ts) and uploads (s3-upload.ts) send through. */
+  private readonly io: S3Reader & S3Writer;
   /** Whether the server takes `If-None-Match` on a PUT; false once it answered that it does not. */
   private conditionalWrites = true;
-  /** Attempts per request (sync.retries + 1, or AWS_MAX_ATTEMPTS). */
-  private readonly attempts: number;
 
   constructor(
     private readonly bucket: string,
@@ -65,12 +54,12 @@ export class S3Store implements SyncStore {
     settings: Config['sync']['s3'],
     retries = 10,
   ) {
-    this.attempts = attemptsFrom(retries);
+    const attempts = attemptsFrom(retries);
     this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
     const timeouts = timeoutsFrom();
-    this.client = makeS3Client(settings, this.attempts, timeouts);
+    this.client = makeS3Client(settings, attempts, timeouts);
     this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
-    this.direct = new DirectRequests(this.client, timeouts);
+    this.io = { client: this.client, bucket, direct: new DirectRequests(this.client, timeouts), attempts };
   }
 
   private key(...parts: string[]): string {
@@ -149,36 +138,7 @@ export class S3Store implements SyncStore {
 
   /** A download into `dest`, the partial file removed when the body is cut off midway. */
   private getTo(key: string, dest: string): Promise<Received> {
-    return this.send(key, () =>
-      this.readBody(key, undefined, (body) =>
-        streamToNewFile(body, dest).catch(async (error: unknown) => {
-          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove
-          await rm(dest, { force: true });
-          // This disk's failure (full, not writable) is not cured by asking again, and names the file; a cut body is retried.
-          const e = error as NodeJS.ErrnoException;
-          throw e.syscall === 'write' || e.syscall === 'open' ? Object.assign(e, { path: e.path ?? dest }) : cutOff(error);
-        }),
-      ),
-    );
-  }
-
-  /**
-   * GET of an object (or of `range` of it) read by `consume`, tried again when the body is cut off
-   * midway (`consume` says so with cutOff()): the SDK retries what fails before the body, not a
-   * stream that breaks while it is read.
-   */
-  private readBody<T>(key: string, range: string | undefined, consume: (body: AsyncIterable<Buffer>) => Promise<T>): Promise<T> {
-    return withRetries(
-      this.attempts,
-      async () => {
-        const body =
-          (await this.direct.get(key, range)) ??
-          ((await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: range } : {}) })))
-            .Body as Readable);
-        return consume(body as AsyncIterable<Buffer>);
-      },
-      (error) => (error as { $cutOff?: boolean }).$cutOff === true,
-    );
+    return this.send(key, () => getObjectTo(this.io, key, dest));
   }
 
   private blobKey(tree: string, sha256: string): string {
@@ -209,21 +169,18 @@ export class S3Store implements SyncStore {
   }
 
   async putBlob(tree: string, localFile: string): Promise<Received> {
-    return this.send(`the upload of ${localFile}`, () => this.putFile(tree, localFile));
+    return this.send(`the upload of ${localFile}`, () => putFile(this.io, (sha) => this.blobKey(tree, sha), localFile));
   }
 
   async putBytes(tree: string, body: Buffer): Promise<string> {
-    return (await this.send(`an upload of ${body.length} bytes`, () => this.putBody(tree, body))).sha256;
+    return (await this.send(`an upload of ${body.length} bytes`, () => putBody(this.io, (sha) => this.blobKey(tree, sha), body))).sha256;
   }
 
   async readPackRange(tree: string, pack: string, start: number, length: number, into?: Buffer): Promise<Buffer | undefined> {
     if (length === 0) return Buffer.alloc(0);
     const key = this.blobKey(tree, pack);
-    const range = `bytes=${start}-${start + length - 1}`;
     return this.send(key, () =>
-      this.readBody(key, range, (body) =>
-        collectRange(body, start, length, into).catch((error: unknown) => Promise.reject(cutOff(error))),
-      ).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))),
+      getObjectRange(this.io, key, start, length, into).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))),
     );
   }
 
@@ -357,94 +314,6 @@ export class S3Store implements SyncStore {
     );
     return found;
   }
-
-  /**
-   * One PutObject with Content-MD5 (the server checks the bytes) under the SHA-256 of the bytes
-   * read, or, for a large file, a multipart upload under the hash of a first read, completed only
-   * when the bytes sent hash the same (a file changed meanwhile is refused: push again).
-   */
-  private async putFile(tree: string, localFile: string): Promise<Received> {
-    const handle = await open(localFile, READ_NO_FOLLOW);
-    try {
-      const { size } = await handle.stat();
-      if (size <= SINGLE_PUT_LIMIT) {
-        return this.putBody(tree, size === 0 ? Buffer.alloc(0) : await readFile(handle));
-      }
-      const first = await hashFile(localFile);
-      return await this.putMultipart(this.blobKey(tree, first.sha256), handle, first.sha256);
-    } finally {
-      await handle.close();
-    }
-  }
-
-  /** One PutObject of bytes held in memory, under their SHA-256, with Content-MD5. */
-  private async putBody(tree: string, body: Buffer): Promise<Received> {
-    const digest = createHash('md5').update(body).digest();
-    const sha256 = createHash('sha256').update(body).digest('hex');
-    const key = this.blobKey(tree, sha256);
-    // Without the SDK's per-request work and headers when its shape is known (s3-direct.ts).
-    if (!(await this.direct.put(key, body, digest.toString('base64'), sha256))) {
-      await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: body,
-          ContentLength: body.length,
-          ContentMD5: digest.toString('base64'),
-        }),
-      );
-    }
-    return { bytes: body.length, md5: digest.toString('hex'), sha256 };
-  }
-
-  private async putMultipart(key: string, handle: Awaited<ReturnType<typeof open>>, expected: string): Promise<Received> {
-    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
-    const uploadId = created.UploadId!;
-    const whole = createHash('md5');
-    const sha = createHash('sha256');
-    const parts: { ETag: string; PartNumber: number }[] = [];
-    let bytes = 0;
-    try {
-      for (let part = 1; ; part++) {
-        const buffer = Buffer.alloc(PART_SIZE);
-        const { bytesRead } = await handle.read(buffer, 0, PART_SIZE, null);
-        if (bytesRead === 0) break;
-        const body = buffer.subarray(0, bytesRead);
-        whole.update(body);
-        sha.update(body);
-        bytes += bytesRead;
-        const done = await this.client.send(
-          new UploadPartCommand({
-            Bucket: this.bucket,
-            Key: key,
-            UploadId: uploadId,
-            PartNumber: part,
-            Body: body,
-            ContentLength: bytesRead,
-            ContentMD5: createHash('md5').update(body).digest('base64'),
-          }),
-        );
-        parts.push({ ETag: done.ETag!, PartNumber: part });
-      }
-      const sha256 = sha.digest('hex');
-      if (sha256 !== expected) {
-        // Named by the push, by its path (transfer/upload.ts): this is not the store's failure.
-        throw Object.assign(new Error(`the file changed while it was being sent to ${key}`), { changedFile: true });
-      }
-      await this.client.send(
-        new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
-      );
-      return { bytes, md5: whole.digest('hex'), sha256 };
-    } catch (error) {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
-      throw error;
-    }
-  }
-}
-
-/** Marks a failure while a body was read: the request is tried again. */
-function cutOff(error: unknown): unknown {
-  return Object.assign(error as object, { $cutOff: true });
 }
 
 function isMissing(error: unknown): boolean {

@@ -1,0 +1,67 @@
+// Reading an object's body from an S3 store: whole into a new file, or a byte range into memory,
+// each tried again when the body is cut off midway.
+import { rm } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Received } from '../scan/stream-file.js';
+import { collectRange, streamToNewFile } from '../scan/stream-file.js';
+import type { DirectRequests } from './s3-direct.js';
+import { withRetries } from './s3-retry.js';
+
+export interface S3Reader {
+  client: S3Client;
+  bucket: string;
+  direct: DirectRequests;
+  /** Attempts per request (sync.retries + 1, or AWS_MAX_ATTEMPTS). */
+  attempts: number;
+}
+
+/** A download into `dest`, the partial file removed when the body is cut off midway. */
+export function getObjectTo(reader: S3Reader, key: string, dest: string): Promise<Received> {
+  return readBody(reader, key, undefined, (body) =>
+    streamToNewFile(body, dest).catch(async (error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove
+      await rm(dest, { force: true });
+      // This disk's failure (full, not writable) is not cured by asking again, and names the file; a cut body is retried.
+      const e = error as NodeJS.ErrnoException;
+      throw e.syscall === 'write' || e.syscall === 'open' ? Object.assign(e, { path: e.path ?? dest }) : cutOff(error);
+    }),
+  );
+}
+
+/** `length` bytes of an object from `start` (into `into` when given). */
+export function getObjectRange(reader: S3Reader, key: string, start: number, length: number, into?: Buffer): Promise<Buffer> {
+  const range = `bytes=${start}-${start + length - 1}`;
+  return readBody(reader, key, range, (body) =>
+    collectRange(body, start, length, into).catch((error: unknown) => Promise.reject(cutOff(error))),
+  );
+}
+
+/**
+ * GET of an object (or of `range` of it) read by `consume`, tried again when the body is cut off
+ * midway (`consume` says so with cutOff()): the SDK retries what fails before the body, not a
+ * stream that breaks while it is read.
+ */
+function readBody<T>(
+  reader: S3Reader,
+  key: string,
+  range: string | undefined,
+  consume: (body: AsyncIterable<Buffer>) => Promise<T>,
+): Promise<T> {
+  return withRetries(
+    reader.attempts,
+    async () => {
+      const body =
+        (await reader.direct.get(key, range)) ??
+        ((await reader.client.send(new GetObjectCommand({ Bucket: reader.bucket, Key: key, ...(range ? { Range: range } : {}) })))
+          .Body as Readable);
+      return consume(body as AsyncIterable<Buffer>);
+    },
+    (error) => (error as { $cutOff?: boolean }).$cutOff === true,
+  );
+}
+
+/** Marks a failure while a body was read: the request is tried again. */
+function cutOff(error: unknown): unknown {
+  return Object.assign(error as object, { $cutOff: true });
+}
