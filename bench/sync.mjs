@@ -17,6 +17,7 @@ import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ATLAS, ROOT, tempDir } from './lib.mjs';
+import { printReport } from './sync-report.mjs';
 
 const FILES = Number(process.argv[2] ?? 10_000);
 const SIZE = Number(process.argv[3] ?? 10_240);
@@ -204,7 +205,6 @@ function have(cmd, args) {
 }
 
 // --- the runs
-const PHASES = ['first push', 'no-op push', 'push after 1% changed', 'pull into empty folder', 'no-op pull', 'pull of the older version'];
 const results = {};
 const tools = [];
 /** Runs the phases of one tool; a tool that fails is reported and left out, never the bench's end. */
@@ -353,52 +353,7 @@ else if (!(await resticPhases('restic', `s3:${endpoint}/${BUCKET}/restic`))) {
 }
 
 // --- the table
-const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
-const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
-console.log('');
-const cell = (r) => (r ? `${secs(r.ms)} / ${r.requests} / ${mb(r.sent)}` : 'n/a');
-const width = (t) => Math.max(34, t.length + 26);
-console.log(['phase'.padEnd(27), ...tools.map((t) => `${t}: time / requests / sent`.padEnd(width(t)))].join(''));
-for (const phase of PHASES) console.log([phase.padEnd(27), ...tools.map((t) => cell(results[t][phase]).padEnd(width(t)))].join(''));
-const a = results.atlas;
-if (!a) process.exit(1);
-console.log('');
-console.log(`atlas peak RSS: ${PHASES.map((p) => `${p} ${(a[p].rss / 1e6).toFixed(0)} MB`).join(', ')}`);
-const maxRss = Math.max(...PHASES.map((p) => a[p].rss));
-console.log(
-  `  = ${(maxRss / FILES / 1024).toFixed(1)} KB per file at most (target on 100,000 files: <= 1 KB per file${FILES >= 100_000 ? `: ${maxRss / FILES <= 1024 ? 'ok' : 'MISSED'}` : '; run with 100000 to check it'})`,
-);
-const perFile = (bytes) => `${(bytes / FILES / 1024).toFixed(2)} KB per file`;
-console.log(
-  `floor (bench/sync-floor.mjs): Node.js alone ${(floor.node / 1e6).toFixed(0)} MB; atlas's sync push of a folder of 1 file ${(floor.atlas / 1e6).toFixed(0)} MB; ` +
-    `the same I/O in a bare Node.js program, none of atlas: a push's reads, hashes and PUTs of packs, keeping only the paths, ${(floor.push / 1e6).toFixed(0)} MB (${perFile(floor.push)}); ` +
-    `a pull's ranged GETs and files written, keeping nothing, ${(floor.pull / 1e6).toFixed(0)} MB (${perFile(floor.pull)})`,
-);
-// The others' peaks, for scale (a tool started through a wrapper script shows the wrapper's).
-for (const t of tools.filter((t) => t !== 'atlas')) {
-  const measured = PHASES.filter((p) => results[t][p]);
-  if (measured.length > 0)
-    console.log(`${t} peak RSS: ${measured.map((p) => `${p} ${(results[t][p].rss / 1e6).toFixed(0)} MB`).join(', ')}`);
-}
-console.log('');
-const verdict = (ok) => (ok ? 'ok' : 'MISSED');
-const than = (tool, phase, target, mine = a) => {
-  if (!results[tool]?.[phase] || !mine?.[phase]) return `${tool}: not measured`;
-  const x = results[tool][phase].ms / mine[phase].ms;
-  return `${x.toFixed(1)}x faster than ${tool} (target ${target === 1 ? 'faster' : `>= ${target}x`}: ${verdict(target === 1 ? x > 1 : x >= target)})`;
-};
-for (const phase of ['no-op push', 'no-op pull']) console.log(`atlas ${phase}: ${secs(a[phase].ms)}; ${than('rclone', phase, 3)}`);
-const push1 = a['push after 1% changed'];
-const oneTarget = FILES >= 100_000 ? 3 : 1;
-const resticTool = tools.find((t) => t.startsWith('restic')) ?? 'restic';
-const resticVs = resticBeside === 'atlas' ? '' : ` (${resticBeside}: ${secs(results[resticBeside]['push after 1% changed'].ms)})`;
-console.log(
-  `atlas push after 1% changed: ${secs(push1.ms)}, ${push1.requests} requests; ${than('rclone', 'push after 1% changed', oneTarget)}; ${than(resticTool, 'push after 1% changed', 1, results[resticBeside])}${resticVs}`,
-);
-console.log(
-  `  ${mb(push1.sent)} sent on the wire (HTTP included) for ${mb(changedBytes)} changed = ${(push1.sent / changedBytes).toFixed(2)}x (target <= 1.5x: ${verdict(push1.sent <= 1.5 * changedBytes)}); ` +
-    `${mb(push1.payload)} of it file content`,
-);
+if (!printReport({ results, tools, floor, resticBeside, files: FILES, changedBytes })) process.exit(1);
 
 moto?.proxy.close();
 moto?.child.kill('SIGTERM');
