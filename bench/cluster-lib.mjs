@@ -2,6 +2,7 @@
 // helper, bundled; pg imported from node_modules by path) and `atlas serve` processes on it.
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -47,6 +48,18 @@ export function startServer(home, env, flags, logFile) {
     else child.stdout.resume();
     return { child, port };
   });
+}
+
+/** POSTs one turn's prompt over a fresh connection to 127.0.0.1; `onResponse` reads the SSE answer. */
+export function postTurn(port, tok, conversation, prompt, onError, onResponse) {
+  const body = JSON.stringify({ prompt });
+  const headers = { authorization: `Bearer ${tok}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+  const req = request(
+    { host: '127.0.0.1', port, method: 'POST', path: `/conversations/${conversation}/sandbox/s`, agent: false, headers },
+    onResponse,
+  );
+  req.on('error', onError);
+  req.end(body);
 }
 
 export function createToken(home, env) {

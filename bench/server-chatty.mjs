@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToken, loopDelay, pct, postgresTools, sorted, startServer } from './cluster-lib.mjs';
+import { createToken, loopDelay, pct, postgresTools, postTurn, sorted, startServer } from './cluster-lib.mjs';
 
 const MESSAGES = Number(process.argv[2] ?? 8000);
 const AGENT = join(import.meta.dirname, '..', 'test', 'fixtures', 'server', 'chatty-agent.sh');
@@ -20,30 +20,17 @@ const FLAGS = ['-c', 'ai.agent=command', '-c', `ai.command=/bin/bash ${AGENT}`];
 /** One turn: resolves with its event ids and whether it ended with an ok usage event. */
 function turn(port, tok, conversation) {
   return new Promise((resolve, reject) => {
-    const body = JSON.stringify({ prompt: 'talk' });
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: `/conversations/${conversation}/sandbox/s`,
-        agent: false,
-        headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => {
-          const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
-          resolve({ ids, ok: text.includes('event: usage') && text.includes('"ok":true') });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+    postTurn(port, tok, conversation, 'talk', reject, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => {
+        const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+        resolve({ ids, ok: text.includes('event: usage') && text.includes('"ok":true') });
+      });
+      res.on('error', reject);
+    });
   });
 }
 

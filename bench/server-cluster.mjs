@@ -6,10 +6,9 @@
 // pg_stat_statements; each statement, BEGIN and COMMIT included, is one round trip).
 // Usage: node bench/server-cluster.mjs [conversations=50] [turns=2]
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToken, pct, postgresTools, sorted, startServer } from './cluster-lib.mjs';
+import { createToken, pct, postgresTools, postTurn, sorted, startServer } from './cluster-lib.mjs';
 import { concurrentTurns } from './lib.mjs';
 
 const CONVERSATIONS = Number(process.argv[2] ?? 50);
@@ -33,35 +32,22 @@ const FLAGS = [
 function turn(port, tok, conversation) {
   return new Promise((resolve, reject) => {
     const p0 = performance.now();
-    const body = JSON.stringify({ prompt: 'bench' });
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: `/conversations/${conversation}/sandbox/s`,
-        agent: false,
-        headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
-        let text = '';
-        let firstByte;
-        res.setEncoding('utf8');
-        res.on('data', (chunk) => {
-          firstByte ??= performance.now() - p0;
-          text += chunk;
-        });
-        res.on('end', () =>
-          text.includes('event: usage') && text.includes('"ok":true')
-            ? resolve({ firstByte, total: performance.now() - p0 })
-            : reject(new Error('no ok usage event')),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+    postTurn(port, tok, conversation, 'bench', reject, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
+      let text = '';
+      let firstByte;
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        firstByte ??= performance.now() - p0;
+        text += chunk;
+      });
+      res.on('end', () =>
+        text.includes('event: usage') && text.includes('"ok":true')
+          ? resolve({ firstByte, total: performance.now() - p0 })
+          : reject(new Error('no ok usage event')),
+      );
+      res.on('error', reject);
+    });
   });
 }
 

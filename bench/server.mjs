@@ -9,10 +9,9 @@
 // BENCH_SERVER_PROF=DIR: the servers write V8 CPU profiles (node --cpu-prof) into DIR.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { loopDelay } from './cluster-lib.mjs';
+import { loopDelay, postTurn } from './cluster-lib.mjs';
 import { ATLAS, concurrentTurns, tempDir, untilListening } from './lib.mjs';
 
 const TURNS = Number(process.argv[2] ?? 2);
@@ -115,41 +114,28 @@ function turn(port, tok, conversation) {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
     const p0 = performance.now();
-    const body = JSON.stringify({ prompt: 'bench' });
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: `/conversations/${conversation}/sandbox/s`,
-        agent: false,
-        headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
-        const headers = performance.now() - p0;
-        let text = '';
-        let firstByte;
-        let agentOverhead;
-        res.setEncoding('utf8');
-        res.on('data', (chunk) => {
-          firstByte ??= performance.now() - p0;
-          text += chunk;
-          if (agentOverhead === undefined) {
-            const m = /origin=(\d+) first=(\d+)/.exec(text);
-            if (m) agentOverhead = Date.now() - t0 - (Number(m[2]) - Number(m[1]));
-          }
-        });
-        res.on('end', () => {
-          if (!text.includes('event: usage') || !text.includes('"ok":true'))
-            return reject(new Error('turn did not end with an ok usage event'));
-          resolve({ headers, firstByte, agentOverhead, total: performance.now() - p0 });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+    postTurn(port, tok, conversation, 'bench', reject, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
+      const headers = performance.now() - p0;
+      let text = '';
+      let firstByte;
+      let agentOverhead;
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        firstByte ??= performance.now() - p0;
+        text += chunk;
+        if (agentOverhead === undefined) {
+          const m = /origin=(\d+) first=(\d+)/.exec(text);
+          if (m) agentOverhead = Date.now() - t0 - (Number(m[2]) - Number(m[1]));
+        }
+      });
+      res.on('end', () => {
+        if (!text.includes('event: usage') || !text.includes('"ok":true'))
+          return reject(new Error('turn did not end with an ok usage event'));
+        resolve({ headers, firstByte, agentOverhead, total: performance.now() - p0 });
+      });
+      res.on('error', reject);
+    });
   });
 }
 
