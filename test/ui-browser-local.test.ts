@@ -8,10 +8,8 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error: the bench's plain .mjs helpers, without types
 import { makeRepo, writeFixtureTask } from '../bench/lib.mjs';
 import { outputAdded, outputLines } from '../src/domain/output-delta.js';
-import { startLocalBoard } from '../src/server/local-board.js';
 import { ATLAS_BIN, atlas, REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { repoIn } from './helpers/server-fixtures.js';
-import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 import { addTemplate, boardServers, chromiumOfThisFile, withChromium } from './helpers/ui-fixtures.js';
 
 const boards = boardServers();
@@ -48,15 +46,7 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
   it('a task started in a terminal after the board opened: its card appears and moves live, its page streams the output', async () => {
     const home = tempDir();
     const repo = tickerRepo();
-    const board = await startLocalBoard({
-      home,
-      config: agentConfig(),
-      port: 0,
-      version: 'test',
-      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
-      uiDir: boards.uiDir(),
-      warn: () => undefined,
-    });
+    const board = await boards.startLocal(home);
     try {
       const context = await browser().newContext({ viewport: { width: 1100, height: 800 } });
       const page = await context.newPage();
@@ -148,15 +138,7 @@ withChromium('atlas ui follows the tasks of a terminal', () => {
         id: `task-20260101-120000-${i + 1}`,
         workspace: `ws${i % 5}`,
       });
-    const board = await startLocalBoard({
-      home,
-      config: agentConfig(),
-      port: 0,
-      version: 'test',
-      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
-      uiDir: boards.uiDir(),
-      warn: () => undefined,
-    });
+    const board = await boards.startLocal(home);
     try {
       const page = await (await browser().newContext()).newPage();
       await page.goto(board.link);

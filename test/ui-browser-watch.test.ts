@@ -6,10 +6,8 @@
 import { spawn } from 'node:child_process';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import { startLocalBoard } from '../src/server/local-board.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { repoIn } from './helpers/server-fixtures.js';
-import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 import { addTemplate, axeViolations, boardServers, chromiumOfThisFile, screenshot, withChromium } from './helpers/ui-fixtures.js';
 
 const boards = boardServers();
@@ -31,15 +29,7 @@ withChromium('watching tasks on the board', () => {
     const repo = repoIn(tempDir('atlas-repos-'), 'demo');
     addTemplate(repo, 'alpha', printer('alpha', 600, 40));
     addTemplate(repo, 'beta', printer('beta', 400, 60));
-    const board = await startLocalBoard({
-      home,
-      config: agentConfig(),
-      port: 0,
-      version: 'test',
-      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
-      uiDir: boards.uiDir(),
-      warn: () => undefined,
-    });
+    const board = await boards.startLocal(home);
     const terminals: ReturnType<typeof spawn>[] = [];
     try {
       const origin = new URL(board.link).origin;

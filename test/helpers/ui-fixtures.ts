@@ -7,6 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
+import { startLocalBoard } from '../../src/server/local-board.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { startServer } from '../../src/server/server.js';
 import { ATLAS_BIN, REPO_ROOT, tempDir } from './core-fixtures.js';
@@ -56,7 +57,18 @@ export function boardServers() {
     running.push(server);
     return { url: server.url, server, uiDir: options.uiDir ?? uiDir };
   };
-  return { start, manifest: () => manifest, uiDir: () => uiDir };
+  /** `atlas ui`'s board on `home` (this machine's tasks, a one-time link), serving this file's bundle. */
+  const startLocal = (home: string) =>
+    startLocalBoard({
+      home,
+      config: agentConfig(),
+      port: 0,
+      version: 'test',
+      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+      uiDir,
+      warn: () => undefined,
+    });
+  return { start, startLocal, manifest: () => manifest, uiDir: () => uiDir };
 }
 
 /** Signs in with a token; the cookies as a Cookie header, and the CSRF token. */
