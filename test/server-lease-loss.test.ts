@@ -2,12 +2,11 @@
 // lease would have expired (another replica may then take the turn over: two agents must never
 // work on one conversation). A server on a real PostgreSQL runs a --local turn; the database is
 // stopped (pg_ctl) mid-turn; the agent is gone before the database comes back.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
-import type { TestPostgres } from './helpers/postgres.js';
-import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
+import { postgresSkipReason, usePostgres } from './helpers/postgres.js';
 import { auth, processesWith, readSse, waitUntil } from './helpers/server-fixtures.js';
 import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
@@ -17,14 +16,11 @@ const serve = inProcessServers();
 describe.skipIf(postgresSkipReason !== undefined)(
   `a turn whose lease cannot be renewed${postgresSkipReason ? ` (skipped: ${postgresSkipReason})` : ''}`,
   () => {
-    let pg: TestPostgres;
-    beforeAll(async () => {
-      pg = await startPostgres();
-    }, 120_000);
-    afterAll(async () => pg?.stop());
+    const postgres = usePostgres();
 
     it('stops its agent once the lease would have expired, while the database is down', async () => {
       const home = tempDir();
+      const pg = postgres();
       const databaseUrl = await pg.createDatabase('leaseloss');
       const { token } = await createToken(home, 'alice', new Date(), { database: databaseUrl });
       const config = agentConfig((c) => {

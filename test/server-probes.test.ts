@@ -13,8 +13,7 @@ import { tempDir } from './helpers/core-fixtures.js';
 import type { TestMoto } from './helpers/moto.js';
 import { MOTO_ENV, motoMissing, startMotoServer } from './helpers/moto.js';
 import { checkResponses } from './helpers/openapi-check.js';
-import type { TestPostgres } from './helpers/postgres.js';
-import { postgresSkipReason, startPostgres } from './helpers/postgres.js';
+import { postgresSkipReason, usePostgres } from './helpers/postgres.js';
 import { auth, prompt, waitUntil } from './helpers/server-fixtures.js';
 import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
@@ -29,14 +28,11 @@ async function ready(url: string): Promise<{ status: number; body: any }> {
 describe.skipIf(postgresSkipReason !== undefined)(
   `/ready and a stopped PostgreSQL${postgresSkipReason ? ` (skipped: ${postgresSkipReason})` : ''}`,
   () => {
-    let pg: TestPostgres;
-    beforeAll(async () => {
-      pg = await startPostgres();
-    }, 120_000);
-    afterAll(async () => pg?.stop());
+    const postgres = usePostgres();
 
     it('says not ready (database unreachable) while PostgreSQL is stopped, requests get 503 state_unavailable, and ready again once it is back', async () => {
       const home = tempDir();
+      const pg = postgres();
       const databaseUrl = await pg.createDatabase('probes');
       const { token } = await createToken(home, 'alice', new Date(), { database: databaseUrl });
       const { url } = await serve(

@@ -7,6 +7,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { freePort } from './free-port.js';
 
 const PG_ROOT = '/usr/lib/postgresql';
@@ -100,5 +101,18 @@ export async function startPostgres(settings: { durable?: boolean; statements?: 
       }
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A PostgreSQL started before the enclosing describe's tests and stopped after them; call the result inside a test. */
+export function usePostgres(): () => TestPostgres {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 120_000);
+  afterAll(async () => server?.stop());
+  return () => {
+    if (!server) throw new Error('PostgreSQL did not start (see beforeAll)');
+    return server;
   };
 }
