@@ -85,7 +85,8 @@ withChromium('the board in Chromium', () => {
 
     await card.locator('.card-link').click();
     await page.locator('[data-action="approve"]').waitFor();
-    await expect(page.getByTestId('output').textContent()).resolves.toContain('<img src=x onerror=window.__pwned=2></script>');
+    // The step's output is replayed from the task's log by the page's event stream: wait for it.
+    await page.getByTestId('output').filter({ hasText: '<img src=x onerror=window.__pwned=2></script>' }).waitFor();
     // HOOK.md (it quotes the hostile description) is drawn as Markdown of known elements only:
     // the description is text, never parsed as HTML.
     await page.getByTestId('hook-md').filter({ hasText: id }).waitFor();
