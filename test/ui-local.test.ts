@@ -1,11 +1,11 @@
 // `atlas ui`: the built CLI serves this machine's tasks on 127.0.0.1; the printed link signs in
 // once (then it is spent); a task started in a terminal is on the `local` account's board.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { adoptLocalTasks, startLocalBoard } from '../src/server/local-board.js';
 import { ATLAS_BIN, atlas, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
-import { repoIn } from './helpers/server-fixtures.js';
+import { readSse, repoIn, waitUntil } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 
 describe('atlas ui', () => {
@@ -81,6 +81,43 @@ describe('atlas ui', () => {
         .join('; ');
       const page: any = await (await fetch(`${new URL(board.link).origin}/tasks`, { headers: { cookie } })).json();
       expect(page.tasks.map((t: any) => t.description)).toEqual(['in-process']);
+    } finally {
+      await board.server.stop('test over');
+    }
+  }, 120_000);
+
+  it('a terminal task that ran between two looks of the board (started and at rest unseen) still gets its finished event', async () => {
+    ensureBuilt();
+    const home = tempDir();
+    const repo = repoIn(tempDir('atlas-repos-'), 'demo');
+    // One task first, so the workspace (and the board's watch on it) exists.
+    await atlas(['start', 'quick', 'first', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
+    const board = await startLocalBoard({
+      home,
+      config: agentConfig(),
+      port: 0,
+      version: 'test',
+      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+      warn: () => undefined,
+    });
+    try {
+      // spawnSync holds this process (and the board in it) until the task waits for a person.
+      const run = spawnSync(process.execPath, [ATLAS_BIN, 'start', 'quick', 'unseen', '--no-interactive'], {
+        cwd: repo,
+        env: { ...process.env, ATLAS_HOME: home },
+      });
+      expect(run.status, String(run.stderr)).toBe(5);
+      const cookie = (await fetch(board.link, { redirect: 'manual' })).headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const origin = new URL(board.link).origin;
+      const id = await waitUntil(async () => {
+        const page: any = await (await fetch(`${origin}/tasks`, { headers: { cookie } })).json();
+        return page.tasks.find((t: any) => t.description === 'unseen')?.id as string | undefined;
+      });
+      const events = await readSse(await fetch(`${origin}/tasks/${id}/events`, { headers: { cookie } }), (e) => e.event === 'finished');
+      expect(events.at(-1)!.data).toMatchObject({ command: 'terminal', state: 'awaiting_human' });
     } finally {
       await board.server.stop('test over');
     }

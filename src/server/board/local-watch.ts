@@ -263,6 +263,9 @@ export class LocalTaskWatcher {
       this.setBusy(f, h, false, h !== undefined && BUSY.has(h.state) && this.alive(f));
       return;
     }
+    // Found later, it was started by a terminal since the last look: if it is at rest already (it ran
+    // between two looks), that run's end is logged like any other.
+    f.busy = true;
     this.check(f, true, false);
   }
 
@@ -332,7 +335,10 @@ export class LocalTaskWatcher {
       f.watcher.close();
       f.watcher = undefined;
     }
-    if (busy === f.busy) return;
+    if (busy === f.busy) {
+      if (busy) this.tasks.elsewhere.add(id);
+      return;
+    }
     f.busy = busy;
     if (busy) {
       this.tasks.elsewhere.add(id);

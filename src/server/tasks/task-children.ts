@@ -176,3 +176,14 @@ export function runAtlasChild(ctx: ServerContext, args: string[], cwd: string): 
     },
   };
 }
+
+/** Waits up to `ms` for the child to end: true when it did. */
+export async function endsWithin(task: TaskChild, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((ok) => {
+    timer = setTimeout(ok, ms, 'late');
+  });
+  const outcome = await Promise.race([task.done, late]);
+  clearTimeout(timer);
+  return outcome !== 'late';
+}

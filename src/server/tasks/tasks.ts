@@ -20,7 +20,7 @@ import type { EventLog } from '../state/event-log.js';
 import type { TaskIndexRow } from '../state/types.js';
 import { logKey } from '../state/types.js';
 import type { ChildResult, TaskChild } from './task-children.js';
-import { HookWatcher, runAtlasChild } from './task-children.js';
+import { endsWithin, HookWatcher, runAtlasChild } from './task-children.js';
 
 /** Which account started a task over the API: the same record as the state's task index. */
 export type ServerTaskRecord = TaskIndexRow;
@@ -34,6 +34,8 @@ export type RecoverAction = (typeof RECOVER_ACTIONS)[number];
 
 /** How long a cancelled task's command may take to park itself before it is killed. */
 const CANCEL_WAIT_MS = 30_000;
+/** How long an action waits for a command that left its task waiting for a person to exit. */
+const ENDING_MS = 15_000;
 
 const TASK_ID = /^task-[0-9]{8}-[0-9]{6}(?:-[0-9a-z]+)?$/;
 const START_WAIT_MS = 60_000;
@@ -287,7 +289,11 @@ export class Tasks {
         return { status: 200, body: { task_id: id, action, state } };
       }
       default: {
-        if (busy) throw new HttpError(409, 'task_running', `task ${id} is running; wait for its finished event`);
+        // A command whose task waits for a person already is only ending (HOOK.md, its exit): the board
+        // shows the task waiting, so an action then waits for that end, briefly, instead of a 409.
+        const ended = busy && this.summary(r).activity === 'waiting' && (await endsWithin(this.running.get(id)!, ENDING_MS));
+        if (busy && (!ended || this.running.has(id)))
+          throw new HttpError(409, 'task_running', `task ${id} is running; wait for its finished event`);
         const summary = this.summary(r);
         if (action === 'recover' && summary.activity !== 'crashed' && summary.activity !== 'paused') {
           throw new HttpError(
