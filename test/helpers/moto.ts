@@ -10,7 +10,10 @@ import { freePort } from './free-port.js';
 import type { S3Server } from './s3rver.js';
 import { S3RVER_ENV, serverOf } from './s3rver.js';
 
-let missing: string | undefined | null = null;
+/** The answer of motoMissing() found by test/global-build.ts for every worker ('' when moto runs). */
+export const MOTO_PROBE_ENV = 'ATLAS_TEST_MOTO_MISSING';
+const probed = process.env[MOTO_PROBE_ENV];
+let missing: string | undefined | null = probed === undefined ? null : probed || undefined;
 
 /** Why moto cannot run here (python3 or the moto package missing), or undefined when it can. */
 export function motoMissing(): string | undefined {

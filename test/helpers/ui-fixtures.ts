@@ -1,4 +1,4 @@
-// The web board in tests: its bundle built once per file into a temp folder (scripts/build-ui.mjs),
+// The web board in tests: the bundle the build put in dist/ui (scripts/build-ui.mjs),
 // in-process servers serving it (stopped after each test), and sign-in by cookie.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import type { Config } from '../../src/config/schema.js';
 import { startLocalBoard } from '../../src/server/local-board.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { startServer } from '../../src/server/server.js';
-import { ATLAS_BIN, REPO_ROOT, tempDir } from './core-fixtures.js';
+import { ATLAS_BIN, REPO_ROOT } from './core-fixtures.js';
 import { ensureBuilt } from './engine-fixtures.js';
 import { agentConfig } from './server-inprocess-fixtures.js';
 
@@ -24,15 +24,12 @@ export function boardServers() {
   const running: RunningServer[] = [];
   let uiDir = '';
   let manifest: { js: string; css: string; files: string[] } = { js: '', css: '', files: [] };
-  beforeAll(async () => {
-    // @ts-expect-error: a plain .mjs build script without types
-    const { buildUi } = (await import('../../scripts/build-ui.mjs')) as {
-      buildUi: (dir: string) => Promise<{ outdir: string; manifest: typeof manifest }>;
-    };
-    const built = await buildUi(tempDir('atlas-ui-build-'));
-    uiDir = built.outdir;
-    manifest = built.manifest;
-  }, 60_000);
+  beforeAll(() => {
+    // The bundle `npm run build` made (test/global-build.ts builds it before any worker starts).
+    ensureBuilt();
+    uiDir = join(REPO_ROOT, 'dist', 'ui');
+    manifest = JSON.parse(readFileSync(join(uiDir, 'manifest.json'), 'utf8'));
+  });
   afterEach(async () => {
     for (const s of running.splice(0)) await s.stop('test over');
   });
