@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { Spawner } from '../exec/spawner/client.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import { parseStoreAddress } from '../sync/stores/open-store.js';
 import { serverDir, TokenVerifier } from './accounts/tokens.js';
@@ -122,8 +123,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }),
     atlasCommand: options.atlasCommand,
     local: options.local,
+    spawner: undefined,
     stopping: undefined,
   };
+  // The agents' spawner starts beside the server (not in its start-up time): turns before it runs
+  // spawn their agents from this process, as they do if it cannot start.
+  const spawnerNote = (note: string) => log({ level: 'error', msg: 'process spawner', note });
+  const spawner = Spawner.start({ note: spawnerNote }).then(
+    (s) => (ctx.spawner = s),
+    (error: Error) => {
+      spawnerNote(`${error.message}: this process starts the agents itself`);
+      return undefined;
+    },
+  );
   const verifier = new TokenVerifier(ctx.state);
   const board = new Board(verifier, options.uiDir ?? findUiDir(), options.localLogin);
   const conversations = new Conversations(ctx);
@@ -290,6 +302,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     leaseSweep,
     loopDelay,
     releaseSandbox,
+    closeSpawner: () => spawner.then((s) => s?.close()),
     accountEvents,
     state,
   });

@@ -1,6 +1,7 @@
 // What every part of the running server shares: settings, the lifecycle bus, the event logs, the
 // JSON-lines log, the per-account stream limit, and whether it is stopping.
 import type { Config } from '../../config/schema.js';
+import type { ProcessSpawner } from '../../exec/types.js';
 import type { LifecycleBus } from '../../lifecycle/types.js';
 import type { EventLogs } from '../state/event-log.js';
 import type { ServerState } from '../state/types.js';
@@ -29,6 +30,11 @@ export interface ServerContext {
   atlasCommand: { command: string; args: string[] };
   /** Steps run on this machine (`--local`) rather than sandboxed. */
   local: boolean;
+  /**
+   * Starts the turns' agents (src/exec/spawner/) once it runs, so this large process never forks
+   * per turn; until then, or without it, this process spawns them itself.
+   */
+  spawner: ProcessSpawner | undefined;
   /** Set when SIGTERM arrived: new work is refused. */
   stopping: string | undefined;
 }

@@ -1,0 +1,42 @@
+// What the server and its spawner (main.ts) say over the spawner's IPC channel. Each started
+// process's stdout, stderr (and the sandbox's start signal, fd 3) are connections to the server's
+// Unix socket, opened by the spawner before the start: each begins with a header naming its
+// request and stream, and then carries the process's bytes straight to the server.
+
+/** The server asks for a process. */
+export interface SpawnRequest {
+  t: 'spawn';
+  id: number;
+  command: string;
+  args: string[];
+  shell: boolean;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Written to stdin, which is then closed; without it stdin is /dev/null. */
+  input?: string;
+  /** The process writes a byte on fd 3 once it began (Launch.signalsStart). */
+  fd3: boolean;
+}
+
+export type SpawnerMessage =
+  | { t: 'ready' }
+  | { t: 'spawned'; id: number; pid: number }
+  | { t: 'error'; id: number; code: string | undefined; message: string }
+  | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
+
+/** The first bytes of each stream connection: magic, request id (uint32 BE), stream index (1, 2 or 3). */
+export const HEADER_BYTES = 9;
+const MAGIC = 0x41544c53; // 'ATLS'
+
+export function streamHeader(id: number, stream: number): Buffer {
+  const b = Buffer.alloc(HEADER_BYTES);
+  b.writeUInt32BE(MAGIC, 0);
+  b.writeUInt32BE(id, 4);
+  b.writeUInt8(stream, 8);
+  return b;
+}
+
+export function readHeader(b: Buffer): { id: number; stream: number } | undefined {
+  if (b.length < HEADER_BYTES || b.readUInt32BE(0) !== MAGIC) return undefined;
+  return { id: b.readUInt32BE(4), stream: b.readUInt8(8) };
+}
