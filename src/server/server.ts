@@ -91,6 +91,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       `listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`,
     );
   }
+  // The agents' spawner starts beside the rest of the start-up (not before the listen).
+  const spawnerNote = (note: string) => log({ level: 'error', msg: 'process spawner', note });
+  const spawner = Spawner.start({ note: spawnerNote }).catch((error: Error) => {
+    spawnerNote(`${error.message}: this process starts the agents itself`);
+    return undefined;
+  });
   const serverConfig = options.config.server;
   const state = new LazyState(options.home, options.config.server.database, options.config.server.messages);
   const logError = (error: Error) => log({ level: 'error', msg: 'event not stored', error: redact(error.message) });
@@ -123,19 +129,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }),
     atlasCommand: options.atlasCommand,
     local: options.local,
-    spawner: undefined,
+    spawner,
     stopping: undefined,
   };
-  // The agents' spawner starts beside the server (not in its start-up time): turns before it runs
-  // spawn their agents from this process, as they do if it cannot start.
-  const spawnerNote = (note: string) => log({ level: 'error', msg: 'process spawner', note });
-  const spawner = Spawner.start({ note: spawnerNote }).then(
-    (s) => (ctx.spawner = s),
-    (error: Error) => {
-      spawnerNote(`${error.message}: this process starts the agents itself`);
-      return undefined;
-    },
-  );
   const verifier = new TokenVerifier(ctx.state);
   const board = new Board(verifier, options.uiDir ?? findUiDir(), options.localLogin);
   const conversations = new Conversations(ctx);
@@ -197,7 +193,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     server.once(
       'error',
       (error: NodeJS.ErrnoException) =>
-        void Promise.resolve(releaseSandbox?.()).finally(() =>
+        void Promise.all([releaseSandbox?.(), spawner.then((s) => s?.close())]).finally(() =>
           reject(
             new AtlasError(`cannot listen on ${options.host}:${options.port}: ${error.code ?? error.message}`, {
               exitCode: EXIT.failure,

@@ -64,7 +64,7 @@ export async function runConversationTurn(
       account: conversation.account,
       id: conversation.id,
       local: ctx.local,
-      spawner: ctx.spawner,
+      spawner: await ctx.spawner,
     });
     let outcome: Awaited<ReturnType<typeof runTurn>>;
     try {

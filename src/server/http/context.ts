@@ -31,10 +31,11 @@ export interface ServerContext {
   /** Steps run on this machine (`--local`) rather than sandboxed. */
   local: boolean;
   /**
-   * Starts the turns' agents (src/exec/spawner/) once it runs, so this large process never forks
-   * per turn; until then, or without it, this process spawns them itself.
+   * Starts the turns' agents (src/exec/spawner/), so this large process never forks per turn;
+   * undefined if it could not start (this process spawns them itself). Started beside the server's
+   * own start-up: a first turn may wait for it.
    */
-  spawner: ProcessSpawner | undefined;
+  spawner: Promise<ProcessSpawner | undefined>;
   /** Set when SIGTERM arrived: new work is refused. */
   stopping: string | undefined;
 }
