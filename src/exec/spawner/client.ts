@@ -106,6 +106,8 @@ export class Spawner implements ProcessSpawner {
     this.helper = undefined;
     if (helper?.connected) {
       const gone = new Promise((resolve) => helper.once('exit', resolve));
+      // Held until it has gone: the caller's process must not end while it waits for it.
+      helper.ref();
       helper.disconnect();
       await gone;
     }
