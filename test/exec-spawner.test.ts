@@ -175,6 +175,10 @@ describe('when the spawner dies', () => {
     expect(spawner.active).toBe(false);
     const r = await run(spawner, 'echo parent=$PPID').result;
     expect(r.stdout.toString()).toBe(`parent=${process.pid}\n`);
+    // An executor given a fallback prepares with it while the spawner is not running.
+    const fallback: ProcessExecutor = { mode: 'local', prepare: (spec) => localExecutor.prepare({ ...spec, command: 'echo fallback' }) };
+    const viaFallback = await run(spawner, 'echo spawner', { executor: withSpawner(localExecutor, spawner, fallback) }).result;
+    expect(viaFallback.stdout.toString()).toBe('fallback\n');
   });
 
   it('a process started through it dies when the process that started the spawner goes (its IPC channel closes)', async () => {

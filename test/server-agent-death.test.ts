@@ -72,7 +72,7 @@ describe('a killed server and its agent', () => {
     const marker = '27.1828';
     const s = await serve(home, [], true);
     await killMidTurn(s, token, 'plain', marker);
-    // The parent-death signal reaches the turn's shell, which kills the group (the agent's own
+    // The parent-death signal reaches the spawner, which kills the turn's group (the agent's own
     // child, the sleep, too): nothing works on beside a replica that takes the turn over.
     await waitUntil(() => (processesWith(marker).length === 0 ? true : undefined), 5_000, 'the local agent to die with its server');
     const again = await serve(home, ['--recover'], true);

@@ -208,12 +208,15 @@ export class Spawner implements ProcessSpawner {
   }
 }
 
-/** An executor whose processes the spawner starts (the executor still decides what is run). */
-export function withSpawner(executor: ProcessExecutor, spawner: ProcessSpawner | undefined): ProcessExecutor {
-  if (!spawner) return executor;
+/**
+ * An executor whose processes the spawner starts (the executor still decides what is run). While
+ * the spawner is not running, `fallback` prepares them (started by this process), if given.
+ */
+export function withSpawner(executor: ProcessExecutor, spawner: Spawner | undefined, fallback = executor): ProcessExecutor {
+  if (!spawner) return fallback;
   return {
     mode: executor.mode,
-    prepare: async (spec) => ({ ...(await executor.prepare(spec)), spawner }),
+    prepare: async (spec) => (spawner.active ? { ...(await executor.prepare(spec)), spawner } : fallback.prepare(spec)),
     beginStep: executor.beginStep ? () => executor.beginStep!() : undefined,
     close: executor.close ? () => executor.close!() : undefined,
   };

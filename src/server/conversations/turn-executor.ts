@@ -7,9 +7,10 @@ import type { Config } from '../../config/schema.js';
 import { localExecutor } from '../../exec/local.js';
 import { diesWithParent, findSetpriv } from '../../exec/parent-death.js';
 import type { SandboxPolicy } from '../../exec/sandbox/policy.js';
+import type { Spawner } from '../../exec/spawner/client.js';
 import { withSpawner } from '../../exec/spawner/client.js';
 import { otherTaskWorktrees } from '../../exec/task-executor.js';
-import type { ProcessExecutor, ProcessSpawner } from '../../exec/types.js';
+import type { ProcessExecutor } from '../../exec/types.js';
 import { taskFiles } from '../../store/paths.js';
 import { conversationFiles } from './conversation-store.js';
 
@@ -45,9 +46,12 @@ export async function createTurnExecutor(input: {
   id: string;
   local: boolean;
   /** Who starts the agent (the server's spawner), if not the server itself. */
-  spawner?: ProcessSpawner | undefined;
+  spawner?: Spawner | undefined;
 }): Promise<TurnExecution> {
-  if (input.local) return { executor: withSpawner(groupDiesWithServer(localExecutor), input.spawner), release: () => Promise.resolve() };
+  // Through the spawner, a --local agent needs no wrapper of its own: the spawner SIGKILLs every
+  // group it started when the server dies (its parent-death signal, or its IPC channel's end).
+  if (input.local)
+    return { executor: withSpawner(localExecutor, input.spawner, groupDiesWithServer(localExecutor)), release: () => Promise.resolve() };
   const dir = conversationFiles(input.home, input.account, input.id).dir;
   const { finishLitter, sweepLitter } = await import('../../exec/sandbox/litter.js');
   await sweepLitter(dir);
