@@ -3,20 +3,10 @@
 // Unix socket, opened by the spawner before the start: each begins with a header naming its
 // request and stream, and then carries the process's bytes straight to the server.
 
+import type { SpawnSpec } from '../types.js';
+
 /** The server asks for a process. */
-export interface SpawnRequest {
-  t: 'spawn';
-  id: number;
-  command: string;
-  args: string[];
-  shell: boolean;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-  /** Written to stdin, which is then closed; without it stdin is /dev/null. */
-  input?: string;
-  /** The process writes a byte on fd 3 once it began (Launch.signalsStart). */
-  fd3: boolean;
-}
+export type SpawnRequest = { t: 'spawn'; id: number } & SpawnSpec;
 
 export type SpawnerMessage =
   | { t: 'ready' }
