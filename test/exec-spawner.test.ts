@@ -128,13 +128,19 @@ describe('processes started by the spawner', () => {
   it('drops a connection to its socket that does not name a process it started', async () => {
     const spawner = await started();
     const socketPath = readFileSync(`/proc/${spawner.pid}/cmdline`, 'utf8').split('\0').filter(Boolean).pop()!;
-    for (const header of [Buffer.from('GET / HTTP/1.1\r\n'), streamHeader(999_999, 1)]) {
+    for (const header of [Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'), streamHeader(999_999, 1, '00'.repeat(16))]) {
       const socket = connect(socketPath);
       socket.on('error', () => undefined);
       socket.write(header);
       await new Promise((r) => socket.once('close', r));
     }
+    // One that never says who it is is closed with the spawner (its stop does not wait for it).
+    const silent = connect(socketPath);
+    silent.on('error', () => undefined);
+    await new Promise((r) => silent.once('connect', r));
     expect((await run(spawner, 'echo still').result).stdout.toString()).toBe('still\n');
+    await spawner.close();
+    await new Promise((r) => silent.once('close', r));
   });
 });
 
@@ -196,5 +202,24 @@ describe('when the spawner dies', () => {
 describe('starting the spawner', () => {
   it('fails clearly when its entry is missing or it exits at once', async () => {
     await expect(Spawner.start({ entry: '/nonexistent/spawner.cjs' })).rejects.toThrow(/the spawner did not start: it exited 1/);
+  });
+});
+
+describe('the socket the output comes in on', () => {
+  it("does not let another process of this user claim a process's output by its request number", async () => {
+    const spawner = await started();
+    const socketPath = readFileSync(`/proc/${spawner.pid}/cmdline`, 'utf8').split('\0').filter(Boolean).pop()!;
+    const { result } = run(spawner, 'echo genuine');
+    // The attacker connects at once for every request number it can guess, before the spawner's
+    // own connections arrive, and writes what it wants the server to take for the output.
+    const attackers = [1, 2, 3, 4, 5, 6, 7, 8].map((id) => {
+      const socket = connect(socketPath);
+      socket.on('error', () => undefined);
+      socket.end(Buffer.concat([streamHeader(id, 1, '00'.repeat(16)), Buffer.from('injected\n')]));
+      return socket;
+    });
+    const r = await result;
+    for (const s of attackers) s.destroy();
+    expect(r.stdout.toString()).toBe('genuine\n');
   });
 });

@@ -4,6 +4,7 @@
 // again, and meanwhile (or for good, after MAX_DEATHS deaths within DEATH_WINDOW_MS) this process
 // spawns them itself; each change is said through `note`.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { withPersonUmask } from '../../store/private-umask.js';
 import { findSetpriv } from '../parent-death.js';
 import { localSpawner } from '../spawn-here.js';
 import type { ProcessExecutor, ProcessSpawner, SpawnedChild, SpawnSpec } from '../types.js';
-import { HEADER_BYTES, readHeader, type SpawnerMessage, type SpawnRequest } from './protocol.js';
+import { HEADER_BYTES, KEY_BYTES, readHeader, type SpawnerMessage, type SpawnRequest } from './protocol.js';
 import { RemoteChild } from './remote-child.js';
 
 const MAX_DEATHS = 3;
@@ -45,6 +46,8 @@ export class Spawner implements ProcessSpawner {
   private readonly children = new Map<number, RemoteChild>();
   private deaths: number[] = [];
   private closed = false;
+  /** Connections whose header has not come yet (closed with the spawner). */
+  private readonly unnamed = new Set<Socket>();
 
   private constructor(
     private readonly dir: string,
@@ -88,11 +91,11 @@ export class Spawner implements ProcessSpawner {
     const helper = this.helper;
     if (!helper) return localSpawner.spawn(spec);
     const id = this.nextId++;
-    const child = new RemoteChild(spec.fd3 ? 3 : 2);
+    const child = new RemoteChild(spec.fd3 ? 3 : 2, randomBytes(KEY_BYTES).toString('hex'));
     this.children.set(id, child);
     child.once('close', () => this.children.delete(id));
     child.once('error', () => this.children.delete(id));
-    const request: SpawnRequest = { t: 'spawn', id, ...spec };
+    const request: SpawnRequest = { t: 'spawn', id, key: child.key, ...spec };
     helper.send(request, (error: Error | null) => {
       if (error) child.fail(error);
     });
@@ -111,6 +114,7 @@ export class Spawner implements ProcessSpawner {
       helper.disconnect();
       await gone;
     }
+    for (const socket of this.unnamed) socket.destroy();
     await new Promise((resolve) => this.server.close(resolve));
     rmSync(this.dir, { recursive: true, force: true });
   }
@@ -191,16 +195,19 @@ export class Spawner implements ProcessSpawner {
     const chunks: Buffer[] = [];
     let length = 0;
     socket.on('error', () => undefined);
+    this.unnamed.add(socket);
+    socket.once('close', () => this.unnamed.delete(socket));
     const onData = (chunk: Buffer) => {
       chunks.push(chunk);
       length += chunk.length;
       if (length < HEADER_BYTES) return;
+      this.unnamed.delete(socket);
       socket.removeListener('data', onData);
       socket.pause();
       const all = Buffer.concat(chunks);
       const header = readHeader(all);
       const child = header && this.children.get(header.id);
-      if (!header || !child || header.stream < 1 || header.stream > 3) return socket.destroy();
+      if (!header || !child || header.key !== child.key || header.stream < 1 || header.stream > 3) return socket.destroy();
       if (all.length > HEADER_BYTES) socket.unshift(all.subarray(HEADER_BYTES));
       child.attach(header.stream, socket);
     };

@@ -16,22 +16,25 @@ function say(message: SpawnerMessage): void {
   if (process.connected) process.send!(message);
 }
 
-/** One connection to the server for stream `index` of request `id`, its header written. */
-function openStream(id: number, index: number): Promise<Socket> {
+/** One connection to the server for stream `index` of the request, its header written. */
+function openStream(request: SpawnRequest, index: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect(socketPath!);
     socket.once('error', reject);
-    socket.once('connect', () => socket.write(streamHeader(id, index), (error) => (error ? reject(error) : resolve(socket))));
+    socket.once('connect', () =>
+      socket.write(streamHeader(request.id, index, request.key), (error) => (error ? reject(error) : resolve(socket))),
+    );
   });
 }
 
 async function start(request: SpawnRequest): Promise<void> {
-  let sockets: Socket[] = [];
-  try {
-    sockets = await Promise.all([1, 2, ...(request.fd3 ? [3] : [])].map((i) => openStream(request.id, i)));
-  } catch (error) {
+  const opened = await Promise.allSettled([1, 2, ...(request.fd3 ? [3] : [])].map((i) => openStream(request, i)));
+  const sockets = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+  const failed = opened.find((o) => o.status === 'rejected');
+  if (failed) {
     for (const s of sockets) s.destroy();
-    say({ t: 'error', id: request.id, code: (error as NodeJS.ErrnoException).code, message: (error as Error).message });
+    const error = failed.reason as NodeJS.ErrnoException;
+    say({ t: 'error', id: request.id, code: error.code, message: error.message });
     return;
   }
   const child = spawn(request.command, request.args, {

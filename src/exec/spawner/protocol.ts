@@ -5,8 +5,12 @@
 
 import type { SpawnSpec } from '../types.js';
 
-/** The server asks for a process. */
-export type SpawnRequest = { t: 'spawn'; id: number } & SpawnSpec;
+/**
+ * The server asks for a process. `key` (KEY_BYTES random bytes, hex) is in each of its stream
+ * connections' headers: another process of the same user that reaches the socket cannot claim a
+ * process's output by guessing its request number.
+ */
+export type SpawnRequest = { t: 'spawn'; id: number; key: string } & SpawnSpec;
 
 export type SpawnerMessage =
   | { t: 'ready' }
@@ -14,19 +18,21 @@ export type SpawnerMessage =
   | { t: 'error'; id: number; code: string | undefined; message: string }
   | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
 
-/** The first bytes of each stream connection: magic, request id (uint32 BE), stream index (1, 2 or 3). */
-export const HEADER_BYTES = 9;
+export const KEY_BYTES = 16;
+/** The first bytes of each stream connection: magic, request id (uint32 BE), stream index (1, 2 or 3), key. */
+export const HEADER_BYTES = 9 + KEY_BYTES;
 const MAGIC = 0x41544c53; // 'ATLS'
 
-export function streamHeader(id: number, stream: number): Buffer {
+export function streamHeader(id: number, stream: number, key: string): Buffer {
   const b = Buffer.alloc(HEADER_BYTES);
   b.writeUInt32BE(MAGIC, 0);
   b.writeUInt32BE(id, 4);
   b.writeUInt8(stream, 8);
+  b.write(key, 9, KEY_BYTES, 'hex');
   return b;
 }
 
-export function readHeader(b: Buffer): { id: number; stream: number } | undefined {
+export function readHeader(b: Buffer): { id: number; stream: number; key: string } | undefined {
   if (b.length < HEADER_BYTES || b.readUInt32BE(0) !== MAGIC) return undefined;
-  return { id: b.readUInt32BE(4), stream: b.readUInt8(8) };
+  return { id: b.readUInt32BE(4), stream: b.readUInt8(8), key: b.toString('hex', 9, HEADER_BYTES) };
 }

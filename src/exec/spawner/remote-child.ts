@@ -7,7 +7,6 @@ import type { Socket } from 'node:net';
 
 export class RemoteChild extends EventEmitter {
   pid: number | undefined;
-  readonly stdin = null;
   readonly stdio: (Socket | null)[] = [null, null, null, null];
   private streams = 0;
   private open = 0;
@@ -16,8 +15,14 @@ export class RemoteChild extends EventEmitter {
   private ended = false;
   private exitEmitted = false;
 
-  /** `expected`: how many stream connections come (stdout, stderr, and fd 3 if asked for). */
-  constructor(private readonly expected: number) {
+  /**
+   * `expected`: how many stream connections come (stdout, stderr, and fd 3 if asked for); `key`:
+   * what their headers must carry.
+   */
+  constructor(
+    private readonly expected: number,
+    readonly key: string,
+  ) {
     super();
   }
 
@@ -63,11 +68,6 @@ export class RemoteChild extends EventEmitter {
     this.ended = true;
     for (const s of this.stdio) s?.destroy();
     this.emit('error', error);
-  }
-
-  /** Whether the process started and has not been reported ended. */
-  get running(): boolean {
-    return this.spawned && this.exit === undefined;
   }
 
   private settle(): void {
