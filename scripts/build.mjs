@@ -44,6 +44,16 @@ await build({
   entryPoints: ['src/integrations/claude/main.ts'],
   outfile: 'dist/claude-hook.cjs',
 });
+// The server's process spawner (src/exec/spawner/main.ts): a small process of Node's own modules
+// only, started once with `atlas serve`, which starts the agents so the server never forks itself.
+await build({
+  ...common,
+  splitting: false,
+  format: 'cjs',
+  banner: {},
+  entryPoints: ['src/exec/spawner/main.ts'],
+  outfile: 'dist/spawner.cjs',
+});
 // `atlas hook status` and `atlas checkpoint` (src/cli/quick.ts): one CommonJS file too, not the ES
 // entry and its ~25 chunks: 1.3x `node -e 0` where the full CLI takes 1.6x (bench/core.mjs). The
 // yaml library (115 KB, needed only when a config file changed) stays in node_modules.

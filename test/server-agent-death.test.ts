@@ -1,7 +1,8 @@
 // Issue 19, defect 1: an agent and its sandbox die with the server that started them. A SIGKILLed
 // server leaves no agent running (sandboxed and --local: at once, through the parent-death signal;
 // issue 37 for --local), and `--recover` never runs a second agent beside the first.
-import { describe, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
@@ -21,6 +22,26 @@ async function serve(home: string, args: string[], local: boolean): Promise<Serv
   return s;
 }
 
+/** The process's ancestors, nearest first, as pid and command line. */
+function ancestors(pid: number): Array<{ pid: number; cmd: string }> {
+  const out: Array<{ pid: number; cmd: string }> = [];
+  for (let p = pid; p > 1; ) {
+    const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+    p = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    out.push({ pid: p, cmd: readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ') });
+  }
+  return out;
+}
+
+/** The agent's spawner: the server's child that started it, not the server itself (issue 37). */
+function spawnerOf(s: ServeProcess, marker: string): number {
+  const chain = ancestors(processesWith(marker)[0]!);
+  const spawner = chain.find((a) => a.cmd.includes('spawner.cjs'));
+  expect(spawner, JSON.stringify(chain.map((a) => `${a.pid} ${a.cmd.slice(0, 40)}`))).toBeDefined();
+  expect(chain[chain.indexOf(spawner!) + 1]?.pid).toBe(s.child.pid);
+  return spawner!.pid;
+}
+
 async function killMidTurn(s: ServeProcess, token: string, id: string, marker: string): Promise<void> {
   const res = await fetch(`${s.url}/conversations/${id}/sandbox/${id}`, {
     method: 'POST',
@@ -29,8 +50,10 @@ async function killMidTurn(s: ServeProcess, token: string, id: string, marker: s
   });
   void readSse(res).catch(() => undefined);
   await waitUntil(() => (processesWith(marker).length > 0 ? true : undefined), 20_000, 'the agent to start');
+  const spawner = spawnerOf(s, marker);
   s.child.kill('SIGKILL');
   await s.exited;
+  await waitUntil(() => (processesWith('spawner.cjs').includes(spawner) ? undefined : true), 5_000, 'the spawner to die with its server');
 }
 
 describe('a killed server and its agent', () => {
@@ -49,7 +72,7 @@ describe('a killed server and its agent', () => {
     const marker = '27.1828';
     const s = await serve(home, [], true);
     await killMidTurn(s, token, 'plain', marker);
-    // The parent-death signal reaches the turn's shell, which kills the group (the agent's own
+    // The parent-death signal reaches the spawner, which kills the turn's group (the agent's own
     // child, the sleep, too): nothing works on beside a replica that takes the turn over.
     await waitUntil(() => (processesWith(marker).length === 0 ? true : undefined), 5_000, 'the local agent to die with its server');
     const again = await serve(home, ['--recover'], true);

@@ -1,13 +1,10 @@
 // Starts one process of a step through its executor (local or sandboxed), in a process group of
 // its own, with an optional timeout that stops the whole group, and captures or streams output.
-import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { withPersonUmask } from '../store/private-umask.js';
 import { localExecutor } from './local.js';
 import type { ProcessGroups } from './process-groups.js';
+import { localSpawner } from './spawn-here.js';
 import type { Launch, ProcessExecutor } from './types.js';
-
-const GROUPS = process.platform !== 'win32';
 
 export interface RunProcessOptions {
   /** The program, or with `shell` the whole command line for /bin/sh -c. */
@@ -92,17 +89,15 @@ type Spawned = { result: RunProcessResult; stderrTail: string };
 function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: boolean): Promise<Spawned | 'setup-failed'> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = withPersonUmask(() =>
-      spawn(launch.command, launch.args, {
-        cwd: options.cwd,
-        env: launch.env,
-        shell: launch.shell,
-        // A new session and process group: the whole tree can be signalled as one.
-        detached: GROUPS,
-        stdio: [options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(launch.signalsStart ? ['pipe' as const] : [])],
-        windowsHide: true,
-      }),
-    );
+    const child = (launch.spawner ?? localSpawner).spawn({
+      command: launch.command,
+      args: launch.args,
+      shell: launch.shell,
+      cwd: options.cwd,
+      env: launch.env,
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      fd3: launch.signalsStart === true,
+    });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let tail = Buffer.alloc(0);
@@ -132,55 +127,53 @@ function spawnProcess(options: RunProcessOptions, launch: Launch, mayRetry: bool
       for (const { err, chunk } of held.splice(0)) deliver(err, chunk);
     };
 
+    let pid: number | undefined;
     child.on('error', (error) => {
       if (timer) clearTimeout(timer);
       if (watchdog) clearInterval(watchdog);
-      if (child.pid !== undefined) options.groups.delete(child.pid);
+      if (pid !== undefined) options.groups.delete(pid);
       reject(error);
     });
-    if (child.pid === undefined) return; // 'error' follows
-    const pid = child.pid;
-    options.groups.add(pid);
-
-    if (options.input !== undefined && child.stdin) {
-      child.stdin.on('error', () => {
-        // The process may exit without reading its input (EPIPE): not our failure.
-      });
-      child.stdin.end(options.input);
-    }
-    child.stdout!.on('data', take(false));
-    child.stderr!.on('data', take(true));
-    child.stdio[3]?.on('data', release);
-    if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
-      timer = setTimeout(() => {
-        timedOut = true;
-        options.groups.terminate(pid);
-      }, options.timeoutMs);
-      timer.unref();
-    }
-    const stall = options.stall;
-    if (stall) {
-      watchdog = setInterval(
-        () => {
-          if (stall.paused()) lastOutput = Date.now();
-          else if (Date.now() - lastOutput >= stall.ms && !stalled) {
-            stalled = true;
-            options.groups.terminate(pid);
-          }
-        },
-        Math.max(20, Math.min(1000, stall.ms / 5)),
-      );
-      watchdog.unref();
-    }
+    // A process this one spawned has its pid at once; one a spawner starts, at 'spawn'.
+    const begin = (started: number) => {
+      pid = started;
+      options.groups.add(started);
+      child.stdout!.on('data', take(false));
+      child.stderr!.on('data', take(true));
+      child.stdio[3]?.on('data', release);
+      if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
+        timer = setTimeout(() => {
+          timedOut = true;
+          options.groups.terminate(started);
+        }, options.timeoutMs);
+        timer.unref();
+      }
+      const stall = options.stall;
+      if (stall) {
+        watchdog = setInterval(
+          () => {
+            if (stall.paused()) lastOutput = Date.now();
+            else if (Date.now() - lastOutput >= stall.ms && !stalled) {
+              stalled = true;
+              options.groups.terminate(started);
+            }
+          },
+          Math.max(20, Math.min(1000, stall.ms / 5)),
+        );
+        watchdog.unref();
+      }
+    };
+    if (child.pid !== undefined) begin(child.pid);
+    else child.once('spawn', () => begin(child.pid!));
     child.on('exit', () => {
       // Whatever the step left running in its group ends with it (this also lets 'close' come:
       // a background process would otherwise hold the output pipes open).
-      options.groups.terminate(pid);
+      if (pid !== undefined) options.groups.terminate(pid);
     });
     child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer);
       if (watchdog) clearInterval(watchdog);
-      options.groups.delete(pid);
+      if (pid !== undefined) options.groups.delete(pid);
       const signalNumber = signal ? (constants.signals[signal] ?? 0) : 0;
       const exitCode = timedOut || stalled ? 124 : (code ?? (signal ? 128 + signalNumber : 1));
       if (!begun && mayRetry && !timedOut && !stalled && signal === null && exitCode !== 0) {

@@ -3,6 +3,8 @@
 // and agent runners hand their processes to runProcess with the step's executor and never ask
 // which one it is.
 
+import type { Readable, Writable } from 'node:stream';
+
 // The mode is signed into receipts (message version 3): one definition, in the domain.
 import type { ExecutionMode } from '../domain/receipt.js';
 
@@ -35,6 +37,40 @@ export interface Launch {
    * done): an attempt that ends without it never ran the command, and its output is the sandbox's.
    */
   signalsStart?: boolean;
+  /** Who starts it: a spawner process (src/exec/spawner/), or by default this process itself. */
+  spawner?: ProcessSpawner;
+}
+
+/** A process to start, as a spawner gets it. */
+export interface SpawnSpec {
+  command: string;
+  args: string[];
+  shell: boolean;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Written to stdin, which is then closed; without it stdin is /dev/null. */
+  input?: string;
+  /** A pipe on fd 3 (Launch.signalsStart). */
+  fd3: boolean;
+}
+
+/**
+ * A started process as runProcess uses it (a ChildProcess is one). It runs in a new session and
+ * process group of its own, led by `pid`; `pid` is set by 'spawn' at the latest.
+ */
+export interface SpawnedChild {
+  readonly pid?: number | undefined;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  readonly stdio: readonly (Readable | Writable | null | undefined)[];
+  on(event: 'error', listener: (error: Error) => void): this;
+  on(event: 'exit' | 'close', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+  once(event: 'spawn', listener: () => void): this;
+}
+
+/** Starts processes: this process itself (spawn-here.ts), or the spawner on its behalf. */
+export interface ProcessSpawner {
+  spawn(spec: SpawnSpec): SpawnedChild;
 }
 
 export interface ProcessExecutor {

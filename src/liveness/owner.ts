@@ -2,6 +2,7 @@
 // atomically; read by anyone deciding whether the task crashed.
 
 import { readFileSync, unlinkSync } from 'node:fs';
+import { readFile, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { toTimestamp } from '../domain/time.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
@@ -43,7 +44,15 @@ export type Liveness =
 
 export function readOwner(path: string): OwnerRecord | undefined {
   try {
-    const data = JSON.parse(readFileSync(path, 'utf8')) as OwnerRecord;
+    return parseOwner(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function parseOwner(text: string): OwnerRecord | undefined {
+  try {
+    const data = JSON.parse(text) as OwnerRecord;
     return typeof data.pid === 'number' && typeof data.heartbeat_at === 'string' ? data : undefined;
   } catch {
     return undefined;
@@ -120,6 +129,12 @@ export interface Heartbeat {
   handOver(): void;
   /** Stops beating and removes owner.json, unless another process has taken the task over. */
   stop(): void;
+  /**
+   * stop(), with the read and the removal off the event loop (a busy server's unlink waits on the
+   * file system's journal while other writes commit). Nothing may claim the record in this
+   * process until it has settled.
+   */
+  release(): Promise<void>;
 }
 
 /**
@@ -146,6 +161,9 @@ export function startHeartbeat(
   };
   const timer = setInterval(beat, Math.max(250, settings.heartbeatIntervalMs));
   timer.unref();
+  // Gone, or still this process's own record (not one another process wrote since).
+  const ours = (current: OwnerRecord | undefined) =>
+    !current || (current.pid === owner.pid && current.host === owner.host && current.process_start === owner.process_start);
   return {
     owner,
     setProcessGroups(pids) {
@@ -171,10 +189,16 @@ export function startHeartbeat(
     stop() {
       stopped = true;
       clearInterval(timer);
-      const current = readOwner(path);
-      if (!current || (current.pid === owner.pid && current.host === owner.host && current.process_start === owner.process_start)) {
-        removeOwner(path);
-      }
+      if (ours(readOwner(path))) removeOwner(path);
+    },
+    async release() {
+      stopped = true;
+      clearInterval(timer);
+      const current = await readFile(path, 'utf8').then(parseOwner, () => undefined);
+      if (ours(current))
+        await unlink(path).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+        });
     },
   };
 }

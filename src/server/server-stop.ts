@@ -23,6 +23,8 @@ export interface StopDeps {
   leaseSweep: LeaseSweep;
   loopDelay: IntervalHistogram;
   releaseSandbox: (() => Promise<void>) | undefined;
+  /** Stops the agents' spawner (once no turn runs). */
+  closeSpawner: () => Promise<unknown>;
   accountEvents: AccountEvents;
   state: LazyState;
 }
@@ -68,6 +70,7 @@ export function serverStop(deps: StopDeps): (reason: string) => Promise<void> {
       deps.server.closeAllConnections();
       deps.loopDelay.disable();
       await deps.releaseSandbox?.();
+      await deps.closeSpawner();
       // The last events (usage, the account's copies) are stored before the state closes.
       await Promise.race([
         Promise.all([deps.ctx.logs.settled(), deps.accountEvents.settled()]),

@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import { Spawner } from '../exec/spawner/client.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import { parseStoreAddress } from '../sync/stores/open-store.js';
 import { serverDir, TokenVerifier } from './accounts/tokens.js';
@@ -90,6 +91,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       `listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`,
     );
   }
+  // The agents' spawner starts beside the rest of the start-up (not before the listen).
+  const spawnerNote = (note: string) => log({ level: 'error', msg: 'process spawner', note });
+  const spawner = Spawner.start({ note: spawnerNote }).catch((error: Error) => {
+    spawnerNote(`${error.message}: this process starts the agents itself`);
+    return undefined;
+  });
   const serverConfig = options.config.server;
   const state = new LazyState(options.home, options.config.server.database, options.config.server.messages);
   const logError = (error: Error) => log({ level: 'error', msg: 'event not stored', error: redact(error.message) });
@@ -122,6 +129,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }),
     atlasCommand: options.atlasCommand,
     local: options.local,
+    spawner,
     stopping: undefined,
   };
   const verifier = new TokenVerifier(ctx.state);
@@ -185,7 +193,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     server.once(
       'error',
       (error: NodeJS.ErrnoException) =>
-        void Promise.resolve(releaseSandbox?.()).finally(() =>
+        void Promise.all([releaseSandbox?.(), spawner.then((s) => s?.close())]).finally(() =>
           reject(
             new AtlasError(`cannot listen on ${options.host}:${options.port}: ${error.code ?? error.message}`, {
               exitCode: EXIT.failure,
@@ -290,6 +298,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     leaseSweep,
     loopDelay,
     releaseSandbox,
+    closeSpawner: () => spawner.then((s) => s?.close()),
     accountEvents,
     state,
   });

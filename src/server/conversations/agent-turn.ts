@@ -249,7 +249,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   // state, so GET …/messages answers the same on every server.
   if (input.holdsLease?.() !== false)
     await input.state
-      .putMessages(lastRunMessages(home, conversation.account, conversation.id))
+      .putMessages(lastRunMessages(home, conversation.account, conversation.id, run.id))
       .catch((error: Error) => input.onStoreError?.(error));
   const endedAt = toTimestamp(new Date());
   conversation = {

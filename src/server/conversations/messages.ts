@@ -3,9 +3,10 @@
 // state, from which the API reads them, so every server on it answers GET …/messages. Stored keys carry their run's
 // id ("<run>:<key>"): two turns' keys never collide, and the API gives back the run's own key.
 
-import { conversationFiles as runFiles } from '../../conversation/paths.js';
+import { readdirSync } from 'node:fs';
+import { conversationsDir, conversationFiles as runFiles } from '../../conversation/paths.js';
 import { listConversations as listRuns, readMessages as readRunMessages } from '../../conversation/read.js';
-import type { Message } from '../../domain/conversation.js';
+import { CONVERSATION_ID_PATTERN, type Message } from '../../domain/conversation.js';
 import type { ServerState, StoredMessage } from '../state/types.js';
 import { conversationFiles } from './conversation-store.js';
 
@@ -35,12 +36,15 @@ export function messagesFromRuns(home: string, account: string, conversationId: 
   );
 }
 
-/** The messages of the run that started last (the turn that just ended). */
-export function lastRunMessages(home: string, account: string, conversationId: string): StoredMessage[] {
+/**
+ * The messages of run `runId`, the one that started last (the turn that just ended): its place in
+ * the order is the number of run folders, counted without reading every run's record (a long
+ * conversation's turn would otherwise read all its earlier runs).
+ */
+export function lastRunMessages(home: string, account: string, conversationId: string, runId: string): StoredMessage[] {
   const dir = conversationFiles(home, account, conversationId).dir;
-  const runs = listRuns(dir);
-  const run = runs[runs.length - 1];
-  return run ? readRunMessages(runFiles(dir, run.id).messages).map((m) => toStored(m, run.id, account, conversationId, runs.length)) : [];
+  const runs = readdirSync(conversationsDir(dir)).filter((name) => CONVERSATION_ID_PATTERN.test(name)).length;
+  return readRunMessages(runFiles(dir, runId).messages).map((m) => toStored(m, runId, account, conversationId, runs));
 }
 
 /**

@@ -7,6 +7,8 @@ import type { Config } from '../../config/schema.js';
 import { localExecutor } from '../../exec/local.js';
 import { diesWithParent, findSetpriv } from '../../exec/parent-death.js';
 import type { SandboxPolicy } from '../../exec/sandbox/policy.js';
+import type { Spawner } from '../../exec/spawner/client.js';
+import { withSpawner } from '../../exec/spawner/client.js';
 import { otherTaskWorktrees } from '../../exec/task-executor.js';
 import type { ProcessExecutor } from '../../exec/types.js';
 import { taskFiles } from '../../store/paths.js';
@@ -43,8 +45,13 @@ export async function createTurnExecutor(input: {
   account: string;
   id: string;
   local: boolean;
+  /** Who starts the agent (the server's spawner), if not the server itself. */
+  spawner?: Spawner | undefined;
 }): Promise<TurnExecution> {
-  if (input.local) return { executor: groupDiesWithServer(localExecutor), release: () => Promise.resolve() };
+  // Through the spawner, a --local agent needs no wrapper of its own: the spawner SIGKILLs every
+  // group it started when the server dies (its parent-death signal, or its IPC channel's end).
+  if (input.local)
+    return { executor: withSpawner(localExecutor, input.spawner, groupDiesWithServer(localExecutor)), release: () => Promise.resolve() };
   const dir = conversationFiles(input.home, input.account, input.id).dir;
   const { finishLitter, sweepLitter } = await import('../../exec/sandbox/litter.js');
   await sweepLitter(dir);
@@ -55,9 +62,10 @@ export async function createTurnExecutor(input: {
   const { createSandboxExecutor } = await import('../../exec/sandbox/executor.js');
   const { acquireSandbox, releaseSandbox } = await import('../../exec/sandbox/runtime.js');
   await acquireSandbox(policy.allowed_domains);
-  // The sandbox dies with the server that started it (a SIGKILLed server leaves no agent running);
+  // The sandbox dies with the process that started it, the server or its spawner, which dies with
+  // the server (a SIGKILLed server leaves no agent running);
   // a local turn's leftovers are stopped by the next server's start-up sweep.
-  const executor = diesWithParent(createSandboxExecutor(policy, dir));
+  const executor = withSpawner(diesWithParent(createSandboxExecutor(policy, dir)), input.spawner);
   return {
     executor,
     release: async () => {

@@ -64,6 +64,7 @@ export async function runConversationTurn(
       account: conversation.account,
       id: conversation.id,
       local: ctx.local,
+      spawner: await ctx.spawner,
     });
     let outcome: Awaited<ReturnType<typeof runTurn>>;
     try {
@@ -114,8 +115,11 @@ export async function runConversationTurn(
       .catch(() => undefined);
     final = { ok: false, error: (error as Error).message, usage: null, conversation: latest?.stats ?? null };
   } finally {
+    // owner.json goes before the conversation is free here (a next turn's claim must not race its
+    // removal), and before the end is stored (a client that sends its next prompt on `usage`, to any
+    // server, finds no owner); off the event loop.
+    await heartbeat.release();
     hooks.ended();
-    heartbeat.stop();
     slot.release();
   }
   // The final record, `cancelled` and `usage`, and the lease given back, in one transaction: a

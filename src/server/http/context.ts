@@ -1,6 +1,7 @@
 // What every part of the running server shares: settings, the lifecycle bus, the event logs, the
 // JSON-lines log, the per-account stream limit, and whether it is stopping.
 import type { Config } from '../../config/schema.js';
+import type { Spawner } from '../../exec/spawner/client.js';
 import type { LifecycleBus } from '../../lifecycle/types.js';
 import type { EventLogs } from '../state/event-log.js';
 import type { ServerState } from '../state/types.js';
@@ -29,6 +30,12 @@ export interface ServerContext {
   atlasCommand: { command: string; args: string[] };
   /** Steps run on this machine (`--local`) rather than sandboxed. */
   local: boolean;
+  /**
+   * Starts the turns' agents (src/exec/spawner/), so this large process never forks per turn;
+   * undefined if it could not start (this process spawns them itself). Started beside the server's
+   * own start-up: a first turn may wait for it.
+   */
+  spawner: Promise<Spawner | undefined>;
   /** Set when SIGTERM arrived: new work is refused. */
   stopping: string | undefined;
 }
