@@ -6,20 +6,17 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
-import type { RunningServer } from '../src/server/server.js';
-import { startServer } from '../src/server/server.js';
 import { ATLAS_BIN, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { auth, getJson, readSse, repoIn, waitUntil } from './helpers/server-fixtures.js';
-import { agentConfig } from './helpers/server-inprocess-fixtures.js';
+import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
-const running: RunningServer[] = [];
-beforeAll(() => ensureBuilt());
+const serve = inProcessServers();
 const released: string[] = [];
-afterEach(async () => {
+beforeAll(() => ensureBuilt());
+afterEach(() => {
   // A failed assertion must not leave a wrapper waiting (and the server's stop with it).
   for (const r of released.splice(0)) writeFileSync(r, '');
-  for (const s of running.splice(0)) await s.stop('test over');
 });
 
 /** Runs atlas, writes `<dir>/exited` when it ends, then lingers until `<dir>/release` exists. */
@@ -52,19 +49,7 @@ describe('an action on a task whose command is ending', () => {
     const config = agentConfig((c) => {
       c.server.repos_root = root;
     });
-    const server = await startServer({
-      home,
-      config,
-      host: '127.0.0.1',
-      port: 0,
-      local: true,
-      recover: false,
-      version: 'test',
-      atlasCommand: { command: process.execPath, args: [lingeringAtlas(wrap), ATLAS_BIN] },
-      write: () => undefined,
-      warn: () => undefined,
-    });
-    running.push(server);
+    const { server } = await serve(home, config, { command: process.execPath, args: [lingeringAtlas(wrap), ATLAS_BIN] });
     const { token } = await createToken(home, 'alice');
     const res = await fetch(`${server.url}/tasks`, {
       method: 'POST',

@@ -8,6 +8,18 @@ import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { readSse, repoIn, waitUntil } from './helpers/server-fixtures.js';
 import { agentConfig } from './helpers/server-inprocess-fixtures.js';
 
+/** `atlas ui`'s board in this process, on this machine's tasks. */
+function localBoard(home: string, warn: (w: string) => void = () => undefined) {
+  return startLocalBoard({
+    home,
+    config: agentConfig(),
+    port: 0,
+    version: 'test',
+    atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+    warn,
+  });
+}
+
 describe('atlas ui', () => {
   it('prints a one-time link on 127.0.0.1 that becomes the cookie; lists the tasks started in a terminal', async () => {
     ensureBuilt();
@@ -62,14 +74,7 @@ describe('atlas ui', () => {
     const repo = repoIn(tempDir('atlas-repos-'), 'demo');
     await atlas(['--json', 'start', 'quick', 'in-process', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
     const warnings: string[] = [];
-    const board = await startLocalBoard({
-      home,
-      config: agentConfig(),
-      port: 0,
-      version: 'test',
-      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
-      warn: (w) => warnings.push(w),
-    });
+    const board = await localBoard(home, (w) => warnings.push(w));
     try {
       expect(board.adopted).toBe(1);
       expect(board.link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/login\?code=[\w-]{32}$/);
@@ -92,14 +97,7 @@ describe('atlas ui', () => {
     const repo = repoIn(tempDir('atlas-repos-'), 'demo');
     // One task first, so the workspace (and the board's watch on it) exists.
     await atlas(['start', 'quick', 'first', '--no-interactive'], { cwd: repo, env: { ATLAS_HOME: home } });
-    const board = await startLocalBoard({
-      home,
-      config: agentConfig(),
-      port: 0,
-      version: 'test',
-      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
-      warn: () => undefined,
-    });
+    const board = await localBoard(home);
     try {
       // spawnSync holds this process (and the board in it) until the task waits for a person.
       const run = spawnSync(process.execPath, [ATLAS_BIN, 'start', 'quick', 'unseen', '--no-interactive'], {

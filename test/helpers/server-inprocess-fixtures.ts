@@ -22,7 +22,8 @@ export function inProcessServers() {
   afterEach(async () => {
     for (const s of running.splice(0)) await s.stop('test over');
   });
-  return async (home: string, config: Config = agentConfig()) => {
+  /** `atlasCommand`: how the server runs atlas for tasks (the built CLI unless given). */
+  return async (home: string, config: Config = agentConfig(), atlasCommand = { command: process.execPath, args: [ATLAS_BIN] }) => {
     const lines: string[] = [];
     const warnings: string[] = [];
     const server = await startServer({
@@ -33,7 +34,7 @@ export function inProcessServers() {
       local: true,
       recover: false,
       version: 'test',
-      atlasCommand: { command: process.execPath, args: [ATLAS_BIN] },
+      atlasCommand,
       write: (l) => lines.push(l),
       warn: (w) => warnings.push(w),
     });
