@@ -12,7 +12,7 @@ import { taskRequestsBase } from '../src/integrations/claude/places.js';
 import { updateSessionEntry } from '../src/integrations/claude/session-map.js';
 import { HOOK_BIN, readJsonLines, runAsync, writeDiskTask } from './helpers/claude-hook-fixtures.js';
 import { makeGitRepo, tempDir } from './helpers/core-fixtures.js';
-import { ensureBuilt } from './helpers/engine-fixtures.js';
+import { ensureBuilt, waitFor } from './helpers/engine-fixtures.js';
 
 beforeAll(() => ensureBuilt(), 180_000);
 
@@ -219,6 +219,41 @@ describe('the hook channel', () => {
       .join('');
     expect(copied).toContain('promptId');
     expect(copied).not.toContain('the secret');
+  });
+
+  it("waits briefly for a transcript Claude Code has not made yet when Stop fires (a one-message session's)", async () => {
+    const { repo, target, base, claudeDir } = setup();
+    const receiver = new HookReceiver(target);
+    const transcript = join(claudeDir, 'projects', 'late.jsonl');
+    mkdirSync(join(claudeDir, 'projects'));
+    push(receiver, message(repo, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p1', prompt: 'hi' }), 'c1');
+    push(
+      receiver,
+      message(repo, { hook_event_name: 'Stop', prompt_id: 'p1', last_assistant_message: 'ok', transcript_path: transcript }),
+      'c2',
+    );
+    // Made once the Stop is being admitted (the request's folder exists by then).
+    await waitFor(() => existsSync(join(base, 'p1')));
+    writeFileSync(transcript, '{"type":"user","promptId":"p1"}\n');
+    await receiver.settled();
+    expect(receiver.refused).toEqual([]);
+    expect(readdirSync(join(base, 'p1', 'session-logs'))).toHaveLength(1);
+    // One that never comes is dropped after the wait; the event is still recorded.
+    const never = new HookReceiver(target);
+    push(never, message(repo, { hook_event_name: 'UserPromptSubmit', prompt_id: 'p2', prompt: 'hi' }), 'c3');
+    push(
+      never,
+      message(repo, {
+        hook_event_name: 'Stop',
+        prompt_id: 'p2',
+        last_assistant_message: 'ok',
+        transcript_path: join(claudeDir, 'projects', 'none.jsonl'),
+      }),
+      'c4',
+    );
+    await never.settled();
+    expect(never.recorded).toBe(2);
+    expect(readdirSync(join(base, 'p2', 'session-logs'))).toEqual([]);
   });
 
   it('a hook with nobody reading the pipe says so in one line and exits 1 (non-blocking)', async () => {

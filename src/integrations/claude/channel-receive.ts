@@ -35,6 +35,8 @@ const MAX_PENDING = 64;
 const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 /** Request folders one channel may create (a flood of made-up prompt ids stops here). */
 const MAX_REQUESTS = 1000;
+/** How long a transcript an event names may take to appear (as waitForFinalMessage waits for its end). */
+const TRANSCRIPT_WAIT_MS = 2000;
 const LINE = new RegExp(`^${FRAME_TAG} ([a-z0-9-]{1,40}) (\\d{1,6}) (\\d{1,6}) ([A-Za-z0-9+/]*={0,2})$`);
 
 interface Pending {
@@ -152,7 +154,7 @@ export class HookReceiver {
 
   private async message(payload: Buffer): Promise<void> {
     try {
-      const event = this.admit(JSON.parse(payload.toString('utf8')) as unknown);
+      const event = await this.admit(JSON.parse(payload.toString('utf8')) as unknown);
       if (typeof event === 'string') {
         this.refuse(event);
         return;
@@ -171,7 +173,7 @@ export class HookReceiver {
   }
 
   /** The event a message carries when it may be recorded; otherwise why not. */
-  private admit(data: unknown): { event: ClaudeHookEvent; denied: string | undefined } | string {
+  private async admit(data: unknown): Promise<{ event: ClaudeHookEvent; denied: string | undefined } | string> {
     const m = data as Partial<ChannelMessage> | null;
     if (typeof m !== 'object' || m === null || m.v !== 1 || typeof m.input !== 'string' || typeof m.cwd !== 'string')
       return 'a message of the wrong shape was dropped';
@@ -191,20 +193,25 @@ export class HookReceiver {
       return `over ${MAX_REQUESTS} requests: a prompt was dropped`;
     for (const key of ['transcript_path', 'agent_transcript_path'] as const) {
       const path = event[key];
-      if (path !== undefined && !this.transcript(path)) delete event[key];
+      if (path !== undefined && !(await this.transcript(path))) delete event[key];
     }
     return { event, denied: m.denied };
   }
 
-  /** A transcript atlas may read: a regular file inside Claude Code's config folder. */
-  private transcript(path: string): boolean {
+  /**
+   * A transcript atlas may read: a regular file inside Claude Code's config folder. Claude Code may
+   * fire a short session's Stop before it has made the file: one not there yet is waited for, briefly.
+   */
+  private async transcript(path: string): Promise<boolean> {
     if (!isAbsolute(path)) return false;
-    const real = realpath(path);
-    if (!inside(real, this.claudeDir)) return false;
-    try {
-      return statSync(real).isFile();
-    } catch {
-      return false;
+    for (const deadline = Date.now() + TRANSCRIPT_WAIT_MS; ; await new Promise((r) => setTimeout(r, 25))) {
+      const real = realpath(path);
+      if (!inside(real, this.claudeDir)) return false;
+      try {
+        return statSync(real).isFile();
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || Date.now() >= deadline) return false;
+      }
     }
   }
 }
