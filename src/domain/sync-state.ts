@@ -217,9 +217,15 @@ export const BLOB_AREA = '.blobs';
 /** The folder at the root where a pull writes its downloads before renaming them into place. */
 export const TEMP_DIR_NAME = '.sandbox-state.tmp';
 
-/** `.git` at any depth is never synced, nor written from a store. */
+/**
+ * The temp names a pull gives the files it writes, beside each target, until every content is
+ * checked (`.sandbox-state.tmp.<pid>-<n>`, transfer/staging.ts).
+ */
+export const STAGED_TEMP_NAME = /^\.sandbox-state\.tmp\.\d+-\d+$/;
+
+/** `.git` at any depth is never synced, nor written from a store; nor is a pull's staged temp file. */
 export function isReservedName(name: string): boolean {
-  return name === '.git';
+  return name === '.git' || STAGED_TEMP_NAME.test(name);
 }
 
 /**

@@ -13,6 +13,7 @@ import { silentProgress } from '../report/progress.js';
 import type { SyncDeps, SyncTarget } from '../stores/target.js';
 import { resolveVersion } from '../versions/versions.js';
 import { writeEntries } from './materialize.js';
+import { staged } from './staging.js';
 
 export interface ExportResult {
   location: string;
@@ -84,7 +85,11 @@ export async function syncExport(
       const files = stored.state.files.filter((f) => f.link === undefined);
       const staging = mkdtempSync(join(tmpdir(), 'atlas-export-'));
       try {
-        const bytes = await writeEntries(staging, source, files, [], progress);
+        const bytes = await staged(
+          staging,
+          files.map((f) => f.path),
+          (stage) => writeEntries(staging, source, files, [], progress, stage),
+        );
         await dest.upload(staging, files);
         return result(
           files,
@@ -102,6 +107,10 @@ export async function syncExport(
 
   requireEmpty(options.dest);
   const { kept: entries, outside } = splitOutsideLinks(stored.state.files);
-  const bytes = await writeEntries(options.dest, source, entries, stored.state.dirs, progress);
+  const bytes = await staged(
+    options.dest,
+    entries.map((f) => f.path),
+    (stage) => writeEntries(options.dest, source, entries, stored.state.dirs, progress, stage),
+  );
   return result(entries, entries.filter((f) => f.link !== undefined).length, outside, bytes);
 }
