@@ -193,26 +193,33 @@ export async function stageVerified(
   await ensureParents(root, entry.path, stage.folders, stage.created);
   const temp = stage.tempFor(entry.path);
   try {
-    const got = await fetch(temp);
-    if (got.md5 !== entry.checksum || got.bytes !== entry.size || (entry.sha256 !== undefined && got.sha256 !== entry.sha256)) {
-      throw new AtlasError(
-        `${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`,
-        {
-          exitCode: EXIT.failure,
-          hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',
-        },
-      );
-    }
-    // Synchronous: two metadata calls on a local file cost less than two round trips through
-    // libuv's thread pool, which dominated a pull of many small files (docs/performance.md).
-    if (entry.mode !== undefined) chmodSync(temp, entry.mode);
-    utimesSync(temp, entry.modified_at, entry.modified_at);
-    stage.add(temp, entry.path);
-    return got.bytes;
+    return checkStaged(entry, await fetch(temp), describe, temp, stage);
   } catch (error) {
     await unlink(temp).catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * A content written to `temp` for `entry`: refused unless `got` (what was written) matches its
+ * MD5, SHA-256 and size; else given the stored mode and mtime and staged. Returns the bytes.
+ */
+export function checkStaged(entry: FileEntry, got: Received, describe: string, temp: string, stage: Stage): number {
+  if (got.md5 !== entry.checksum || got.bytes !== entry.size || (entry.sha256 !== undefined && got.sha256 !== entry.sha256)) {
+    throw new AtlasError(
+      `${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`,
+      {
+        exitCode: EXIT.failure,
+        hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',
+      },
+    );
+  }
+  // Synchronous: two metadata calls on a local file cost less than two round trips through
+  // libuv's thread pool, which dominated a pull of many small files (docs/performance.md).
+  if (entry.mode !== undefined) chmodSync(temp, entry.mode);
+  utimesSync(temp, entry.modified_at, entry.modified_at);
+  stage.add(temp, entry.path);
+  return got.bytes;
 }
 
 /** Renames a staged temp over `rel`; a folder there (it fails with EISDIR) is refused. */

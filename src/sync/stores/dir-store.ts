@@ -225,6 +225,27 @@ export class DirectoryStore implements SyncStore {
     }
   }
 
+  async streamPackRange<T>(
+    tree: string,
+    pack: string,
+    start: number,
+    length: number,
+    consume: (body: AsyncIterable<Buffer>) => Promise<T>,
+  ): Promise<T | undefined> {
+    const source = await this.blobFile(tree, pack);
+    const handle = await open(source, READ_NO_FOLLOW).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error.code === 'ELOOP' ? linkRefused(source) : storeError(error, `cannot read ${source} from the store`);
+    });
+    if (!handle) return undefined;
+    try {
+      if (length === 0) return await consume((async function* () {})());
+      return await consume(handle.createReadStream({ start, end: start + length - 1, autoClose: false, highWaterMark: 256 * 1024 }));
+    } finally {
+      await handle.close();
+    }
+  }
+
   async readPackRange(tree: string, pack: string, start: number, length: number, into?: Buffer): Promise<Buffer | undefined> {
     const source = await this.blobFile(tree, pack);
     const body = into ?? Buffer.allocUnsafe(length);
