@@ -14,6 +14,12 @@ export interface FileEntry {
   /** Unix seconds. */
   modified_at: number;
   /**
+   * The nanoseconds of the modification time past `modified_at` (1 to 999,999,999; absent: 0, or
+   * a version of an older atlas), as the file system gave them. A pull sets them to the
+   * microsecond, all Node.js can set (docs/sync.md#the-state-file-sandbox-state).
+   */
+  mtime_ns?: number;
+  /**
    * SHA-256 of the content (64 lowercase hex): the key of its blob in the store. Absent in
    * versions stored before content addressing (their files sit under the version itself).
    */
@@ -152,6 +158,16 @@ export function pathsOfBoth(a: readonly FileEntry[], b: readonly FileEntry[]): s
   return paths;
 }
 
+/**
+ * The time to give utimes for an entry (unix seconds, a double): exact to the microsecond. Node.js
+ * takes a double and keeps microseconds, flooring, so the time is nudged half a microsecond up:
+ * a double near 1.7e9 is within 240 ns of the value, and the floor lands on the stored microsecond.
+ */
+export function entryTime(entry: Pick<FileEntry, 'modified_at' | 'mtime_ns'>): number {
+  const micros = Math.floor((entry.mtime_ns ?? 0) / 1000);
+  return entry.modified_at + (micros + 0.5) / 1e6;
+}
+
 /** A version's entries split: what may be written, and the links that leave the folder (never written). */
 export function splitOutsideLinks(files: readonly FileEntry[]): { kept: FileEntry[]; outside: FileEntry[] } {
   const kept: FileEntry[] = [];
@@ -184,6 +200,7 @@ export function* stateChunks(
       chunk += `,"sha256":${JSON.stringify(f.sha256)}`;
       if (f.pack !== undefined && where === 'store') chunk += `,"pack":"${f.pack}","offset":${f.offset}`;
     }
+    if (f.mtime_ns !== undefined && f.mtime_ns > 0) chunk += `,"mtime_ns":${f.mtime_ns}`;
     if (f.mode !== undefined) chunk += `,"mode":${f.mode}`;
     if (f.link !== undefined) chunk += `,"link":${JSON.stringify(f.link)}`;
     chunk += '}';

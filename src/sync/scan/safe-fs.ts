@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { Observation } from '../../domain/sync-plan.js';
 import type { FileEntry, StateFile } from '../../domain/sync-state.js';
-import { TEMP_DIR_NAME } from '../../domain/sync-state.js';
+import { entryTime, TEMP_DIR_NAME } from '../../domain/sync-state.js';
 import { personMode } from '../../store/private-umask.js';
 import { md5File } from './file-hash.js';
 import { mapPool } from './pool.js';
@@ -217,7 +217,8 @@ export function checkStaged(entry: FileEntry, got: Received, describe: string, t
   // Synchronous: two metadata calls on a local file cost less than two round trips through
   // libuv's thread pool, which dominated a pull of many small files (docs/performance.md).
   if (entry.mode !== undefined) chmodSync(temp, entry.mode);
-  utimesSync(temp, entry.modified_at, entry.modified_at);
+  const time = entryTime(entry);
+  utimesSync(temp, time, time);
   stage.add(temp, entry.path);
   return got.bytes;
 }
@@ -264,7 +265,7 @@ export async function stageLink(root: string, entry: FileEntry, stage: Stage): P
   try {
     await symlink(entry.link!, temp);
     // The link's own time (rsync -a), never its target's; a rename keeps it.
-    await lutimes(temp, entry.modified_at, entry.modified_at);
+    await lutimes(temp, entryTime(entry), entryTime(entry));
     stage.add(temp, entry.path);
   } catch (error) {
     await unlink(temp).catch(() => undefined);
