@@ -6,8 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { entryTime } from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
+import { entryTime } from '../src/domain/sync-time.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
 import { folderStoreWorld, removeScratch, writeTree } from './helpers/sync-fixtures.js';
 

@@ -158,16 +158,6 @@ export function pathsOfBoth(a: readonly FileEntry[], b: readonly FileEntry[]): s
   return paths;
 }
 
-/**
- * The time to give utimes for an entry (unix seconds, a double): exact to the microsecond. Node.js
- * takes a double and keeps microseconds, flooring, so the time is nudged half a microsecond up:
- * a double near 1.7e9 is within 240 ns of the value, and the floor lands on the stored microsecond.
- */
-export function entryTime(entry: Pick<FileEntry, 'modified_at' | 'mtime_ns'>): number {
-  const micros = Math.floor((entry.mtime_ns ?? 0) / 1000);
-  return entry.modified_at + (micros + 0.5) / 1e6;
-}
-
 /** A version's entries split: what may be written, and the links that leave the folder (never written). */
 export function splitOutsideLinks(files: readonly FileEntry[]): { kept: FileEntry[]; outside: FileEntry[] } {
   const kept: FileEntry[] = [];

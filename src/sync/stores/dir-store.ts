@@ -16,7 +16,7 @@ import type { Received } from '../scan/stream-file.js';
 import { readTextPieces, rethrown, streamToNewFile } from '../scan/stream-file.js';
 import { linkRefused, storeError } from './dir-errors.js';
 import { removeVersionFolder } from './dir-remove.js';
-import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
+import type { PackReader, RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 
 let staging = 0;
@@ -225,13 +225,7 @@ export class DirectoryStore implements SyncStore {
     }
   }
 
-  async streamPackRange<T>(
-    tree: string,
-    pack: string,
-    start: number,
-    length: number,
-    consume: (body: AsyncIterable<Buffer>) => Promise<T>,
-  ): Promise<T | undefined> {
+  async streamPackRange<T>(tree: string, pack: string, start: number, length: number, consume: PackReader<T>): Promise<T | undefined> {
     const source = await this.blobFile(tree, pack);
     const handle = await open(source, READ_NO_FOLLOW).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return undefined;
@@ -239,7 +233,6 @@ export class DirectoryStore implements SyncStore {
     });
     if (!handle) return undefined;
     try {
-      if (length === 0) return await consume((async function* () {})());
       return await consume(handle.createReadStream({ start, end: start + length - 1, autoClose: false, highWaterMark: 256 * 1024 }));
     } finally {
       await handle.close();

@@ -7,6 +7,7 @@ import type { Received } from '../scan/stream-file.js';
 import { collectRange, streamToNewFile } from '../scan/stream-file.js';
 import type { DirectRequests } from './s3-direct.js';
 import { withRetries } from './s3-retry.js';
+import type { PackReader } from './store.js';
 
 export interface S3Reader {
   client: S3Client;
@@ -42,13 +43,7 @@ export function getObjectRange(reader: S3Reader, key: string, start: number, len
  * server that ignores Range and sends the whole object); a failure of the stream is retried (the
  * range asked again, `consume` called again), one `consume` throws is not.
  */
-export function streamObjectRange<T>(
-  reader: S3Reader,
-  key: string,
-  start: number,
-  length: number,
-  consume: (body: AsyncIterable<Buffer>) => Promise<T>,
-): Promise<T> {
+export function streamObjectRange<T>(reader: S3Reader, key: string, start: number, length: number, consume: PackReader<T>): Promise<T> {
   const range = `bytes=${start}-${start + length - 1}`;
   return readBody(reader, key, range, (body, whole) => consume(cutWhenBroken(within(body, whole ? start : 0, length))));
 }

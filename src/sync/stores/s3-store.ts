@@ -32,7 +32,7 @@ import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import { attemptsFrom } from './s3-retry.js';
 import { timeoutsFrom } from './s3-timeouts.js';
 import { putBody, putFile, type S3Writer } from './s3-upload.js';
-import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
+import type { PackReader, RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 
 /** A push asks whether the store holds a content (left by a killed push) only from this size on. */
@@ -185,14 +185,7 @@ export class S3Store implements SyncStore {
     );
   }
 
-  async streamPackRange<T>(
-    tree: string,
-    pack: string,
-    start: number,
-    length: number,
-    consume: (body: AsyncIterable<Buffer>) => Promise<T>,
-  ): Promise<T | undefined> {
-    if (length === 0) return consume((async function* () {})());
+  async streamPackRange<T>(tree: string, pack: string, start: number, length: number, consume: PackReader<T>): Promise<T | undefined> {
     const key = this.blobKey(tree, pack);
     return this.send(key, () =>
       streamObjectRange(this.io, key, start, length, consume).catch((error: unknown) =>

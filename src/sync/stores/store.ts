@@ -63,13 +63,7 @@ export interface SyncStore {
    * `consume` is called again, with the range from its start, when the body is cut off midway (a
    * failure of the stream, never one `consume` throws itself): it must skip what it did already.
    */
-  streamPackRange<T>(
-    tree: string,
-    pack: string,
-    start: number,
-    length: number,
-    consume: (body: AsyncIterable<Buffer>) => Promise<T>,
-  ): Promise<T | undefined>;
+  streamPackRange<T>(tree: string, pack: string, start: number, length: number, consume: PackReader<T>): Promise<T | undefined>;
   /**
    * Makes a blob young again (for the grace period of garbage collection) without sending it:
    * a push reusing a blob that no version references yet. False when the blob is gone.
@@ -101,6 +95,9 @@ export interface SyncStore {
   /** Removes a lock; one already gone is fine. */
   removeLock(tree: string, name: string): Promise<void>;
 }
+
+/** What reads a streamed range of a pack (SyncStore.streamPackRange). */
+export type PackReader<T> = (body: AsyncIterable<Buffer>) => Promise<T>;
 
 /** Where a tree's locks are (`<tree>/.locks/<name>`), and what their names look like. */
 export const LOCK_AREA = '.locks';

@@ -41,7 +41,7 @@ export async function stageSpan(span: Span<FileEntry>, target: SpanTarget): Prom
     done.add(entry);
     target.staged(got.bytes);
   };
-  const read = await store.streamPackRange(tree, span.pack, span.start, span.end - span.start, async (body) => {
+  const consume = async (body: AsyncIterable<Buffer>) => {
     const open = new Map<FileEntry, NewFile>();
     const begin = async (entry: FileEntry) => {
       if (done.has(entry)) return;
@@ -79,8 +79,10 @@ export async function stageSpan(span: Span<FileEntry>, target: SpanTarget): Prom
       throw error;
     }
     return true;
-  });
-  return read === true;
+  };
+  // Only empty contents: nothing to read (and no range to ask for).
+  if (span.end === span.start) return consume((async function* () {})());
+  return (await store.streamPackRange(tree, span.pack, span.start, span.end - span.start, consume)) === true;
 }
 
 function unlinkQuietly(path: string): void {
