@@ -1,7 +1,7 @@
 // A pull's writes (src/sync/scan/safe-fs.ts stageVerified, src/sync/transfer/staging.ts, src/sync/scan/stream-file.ts): the cases a plan
 // cannot see because they appear between the plan and the write, on real files.
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -75,6 +75,19 @@ describe('stageVerified', () => {
     );
     expect(readdirSync(root)).toEqual(['f.txt']);
     expect(readFileSync(join(root, 'f.txt'), 'utf8')).toBe('old');
+  });
+
+  it('with nothing to stage, leaves the folder untouched (it may be read-only)', async () => {
+    const root = scratch();
+    chmodSync(root, 0o555);
+    utimesSync(root, 1_600_000_000, 1_600_000_000);
+    try {
+      await expect(staged(root, [], async () => 'done')).resolves.toBe('done');
+      // Not even a temp folder made and removed (root may write a 0555 folder: its time tells).
+      expect(lstatSync(root).mtimeMs).toBe(1_600_000_000_000);
+    } finally {
+      chmodSync(root, 0o755);
+    }
   });
 
   it('removes the temp files a killed pull left in the folders it wrote down, and only those', async () => {

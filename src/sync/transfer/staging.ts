@@ -23,15 +23,22 @@ export class Staging implements Stage {
   readonly created: string[] = [];
   private readonly staged: { temp: string; rel: string }[] = [];
   private readonly pending = new Set<string>();
+  private begun = false;
 
   constructor(readonly root: string) {}
 
-  /** Removes what a killed pull left, then writes down the folders of `paths` (where this one stages). */
+  /**
+   * Removes what a killed pull left, then writes down the folders of `paths` (where this one
+   * stages). Nothing to stage and nothing left: the folder is not touched (it may be read-only).
+   */
   async begin(paths: readonly string[]): Promise<void> {
+    const journal = join(this.root, TEMP_DIR_NAME, JOURNAL);
+    if (paths.length === 0 && !lstatSync(journal, { throwIfNoEntry: false })) return;
+    this.begun = true;
     removeLeftovers(this.root);
     await prepareTemps(this.root);
     const folders = new Set(paths.map((p) => dirname(p)));
-    writeFileSync(join(this.root, TEMP_DIR_NAME, JOURNAL), [...folders].join('\n'), { mode: 0o600 });
+    writeFileSync(journal, [...folders].join('\n'), { mode: 0o600 });
   }
 
   tempFor(rel: string): string {
@@ -70,7 +77,7 @@ export class Staging implements Stage {
 
   /** The journal goes once nothing is staged any more. */
   async end(): Promise<void> {
-    await dropTemps(this.root);
+    if (this.begun) await dropTemps(this.root);
   }
 }
 
