@@ -1,6 +1,7 @@
 // Writing a stored version's entries into a folder, for a pull and for an export: each file from
-// its blob, from its pack (neighbours in one ranged read streamed into their files, docs/sync.md#packs) or, for a version in
-// the old layout, from the version itself, into a verified temp file beside its target; each link
+// its blob, from its pack (neighbours in one ranged read streamed into their files,
+// docs/sync.md#packs) or, for a version in the old layout, from the version itself, into a
+// verified temp file beside its target; each link
 // (the caller kept only links that stay inside), then the empty folders. Everything is staged
 // (transfer/staging.ts): the caller renames it into place once every content is checked.
 

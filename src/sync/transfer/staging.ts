@@ -3,9 +3,9 @@
 // content of the pull is checked: a pull that fails (a damaged content, a connection dropped, a
 // full disk) leaves the folder as it was, its new temp files and the folders it made removed. Beside
 // the target, not in one temp folder: the same filesystem, and on ext4 10,000 files made in one
-// folder and renamed out of it cost 3-6 s, beside their targets 0.3-0.6 s (docs/sync.md#peak-memory).
+// folder and renamed out of it cost 3-6 s in some runs, beside their targets 0.3-0.6 s (docs/performance.md#workspace-sync).
 // A pull killed midway leaves temp files: the folders it staged in are written down first, in the
-// root's `.sandbox-state.tmp`, and the next pull (or export into the folder) removes them there.
+// root's `.sandbox-state.tmp`, and the next pull into the folder removes them there.
 import { lstatSync, readdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathProblem, STAGED_TEMP_NAME, TEMP_DIR_NAME } from '../../domain/sync-state.js';
