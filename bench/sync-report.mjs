@@ -69,12 +69,12 @@ export function printReport({ results, tools, floor, resticBeside, files: FILES,
       : `target >= ${target}x in every phase: ${verdict(values.every((v) => v >= target))}`;
   if (resticBeside !== 'atlas' || results[resticTool])
     line(
-      `atlas / ${resticTool}`,
+      `atlas against ${resticTool} (its time / atlas's)`,
       speed.map((p) => ratio(resticTool, results[resticBeside], p)),
       all(1),
     );
   line(
-    'atlas / rclone',
+    "atlas against rclone (its time / atlas's)",
     speed.map((p) => ratio('rclone', a, p)),
     all(3),
   );
