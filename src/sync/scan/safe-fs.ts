@@ -203,9 +203,10 @@ export async function stageVerified(
 
 /**
  * A content written to `temp` for `entry`: refused unless `got` (what was written) matches its
- * MD5, SHA-256 and size; else given the stored mode and mtime and staged. Returns the bytes.
+ * MD5, SHA-256 and size; else given the stored mode and mtime (unless the writer `applied` them)
+ * and staged. Returns the bytes.
  */
-export function checkStaged(entry: FileEntry, got: Received, describe: string, temp: string, stage: Stage): number {
+export function checkStaged(entry: FileEntry, got: Received, describe: string, temp: string, stage: Stage, applied = false): number {
   if (got.md5 !== entry.checksum || got.bytes !== entry.size || (entry.sha256 !== undefined && got.sha256 !== entry.sha256)) {
     throw new AtlasError(
       `${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`,
@@ -217,9 +218,11 @@ export function checkStaged(entry: FileEntry, got: Received, describe: string, t
   }
   // Synchronous: two metadata calls on a local file cost less than two round trips through
   // libuv's thread pool, which dominated a pull of many small files (docs/performance.md).
-  if (entry.mode !== undefined) chmodSync(temp, entry.mode);
-  const time = entryTime(entry);
-  utimesSync(temp, time, time);
+  if (!applied) {
+    if (entry.mode !== undefined) chmodSync(temp, entry.mode);
+    const time = entryTime(entry);
+    utimesSync(temp, time, time);
+  }
   stage.add(temp, entry.path);
   return got.bytes;
 }

@@ -7,7 +7,7 @@
 // one chunk as it arrives (at most 64 KiB from a socket or a file stream) into the page cache, so
 // the event loop is held for microseconds at a time, never for the whole file.
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fchmodSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, futimesSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { personMode } from '../../store/private-umask.js';
 
@@ -28,13 +28,15 @@ export class NewFile {
   private bytes = 0;
   private readonly fd: number;
 
+  /** `exact`: the file gets `mode` itself, not what the umask leaves of it. */
   constructor(
     readonly path: string,
     mode = 0o644,
+    exact = false,
   ) {
     this.fd = withPath(path, () => openSync(path, 'wx', mode));
     // The person's file: the mode their umask gives, not atlas's own 0600.
-    const shared = personMode(mode);
+    const shared = exact ? mode : personMode(mode);
     if (shared !== undefined)
       withPath(
         path,
@@ -52,9 +54,16 @@ export class NewFile {
     this.bytes += chunk.length;
   }
 
-  /** Closes it; what was written. */
-  close(): Received {
-    closeSync(this.fd);
+  /**
+   * Closes it, its modification time first set to `mtime` when given (unix seconds; on the
+   * descriptor: no second lookup of the path); what was written.
+   */
+  close(mtime?: number): Received {
+    try {
+      if (mtime !== undefined) futimesSync(this.fd, mtime, mtime);
+    } finally {
+      closeSync(this.fd);
+    }
     return { bytes: this.bytes, md5: this.md5.digest('hex'), sha256: this.sha.digest('hex') };
   }
 }

@@ -5,6 +5,7 @@
 import { unlinkSync } from 'node:fs';
 import type { Span } from '../../domain/sync-pack.js';
 import type { FileEntry } from '../../domain/sync-state.js';
+import { entryTime } from '../../domain/sync-time.js';
 import type { Stage } from '../scan/safe-fs.js';
 import { checkStaged, ensureParents } from '../scan/safe-fs.js';
 import { NewFile } from '../scan/stream-file.js';
@@ -31,9 +32,10 @@ export async function stageSpan(span: Span<FileEntry>, target: SpanTarget): Prom
   const done = new Set<FileEntry>();
   const entries = span.entries;
   const finish = (entry: FileEntry, file: NewFile) => {
-    const got = file.close();
+    // Mode (at creation) and time (at closing) set through the descriptor: two path lookups fewer a file.
+    const got = file.close(entryTime(entry));
     try {
-      checkStaged(entry, got, target.describe(entry), file.path, stage);
+      checkStaged(entry, got, target.describe(entry), file.path, stage, true);
     } catch (error) {
       unlinkQuietly(file.path);
       throw error;
@@ -46,7 +48,7 @@ export async function stageSpan(span: Span<FileEntry>, target: SpanTarget): Prom
     const begin = async (entry: FileEntry) => {
       if (done.has(entry)) return;
       await ensureParents(root, entry.path, stage.folders, stage.created);
-      open.set(entry, new NewFile(stage.tempFor(entry.path)));
+      open.set(entry, new NewFile(stage.tempFor(entry.path), entry.mode ?? 0o644, entry.mode !== undefined));
     };
     let next = 0;
     let at = span.start;
