@@ -29,6 +29,7 @@ const benches = [
   ['one server on SQLite vs one and three on PostgreSQL (issue 23)', 'server-cluster.mjs'],
   ['three servers, one SIGKILLed midway: nothing lost (issue 23)', 'server-failover.mjs'],
   ['workspace sync against a local S3 server, with rclone, aws s3 sync and restic (issues 10, 20)', 'sync.mjs'],
+  ['workspace sync under stress: torn versions with a writer, prune-during-push races (issue 36)', 'sync-stress.mjs'],
   ['claude-hook per event vs node -e 0 (issue 11), in sandbox mode too (issue 35)', 'claude-hook.mjs'],
   ['API trouble: first message about 500s, a hanging API stopped (issue 35)', 'api-trouble.mjs'],
   [

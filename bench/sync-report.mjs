@@ -1,6 +1,6 @@
 // The report of bench/sync.mjs: the table of every tool's phases (time / requests / bytes sent),
 // atlas's peak RSS beside its floor and the other tools' peaks, and the figures checked against
-// issues 10 and 20's targets. Prints only; bench/sync.mjs runs the tools and hands the results in.
+// issues 10, 20 and 36's targets. Prints only; bench/sync.mjs runs the tools and hands the results in.
 
 const PHASES = ['first push', 'no-op push', 'push after 1% changed', 'pull into empty folder', 'no-op pull', 'pull of the older version'];
 
@@ -55,6 +55,32 @@ export function printReport({ results, tools, floor, resticBeside, files: FILES,
   console.log(
     `  ${mb(push1.sent)} sent on the wire (HTTP included) for ${mb(changedBytes)} changed = ${(push1.sent / changedBytes).toFixed(2)}x (target <= 1.5x: ${verdict(push1.sent <= 1.5 * changedBytes)}); ` +
       `${mb(push1.payload)} of it file content`,
+  );
+  // Issue 36: every phase >= 1.0x restic on moto and >= 3x rclone, peak RSS <= rclone's.
+  const speed = PHASES.slice(0, 5);
+  const ratio = (tool, mine, phase) => (results[tool]?.[phase] && mine?.[phase] ? results[tool][phase].ms / mine[phase].ms : undefined);
+  const line = (label, values, ok) =>
+    console.log(
+      `${label}: ${speed.map((p, i) => `${p} ${values[i] === undefined ? 'n/a' : `${values[i].toFixed(2)}x`}`).join(', ')} (${ok(values)})`,
+    );
+  const all = (target) => (values) =>
+    values.some((v) => v === undefined)
+      ? 'not measured'
+      : `target >= ${target}x in every phase: ${verdict(values.every((v) => v >= target))}`;
+  if (resticBeside !== 'atlas' || results[resticTool])
+    line(
+      `atlas against ${resticTool} (its time / atlas's)`,
+      speed.map((p) => ratio(resticTool, results[resticBeside], p)),
+      all(1),
+    );
+  line(
+    "atlas against rclone (its time / atlas's)",
+    speed.map((p) => ratio('rclone', a, p)),
+    all(3),
+  );
+  const rss = speed.map((p) => (results.rclone?.[p] ? results.rclone[p].rss / a[p].rss : undefined));
+  line("peak RSS, rclone's / atlas's", rss, (values) =>
+    values.some((v) => v === undefined) ? 'not measured' : `target atlas <= rclone in every phase: ${verdict(values.every((v) => v >= 1))}`,
   );
   return true;
 }

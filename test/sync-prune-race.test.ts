@@ -16,6 +16,7 @@ import { motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, storeWith, writeTree } from './helpers/sync-fixtures.js';
+import { pruneDuringPush, RACE_BIG, RACE_T } from './helpers/sync-stress.js';
 
 let s3rver: S3Server | undefined;
 let moto: S3Server | undefined;
@@ -36,8 +37,7 @@ afterAll(async () => {
   removeScratch();
 });
 
-const T = 1_700_000_000;
-const BIG = Buffer.alloc(3 * 1024 * 1024, 'b');
+const T = RACE_T;
 
 describe.each(['dir', 's3rver', 'moto'] as const)('a prune during a push (%s store)', (kind) => {
   it.skipIf(kind === 'moto' && motoMissing())(
@@ -49,44 +49,7 @@ describe.each(['dir', 's3rver', 'moto'] as const)('a prune during a push (%s sto
         kind === 'dir'
           ? configWith({ store: join(base, 'store') })
           : configWith({ store: `s3://${server!.bucket}/race`, s3: { endpoint: server!.endpoint, force_path_style: true } });
-      const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
-      const machine =
-        (home: string) =>
-        (seconds: number, extra: { storeNow?: () => number; beforePublish?: () => Promise<void> } = {}) =>
-          depsFor(config, join(base, home), () => seconds * 1000).then((d) => ({ ...d, ...extra }));
-      const one = machine('home1');
-      const two = machine('home2');
-      const a = join(base, 'a');
-      const b = join(base, 'b');
-      writeTree(a, { big: BIG, s: 'small' });
-      await syncPush(target(a), await one(T));
-      writeTree(b, { s: 'small' });
-      await syncPull(target(b), await two(T + 1), { force: true });
-      // Machine 1 deletes the big file; machine 2 has a copy of it under another name.
-      writeTree(a, { s: 'small', t: 'new on one' });
-      const { rmSync } = await import('node:fs');
-      rmSync(join(a, 'big'));
-      await syncPush(target(a), await one(T + 10));
-      await syncPull(target(b), await two(T + 11), { force: true });
-      writeTree(b, { copy: BIG, n: 'new on two' });
-
-      const store = (await one(T)).store;
-      const before = new Set((await store.listBlobs('ws')).keys());
-      let pruned: Promise<unknown> | undefined;
-      let watching = true;
-      // Watches the store: the prune starts once the push's first new object is there.
-      const watch = (async () => {
-        while (watching) {
-          const now = [...(await store.listBlobs('ws')).keys()];
-          if (now.some((k) => !before.has(k))) {
-            pruned = one(T + 20, { storeNow: () => Date.now() + 2 * 3600_000 }).then((deps) => syncPrune(target(a), deps, { keep: 1 }));
-            return;
-          }
-          await new Promise((ok) => setImmediate(ok));
-        }
-      })();
-      const pushed = await syncPush(target(b), await two(T + 30, { beforePublish: async () => void (await watch, await pruned) }));
-      watching = false;
+      const { pushed, pruned, one, target, a, old } = await pruneDuringPush(config, base);
       expect(pruned).toBeDefined();
       expect(pushed.stats.files_reused).toBeGreaterThan(0);
 
@@ -94,16 +57,16 @@ describe.each(['dir', 's3rver', 'moto'] as const)('a prune during a push (%s sto
       expect(versions.map((v) => v.status)).toEqual(versions.map(() => 'complete'));
       const fresh = join(base, 'fresh');
       await syncPull(target(fresh), await one(T + 41), {});
-      expect(readTree(fresh)).toEqual({ copy: BIG.toString(), n: 'new on two', s: 'small', t: 'new on one' });
+      expect(readTree(fresh)).toEqual({ copy: RACE_BIG.toString(), n: 'new on two', s: 'small', t: 'new on one' });
       const prune = (await pruned) as Awaited<ReturnType<typeof syncPrune>>;
       expect(prune.removed.versions).toBe(0);
       expect(prune.trees[0]!.blobs.skipped).toMatch(/a push of ws is under way/);
       // A prune once the push ended removes the old version, and keeps the content the newest names.
-      const later = await syncPrune(target(a), await one(T + 50, { storeNow: () => Date.now() + 2 * 3600_000 }), { keep: 1 });
+      const later = await syncPrune(target(a), await one(T + 50, { storeNow: old }), { keep: 1 });
       expect(later.removed.versions).toBeGreaterThan(0);
       const again = join(base, 'again');
       await syncPull(target(again), await one(T + 51), {});
-      expect(readTree(again).copy).toBe(BIG.toString());
+      expect(readTree(again).copy).toBe(RACE_BIG.toString());
     },
     120_000,
   );

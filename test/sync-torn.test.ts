@@ -5,56 +5,19 @@
 // e.g. {"size":0,"checksum":<of 20 KB>}: every pull of that version failed.
 
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
 import { blobFiles, configWith, depsFor, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { startWriter, tornEntries } from './helpers/sync-stress.js';
 
 const children: ChildProcess[] = [];
 afterAll(() => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   removeScratch();
 });
-
-// Rewrites f0..f{n-1} in a loop, each a truncate and then a write of a new size; says "ready"
-// once every file was rewritten at least once.
-const WRITER = `
-const { writeFileSync } = require('node:fs');
-const [dir, n] = [process.argv[1], Number(process.argv[2])];
-for (let round = 0; ; round++) {
-  for (let i = 0; i < n; i++) writeFileSync(dir + '/f' + i, Buffer.alloc(1 + ((round * 7919 + i * 104729) % 20000), 97 + ((round + i) % 26)));
-  if (round === 0) process.stdout.write('ready\\n');
-}`;
-
-function startWriter(dir: string, n: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-e', WRITER, dir, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout!.once('data', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`writer exited ${code}`)));
-  });
-}
-
-/** Every entry of a folder store's manifest: its size is the length of its stored bytes, whose SHA-256 and MD5 it names. */
-function tornEntries(store: string, tree: string, version: string): string[] {
-  const state = JSON.parse(readFileSync(join(store, tree, version, '.sandbox-state'), 'utf8')) as {
-    files: { path: string; size: number; checksum: string; sha256?: string; pack?: string; offset?: number }[];
-  };
-  const blob = (sha: string) => readFileSync(join(store, tree, '.blobs', sha.slice(0, 2), sha));
-  const torn: string[] = [];
-  for (const f of state.files) {
-    const bytes = f.pack !== undefined ? blob(f.pack).subarray(f.offset!, f.offset! + f.size) : blob(f.sha256!);
-    const md5 = createHash('md5').update(bytes).digest('hex');
-    const sha = createHash('sha256').update(bytes).digest('hex');
-    if (bytes.length !== f.size || md5 !== f.checksum || sha !== f.sha256)
-      torn.push(`${version} ${f.path}: size ${f.size}, stored ${bytes.length}`);
-  }
-  return torn;
-}
 
 describe('pushes while a writer rewrites the files', () => {
   it('every version published pulls, and every entry has its size and hashes from the same bytes', async () => {
@@ -69,7 +32,9 @@ describe('pushes while a writer rewrites the files', () => {
     let clock = 1_700_000_000;
     const deps = async () => depsFor(config, join(base, 'home'), () => (clock += 10) * 1000);
     await syncPush(target(root), await deps());
-    const writer = await startWriter(root, files);
+    const { child: writer, ready } = startWriter(root, files);
+    children.push(writer);
+    await ready;
     for (let i = 0; i < 12; i++) await syncPush(target(root), await deps());
     writer.kill('SIGKILL');
     const { versions } = await syncVersions(target(root), await deps());

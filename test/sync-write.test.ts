@@ -1,13 +1,14 @@
-// A pull's writes (src/sync/scan/safe-fs.ts writeVerified, src/sync/scan/stream-file.ts): the cases a plan
+// A pull's writes (src/sync/scan/safe-fs.ts stageVerified, src/sync/transfer/staging.ts, src/sync/scan/stream-file.ts): the cases a plan
 // cannot see because they appear between the plan and the write, on real files.
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FileEntry } from '../src/domain/sync-state.js';
-import { ensureParents, writeVerified } from '../src/sync/scan/safe-fs.js';
+import { ensureParents, stageVerified } from '../src/sync/scan/safe-fs.js';
 import { streamToNewFile } from '../src/sync/scan/stream-file.js';
+import { staged } from '../src/sync/transfer/staging.js';
 import { removeScratch, scratch } from './helpers/sync-fixtures.js';
 
 afterAll(() => {
@@ -23,15 +24,23 @@ const entryOf = (path: string, text: string): FileEntry => ({
 });
 const fetchText = (text: string) => (temp: string) => streamToNewFile(Readable.from([Buffer.from(text)]), temp);
 
-describe('writeVerified', () => {
-  it('writes through folders it makes once, with the stored mtime', async () => {
+/** Stages `entries` (each holding `text`, fetched as `fetched(path)`) and commits them. */
+const stageAll = (root: string, entries: FileEntry[], fetched: (path: string) => string = (p) => p) =>
+  staged(
+    root,
+    entries.map((e) => e.path),
+    (stage) => Promise.all(entries.map((e) => stageVerified(root, e, fetchText(fetched(e.path)), `${e.path} in v1`, stage))),
+  );
+
+describe('stageVerified', () => {
+  it('writes through folders it makes once, with the stored mtime, and leaves no temp file', async () => {
     const root = scratch();
-    const folders = new Map<string, Promise<void>>();
-    await Promise.all(
-      ['a/b/one.txt', 'a/b/two.txt', 'a/three.txt'].map((p) => writeVerified(root, entryOf(p, p), fetchText(p), p, folders)),
+    await stageAll(
+      root,
+      ['a/b/one.txt', 'a/b/two.txt', 'a/three.txt'].map((p) => entryOf(p, p)),
     );
-    expect([...folders.keys()].sort()).toEqual(['.sandbox-state.tmp', 'a', 'a/b']);
-    expect(readdirSync(join(root, '.sandbox-state.tmp'))).toEqual([]);
+    expect(readdirSync(root)).toEqual(['a']);
+    expect(readdirSync(join(root, 'a')).sort()).toEqual(['b', 'three.txt']);
     expect(readFileSync(join(root, 'a/b/two.txt'), 'utf8')).toBe('a/b/two.txt');
     expect(lstatSync(join(root, 'a/three.txt')).mtimeMs).toBe(1_700_000_000_000);
   });
@@ -39,11 +48,8 @@ describe('writeVerified', () => {
   it('refuses a folder that appeared where the file goes, and leaves no temp file', async () => {
     const root = scratch();
     mkdirSync(join(root, 'x', 'inner'), { recursive: true });
-    await expect(writeVerified(root, entryOf('x', 'data'), fetchText('data'), 'x')).rejects.toThrow(
-      /refused to write x: it is a folder here/,
-    );
-    expect(readdirSync(root)).toEqual(['.sandbox-state.tmp', 'x']);
-    expect(readdirSync(join(root, '.sandbox-state.tmp'))).toEqual([]);
+    await expect(stageAll(root, [entryOf('x', 'x')])).rejects.toThrow(/refused to write x: it is a folder here/);
+    expect(readdirSync(root)).toEqual(['x']);
     expect(readdirSync(join(root, 'x'))).toEqual(['inner']);
   });
 
@@ -52,7 +58,7 @@ describe('writeVerified', () => {
     writeFileSync(join(root, 'file'), 'mine');
     mkdirSync(join(root, 'real'));
     symlinkSync(join(root, 'real'), join(root, 'link'));
-    await expect(writeVerified(root, entryOf('file/a.txt', 'a'), fetchText('a'), 'a')).rejects.toThrow(
+    await expect(stageAll(root, [entryOf('file/a.txt', 'file/a.txt')])).rejects.toThrow(
       /refused to write into file: it is not a plain folder here/,
     );
     await expect(ensureParents(root, 'link/deeper/b.txt')).rejects.toThrow(/refused to write into link/);
@@ -60,15 +66,41 @@ describe('writeVerified', () => {
     expect(readFileSync(join(root, 'file'), 'utf8')).toBe('mine');
   });
 
-  it('keeps the old file when the bytes do not match, and removes the temp file', async () => {
+  it('keeps every old file when one content does not match: nothing is renamed, temp files and new folders go', async () => {
     const root = scratch();
     writeFileSync(join(root, 'f.txt'), 'old');
-    await expect(writeVerified(root, entryOf('f.txt', 'expected'), fetchText('tampered'), 'f.txt in v1')).rejects.toThrow(
-      /f\.txt in v1 does not match its \.sandbox-state/,
+    const entries = [entryOf('f.txt', 'f.txt'), entryOf('new/deep/g.txt', 'expected')];
+    await expect(stageAll(root, entries, (p) => (p === 'f.txt' ? p : 'tampered'))).rejects.toThrow(
+      /new\/deep\/g\.txt in v1 does not match its \.sandbox-state/,
     );
-    expect(readdirSync(root)).toEqual(['.sandbox-state.tmp', 'f.txt']);
-    expect(readdirSync(join(root, '.sandbox-state.tmp'))).toEqual([]);
+    expect(readdirSync(root)).toEqual(['f.txt']);
     expect(readFileSync(join(root, 'f.txt'), 'utf8')).toBe('old');
+  });
+
+  it('with nothing to stage, leaves the folder untouched (it may be read-only)', async () => {
+    const root = scratch();
+    chmodSync(root, 0o555);
+    utimesSync(root, 1_600_000_000, 1_600_000_000);
+    try {
+      await expect(staged(root, [], async () => 'done')).resolves.toBe('done');
+      // Not even a temp folder made and removed (root may write a 0555 folder: its time tells).
+      expect(lstatSync(root).mtimeMs).toBe(1_600_000_000_000);
+    } finally {
+      chmodSync(root, 0o755);
+    }
+  });
+
+  it('removes the temp files a killed pull left in the folders it wrote down, and only those', async () => {
+    const root = scratch();
+    mkdirSync(join(root, 'a', '.sandbox-state.tmp'), { recursive: true });
+    writeFileSync(join(root, 'a', '.sandbox-state.tmp.123-4'), 'left by a killed pull');
+    writeFileSync(join(root, 'a', '.sandbox-state.tmp.mine'), "the person's");
+    mkdirSync(join(root, '.sandbox-state.tmp'));
+    writeFileSync(join(root, '.sandbox-state.tmp', 'staged-in'), 'a\n../outside\nlink');
+    symlinkSync(join(root, 'a'), join(root, 'link'));
+    await stageAll(root, [entryOf('b.txt', 'b.txt')]);
+    expect(readdirSync(join(root, 'a')).sort()).toEqual(['.sandbox-state.tmp', '.sandbox-state.tmp.mine']);
+    expect(readdirSync(root).sort()).toEqual(['a', 'b.txt', 'link']);
   });
 });
 

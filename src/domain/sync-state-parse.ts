@@ -293,6 +293,8 @@ function extrasProblem(f: Raw, i: number, local: boolean): string | undefined {
     if (typeof f['size'] === 'number' && f['size'] >= PACK_BELOW) return `files[${i}] is in a pack but is not under ${PACK_BELOW} bytes`;
   }
   if (f['mode'] !== undefined && (!isCount(f['mode']) || f['mode'] > 0o777)) return `files[${i}].mode is not permission bits (0 to 0o777)`;
+  if (f['mtime_ns'] !== undefined && (!isCount(f['mtime_ns']) || f['mtime_ns'] >= 1e9))
+    return `files[${i}].mtime_ns is not nanoseconds of a second (0 to 999999999)`;
   if (f['link'] !== undefined) {
     if (typeof f['link'] !== 'string' || f['link'].length === 0 || f['link'].length > 4096 || f['link'].includes('\0'))
       return `files[${i}].link is not a link target`;

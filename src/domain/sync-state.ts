@@ -14,6 +14,12 @@ export interface FileEntry {
   /** Unix seconds. */
   modified_at: number;
   /**
+   * The nanoseconds of the modification time past `modified_at` (1 to 999,999,999; absent: 0, or
+   * a version of an older atlas), as the file system gave them. A pull sets them to the
+   * microsecond, all Node.js can set (docs/sync.md#the-state-file-sandbox-state).
+   */
+  mtime_ns?: number;
+  /**
    * SHA-256 of the content (64 lowercase hex): the key of its blob in the store. Absent in
    * versions stored before content addressing (their files sit under the version itself).
    */
@@ -184,6 +190,7 @@ export function* stateChunks(
       chunk += `,"sha256":${JSON.stringify(f.sha256)}`;
       if (f.pack !== undefined && where === 'store') chunk += `,"pack":"${f.pack}","offset":${f.offset}`;
     }
+    if (f.mtime_ns !== undefined && f.mtime_ns > 0) chunk += `,"mtime_ns":${f.mtime_ns}`;
     if (f.mode !== undefined) chunk += `,"mode":${f.mode}`;
     if (f.link !== undefined) chunk += `,"link":${JSON.stringify(f.link)}`;
     chunk += '}';
@@ -217,9 +224,15 @@ export const BLOB_AREA = '.blobs';
 /** The folder at the root where a pull writes its downloads before renaming them into place. */
 export const TEMP_DIR_NAME = '.sandbox-state.tmp';
 
-/** `.git` at any depth is never synced, nor written from a store. */
+/**
+ * The temp names a pull gives the files it writes, beside each target, until every content is
+ * checked (`.sandbox-state.tmp.<pid>-<n>`, transfer/staging.ts).
+ */
+export const STAGED_TEMP_NAME = /^\.sandbox-state\.tmp\.\d+-\d+$/;
+
+/** `.git` at any depth is never synced, nor written from a store; nor is a pull's staged temp file. */
 export function isReservedName(name: string): boolean {
-  return name === '.git';
+  return name === '.git' || STAGED_TEMP_NAME.test(name);
 }
 
 /**

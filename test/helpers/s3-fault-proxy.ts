@@ -1,7 +1,7 @@
 // An HTTP proxy on 127.0.0.1 in front of a real S3 server (s3rver), for the failures s3rver
 // cannot produce: a server without DeleteObjects, per-key delete errors, refused deletes, a server
 // that refuses conditional writes, a share of requests failing at random (500, 503), a server that
-// ignores Range, a ranged answer cut off midway. It records every delete request (method, URL,
+// ignores Range, a ranged answer cut off midway, a blob's answer cut off every time. It records every delete request (method, URL,
 // Content-MD5, body), counts requests and the bytes clients sent, and forwards everything else.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -26,7 +26,9 @@ export type FaultMode =
   /** A GET's Range header is dropped: the server answers with the whole object (a server that ignores Range). */
   | 'ignore-range'
   /** The next ranged GET's answer is cut off after its first byte (the connection closes), then 'pass'. */
-  | 'cut-range';
+  | 'cut-range'
+  /** Every GET of a whole blob (no Range) is cut off after its first byte, however often it is asked again. */
+  | 'cut-blobs';
 
 export interface DeleteRequest {
   method: string;
@@ -77,8 +79,10 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, record?: DeleteRequest) => {
     const headers = { ...req.headers };
     if (proxy.mode === 'ignore-range') delete headers.range;
-    const cut = proxy.mode === 'cut-range' && req.method === 'GET' && headers.range !== undefined;
-    if (cut) proxy.mode = 'pass';
+    const cut =
+      (proxy.mode === 'cut-range' && req.method === 'GET' && headers.range !== undefined) ||
+      (proxy.mode === 'cut-blobs' && req.method === 'GET' && headers.range === undefined && /\/\.blobs\//.test(req.url ?? ''));
+    if (cut && proxy.mode === 'cut-range') proxy.mode = 'pass';
     const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (up) => {
       if (record) record.status = up.statusCode;
       res.writeHead(up.statusCode ?? 502, up.headers);

@@ -3,8 +3,7 @@
 // to the collector by the thousand (hashing 100,000 files of 10 KiB peaked at 135 MB so, at 118 MB
 // with the buffers reused). A larger one is read as a stream.
 import { createHash, hash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, createReadStream, openSync } from 'node:fs';
 import { readFully } from './stream-file.js';
 
 /** Most source files fit; the buffers kept are at most this times the readings that ran at once (16). */
@@ -21,12 +20,13 @@ async function withWhole<T>(path: string, size: number | undefined, use: (bytes:
   if (size === undefined || size > READ_BUFFER) return undefined;
   const buffer = spare.pop() ?? Buffer.allocUnsafe(READ_BUFFER);
   try {
-    const handle = await open(path, 'r');
+    // Synchronous (readFully says why); a file of READ_BUFFER at most holds the event loop briefly.
+    const fd = openSync(path, 'r');
     let got: number | undefined;
     try {
-      got = await readFully(handle, buffer);
+      got = readFully(fd, buffer);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
     // More than the buffer holds: a file that grew since its stat, read as a stream instead.
     return got === undefined ? undefined : use(buffer.subarray(0, got));

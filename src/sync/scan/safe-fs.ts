@@ -1,8 +1,8 @@
 // Every write a pull makes goes through here, so that nothing a store says can land outside the
 // workspace: parents are checked one by one (a symlink or a file on the way refuses the path),
-// content goes to a temp file in the root's `.sandbox-state.tmp` folder (where no file of the
-// person's can be mistaken for one), is checked against its MD5, then renamed over the target (a
-// rename replaces a symlink, it never writes through one).
+// content goes to a temp file beside its target (a name atlas keeps, transfer/staging.ts), is
+// checked against its MD5, SHA-256 and size, and is renamed over the target once every content of
+// the pull is checked (a rename replaces a symlink, it never writes through one).
 import { chmodSync, lstatSync, readlinkSync, renameSync, utimesSync } from 'node:fs';
 import { chmod, lstat, lutimes, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -10,6 +10,7 @@ import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { Observation } from '../../domain/sync-plan.js';
 import type { FileEntry, StateFile } from '../../domain/sync-state.js';
 import { TEMP_DIR_NAME } from '../../domain/sync-state.js';
+import { entryTime } from '../../domain/sync-time.js';
 import { personMode } from '../../store/private-umask.js';
 import { md5File } from './file-hash.js';
 import { mapPool } from './pool.js';
@@ -94,26 +95,37 @@ export async function observePaths(
  * Creates the folders on the way to `rel`, refusing symlinks and files there. `made` remembers the
  * folders this pull already checked or created (one lstat per folder, not per file).
  */
-export async function ensureParents(root: string, rel: string, made: Map<string, Promise<void>> = new Map()): Promise<void> {
+export async function ensureParents(
+  root: string,
+  rel: string,
+  made: Map<string, Promise<void>> = new Map(),
+  created?: string[],
+): Promise<void> {
   const parts = rel.split('/');
   for (let i = 1; i < parts.length; i++) {
     const dir = parts.slice(0, i).join('/');
     let pending = made.get(dir);
     if (!pending) {
-      pending = ensureFolder(root, dir);
+      pending = ensureFolder(root, dir, created);
       made.set(dir, pending);
     }
     await pending;
   }
 }
 
-async function ensureFolder(root: string, dir: string): Promise<void> {
+/** Makes `dir` unless it is a plain folder already; one it made is added to `created`. */
+async function ensureFolder(root: string, dir: string, created?: string[]): Promise<void> {
   const path = join(root, dir);
   const st = await lstatOrNull(path);
   if (st === null) {
-    await mkdir(path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
-    });
+    const made = await mkdir(path).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+        return false;
+      },
+    );
+    if (made) created?.push(dir);
     const again = await lstat(path);
     if (again.isDirectory() && !again.isSymbolicLink()) {
       // A folder of the person's tree: the mode their umask gives, not atlas's own 0700.
@@ -155,47 +167,74 @@ export async function dropTemps(root: string): Promise<void> {
 }
 
 /**
- * Fetches `entry` into the workspace: temp file, MD5 and size checked, mtime set to the stored
- * one, renamed over the target. Returns the bytes received. `folders` is ensureParents' memory,
- * shared by the writes of one pull.
+ * Where a pull stages its writes (transfer/staging.ts): a temp name beside each target, the
+ * folders checked or made on the way (`folders`: ensureParents' memory; `created`: those made).
  */
-export async function writeVerified(
+export interface Stage {
+  readonly folders: Map<string, Promise<void>>;
+  readonly created: string[];
+  /** A new temp path in the folder of `rel`, for its content. */
+  tempFor(rel: string): string;
+  /** Records a checked temp file or link, renamed over `rel` when the pull commits. */
+  add(temp: string, rel: string): void;
+}
+
+/**
+ * Fetches `entry` beside its target: temp file, MD5, SHA-256 and size checked, mode and mtime set
+ * to the stored ones, then staged (renamed into place when every content is checked). Returns the
+ * bytes received.
+ */
+export async function stageVerified(
   root: string,
   entry: FileEntry,
   fetch: (tempPath: string) => Promise<Received>,
   describe: string,
-  folders?: Map<string, Promise<void>>,
+  stage: Stage,
 ): Promise<number> {
-  await ensureParents(root, entry.path, folders);
-  await ensureParents(root, `${TEMP_DIR_NAME}/-`, folders);
-  const temp = tempPathFor(root);
+  await ensureParents(root, entry.path, stage.folders, stage.created);
+  const temp = stage.tempFor(entry.path);
   try {
-    const got = await fetch(temp);
-    if (got.md5 !== entry.checksum || got.bytes !== entry.size || (entry.sha256 !== undefined && got.sha256 !== entry.sha256)) {
-      throw new AtlasError(
-        `${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`,
-        {
-          exitCode: EXIT.failure,
-          hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',
-        },
-      );
-    }
-    // Synchronous: two metadata calls on a local file cost less than two round trips through
-    // libuv's thread pool, which dominated a pull of many small files (docs/performance.md).
-    if (entry.mode !== undefined) chmodSync(temp, entry.mode);
-    utimesSync(temp, entry.modified_at, entry.modified_at);
-    try {
-      // A rename replaces a file or a symlink; over a folder it fails (EISDIR), which refuses it.
-      renameSync(temp, join(root, entry.path));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST')
-        throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
-      throw error;
-    }
-    return got.bytes;
+    return checkStaged(entry, await fetch(temp), describe, temp, stage);
   } catch (error) {
     await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * A content written to `temp` for `entry`: refused unless `got` (what was written) matches its
+ * MD5, SHA-256 and size; else given the stored mode and mtime (unless the writer `applied` them)
+ * and staged. Returns the bytes.
+ */
+export function checkStaged(entry: FileEntry, got: Received, describe: string, temp: string, stage: Stage, applied = false): number {
+  if (got.md5 !== entry.checksum || got.bytes !== entry.size || (entry.sha256 !== undefined && got.sha256 !== entry.sha256)) {
+    throw new AtlasError(
+      `${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`,
+      {
+        exitCode: EXIT.failure,
+        hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',
+      },
+    );
+  }
+  // Synchronous: two metadata calls on a local file cost less than two round trips through
+  // libuv's thread pool, which dominated a pull of many small files (docs/performance.md).
+  if (!applied) {
+    if (entry.mode !== undefined) chmodSync(temp, entry.mode);
+    const time = entryTime(entry);
+    utimesSync(temp, time, time);
+  }
+  stage.add(temp, entry.path);
+  return got.bytes;
+}
+
+/** Renames a staged temp over `rel`; a folder there (it fails with EISDIR) is refused. */
+export function renameStaged(root: string, temp: string, rel: string): void {
+  try {
+    renameSync(temp, join(root, rel));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST')
+      throw new AtlasError(`refused to write ${rel}: it is a folder here`, { exitCode: EXIT.failure });
     throw error;
   }
 }
@@ -223,21 +262,17 @@ async function ensureNoLinkOnTheWay(root: string, rel: string): Promise<void> {
   if (!check.ok) throw new AtlasError(`refused to delete ${rel}: ${check.problem}`, { exitCode: EXIT.failure });
 }
 
-/** Makes a link the version holds (the caller checked it stays inside the root): a temp link renamed over the path. */
-export async function writeLink(root: string, entry: FileEntry, folders?: Map<string, Promise<void>>): Promise<void> {
-  await ensureParents(root, entry.path, folders);
-  await ensureParents(root, `${TEMP_DIR_NAME}/-`, folders);
-  const temp = tempPathFor(root);
+/** Stages a link the version holds (the caller checked it stays inside the root): a temp link beside the path. */
+export async function stageLink(root: string, entry: FileEntry, stage: Stage): Promise<void> {
+  await ensureParents(root, entry.path, stage.folders, stage.created);
+  const temp = stage.tempFor(entry.path);
   try {
     await symlink(entry.link!, temp);
     // The link's own time (rsync -a), never its target's; a rename keeps it.
-    await lutimes(temp, entry.modified_at, entry.modified_at);
-    renameSync(temp, join(root, entry.path));
+    await lutimes(temp, entryTime(entry), entryTime(entry));
+    stage.add(temp, entry.path);
   } catch (error) {
     await unlink(temp).catch(() => undefined);
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST')
-      throw new AtlasError(`refused to write ${entry.path}: it is a folder here`, { exitCode: EXIT.failure });
     throw error;
   }
 }

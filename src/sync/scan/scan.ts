@@ -67,13 +67,35 @@ interface Found {
   path: string;
   size: number;
   mtimeS: number;
+  /** The nanoseconds past mtimeS. */
+  ns: number;
   mode: number;
 }
 
 /** A link as an entry: its checksum and size are its target's text's. */
-export function linkEntry(path: string, target: string, mtimeS: number): FileEntry {
+export function linkEntry(path: string, target: string, mtimeS: number, ns = 0): FileEntry {
   const text = Buffer.from(target);
-  return { path, checksum: createHash('md5').update(text).digest('hex'), size: text.length, modified_at: mtimeS, link: target };
+  return {
+    path,
+    checksum: createHash('md5').update(text).digest('hex'),
+    size: text.length,
+    modified_at: mtimeS,
+    ...(ns > 0 ? { mtime_ns: ns } : {}),
+    link: target,
+  };
+}
+
+/** A time in nanoseconds (a bigint stat's) as whole seconds and the nanoseconds past them. */
+function splitNs(ns: bigint): { mtimeS: number; ns: number } {
+  const second = ns >= 0n ? ns / 1_000_000_000n : (ns - 999_999_999n) / 1_000_000_000n;
+  return { mtimeS: Number(second), ns: Number(ns - second * 1_000_000_000n) };
+}
+
+/** `known` with the nanoseconds of the file's time now (the same object when they agree). */
+function withNs(known: FileEntry, ns: number): FileEntry {
+  if ((known.mtime_ns ?? 0) === ns) return known;
+  const { mtime_ns: _, ...rest } = known;
+  return ns > 0 ? { ...rest, mtime_ns: ns } : rest;
 }
 
 /**
@@ -128,13 +150,14 @@ export async function scanWorkspace(
       }
       if (d.isSymbolicLink()) {
         if (isExcluded(path, false, rules)) return 0;
-        const st = lstatSync(abs);
+        const st = lstatSync(abs, { bigint: true });
         const target = linkTarget(root, path, readlinkSync(abs));
         if (!linkStaysInside(path, target)) {
           symlinks.push(path);
           return 0;
         }
-        links.push(linkEntry(path, target, seconds(st.mtimeMs)));
+        const time = splitNs(st.mtimeNs);
+        links.push(linkEntry(path, target, time.mtimeS, time.ns));
         return 1;
       }
       if (d.isDirectory()) {
@@ -154,10 +177,12 @@ export async function scanWorkspace(
       }
       // Synchronous: 10,000 lstats take ~50 ms so, ~200 ms as thread-pool round trips, most of
       // a no-op sync's time (docs/performance.md#workspace-sync).
-      const st = lstatSync(abs);
+      // With bigints: the nanoseconds of its time, which a double of milliseconds does not hold.
+      const big = lstatSync(abs, { bigint: true });
+      const st = { size: Number(big.size), mode: Number(big.mode), nlink: Number(big.nlink), dev: big.dev, ino: big.ino };
       // A stub a killed sandboxed run left in the worktree is not the person's work.
       if (st.size === 0 && (await isSandboxStubFile(path, st))) return 0;
-      found.push({ path, size: st.size, mtimeS: seconds(st.mtimeMs), mode: st.mode & 0o777 });
+      found.push({ path, size: st.size, ...splitNs(big.mtimeNs), mode: st.mode & 0o777 });
       if (st.nlink > 1) {
         const key = `${st.dev}:${st.ino}`;
         inodes.set(key, [...(inodes.get(key) ?? []), path]);
@@ -193,9 +218,10 @@ export async function scanWorkspace(
   const hashed = await mapPool(found, 8, async (f): Promise<FileEntry | undefined> => {
     const known = cachedEntry(previous, byPath, f.path, f.size, f.mtimeS);
     // The recorded entry itself when nothing about the file changed: one object per file, not two.
-    if (known?.sha256 !== undefined && known.mode === f.mode) return known;
+    const ns = f.ns > 0 ? { mtime_ns: f.ns } : {};
+    if (known?.sha256 !== undefined && known.mode === f.mode) return withNs(known, f.ns);
     if (known?.sha256 !== undefined)
-      return { path: f.path, checksum: known.checksum, size: f.size, modified_at: f.mtimeS, sha256: known.sha256, mode: f.mode };
+      return { path: f.path, checksum: known.checksum, size: f.size, modified_at: f.mtimeS, ...ns, sha256: known.sha256, mode: f.mode };
     const read = await hashFile(join(root, ...f.path.split('/')), f.size).catch((error: unknown) =>
       isDenied(error) ? undefined : Promise.reject(error),
     );
@@ -205,7 +231,7 @@ export async function scanWorkspace(
     }
     bytesHashed += read.bytes;
     // The size of what was hashed: the file may have been rewritten since its lstat.
-    return { path: f.path, checksum: read.md5, size: read.bytes, modified_at: f.mtimeS, sha256: read.sha256, mode: f.mode };
+    return { path: f.path, checksum: read.md5, size: read.bytes, modified_at: f.mtimeS, ...ns, sha256: read.sha256, mode: f.mode };
   });
   const files = hashed.filter((f): f is FileEntry => f !== undefined);
   files.push(...links);

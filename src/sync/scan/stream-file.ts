@@ -7,8 +7,7 @@
 // one chunk as it arrives (at most 64 KiB from a socket or a file stream) into the page cache, so
 // the event loop is held for microseconds at a time, never for the whole file.
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fchmodSync, openSync, writeSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { closeSync, constants, fchmodSync, futimesSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { personMode } from '../../store/private-umask.js';
 
@@ -19,30 +18,81 @@ export interface Received {
   sha256: string;
 }
 
+/**
+ * A new file (never an existing one) written piece by piece, with the MD5 and SHA-256 of what was
+ * written. A failure of the disk names the file (the store's error messages tell it from theirs).
+ */
+export class NewFile {
+  private readonly md5 = createHash('md5');
+  private readonly sha = createHash('sha256');
+  private bytes = 0;
+  private readonly fd: number;
+
+  /** `exact`: the file gets `mode` itself, not what the umask leaves of it. */
+  constructor(
+    readonly path: string,
+    mode = 0o644,
+    exact = false,
+  ) {
+    this.fd = withPath(path, () => openSync(path, 'wx', mode));
+    // The person's file: the mode their umask gives, not atlas's own 0600.
+    const shared = exact ? mode : personMode(mode);
+    if (shared !== undefined)
+      withPath(
+        path,
+        () => fchmodSync(this.fd, shared),
+        () => closeSync(this.fd),
+      );
+  }
+
+  write(chunk: Buffer): void {
+    this.md5.update(chunk);
+    this.sha.update(chunk);
+    withPath(this.path, () => {
+      for (let at = 0; at < chunk.length; ) at += writeSync(this.fd, chunk, at);
+    });
+    this.bytes += chunk.length;
+  }
+
+  /**
+   * Closes it, its modification time first set to `mtime` when given (unix seconds; on the
+   * descriptor: no second lookup of the path); what was written.
+   */
+  close(mtime?: number): Received {
+    try {
+      if (mtime !== undefined) futimesSync(this.fd, mtime, mtime);
+    } finally {
+      closeSync(this.fd);
+    }
+    return { bytes: this.bytes, md5: this.md5.digest('hex'), sha256: this.sha.digest('hex') };
+  }
+}
+
+/** `run`, a file system error from it given `path` when it has none (a write on a descriptor names no file). */
+function withPath<T>(path: string, run: () => T, undo?: () => void): T {
+  try {
+    return run();
+  } catch (error) {
+    undo?.();
+    const e = error as NodeJS.ErrnoException;
+    if (e.syscall !== undefined && e.path === undefined) e.path = path;
+    throw error;
+  }
+}
+
 export async function streamToNewFile(
   source: AsyncIterable<Buffer | string> | Iterable<Buffer>,
   dest: string,
   mode = 0o644,
 ): Promise<Received> {
-  const hash = createHash('md5');
-  const sha = createHash('sha256');
-  let bytes = 0;
-  const fd = openSync(dest, 'wx', mode);
+  const file = new NewFile(dest, mode);
+  let got: Received | undefined;
   try {
-    // The person's file: the mode their umask gives, not atlas's own 0600.
-    const shared = personMode(mode);
-    if (shared !== undefined) fchmodSync(fd, shared);
-    for await (const piece of source) {
-      const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
-      hash.update(chunk);
-      sha.update(chunk);
-      for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
-      bytes += chunk.length;
-    }
+    for await (const piece of source) file.write(typeof piece === 'string' ? Buffer.from(piece) : piece);
   } finally {
-    closeSync(fd);
+    got = file.close();
   }
-  return { bytes, md5: hash.digest('hex'), sha256: sha.digest('hex') };
+  return got;
 }
 
 /** Where the byte past a full buffer is read to (only whether there is one matters). */
@@ -50,12 +100,14 @@ const PAST_END = Buffer.alloc(1);
 
 /**
  * Reads a file from its start into `into`: how many bytes it holds, or undefined when it holds
- * more than `into` (positional reads: the handle's own position does not move).
+ * more than `into` (positional reads: the descriptor's own position does not move). Synchronous:
+ * for small files, three round trips through libuv's thread pool per file (open, read, close) cost
+ * more than the calls themselves (docs/performance.md#workspace-sync).
  */
-export async function readFully(handle: FileHandle, into: Buffer): Promise<number | undefined> {
+export function readFully(fd: number, into: Buffer): number | undefined {
   let got = 0;
-  for (let n = -1; n !== 0 && got < into.length; got += n) n = (await handle.read(into, got, into.length - got, got)).bytesRead;
-  return got === into.length && (await handle.read(PAST_END, 0, 1, got)).bytesRead > 0 ? undefined : got;
+  for (let n = -1; n !== 0 && got < into.length; got += n) n = readSync(fd, into, got, into.length - got, got);
+  return got === into.length && readSync(fd, PAST_END, 0, 1, got) > 0 ? undefined : got;
 }
 
 /**

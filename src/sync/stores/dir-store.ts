@@ -16,7 +16,7 @@ import type { Received } from '../scan/stream-file.js';
 import { readTextPieces, rethrown, streamToNewFile } from '../scan/stream-file.js';
 import { linkRefused, storeError } from './dir-errors.js';
 import { removeVersionFolder } from './dir-remove.js';
-import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
+import type { PackReader, RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 
 let staging = 0;
@@ -222,6 +222,20 @@ export class DirectoryStore implements SyncStore {
     } finally {
       // A file's stream closes its file, also when the temp file could not be made.
       (source as { destroy?: () => void } | undefined)?.destroy?.();
+    }
+  }
+
+  async streamPackRange<T>(tree: string, pack: string, start: number, length: number, consume: PackReader<T>): Promise<T | undefined> {
+    const source = await this.blobFile(tree, pack);
+    const handle = await open(source, READ_NO_FOLLOW).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error.code === 'ELOOP' ? linkRefused(source) : storeError(error, `cannot read ${source} from the store`);
+    });
+    if (!handle) return undefined;
+    try {
+      return await consume(handle.createReadStream({ start, end: start + length - 1, autoClose: false, highWaterMark: 256 * 1024 }));
+    } finally {
+      await handle.close();
     }
   }
 

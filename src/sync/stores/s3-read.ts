@@ -7,6 +7,7 @@ import type { Received } from '../scan/stream-file.js';
 import { collectRange, streamToNewFile } from '../scan/stream-file.js';
 import type { DirectRequests } from './s3-direct.js';
 import { withRetries } from './s3-retry.js';
+import type { PackReader } from './store.js';
 
 export interface S3Reader {
   client: S3Client;
@@ -38,7 +39,39 @@ export function getObjectRange(reader: S3Reader, key: string, start: number, len
 }
 
 /**
- * GET of an object (or of `range` of it) read by `consume`, tried again when the body is cut off
+ * `length` bytes of an object from `start`, streamed to `consume` (exactly the range, also from a
+ * server that ignores Range and sends the whole object); a failure of the stream is retried (the
+ * range asked again, `consume` called again), one `consume` throws is not.
+ */
+export function streamObjectRange<T>(reader: S3Reader, key: string, start: number, length: number, consume: PackReader<T>): Promise<T> {
+  const range = `bytes=${start}-${start + length - 1}`;
+  return readBody(reader, key, range, (body, whole) => consume(cutWhenBroken(within(body, whole ? start : 0, length))));
+}
+
+/** The `length` bytes of `body` after its first `skip`. */
+async function* within(body: AsyncIterable<Buffer>, skip: number, length: number): AsyncGenerator<Buffer> {
+  let at = 0;
+  for await (const part of body) {
+    const from = Math.max(0, skip - at);
+    const to = Math.min(part.length, skip + length - at);
+    if (to > from) yield part.subarray(from, to);
+    at += part.length;
+    if (at >= skip + length) return;
+  }
+}
+
+/** The pieces of `body`, a failure while reading them marked as a cut body (tried again). */
+async function* cutWhenBroken(body: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  try {
+    yield* body;
+  } catch (error) {
+    throw cutOff(error);
+  }
+}
+
+/**
+ * GET of an object (or of `range` of it) read by `consume` (told whether the server sent the whole
+ * object instead of the range), tried again when the body is cut off
  * midway (`consume` says so with cutOff()): the SDK retries what fails before the body, not a
  * stream that breaks while it is read.
  */
@@ -46,16 +79,15 @@ function readBody<T>(
   reader: S3Reader,
   key: string,
   range: string | undefined,
-  consume: (body: AsyncIterable<Buffer>) => Promise<T>,
+  consume: (body: AsyncIterable<Buffer>, whole: boolean) => Promise<T>,
 ): Promise<T> {
   return withRetries(
     reader.attempts,
     async () => {
-      const body =
-        (await reader.direct.get(key, range)) ??
-        ((await reader.client.send(new GetObjectCommand({ Bucket: reader.bucket, Key: key, ...(range ? { Range: range } : {}) })))
-          .Body as Readable);
-      return consume(body as AsyncIterable<Buffer>);
+      const direct = await reader.direct.get(key, range);
+      if (direct) return consume(direct as AsyncIterable<Buffer>, range !== undefined && direct.statusCode === 200);
+      const got = await reader.client.send(new GetObjectCommand({ Bucket: reader.bucket, Key: key, ...(range ? { Range: range } : {}) }));
+      return consume(got.Body as Readable as AsyncIterable<Buffer>, range !== undefined && got.ContentRange === undefined);
     },
     (error) => (error as { $cutOff?: boolean }).$cutOff === true,
   );

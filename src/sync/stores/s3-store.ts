@@ -26,13 +26,13 @@ import { makeS3Client } from './s3-client.js';
 import { DirectRequests, encodeKey } from './s3-direct.js';
 import { s3Error, s3Failure } from './s3-errors.js';
 import { manifestBody, manifestChunks } from './s3-manifest.js';
-import { getObjectRange, getObjectTo, type S3Reader } from './s3-read.js';
+import { getObjectRange, getObjectTo, type S3Reader, streamObjectRange } from './s3-read.js';
 import type { S3Place } from './s3-remove.js';
 import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
 import { attemptsFrom } from './s3-retry.js';
 import { timeoutsFrom } from './s3-timeouts.js';
 import { putBody, putFile, type S3Writer } from './s3-upload.js';
-import type { RemovedVersion, StoredTask, SyncStore } from './store.js';
+import type { PackReader, RemovedVersion, StoredTask, SyncStore } from './store.js';
 import { checkVersionAddress, LOCK_AREA, LOCK_NAME, parseTaskIndexName, TASK_INDEX, taskIndexName } from './store.js';
 
 /** A push asks whether the store holds a content (left by a killed push) only from this size on. */
@@ -172,8 +172,9 @@ export class S3Store implements SyncStore {
     return this.send(`the upload of ${localFile}`, () => putFile(this.io, (sha) => this.blobKey(tree, sha), localFile));
   }
 
-  async putBytes(tree: string, body: Buffer): Promise<string> {
-    return (await this.send(`an upload of ${body.length} bytes`, () => putBody(this.io, (sha) => this.blobKey(tree, sha), body))).sha256;
+  async putBytes(tree: string, body: Buffer, sha256?: string): Promise<string> {
+    return (await this.send(`an upload of ${body.length} bytes`, () => putBody(this.io, (sha) => this.blobKey(tree, sha), body, sha256)))
+      .sha256;
   }
 
   async readPackRange(tree: string, pack: string, start: number, length: number, into?: Buffer): Promise<Buffer | undefined> {
@@ -181,6 +182,15 @@ export class S3Store implements SyncStore {
     const key = this.blobKey(tree, pack);
     return this.send(key, () =>
       getObjectRange(this.io, key, start, length, into).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error))),
+    );
+  }
+
+  async streamPackRange<T>(tree: string, pack: string, start: number, length: number, consume: PackReader<T>): Promise<T | undefined> {
+    const key = this.blobKey(tree, pack);
+    return this.send(key, () =>
+      streamObjectRange(this.io, key, start, length, consume).catch((error: unknown) =>
+        isMissing(error) ? undefined : Promise.reject(error),
+      ),
     );
   }
 

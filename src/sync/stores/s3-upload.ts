@@ -49,10 +49,10 @@ export async function putFile(writer: S3Writer, blobKey: BlobKey, localFile: str
   }
 }
 
-/** One PutObject of bytes held in memory, under their SHA-256, with Content-MD5. */
-export async function putBody(writer: S3Writer, blobKey: BlobKey, body: Buffer): Promise<Received> {
+/** One PutObject of bytes held in memory, under their SHA-256 (`known`: the caller's, of these bytes), with Content-MD5. */
+export async function putBody(writer: S3Writer, blobKey: BlobKey, body: Buffer, known?: string): Promise<Received> {
   const digest = createHash('md5').update(body).digest();
-  const sha256 = createHash('sha256').update(body).digest('hex');
+  const sha256 = known ?? createHash('sha256').update(body).digest('hex');
   const key = blobKey(sha256);
   // Without the SDK's per-request work and headers when its shape is known (s3-direct.ts).
   if (!(await writer.direct.put(key, body, digest.toString('base64'), sha256))) {

@@ -44,8 +44,11 @@ export interface SyncStore {
    * never under a stale one. A blob appears whole or not at all.
    */
   putBlob(tree: string, localFile: string): Promise<Received>;
-  /** Stores bytes (a pack of small contents, docs/sync.md#packs, or one content) as the blob of their SHA-256; that hash. */
-  putBytes(tree: string, body: Buffer): Promise<string>;
+  /**
+   * Stores bytes (a pack of small contents, docs/sync.md#packs, or one content) as the blob of their
+   * SHA-256; that hash. `sha256`: the caller's hash of these very bytes, not computed again.
+   */
+  putBytes(tree: string, body: Buffer, sha256?: string): Promise<string>;
   /**
    * `length` bytes of a pack from `start` (fewer when the pack is shorter than that: the caller's
    * check of each content against its hashes then says which file is damaged); undefined when the
@@ -53,6 +56,14 @@ export interface SyncStore {
    * where to read them (at least `length` bytes; the caller reuses it), else a new buffer.
    */
   readPackRange(tree: string, pack: string, start: number, length: number, into?: Buffer): Promise<Buffer | undefined>;
+  /**
+   * `length` bytes of a pack from `start` handed to `consume` as they arrive, never held whole (a
+   * pull writes each content straight to its file: a read may span a whole pack at no cost in
+   * memory); undefined when the pack is gone. The stream ends early when the pack is shorter.
+   * `consume` is called again, with the range from its start, when the body is cut off midway (a
+   * failure of the stream, never one `consume` throws itself): it must skip what it did already.
+   */
+  streamPackRange<T>(tree: string, pack: string, start: number, length: number, consume: PackReader<T>): Promise<T | undefined>;
   /**
    * Makes a blob young again (for the grace period of garbage collection) without sending it:
    * a push reusing a blob that no version references yet. False when the blob is gone.
@@ -84,6 +95,9 @@ export interface SyncStore {
   /** Removes a lock; one already gone is fine. */
   removeLock(tree: string, name: string): Promise<void>;
 }
+
+/** What reads a streamed range of a pack (SyncStore.streamPackRange). */
+export type PackReader<T> = (body: AsyncIterable<Buffer>) => Promise<T>;
 
 /** Where a tree's locks are (`<tree>/.locks/<name>`), and what their names look like. */
 export const LOCK_AREA = '.locks';

@@ -1,6 +1,7 @@
 // `atlas sync export [--version TS] DEST`: a stored version written out as an ordinary folder,
 // or as plain objects under an S3 prefix (export-s3.ts), for tools that want plain files: no
-// `.sandbox-state`, no lock, nothing of atlas's left in it. DEST must be new or empty, so an
+// `.sandbox-state`, no lock, nothing of atlas's left in it. A folder keeps what a pull keeps (file
+// and folder modes and times, links inside, hard links); S3 keeps contents only. DEST must be new or empty, so an
 // export never mixes with or overwrites anything.
 import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,10 @@ import { mkdirForPerson } from '../../store/private-umask.js';
 import { silentProgress } from '../report/progress.js';
 import type { SyncDeps, SyncTarget } from '../stores/target.js';
 import { resolveVersion } from '../versions/versions.js';
+import { relinkGroups } from './hardlinks.js';
 import { writeEntries } from './materialize.js';
+import { setFolderModes, setFolderTimes } from './open-folders.js';
+import { staged } from './staging.js';
 
 export interface ExportResult {
   location: string;
@@ -84,7 +88,11 @@ export async function syncExport(
       const files = stored.state.files.filter((f) => f.link === undefined);
       const staging = mkdtempSync(join(tmpdir(), 'atlas-export-'));
       try {
-        const bytes = await writeEntries(staging, source, files, [], progress);
+        const bytes = await staged(
+          staging,
+          files.map((f) => f.path),
+          (stage) => writeEntries(staging, source, files, [], progress, stage),
+        );
         await dest.upload(staging, files);
         return result(
           files,
@@ -102,6 +110,14 @@ export async function syncExport(
 
   requireEmpty(options.dest);
   const { kept: entries, outside } = splitOutsideLinks(stored.state.files);
-  const bytes = await writeEntries(options.dest, source, entries, stored.state.dirs, progress);
+  const bytes = await staged(
+    options.dest,
+    entries.map((f) => f.path),
+    (stage) => writeEntries(options.dest, source, entries, stored.state.dirs, progress, stage),
+  );
+  // As a pull does (rsync -a): names of one file linked again, then folder modes, then folder times.
+  await relinkGroups(options.dest, stored.state);
+  setFolderModes(options.dest, stored.state.dir_modes ?? {});
+  setFolderTimes(options.dest, stored.state.dir_times ?? {});
   return result(entries, entries.filter((f) => f.link !== undefined).length, outside, bytes);
 }

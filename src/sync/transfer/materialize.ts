@@ -1,16 +1,18 @@
 // Writing a stored version's entries into a folder, for a pull and for an export: each file from
-// its blob, from its pack (neighbours in one ranged read, docs/sync.md#packs) or, for a version in
-// the old layout, from the version itself, through a verified temp file; each link (the caller
-// kept only links that stay inside), then the empty folders.
+// its blob, from its pack (neighbours in one ranged read streamed into their files,
+// docs/sync.md#packs) or, for a version in the old layout, from the version itself, into a
+// verified temp file beside its target; each link
+// (the caller kept only links that stay inside), then the empty folders. Everything is staged
+// (transfer/staging.ts): the caller renames it into place once every content is checked.
 
-import { planSpans, SPAN_MAX } from '../../domain/sync-pack.js';
+import { planSpans } from '../../domain/sync-pack.js';
 import type { FileEntry, StateFile } from '../../domain/sync-state.js';
 import type { Progress } from '../report/progress.js';
-import { BufferPool } from '../scan/buffer-pool.js';
 import { mapPool } from '../scan/pool.js';
-import { dropTemps, ensureParents, prepareTemps, writeLink, writeVerified } from '../scan/safe-fs.js';
-import { streamToNewFile } from '../scan/stream-file.js';
+import type { Stage } from '../scan/safe-fs.js';
+import { ensureParents, stageLink, stageVerified } from '../scan/safe-fs.js';
 import type { SyncStore } from '../stores/store.js';
+import { stageSpan } from './stage-span.js';
 
 export interface Source {
   store: SyncStore;
@@ -20,16 +22,17 @@ export interface Source {
   where: string;
 }
 
-/** Ranged reads of packs at once (each at most SPAN_MAX bytes in memory). */
+/** Ranged reads of packs at once (streamed into their files: none is held in memory). */
 const SPANS_AT_ONCE = 4;
 
-/** Writes `entries` and the state's empty folders under `root`; returns the bytes received. */
+/** Stages `entries` and makes the state's empty folders under `root`; returns the bytes received. */
 export async function writeEntries(
   root: string,
   source: Source,
   entries: readonly FileEntry[],
   dirs: StateFile['dirs'],
   progress: Progress,
+  stage: Stage,
 ): Promise<number> {
   const { store, tree, version, where } = source;
   let bytes = 0;
@@ -38,43 +41,36 @@ export async function writeEntries(
     entries.length,
     entries.reduce((n, f) => n + f.size, 0),
   );
-  const folders = new Map<string, Promise<void>>();
-  const write = async (entry: FileEntry, fetch: (temp: string) => ReturnType<SyncStore['getBlob']>) => {
-    const got = await writeVerified(root, entry, fetch, `${entry.path} in ${where}`, folders);
-    bytes += got;
-    progress.advance(got);
+  const target = {
+    root,
+    store,
+    tree,
+    stage,
+    describe: (entry: FileEntry) => `${entry.path} in ${where}`,
+    staged: (got: number) => {
+      bytes += got;
+      progress.advance(got);
+    },
   };
-  if (entries.length > 0) await prepareTemps(root);
+  const write = async (entry: FileEntry, fetch: (temp: string) => ReturnType<SyncStore['getBlob']>) =>
+    target.staged(await stageVerified(root, entry, fetch, target.describe(entry), stage));
   try {
     const packed = entries.filter((e) => e.pack !== undefined && e.link === undefined);
     const alone = entries.filter((e) => e.pack === undefined || e.link !== undefined);
-    // A buffer per read under way, used again by the next: a new one per read left hundreds of
-    // them (2 MiB each) to the collector at once.
-    const buffers = new BufferPool(SPAN_MAX);
     await mapPool(planSpans(packed), SPANS_AT_ONCE, async (span) => {
-      const length = span.end - span.start;
-      const readSpan = async (into?: Buffer) => {
-        const body = await store.readPackRange(tree, span.pack, span.start, length, into);
-        await mapPool(span.entries, 8, async (entry) => {
-          const at = entry.offset! - span.start;
-          // A pack that pruning took apart: what a kept version still used is now a blob of its own.
-          await write(entry, (temp) =>
-            body ? streamToNewFile([body.subarray(at, at + entry.size)], temp) : store.getBlob(tree, entry.sha256!, temp),
-          );
-        });
-      };
-      await (length <= SPAN_MAX ? buffers.with(readSpan) : readSpan());
+      if (await stageSpan(span, target)) return;
+      // A pack that pruning took apart: what a kept version still used is now a blob of its own.
+      await mapPool(span.entries, 8, (entry) => write(entry, (temp) => store.getBlob(tree, entry.sha256!, temp)));
     });
     await mapPool(alone, 8, async (entry) => {
-      if (entry.link !== undefined) return await writeLink(root, entry, folders);
+      if (entry.link !== undefined) return await stageLink(root, entry, stage);
       await write(entry, (temp) =>
         entry.sha256 !== undefined ? store.getBlob(tree, entry.sha256, temp) : store.download(tree, version, entry.path, temp),
       );
     });
-    for (const dir of dirs ?? []) await ensureParents(root, `${dir}/-`, folders);
+    for (const dir of dirs ?? []) await ensureParents(root, `${dir}/-`, stage.folders, stage.created);
   } finally {
     progress.finish();
-    if (entries.length > 0) await dropTemps(root);
   }
   return bytes;
 }

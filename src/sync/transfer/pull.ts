@@ -1,7 +1,8 @@
 // `atlas sync pull`: the folder becomes a stored version (the newest unless --version), by checksum
 // (seed 001 §3, §4): download what is new or changed, skip what is equal, delete what the store
 // dropped, but only files the last sync tracked and nobody changed since. Everything is decided
-// before anything changes; downloads are verified then renamed; deletions come last.
+// before anything changes; downloads are staged beside their targets and renamed once every one is
+// verified; deletions come last.
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatDuration } from '../../domain/duration.js';
@@ -23,6 +24,7 @@ import { clearableFolders, splitDeletions } from './clear-folders.js';
 import { relinkGroups } from './hardlinks.js';
 import { writeEntries } from './materialize.js';
 import { openFolders, setFolderModes, setFolderTimes } from './open-folders.js';
+import { staged } from './staging.js';
 
 export interface PullTreeOptions {
   root: string;
@@ -134,14 +136,21 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
     // A read-only folder written inside is opened for the pull; its bits come back at the end.
     const opened = openFolders(root, [...download.map((f) => f.path), ...deletions, ...(stored.state.dirs ?? [])]);
     const { first, rest } = splitDeletions(deletions, cleared);
-    stats.files_deleted = await deleteFiles(root, first);
-    stats.bytes_transferred = await writeEntries(
-      root,
-      { store, tree, version: stored.version, where },
-      download,
-      stored.state.dirs,
-      progress,
-    );
+    stats.files_deleted = 0;
+    try {
+      // Every content is staged and checked before anything here changes (transfer/staging.ts).
+      stats.bytes_transferred = await staged(
+        root,
+        download.map((f) => f.path),
+        (stage) => writeEntries(root, { store, tree, version: stored.version, where }, download, stored.state.dirs, progress, stage),
+        async () => {
+          stats.files_deleted = await deleteFiles(root, first);
+        },
+      );
+    } catch (error) {
+      setFolderModes(root, Object.fromEntries(opened));
+      throw error;
+    }
     restoreModes(root, plan.skip, observed);
     stats.files_downloaded = download.length;
     // Only after every download succeeded.

@@ -5,8 +5,7 @@
 // (its newer mtime makes the next scan hash it again); another file that had the scanned content
 // is then sent itself.
 import { hash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { PACK_BELOW, PACK_TARGET, packGroups } from '../../domain/sync-pack.js';
@@ -81,10 +80,14 @@ export async function sendContents(
     slabs.with(async (slab) => {
       const slots = slotsFor(group, slab);
       const readSmall = readAs(async (entry) => {
-        const body = await readNoFollow(local(root, entry), slots.get(entry));
+        const body = readNoFollow(local(root, entry), slots.get(entry));
         // Grown past the pack limit since the scan: a blob of its own, as a large file would be.
         if (body.length >= PACK_BELOW) return alone(entry);
-        return { entry, body, got: { bytes: body.length, md5: hash('md5', body, 'hex'), sha256: hash('sha256', body, 'hex') } };
+        // The hashes are of the bytes packed. The same SHA-256 and size as the scan's: the same
+        // bytes, whose MD5 the scan has (not computed twice); else the MD5 of these bytes.
+        const sha256 = hash('sha256', body, 'hex');
+        const md5 = sha256 === entry.sha256 && body.length === entry.size ? entry.checksum : hash('md5', body, 'hex');
+        return { entry, body, got: { bytes: body.length, md5, sha256 } };
       });
       await sendPack(store, tree, (await mapPool(group, 8, readSmall)).flat(), sent, progress);
     }),
@@ -200,7 +203,7 @@ async function sendPack(store: SyncStore, tree: string, read: readonly Read[], s
   const name = hash('sha256', body, 'hex');
   // A push that was killed after sending this pack made it already.
   if (!(await heldAlready(store, tree, [{ sha256: name, size }])).has(name)) {
-    await store.putBytes(tree, body);
+    await store.putBytes(tree, body, name);
     count(sent, progress, size, places.size);
   } else progress.advance(size);
   for (const r of read) {
@@ -222,17 +225,22 @@ function local(root: string, entry: FileEntry): string {
 
 /**
  * A file's bytes, refusing a symbolic link put in its place since the scan (it may point anywhere):
- * in `slot` when they fill it exactly, else (the file changed size since the scan) in a buffer of their own.
+ * in `slot` when they fill it exactly, else (the file changed size since the scan) in a buffer of
+ * their own. Synchronous: the scan has just read the file (it is in the page cache), and three
+ * round trips through libuv's thread pool per file cost more than the reads themselves.
  */
-async function readNoFollow(path: string, slot?: Buffer): Promise<Buffer> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: unknown) =>
-    Promise.reject(changedUnderPush(path, error)),
-  );
+function readNoFollow(path: string, slot?: Buffer): Buffer {
+  let fd: number;
   try {
-    if (slot && (await readFully(handle, slot)) === slot.length) return slot;
-    return await handle.readFile();
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    throw changedUnderPush(path, error);
+  }
+  try {
+    if (slot && readFully(fd, slot) === slot.length) return slot;
+    return readFileSync(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
