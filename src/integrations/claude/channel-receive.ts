@@ -37,6 +37,8 @@ const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 const MAX_REQUESTS = 1000;
 /** How long a transcript an event names may take to appear (as waitForFinalMessage waits for its end). */
 const TRANSCRIPT_WAIT_MS = 2000;
+/** The events whose recording reads the transcript they name (the others only pass it on). */
+const READS_TRANSCRIPT = new Set(['Stop', 'StopFailure', 'SubagentStop']);
 const LINE = new RegExp(`^${FRAME_TAG} ([a-z0-9-]{1,40}) (\\d{1,6}) (\\d{1,6}) ([A-Za-z0-9+/]*={0,2})$`);
 
 interface Pending {
@@ -193,7 +195,7 @@ export class HookReceiver {
       return `over ${MAX_REQUESTS} requests: a prompt was dropped`;
     for (const key of ['transcript_path', 'agent_transcript_path'] as const) {
       const path = event[key];
-      if (path !== undefined && !(await this.transcript(path))) delete event[key];
+      if (path !== undefined && !(await this.transcript(path, READS_TRANSCRIPT.has(event.hook_event_name)))) delete event[key];
     }
     return { event, denied: m.denied };
   }
@@ -202,9 +204,9 @@ export class HookReceiver {
    * A transcript atlas may read: a regular file inside Claude Code's config folder. Claude Code may
    * fire a short session's Stop before it has made the file: one not there yet is waited for, briefly.
    */
-  private async transcript(path: string): Promise<boolean> {
+  private async transcript(path: string, wait: boolean): Promise<boolean> {
     if (!isAbsolute(path)) return false;
-    for (const deadline = Date.now() + TRANSCRIPT_WAIT_MS; ; await new Promise((r) => setTimeout(r, 25))) {
+    for (const deadline = Date.now() + (wait ? TRANSCRIPT_WAIT_MS : 0); ; await new Promise((r) => setTimeout(r, 25))) {
       const real = realpath(path);
       if (!inside(real, this.claudeDir)) return false;
       try {
