@@ -101,7 +101,7 @@ describe('stageVerified', () => {
           for (const e of entries) await stageVerified(root, e, fetchText(e.path), `${e.path} in v1`, stage);
           expect(() => stage.add(join(root, '.sandbox-state.tmp.1-1'), 'a.txt')).toThrow(/was not made by this pull for a\.txt/);
         },
-        async () => mkdirSync(join(root, 'b.txt', 'inside'), { recursive: true }),
+        async () => void mkdirSync(join(root, 'b.txt', 'inside'), { recursive: true }),
       ),
     ).rejects.toThrow(/refused to write b\.txt: it is a folder here/);
     expect(readdirSync(root).sort()).toEqual(['a.txt', 'b.txt']);
