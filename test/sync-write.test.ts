@@ -90,6 +90,24 @@ describe('stageVerified', () => {
     }
   });
 
+  it('a rename refused midway leaves none of the later temp files; a temp it did not hand out is refused', async () => {
+    const root = scratch();
+    const entries = ['a.txt', 'b.txt', 'c.txt'].map((p) => entryOf(p, p));
+    await expect(
+      staged(
+        root,
+        entries.map((e) => e.path),
+        async (stage) => {
+          for (const e of entries) await stageVerified(root, e, fetchText(e.path), `${e.path} in v1`, stage);
+          expect(() => stage.add(join(root, '.sandbox-state.tmp.1-1'), 'a.txt')).toThrow(/was not made by this pull for a\.txt/);
+        },
+        async () => void mkdirSync(join(root, 'b.txt', 'inside'), { recursive: true }),
+      ),
+    ).rejects.toThrow(/refused to write b\.txt: it is a folder here/);
+    expect(readdirSync(root).sort()).toEqual(['a.txt', 'b.txt']);
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('a.txt');
+  });
+
   it('removes the temp files a killed pull left in the folders it wrote down, and only those', async () => {
     const root = scratch();
     mkdirSync(join(root, 'a', '.sandbox-state.tmp'), { recursive: true });
