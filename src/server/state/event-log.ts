@@ -3,7 +3,9 @@
 // one state hands out each id once. A stream replays what came after Last-Event-ID and then gets
 // new events live: a follower takes events strictly in id order, so an event appended meanwhile,
 // here or by another server, is neither lost nor sent twice.
-import type { ConversationRow, EventRow, Fence, ServerState } from './types.js';
+import type { ConversationRow, EventRow, Fence, ServerState, StoredMessage } from './types.js';
+
+type TurnEvent = { type: string; data: Record<string, unknown> };
 
 export type StoredEvent = EventRow;
 
@@ -116,16 +118,30 @@ export class EventLog {
   }
 
   /**
-   * A turn's last events, its final record and the lease given back, in one transaction (after
-   * every earlier append of this process to this log). Resolves undefined when that failed, reported.
+   * A turn's running record and its first events, in one transaction on SQLite (after every
+   * earlier append of this process to this log). Resolves undefined when that failed, reported.
+   */
+  startTurn(record: ConversationRow, events: TurnEvent[], fence: Fence | undefined): Promise<StoredEvent[] | undefined> {
+    return this.storeTurn((state) => state.startTurn(record, this.key, events, fence));
+  }
+
+  /**
+   * A turn's last events, its final record, its messages (when the database keeps them) and the
+   * lease given back, in one transaction (after every earlier append of this process to this
+   * log). Resolves undefined when that failed, reported.
    */
   finishTurn(
     record: ConversationRow | undefined,
-    events: { type: string; data: Record<string, unknown> }[],
+    events: TurnEvent[],
     fence: Fence,
+    messages?: StoredMessage[],
   ): Promise<StoredEvent[] | undefined> {
+    return this.storeTurn((state) => state.finishTurn(record, this.key, events, fence, messages));
+  }
+
+  private storeTurn(write: (state: ServerState) => Promise<StoredEvent[]>): Promise<StoredEvent[] | undefined> {
     return this.enqueue(async () => {
-      const stored = await (await this.state()).finishTurn(record, this.key, events, fence);
+      const stored = await write(await this.state());
       for (const e of stored) this.deliver(e);
       return stored;
     });

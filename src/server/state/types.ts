@@ -116,6 +116,8 @@ export interface ConversationsStore {
 }
 
 export interface MessagesStore {
+  /** Whether messages live in the state's database (not DynamoDB): then a turn's end stores them in its transaction. */
+  readonly messagesInDatabase: boolean;
   /** Adds messages in one transaction; a message whose key the conversation already has is replaced. */
   putMessages(messages: StoredMessage[]): Promise<void>;
   /** Turn by turn, in the order they were first put in; only one turn's when `turn` is given. */
@@ -142,16 +144,27 @@ export interface EventsStore {
    */
   importEvents(log: string, events: EventRow[], floor?: number): Promise<number>;
   /**
+   * Starts a turn: the conversation's record (running) and the turn's first events, fenced as
+   * appendEvents is; on SQLite in one transaction (one commit, all or none).
+   */
+  startTurn(
+    record: ConversationRow,
+    log: string,
+    events: { type: string; data: Record<string, unknown> }[],
+    fence?: Fence,
+  ): Promise<EventRow[]>;
+  /**
    * Ends a turn in one transaction, fenced by its lease: the conversation's final record (if
-   * any), its last events, and the lease given back. A server that dies before it commits leaves
-   * the turn running with its lease (to expire); after, everything is there. Nothing is written
-   * (LeaseLostError) when the lease no longer carries that token.
+   * any), the turn's messages (when messagesInDatabase), its last events, and the lease given back.
+   * A server that dies before it commits leaves the turn running with its lease (to expire); after,
+   * everything is there. Nothing is written (LeaseLostError) when the lease no longer carries that token.
    */
   finishTurn(
     record: ConversationRow | undefined,
     log: string,
     events: { type: string; data: Record<string, unknown> }[],
     fence: Fence,
+    messages?: StoredMessage[],
   ): Promise<EventRow[]>;
   /** Every log with its counter (the last id it handed out), by name. */
   logs(): Promise<{ log: string; last_id: number }[]>;
