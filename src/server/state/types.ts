@@ -55,6 +55,17 @@ export interface EventRow {
   type: string;
   at: string;
   data: Record<string, unknown>;
+  /** Its copy in another log (CopyTo), stored in the same transaction. */
+  copy?: EventRow;
+}
+
+/**
+ * Where a log's events are copied in the transaction that stores them: the account's log
+ * (GET /events), each copy's data with `source` = { kind, id, event_id }.
+ */
+export interface CopyTo {
+  log: string;
+  source: { kind: 'conversation' | 'task'; id: string };
 }
 
 export interface TaskIndexRow {
@@ -130,9 +141,9 @@ export interface EventsStore {
    * unique and increasing per log across every process on this database). With a fence, the
    * append is refused (LeaseLostError) unless the lease still carries that token.
    */
-  appendEvent(log: string, type: string, data: Record<string, unknown>, fence?: Fence): Promise<EventRow>;
+  appendEvent(log: string, type: string, data: Record<string, unknown>, fence?: Fence, copy?: CopyTo): Promise<EventRow>;
   /** Appends these events in order, in one transaction (all or none), as appendEvent does one. */
-  appendEvents(log: string, events: { type: string; data: Record<string, unknown> }[], fence?: Fence): Promise<EventRow[]>;
+  appendEvents(log: string, events: { type: string; data: Record<string, unknown> }[], fence?: Fence, copy?: CopyTo): Promise<EventRow[]>;
   eventsAfter(log: string, afterId: number, limit?: number): Promise<EventRow[]>;
   lastEventId(log: string): Promise<number>;
   /** Drops a log's events; its counter stays, so a log made again continues after the old ids. */
@@ -152,6 +163,7 @@ export interface EventsStore {
     log: string,
     events: { type: string; data: Record<string, unknown> }[],
     fence?: Fence,
+    copy?: CopyTo,
   ): Promise<EventRow[]>;
   /**
    * Ends a turn in one transaction, fenced by its lease: the conversation's final record (if
@@ -165,6 +177,7 @@ export interface EventsStore {
     events: { type: string; data: Record<string, unknown> }[],
     fence: Fence,
     messages?: StoredMessage[],
+    copy?: CopyTo,
   ): Promise<EventRow[]>;
   /** Every log with its counter (the last id it handed out), by name. */
   logs(): Promise<{ log: string; last_id: number }[]>;
