@@ -63,4 +63,23 @@ describe('the end of a turn', () => {
       await state.close();
     }
   });
+
+  it('ends a turn whose start the state refused with an error in its usage event, the lease given back', async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home, agentConfig());
+    vi.spyOn(SqlEvents.prototype, 'startTurn').mockRejectedValueOnce(new Error('disk full'));
+    const done = await prompt(url, token, 'c', { prompt: 'turn 1' });
+    expect(done.events.map((e) => e.event)).toEqual(['usage']);
+    expect(done.events[0]).toMatchObject({ data: { ok: false, error: expect.stringContaining('could not be recorded as started') } });
+    const state = await openState({ home, url: '' });
+    try {
+      expect(await state.getLease('conversation:alice/c')).toMatchObject({ holder: '' });
+    } finally {
+      await state.close();
+    }
+    // The next turn runs.
+    const next = await prompt(url, token, 'c', { prompt: 'turn 2' });
+    expect(next.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
+  });
 });

@@ -143,11 +143,6 @@ export class SqlRecords {
     });
   }
 
-  /** Whether messages live in this database (not DynamoDB): then they can join a turn's transaction. */
-  get messagesInDatabase(): boolean {
-    return true;
-  }
-
   async putMessages(messages: StoredMessage[]): Promise<void> {
     if (messages.length === 0) return;
     await this.db.transaction().execute((trx) => this.putMessagesIn(trx, messages));

@@ -22,7 +22,7 @@ export class SqlState extends SqlEvents implements ServerState {
     return this.dynamo ? this.dynamo.putMessages(messages) : super.putMessages(messages);
   }
 
-  override get messagesInDatabase(): boolean {
+  get messagesInDatabase(): boolean {
     return this.dynamo === undefined;
   }
 
