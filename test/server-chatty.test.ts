@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
+import { AccountEvents } from '../src/server/state/account-events.js';
 import { EventLog } from '../src/server/state/event-log.js';
+import { ObservedEventLogs } from '../src/server/state/observed-logs.js';
 import { openState } from '../src/server/state/open.js';
 import type { ServerState } from '../src/server/state/types.js';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
@@ -93,6 +95,47 @@ describe("group commit of a log's events", () => {
       expect(errors.map((e) => e.name)).toEqual(['LeaseLostError']);
     } finally {
       await state.close();
+    }
+  });
+});
+
+describe("a conversation's events copied into its account's log", () => {
+  it('stores each copy in the transaction of its event: one commit for both logs, none for a refused fence', async () => {
+    const real = await openState({ home: tempDir(), url: '' });
+    try {
+      const { state, transactions } = counting(real);
+      const errors: Error[] = [];
+      const account = new AccountEvents(
+        async () => state,
+        (e) => errors.push(e),
+      );
+      const logs = new ObservedEventLogs(
+        async () => state,
+        (e) => errors.push(e),
+        () => undefined,
+        (key) => account.mirrorOf(key),
+      );
+      const copied: number[] = [];
+      account.logOf('a').follow(0, (e) => copied.push((e.data['source'] as { event_id: number }).event_id));
+      const claim = await real.claimLease('conversation:a/c3', 'me', 60_000);
+      if (!claim.ok) throw new Error('lease not claimed');
+      const good = { lease: 'conversation:a/c3', token: claim.token };
+      const log = logs.get('conversation:a/c3');
+      const stored = await Promise.all(Array.from({ length: 10 }, (_, i) => log.append('output', { i }, good)));
+      const refused = await log.append('output', { i: 10 }, { ...good, token: claim.token - 1 });
+      expect(refused).toBeUndefined();
+      expect(errors.map((e) => e.name)).toEqual(['LeaseLostError']);
+      // The copies: not a transaction of their own.
+      expect(transactions()).toBe(2);
+      expect(stored.map((e) => e?.copy)).toEqual(Array.from({ length: 10 }, () => undefined));
+      const rows = await real.eventsAfter('account:a', 0);
+      expect(rows.map((e) => e.data)).toEqual(
+        Array.from({ length: 10 }, (_, i) => ({ i, source: { kind: 'conversation', id: 'c3', event_id: i + 1 } })),
+      );
+      expect(copied).toEqual(rows.map((e) => (e.data['source'] as { event_id: number }).event_id));
+      expect(account.mirrorOf('task:t1')).toBeUndefined();
+    } finally {
+      await real.close();
     }
   });
 });

@@ -118,6 +118,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
           log({ level: 'error', msg: 'account event not copied', kind, error: redact((error as Error).message) });
         }
       },
+      (key) => accountEvents.mirrorOf(key),
     ),
     state: () => state.get(),
     log,

@@ -16,11 +16,11 @@ import type { ProcessGroups } from '../../engine/processes.js';
 import type { ProcessExecutor } from '../../exec/types.js';
 import type { LifecycleBus } from '../../lifecycle/types.js';
 import type { EventLog } from '../state/event-log.js';
-import type { ServerState } from '../state/types.js';
+import type { ServerState, StoredMessage } from '../state/types.js';
 import { keepSession, placeSession } from './claude-session.js';
 import { sessionTravels } from './claude-session-sync.js';
 import type { ServerConversation } from './conversation-store.js';
-import { conversationFiles, writeConversation } from './conversation-store.js';
+import { conversationFiles } from './conversation-store.js';
 import { lastRunMessages } from './messages.js';
 
 /** The stop reason of a turn cancelled over the API: it ends `cancelled`, not `interrupted`. */
@@ -39,8 +39,10 @@ export interface TurnInput {
   onSessionNote?: (text: string) => void;
   /** A message the state did not take (the turn goes on; its run folder has it). */
   onStoreError?: (error: Error) => void;
-  /** The conversation's log, as the turn may write it (fenced by its lease). */
-  log: Pick<EventLog, 'append'>;
+  /** The conversation's log, as the turn may write it (fenced by its lease); `start` stores the running record with the first events. */
+  log: Pick<EventLog, 'append'> & {
+    start: (record: ServerConversation, events: { type: string; data: Record<string, unknown> }[]) => Promise<unknown>;
+  };
   bus: LifecycleBus;
   groups: ProcessGroups;
   /** Where the agent runs: the sandbox, or this machine with --local (src/server/conversations/turn-executor.ts). */
@@ -56,6 +58,8 @@ export interface TurnOutcome {
   /** This run's ledger row. */
   usage: ConversationStats;
   conversation: ServerConversation;
+  /** The run's messages, for the turn's end to store in its transaction (the state's database keeps them). */
+  messages: StoredMessage[];
 }
 
 /** Totals of two ledger rows: unknown (null) stays unknown, partial stays partial. */
@@ -155,7 +159,6 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     updated_at: startedAt,
     last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null },
   };
-  await writeConversation(input.state, conversation);
   // A Claude Code session is resumed only where its transcript is: the previous turn may have run
   // on another server, whose session came back from the store with the workspace (claude-session.ts).
   const session = { dir: files.dir, workspace: files.workspace };
@@ -163,13 +166,14 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const here =
     conversation.provider !== 'claude' || (conversation.session_id !== '' && placeSession(session, conversation.session_id, note));
   const resumeSessionId = (here && conversation.session_id) || undefined;
-  // EventLog.append never rejects: a failed append is reported by the log itself.
-  void log.append('turn_started', {
-    turn,
-    conversation_id: conversation.id,
-    sandbox_id: conversation.sandbox_id,
-    resumes_session: resumeSessionId ?? null,
-  });
+  // The running record and `turn_started` in one commit; a failure is reported by the log itself.
+  const started = await log.start(conversation, [
+    {
+      type: 'turn_started',
+      data: { turn, conversation_id: conversation.id, sandbox_id: conversation.sandbox_id, resumes_session: resumeSessionId ?? null },
+    },
+  ]);
+  if (started === undefined) throw new Error(`turn ${turn} of conversation ${conversation.id} could not be recorded as started`);
 
   const ai = { ...config.ai, agent: conversation.provider };
   const run = new AgentConversation({
@@ -247,10 +251,16 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const usage = stopped ? { ...record.stats, partial: true } : record.stats;
   // The run's messages, as its folder has them (tool results joined into their calls), go into the
   // state, so GET …/messages answers the same on every server.
-  if (input.holdsLease?.() !== false)
-    await input.state
-      .putMessages(lastRunMessages(home, conversation.account, conversation.id, run.id))
-      .catch((error: Error) => input.onStoreError?.(error));
+  // In the state's database they join the turn's end transaction (one commit fewer); elsewhere
+  // (DynamoDB) they go now, a failure reported and the turn going on.
+  let messages: StoredMessage[] = [];
+  if (input.holdsLease?.() !== false) {
+    messages = lastRunMessages(home, conversation.account, conversation.id, run.id);
+    if (!input.state.messagesInDatabase) {
+      await input.state.putMessages(messages).catch((error: Error) => input.onStoreError?.(error));
+      messages = [];
+    }
+  }
   const endedAt = toTimestamp(new Date());
   conversation = {
     ...conversation,
@@ -263,5 +273,5 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   // The final record is written by the caller, with the turn's last events, in one transaction.
   // EventLog.append never rejects: a failed append is reported by the log itself.
   if (error) void log.append('error', { message: error, interrupted: Boolean(stopped) });
-  return { ok: error === null, error, interrupted: Boolean(stopped), usage, conversation };
+  return { ok: error === null, error, interrupted: Boolean(stopped), usage, conversation, messages };
 }

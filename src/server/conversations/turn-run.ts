@@ -5,6 +5,7 @@ import type { OwnerRecord } from '../../liveness/owner.js';
 import { startHeartbeat } from '../../liveness/owner.js';
 import type { ServerContext } from '../http/context.js';
 import type { EventLog } from '../state/event-log.js';
+import type { StoredMessage } from '../state/types.js';
 import { CANCEL_REASON, runTurn } from './agent-turn.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, readConversation } from './conversation-store.js';
@@ -41,7 +42,10 @@ export async function runConversationTurn(
   // The turn's events carry its lease's token: once another server has taken the lease over,
   // they are refused, and the turn is stopped.
   const fence = slot.lease?.fence;
-  const fenced = { append: (type: string, data: Record<string, unknown>) => log.append(type, data, fence) };
+  const fenced = {
+    append: (type: string, data: Record<string, unknown>) => log.append(type, data, fence),
+    start: (record: ServerConversation, events: { type: string; data: Record<string, unknown> }[]) => log.startTurn(record, events, fence),
+  };
   let lost = false;
   slot.lease?.onLost(() => {
     lost = true;
@@ -57,6 +61,7 @@ export async function runConversationTurn(
   const started = Date.now();
   let final: Record<string, unknown>;
   let record: ServerConversation | undefined;
+  let messages: StoredMessage[] = [];
   try {
     const execution = await createTurnExecutor({
       home,
@@ -99,6 +104,7 @@ export async function runConversationTurn(
       duration_ms: Date.now() - started,
     });
     record = outcome.conversation;
+    messages = outcome.messages;
     final = {
       turn: outcome.conversation.turns,
       ok: outcome.ok,
@@ -122,7 +128,7 @@ export async function runConversationTurn(
     hooks.ended();
     slot.release();
   }
-  // The final record, `cancelled` and `usage`, and the lease given back, in one transaction: a
+  // The final record, its messages, `cancelled` and `usage`, and the lease given back, in one transaction: a
   // server that dies before it leaves the turn running (then interrupted once its lease expires),
   // never a finished record without its usage event. A client that sends its next prompt on
   // `usage`, to this server or another, finds the conversation free.
@@ -132,7 +138,7 @@ export async function runConversationTurn(
   ];
   if (!slot.lease) return;
   // Renewed until the end is stored (queued appends may take a while), which gives it back.
-  const ended = !lost && (await log.finishTurn(record, events, slot.lease.fence)) !== undefined;
+  const ended = !lost && (await log.finishTurn(record, events, slot.lease.fence, messages)) !== undefined;
   slot.lease.stop();
   if (ended) return;
   // Lease lost (or end not stored): nothing more from here; clients here wait for `interrupted`,

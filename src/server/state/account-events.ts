@@ -2,7 +2,7 @@
 // tasks, copied as it is appended into the account's own log with its own ids, so a dashboard
 // follows one stream and resumes it with Last-Event-ID. Each copy says where it came from:
 // data.source = { kind, id, event_id }.
-import type { EventLog, StoredEvent } from './event-log.js';
+import type { EventLog, Mirror, StoredEvent } from './event-log.js';
 import { EventLogs } from './event-log.js';
 import type { ServerState } from './types.js';
 import { logKey, parseLogKey } from './types.js';
@@ -43,14 +43,20 @@ export class AccountEvents {
     return found;
   }
 
-  /** Copies one event of a conversation's or a task's log (by its key) into its account's log. */
+  /**
+   * Where a conversation's log copies its events, in the transaction that stores them (one commit
+   * for both logs; a copy is never lost without its event).
+   */
+  mirrorOf(key: string): Mirror | undefined {
+    const of = parseLogKey(key);
+    if (of?.kind !== 'conversation') return undefined;
+    return { to: { log: logKey.account(of.account), source: { kind: 'conversation', id: of.id } }, log: this.logOf(of.account) };
+  }
+
+  /** Copies one event of a task's log (by its key) into its account's log (a conversation's copies itself: mirrorOf). */
   copy(kind: 'conversation' | 'task', key: string, e: StoredEvent): void {
     const data = (id: string) => ({ ...e.data, source: { kind, id, event_id: e.id } });
     const of = parseLogKey(key);
-    if (of?.kind === 'conversation') {
-      void this.logOf(of.account).append(e.type, data(of.id));
-      return;
-    }
     if (of?.kind !== 'task') return;
     void this.taskAccount(of.taskId).then((account) => (account ? this.logOf(account).append(e.type, data(of.taskId)) : undefined));
   }

@@ -3,7 +3,15 @@
 // one state hands out each id once. A stream replays what came after Last-Event-ID and then gets
 // new events live: a follower takes events strictly in id order, so an event appended meanwhile,
 // here or by another server, is neither lost nor sent twice.
-import type { ConversationRow, EventRow, Fence, ServerState } from './types.js';
+import type { ConversationRow, CopyTo, EventRow, Fence, ServerState, StoredMessage } from './types.js';
+
+type TurnEvent = { type: string; data: Record<string, unknown> };
+
+/** A log that gets a copy of each event appended here, in the same transaction (the account's log). */
+export interface Mirror {
+  to: CopyTo;
+  log: EventLog;
+}
 
 export type StoredEvent = EventRow;
 
@@ -60,6 +68,8 @@ export class EventLog {
     readonly key: string,
     private readonly state: () => Promise<ServerState>,
     private readonly onError: (error: Error) => void,
+    /** Where this log's appends are copied in their own transaction, and that log here (to deliver the copies). */
+    private readonly mirror?: Mirror,
   ) {}
 
   /** The last id this process has seen (appended or read). */
@@ -101,11 +111,8 @@ export class EventLog {
       while (n < this.waiting.length && n < BATCH && sameFence(this.waiting[n]!.fence, fence)) n++;
       const batch = this.waiting.splice(0, n);
       try {
-        const stored = await (await this.state()).appendEvents(this.key, batch, fence);
-        stored.forEach((e, i) => {
-          this.deliver(e);
-          batch[i]!.resolve(e);
-        });
+        const stored = await (await this.state()).appendEvents(this.key, batch, fence, this.mirror?.to);
+        for (const [i, e] of stored.entries()) batch[i]!.resolve(this.deliver(e));
       } catch (error) {
         this.onError(error as Error);
         for (const w of batch) w.resolve(undefined);
@@ -116,18 +123,30 @@ export class EventLog {
   }
 
   /**
-   * A turn's last events, its final record and the lease given back, in one transaction (after
-   * every earlier append of this process to this log). Resolves undefined when that failed, reported.
+   * A turn's running record and its first events, in one transaction on SQLite (after every
+   * earlier append of this process to this log). Resolves undefined when that failed, reported.
+   */
+  startTurn(record: ConversationRow, events: TurnEvent[], fence: Fence | undefined): Promise<StoredEvent[] | undefined> {
+    return this.storeTurn((state) => state.startTurn(record, this.key, events, fence, this.mirror?.to));
+  }
+
+  /**
+   * A turn's last events, its final record, its messages (when the database keeps them) and the
+   * lease given back, in one transaction (after every earlier append of this process to this
+   * log). Resolves undefined when that failed, reported.
    */
   finishTurn(
     record: ConversationRow | undefined,
-    events: { type: string; data: Record<string, unknown> }[],
+    events: TurnEvent[],
     fence: Fence,
+    messages?: StoredMessage[],
   ): Promise<StoredEvent[] | undefined> {
+    return this.storeTurn((state) => state.finishTurn(record, this.key, events, fence, messages, this.mirror?.to));
+  }
+
+  private storeTurn(write: (state: ServerState) => Promise<StoredEvent[]>): Promise<StoredEvent[] | undefined> {
     return this.enqueue(async () => {
-      const stored = await (await this.state()).finishTurn(record, this.key, events, fence);
-      for (const e of stored) this.deliver(e);
-      return stored;
+      return (await write(await this.state())).map((e) => this.deliver(e));
     });
   }
 
@@ -141,10 +160,17 @@ export class EventLog {
     });
   }
 
-  /** A stored event, to this process's followers. */
-  private deliver(e: StoredEvent): void {
+  /** A stored event, to this process's followers (its copy, to the mirror's); returned without the copy. */
+  private deliver({ copy, ...e }: StoredEvent): StoredEvent {
     this.last = Math.max(this.last, e.id);
     for (const f of [...this.followers]) this.offer(f, e);
+    if (copy) this.mirror?.log.delivered(copy);
+    return e;
+  }
+
+  /** An event another log stored here in its own transaction (a Mirror's copy). */
+  delivered(e: StoredEvent): void {
+    this.deliver(e);
   }
 
   /** Events after `afterId`, every one (read page by page), or at most `limit`. */
@@ -312,11 +338,16 @@ export class EventLogs {
   get(key: string): EventLog {
     let log = this.logs.get(key);
     if (!log) {
-      log = new EventLog(key, this.state, this.onError);
+      log = new EventLog(key, this.state, this.onError, this.mirrorOf(key));
       this.logs.set(key, log);
       this.opened(key, log);
     }
     return log;
+  }
+
+  /** Where a log's events are copied as they are stored (none here). */
+  protected mirrorOf(_key: string): Mirror | undefined {
+    return undefined;
   }
 
   /** Called once per log as it is first used here (for observers). */

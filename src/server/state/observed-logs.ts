@@ -1,6 +1,6 @@
 // The server's event logs, each watched once as it is opened, so /metrics counts the turns and
 // task commands that end in this process without the conversation or task code knowing about it.
-import type { EventLog, StoredEvent } from './event-log.js';
+import type { EventLog, Mirror, StoredEvent } from './event-log.js';
 import { EventLogs } from './event-log.js';
 import type { ServerState } from './types.js';
 import { parseLogKey } from './types.js';
@@ -12,8 +12,13 @@ export class ObservedEventLogs extends EventLogs {
     state: () => Promise<ServerState>,
     onError: (error: Error) => void,
     private readonly observe: EventObserver,
+    private readonly mirrors: (key: string) => Mirror | undefined = () => undefined,
   ) {
     super(state, onError);
+  }
+
+  protected override mirrorOf(key: string): Mirror | undefined {
+    return this.mirrors(key);
   }
 
   protected override opened(key: string, log: EventLog): void {

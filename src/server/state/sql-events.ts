@@ -9,24 +9,51 @@ import { toTimestamp } from '../../domain/time.js';
 import { num, toEvent, toLease } from './rows.js';
 import type { Database } from './schema.js';
 import { SqlRecords } from './sql-records.js';
-import type { ConversationRow, EventRow, Fence, LeaseClaim, LeaseRow } from './types.js';
+import type { ConversationRow, CopyTo, EventRow, Fence, LeaseClaim, LeaseRow, StoredMessage } from './types.js';
 import { LeaseLostError } from './types.js';
 
 const MAX_EVENTS = 10_000;
 const IMPORT_BATCH = 500;
 
 export class SqlEvents extends SqlRecords {
-  async appendEvent(log: string, type: string, data: Record<string, unknown>, fence?: Fence): Promise<EventRow> {
-    if (this.backend === 'postgres') return this.appendOneStatement(log, type, data, fence);
+  async appendEvent(log: string, type: string, data: Record<string, unknown>, fence?: Fence, copy?: CopyTo): Promise<EventRow> {
+    if (this.backend === 'postgres') {
+      const e = await this.appendOneStatement(log, type, data, fence);
+      return copy ? (await this.withCopies([e], copy, (copies) => this.appendEvents(copy.log, copies)))[0]! : e;
+    }
     return this.db.transaction().execute(async (trx) => {
-      const [e] = await this.appendIn(trx, log, [{ type, data }], fence, false);
+      const [e] = await this.appendCopied(trx, log, [{ type, data }], fence, false, copy);
       return e!;
     });
   }
 
-  async appendEvents(log: string, events: { type: string; data: Record<string, unknown> }[], fence?: Fence): Promise<EventRow[]> {
-    if (events.length === 1) return [await this.appendEvent(log, events[0]!.type, events[0]!.data, fence)];
-    return this.db.transaction().execute((trx) => this.appendIn(trx, log, events, fence, false));
+  async appendEvents(
+    log: string,
+    events: { type: string; data: Record<string, unknown> }[],
+    fence?: Fence,
+    copy?: CopyTo,
+  ): Promise<EventRow[]> {
+    if (events.length === 1) return [await this.appendEvent(log, events[0]!.type, events[0]!.data, fence, copy)];
+    return this.db.transaction().execute((trx) => this.appendCopied(trx, log, events, fence, false, copy));
+  }
+
+  async startTurn(
+    record: ConversationRow,
+    log: string,
+    events: { type: string; data: Record<string, unknown> }[],
+    fence?: Fence,
+    copy?: CopyTo,
+  ): Promise<EventRow[]> {
+    // PostgreSQL: a transaction would add round trips (begin, the lease's lock, commit) to two
+    // statements that need none; SQLite: one commit instead of two.
+    if (this.backend === 'postgres') {
+      await this.putConversation(record);
+      return this.appendEvents(log, events, fence, copy);
+    }
+    return this.db.transaction().execute(async (trx) => {
+      await this.putConversationIn(trx, record);
+      return this.appendCopied(trx, log, events, fence, false, copy);
+    });
   }
 
   async finishTurn(
@@ -34,9 +61,12 @@ export class SqlEvents extends SqlRecords {
     log: string,
     events: { type: string; data: Record<string, unknown> }[],
     fence: Fence,
+    messages: StoredMessage[] = [],
+    copy?: CopyTo,
   ): Promise<EventRow[]> {
     return this.db.transaction().execute(async (trx) => {
-      const stored = await this.appendIn(trx, log, events, fence, true);
+      const stored = await this.appendCopied(trx, log, events, fence, true, copy);
+      await this.putMessagesIn(trx, messages);
       if (record) await this.putConversationIn(trx, record);
       await trx
         .updateTable('leases')
@@ -46,6 +76,29 @@ export class SqlEvents extends SqlRecords {
         .execute();
       return stored;
     });
+  }
+
+  /** appendIn, then the events' copies (CopyTo) in the same transaction: one commit for both logs. */
+  private async appendCopied(
+    trx: Transaction<Database>,
+    log: string,
+    events: { type: string; data: Record<string, unknown> }[],
+    fence: Fence | undefined,
+    releasing: boolean,
+    copy: CopyTo | undefined,
+  ): Promise<EventRow[]> {
+    const stored = await this.appendIn(trx, log, events, fence, releasing);
+    return copy ? this.withCopies(stored, copy, (copies) => this.appendIn(trx, copy.log, copies, undefined, false)) : stored;
+  }
+
+  /** The stored events, each with its copy as `store` appended it to copy.log. */
+  private async withCopies(
+    stored: EventRow[],
+    copy: CopyTo,
+    store: (copies: { type: string; data: Record<string, unknown> }[]) => Promise<EventRow[]>,
+  ): Promise<EventRow[]> {
+    const copies = await store(stored.map((e) => ({ type: e.type, data: { ...e.data, source: { ...copy.source, event_id: e.id } } })));
+    return stored.map((e, i) => ({ ...e, copy: copies[i]! }));
   }
 
   /**

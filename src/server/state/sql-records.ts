@@ -145,35 +145,38 @@ export class SqlRecords {
 
   async putMessages(messages: StoredMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    await this.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < messages.length; i += MESSAGE_BATCH) {
-        const rows = messages.slice(i, i + MESSAGE_BATCH).map((m) => ({
-          account: m.account,
-          conversation_id: m.conversation_id,
-          key: m.key,
-          turn: m.turn,
-          role: m.role,
-          body: m.body,
-          timestamp: m.timestamp,
-          tokens: m.tokens,
-          tool_calls: JSON.stringify(m.tool_calls),
-        }));
-        await trx
-          .insertInto('messages')
-          .values(rows)
-          .onConflict((oc) =>
-            oc.columns(['account', 'conversation_id', 'key']).doUpdateSet((eb) => ({
-              turn: eb.ref('excluded.turn'),
-              role: eb.ref('excluded.role'),
-              body: eb.ref('excluded.body'),
-              timestamp: eb.ref('excluded.timestamp'),
-              tokens: eb.ref('excluded.tokens'),
-              tool_calls: eb.ref('excluded.tool_calls'),
-            })),
-          )
-          .execute();
-      }
-    });
+    await this.db.transaction().execute((trx) => this.putMessagesIn(trx, messages));
+  }
+
+  /** Messages in the caller's transaction. */
+  protected async putMessagesIn(trx: Kysely<Database>, messages: StoredMessage[]): Promise<void> {
+    for (let i = 0; i < messages.length; i += MESSAGE_BATCH) {
+      const rows = messages.slice(i, i + MESSAGE_BATCH).map((m) => ({
+        account: m.account,
+        conversation_id: m.conversation_id,
+        key: m.key,
+        turn: m.turn,
+        role: m.role,
+        body: m.body,
+        timestamp: m.timestamp,
+        tokens: m.tokens,
+        tool_calls: JSON.stringify(m.tool_calls),
+      }));
+      await trx
+        .insertInto('messages')
+        .values(rows)
+        .onConflict((oc) =>
+          oc.columns(['account', 'conversation_id', 'key']).doUpdateSet((eb) => ({
+            turn: eb.ref('excluded.turn'),
+            role: eb.ref('excluded.role'),
+            body: eb.ref('excluded.body'),
+            timestamp: eb.ref('excluded.timestamp'),
+            tokens: eb.ref('excluded.tokens'),
+            tool_calls: eb.ref('excluded.tool_calls'),
+          })),
+        )
+        .execute();
+    }
   }
 
   async listMessages(account: string, conversationId: string, options: { limit?: number; turn?: number } = {}): Promise<StoredMessage[]> {

@@ -22,6 +22,10 @@ export class SqlState extends SqlEvents implements ServerState {
     return this.dynamo ? this.dynamo.putMessages(messages) : super.putMessages(messages);
   }
 
+  get messagesInDatabase(): boolean {
+    return this.dynamo === undefined;
+  }
+
   override async listMessages(
     account: string,
     conversationId: string,

@@ -55,6 +55,17 @@ export interface EventRow {
   type: string;
   at: string;
   data: Record<string, unknown>;
+  /** Its copy in another log (CopyTo), stored in the same transaction. */
+  copy?: EventRow;
+}
+
+/**
+ * Where a log's events are copied in the transaction that stores them: the account's log
+ * (GET /events), each copy's data with `source` = { kind, id, event_id }.
+ */
+export interface CopyTo {
+  log: string;
+  source: { kind: 'conversation' | 'task'; id: string };
 }
 
 export interface TaskIndexRow {
@@ -116,6 +127,8 @@ export interface ConversationsStore {
 }
 
 export interface MessagesStore {
+  /** Whether messages live in the state's database (not DynamoDB): then a turn's end stores them in its transaction. */
+  readonly messagesInDatabase: boolean;
   /** Adds messages in one transaction; a message whose key the conversation already has is replaced. */
   putMessages(messages: StoredMessage[]): Promise<void>;
   /** Turn by turn, in the order they were first put in; only one turn's when `turn` is given. */
@@ -128,9 +141,9 @@ export interface EventsStore {
    * unique and increasing per log across every process on this database). With a fence, the
    * append is refused (LeaseLostError) unless the lease still carries that token.
    */
-  appendEvent(log: string, type: string, data: Record<string, unknown>, fence?: Fence): Promise<EventRow>;
+  appendEvent(log: string, type: string, data: Record<string, unknown>, fence?: Fence, copy?: CopyTo): Promise<EventRow>;
   /** Appends these events in order, in one transaction (all or none), as appendEvent does one. */
-  appendEvents(log: string, events: { type: string; data: Record<string, unknown> }[], fence?: Fence): Promise<EventRow[]>;
+  appendEvents(log: string, events: { type: string; data: Record<string, unknown> }[], fence?: Fence, copy?: CopyTo): Promise<EventRow[]>;
   eventsAfter(log: string, afterId: number, limit?: number): Promise<EventRow[]>;
   lastEventId(log: string): Promise<number>;
   /** Drops a log's events; its counter stays, so a log made again continues after the old ids. */
@@ -142,16 +155,29 @@ export interface EventsStore {
    */
   importEvents(log: string, events: EventRow[], floor?: number): Promise<number>;
   /**
+   * Starts a turn: the conversation's record (running) and the turn's first events, fenced as
+   * appendEvents is; on SQLite in one transaction (one commit, all or none).
+   */
+  startTurn(
+    record: ConversationRow,
+    log: string,
+    events: { type: string; data: Record<string, unknown> }[],
+    fence?: Fence,
+    copy?: CopyTo,
+  ): Promise<EventRow[]>;
+  /**
    * Ends a turn in one transaction, fenced by its lease: the conversation's final record (if
-   * any), its last events, and the lease given back. A server that dies before it commits leaves
-   * the turn running with its lease (to expire); after, everything is there. Nothing is written
-   * (LeaseLostError) when the lease no longer carries that token.
+   * any), the turn's messages (when messagesInDatabase), its last events, and the lease given back.
+   * A server that dies before it commits leaves the turn running with its lease (to expire); after,
+   * everything is there. Nothing is written (LeaseLostError) when the lease no longer carries that token.
    */
   finishTurn(
     record: ConversationRow | undefined,
     log: string,
     events: { type: string; data: Record<string, unknown> }[],
     fence: Fence,
+    messages?: StoredMessage[],
+    copy?: CopyTo,
   ): Promise<EventRow[]>;
   /** Every log with its counter (the last id it handed out), by name. */
   logs(): Promise<{ log: string; last_id: number }[]>;
