@@ -5,9 +5,7 @@ import { createWriteStream, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
-import { ATLAS, ROOT, untilListening } from './lib.mjs';
+import { ATLAS, importBundle, ROOT, untilListening } from './lib.mjs';
 
 /** { startPostgres, postgresSkipReason, pg } from the test helper, bundled into `work`. */
 export async function postgresTools(work) {
@@ -20,18 +18,14 @@ export async function postgresTools(work) {
     name: 'linked',
     setup: (b) => b.onResolve({ filter: /^pg$/ }, (a) => ({ path: require.resolve(a.path), external: true })),
   };
-  await build({
-    entryPoints: [join(work, 'entry.ts')],
-    outfile: join(work, 'lib.mjs'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    logLevel: 'error',
-    plugins: [linked],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  });
-  return import(pathToFileURL(join(work, 'lib.mjs')).href);
+  return importBundle(
+    join(work, 'lib.mjs'),
+    {
+      entryPoints: [join(work, 'entry.ts')],
+      plugins: [linked],
+    },
+    { require: true },
+  );
 }
 
 /**

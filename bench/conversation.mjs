@@ -6,8 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { importBundle } from './lib.mjs';
 
 const target = Number(process.argv[2] ?? 5000);
 const work = mkdtempSync(join(tmpdir(), 'atlas-bench-conversation-'));
@@ -20,17 +19,13 @@ writeFileSync(
     `export { builtinLifecycleBus } from ${JSON.stringify(join(src, 'conversation/bus.ts'))};\n` +
     `export { readMessages } from ${JSON.stringify(join(src, 'conversation/read.ts'))};\n`,
 );
-await build({
-  entryPoints: [entry],
-  outfile: join(work, 'lib.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  logLevel: 'error',
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-});
-const lib = await import(pathToFileURL(join(work, 'lib.mjs')).href);
+const lib = await importBundle(
+  join(work, 'lib.mjs'),
+  {
+    entryPoints: [entry],
+  },
+  { require: true },
+);
 
 // The stream: turns of text + 1-3 tool calls (one assistant event per block, as Claude Code prints
 // them) + their results, then the result event.

@@ -9,9 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
-import { git, makeRepo, ROOT, tempDir } from './lib.mjs';
+import { git, importBundle, makeRepo, ROOT, tempDir } from './lib.mjs';
 
 const RUNS = Number(process.env.RUNS ?? 15);
 const FILES = 2000;
@@ -25,18 +23,9 @@ writeFileSync(
   entry,
   `export { crossTaskObjects } from ${src('git/cross-objects.ts')};\nexport { controlChanges } from ${src('git/control-changes.ts')};\nexport * from ${src('git/task-objects.ts')};\n`,
 );
-await build({
+const { crossTaskObjects, controlChanges, ensureObjectDir, overlayEnv, stepObjectDir } = await importBundle(join(work, 'lib.mjs'), {
   entryPoints: [entry],
-  outfile: join(work, 'lib.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  logLevel: 'error',
 });
-const { crossTaskObjects, controlChanges, ensureObjectDir, overlayEnv, stepObjectDir } = await import(
-  pathToFileURL(join(work, 'lib.mjs')).href
-);
 
 const repo = makeRepo();
 for (let i = 0; i < FILES; i++) {

@@ -4,6 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const ATLAS = join(ROOT, 'bin', 'atlas.js');
@@ -167,4 +168,25 @@ export async function concurrentTurns(conversations, turns, turn) {
     }),
   );
   return { errors, ms: performance.now() - t0 };
+}
+
+const REQUIRE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
+
+/**
+ * atlas's TypeScript (or a test helper) bundled by esbuild into `outfile` and imported, for a bench
+ * that calls it in-process. `require`: a require() for the CommonJS packages the bundle holds.
+ */
+export async function importBundle(outfile, options, { require = false } = {}) {
+  const { build } = await import('esbuild');
+  await build({
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'error',
+    ...(require ? { banner: { js: REQUIRE_BANNER } } : {}),
+    ...options,
+    outfile,
+  });
+  return import(pathToFileURL(outfile).href);
 }

@@ -7,8 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { importBundle } from './lib.mjs';
 
 const messages = Number(process.argv[2] ?? 5000);
 const tasks = Number(process.argv[3] ?? 200);
@@ -22,17 +21,13 @@ writeFileSync(
     `export { conversationView } from ${JSON.stringify(join(src, 'conversation/hook-view.ts'))};\n` +
     `export { newHook } from ${JSON.stringify(join(src, 'domain/hook.ts'))};\n`,
 );
-await build({
-  entryPoints: [entry],
-  outfile: join(work, 'lib.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  logLevel: 'error',
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-});
-const lib = await import(pathToFileURL(join(work, 'lib.mjs')).href);
+const lib = await importBundle(
+  join(work, 'lib.mjs'),
+  {
+    entryPoints: [entry],
+  },
+  { require: true },
+);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p99 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.99)];

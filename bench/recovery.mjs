@@ -5,8 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { importBundle } from './lib.mjs';
 
 const tasks = Number(process.argv[2] ?? 200);
 const files = Number(process.argv[3] ?? 5000);
@@ -24,17 +23,13 @@ writeFileSync(
     `export { newHook, transition } from ${JSON.stringify(join(src, 'domain/hook.ts'))};\n` +
     `export { writeOwner } from ${JSON.stringify(join(src, 'liveness/owner.ts'))};\n`,
 );
-await build({
-  entryPoints: [entry],
-  outfile: join(work, 'lib.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  logLevel: 'error',
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-});
-const lib = await import(pathToFileURL(join(work, 'lib.mjs')).href);
+const lib = await importBundle(
+  join(work, 'lib.mjs'),
+  {
+    entryPoints: [entry],
+  },
+  { require: true },
+);
 
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, encoding: 'utf8' });
 const repo = join(work, 'repo');

@@ -5,9 +5,7 @@
 // Usage: node bench/sandbox-scale.mjs [rounds=8]
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
-import { ROOT, tempDir } from './lib.mjs';
+import { importBundle, ROOT, tempDir } from './lib.mjs';
 
 const rounds = Number(process.argv[2] ?? 8);
 const cache = join(ROOT, 'node_modules', '.cache', 'atlas-bench');
@@ -31,18 +29,14 @@ writeFileSync(
     .map(([name, file]) => `export { ${name} } from ${JSON.stringify(join(src, file))};`)
     .join('\n'),
 );
-await build({
-  entryPoints: [entry],
-  outfile: join(cache, 'sandbox-scale.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  logLevel: 'error',
-  external: ['@anthropic-ai/sandbox-runtime', 'better-sqlite3', 'pg', 'kysely'],
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-});
-const lib = await import(pathToFileURL(join(cache, 'sandbox-scale.mjs')).href);
+const lib = await importBundle(
+  join(cache, 'sandbox-scale.mjs'),
+  {
+    entryPoints: [entry],
+    external: ['@anthropic-ai/sandbox-runtime', 'better-sqlite3', 'pg', 'kysely'],
+  },
+  { require: true },
+);
 
 const readiness = await lib.checkReadiness();
 if (!readiness.ready) {

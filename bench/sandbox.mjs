@@ -7,9 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
-import { ATLAS, git, makeRepo, ROOT, tempDir } from './lib.mjs';
+import { ATLAS, git, importBundle, makeRepo, ROOT, tempDir } from './lib.mjs';
 
 const rounds = Number(process.argv[2] ?? 20);
 // Bundled inside the repository so that the sandbox runtime (external) resolves from node_modules.
@@ -26,18 +24,14 @@ writeFileSync(
     `export { acquireSandbox, releaseSandbox } from ${JSON.stringify(join(src, 'exec/sandbox/runtime.ts'))};\n` +
     `export { checkReadiness } from ${JSON.stringify(join(src, 'exec/readiness.ts'))};\n`,
 );
-await build({
-  entryPoints: [entry],
-  outfile: join(cache, 'sandbox.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  logLevel: 'error',
-  external: ['@anthropic-ai/sandbox-runtime'],
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-});
-const lib = await import(pathToFileURL(join(cache, 'sandbox.mjs')).href);
+const lib = await importBundle(
+  join(cache, 'sandbox.mjs'),
+  {
+    entryPoints: [entry],
+    external: ['@anthropic-ai/sandbox-runtime'],
+  },
+  { require: true },
+);
 
 const readiness = await lib.checkReadiness();
 if (!readiness.ready) {

@@ -7,8 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { importBundle } from './lib.mjs';
 
 const CONVERSATIONS = Number(process.argv[2] ?? 50);
 const EVENTS = Number(process.argv[3] ?? 40);
@@ -27,18 +26,14 @@ const linked = {
   name: 'linked',
   setup: (b) => b.onResolve({ filter: /^(better-sqlite3|pg)$/ }, (a) => ({ path: require.resolve(a.path), external: true })),
 };
-await build({
-  entryPoints: [entry],
-  outfile: join(work, 'lib.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  logLevel: 'error',
-  plugins: [linked],
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-});
-const lib = await import(pathToFileURL(join(work, 'lib.mjs')).href);
+const lib = await importBundle(
+  join(work, 'lib.mjs'),
+  {
+    entryPoints: [entry],
+    plugins: [linked],
+  },
+  { require: true },
+);
 
 const sorted = (a) => [...a].sort((x, y) => x - y);
 const pct = (s, p) => s[Math.min(s.length - 1, Math.floor(s.length * p))];

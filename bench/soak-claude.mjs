@@ -11,9 +11,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
-import { ATLAS, git, makeRepo, ROOT, seededRandom, tempDir } from './lib.mjs';
+import { ATLAS, git, importBundle, makeRepo, ROOT, seededRandom, tempDir } from './lib.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,16 +23,9 @@ const random = seededRandom(SEED);
 
 // The fake API of the tests, bundled (it is TypeScript).
 const work = tempDir('atlas-soak-claude-');
-await build({
+const { startFakeAnthropic, claudeEnv } = await importBundle(join(work, 'fake.mjs'), {
   entryPoints: [join(ROOT, 'test', 'helpers', 'fake-anthropic.ts')],
-  outfile: join(work, 'fake.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  logLevel: 'error',
 });
-const { startFakeAnthropic, claudeEnv } = await import(pathToFileURL(join(work, 'fake.mjs')).href);
 
 /** Each Claude Code run: a Write of a file of its own, then a final answer; both answered slowly. */
 const fake = await startFakeAnthropic((request, index) => {

@@ -8,9 +8,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
-import { ATLAS, git, makeRepo, ROOT, seededRandom, tempDir } from './lib.mjs';
+import { ATLAS, git, importBundle, makeRepo, ROOT, seededRandom, tempDir } from './lib.mjs';
 
 function flag(name, env, fallback) {
   const i = process.argv.indexOf(`--${name}`);
@@ -29,16 +27,9 @@ const random = seededRandom(SEED);
 const work = tempDir('atlas-soak-');
 const entry = join(work, 'entry.ts');
 writeFileSync(entry, `export { parseHook } from ${JSON.stringify(join(ROOT, 'src', 'domain', 'hook-schema.ts'))};\n`);
-await build({
+const { parseHook } = await importBundle(join(work, 'lib.mjs'), {
   entryPoints: [entry],
-  outfile: join(work, 'lib.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  logLevel: 'error',
 });
-const { parseHook } = await import(pathToFileURL(join(work, 'lib.mjs')).href);
 
 // Every step writes a known file under out/. prepare, validate and after are safe to rerun
 // (idempotent); build appends to a log and stage commits and records a checkpoint mid-step, so a

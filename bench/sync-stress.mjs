@@ -12,9 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
-import { ROOT } from './lib.mjs';
+import { importBundle, ROOT } from './lib.mjs';
 
 const PUSHES = Number(process.argv[2] ?? 100);
 const RACES = Number(process.argv[3] ?? 50);
@@ -24,7 +22,7 @@ const STORES = (process.env.BENCH_STRESS_STORES ?? 'dir,s3rver,moto').split(',')
 const outDir = join(ROOT, 'node_modules', '.cache', 'atlas-bench');
 mkdirSync(outDir, { recursive: true });
 const bundle = join(outDir, 'sync-stress.mjs');
-await build({
+const m = await importBundle(bundle, {
   stdin: {
     contents: [
       "export { syncPull, syncPush, syncVersions } from './src/sync/operations.ts';",
@@ -36,17 +34,11 @@ await build({
     resolveDir: ROOT,
     loader: 'ts',
   },
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
   packages: 'external',
-  outfile: bundle,
   // s3rver.ts finds its child script beside itself.
   define: { 'import.meta.dirname': JSON.stringify(join(ROOT, 'test', 'helpers')) },
   logLevel: 'warning',
 });
-const m = await import(pathToFileURL(bundle).href);
 // The SDK's advice about a manifest sent as a stream (its length is known to atlas), once per push.
 const warn = console.warn;
 console.warn = (...args) => (/Stream of unknown length/.test(String(args[0])) ? undefined : warn(...args));
