@@ -361,13 +361,10 @@ export class Tasks {
     const running = this.running.get(r.task_id)!;
     this.cancelling.add(r.task_id);
     await this.interrupt(r, 'cancelled over the API');
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CANCEL_WAIT_MS)));
-    if ((await Promise.race([running.done, late])) === 'late') {
+    if (!(await endsWithin(running, CANCEL_WAIT_MS))) {
       signalGroup(running.child.pid, 'SIGKILL');
       await running.done;
     }
-    clearTimeout(timer);
     return this.summary(r).state;
   }
 
