@@ -135,22 +135,24 @@ describe('litter', () => {
   });
 });
 
+/** A receipt as `atlas verify` checked it (valid signature), with the fields a policy reads. */
+const receipt = (id: string, extra: Record<string, unknown>) =>
+  ({
+    receipt_id: id,
+    step_name: 'v',
+    command: 'npm test',
+    exit_code: 0,
+    completed_at: '2026-01-01T00:00:00Z',
+    ...extra,
+  }) as unknown as ValidationReceipt;
+const tasks = (...rs: ValidationReceipt[]) =>
+  [{ taskId: 't', receipts: rs.map((r) => ({ receipt: r, valid: true })) }] as unknown as CheckedTask[];
+/** One policy's verdict on the tasks, with only `flags` required. */
+const policyOf = (flags: Record<string, boolean>, name: string) => (t: CheckedTask[]) =>
+  evaluatePolicies(t, { requireSteps: [], requirePass: false, allowEmpty: true, ...flags }).find((p) => p.policy === name)!;
+
 describe('verify --require-sandbox', () => {
-  const receipt = (id: string, extra: Record<string, unknown>) =>
-    ({
-      receipt_id: id,
-      step_name: 'v',
-      command: 'npm test',
-      exit_code: 0,
-      completed_at: '2026-01-01T00:00:00Z',
-      ...extra,
-    }) as unknown as ValidationReceipt;
-  const tasks = (...rs: ValidationReceipt[]) =>
-    [{ taskId: 't', receipts: rs.map((r) => ({ receipt: r, valid: true })) }] as unknown as CheckedTask[];
-  const policy = (t: CheckedTask[]) =>
-    evaluatePolicies(t, { requireSteps: [], requirePass: false, requireSandbox: true, allowEmpty: true }).find(
-      (p) => p.policy === 'require-sandbox',
-    )!;
+  const policy = policyOf({ requireSandbox: true }, 'require-sandbox');
 
   it('counts only receipts that sign execution_mode sandbox', () => {
     expect(policy(tasks(receipt('rcpt-1', { message_version: 3, execution_mode: 'sandbox' }))).ok).toBe(true);
@@ -170,21 +172,7 @@ describe('verify --require-sandbox', () => {
 });
 
 describe('verify --require-pristine', () => {
-  const receipt = (id: string, extra: Record<string, unknown>) =>
-    ({
-      receipt_id: id,
-      step_name: 'v',
-      command: 'npm test',
-      exit_code: 0,
-      completed_at: '2026-01-01T00:00:00Z',
-      ...extra,
-    }) as unknown as ValidationReceipt;
-  const tasks = (...rs: ValidationReceipt[]) =>
-    [{ taskId: 't', receipts: rs.map((r) => ({ receipt: r, valid: true })) }] as unknown as CheckedTask[];
-  const policy = (t: CheckedTask[]) =>
-    evaluatePolicies(t, { requireSteps: [], requirePass: false, requirePristine: true, allowEmpty: true }).find(
-      (p) => p.policy === 'require-pristine',
-    )!;
+  const policy = policyOf({ requirePristine: true }, 'require-pristine');
 
   it('counts only receipts that sign validation_tree pristine', () => {
     expect(policy(tasks(receipt('rcpt-1', { message_version: 4, validation_tree: 'pristine' })))).toMatchObject({
