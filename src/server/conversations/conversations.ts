@@ -210,7 +210,16 @@ export class Conversations {
 
   /** The conversation, with a turn whose server died marked interrupted. */
   async detect(account: string, id: string): Promise<ServerConversation | undefined> {
-    return (await this.interruptIfCut(account, id)).conversation;
+    return this.withTurnHere((await this.interruptIfCut(account, id)).conversation);
+  }
+
+  /**
+   * A turn admitted here runs from the moment its stream opens, a little before its start is
+   * stored: a client that reads the conversation then must not see it idle (nor take its slot as free).
+   */
+  private withTurnHere<C extends ServerConversation | undefined>(c: C): C {
+    if (!c || c.status === 'running' || !this.running.get(conversationKey(c.account, c.id))?.admitted) return c;
+    return { ...c, status: 'running' };
   }
 
   /** detect, saying if this call marked it (concurrent calls here share one look: see turn-interrupt.ts). */
@@ -243,7 +252,7 @@ export class Conversations {
 
   async list(account: string): Promise<ServerConversation[]> {
     const all = await listConversations(await this.ctx.state(), account);
-    return Promise.all(all.map(async (c) => (c.status === 'running' ? ((await this.detect(account, c.id)) ?? c) : c)));
+    return Promise.all(all.map(async (c) => (c.status === 'running' ? ((await this.detect(account, c.id)) ?? c) : this.withTurnHere(c))));
   }
 
   async remove(account: string, id: string, terminate: boolean): Promise<void> {
