@@ -91,7 +91,7 @@ describe('atlas ui', () => {
     }
   }, 120_000);
 
-  it('a terminal task that ran between two looks of the board (started and at rest unseen) still gets its finished event', async () => {
+  it('a terminal task that ran between two looks of the board (started and at rest unseen) still gets its output and its finished event', async () => {
     ensureBuilt();
     const home = tempDir();
     const repo = repoIn(tempDir('atlas-repos-'), 'demo');
@@ -116,6 +116,11 @@ describe('atlas ui', () => {
       });
       const events = await readSse(await fetch(`${origin}/tasks/${id}/events`, { headers: { cookie } }), (e) => e.event === 'finished');
       expect(events.at(-1)!.data).toMatchObject({ command: 'terminal', state: 'awaiting_human' });
+      // Its step's output was never in a hook.json the board read (current_step goes when the step
+      // ends): the step_complete event kept its tail, and the board streams it, once, before the end.
+      const output = events.filter((e) => e.event === 'output').map((e) => (e.data as { text: string }).text);
+      expect(output).toEqual(['hello-from-task']);
+      expect(events.findIndex((e) => e.event === 'output')).toBeLessThan(events.findIndex((e) => e.event === 'finished'));
     } finally {
       await board.server.stop('test over');
     }

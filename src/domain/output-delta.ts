@@ -25,3 +25,16 @@ export function outputLines(pending: string, added: string): { lines: string[]; 
   const rest = parts.pop() ?? '';
   return { lines: parts.map((l) => l.replace(/\r$/, '')).filter((l) => l.length > 0), pending: rest };
 }
+
+/** The output tails of the steps that ended among `events` (step_complete events that kept one), in order. */
+export function endedStepOutputs(
+  events: readonly { trigger: string; details?: Record<string, unknown> }[],
+): { step: number; output: string }[] {
+  const out: { step: number; output: string }[] = [];
+  for (const e of events) {
+    const step = e.details?.['step_index'];
+    const output = e.details?.['last_output'];
+    if (e.trigger === 'step_complete' && typeof step === 'number' && typeof output === 'string') out.push({ step, output });
+  }
+  return out;
+}

@@ -119,7 +119,17 @@ export async function completeStep(run: RunState, index: number, details: Record
   } catch (error) {
     run.reporter.note(`could not record the step_complete checkpoint: ${errorDetails(error).message}`);
   }
-  await run.move('step_pending', 'step_complete', step.name, { step_index: index, ...details }, withoutCurrentStep);
+  // The output's tail goes with current_step: it is kept in the event, so that a board following
+  // hook.json from another process still gets the output of a step that ended between two looks.
+  const current = run.manager.read().current_step;
+  const output = current?.step_index === index ? current.last_output : undefined;
+  await run.move(
+    'step_pending',
+    'step_complete',
+    step.name,
+    { step_index: index, ...details, ...(output ? { last_output: output } : {}) },
+    withoutCurrentStep,
+  );
 }
 
 export async function runStepAttempt(

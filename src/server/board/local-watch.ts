@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Hook } from '../../domain/hook.js';
 import { isTerminal } from '../../domain/hook-state.js';
-import { outputAdded, outputLines } from '../../domain/output-delta.js';
+import { endedStepOutputs, outputAdded, outputLines } from '../../domain/output-delta.js';
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { toJson } from '../../store/json-file.js';
 import { taskFiles } from '../../store/paths.js';
@@ -71,6 +71,8 @@ interface Followed {
   step: number | undefined;
   output: string;
   pending: string;
+  /** History events read (the steps that ended since: their output's tail is in their step_complete). */
+  history: number;
   /** Another process works on it (the server's own commands are followed by the server). */
   busy: boolean;
   /** The server runs a command on it (until that command's end): the server logs its changes. */
@@ -252,13 +254,12 @@ export class LocalTaskWatcher {
     const logOf = () => this.tasks.logOf(record);
     // A task found at start-up is the starting point; one found later is news: its whole history is.
     const hook = new HookWatcher(ref.dir, logOf, false);
-    const f: Followed = { record, mtime: '', hook, step: undefined, output: '', pending: '', busy: false, serverRan: false };
+    const f: Followed = { record, mtime: '', hook, step: undefined, output: '', pending: '', history: 0, busy: false, serverRan: false };
     this.followed.set(ref.id, f);
     if (!emit) {
       const h = hook.scan(false);
       f.mtime = mtime;
-      f.step = h?.current_step?.step_index;
-      f.output = h?.current_step?.last_output ?? '';
+      this.remember(f, h);
       // A hook left busy by a process that is gone (crashed) is not run elsewhere.
       this.setBusy(f, h, false, h !== undefined && BUSY.has(h.state) && this.alive(f));
       return;
@@ -295,21 +296,30 @@ export class LocalTaskWatcher {
     f.step = h?.current_step?.step_index;
     f.output = h?.current_step?.last_output ?? '';
     f.pending = '';
+    f.history = h?.history.length ?? f.history;
   }
 
-  /** The running step's new output lines, from the tail hook.json keeps. */
+  /** The new output lines of the steps that ended since the last look, then of the running one, from the tails hook.json keeps. */
   private output(f: Followed, h: Hook, emit: boolean): void {
-    const step = h.current_step;
     const log = () => this.tasks.logOf(f.record);
     // EventLog.append never rejects: a failed append is reported by the log itself.
     const line = (text: string) => emit && text.length > 0 && void log().append('output', { text });
-    if (step?.step_index !== f.step) {
+    for (const ended of endedStepOutputs(h.history.slice(f.history))) {
+      this.take(f, ended.step, ended.output, line);
       line(f.pending);
-      f.step = step?.step_index;
+      Object.assign(f, { step: undefined, output: '', pending: '' });
+    }
+    f.history = h.history.length;
+    this.take(f, h.current_step?.step_index, h.current_step?.last_output ?? '', line);
+  }
+
+  private take(f: Followed, index: number | undefined, next: string, line: (text: string) => void): void {
+    if (index !== f.step) {
+      line(f.pending);
+      f.step = index;
       f.output = '';
       f.pending = '';
     }
-    const next = step?.last_output ?? '';
     const { added, replaced } = outputAdded(f.output, next);
     f.output = next;
     if (replaced) {
