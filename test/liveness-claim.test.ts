@@ -77,13 +77,13 @@ describe('claimOwner', () => {
 });
 
 describe('createFileWhole', () => {
-  it('creates once, says when the name is taken (the file kept as it was), and fails on a missing folder', () => {
+  it('creates once, says when the name is taken (the file kept as it was), and fails on a missing folder', async () => {
     const dir = tempDir();
     const path = join(dir, 'f.json');
-    expect(createFileWhole(path, 'first')).toBe('created');
-    expect(createFileWhole(path, 'second')).toBe('exists');
+    expect(await createFileWhole(path, 'first')).toBe('created');
+    expect(await createFileWhole(path, 'second')).toBe('exists');
     expect(readdirSync(dir)).toEqual(['f.json']);
     expect(spawnSync('cat', [path], { encoding: 'utf8' }).stdout).toBe('first');
-    expect(() => createFileWhole(join(dir, 'missing', 'f.json'), 'x')).toThrow(/ENOENT/);
+    await expect(createFileWhole(join(dir, 'missing', 'f.json'), 'x')).rejects.toThrow(/ENOENT/);
   });
 });

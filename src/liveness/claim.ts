@@ -20,8 +20,8 @@ export type Claim =
 
 export async function claimOwner(path: string, settings: { heartbeatIntervalMs: number; staleThresholdMs: number }): Promise<Claim> {
   const owner = ownerRecordForThisProcess(settings);
-  if (createFileWhole(path, toJson(owner)) === 'created') return { ok: true, owner, previous: undefined };
-  return withLock(path, () => {
+  if ((await createFileWhole(path, toJson(owner))) === 'created') return { ok: true, owner, previous: undefined };
+  return withLock(path, async () => {
     for (let attempt = 0; ; attempt++) {
       const previous = readOwner(path);
       const liveness = checkLiveness(previous);
@@ -31,7 +31,7 @@ export async function claimOwner(path: string, settings: { heartbeatIntervalMs: 
         // Removed since: created only if still free, as a claim that does not take the lock does
         // (a rename would replace its record). Taken meanwhile: that holder is judged again; a
         // record that stays unreadable (torn) is replaced below.
-        const made = createFileWhole(path, toJson(owner));
+        const made = await createFileWhole(path, toJson(owner));
         if (made === 'created') return { ok: true, owner, previous };
         if (made === 'exists') continue;
       }
