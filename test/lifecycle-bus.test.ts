@@ -288,9 +288,10 @@ describe('lifecycle bus', () => {
       'builtin:on_message',
     ]);
     // Without idle(), the end of the pass writes them.
-    await bus.streamFinish({ ...base(), point: 'on_stream_finish', ok: true, usage, error: null });
-    await new Promise((done) => setImmediate(done));
+    await bus.message({ ...base(), point: 'on_message', message: { ...message, key: 'm3' } });
     expect(readLifecycleLog(taskDir).entries).toHaveLength(3);
+    await new Promise((done) => setImmediate(done));
+    expect(readLifecycleLog(taskDir).entries).toHaveLength(4);
     // A folder that cannot take the log: noted, the run goes on.
     const gone = join(dir, 'gone');
     await bus.message({ ...base(), task_dir: gone, point: 'on_message', message });

@@ -1,8 +1,9 @@
 // One conversation on disk while its agent runs. conversation.json is written atomically at the
-// start, whenever the ledger or the session changes (in the background: within a second), and at the end; messages.jsonl gets one
-// whole line per message, appended as the stream arrives. An assistant message that called tools
-// is held until each call's result has been joined to it (by tool_use id), so its line carries the
-// outputs: a crash loses at most that message in flight (its tokens are already in the record).
+// start, whenever the ledger or the session changes (in the background: within a second), and at
+// the end; messages.jsonl gets one whole line per message, appended as the stream arrives. An
+// assistant message that called tools is held until each call's result has been joined to it (by
+// tool_use id), so its line carries the outputs: a crash loses at most that message in flight (its
+// tokens are already in the record).
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import type { ConversationRecord, ConversationStats, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
 import { emptyStats } from '../domain/conversation.js';

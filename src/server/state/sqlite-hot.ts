@@ -50,21 +50,23 @@ export async function insertEvents(
   );
 }
 
-const upserts = new Map<string, string>();
+/** Conversation upsert texts by their columns (fromConversation's, the same every call). */
+const upserts = new Map<string, { text: string; changing: (keyof ConversationsTable)[] }>();
 
 /** The conversation's row, inserted or updated (all but its key and creation), and its account. */
 export async function upsertConversation(db: Kysely<Database>, row: ConversationsTable, accountCreatedAt: string): Promise<void> {
   await rows(db, ACCOUNT, [row.account, accountCreatedAt]);
+  // Column names from the row's own keys (rows.ts), never from a request.
   const columns = Object.keys(row) as (keyof ConversationsTable)[];
   const shape = columns.join(',');
-  let text = upserts.get(shape);
-  if (!text) {
+  let upsert = upserts.get(shape);
+  if (!upsert) {
     const changing = columns.filter((c) => c !== 'account' && c !== 'id' && c !== 'created_at');
-    text =
+    const text =
       `insert into "conversations" (${columns.map((c) => `"${c}"`).join(', ')}) values (${columns.map(() => '?').join(', ')}) ` +
       `on conflict ("account", "id") do update set ${changing.map((c) => `"${c}" = ?`).join(', ')}`;
-    upserts.set(shape, text);
+    upsert = { text, changing };
+    upserts.set(shape, upsert);
   }
-  const changing = columns.filter((c) => c !== 'account' && c !== 'id' && c !== 'created_at');
-  await rows(db, text, [...columns.map((c) => row[c]), ...changing.map((c) => row[c])]);
+  await rows(db, upsert.text, [...columns.map((c) => row[c]), ...upsert.changing.map((c) => row[c])]);
 }
