@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimOwner } from '../src/liveness/claim.js';
 import { ownerRecordForThisProcess, readOwner } from '../src/liveness/owner.js';
-import { createFileWhole } from '../src/store/create-whole.js';
+import { createFileWhole, linkRefused } from '../src/store/create-whole.js';
 import { compileFixture } from './helpers/compile-fixture.js';
 import { tempDir } from './helpers/core-fixtures.js';
 
@@ -85,5 +85,12 @@ describe('createFileWhole', () => {
     expect(readdirSync(dir)).toEqual(['f.json']);
     expect(spawnSync('cat', [path], { encoding: 'utf8' }).stdout).toBe('first');
     await expect(createFileWhole(join(dir, 'missing', 'f.json'), 'x')).rejects.toThrow(/ENOENT/);
+  });
+
+  it('reads a refused link: taken, no hard links on this file system (the claim then takes the lock), or a real failure', () => {
+    expect(linkRefused('EEXIST')).toBe('exists');
+    for (const code of ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'EMLINK']) expect(linkRefused(code)).toBe('unsupported');
+    expect(linkRefused('EIO')).toBeUndefined();
+    expect(linkRefused(undefined)).toBeUndefined();
   });
 });

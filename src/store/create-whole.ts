@@ -17,13 +17,19 @@ export async function createFileWhole(path: string, data: string, mode = PRIVATE
     await link(temp, path);
     return 'created';
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return 'exists';
-    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EXDEV' || code === 'EMLINK') return 'unsupported';
+    const outcome = linkRefused((error as NodeJS.ErrnoException).code);
+    if (outcome) return outcome;
     throw error;
   } finally {
     await unlink(temp).catch(() => {
       // Already gone.
     });
   }
+}
+
+/** What a refused link() says: the name is taken, or this file system makes no hard links (undefined: a real failure). */
+export function linkRefused(code: string | undefined): Exclude<CreateWhole, 'created'> | undefined {
+  if (code === 'EEXIST') return 'exists';
+  if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EXDEV' || code === 'EMLINK') return 'unsupported';
+  return undefined;
 }
