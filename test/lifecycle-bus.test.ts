@@ -270,4 +270,32 @@ describe('lifecycle bus', () => {
     expect(entries).toHaveLength(1);
     expect(skipped).toBe(2);
   });
+
+  it('with logPerPass, the lines of one pass are appended together, in order, and a failed append is noted', async () => {
+    const { list, reporter } = notes();
+    const bus = createLifecycleBus({
+      builtins: { on_message: async () => undefined },
+      config: NO_COMMANDS,
+      groups,
+      reporter,
+      logPerPass: true,
+    });
+    for (let i = 0; i < 3; i++) void bus.message({ ...base(), point: 'on_message', message: { ...message, key: `m${i}` } });
+    await bus.idle();
+    expect(readLifecycleLog(taskDir).entries.map((e) => e.hook)).toEqual([
+      'builtin:on_message',
+      'builtin:on_message',
+      'builtin:on_message',
+    ]);
+    // Without idle(), the end of the pass writes them.
+    await bus.message({ ...base(), point: 'on_message', message: { ...message, key: 'm3' } });
+    expect(readLifecycleLog(taskDir).entries).toHaveLength(3);
+    await new Promise((done) => setImmediate(done));
+    expect(readLifecycleLog(taskDir).entries).toHaveLength(4);
+    // A folder that cannot take the log: noted, the run goes on.
+    const gone = join(dir, 'gone');
+    await bus.message({ ...base(), task_dir: gone, point: 'on_message', message });
+    await bus.idle();
+    expect(list.join('\n')).toMatch(/could not write lifecycle\.log: .*ENOENT/);
+  });
 });

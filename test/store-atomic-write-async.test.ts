@@ -42,6 +42,32 @@ describe('atomic writes off the event loop', () => {
     expect(readFileSync(path, 'utf8')).toBe('{"n":50}');
   });
 
+  it('BackgroundFile with settleMs: a save that need not be durable waits for later ones; a durable one, or flushed(), writes at once', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'record.json');
+    const file = new BackgroundFile(path, undefined, 60_000);
+    file.save('{"n":1}', false);
+    file.save('{"n":2}', false);
+    await new Promise((done) => setTimeout(done, 20));
+    expect(existsSync(path)).toBe(false);
+    await file.flushed();
+    expect(readFileSync(path, 'utf8')).toBe('{"n":2}');
+    file.save('{"n":3}', false);
+    file.save('{"n":4}', true);
+    await new Promise<void>((done) => {
+      const wait = () => (existsSync(path) && readFileSync(path, 'utf8') === '{"n":4}' ? done() : setTimeout(wait, 5));
+      wait();
+    });
+    const short = new BackgroundFile(join(dir, 'short.json'), undefined, 1);
+    short.save('{"n":5}', false);
+    await new Promise<void>((done) => {
+      const wait = () => (existsSync(join(dir, 'short.json')) ? done() : setTimeout(wait, 5));
+      wait();
+    });
+    await short.flushed();
+    expect(readFileSync(join(dir, 'short.json'), 'utf8')).toBe('{"n":5}');
+  });
+
   it('BackgroundFile.flushed() says when a write failed', async () => {
     const dir = tempDir();
     const file = new BackgroundFile(join(dir, 'missing', 'record.json'));

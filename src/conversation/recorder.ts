@@ -1,8 +1,9 @@
 // One conversation on disk while its agent runs. conversation.json is written atomically at the
-// start, whenever the ledger or the session changes, and at the end; messages.jsonl gets one
-// whole line per message, appended as the stream arrives. An assistant message that called tools
-// is held until each call's result has been joined to it (by tool_use id), so its line carries the
-// outputs: a crash loses at most that message in flight (its tokens are already in the record).
+// start, whenever the ledger or the session changes (in the background: within a second), and at
+// the end; messages.jsonl gets one whole line per message, appended as the stream arrives. An
+// assistant message that called tools is held until each call's result has been joined to it (by
+// tool_use id), so its line carries the outputs: a crash loses at most that message in flight (its
+// tokens are already in the record).
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import type { ConversationRecord, ConversationStats, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
 import { emptyStats } from '../domain/conversation.js';
@@ -12,6 +13,12 @@ import { cutOffRunStats } from './claude-transcript-usage.js';
 import type { CallUsage, ResultFigures } from './ledger.js';
 import { RunningLedger, tokenlessStats } from './ledger.js';
 import { conversationFiles, newConversationId } from './paths.js';
+
+/**
+ * In the background, a change of the session or the figures reaches conversation.json within this
+ * long (the messages are appended as they come; the start and the end are written at once).
+ */
+const BACKGROUND_SETTLE_MS = 1000;
 
 export interface ConversationStart {
   taskDir: string;
@@ -54,7 +61,7 @@ export class ConversationRecorder {
     this.now = start.now ?? (() => new Date());
     const id = start.id ?? newConversationId();
     this.files = conversationFiles(start.taskDir, id);
-    this.background = start.background ? new BackgroundFile(this.files.record) : undefined;
+    this.background = start.background ? new BackgroundFile(this.files.record, undefined, BACKGROUND_SETTLE_MS) : undefined;
     this.record = {
       id,
       task_id: start.taskId,

@@ -9,7 +9,7 @@ import type { LifecycleCommands } from '../domain/template.js';
 import { toTimestamp } from '../domain/time.js';
 import type { ProcessGroups } from '../engine/processes.js';
 import type { HookRunOutcome, HookSource, LifecycleLogEntry } from './log.js';
-import { appendLifecycleLog } from './log.js';
+import { appendLifecycleLog, LifecycleLogQueue } from './log.js';
 import { runHookCommand, tail } from './run-command.js';
 import type { LifecycleBus, LifecycleEvent, LifecycleNotes, LifecyclePoint } from './types.js';
 
@@ -30,6 +30,8 @@ export interface LifecycleBusOptions {
   /** Environment of hook commands (default: this process's). */
   env?: NodeJS.ProcessEnv;
   now?: () => Date;
+  /** lifecycle.log's lines appended once per pass of the event loop, not one write per run (a server). */
+  logPerPass?: boolean;
 }
 
 export const POINT_LABEL: Record<LifecyclePoint, string> = {
@@ -58,8 +60,11 @@ export class LifecycleRunner implements LifecycleBus {
   private readonly builtins = new Set<Promise<void>>();
   private commandTail: Promise<unknown> = Promise.resolve();
   private readonly reported = new Set<string>();
+  private readonly queue: LifecycleLogQueue | undefined;
 
-  constructor(private readonly options: LifecycleBusOptions) {}
+  constructor(private readonly options: LifecycleBusOptions) {
+    if (options.logPerPass) this.queue = new LifecycleLogQueue((error) => this.logFailed(error));
+  }
 
   /** The hooks of a point in execution order: builtin, template commands, config commands. */
   hooksOf(point: LifecyclePoint): { hook: string; source: HookSource }[] {
@@ -86,9 +91,10 @@ export class LifecycleRunner implements LifecycleBus {
     return this.emit(event, false);
   }
 
-  /** Resolves when every emitted hook has run. */
+  /** Resolves when every emitted hook has run (and its line is in lifecycle.log). */
   async idle(): Promise<void> {
     await Promise.allSettled([...this.builtins, this.commandTail]);
+    this.queue?.flush();
   }
 
   /**
@@ -163,12 +169,20 @@ export class LifecycleRunner implements LifecycleBus {
       ...(run.error !== undefined ? { error: run.error } : {}),
       ...(run.stderrTail ? { stderr_tail: run.stderrTail } : {}),
     };
+    if (this.queue) {
+      this.queue.add(event.task_dir, entry);
+      return;
+    }
     try {
       appendLifecycleLog(event.task_dir, entry);
     } catch (error) {
-      // The log is evidence, not a precondition: a full disk must not stop the agent's work.
-      this.options.reporter?.note(`could not write lifecycle.log: ${errorText(error)}`);
+      this.logFailed(error);
     }
+  }
+
+  private logFailed(error: unknown): void {
+    // The log is evidence, not a precondition: a full disk must not stop the agent's work.
+    this.options.reporter?.note(`could not write lifecycle.log: ${errorText(error)}`);
   }
 
   private show(event: LifecycleEvent, run: Run): void {

@@ -37,6 +37,39 @@ export function appendLifecycleLog(taskDir: string, entry: LifecycleLogEntry): v
   appendFileSync(lifecycleLogPath(taskDir), `${JSON.stringify(entry)}\n`);
 }
 
+/**
+ * Lines for lifecycle.log kept until the end of the event loop's pass, then appended with one
+ * write per folder (a server's turn runs a builtin hook per message: one open, write and close
+ * each, on the one thread). A crash loses at most the lines of that pass, as it would the events
+ * still waiting for their commit.
+ */
+export class LifecycleLogQueue {
+  private readonly waiting = new Map<string, string>();
+  private scheduled = false;
+
+  constructor(private readonly failed: (error: unknown) => void) {}
+
+  add(taskDir: string, entry: LifecycleLogEntry): void {
+    this.waiting.set(taskDir, `${this.waiting.get(taskDir) ?? ''}${JSON.stringify(entry)}\n`);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Appends what waits now. */
+  flush(): void {
+    this.scheduled = false;
+    for (const [dir, text] of this.waiting) {
+      try {
+        appendFileSync(lifecycleLogPath(dir), text);
+      } catch (error) {
+        this.failed(error);
+      }
+    }
+    this.waiting.clear();
+  }
+}
+
 function isEntry(v: unknown): v is LifecycleLogEntry {
   if (typeof v !== 'object' || v === null) return false;
   const e = v as Record<string, unknown>;

@@ -17,8 +17,19 @@ function currentBootId(): string | undefined {
   return bootId;
 }
 
+let own: string | undefined | null = null;
+
 /** An opaque, stable identity of the process's start, or undefined if it is not running. */
 export function processStartIdentity(pid: number): string | undefined {
+  // This process's own never changes: read once, not at every claim of a server's turn.
+  if (pid === process.pid) {
+    if (own === null) own = readStartIdentity(pid);
+    return own;
+  }
+  return readStartIdentity(pid);
+}
+
+function readStartIdentity(pid: number): string | undefined {
   try {
     // /proc/<pid>/stat: field 22 is the start time in clock ticks since boot. The command name
     // (field 2) may contain spaces and parentheses, so split after its closing parenthesis.

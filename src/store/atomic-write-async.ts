@@ -1,7 +1,10 @@
 // writeFileAtomic off the event loop, for a server: the same write-then-rename (and fsyncs when
 // durable) done by libuv's thread pool, so a busy server's one thread never waits on the disk.
 // BackgroundFile keeps one file's latest content written: saves made while a write runs are
-// folded into the next one (only the newest content matters), durable if any of them asked.
+// folded into the next one (only the newest content matters), durable if any of them asked. With
+// `settleMs`, a save that need not be durable waits that long for later ones to fold into it (a
+// short turn's record is then written at its start and its end only); a durable save, or
+// flushed(), writes at once.
 import { open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { AtomicWriteOptions } from './atomic-write.js';
@@ -51,22 +54,37 @@ export class BackgroundFile {
   private pending: { data: string; durable: boolean } | undefined;
   private running: Promise<void> | undefined;
   private failure: Error | undefined;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly path: string,
     private readonly mode?: number,
+    private readonly settleMs = 0,
   ) {}
 
   /** Writes `data` soon; returns at once. */
   save(data: string, durable: boolean): void {
     this.pending = { data, durable: durable || (this.pending?.durable ?? false) };
-    this.running ??= this.drain();
+    if (this.running) return;
+    if (this.pending.durable || this.settleMs <= 0) {
+      this.start();
+      return;
+    }
+    // Not kept alive for it: a process that ends meanwhile has flushed() what it needed.
+    this.timer ??= setTimeout(() => this.start(), this.settleMs).unref();
   }
 
   /** Resolves once every save so far is on disk; rejects with the first write that failed. */
   async flushed(): Promise<void> {
+    if (this.pending && !this.running) this.start();
     while (this.running) await this.running;
     if (this.failure) throw this.failure;
+  }
+
+  private start(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.running ??= this.drain();
   }
 
   private async drain(): Promise<void> {

@@ -69,6 +69,7 @@ export function serverLifecycle(home: string, config: Config, log: LogFn): (befo
       config: config.lifecycle,
       groups: new ProcessGroups(),
       reporter: { note: (text) => log({ msg: 'lifecycle', note: text }) },
+      logPerPass: true,
     });
 }
 

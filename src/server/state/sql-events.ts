@@ -9,6 +9,7 @@ import { toTimestamp } from '../../domain/time.js';
 import { num, toEvent, toLease } from './rows.js';
 import type { Database } from './schema.js';
 import { SqlRecords } from './sql-records.js';
+import { bumpCounter, insertEvents, leaseRow, releaseLease } from './sqlite-hot.js';
 import type { ConversationRow, CopyTo, EventRow, Fence, LeaseClaim, LeaseRow, StoredMessage } from './types.js';
 import { LeaseLostError } from './types.js';
 
@@ -68,12 +69,14 @@ export class SqlEvents extends SqlRecords {
       const stored = await this.appendCopied(trx, log, events, fence, true, copy);
       await this.putMessagesIn(trx, messages);
       if (record) await this.putConversationIn(trx, record);
-      await trx
-        .updateTable('leases')
-        .set({ holder: '', expires_at: 0 })
-        .where('name', '=', fence.lease)
-        .where('token', '=', fence.token)
-        .execute();
+      if (this.backend === 'sqlite') await releaseLease(trx, fence.lease, fence.token);
+      else
+        await trx
+          .updateTable('leases')
+          .set({ holder: '', expires_at: 0 })
+          .where('name', '=', fence.lease)
+          .where('token', '=', fence.token)
+          .execute();
       return stored;
     });
   }
@@ -143,28 +146,32 @@ export class SqlEvents extends SqlRecords {
     const at = toTimestamp(new Date());
     const leaseFirst = this.backend === 'postgres';
     if (fence && leaseFirst) await this.checkFence(trx, fence, releasing);
-    const counter = await trx
-      .insertInto('event_counters')
-      .values({ log, last_id: events.length })
-      .onConflict((oc) => oc.column('log').doUpdateSet({ last_id: sql`event_counters.last_id + ${events.length}` }))
-      .returning('last_id')
-      .executeTakeFirstOrThrow();
+    const lastId = leaseFirst
+      ? (
+          await trx
+            .insertInto('event_counters')
+            .values({ log, last_id: events.length })
+            .onConflict((oc) => oc.column('log').doUpdateSet({ last_id: sql`event_counters.last_id + ${events.length}` }))
+            .returning('last_id')
+            .executeTakeFirstOrThrow()
+        ).last_id
+      : await bumpCounter(trx, log, events.length);
     if (fence && !leaseFirst) await this.checkFence(trx, fence, releasing);
-    const last = num(counter.last_id, 'event_counters', 'last_id');
+    const last = num(lastId, 'event_counters', 'last_id');
     // Only the fields of an event: a caller's object may carry more (a waiting append's resolve).
     const stored = events.map((e, i) => ({ id: last - events.length + 1 + i, type: e.type, at, data: e.data }));
-    if (stored.length > 0)
-      await trx
-        .insertInto('events')
-        .values(stored.map((e) => ({ log, id: e.id, type: e.type, at, data: JSON.stringify(e.data) })))
-        .execute();
+    const rows = stored.map((e) => ({ log, id: e.id, type: e.type, at, data: JSON.stringify(e.data) }));
+    if (rows.length > 0 && leaseFirst) await trx.insertInto('events').values(rows).execute();
+    else if (rows.length > 0) await insertEvents(trx, rows);
     return stored;
   }
 
   private async checkFence(trx: Transaction<Database>, fence: Fence, releasing: boolean): Promise<void> {
-    let q = trx.selectFrom('leases').select(['token', 'holder']).where('name', '=', fence.lease);
-    if (this.backend === 'postgres') q = releasing ? q.forUpdate() : q.forShare();
-    const lease = await q.executeTakeFirst();
+    const q = () => trx.selectFrom('leases').select(['token', 'holder']).where('name', '=', fence.lease);
+    const lease =
+      this.backend === 'sqlite'
+        ? await leaseRow(trx, fence.lease)
+        : await (releasing ? q().forUpdate() : q().forShare()).executeTakeFirst();
     if (!lease || lease.holder === '' || num(lease.token, 'leases', 'token') !== fence.token)
       throw new LeaseLostError(fence.lease, fence.token);
   }

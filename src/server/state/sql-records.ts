@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { toTimestamp } from '../../domain/time.js';
 import { fromConversation, toConversation, toMessage, toTask, toToken } from './rows.js';
 import type { Database } from './schema.js';
+import { upsertConversation } from './sqlite-hot.js';
 import type { AccountRecord, ConversationRow, StateBackend, StoredMessage, TaskIndexRow, TokenRow } from './types.js';
 
 /** Rows per INSERT when many messages go in at once (PostgreSQL allows 65535 parameters). */
@@ -103,16 +104,7 @@ export class SqlRecords {
         .execute();
       return;
     }
-    await db
-      .insertInto('accounts')
-      .values(account)
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute();
-    await db
-      .insertInto('conversations')
-      .values(row)
-      .onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing))
-      .execute();
+    await upsertConversation(db, row, account.created_at);
   }
 
   async getConversation(account: string, id: string): Promise<ConversationRow | undefined> {
