@@ -119,17 +119,20 @@ export async function completeStep(run: RunState, index: number, details: Record
   } catch (error) {
     run.reporter.note(`could not record the step_complete checkpoint: ${errorDetails(error).message}`);
   }
-  // The output's tail goes with current_step: it is kept in the event, so that a board following
-  // hook.json from another process still gets the output of a step that ended between two looks.
-  const current = run.manager.read().current_step;
-  const output = current?.step_index === index ? current.last_output : undefined;
-  await run.move(
-    'step_pending',
-    'step_complete',
-    step.name,
-    { step_index: index, ...details, ...(output ? { last_output: output } : {}) },
-    withoutCurrentStep,
-  );
+  await run.move('step_pending', 'step_complete', step.name, { step_index: index, ...details }, (hook) => endStep(hook, index));
+}
+
+/**
+ * Clears current_step after its step_complete event. Its output's tail goes into that event: a
+ * board following hook.json from another process then still gets the output of a step that ended
+ * between two of its looks.
+ */
+function endStep(hook: Hook, index: number): Hook {
+  const output = hook.current_step?.step_index === index ? hook.current_step.last_output : undefined;
+  const ended = withoutCurrentStep(hook);
+  const event = hook.history.at(-1);
+  if (!output || event?.trigger !== 'step_complete') return ended;
+  return { ...ended, history: [...hook.history.slice(0, -1), { ...event, details: { ...event.details, last_output: output } }] };
 }
 
 export async function runStepAttempt(
