@@ -51,6 +51,7 @@ export class NewFile {
       );
   }
 
+  /** `chunk` must stay as it is until close(): a file's only piece is hashed then (streams give each chunk its own memory). */
   write(chunk: Buffer): void {
     if (this.hashes === undefined && this.first === undefined) this.first = chunk;
     else {
