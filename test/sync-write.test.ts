@@ -145,4 +145,19 @@ describe('streamToNewFile', () => {
     });
     await expect(streamToNewFile(broken, join(root, 'broken'))).rejects.toThrow(/connection lost/);
   });
+
+  it('hashes a file of no piece, of one and of three the same as the bytes written', async () => {
+    const root = scratch();
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    for (const [name, pieces] of [
+      ['none', []],
+      ['one', ['single piece']],
+      ['three', ['fir', 'st ', 'three']],
+    ] as const) {
+      const got = await streamToNewFile(Readable.from(pieces.map((p) => Buffer.from(p))), join(root, name));
+      const text = pieces.join('');
+      expect(got).toEqual({ bytes: text.length, md5: md5(text), sha256: sha256(text) });
+      expect(readFileSync(join(root, name), 'utf8')).toBe(text);
+    }
+  });
 });

@@ -16,10 +16,11 @@ export type SyncFlags = TargetFlags;
  * A sync holds every entry of the workspace for a few seconds and makes garbage fast, and V8 then
  * lets its heap grow to up to 4 times what is live before a full collection: at 100,000 files the
  * peak was 3 times what the sync held. Growth of at most 1.5 times cut each phase's peak by 30-50
- * MB there, for 5-8% more time in a no-op sync (docs/performance.md#workspace-sync). V8 reads the
- * setting at each collection.
+ * MB there, for 5-8% more time in a no-op sync; 1.2 times cut a pull into an empty folder by 24 MB
+ * more (153-157 to 129-132 MB, s3rver) and a first push by 15 MB (152 to 136 MB), for 3% more
+ * time in a no-op pull (docs/performance.md#workspace-sync). V8 reads the setting at each collection.
  */
-const HEAP_GROWTH = '--heap-growing-percent=50';
+const HEAP_GROWTH = '--heap-growing-percent=20';
 
 /** Past this much live heap the sync is a large one, and its heap grows by HEAP_GROWTH from then on. */
 const LARGE_HEAP = 24 * 1024 * 1024;

@@ -6,7 +6,7 @@
 // that cost more CPU than the call itself (docs/performance.md#workspace-sync). Each call writes
 // one chunk as it arrives (at most 64 KiB from a socket or a file stream) into the page cache, so
 // the event loop is held for microseconds at a time, never for the whole file.
-import { createHash } from 'node:crypto';
+import { createHash, type Hash, hash } from 'node:crypto';
 import { closeSync, constants, fchmodSync, futimesSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { personMode } from '../../store/private-umask.js';
@@ -23,8 +23,14 @@ export interface Received {
  * written. A failure of the disk names the file (the store's error messages tell it from theirs).
  */
 export class NewFile {
-  private readonly md5 = createHash('md5');
-  private readonly sha = createHash('sha256');
+  /**
+   * The only piece so far: most files of a pull arrive in one piece, hashed at the end in one call
+   * each. A Hash object per file kept its OpenSSL state in C++ memory until a full collection took
+   * the object: 8 MB at once at 100,000 files (heaptrack), 9-11 MB of a pull's peak RSS.
+   */
+  private first: Buffer | undefined;
+  /** Made once a second piece comes. */
+  private hashes: [md5: Hash, sha256: Hash] | undefined;
   private bytes = 0;
   private readonly fd: number;
 
@@ -45,9 +51,17 @@ export class NewFile {
       );
   }
 
+  /** `chunk` must stay as it is until close(): a file's only piece is hashed then (streams give each chunk its own memory). */
   write(chunk: Buffer): void {
-    this.md5.update(chunk);
-    this.sha.update(chunk);
+    if (this.hashes === undefined && this.first === undefined) this.first = chunk;
+    else {
+      if (this.hashes === undefined) {
+        this.hashes = [createHash('md5').update(this.first!), createHash('sha256').update(this.first!)];
+        this.first = undefined;
+      }
+      this.hashes[0].update(chunk);
+      this.hashes[1].update(chunk);
+    }
     withPath(this.path, () => {
       for (let at = 0; at < chunk.length; ) at += writeSync(this.fd, chunk, at);
     });
@@ -64,9 +78,13 @@ export class NewFile {
     } finally {
       closeSync(this.fd);
     }
-    return { bytes: this.bytes, md5: this.md5.digest('hex'), sha256: this.sha.digest('hex') };
+    if (this.hashes !== undefined) return { bytes: this.bytes, md5: this.hashes[0].digest('hex'), sha256: this.hashes[1].digest('hex') };
+    const bytes = this.first ?? NOTHING;
+    return { bytes: this.bytes, md5: hash('md5', bytes, 'hex'), sha256: hash('sha256', bytes, 'hex') };
   }
 }
+
+const NOTHING = Buffer.alloc(0);
 
 /** `run`, a file system error from it given `path` when it has none (a write on a descriptor names no file). */
 function withPath<T>(path: string, run: () => T, undo?: () => void): T {

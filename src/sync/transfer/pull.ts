@@ -50,7 +50,7 @@ export async function planPullOf(
   options: PullTreeOptions,
   deps: SyncDeps,
   previous: StateFile | undefined,
-): Promise<{ stored?: StoredVersion; plan?: PullPlan; observed?: Map<string, Observation>; outside?: string[]; skipReason?: string }> {
+): Promise<{ stored?: StoredVersion; plan?: PullPlan; observed?: (path: string) => Observation; outside?: string[]; skipReason?: string }> {
   const { store, config, warn } = deps;
   const now = deps.now ?? Date.now;
   const mode = pullMode(previous?.last_synced_at, Math.floor(now() / 1000), config.sync.stale_threshold);
@@ -67,7 +67,7 @@ export async function planPullOf(
   const { kept, outside } = splitOutsideLinks(stored.state.files);
   stored.state.files = kept;
   const observed = await observePaths(options.root, pathsOfBoth(stored.state.files, previous?.files ?? []), previous, tracked);
-  return { stored, observed, outside: outside.map((f) => f.path), plan: planPull(stored.state.files, tracked, (p) => observed.get(p)!) };
+  return { stored, observed, outside: outside.map((f) => f.path), plan: planPull(stored.state.files, tracked, observed) };
 }
 
 export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promise<SyncStats> {
@@ -168,7 +168,7 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       files: stored.state.files.map((f) => {
         if (plan.skip[skipped] !== f) return f;
         skipped++;
-        return localEntry(f, observed.get(f.path)!);
+        return localEntry(f, observed(f.path));
       }),
       ...(stored.state.dirs ? { dirs: stored.state.dirs } : {}),
       ...(stored.state.dir_modes ? { dir_modes: stored.state.dir_modes } : {}),
@@ -191,9 +191,9 @@ function localEntry(f: FileEntry, here: Observation): FileEntry {
 }
 
 /** A file equal in content but not in mode (chmod +x on the other machine) gets the stored mode. */
-function restoreModes(root: string, skipped: readonly FileEntry[], observed: ReadonlyMap<string, Observation>): void {
+function restoreModes(root: string, skipped: readonly FileEntry[], observed: (path: string) => Observation): void {
   for (const f of skipped) {
-    const here = observed.get(f.path);
-    if (f.mode !== undefined && here?.kind === 'file' && here.mode !== f.mode) chmodSync(join(root, f.path), f.mode);
+    const here = observed(f.path);
+    if (f.mode !== undefined && here.kind === 'file' && here.mode !== f.mode) chmodSync(join(root, f.path), f.mode);
   }
 }
