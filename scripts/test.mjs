@@ -30,9 +30,10 @@ const checked = checks.map(({ name, args }) => {
   running.add(check.child);
   return check.done.then(({ code, output }) => {
     running.delete(check.child);
-    if (code === 0 || failed) return;
+    // A check stopped here because the other failed has nothing to say.
+    if (code === 0 || check.child.killed) return;
+    process.stderr.write(`\n${output}\nnpm test: ${name} failed (exit ${code})${failed ? '' : '; the tests are stopped'}\n`);
     failed = true;
-    process.stderr.write(`\n${output}\nnpm test: ${name} failed (exit ${code}); the tests are stopped\n`);
     for (const child of running) child.kill('SIGTERM');
   });
 });

@@ -19,13 +19,14 @@ export type Claim =
   | { ok: false; holder: Extract<Liveness, { status: 'alive' | 'remote' }> };
 
 export async function claimOwner(path: string, settings: { heartbeatIntervalMs: number; staleThresholdMs: number }): Promise<Claim> {
-  const owner = ownerRecordForThisProcess(settings);
-  if ((await createFileWhole(path, toJson(owner))) === 'created') return { ok: true, owner, previous: undefined };
+  const first = ownerRecordForThisProcess(settings);
+  if ((await createFileWhole(path, toJson(first))) === 'created') return { ok: true, owner: first, previous: undefined };
   return withLock(path, async () => {
     for (let attempt = 0; ; attempt++) {
       const previous = readOwner(path);
       const liveness = checkLiveness(previous);
       if (liveness.status === 'alive' || liveness.status === 'remote') return { ok: false, holder: liveness };
+      // Made again: the lock may have taken a while, and the record's heartbeat starts now.
       const owner = ownerRecordForThisProcess(settings);
       if (previous === undefined && attempt < TRIES) {
         // Removed since: created only if still free, as a claim that does not take the lock does

@@ -144,9 +144,9 @@ export class SqlEvents extends SqlRecords {
     releasing: boolean,
   ): Promise<EventRow[]> {
     const at = toTimestamp(new Date());
-    const leaseFirst = this.backend === 'postgres';
-    if (fence && leaseFirst) await this.checkFence(trx, fence, releasing);
-    const lastId = leaseFirst
+    const postgres = this.backend === 'postgres';
+    if (fence && postgres) await this.checkFence(trx, fence, releasing);
+    const lastId = postgres
       ? (
           await trx
             .insertInto('event_counters')
@@ -156,13 +156,12 @@ export class SqlEvents extends SqlRecords {
             .executeTakeFirstOrThrow()
         ).last_id
       : await bumpCounter(trx, log, events.length);
-    if (fence && !leaseFirst) await this.checkFence(trx, fence, releasing);
+    if (fence && !postgres) await this.checkFence(trx, fence, releasing);
     const last = num(lastId, 'event_counters', 'last_id');
     // Only the fields of an event: a caller's object may carry more (a waiting append's resolve).
     const stored = events.map((e, i) => ({ id: last - events.length + 1 + i, type: e.type, at, data: e.data }));
     const rows = stored.map((e) => ({ log, id: e.id, type: e.type, at, data: JSON.stringify(e.data) }));
-    if (rows.length > 0 && leaseFirst) await trx.insertInto('events').values(rows).execute();
-    else if (rows.length > 0) await insertEvents(trx, rows);
+    if (rows.length > 0) await (postgres ? trx.insertInto('events').values(rows).execute() : insertEvents(trx, rows));
     return stored;
   }
 

@@ -88,23 +88,19 @@ export class SqlRecords {
    */
   protected async putConversationIn(db: Kysely<Database>, c: ConversationRow): Promise<void> {
     const row = fromConversation(c);
+    if (this.backend === 'sqlite') return upsertConversation(db, row, c.created_at);
     const { account: _a, id: _i, created_at: _c, ...changing } = row;
-    const account = { name: c.account, created_at: c.created_at };
-    if (this.backend === 'postgres') {
-      await db
-        .with('account', (w) =>
-          w
-            .insertInto('accounts')
-            .values(account)
-            .onConflict((oc) => oc.column('name').doNothing()),
-        )
-        .insertInto('conversations')
-        .values(row)
-        .onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing))
-        .execute();
-      return;
-    }
-    await upsertConversation(db, row, account.created_at);
+    await db
+      .with('account', (w) =>
+        w
+          .insertInto('accounts')
+          .values({ name: c.account, created_at: c.created_at })
+          .onConflict((oc) => oc.column('name').doNothing()),
+      )
+      .insertInto('conversations')
+      .values(row)
+      .onConflict((oc) => oc.columns(['account', 'id']).doUpdateSet(changing))
+      .execute();
   }
 
   async getConversation(account: string, id: string): Promise<ConversationRow | undefined> {
