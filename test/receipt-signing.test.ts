@@ -6,7 +6,8 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { HDKey } from '@scure/bip32';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AccountVerifier, parseSignature } from '../src/crypto/account-verifier.js';
+import { AccountVerifier, parseSignature, prepareGenerator } from '../src/crypto/account-verifier.js';
+import { generatorWindow } from '../src/crypto/curve.js';
 import { parseAccountXpub } from '../src/crypto/hd.js';
 import { HDReceiptSigner, signMessage } from '../src/crypto/hd-signer.js';
 import type { UnsignedReceipt, ValidationReceipt } from '../src/domain/receipt.js';
@@ -155,6 +156,22 @@ describe('sign and verify', () => {
 });
 
 describe('fast verifier', () => {
+  it("gives the same answers with the generator's table at each width a batch widens it to, never narrowing it", () => {
+    const receipts = [0, 1, 2].map((i) => signer.sign(unsigned({ receipt_id: `rcpt-0000000${i}` }), at(9, i)));
+    const forged = { ...receipts[0]!, exit_code: 1 };
+    const answers = () => [...receipts.map((r, i) => verifier.verify(r, at(9, i)).length), verifier.verify(forged, at(9, 0)).length];
+    const widths: number[] = [];
+    for (const batch of [10, 60, 10, 600, 60]) {
+      prepareGenerator(batch);
+      widths.push(generatorWindow());
+      expect(answers()).toEqual([0, 0, 0, 1]);
+    }
+    // A process that checked a batch before this file may have widened it already (shared workers).
+    expect(widths.slice(3)).toEqual([8, 8]);
+    expect(widths[1]).toBeGreaterThanOrEqual(6);
+    expect(widths).toEqual([...widths].sort((a, b) => a - b));
+  });
+
   it('agrees with @noble/curves verify on the derived child key, for valid and forged signatures', () => {
     const xpub = HDKey.fromExtendedKey(signer.accountXpub);
     for (let i = 0; i < 24; i++) {

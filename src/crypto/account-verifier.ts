@@ -9,9 +9,9 @@
 // against K (same equation, same result), with both multiplications on fixed bases whose tables
 // are precomputed; tests cross-check it against @noble/curves' verify and openssl.
 import { createHash, createHmac } from 'node:crypto';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
 import type { KeyDerivation, ReceiptProblem, ValidationReceipt } from '../domain/receipt.js';
 import { isChildIndex, receiptFormatProblems, receiptKeyPath, receiptMessage, SIGNATURE_HEX_PATTERN } from '../domain/receipt.js';
+import { secp256k1, widenGenerator } from './curve.js';
 import type { HDKey } from './hd.js';
 import { fingerprintHex } from './hd.js';
 import type { ReceiptPosition, ReceiptVerifier } from './signer.js';
@@ -22,20 +22,20 @@ const Fp = Point.Fp;
 type CurvePoint = InstanceType<typeof Point>;
 
 // Table sizes measured on the bench (bench/verify.mjs): a width-4 table for a task node pays off
-// from about 8 receipts of that task, and widening the generator's table from noble's 6 to 8
-// from a few hundred receipts; wider tables cost more to build than they save.
+// from about 8 receipts of that task; the generator's table (width 3 for a few receipts, see
+// curve.ts) is widened to 6 from about fifty receipts and to 8 from a few hundred; wider tables
+// cost more to build than they save.
 const TASK_TABLE_FROM = 8;
 const TASK_TABLE_WINDOW = 4;
-const GENERATOR_TABLE_FROM = 500;
-const GENERATOR_TABLE_WINDOW = 8;
-let generatorWindow = 6;
+const GENERATOR_TABLES = [
+  { from: 500, window: 8 },
+  { from: 50, window: 6 },
+];
 
-/** Widens the generator's table when a large batch of receipts is about to be checked. */
+/** Widens the generator's table when a batch of receipts is about to be checked. */
 export function prepareGenerator(receipts: number): void {
-  if (receipts >= GENERATOR_TABLE_FROM && generatorWindow < GENERATOR_TABLE_WINDOW) {
-    Point.BASE.precompute(GENERATOR_TABLE_WINDOW, false);
-    generatorWindow = GENERATOR_TABLE_WINDOW;
-  }
+  const table = GENERATOR_TABLES.find((t) => receipts >= t.from);
+  if (table) widenGenerator(table.window);
 }
 
 interface TaskNode {

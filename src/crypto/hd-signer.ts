@@ -2,10 +2,10 @@
 // m/{purpose}'/{coin_type}'/{account}'/{task_index}/{receipt_index}. ECDSA over secp256k1 of
 // SHA-256(message), RFC 6979 deterministic, low-S, DER, lowercase hex: what openssl accepts.
 import { createHash } from 'node:crypto';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
 import type { KeyDerivation, ReceiptProblem, UnsignedReceipt, ValidationReceipt } from '../domain/receipt.js';
 import { isChildIndex, receiptMessage } from '../domain/receipt.js';
 import { AccountVerifier } from './account-verifier.js';
+import { secp256k1 } from './curve.js';
 import { deriveAccount, HDKey } from './hd.js';
 import type { ReceiptPosition, ReceiptSigner } from './signer.js';
 

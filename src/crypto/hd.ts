@@ -1,11 +1,11 @@
 // BIP32 keys over secp256k1 (@scure/bip32, @noble/curves): the master node from its seed, the
 // account node, extended public keys, fingerprints, PEM export. Loaded only by code that signs,
 // verifies or shows keys (dynamic import elsewhere), never by quick read-only commands.
-import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { HARDENED_OFFSET, HDKey } from '@scure/bip32';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { KeyDerivation, PathStep } from '../domain/receipt.js';
 import { accountPath } from '../domain/receipt.js';
+import { secp256k1 } from './curve.js';
 
 export { HARDENED_OFFSET, HDKey };
 
