@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isPidRunning } from '../src/liveness/process-identity.js';
+import { waitFor } from './helpers/engine-fixtures.js';
 
 describe('process liveness', () => {
   let parent: ReturnType<typeof spawn> | undefined;
@@ -12,8 +14,10 @@ describe('process liveness', () => {
     parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
     const pid = await new Promise<number>((resolve) => parent!.stdout!.once('data', (d) => resolve(Number(String(d).trim()))));
     expect(isPidRunning(pid)).toBe(true);
+    // Killed while its parent is still sh (before the exec), the child would be reaped by sh.
+    await waitFor(() => readFileSync(`/proc/${parent!.pid}/comm`, 'utf8').trim() === 'sleep', 30_000, 'sh to become sleep');
     process.kill(pid, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => /^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')), 30_000, 'the child to be a zombie');
     expect(() => process.kill(pid, 0)).not.toThrow(); // the zombie still answers signal 0
     expect(isPidRunning(pid)).toBe(false);
   });
