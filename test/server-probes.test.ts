@@ -111,7 +111,8 @@ describe.skipIf(motoSkipReason !== undefined)(`a DynamoDB that hangs${motoSkipRe
       const { token } = await createToken(home, 'alice');
       const { url } = await serve(
         home,
-        agentConfig((c) => (c.server.messages = `dynamodb://atlas-hang?endpoint=${front.url}`)),
+        // Each attempt's deadline at 1 s (5 s by default): the 503 and the failed /ready come sooner.
+        agentConfig((c) => (c.server.messages = `dynamodb://atlas-hang?endpoint=${front.url}&timeout=1s`)),
       );
       const turn = await prompt(url, token, 'c1', { prompt: 'hello' });
       expect(turn.status).toBe(200);

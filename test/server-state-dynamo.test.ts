@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDynamoUrl } from '../src/server/state/dynamo-messages.js';
 import { openState, stateFilePath } from '../src/server/state/open.js';
 import type { StoredMessage } from '../src/server/state/types.js';
 import { atlasSync, tempDir } from './helpers/core-fixtures.js';
@@ -53,6 +54,33 @@ const message = (conversation: string, key: string, turn: number): StoredMessage
   tool_calls: [{ id: `t-${key}`, type: 'tool_use', name: 'Bash', input: { command: 'ls' }, output: 'a', status: 'success', error: '' }],
 });
 
+describe('the dynamodb:// URL', () => {
+  it('names the table, the endpoint, the region and the deadline of each attempt (5 s unless timeout= says otherwise)', () => {
+    expect(parseDynamoUrl('dynamodb://atlas-messages')).toEqual({
+      table: 'atlas-messages',
+      endpoint: undefined,
+      region: undefined,
+      timeoutMs: 5000,
+    });
+    expect(parseDynamoUrl('dynamodb://t.x_1?endpoint=http://127.0.0.1:4566&region=eu-west-1&timeout=1500ms')).toEqual({
+      table: 't.x_1',
+      endpoint: 'http://127.0.0.1:4566',
+      region: 'eu-west-1',
+      timeoutMs: 1500,
+    });
+    expect(parseDynamoUrl('dynamodb://t1x?timeout=2m')?.timeoutMs).toBe(120_000);
+    for (const bad of [
+      'dynamodb://t1x?timeout=50ms',
+      'dynamodb://t1x?timeout=3m',
+      'dynamodb://t1x?timeout=5',
+      'dynamodb://ab',
+      's3://t1x',
+    ]) {
+      expect(parseDynamoUrl(bad), bad).toBeUndefined();
+    }
+  });
+});
+
 describe.skipIf(motoSkipReason !== undefined)(`messages in DynamoDB${motoSkipReason ? ` (skipped: ${motoSkipReason})` : ''}`, () => {
   it('writes in batches, reads page by page turn by turn, replaces a turn put again, removes a conversation; nothing in SQL', async () => {
     const h = home();
@@ -89,6 +117,9 @@ describe.skipIf(motoSkipReason !== undefined)(`messages in DynamoDB${motoSkipRea
     );
     expect(error?.message).toMatch(/cannot reach DynamoDB table atlas-messages/);
     await expect(openState({ home: home(), url: '', messages: 'dynamodb://x' })).rejects.toThrow(/must be dynamodb:\/\/TABLE/);
+    await expect(openState({ home: home(), url: '', messages: 'dynamodb://atlas-messages?timeout=soon' })).rejects.toThrow(
+      /must be dynamodb:\/\/TABLE\[\?endpoint=URL&region=NAME&timeout=DURATION\] \(timeout from 100ms to 2m\)/,
+    );
   }, 60_000);
 
   it.skipIf(postgresSkipReason !== undefined)(

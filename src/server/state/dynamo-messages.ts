@@ -15,6 +15,7 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import type { MessageRole, ToolCall } from '../../domain/conversation.js';
+import { parseDuration } from '../../domain/duration.js';
 import type { StoredMessage } from './types.js';
 import { StateUnavailableError } from './unavailable.js';
 
@@ -26,19 +27,29 @@ const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
 const CONNECT_TIMEOUT_MS = 3_000;
 const REQUEST_TIMEOUT_MS = 5_000;
 const ATTEMPTS = 2;
+/** `timeout=` bounds, so that a typo cannot make every call wait for minutes or fail at once. */
+const TIMEOUT_MIN_MS = 100;
+const TIMEOUT_MAX_MS = 120_000;
 
 export interface DynamoTarget {
   table: string;
   endpoint: string | undefined;
   region: string | undefined;
+  /** Each attempt's deadline (the connection's is the smaller of this and 3 s). */
+  timeoutMs: number;
 }
 
-/** dynamodb://TABLE[?endpoint=URL&region=NAME]; undefined when `text` is not one. */
+export const DYNAMO_URL_FORM = 'dynamodb://TABLE[?endpoint=URL&region=NAME&timeout=DURATION]';
+
+/** dynamodb://TABLE[?endpoint=URL&region=NAME&timeout=DURATION]; undefined when `text` is not one. */
 export function parseDynamoUrl(text: string): DynamoTarget | undefined {
   const m = /^dynamodb:\/\/([^/?#]+)\/?(?:\?(.*))?$/.exec(text.trim());
   if (!m || !TABLE_NAME.test(m[1]!)) return undefined;
   const query = new URLSearchParams(m[2] ?? '');
-  return { table: m[1]!, endpoint: query.get('endpoint') ?? undefined, region: query.get('region') ?? undefined };
+  const timeout = query.get('timeout');
+  const timeoutMs = timeout === null ? REQUEST_TIMEOUT_MS : parseDuration(timeout);
+  if (timeoutMs === undefined || timeoutMs < TIMEOUT_MIN_MS || timeoutMs > TIMEOUT_MAX_MS) return undefined;
+  return { table: m[1]!, endpoint: query.get('endpoint') ?? undefined, region: query.get('region') ?? undefined, timeoutMs };
 }
 
 /** DynamoDB not reached (no answer in time, network, 5xx, throttled past retries): StateUnavailableError. */
@@ -115,7 +126,11 @@ export class DynamoMessages {
       ...(target.endpoint ? { endpoint: target.endpoint } : {}),
       ...(target.region ? { region: target.region } : {}),
       maxAttempts: ATTEMPTS,
-      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
+      requestHandler: {
+        connectionTimeout: Math.min(CONNECT_TIMEOUT_MS, target.timeoutMs),
+        requestTimeout: target.timeoutMs,
+        throwOnRequestTimeout: true,
+      },
     });
     try {
       await unavailableIfDown(client.send(new DescribeTableCommand({ TableName: target.table })), target.table);

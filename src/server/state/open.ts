@@ -202,10 +202,10 @@ export async function openState(options: StateOptions): Promise<ServerState> {
   }
   let dynamo: import('./dynamo-messages.js').DynamoMessages | undefined;
   if (options.messages) {
-    const { DynamoMessages, parseDynamoUrl } = await import('./dynamo-messages.js');
+    const { DynamoMessages, DYNAMO_URL_FORM, parseDynamoUrl } = await import('./dynamo-messages.js');
     const target = parseDynamoUrl(options.messages);
     try {
-      if (!target) throw new Error(`server.messages must be dynamodb://TABLE, got "${options.messages}"`);
+      if (!target) throw new Error(`server.messages must be ${DYNAMO_URL_FORM} (timeout from 100ms to 2m), got "${options.messages}"`);
       dynamo = await DynamoMessages.open(target);
     } catch (error) {
       await opened.close();
