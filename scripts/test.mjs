@@ -14,9 +14,16 @@ const checks = [
   { name: 'typecheck (tsc)', args: ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit'] },
 ];
 
+// NODE_EXTRA_CA_CERTS makes every Node.js process read and parse its certificates as it starts
+// (Node 20 does not wait for a first TLS connection): with a system bundle of ~140 that is ~22 ms
+// and ~2 MB more per process, and the suite starts about 2,000. Its processes reach only servers
+// the tests start on 127.0.0.1, over plain HTTP, so they run without it.
+const env = { ...process.env };
+delete env.NODE_EXTRA_CA_CERTS;
+
 /** Runs a command; `quiet` keeps its output for the end (two checks' lines never interleave with the tests'). */
 function run(command, args, quiet) {
-  const child = spawn(command, args, { stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+  const child = spawn(command, args, { env, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
   const output = [];
   if (quiet) for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => output.push(chunk));
   const done = new Promise((resolve) => {
