@@ -11,7 +11,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const ATLAS = join(ROOT, 'bin', 'atlas.js');
+const ATLAS = join(ROOT, 'bin', 'atlas.cjs');
 const STALL_S = 5;
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'atlas-bench-api-')));
 

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const RUNS = Number(process.env.RUNS ?? 30);
 const WARMUP = 3;
-const ATLAS_BIN = fileURLToPath(new URL('../bin/atlas.js', import.meta.url));
+const ATLAS_BIN = fileURLToPath(new URL('../bin/atlas.cjs', import.meta.url));
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'atlas-bench-git-hook-')));
 const home = join(root, 'home');
 

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 export const ROOT = resolve(import.meta.dirname, '..');
-export const ATLAS = join(ROOT, 'bin', 'atlas.js');
+export const ATLAS = join(ROOT, 'bin', 'atlas.cjs');
 
 export function tempDir(prefix) {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));

@@ -150,7 +150,7 @@ for (let t = 0; t < tasks; t++) {
     writeFileSync(join(dir, 'conversations', cid, 'conversation.json'), JSON.stringify({ ...record(cid, 'implement'), task_id: id }));
   }
 }
-const cli = join(import.meta.dirname, '..', 'bin', 'atlas.js');
+const cli = join(import.meta.dirname, '..', 'bin', 'atlas.cjs');
 const usageTimes = [];
 for (let i = 0; i < 5; i++) {
   const t = Date.now();

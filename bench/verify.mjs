@@ -1,6 +1,6 @@
 // Receipts verified per second by `atlas verify` on a bundle of 10,000 receipts across 100 tasks.
 //
-// Runs against the built CLI (dist/, via `node bin/atlas.js`): `npm run bench:verify` builds first.
+// Runs against the built CLI (dist/, via `node bin/atlas.cjs`): `npm run bench:verify` builds first.
 // The bundle is signed here with an independent implementation of the receipt format (message v2,
 // BIP32 derivation, ECDSA via node:crypto/OpenSSL normalised to low-S), so the bench doubles as an
 // interoperability check: every receipt must verify. Prints the end-to-end rate (one process,
@@ -143,7 +143,7 @@ function timeVerify(path, xpub, home) {
   const started = process.hrtime.bigint();
   let stdout;
   try {
-    stdout = execFileSync(process.execPath, [join(ROOT, 'bin', 'atlas.js'), 'verify', path, '--xpub', xpub, '--json'], {
+    stdout = execFileSync(process.execPath, [join(ROOT, 'bin', 'atlas.cjs'), 'verify', path, '--xpub', xpub, '--json'], {
       env: { ...process.env, ATLAS_HOME: home },
       encoding: 'utf8',
       maxBuffer: 512 * 1024 * 1024,

@@ -1,7 +1,7 @@
 // The fast path of `atlas hook status` and `atlas checkpoint` (src/cli/quick.ts, dist/quick.cjs):
 // it runs only lines it fully understands, and they give what the full CLI gives.
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quickCommand } from '../src/cli/quick.js';
@@ -93,5 +93,35 @@ describe('the fast path, for real', () => {
     const bad = fast(['checkpoint', 'x', '--trigger', 'bogus']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('bogus');
+  });
+
+  it("bin/atlas.js (the README's `node bin/atlas.js`, older git hooks) runs the same executable as bin/atlas.cjs", () => {
+    const home = join(base, 'home-js');
+    const repo = makeGitRepo();
+    const run = (bin: string, args: string[]) => {
+      const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', bin), ...args], {
+        cwd: repo,
+        env: { ...process.env, ATLAS_HOME: home },
+        encoding: 'utf8',
+      });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    for (const args of [['--version'], ['hook', 'status'], ['checkpoint', 'x', '--task', 'nope'], ['nonsense']]) {
+      expect(run('atlas.js', args), args.join(' ')).toEqual(run('atlas.cjs', args));
+    }
+    expect(run('atlas.cjs', ['--version']).stdout).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('says how to build when dist/ is missing (exit 2)', () => {
+    const copy = tempDir();
+    mkdirSync(join(copy, 'bin'));
+    for (const bin of ['atlas.cjs', 'atlas.js']) copyFileSync(join(REPO_ROOT, 'bin', bin), join(copy, 'bin', bin));
+    for (const bin of ['atlas.cjs', 'atlas.js']) {
+      for (const args of [['status'], ['hook', 'status'], ['claude-hook']]) {
+        const r = spawnSync(process.execPath, [join(copy, 'bin', bin), ...args], { encoding: 'utf8' });
+        expect(r.status, `${bin} ${args.join(' ')}`).toBe(2);
+        expect(r.stderr).toMatch(/atlas: .*dist.* is missing\nhint: run `npm run build` in the atlas checkout first/);
+      }
+    }
   });
 });

@@ -288,7 +288,7 @@ describe('conversations with the real Claude Code', () => {
       'index.js': 'module.exports = 1;\n',
     });
     // `atlas` on the agent's PATH is this build
-    writeFileSync(join(sb.bin, 'atlas'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin', 'atlas.js')}" "$@"\n`);
+    writeFileSync(join(sb.bin, 'atlas'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin', 'atlas.cjs')}" "$@"\n`);
     chmodSync(join(sb.bin, 'atlas'), 0o755);
     const run = await atlas(sb, ['start', 'bugfix', 'index returns 1'], { env: claudeEnv(fake, sb.env) });
     expect(run.code, run.stdout + run.stderr).toBe(0);

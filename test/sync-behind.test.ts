@@ -165,7 +165,7 @@ describe('behind the store', () => {
     writeFileSync(join(m.b, 'f.txt'), 'B');
     const run = (args: string[]) =>
       new Promise<{ code: number; stderr: string }>((done) => {
-        const child = spawn(process.execPath, [join(ROOT, 'bin', 'atlas.js'), 'sync', 'push', '--dir', m.b, '--workspace', 'ws', ...args], {
+        const child = spawn(process.execPath, [join(ROOT, 'bin', 'atlas.cjs'), 'sync', 'push', '--dir', m.b, '--workspace', 'ws', ...args], {
           env: { ...process.env, ATLAS_HOME: join(m.base, 'home'), ATLAS_SYNC_STORE: join(m.base, 'store') },
         });
         let stderr = '';

@@ -12,7 +12,7 @@ import type { S3Server } from './helpers/s3rver.js';
 import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
 import { readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
-const CLI = join(ROOT, 'bin', 'atlas.js');
+const CLI = join(ROOT, 'bin', 'atlas.cjs');
 let server: S3Server;
 
 beforeAll(async () => {

@@ -13,7 +13,7 @@ import type { S3Server } from './helpers/s3rver.js';
 import { listKeys, S3RVER_ENV, s3rverClient, startS3rver } from './helpers/s3rver.js';
 import { readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
-const CLI = join(ROOT, 'bin', 'atlas.js');
+const CLI = join(ROOT, 'bin', 'atlas.cjs');
 let server: S3Server;
 let moto: S3Server | undefined;
 

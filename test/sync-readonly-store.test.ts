@@ -21,7 +21,7 @@ const skip = !nobody
   : spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status !== 0
     ? `runuser -u nobody cannot run ${process.execPath}`
     : undefined;
-let cli = join(ROOT, 'bin', 'atlas.js');
+let cli = join(ROOT, 'bin', 'atlas.cjs');
 
 beforeAll(() => {
   ensureBuilt();

@@ -1,6 +1,6 @@
 // atlas command line. Each command's module is loaded only when that command runs, so a quick
 // command never pays for the heavy ones (agent runner, crypto, prompts). `atlas hook status` and
-// `atlas checkpoint` start on a fast path of their own first (quick.ts, bin/atlas.js).
+// `atlas checkpoint` start on a fast path of their own first (quick.ts, bin/atlas.cjs).
 import { Command, Option } from 'commander';
 import { CHECKPOINT_TRIGGERS } from '../domain/checkpoint.js';
 import { EXIT } from '../domain/errors.js';
@@ -182,7 +182,7 @@ program
   .option('--attempt <n>', 'only this attempt of the step')
   .action(run(() => import('./commands/conversation.js')));
 
-// Claude Code integration (docs/claude-code.md). bin/atlas.js runs `claude-hook` from its own
+// Claude Code integration (docs/claude-code.md). bin/atlas.cjs runs `claude-hook` from its own
 // small entry before this parser loads; this registration serves `node dist/cli.js` and help.
 program
   .command('claude-hook')

@@ -1,4 +1,4 @@
-// Entry of dist/quick.cjs (bin/atlas.js): the fast path's commands in one CommonJS file, which
+// Entry of dist/quick.cjs (bin/atlas.cjs): the fast path's commands in one CommonJS file, which
 // Node loads without the ES module loader or a chunk per shared module (docs/performance.md).
 
 import { enterPrivateUmask } from '../store/private-umask.js';

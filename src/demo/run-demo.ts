@@ -13,7 +13,7 @@ import { ProcessGroups, runProcess, shellQuote } from '../engine/processes.js';
 import { createSampleRepo, DEMO_GIT_IDENTITY, DEMO_TEMPLATE, DEMO_TEST_COMMAND } from './sample-repo.js';
 
 export interface DemoOptions {
-  /** The CLI to run: node and bin/atlas.js of this atlas. */
+  /** The CLI to run: node and bin/atlas.cjs of this atlas. */
   atlas: { node: string; script: string };
   /** Folder for everything the demo makes (default: a new temp folder). */
   dir?: string;

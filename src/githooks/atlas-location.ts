@@ -1,5 +1,5 @@
 // Where this atlas lives, for embedding in git hooks: hooks run with the user's git, often from a
-// shell or GUI whose PATH has no `atlas`, so they call node and bin/atlas.js by absolute path.
+// shell or GUI whose PATH has no `atlas`, so they call node and bin/atlas.cjs by absolute path.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,7 @@ function packageRoot(from: string): string | undefined {
     if (existsSync(manifest)) {
       try {
         const name = (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name;
-        if (name === PACKAGE_NAME && existsSync(join(dir, 'bin', 'atlas.js'))) return dir;
+        if (name === PACKAGE_NAME && existsSync(join(dir, 'bin', 'atlas.cjs'))) return dir;
       } catch {
         // Not ours or unreadable: keep looking upwards.
       }
@@ -29,6 +29,6 @@ function packageRoot(from: string): string | undefined {
 
 export function currentAtlasLocation(): AtlasLocation {
   const root = packageRoot(realpath(fileURLToPath(import.meta.url)));
-  const cli = root ? join(root, 'bin', 'atlas.js') : realpath(process.argv[1] ?? '');
+  const cli = root ? join(root, 'bin', 'atlas.cjs') : realpath(process.argv[1] ?? '');
   return { node: process.execPath, cli };
 }

@@ -25,7 +25,7 @@ export function isManagedHookText(text: string, name: ManagedHook): boolean {
 export interface AtlasLocation {
   /** Absolute path of the node binary that ran `atlas hook install`. */
   node: string;
-  /** Absolute path of this package's bin/atlas.js. */
+  /** Absolute path of this package's bin/atlas.cjs. */
   cli: string;
 }
 

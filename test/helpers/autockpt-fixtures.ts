@@ -16,7 +16,7 @@ import type { TaskRef } from '../../src/store/task-store.js';
 import { claimTaskDir, readWorkspace, saveWorkspace, writeTask } from '../../src/store/task-store.js';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
-export const ATLAS_BIN = join(REPO_ROOT, 'bin', 'atlas.js');
+export const ATLAS_BIN = join(REPO_ROOT, 'bin', 'atlas.cjs');
 
 const made: string[] = [];
 

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { ROOT } from './engine-fixtures.js';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'claude-hooks');
-export const ATLAS_BIN = join(ROOT, 'bin', 'atlas.js');
-/** What `atlas claude install` registers (bin/atlas.js claude-hook reaches the same bundle). */
+export const ATLAS_BIN = join(ROOT, 'bin', 'atlas.cjs');
+/** What `atlas claude install` registers (bin/atlas.cjs claude-hook reaches the same bundle). */
 export const HOOK_BIN = join(ROOT, 'bin', 'claude-hook.cjs');
 
 /** A recorded payload (test/fixtures/claude-hooks/<name>.json) with its paths moved. */

@@ -15,7 +15,7 @@ import type { TaskRef } from '../../src/store/task-store.js';
 import { claimTaskDir, writeTask } from '../../src/store/task-store.js';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
-export const ATLAS_BIN = join(REPO_ROOT, 'bin', 'atlas.js');
+export const ATLAS_BIN = join(REPO_ROOT, 'bin', 'atlas.cjs');
 
 export function tempDir(prefix = 'atlas-test-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));

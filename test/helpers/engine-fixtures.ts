@@ -1,5 +1,5 @@
 // Shared fixtures for engine tests: a built CLI, temp git repositories, a temp ATLAS_HOME, running
-// `node bin/atlas.js` for real, and a scripted stand-in for Claude Code.
+// `node bin/atlas.cjs` for real, and a scripted stand-in for Claude Code.
 
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CLI = join(ROOT, 'bin', 'atlas.js');
+const CLI = join(ROOT, 'bin', 'atlas.cjs');
 
 function newestMtime(dir: string): number {
   let newest = 0;

@@ -157,7 +157,7 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built CLI (`node bin/atlas.js`) with ATLAS_HOME set. */
+/** Runs the built CLI (`node bin/atlas.cjs`) with ATLAS_HOME set. */
 export function atlas(
   args: string[],
   options: { home: string; cwd?: string; env?: Record<string, string | undefined> },
@@ -169,7 +169,7 @@ export function atlas(
   return new Promise((done) => {
     execFile(
       process.execPath,
-      [join(ROOT, 'bin', 'atlas.js'), ...args],
+      [join(ROOT, 'bin', 'atlas.cjs'), ...args],
       { cwd: options.cwd ?? ROOT, env, encoding: 'utf8' },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;

@@ -24,7 +24,7 @@ export function hookCommand(node: string, hookScript: string): string {
   return `${quote(node)} ${quote(hookScript)}`;
 }
 
-/** Is this a hook command atlas installed (any atlas location, `bin/atlas.js claude-hook` too)? */
+/** Is this a hook command atlas installed (any atlas location, `bin/atlas.cjs claude-hook` or `bin/atlas.js claude-hook` too)? */
 export function isAtlasHookCommand(command: unknown): boolean {
   if (typeof command !== 'string') return false;
   const text = command.trim();
