@@ -165,9 +165,13 @@ describe('behind the store', () => {
     writeFileSync(join(m.b, 'f.txt'), 'B');
     const run = (args: string[]) =>
       new Promise<{ code: number; stderr: string }>((done) => {
-        const child = spawn(process.execPath, [join(ROOT, 'bin', 'atlas.cjs'), 'sync', 'push', '--dir', m.b, '--workspace', 'ws', ...args], {
-          env: { ...process.env, ATLAS_HOME: join(m.base, 'home'), ATLAS_SYNC_STORE: join(m.base, 'store') },
-        });
+        const child = spawn(
+          process.execPath,
+          [join(ROOT, 'bin', 'atlas.cjs'), 'sync', 'push', '--dir', m.b, '--workspace', 'ws', ...args],
+          {
+            env: { ...process.env, ATLAS_HOME: join(m.base, 'home'), ATLAS_SYNC_STORE: join(m.base, 'store') },
+          },
+        );
         let stderr = '';
         child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
         child.on('close', (code) => done({ code: code ?? -1, stderr }));
