@@ -278,46 +278,6 @@ export interface Refusal {
   problem: string;
 }
 
-/** Entries a hostile or damaged state could use to write outside the root or over each other. */
-export function unsafeEntries(files: readonly FileEntry[]): Refusal[] {
-  const refusals: Refusal[] = [];
-  // In path order (as atlas scans and writes), no path is listed twice.
-  const seen = strictlyInPathOrder(files) ? undefined : new Set<string>();
-  for (const f of files) {
-    const problem = pathProblem(f.path);
-    if (problem) refusals.push({ path: f.path, problem });
-    else if (seen?.has(f.path)) refusals.push({ path: f.path, problem: 'is listed twice' });
-    seen?.add(f.path);
-  }
-  const isListed = seen ? (path: string) => seen.has(path) : pathLookup(files);
-  // Folders already known to have no file listed on their way: checked once, not once per file.
-  const clear = new Set<string>();
-  for (const f of files) {
-    const last = f.path.lastIndexOf('/');
-    if (last <= 0 || clear.has(f.path.slice(0, last))) continue;
-    let clash: string | undefined;
-    for (let slash = f.path.indexOf('/'); slash > 0 && slash <= last && clash === undefined; slash = f.path.indexOf('/', slash + 1)) {
-      if (isListed(f.path.slice(0, slash))) clash = f.path.slice(0, slash);
-    }
-    if (clash === undefined) clear.add(f.path.slice(0, last));
-    else refusals.push({ path: f.path, problem: `needs ${clash} to be a folder, but ${clash} is also listed as a file` });
-  }
-  return refusals;
-}
-
-/** A state's folders (`dirs`) that could not be made safely: the same rules as files' paths. */
-export function unsafeDirs(state: Pick<StateFile, 'dirs' | 'dir_modes' | 'dir_times' | 'hardlinks'>): Refusal[] {
-  return [
-    ...(state.dirs ?? []),
-    ...Object.keys(state.dir_modes ?? {}),
-    ...Object.keys(state.dir_times ?? {}),
-    ...(state.hardlinks ?? []).flat(),
-  ].flatMap((path) => {
-    const problem = pathProblem(path);
-    return problem ? [{ path, problem }] : [];
-  });
-}
-
 /**
  * Whether a link at `path` pointing to `target` stays inside the root, read as text (as the
  * system resolves it from the link's folder): never absolute, never above the root, never into

@@ -3,11 +3,11 @@
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { manifestProblem } from '../../domain/sync-check.js';
 import type { ReferenceInfo } from '../../domain/sync-manifest.js';
-import { resolveReferences } from '../../domain/sync-manifest.js';
+import { ReferenceMerge, resolveReferences } from '../../domain/sync-manifest.js';
 import type { VersionCondition } from '../../domain/sync-retention.js';
-import type { FileEntry, StateFile, StateParse } from '../../domain/sync-state.js';
-import { unsafeDirs, unsafeEntries } from '../../domain/sync-state.js';
+import type { FileEntry, Refusal, StateFile, StateParse } from '../../domain/sync-state.js';
 import type { ParseOptions } from '../../domain/sync-state-parse.js';
+import { unsafeDirs, unsafeEntries } from '../../domain/sync-unsafe.js';
 import { parseReading } from '../scan/local-state.js';
 import { mapPool } from '../scan/pool.js';
 import type { SyncStore } from '../stores/store.js';
@@ -39,21 +39,54 @@ export async function loadVersion(store: SyncStore, tree: string, version: strin
   const loaded = await loadOne(store, tree, version, reading.known);
   const from = loaded.ok ? loaded.stored.state.sha256_from : undefined;
   if (!loaded.ok || from === undefined) return loaded;
+  const state = loaded.stored.state;
+  // One version read: its base merged in as it is read. Many (`atlas sync versions`): one base for all, read once.
+  if (reading.bases === undefined) {
+    const merged = await mergeBase(store, tree, version, state, reading.known);
+    if (merged !== undefined) return merged;
+  }
   let base = reading.bases?.get(from);
   if (!base) {
     base = loadOne(store, tree, from, reading.known);
     reading.bases?.set(from, base);
   }
   const got = await base;
-  if (!got.ok) return { ok: false, missing: false, problem: `refers to the contents of version ${from}, which ${got.problem}` };
-  const resolved = resolveReferences(loaded.stored.state, version, got.stored.state);
-  if (!resolved.ok) return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${resolved.problem})` };
-  return { ok: true, stored: { version, state: resolved.state, references: { base: from, byReference: resolved.byReference } } };
+  return withBase(version, state, got, (base) => resolveReferences(state, version, base));
 }
 
-/** The paths of a version atlas refuses to write (files and empty folders): any makes it damaged. */
-function unsafePaths(state: StateFile): ReturnType<typeof unsafeEntries> {
-  return [...unsafeEntries(state.files), ...unsafeDirs(state)];
+/**
+ * `state` resolved against its base read a piece at a time (ReferenceMerge): the base's entries
+ * never all held beside the version's (a pull of 100,000 files peaked 25 MB lower). Undefined when
+ * either manifest is out of path order: the base is then read whole.
+ */
+async function mergeBase(
+  store: SyncStore,
+  tree: string,
+  version: string,
+  state: StateFile,
+  known: Reading['known'],
+): Promise<Loaded | undefined> {
+  const merge = new ReferenceMerge(state, version);
+  if (!merge.inOrder) return undefined;
+  const from = state.sha256_from!;
+  const parsed = await readManifest(store, tree, from, { known, each: (entry) => merge.take(entry) });
+  if (!merge.inOrder) return undefined;
+  const got = checked(store, tree, from, parsed, () => merge.unsafe.refusals());
+  return withBase(version, state, got, (base) => merge.finish(base));
+}
+
+/** The version once its base is read (`got`), resolved against it when the base is fine. */
+function withBase(
+  version: string,
+  state: StateFile,
+  got: Loaded,
+  resolve: (base: StateFile) => ReturnType<typeof resolveReferences>,
+): Loaded {
+  const from = state.sha256_from!;
+  if (!got.ok) return { ok: false, missing: false, problem: `refers to the contents of version ${from}, which ${got.problem}` };
+  const resolved = resolve(got.stored.state);
+  if (!resolved.ok) return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${resolved.problem})` };
+  return { ok: true, stored: { version, state: resolved.state, references: { base: from, byReference: resolved.byReference } } };
 }
 
 /** A version's manifest parsed as it is read (`parseReading`), or undefined when it has none. */
@@ -63,6 +96,20 @@ export function readManifest(store: SyncStore, tree: string, version: string, op
 
 async function loadOne(store: SyncStore, tree: string, version: string, known: Reading['known']): Promise<Loaded> {
   const parsed = await readManifest(store, tree, version, { known });
+  return checked(store, tree, version, parsed, (state) => unsafeEntries(state.files));
+}
+
+/**
+ * A version's manifest as read (`parsed`), checked: missing, corrupt, newer than this atlas (an
+ * error), or listing paths atlas refuses to write (its entries' by `unsafeFiles`, then its folders').
+ */
+function checked(
+  store: SyncStore,
+  tree: string,
+  version: string,
+  parsed: StateParse | undefined,
+  unsafeFiles: (state: StateFile) => Refusal[],
+): Loaded {
   if (parsed === undefined) return { ok: false, missing: true, problem: 'has no .sandbox-state (an unfinished push)' };
   if (!parsed.ok) {
     if (parsed.kind === 'newer') {
@@ -73,7 +120,7 @@ async function loadOne(store: SyncStore, tree: string, version: string, known: R
     }
     return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${parsed.problem})` };
   }
-  const unsafe = unsafePaths(parsed.state);
+  const unsafe = [...unsafeFiles(parsed.state), ...unsafeDirs(parsed.state)];
   if (unsafe.length > 0) {
     const list = unsafe
       .slice(0, 10)
@@ -185,7 +232,7 @@ export async function versionCondition(
   if (parsed === undefined) return { condition: 'incomplete' };
   if (!parsed.ok) return { condition: parsed.kind === 'newer' ? 'complete' : 'damaged' };
   const base = parsed.state.sha256_from !== undefined ? { base: parsed.state.sha256_from } : {};
-  if (unsafePaths(parsed.state).length > 0) return { condition: 'damaged', ...base };
+  if (unsafeEntries(parsed.state.files).length > 0 || unsafeDirs(parsed.state).length > 0) return { condition: 'damaged', ...base };
   return { condition: parsed.state.conflict_of !== undefined ? 'conflict' : 'complete', ...base };
 }
 
