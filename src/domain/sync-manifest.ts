@@ -21,7 +21,7 @@ export interface ReferenceInfo {
   byReference: ReadonlySet<FileEntry>;
 }
 
-type Resolved = { ok: true; state: StateFile; byReference: Set<FileEntry> } | { ok: false; problem: string };
+type Resolved<R = Set<FileEntry>> = { ok: true; state: StateFile; byReference: R } | { ok: false; problem: string };
 
 /**
  * Fills in the SHA-256 of the entries of `state` (version `version`) that leave it to their base,
@@ -42,15 +42,15 @@ export function resolveReferences(state: StateFile, version: string, base: State
  * `resolveReferences` with the base's entries given one at a time as its manifest is read, in path
  * order, merged with the entries of `state` (in path order too) as they come: the base's 100,000
  * entries are never held beside the version's own. Its paths are checked on the way (`unsafe`).
- * A base out of path order (written by hand) turns `inOrder` off and leaves `state` as it was:
- * then the caller reads it whole and calls `resolveReferences`.
+ * A base out of path order (written by hand) turns `inOrder` off, with some entries of `state`
+ * possibly filled in already: the caller then reads both again, whole, for `resolveReferences`.
+ * Without `byReference` (a pull, an export), which entries the base gave is not recorded.
  */
 export class ReferenceMerge {
-  /** False when either list is out of path order: nothing of the base is taken. */
+  /** False when either list is out of path order: the merge stops. */
   inOrder: boolean;
   /** The checks of the base's paths (`unsafeEntries`), so far. */
   readonly unsafe = new OrderedPathCheck();
-  private readonly byReference = new Set<FileEntry>();
   /** The next entry of `state` not yet paired, and the base's path before. */
   private at = 0;
   private last: string | undefined;
@@ -59,6 +59,7 @@ export class ReferenceMerge {
   constructor(
     private readonly state: StateFile,
     private readonly version: string,
+    private readonly byReference: Set<FileEntry> | undefined,
   ) {
     this.inOrder = strictlyInPathOrder(state.files);
   }
@@ -67,7 +68,7 @@ export class ReferenceMerge {
   take(there: FileEntry): void {
     if (!this.inOrder) return;
     if (this.last !== undefined && there.path <= this.last) {
-      this.undo();
+      this.inOrder = false;
       return;
     }
     this.last = there.path;
@@ -78,7 +79,7 @@ export class ReferenceMerge {
   }
 
   /** The version resolved, once the base (`base`: its fields besides the entries) is read whole. */
-  finish(base: StateFile): Resolved {
+  finish(base: StateFile): Resolved<Set<FileEntry> | undefined> {
     while (this.at < this.state.files.length) this.pair(undefined);
     return resolved(this.state, this.byReference, baseProblem(this.state, this.version, base) ?? this.problem);
   }
@@ -86,17 +87,6 @@ export class ReferenceMerge {
   private pair(there: FileEntry | undefined): void {
     this.problem ??= takeFromBase(this.state.files[this.at]!, there, this.at, this.state.sha256_from!, this.byReference);
     this.at++;
-  }
-
-  /** Gives back what was taken: the entries that left their SHA-256 to the base had none. */
-  private undo(): void {
-    for (const f of this.byReference) {
-      delete f.sha256;
-      delete f.pack;
-      delete f.offset;
-    }
-    this.byReference.clear();
-    this.inOrder = false;
   }
 }
 
@@ -117,7 +107,7 @@ function takeFromBase(
   there: FileEntry | undefined,
   at: number,
   from: string,
-  byReference: Set<FileEntry>,
+  byReference: Set<FileEntry> | undefined,
 ): string | undefined {
   if (f.sha256 !== undefined || f.link !== undefined) return undefined;
   if (there?.sha256 === undefined || there.checksum !== f.checksum || there.size !== f.size)
@@ -128,11 +118,11 @@ function takeFromBase(
     f.pack = there.pack;
     f.offset = there.offset!;
   }
-  byReference.add(f);
+  byReference?.add(f);
   return undefined;
 }
 
-function resolved(state: StateFile, byReference: Set<FileEntry>, problem: string | undefined): Resolved {
+function resolved<R>(state: StateFile, byReference: R, problem: string | undefined): Resolved<R> {
   if (problem !== undefined) return { ok: false, problem };
   const out: StateFile = { ...state, files: state.files };
   delete out.sha256_from;
