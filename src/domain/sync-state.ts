@@ -159,7 +159,9 @@ export function pathsOfBoth(a: readonly FileEntry[], b: readonly FileEntry[]): s
 }
 
 /** A version's entries split: what may be written, and the links that leave the folder (never written). */
-export function splitOutsideLinks(files: readonly FileEntry[]): { kept: FileEntry[]; outside: FileEntry[] } {
+export function splitOutsideLinks(files: FileEntry[]): { kept: FileEntry[]; outside: FileEntry[] } {
+  // Most versions have no such link: the list itself, not a copy of 100,000 entries.
+  if (!files.some((f) => f.link !== undefined && !linkStaysInside(f.path, f.link))) return { kept: files, outside: [] };
   const kept: FileEntry[] = [];
   const outside: FileEntry[] = [];
   for (const f of files) (f.link !== undefined && !linkStaysInside(f.path, f.link) ? outside : kept).push(f);

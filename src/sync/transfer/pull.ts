@@ -134,14 +134,14 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       writeLocalState(root, { ...(previous ?? emptyState()), last_synced_at: 0 });
     }
     // A read-only folder written inside is opened for the pull; its bits come back at the end.
-    const opened = openFolders(root, [...download.map((f) => f.path), ...deletions, ...(stored.state.dirs ?? [])]);
+    const opened = openFolders(root, pathsOf(download, deletions, stored.state.dirs ?? []));
     const { first, rest } = splitDeletions(deletions, cleared);
     stats.files_deleted = 0;
     try {
       // Every content is staged and checked before anything here changes (transfer/staging.ts).
       stats.bytes_transferred = await staged(
         root,
-        download.map((f) => f.path),
+        download,
         (stage) => writeEntries(root, { store, tree, version: stored.version, where }, download, stored.state.dirs, progress, stage),
         async () => {
           stats.files_deleted = await deleteFiles(root, first);
@@ -188,6 +188,12 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
  */
 function localEntry(f: FileEntry, here: Observation): FileEntry {
   return here.kind === 'file' && here.modified_at !== f.modified_at ? { ...f, modified_at: here.modified_at } : f;
+}
+
+/** The paths of `entries`, then `more`, one at a time (no list of 100,000 made for one walk). */
+function* pathsOf(entries: readonly FileEntry[], ...more: (readonly string[])[]): Generator<string> {
+  for (const f of entries) yield f.path;
+  for (const list of more) yield* list;
 }
 
 /** A file equal in content but not in mode (chmod +x on the other machine) gets the stored mode. */
