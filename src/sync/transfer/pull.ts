@@ -165,11 +165,15 @@ export async function pullTree(options: PullTreeOptions, deps: SyncDeps): Promis
       version: STATE_FORMAT_VERSION,
       // When the pull began (as for a push): a file written meanwhile is hashed again next time.
       last_synced_at: Math.floor(started / 1000),
-      files: stored.state.files.map((f) => {
-        if (plan.skip[skipped] !== f) return f;
-        skipped++;
-        return localEntry(f, observed(f.path));
-      }),
+      // Nothing skipped (a pull into an empty folder): the version's own list, not a copy.
+      files:
+        plan.skip.length === 0
+          ? stored.state.files
+          : stored.state.files.map((f) => {
+              if (plan.skip[skipped] !== f) return f;
+              skipped++;
+              return localEntry(f, observed(f.path));
+            }),
       ...(stored.state.dirs ? { dirs: stored.state.dirs } : {}),
       ...(stored.state.dir_modes ? { dir_modes: stored.state.dir_modes } : {}),
       // A conflict version holds the newest version it conflicts with plus this side's files: pulled
