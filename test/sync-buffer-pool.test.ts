@@ -35,4 +35,16 @@ describe('BufferPool', () => {
     ).rejects.toThrow('the store refused it');
     expect(await pool.with(async (buffer) => buffer)).toBe(lent);
   });
+
+  it('lets go of its buffers when released: they are emptied (their memory moved away and dropped), and new ones are made after', async () => {
+    const pool = new BufferPool(1 << 20);
+    const held = await pool.with(async (buffer) => buffer);
+    expect(held.buffer.byteLength).toBe(1 << 20);
+    pool.release();
+    expect(held.length).toBe(0);
+    expect(held.buffer.byteLength).toBe(0);
+    const next = await pool.with(async (buffer) => buffer);
+    expect(next === held).toBe(false);
+    expect(next.length).toBe(1 << 20);
+  });
 });

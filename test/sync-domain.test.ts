@@ -13,9 +13,9 @@ import {
   pathProblem,
   pathsOfBoth,
   serializeState,
-  unsafeEntries,
 } from '../src/domain/sync-state.js';
 import { parseWhole } from '../src/domain/sync-state-parse.js';
+import { unsafeEntries } from '../src/domain/sync-unsafe.js';
 
 const md5 = (c: string) => c.repeat(32);
 const entry = (path: string, c = 'a', size = 1): FileEntry => ({ path, checksum: md5(c), size, modified_at: 100 });

@@ -26,10 +26,8 @@ const fetchText = (text: string) => (temp: string) => streamToNewFile(Readable.f
 
 /** Stages `entries` (each holding `text`, fetched as `fetched(path)`) and commits them. */
 const stageAll = (root: string, entries: FileEntry[], fetched: (path: string) => string = (p) => p) =>
-  staged(
-    root,
-    entries.map((e) => e.path),
-    (stage) => Promise.all(entries.map((e) => stageVerified(root, e, fetchText(fetched(e.path)), `${e.path} in v1`, stage))),
+  staged(root, entries, (stage) =>
+    Promise.all(entries.map((e) => stageVerified(root, e, fetchText(fetched(e.path)), `${e.path} in v1`, stage))),
   );
 
 describe('stageVerified', () => {
@@ -96,7 +94,7 @@ describe('stageVerified', () => {
     await expect(
       staged(
         root,
-        entries.map((e) => e.path),
+        entries,
         async (stage) => {
           for (const e of entries) await stageVerified(root, e, fetchText(e.path), `${e.path} in v1`, stage);
           expect(() => stage.add(join(root, '.sandbox-state.tmp.1-1'), 'a.txt')).toThrow(/was not made by this pull for a\.txt/);

@@ -4,7 +4,8 @@
 // manifest, `sha256_from`: on the wire, a SHA-256 is 64 hex digits that do not compress, most of
 // what a version costs when few files changed. Pure: the caller reads the manifests.
 import type { FileEntry, StateFile } from './sync-state.js';
-import { pairByPath } from './sync-state.js';
+import { pairByPath, strictlyInPathOrder } from './sync-state.js';
+import { OrderedPathCheck } from './sync-unsafe.js';
 
 /** Below this many entries a manifest is always written in full: a reference saves little. */
 export const REFER_FROM = 256;
@@ -20,40 +21,112 @@ export interface ReferenceInfo {
   byReference: ReadonlySet<FileEntry>;
 }
 
+type Resolved<R = Set<FileEntry>> = { ok: true; state: StateFile; byReference: R } | { ok: false; problem: string };
+
 /**
  * Fills in the SHA-256 of the entries of `state` (version `version`) that leave it to their base,
  * or says why the manifest is damaged. The base must be older and full (no chains), and hold at the
  * same path a blob of the same MD5 and size.
  */
-export function resolveReferences(
-  state: StateFile,
-  version: string,
-  base: StateFile,
-): { ok: true; state: StateFile; byReference: Set<FileEntry> } | { ok: false; problem: string } {
-  const from = state.sha256_from!;
-  if (!(Number(from) < Number(version))) return { ok: false, problem: `refers to version ${from}, which is not older` };
-  if (base.sha256_from !== undefined)
-    return { ok: false, problem: `refers to version ${from}, which itself refers to ${base.sha256_from}` };
+export function resolveReferences(state: StateFile, version: string, base: StateFile): Resolved {
   const byReference = new Set<FileEntry>();
-  let problem: string | undefined;
-  pairByPath(state.files, base.files, (f, there, at) => {
-    if (problem !== undefined || f.sha256 !== undefined || f.link !== undefined) return;
-    if (there?.sha256 === undefined || there.checksum !== f.checksum || there.size !== f.size) {
-      problem = `files[${at}] (${JSON.stringify(f.path)}) has no sha256, and version ${from} has no content of that MD5 and size there`;
+  let problem = baseProblem(state, version, base);
+  if (problem === undefined)
+    pairByPath(state.files, base.files, (f, there, at) => {
+      problem ??= takeFromBase(f, there, at, state.sha256_from!, byReference);
+    });
+  return resolved(state, byReference, problem);
+}
+
+/**
+ * `resolveReferences` with the base's entries given one at a time as its manifest is read, in path
+ * order, merged with the entries of `state` (in path order too) as they come: the base's 100,000
+ * entries are never held beside the version's own. Its paths are checked on the way (`unsafe`).
+ * A base out of path order (written by hand) turns `inOrder` off, with some entries of `state`
+ * possibly filled in already: the caller then reads both again, whole, for `resolveReferences`.
+ * Without `byReference` (a pull, an export), which entries the base gave is not recorded.
+ */
+export class ReferenceMerge {
+  /** False when either list is out of path order: the merge stops. */
+  inOrder: boolean;
+  /** The checks of the base's paths (`unsafeEntries`), so far. */
+  readonly unsafe = new OrderedPathCheck();
+  /** The next entry of `state` not yet paired, and the base's path before. */
+  private at = 0;
+  private last: string | undefined;
+  private problem: string | undefined;
+
+  constructor(
+    private readonly state: StateFile,
+    private readonly version: string,
+    private readonly byReference: Set<FileEntry> | undefined,
+  ) {
+    this.inOrder = strictlyInPathOrder(state.files);
+  }
+
+  /** The base's next entry. */
+  take(there: FileEntry): void {
+    if (!this.inOrder) return;
+    if (this.last !== undefined && there.path <= this.last) {
+      this.inOrder = false;
       return;
     }
-    f.sha256 = there.sha256;
-    // Where the base keeps that content (a pack) goes with it.
-    if (there.pack !== undefined) {
-      f.pack = there.pack;
-      f.offset = there.offset!;
-    }
-    byReference.add(f);
-  });
+    this.last = there.path;
+    this.unsafe.add(there.path);
+    const files = this.state.files;
+    while (this.at < files.length && files[this.at]!.path < there.path) this.pair(undefined);
+    if (files[this.at]?.path === there.path) this.pair(there);
+  }
+
+  /** The version resolved, once the base (`base`: its fields besides the entries) is read whole. */
+  finish(base: StateFile): Resolved<Set<FileEntry> | undefined> {
+    while (this.at < this.state.files.length) this.pair(undefined);
+    return resolved(this.state, this.byReference, baseProblem(this.state, this.version, base) ?? this.problem);
+  }
+
+  private pair(there: FileEntry | undefined): void {
+    this.problem ??= takeFromBase(this.state.files[this.at]!, there, this.at, this.state.sha256_from!, this.byReference);
+    this.at++;
+  }
+}
+
+/** Why `state` may not refer to `base` at all: a base not older, or one that refers itself. */
+function baseProblem(state: StateFile, version: string, base: StateFile): string | undefined {
+  const from = state.sha256_from!;
+  if (!(Number(from) < Number(version))) return `refers to version ${from}, which is not older`;
+  if (base.sha256_from !== undefined) return `refers to version ${from}, which itself refers to ${base.sha256_from}`;
+  return undefined;
+}
+
+/**
+ * Gives `f` the base's content at its path (`there`) when it leaves its SHA-256 to the base, or
+ * says why it cannot.
+ */
+function takeFromBase(
+  f: FileEntry,
+  there: FileEntry | undefined,
+  at: number,
+  from: string,
+  byReference: Set<FileEntry> | undefined,
+): string | undefined {
+  if (f.sha256 !== undefined || f.link !== undefined) return undefined;
+  if (there?.sha256 === undefined || there.checksum !== f.checksum || there.size !== f.size)
+    return `files[${at}] (${JSON.stringify(f.path)}) has no sha256, and version ${from} has no content of that MD5 and size there`;
+  f.sha256 = there.sha256;
+  // Where the base keeps that content (a pack) goes with it.
+  if (there.pack !== undefined) {
+    f.pack = there.pack;
+    f.offset = there.offset!;
+  }
+  byReference?.add(f);
+  return undefined;
+}
+
+function resolved<R>(state: StateFile, byReference: R, problem: string | undefined): Resolved<R> {
   if (problem !== undefined) return { ok: false, problem };
-  const resolved: StateFile = { ...state, files: state.files };
-  delete resolved.sha256_from;
-  return { ok: true, state: resolved, byReference };
+  const out: StateFile = { ...state, files: state.files };
+  delete out.sha256_from;
+  return { ok: true, state: out, byReference };
 }
 
 /**

@@ -55,7 +55,7 @@ export interface Span<T> {
 }
 
 /** The reads a pull makes for `entries` (each with a pack): per pack, neighbours joined into spans. */
-export function planSpans<T extends Packed>(entries: readonly T[]): Span<T>[] {
+export function planSpans<T extends Packed>(entries: Iterable<T>): Span<T>[] {
   const byPack = new Map<string, T[]>();
   for (const e of entries) {
     const list = byPack.get(e.pack!);

@@ -19,6 +19,11 @@ export interface ParseOptions {
    * parsed entry's place in a pack when it has none; otherwise the parsed entry shares its strings.
    */
   known?: ReadonlyMap<string, FileEntry>;
+  /**
+   * Each entry as it is checked, instead of kept (the state's `files` stays empty): a base
+   * read only to be merged into the manifest that refers to it is never held whole.
+   */
+  each?: (entry: FileEntry) => void;
 }
 
 type Raw = Record<string, unknown>;
@@ -234,6 +239,7 @@ function checkHeader(raw: Raw): StateParse | Pick<StateFile, 'version' | 'last_s
 /** The entries of one state as they are checked, in order. */
 class Entries {
   readonly files: FileEntry[] = [];
+  private count = 0;
   /** One string per pack, not one per entry that names it (a pack holds hundreds of contents). */
   private readonly packs = new Map<string, string>();
 
@@ -241,7 +247,7 @@ class Entries {
 
   /** Checks one item and keeps it; what is wrong with it otherwise. */
   add(item: unknown): string | undefined {
-    const i = this.files.length;
+    const i = this.count;
     const f = item as Raw | null;
     if (typeof f !== 'object' || f === null) return `files[${i}] is not an object`;
     if (typeof f['path'] !== 'string') return `files[${i}].path is not text`;
@@ -256,7 +262,10 @@ class Entries {
       else f['pack'] = known;
     }
     // The parsed object itself, checked: a copy per entry would be a second 100,000 objects.
-    this.files.push(shared(f as unknown as FileEntry, this.options.known));
+    const entry = shared(f as unknown as FileEntry, this.options.known);
+    this.count++;
+    if (this.options.each) this.options.each(entry);
+    else this.files.push(entry);
     return undefined;
   }
 }

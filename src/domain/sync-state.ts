@@ -159,7 +159,9 @@ export function pathsOfBoth(a: readonly FileEntry[], b: readonly FileEntry[]): s
 }
 
 /** A version's entries split: what may be written, and the links that leave the folder (never written). */
-export function splitOutsideLinks(files: readonly FileEntry[]): { kept: FileEntry[]; outside: FileEntry[] } {
+export function splitOutsideLinks(files: FileEntry[]): { kept: FileEntry[]; outside: FileEntry[] } {
+  // Most versions have no such link: the list itself, not a copy of 100,000 entries.
+  if (!files.some((f) => f.link !== undefined && !linkStaysInside(f.path, f.link))) return { kept: files, outside: [] };
   const kept: FileEntry[] = [];
   const outside: FileEntry[] = [];
   for (const f of files) (f.link !== undefined && !linkStaysInside(f.path, f.link) ? outside : kept).push(f);
@@ -178,7 +180,8 @@ export function* stateChunks(
   bySha256From?: (entry: FileEntry) => boolean,
   where: 'store' | 'local' = 'store',
 ): Generator<string> {
-  const files = [...state.files].sort(byPath);
+  // In path order already as atlas scans and reads them: no sorted copy of 100,000 entries.
+  const files = strictlyInPathOrder(state.files) ? state.files : [...state.files].sort(byPath);
   let chunk = `{"version":${JSON.stringify(state.version)},"last_synced_at":${state.last_synced_at}`;
   if (state.sha256_from !== undefined) chunk += `,"sha256_from":${JSON.stringify(state.sha256_from)}`;
   if (state.parent !== undefined) chunk += `,"parent":${JSON.stringify(state.parent)}`;
@@ -276,46 +279,6 @@ export function pathProblem(path: string): string | undefined {
 export interface Refusal {
   path: string;
   problem: string;
-}
-
-/** Entries a hostile or damaged state could use to write outside the root or over each other. */
-export function unsafeEntries(files: readonly FileEntry[]): Refusal[] {
-  const refusals: Refusal[] = [];
-  // In path order (as atlas scans and writes), no path is listed twice.
-  const seen = strictlyInPathOrder(files) ? undefined : new Set<string>();
-  for (const f of files) {
-    const problem = pathProblem(f.path);
-    if (problem) refusals.push({ path: f.path, problem });
-    else if (seen?.has(f.path)) refusals.push({ path: f.path, problem: 'is listed twice' });
-    seen?.add(f.path);
-  }
-  const isListed = seen ? (path: string) => seen.has(path) : pathLookup(files);
-  // Folders already known to have no file listed on their way: checked once, not once per file.
-  const clear = new Set<string>();
-  for (const f of files) {
-    const last = f.path.lastIndexOf('/');
-    if (last <= 0 || clear.has(f.path.slice(0, last))) continue;
-    let clash: string | undefined;
-    for (let slash = f.path.indexOf('/'); slash > 0 && slash <= last && clash === undefined; slash = f.path.indexOf('/', slash + 1)) {
-      if (isListed(f.path.slice(0, slash))) clash = f.path.slice(0, slash);
-    }
-    if (clash === undefined) clear.add(f.path.slice(0, last));
-    else refusals.push({ path: f.path, problem: `needs ${clash} to be a folder, but ${clash} is also listed as a file` });
-  }
-  return refusals;
-}
-
-/** A state's folders (`dirs`) that could not be made safely: the same rules as files' paths. */
-export function unsafeDirs(state: Pick<StateFile, 'dirs' | 'dir_modes' | 'dir_times' | 'hardlinks'>): Refusal[] {
-  return [
-    ...(state.dirs ?? []),
-    ...Object.keys(state.dir_modes ?? {}),
-    ...Object.keys(state.dir_times ?? {}),
-    ...(state.hardlinks ?? []).flat(),
-  ].flatMap((path) => {
-    const problem = pathProblem(path);
-    return problem ? [{ path, problem }] : [];
-  });
 }
 
 /**

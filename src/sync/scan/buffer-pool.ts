@@ -16,4 +16,14 @@ export class BufferPool {
       this.free.push(buffer);
     }
   }
+
+  /**
+   * Lets go of the buffers' memory now, once no operation will use them again. A buffer made long
+   * ago is freed only by a full collection, which may come after the next large allocation (a
+   * push's manifest): moved to a new owner, dropped at once, its memory goes with the next minor
+   * collection. The pool's buffers are empty afterwards (and so is any view of them still held).
+   */
+  release(): void {
+    for (const buffer of this.free.splice(0)) structuredClone(buffer.buffer, { transfer: [buffer.buffer] });
+  }
 }

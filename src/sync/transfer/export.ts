@@ -88,11 +88,7 @@ export async function syncExport(
       const files = stored.state.files.filter((f) => f.link === undefined);
       const staging = mkdtempSync(join(tmpdir(), 'atlas-export-'));
       try {
-        const bytes = await staged(
-          staging,
-          files.map((f) => f.path),
-          (stage) => writeEntries(staging, source, files, [], progress, stage),
-        );
+        const bytes = await staged(staging, files, (stage) => writeEntries(staging, source, files, [], progress, stage));
         await dest.upload(staging, files);
         return result(
           files,
@@ -110,10 +106,8 @@ export async function syncExport(
 
   requireEmpty(options.dest);
   const { kept: entries, outside } = splitOutsideLinks(stored.state.files);
-  const bytes = await staged(
-    options.dest,
-    entries.map((f) => f.path),
-    (stage) => writeEntries(options.dest, source, entries, stored.state.dirs, progress, stage),
+  const bytes = await staged(options.dest, entries, (stage) =>
+    writeEntries(options.dest, source, entries, stored.state.dirs, progress, stage),
   );
   // As a pull does (rsync -a): names of one file linked again, then folder modes, then folder times.
   await relinkGroups(options.dest, stored.state);

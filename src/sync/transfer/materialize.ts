@@ -25,6 +25,10 @@ export interface Source {
 /** Ranged reads of packs at once (streamed into their files: none is held in memory). */
 const SPANS_AT_ONCE = 4;
 
+function* filtered<T>(items: readonly T[], keep: (item: T) => boolean): Generator<T> {
+  for (const item of items) if (keep(item)) yield item;
+}
+
 /** Stages `entries` and makes the state's empty folders under `root`; returns the bytes received. */
 export async function writeEntries(
   root: string,
@@ -55,19 +59,23 @@ export async function writeEntries(
   const write = async (entry: FileEntry, fetch: (temp: string) => ReturnType<SyncStore['getBlob']>) =>
     target.staged(await stageVerified(root, entry, fetch, target.describe(entry), stage));
   try {
-    const packed = entries.filter((e) => e.pack !== undefined && e.link === undefined);
-    const alone = entries.filter((e) => e.pack === undefined || e.link !== undefined);
-    await mapPool(planSpans(packed), SPANS_AT_ONCE, async (span) => {
+    const inPack = (e: FileEntry) => e.pack !== undefined && e.link === undefined;
+    // The spans are planned from the entries as they are walked: no list of every packed entry beside them.
+    await mapPool(planSpans(filtered(entries, inPack)), SPANS_AT_ONCE, async (span) => {
       if (await stageSpan(span, target)) return;
       // A pack that pruning took apart: what a kept version still used is now a blob of its own.
       await mapPool(span.entries, 8, (entry) => write(entry, (temp) => store.getBlob(tree, entry.sha256!, temp)));
     });
-    await mapPool(alone, 8, async (entry) => {
-      if (entry.link !== undefined) return await stageLink(root, entry, stage);
-      await write(entry, (temp) =>
-        entry.sha256 !== undefined ? store.getBlob(tree, entry.sha256, temp) : store.download(tree, version, entry.path, temp),
-      );
-    });
+    await mapPool(
+      entries.filter((e) => !inPack(e)),
+      8,
+      async (entry) => {
+        if (entry.link !== undefined) return await stageLink(root, entry, stage);
+        await write(entry, (temp) =>
+          entry.sha256 !== undefined ? store.getBlob(tree, entry.sha256, temp) : store.download(tree, version, entry.path, temp),
+        );
+      },
+    );
     for (const dir of dirs ?? []) await ensureParents(root, `${dir}/-`, stage.folders, stage.created);
   } finally {
     progress.finish();

@@ -35,16 +35,17 @@ export class Staging implements Stage {
   constructor(readonly root: string) {}
 
   /**
-   * Removes what a killed pull left, then writes down the folders of `paths` (where this one
+   * Removes what a killed pull left, then writes down the folders of `entries` (where this one
    * stages). Nothing to stage and nothing left: the folder is not touched (it may be read-only).
    */
-  async begin(paths: readonly string[]): Promise<void> {
+  async begin(entries: readonly { path: string }[]): Promise<void> {
     const journal = join(this.root, TEMP_DIR_NAME, JOURNAL);
-    if (paths.length === 0 && !lstatSync(journal, { throwIfNoEntry: false })) return;
+    if (entries.length === 0 && !lstatSync(journal, { throwIfNoEntry: false })) return;
     this.begun = true;
     removeLeftovers(this.root);
     await prepareTemps(this.root);
-    const folders = new Set(paths.map((p) => dirname(p)));
+    const folders = new Set<string>();
+    for (const { path } of entries) folders.add(dirname(path));
     writeFileSync(journal, [...folders].join('\n'), { mode: 0o600 });
   }
 
@@ -136,12 +137,12 @@ function removeLeftovers(root: string): void {
  */
 export async function staged<T>(
   root: string,
-  paths: readonly string[],
+  entries: readonly { path: string }[],
   write: (stage: Stage) => Promise<T>,
   beforeCommit?: () => Promise<void>,
 ): Promise<T> {
   const staging = new Staging(root);
-  await staging.begin(paths);
+  await staging.begin(entries);
   try {
     const result = await write(staging);
     await beforeCommit?.();

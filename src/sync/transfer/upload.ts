@@ -92,6 +92,8 @@ export async function sendContents(
       await sendPack(store, tree, (await mapPool(group, 8, readSmall)).flat(), sent, progress);
     }),
   );
+  // 15 MB of slabs otherwise wait for a full collection, beside the manifest the push writes next.
+  slabs.release();
   return sent;
 }
 

@@ -3,11 +3,11 @@
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { manifestProblem } from '../../domain/sync-check.js';
 import type { ReferenceInfo } from '../../domain/sync-manifest.js';
-import { resolveReferences } from '../../domain/sync-manifest.js';
+import { ReferenceMerge, resolveReferences } from '../../domain/sync-manifest.js';
 import type { VersionCondition } from '../../domain/sync-retention.js';
-import type { FileEntry, StateFile, StateParse } from '../../domain/sync-state.js';
-import { unsafeDirs, unsafeEntries } from '../../domain/sync-state.js';
+import type { FileEntry, Refusal, StateFile, StateParse } from '../../domain/sync-state.js';
 import type { ParseOptions } from '../../domain/sync-state-parse.js';
+import { unsafeDirs, unsafeEntries } from '../../domain/sync-unsafe.js';
 import { parseReading } from '../scan/local-state.js';
 import { mapPool } from '../scan/pool.js';
 import type { SyncStore } from '../stores/store.js';
@@ -32,28 +32,72 @@ export interface Reading {
    * object, not a copy (ParseOptions' `known`): one set of entries in memory, not two.
    */
   known?: ReadonlyMap<string, FileEntry>;
+  /**
+   * Only the version's contents are wanted (a pull, an export): which entries took their SHA-256
+   * from the base (`references`, what a push needs to refer to it too) is not recorded, a set of
+   * 100,000 entries less.
+   */
+  contentsOnly?: boolean;
 }
 
 /** One version, resolved; what is wrong with it otherwise (missing: an unfinished push). */
 export async function loadVersion(store: SyncStore, tree: string, version: string, reading: Reading = {}): Promise<Loaded> {
   const loaded = await loadOne(store, tree, version, reading.known);
-  const from = loaded.ok ? loaded.stored.state.sha256_from : undefined;
-  if (!loaded.ok || from === undefined) return loaded;
+  if (!loaded.ok || loaded.stored.state.sha256_from === undefined) return loaded;
+  // One version read: its base merged in as it is read. Many (`atlas sync versions`): one base for all, read once.
+  if (reading.bases === undefined) {
+    const merged = await mergeBase(store, tree, version, loaded.stored.state, reading);
+    if (merged !== undefined) return merged;
+    // Out of path order (written by hand): the merge stopped midway, and both are read again whole.
+    const again = await loadOne(store, tree, version, reading.known);
+    if (!again.ok || again.stored.state.sha256_from === undefined) return again;
+    return wholeBase(store, tree, version, again.stored.state, reading);
+  }
+  return wholeBase(store, tree, version, loaded.stored.state, reading);
+}
+
+/** `state` resolved against its base read whole (and kept in `reading.bases` for the next version). */
+async function wholeBase(store: SyncStore, tree: string, version: string, state: StateFile, reading: Reading): Promise<Loaded> {
+  const from = state.sha256_from!;
   let base = reading.bases?.get(from);
   if (!base) {
     base = loadOne(store, tree, from, reading.known);
     reading.bases?.set(from, base);
   }
   const got = await base;
-  if (!got.ok) return { ok: false, missing: false, problem: `refers to the contents of version ${from}, which ${got.problem}` };
-  const resolved = resolveReferences(loaded.stored.state, version, got.stored.state);
-  if (!resolved.ok) return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${resolved.problem})` };
-  return { ok: true, stored: { version, state: resolved.state, references: { base: from, byReference: resolved.byReference } } };
+  return withBase(version, state, got, reading, (base) => resolveReferences(state, version, base));
 }
 
-/** The paths of a version atlas refuses to write (files and empty folders): any makes it damaged. */
-function unsafePaths(state: StateFile): ReturnType<typeof unsafeEntries> {
-  return [...unsafeEntries(state.files), ...unsafeDirs(state)];
+/**
+ * `state` resolved against its base read a piece at a time (ReferenceMerge): the base's entries
+ * never all held beside the version's (a pull of 100,000 files peaked 15-20 MB lower). Undefined
+ * when either manifest is out of path order.
+ */
+async function mergeBase(store: SyncStore, tree: string, version: string, state: StateFile, reading: Reading): Promise<Loaded | undefined> {
+  const merge = new ReferenceMerge(state, version, reading.contentsOnly ? undefined : new Set());
+  if (!merge.inOrder) return undefined;
+  const from = state.sha256_from!;
+  const parsed = await readManifest(store, tree, from, { known: reading.known, each: (entry) => merge.take(entry) });
+  if (!merge.inOrder) return undefined;
+  const got = checked(store, tree, from, parsed, () => merge.unsafe.refusals());
+  return withBase(version, state, got, reading, (base) => merge.finish(base));
+}
+
+/** The version once its base is read (`got`), resolved against it when the base is fine. */
+function withBase(
+  version: string,
+  state: StateFile,
+  got: Loaded,
+  reading: Reading,
+  resolve: (base: StateFile) => ReturnType<ReferenceMerge['finish']>,
+): Loaded {
+  const from = state.sha256_from!;
+  if (!got.ok) return { ok: false, missing: false, problem: `refers to the contents of version ${from}, which ${got.problem}` };
+  const resolved = resolve(got.stored.state);
+  if (!resolved.ok) return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${resolved.problem})` };
+  const { byReference } = resolved;
+  const references = byReference && !reading.contentsOnly ? { references: { base: from, byReference } } : {};
+  return { ok: true, stored: { version, state: resolved.state, ...references } };
 }
 
 /** A version's manifest parsed as it is read (`parseReading`), or undefined when it has none. */
@@ -63,6 +107,20 @@ export function readManifest(store: SyncStore, tree: string, version: string, op
 
 async function loadOne(store: SyncStore, tree: string, version: string, known: Reading['known']): Promise<Loaded> {
   const parsed = await readManifest(store, tree, version, { known });
+  return checked(store, tree, version, parsed, (state) => unsafeEntries(state.files));
+}
+
+/**
+ * A version's manifest as read (`parsed`), checked: missing, corrupt, newer than this atlas (an
+ * error), or listing paths atlas refuses to write (its entries' by `unsafeFiles`, then its folders').
+ */
+function checked(
+  store: SyncStore,
+  tree: string,
+  version: string,
+  parsed: StateParse | undefined,
+  unsafeFiles: (state: StateFile) => Refusal[],
+): Loaded {
   if (parsed === undefined) return { ok: false, missing: true, problem: 'has no .sandbox-state (an unfinished push)' };
   if (!parsed.ok) {
     if (parsed.kind === 'newer') {
@@ -73,7 +131,7 @@ async function loadOne(store: SyncStore, tree: string, version: string, known: R
     }
     return { ok: false, missing: false, problem: `has a corrupt .sandbox-state (${parsed.problem})` };
   }
-  const unsafe = unsafePaths(parsed.state);
+  const unsafe = [...unsafeFiles(parsed.state), ...unsafeDirs(parsed.state)];
   if (unsafe.length > 0) {
     const list = unsafe
       .slice(0, 10)
@@ -99,11 +157,11 @@ export async function latestVersion(
   tree: string,
   names: readonly string[],
   warn: (text: string) => void,
-  options: { strict?: boolean; known?: Reading['known'] } = {},
+  options: { strict?: boolean } & Omit<Reading, 'bases'> = {},
 ): Promise<StoredVersion | undefined> {
-  const { strict = false, known } = options;
+  const { strict = false, ...reading } = options;
   for (let i = names.length - 1; i >= 0; i--) {
-    const loaded = await loadVersion(store, tree, names[i]!, { known });
+    const loaded = await loadVersion(store, tree, names[i]!, reading);
     // A push behind the store stored its conflicting files here: whole, but not the newest work.
     if (loaded.ok && loaded.stored.state.conflict_of !== undefined) continue;
     if (loaded.ok) return loaded.stored;
@@ -121,8 +179,8 @@ export async function latestVersion(
 }
 
 /** A version the person named: any problem with it is an error (no silent fallback). */
-export async function namedVersion(store: SyncStore, tree: string, version: string, known?: Reading['known']): Promise<StoredVersion> {
-  const loaded = await loadVersion(store, tree, version, { known });
+export async function namedVersion(store: SyncStore, tree: string, version: string, reading: Reading = {}): Promise<StoredVersion> {
+  const loaded = await loadVersion(store, tree, version, reading);
   if (loaded.ok) return loaded.stored;
   throw new AtlasError(
     loaded.missing
@@ -185,11 +243,11 @@ export async function versionCondition(
   if (parsed === undefined) return { condition: 'incomplete' };
   if (!parsed.ok) return { condition: parsed.kind === 'newer' ? 'complete' : 'damaged' };
   const base = parsed.state.sha256_from !== undefined ? { base: parsed.state.sha256_from } : {};
-  if (unsafePaths(parsed.state).length > 0) return { condition: 'damaged', ...base };
+  if (unsafeEntries(parsed.state.files).length > 0 || unsafeDirs(parsed.state).length > 0) return { condition: 'damaged', ...base };
   return { condition: parsed.state.conflict_of !== undefined ? 'conflict' : 'complete', ...base };
 }
 
-/** The version a pull or an export reads: the one named, else the newest complete one. */
+/** The version a pull or an export reads (its contents only): the one named, else the newest complete one. */
 export async function resolveVersion(
   store: SyncStore,
   tree: string,
@@ -198,6 +256,6 @@ export async function resolveVersion(
   known?: Reading['known'],
 ): Promise<StoredVersion | undefined> {
   return version !== undefined
-    ? namedVersion(store, tree, version, known)
-    : latestVersion(store, tree, await store.listVersionNames(tree), warn, { strict: true, known });
+    ? namedVersion(store, tree, version, { known, contentsOnly: true })
+    : latestVersion(store, tree, await store.listVersionNames(tree), warn, { strict: true, known, contentsOnly: true });
 }
