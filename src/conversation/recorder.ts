@@ -5,6 +5,8 @@
 // tool_use id), so its line carries the outputs: a crash loses at most that message in flight (its
 // tokens are already in the record).
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import type { ConversationRecord, ConversationStats, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
 import { emptyStats } from '../domain/conversation.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
@@ -35,8 +37,10 @@ export interface ConversationStart {
   /** Default: a new conv- id. */
   id?: string;
   /**
-   * Write conversation.json from libuv's thread pool (a server, whose one thread must not wait on
-   * the disk); flushed() says when it is on disk. Default: synchronously, as each change is made.
+   * Make the run's folder and write its files from libuv's thread pool (a server, whose one thread
+   * must not wait on the disk): the folder, then conversation.json and messages.jsonl, each message
+   * appended in order (those of one pass of the event loop in one write); flushed() says when all
+   * is on disk. Default: synchronously, as each change is made.
    */
   background?: boolean;
 }
@@ -56,12 +60,18 @@ export class ConversationRecorder {
   private cutOff: ((messages: number) => ConversationStats) | undefined;
   private readonly now: () => Date;
   private readonly background: BackgroundFile | undefined;
+  /** In the background: messages.jsonl once opened, the lines waiting for it, and the appends in flight. */
+  private messagesFile: Promise<FileHandle> | undefined;
+  private lines = '';
+  private appending: Promise<void> | undefined;
+  private appendFailure: Error | undefined;
 
   constructor(start: ConversationStart) {
     this.now = start.now ?? (() => new Date());
     const id = start.id ?? newConversationId();
     this.files = conversationFiles(start.taskDir, id);
-    this.background = start.background ? new BackgroundFile(this.files.record, undefined, BACKGROUND_SETTLE_MS) : undefined;
+    const folder = start.background ? mkdir(this.files.dir, { recursive: true }) : undefined;
+    this.background = folder ? new BackgroundFile(this.files.record, undefined, BACKGROUND_SETTLE_MS, folder) : undefined;
     this.record = {
       id,
       task_id: start.taskId,
@@ -80,13 +90,19 @@ export class ConversationRecorder {
     // Claude Code always reports tokens, at its result: a run of it with none was cut off before
     // any answer, and its row is partial like any other cut-off run's (not a tokenless 0, final).
     this.tokens = start.agent === 'claude';
+    if (folder && this.background) {
+      // The first record is written at once but not fsynced (the last one is, before the run ends;
+      // a server's own record of the conversation is in its state).
+      this.background.save(this.text(), false, true);
+      this.messagesFile = folder.then(() => open(this.files.messages, 'a', 0o644));
+      // Not lost if nothing is appended: flushed() reports it.
+      this.messagesFile.catch((error: Error) => (this.appendFailure ??= error));
+      return;
+    }
     mkdirSync(this.files.dir, { recursive: true });
     this.fd = openSync(this.files.messages, 'a', 0o644);
-    // A run's folder never shows without its record. In the background the first one is written
-    // at once but not fsynced (the last one is, before the run ends; a server's own record of the
-    // conversation is in its state).
-    if (this.background) writeFileAtomic(this.files.record, this.text(), { durable: false });
-    else this.save(true);
+    // A run's folder never shows without its record.
+    this.save(true);
   }
 
   get id(): string {
@@ -212,12 +228,18 @@ export class ConversationRecorder {
   }
 
   private append(message: Message): void {
-    if (this.written.has(message.key) || this.fd === undefined) return;
+    const fd = this.fd;
+    if (this.written.has(message.key) || this.ended || (fd === undefined && this.messagesFile === undefined)) return;
     this.written.add(message.key);
     for (const call of message.tool_calls) if (call.status !== 'pending') this.settledCalls.add(call.id);
+    if (fd === undefined) {
+      this.lines += `${JSON.stringify(message)}\n`;
+      if (this.messagesFile) this.appending ??= this.appendLines(this.messagesFile);
+      return;
+    }
     const line = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
     let offset = 0;
-    while (offset < line.length) offset += writeSync(this.fd, line, offset, line.length - offset);
+    while (offset < line.length) offset += writeSync(fd, line, offset, line.length - offset);
   }
 
   private saveStats(durable: boolean): void {
@@ -230,9 +252,37 @@ export class ConversationRecorder {
     this.save(durable);
   }
 
-  /** Resolves once conversation.json holds the latest record (at once unless written in the background). */
-  flushed(): Promise<void> {
-    return this.background?.flushed() ?? Promise.resolve();
+  /** Writes the waiting lines, in order, until none wait. */
+  private async appendLines(file: Promise<FileHandle>): Promise<void> {
+    try {
+      const handle = await file;
+      while (this.lines.length > 0) {
+        const text = this.lines;
+        this.lines = '';
+        await handle.appendFile(text);
+      }
+    } catch (error) {
+      this.appendFailure ??= error as Error;
+      this.lines = '';
+    } finally {
+      this.appending = undefined;
+    }
+  }
+
+  /**
+   * Resolves once conversation.json holds the latest record, and, once the run has ended, every
+   * message is in messages.jsonl (at once unless written in the background); rejects with what failed.
+   */
+  async flushed(): Promise<void> {
+    if (!this.background) return;
+    await this.background.flushed();
+    if (this.ended && this.messagesFile) {
+      while (this.appending) await this.appending;
+      const file = this.messagesFile;
+      this.messagesFile = undefined;
+      await file.then((handle) => handle.close()).catch(() => undefined);
+    }
+    if (this.appendFailure) throw this.appendFailure;
   }
 
   private text(): string {

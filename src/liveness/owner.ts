@@ -6,6 +6,7 @@ import { readFile, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { toTimestamp } from '../domain/time.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
+import { BackgroundFile } from '../store/atomic-write-async.js';
 import { toJson } from '../store/json-file.js';
 import { isPidRunning, processStartIdentity } from './process-identity.js';
 
@@ -127,7 +128,7 @@ export interface Heartbeat {
   setProcessGroups(pids: readonly number[]): void;
   /** Stops beating but keeps owner.json, for another owner in this same process to take over. */
   handOver(): void;
-  /** Stops beating and removes owner.json, unless another process has taken the task over. */
+  /** Stops beating and removes owner.json, unless another process has taken the task over (not for a `background` heartbeat: release()). */
   stop(): void;
   /**
    * stop(), with the read and the removal off the event loop (a busy server's unlink waits on the
@@ -140,19 +141,25 @@ export interface Heartbeat {
 /**
  * Claims the task for this process and beats until stopped. The timer never keeps node alive.
  * `claimed`: the record this process has just written (claimOwner), which is not written again.
+ * `background`: each later write (beats, process groups) is made by libuv's thread pool, the same
+ * write-then-rename, so a server's one thread never waits on the disk for it; such a heartbeat
+ * ends with release(), which waits for them.
  */
 export function startHeartbeat(
   path: string,
   settings: { heartbeatIntervalMs: number; staleThresholdMs: number },
   claimed?: OwnerRecord,
+  options: { background?: boolean } = {},
 ): Heartbeat {
   const owner = claimed ?? ownerRecordForThisProcess(settings);
   if (!claimed) writeOwner(path, owner);
   let stopped = false;
   const identities = new Map<number, string>();
+  const file = options.background ? new BackgroundFile(path) : undefined;
   const beat = () => {
     if (stopped) return;
     owner.heartbeat_at = toTimestamp(new Date());
+    if (file) return file.save(toJson(owner), false);
     try {
       writeOwner(path, owner);
     } catch {
@@ -194,6 +201,8 @@ export function startHeartbeat(
     async release() {
       stopped = true;
       clearInterval(timer);
+      // A write still on its way would put the record back after its removal.
+      await file?.flushed().catch(() => undefined);
       const current = await readFile(path, 'utf8').then(parseOwner, () => undefined);
       if (ours(current))
         await unlink(path).catch((error: NodeJS.ErrnoException) => {

@@ -56,17 +56,19 @@ export class BackgroundFile {
   private failure: Error | undefined;
   private timer: NodeJS.Timeout | undefined;
 
+  /** `before`: what must be done before the first write (its folder made); its failure is the first write's. */
   constructor(
     private readonly path: string,
     private readonly mode?: number,
     private readonly settleMs = 0,
+    private readonly before: Promise<unknown> = Promise.resolve(),
   ) {}
 
-  /** Writes `data` soon; returns at once. */
-  save(data: string, durable: boolean): void {
+  /** Writes `data` soon (`now`: without waiting `settleMs`); returns at once. */
+  save(data: string, durable: boolean, now = false): void {
     this.pending = { data, durable: durable || (this.pending?.durable ?? false) };
     if (this.running) return;
-    if (this.pending.durable || this.settleMs <= 0) {
+    if (now || this.pending.durable || this.settleMs <= 0) {
       this.start();
       return;
     }
@@ -93,6 +95,7 @@ export class BackgroundFile {
         const next = this.pending;
         this.pending = undefined;
         try {
+          await this.before;
           await writeFileAtomicAsync(this.path, next.data, {
             durable: next.durable,
             ...(this.mode === undefined ? {} : { mode: this.mode }),

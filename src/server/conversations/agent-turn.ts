@@ -9,6 +9,7 @@ import type { AgentUpdate } from '../../agent/claude-stream.js';
 import type { AgentRunResult } from '../../agent/types.js';
 import type { Config } from '../../config/schema.js';
 import { AgentConversation } from '../../conversation/agent-conversation.js';
+import { newConversationId } from '../../conversation/paths.js';
 import type { ConversationStats, Message } from '../../domain/conversation.js';
 import { MESSAGE_ROLE } from '../../domain/conversation.js';
 import { toTimestamp } from '../../domain/time.js';
@@ -152,12 +153,14 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const files = conversationFiles(home, input.conversation.account, input.conversation.id);
   const turn = input.conversation.turns + 1;
   const startedAt = toTimestamp(new Date());
+  const runId = newConversationId();
+  const previous = input.conversation.last_turn;
   let conversation: ServerConversation = {
     ...input.conversation,
     status: 'running',
     turns: turn,
     updated_at: startedAt,
-    last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null },
+    last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null, run: runId },
   };
   // A Claude Code session is resumed only where its transcript is: the previous turn may have run
   // on another server, whose session came back from the store with the workspace (claude-session.ts).
@@ -177,6 +180,11 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
 
   const ai = { ...config.ai, agent: conversation.provider };
   const run = new AgentConversation({
+    id: runId,
+    // The session resumed is the one the last turn ended with, so the run it continues is that
+    // turn's: named by the record, not found by reading every earlier run's (a long conversation's
+    // turn would). An older record, or a turn cut off (its agent may have changed session), is looked up.
+    ...(resumeSessionId && previous?.run && previous.ended_at !== null ? { continues: previous.run } : {}),
     taskDir: files.dir,
     taskId: '',
     stepName: `turn-${turn}`,
@@ -267,7 +275,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     session_id: sessionId || record.session_id,
     status: cancelled ? 'cancelled' : stopped ? 'interrupted' : error ? 'failed' : 'completed',
     updated_at: endedAt,
-    last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
+    last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error, run: runId },
     stats: addStats(conversation.stats, usage),
   };
   // The final record is written by the caller, with the turn's last events, in one transaction.

@@ -27,6 +27,8 @@ export interface TurnRecord {
   ended_at: string | null;
   ok: boolean | null;
   error: string | null;
+  /** The turn's agent run (its folder under the conversation's): what the next turn continues. Absent in older records. */
+  run?: string;
 }
 
 /** A conversation's states on the server: the recorder's, plus `idle` (no turn yet) and `cancelled`. */

@@ -3,6 +3,7 @@
 // one turn at a time with the server as the conversation's live owner, and detect turns whose
 // server died so they can be recovered.
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { emptyStats, MESSAGE_ROLE } from '../../domain/conversation.js';
 import { toTimestamp } from '../../domain/time.js';
@@ -123,7 +124,8 @@ export class Conversations {
       request.admitted?.();
       // ... and across processes through owner.json, taken under a lock (a lease: another server
       // gets it only once this one is gone or its heartbeat stale).
-      mkdirSync(files.dir, { recursive: true, mode: 0o700 });
+      // From the thread pool: even a folder that exists costs a busy disk's lookup.
+      await mkdir(files.dir, { recursive: true, mode: 0o700 });
       const claim = await claimOwner(files.owner, ownerLeaseSettings(this.ctx.config));
       if (!claim.ok) {
         throw new HttpError(

@@ -38,7 +38,7 @@ export async function runConversationTurn(
   // The caller opens the stream first: its headers reach the client before this work starts.
   // ... and one turn starts per pass of the event loop (src/server/conversations/pace.ts).
   await paced();
-  const heartbeat = startHeartbeat(files.owner, ownerLeaseSettings(config), owner);
+  const heartbeat = startHeartbeat(files.owner, ownerLeaseSettings(config), owner, { background: true });
   // The turn's events carry its lease's token: once another server has taken the lease over,
   // they are refused, and the turn is stopped.
   const fence = slot.lease?.fence;

@@ -27,6 +27,8 @@ export interface TurnRow {
   ended_at: string | null;
   ok: boolean | null;
   error: string | null;
+  /** The turn's agent run (its folder under the conversation's): what the next turn continues. Absent in older records. */
+  run?: string;
 }
 
 export interface ConversationRow {
