@@ -1,7 +1,7 @@
 // A turn's agent run (its folder under the conversation's): the state's record names it, so the
 // next turn finds the run it continues without reading every earlier run's record (a long
 // conversation's turn would), and its folder is written from the thread pool, whole by the turn's end.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createToken } from '../src/server/accounts/tokens.js';
@@ -13,10 +13,12 @@ import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtur
 
 const serve = inProcessServers();
 
-async function lastRun(home: string): Promise<string | undefined> {
+async function lastRun(home: string): Promise<{ run?: string; run_place?: number; keys: string[] }> {
   const state = await openState({ home, url: '' });
   try {
-    return (await state.getConversation('alice', 'c'))?.last_turn?.run;
+    const last = (await state.getConversation('alice', 'c'))?.last_turn;
+    const keys = (await state.listMessages('alice', 'c', { turn: last?.run_place ?? -1 })).map((m) => m.key);
+    return { ...last, keys };
   } finally {
     await state.close();
   }
@@ -31,8 +33,9 @@ describe("a conversation's runs", () => {
 
     const first = await prompt(url, token, 'c', { prompt: 'turn 1' });
     expect(first.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true, turn: 1 } });
-    const run1 = await lastRun(home);
+    const { run: run1, run_place: place1, keys: keys1 } = await lastRun(home);
     expect(run1).toMatch(/^conv-/);
+    expect(place1).toBe(1);
     const record1 = JSON.parse(readFileSync(join(runs, run1!, 'conversation.json'), 'utf8'));
     expect(record1).toMatchObject({ id: run1, status: 'completed', continues: null });
     // The run's messages are all in its folder by the turn's end: the prompt, the agent's, the tool's.
@@ -41,20 +44,26 @@ describe("a conversation's runs", () => {
       .split('\n');
     expect(lines.map((l) => JSON.parse(l).key)[0]).toBe('prompt');
     expect(lines.length).toBe(record1.stats.messages_exchanged);
+    // The state has the same messages, under the run's place.
+    expect(keys1).toEqual(lines.map((l) => `${run1}:${JSON.parse(l).key}`));
 
-    // An earlier run's record is not read: with its session changed on disk, a search by session
-    // would find no run to continue.
-    writeFileSync(join(runs, run1!, 'conversation.json'), JSON.stringify({ ...record1, session_id: 'elsewhere' }));
+    // Earlier runs are not read nor counted: with the first run's folder gone (as on another
+    // server's disk), a search by session would find no run to continue, and a count of folders
+    // would give the second run the first one's place.
+    rmSync(join(runs, run1!), { recursive: true });
     const second = await prompt(url, token, 'c', { prompt: 'turn 2' });
     expect(second.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true, turn: 2 } });
-    const run2 = await lastRun(home);
+    const { run: run2, run_place: place2, keys: keys2 } = await lastRun(home);
     expect(run2).not.toBe(run1);
+    expect(place2).toBe(2);
+    expect(keys2.length).toBeGreaterThan(0);
+    expect(keys2.every((k) => k.startsWith(`${run2}:`))).toBe(true);
     expect(JSON.parse(readFileSync(join(runs, run2!, 'conversation.json'), 'utf8'))).toMatchObject({
       id: run2,
       status: 'completed',
       continues: run1,
       session_id: record1.session_id,
     });
-    expect(readdirSync(runs).sort()).toEqual([run1, run2].sort());
+    expect(readdirSync(runs)).toEqual([run2]);
   });
 });

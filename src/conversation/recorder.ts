@@ -63,6 +63,8 @@ export class ConversationRecorder {
   /** In the background: messages.jsonl once opened, the lines waiting for it, and the appends in flight. */
   private messagesFile: Promise<FileHandle> | undefined;
   private lines = '';
+  /** In the background: every line appended, so the run's messages need not be read back. */
+  private recorded = '';
   private appending: Promise<void> | undefined;
   private appendFailure: Error | undefined;
 
@@ -233,7 +235,9 @@ export class ConversationRecorder {
     this.written.add(message.key);
     for (const call of message.tool_calls) if (call.status !== 'pending') this.settledCalls.add(call.id);
     if (fd === undefined) {
-      this.lines += `${JSON.stringify(message)}\n`;
+      const line = `${JSON.stringify(message)}\n`;
+      this.lines += line;
+      this.recorded += line;
       if (this.messagesFile) this.appending ??= this.appendLines(this.messagesFile);
       return;
     }
@@ -250,6 +254,11 @@ export class ConversationRecorder {
         : { ...this.record.stats, messages_exchanged: this.written.size };
     this.record = { ...this.record, stats };
     this.save(durable);
+  }
+
+  /** In the background, messages.jsonl's text as appended (the same lines, not read back); otherwise undefined. */
+  get messagesText(): string | undefined {
+    return this.background ? this.recorded : undefined;
   }
 
   /** Writes the waiting lines, in order, until none wait. */

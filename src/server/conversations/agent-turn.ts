@@ -22,7 +22,7 @@ import { keepSession, placeSession } from './claude-session.js';
 import { sessionTravels } from './claude-session-sync.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles } from './conversation-store.js';
-import { lastRunMessages } from './messages.js';
+import { lastRunMessages, nextRunPlace } from './messages.js';
 
 /** The stop reason of a turn cancelled over the API: it ends `cancelled`, not `interrupted`. */
 export const CANCEL_REASON = 'cancelled over the API';
@@ -155,12 +155,14 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const startedAt = toTimestamp(new Date());
   const runId = newConversationId();
   const previous = input.conversation.last_turn;
+  // Counted before this run's folder is made (from the thread pool).
+  const place = nextRunPlace(home, input.conversation.account, input.conversation.id, previous);
   let conversation: ServerConversation = {
     ...input.conversation,
     status: 'running',
     turns: turn,
     updated_at: startedAt,
-    last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null, run: runId },
+    last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null, run: runId, run_place: place },
   };
   // A Claude Code session is resumed only where its transcript is: the previous turn may have run
   // on another server, whose session came back from the store with the workspace (claude-session.ts).
@@ -257,13 +259,13 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
   // A stopped agent may not have reported what it used: the turn's usage, and the totals, say so.
   const usage = stopped ? { ...record.stats, partial: true } : record.stats;
-  // The run's messages, as its folder has them (tool results joined into their calls), go into the
-  // state, so GET …/messages answers the same on every server.
+  // The run's messages, as its folder has them (tool results joined into their calls; the lines the
+  // recorder appended, not read back), go into the state, so GET …/messages answers the same on every server.
   // In the state's database they join the turn's end transaction (one commit fewer); elsewhere
   // (DynamoDB) they go now, a failure reported and the turn going on.
   let messages: StoredMessage[] = [];
   if (input.holdsLease?.() !== false) {
-    messages = lastRunMessages(home, conversation.account, conversation.id, run.id);
+    messages = lastRunMessages(home, conversation.account, conversation.id, { id: run.id, place, text: run.recorder.messagesText });
     if (!input.state.messagesInDatabase) {
       await input.state.putMessages(messages).catch((error: Error) => input.onStoreError?.(error));
       messages = [];
@@ -275,7 +277,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     session_id: sessionId || record.session_id,
     status: cancelled ? 'cancelled' : stopped ? 'interrupted' : error ? 'failed' : 'completed',
     updated_at: endedAt,
-    last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error, run: runId },
+    last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error, run: runId, run_place: place },
     stats: addStats(conversation.stats, usage),
   };
   // The final record is written by the caller, with the turn's last events, in one transaction.
