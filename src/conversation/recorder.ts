@@ -5,12 +5,11 @@
 // tool_use id), so its line carries the outputs: a crash loses at most that message in flight (its
 // tokens are already in the record).
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import type { ConversationRecord, ConversationStats, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
 import { emptyStats } from '../domain/conversation.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
-import { BackgroundFile } from '../store/atomic-write-async.js';
+import { BackgroundFile, closeFd, openFd, writeWhole } from '../store/atomic-write-async.js';
 import { cutOffRunStats } from './claude-transcript-usage.js';
 import type { CallUsage, ResultFigures } from './ledger.js';
 import { RunningLedger, tokenlessStats } from './ledger.js';
@@ -61,7 +60,7 @@ export class ConversationRecorder {
   private readonly now: () => Date;
   private readonly background: BackgroundFile | undefined;
   /** In the background: messages.jsonl once opened, the lines waiting for it, and the appends in flight. */
-  private messagesFile: Promise<FileHandle> | undefined;
+  private messagesFile: Promise<number> | undefined;
   private lines = '';
   /** In the background: every line appended, so the run's messages need not be read back. */
   private recorded = '';
@@ -96,7 +95,7 @@ export class ConversationRecorder {
       // The first record is written at once but not fsynced (the last one is, before the run ends;
       // a server's own record of the conversation is in its state).
       this.background.save(this.text(), false, true);
-      this.messagesFile = folder.then(() => open(this.files.messages, 'a', 0o644));
+      this.messagesFile = folder.then(() => openFd(this.files.messages, 'a', 0o644));
       // Not lost if nothing is appended: flushed() reports it.
       this.messagesFile.catch((error: Error) => (this.appendFailure ??= error));
       return;
@@ -262,13 +261,13 @@ export class ConversationRecorder {
   }
 
   /** Writes the waiting lines, in order, until none wait. */
-  private async appendLines(file: Promise<FileHandle>): Promise<void> {
+  private async appendLines(file: Promise<number>): Promise<void> {
     try {
-      const handle = await file;
+      const fd = await file;
       while (this.lines.length > 0) {
         const text = this.lines;
         this.lines = '';
-        await handle.appendFile(text);
+        await writeWhole(fd, text);
       }
     } catch (error) {
       this.appendFailure ??= error as Error;
@@ -289,7 +288,7 @@ export class ConversationRecorder {
       while (this.appending) await this.appending;
       const file = this.messagesFile;
       this.messagesFile = undefined;
-      await file.then((handle) => handle.close()).catch(() => undefined);
+      await file.then(closeFd).catch(() => undefined);
     }
     if (this.appendFailure) throw this.appendFailure;
   }

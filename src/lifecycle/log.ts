@@ -1,9 +1,9 @@
 // lifecycle.log: one JSON line per hook run, in the task's folder (docs/lifecycle-hooks.md).
 // Appended with O_APPEND, one write per line, so concurrent writers never interleave a line and
 // a crash loses at most the line being written.
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
+import { appendFile, appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fsCall } from '../store/atomic-write-async.js';
 import type { LifecyclePoint } from './types.js';
 import { LIFECYCLE_POINTS } from './types.js';
 
@@ -65,7 +65,8 @@ export class LifecycleLogQueue {
     const batch = [...this.waiting];
     this.waiting.clear();
     if (batch.length > 0) {
-      const append = ([dir, text]: [string, string]) => appendFile(lifecycleLogPath(dir), text).catch(this.failed);
+      const append = ([dir, text]: [string, string]) =>
+        fsCall((done) => appendFile(lifecycleLogPath(dir), text, (error) => done(error, undefined))).catch(this.failed);
       this.writing = this.writing.then(() => Promise.all(batch.map(append))).then(() => undefined);
     }
     return this.writing;

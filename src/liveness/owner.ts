@@ -1,12 +1,11 @@
 // owner.json: which process runs a task, and its heartbeat (DESIGN §6). Written only by the owner,
 // atomically; read by anyone deciding whether the task crashed.
 
-import { readFileSync, unlinkSync } from 'node:fs';
-import { readFile, unlink } from 'node:fs/promises';
+import { readFile, readFileSync, unlink, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { toTimestamp } from '../domain/time.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
-import { BackgroundFile } from '../store/atomic-write-async.js';
+import { BackgroundFile, fsCall } from '../store/atomic-write-async.js';
 import { toJson } from '../store/json-file.js';
 import { isPidRunning, processStartIdentity } from './process-identity.js';
 
@@ -203,9 +202,9 @@ export function startHeartbeat(
       clearInterval(timer);
       // A write still on its way would put the record back after its removal.
       await file?.flushed().catch(() => undefined);
-      const current = await readFile(path, 'utf8').then(parseOwner, () => undefined);
+      const current = await fsCall<string>((done) => readFile(path, 'utf8', done)).then(parseOwner, () => undefined);
       if (ours(current))
-        await unlink(path).catch((error: NodeJS.ErrnoException) => {
+        await fsCall((done) => unlink(path, (error) => done(error, undefined))).catch((error: NodeJS.ErrnoException) => {
           if (error.code !== 'ENOENT') throw error;
         });
     },
