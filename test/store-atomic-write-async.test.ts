@@ -154,6 +154,8 @@ describe('a recorder writing in the background (a server)', () => {
     rec.setSession('session-1');
     rec.setModel('claude-x');
     rec.recordMessage(message('m3'));
+    // Once messages.jsonl is open, each message is on disk as it comes: a crash loses at most the one in flight.
+    expect(readFileSync(files.messages, 'utf8').trim().split('\n')).toHaveLength(3);
     rec.finish('completed');
     // Ended: nothing more is appended.
     rec.recordMessage(message('m4'));

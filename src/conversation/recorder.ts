@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import type { ConversationRecord, ConversationStats, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
 import { emptyStats } from '../domain/conversation.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
-import { BackgroundFile, closeFd, openFd, writeWhole } from '../store/atomic-write-async.js';
+import { BackgroundFile, openFd } from '../store/atomic-write-async.js';
 import { cutOffRunStats } from './claude-transcript-usage.js';
 import type { CallUsage, ResultFigures } from './ledger.js';
 import { RunningLedger, tokenlessStats } from './ledger.js';
@@ -37,9 +37,9 @@ export interface ConversationStart {
   id?: string;
   /**
    * Make the run's folder and write its files from libuv's thread pool (a server, whose one thread
-   * must not wait on the disk): the folder, then conversation.json and messages.jsonl, each message
-   * appended in order (those of one pass of the event loop in one write); flushed() says when all
-   * is on disk. Default: synchronously, as each change is made.
+   * must not wait on the disk): the folder, then conversation.json and messages.jsonl, the messages
+   * that came meanwhile written once it is open and each later one appended as it comes; flushed()
+   * says when all is on disk. Default: synchronously, as each change is made.
    */
   background?: boolean;
 }
@@ -59,12 +59,11 @@ export class ConversationRecorder {
   private cutOff: ((messages: number) => ConversationStats) | undefined;
   private readonly now: () => Date;
   private readonly background: BackgroundFile | undefined;
-  /** In the background: messages.jsonl once opened, the lines waiting for it, and the appends in flight. */
-  private messagesFile: Promise<number> | undefined;
+  /** In the background: messages.jsonl being opened, and the lines waiting for it. */
+  private opening: Promise<void> | undefined;
   private lines = '';
   /** In the background: every line appended, so the run's messages need not be read back. */
   private recorded = '';
-  private appending: Promise<void> | undefined;
   private appendFailure: Error | undefined;
 
   constructor(start: ConversationStart) {
@@ -95,9 +94,7 @@ export class ConversationRecorder {
       // The first record is written at once but not fsynced (the last one is, before the run ends;
       // a server's own record of the conversation is in its state).
       this.background.save(this.text(), false, true);
-      this.messagesFile = folder.then(() => openFd(this.files.messages, 'a', 0o644));
-      // Not lost if nothing is appended: flushed() reports it.
-      this.messagesFile.catch((error: Error) => (this.appendFailure ??= error));
+      this.opening = this.opened(folder.then(() => openFd(this.files.messages, 'a', 0o644)));
       return;
     }
     mkdirSync(this.files.dir, { recursive: true });
@@ -230,19 +227,14 @@ export class ConversationRecorder {
 
   private append(message: Message): void {
     const fd = this.fd;
-    if (this.written.has(message.key) || this.ended || (fd === undefined && this.messagesFile === undefined)) return;
+    if (this.written.has(message.key) || this.ended || (fd === undefined && this.opening === undefined)) return;
     this.written.add(message.key);
     for (const call of message.tool_calls) if (call.status !== 'pending') this.settledCalls.add(call.id);
-    if (fd === undefined) {
-      const line = `${JSON.stringify(message)}\n`;
-      this.lines += line;
-      this.recorded += line;
-      if (this.messagesFile) this.appending ??= this.appendLines(this.messagesFile);
-      return;
-    }
-    const line = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
-    let offset = 0;
-    while (offset < line.length) offset += writeSync(fd, line, offset, line.length - offset);
+    const line = `${JSON.stringify(message)}\n`;
+    if (this.background) this.recorded += line;
+    // In the background, until messages.jsonl is open, the lines wait for it.
+    if (fd === undefined) this.lines += line;
+    else writeAllSync(fd, line);
   }
 
   private saveStats(durable: boolean): void {
@@ -260,20 +252,26 @@ export class ConversationRecorder {
     return this.background ? this.recorded : undefined;
   }
 
-  /** Writes the waiting lines, in order, until none wait. */
-  private async appendLines(file: Promise<number>): Promise<void> {
+  /**
+   * messages.jsonl opened from the thread pool: the lines that waited for it are written, and from
+   * then on each message as it comes (an append to a file that exists: no wait on a busy disk), so
+   * a crash loses at most the message in flight, as with the synchronous recorder.
+   */
+  private async opened(file: Promise<number>): Promise<void> {
     try {
       const fd = await file;
-      while (this.lines.length > 0) {
-        const text = this.lines;
-        this.lines = '';
-        await writeWhole(fd, text);
+      const waiting = this.lines;
+      this.lines = '';
+      try {
+        writeAllSync(fd, waiting);
+      } finally {
+        // Ended meanwhile (finish() had no descriptor to close): nothing more comes.
+        if (this.ended) closeSync(fd);
+        else this.fd = fd;
       }
     } catch (error) {
       this.appendFailure ??= error as Error;
       this.lines = '';
-    } finally {
-      this.appending = undefined;
     }
   }
 
@@ -284,12 +282,7 @@ export class ConversationRecorder {
   async flushed(): Promise<void> {
     if (!this.background) return;
     await this.background.flushed();
-    if (this.ended && this.messagesFile) {
-      while (this.appending) await this.appending;
-      const file = this.messagesFile;
-      this.messagesFile = undefined;
-      await file.then(closeFd).catch(() => undefined);
-    }
+    await this.opening;
     if (this.appendFailure) throw this.appendFailure;
   }
 
@@ -301,4 +294,11 @@ export class ConversationRecorder {
     if (this.background) this.background.save(this.text(), durable);
     else writeFileAtomic(this.files.record, this.text(), { durable });
   }
+}
+
+/** Writes all of `text` at the end of the file open for appending at `fd`. */
+function writeAllSync(fd: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let offset = 0;
+  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
 }
