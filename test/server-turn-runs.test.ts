@@ -1,11 +1,14 @@
 // A turn's agent run (its folder under the conversation's): the state's record names it, so the
 // next turn finds the run it continues without reading every earlier run's record (a long
 // conversation's turn would), and its folder is written from the thread pool, whole by the turn's end.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { processStartIdentity } from '../src/liveness/process-identity.js';
 import { createToken } from '../src/server/accounts/tokens.js';
-import { conversationFiles } from '../src/server/conversations/conversation-store.js';
+import { conversationFiles, processGroupsDir } from '../src/server/conversations/conversation-store.js';
 import { openState } from '../src/server/state/open.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { prompt } from './helpers/server-fixtures.js';
@@ -65,5 +68,43 @@ describe("a conversation's runs", () => {
       session_id: record1.session_id,
     });
     expect(readdirSync(runs)).toEqual([run2]);
+  });
+
+  it("stops a dead server's agent, recorded in that server's process-groups file, before taking its turn over", async () => {
+    const home = tempDir();
+    const { token } = await createToken(home, 'alice');
+    const { url } = await serve(home, agentConfig());
+    // What a SIGKILLed server leaves: its agent still running in a group of its own, its owner.json
+    // naming its process-groups file, whose line names that group.
+    const agent = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+    const exited = new Promise((done) => agent.on('exit', done));
+    onTestFinished(() => {
+      if (agent.exitCode === null && agent.signalCode === null) process.kill(-agent.pid!, 'SIGKILL');
+    });
+    const dead = spawnSync('true').pid;
+    const owner = conversationFiles(home, 'alice', 'c').owner;
+    mkdirSync(join(owner, '..'), { recursive: true });
+    const file = `${dead}-0123456789ab.jsonl`;
+    mkdirSync(processGroupsDir(home), { recursive: true });
+    const group = { pid: agent.pid!, process_start: processStartIdentity(agent.pid!)! };
+    writeFileSync(join(processGroupsDir(home), file), `${JSON.stringify({ owner, groups: [group] })}\n`);
+    const now = new Date().toISOString();
+    writeFileSync(
+      owner,
+      JSON.stringify({
+        pid: dead,
+        host: hostname(),
+        process_start: 'gone',
+        started_at: now,
+        heartbeat_at: now,
+        heartbeat_interval_ms: 10_000,
+        stale_threshold_ms: 300_000,
+        process_groups_file: file,
+      }),
+    );
+    const done = await prompt(url, token, 'c', { prompt: 'turn 1' });
+    expect(done.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
+    await exited;
+    expect(agent.signalCode).toBe('SIGKILL');
   });
 });

@@ -25,6 +25,12 @@ export interface OwnerRecord {
    * running: recovery stops them before it runs the step again.
    */
   process_groups?: ProcessGroupRecord[];
+  /**
+   * Where the owner records its process groups instead (a server: one file per server process,
+   * liveness/group-journal.ts), by name in that folder; its lines for this record are added to
+   * `process_groups` when the task is taken over.
+   */
+  process_groups_file?: string;
 }
 
 export interface ProcessGroupRecord {
@@ -148,7 +154,11 @@ export function startHeartbeat(
   path: string,
   settings: { heartbeatIntervalMs: number; staleThresholdMs: number },
   claimed?: OwnerRecord,
-  options: { background?: boolean } = {},
+  options: {
+    background?: boolean;
+    /** Records the live groups when a new one starts, instead of owner.json (which names where: `process_groups_file`). */
+    groups?: (groups: readonly ProcessGroupRecord[]) => void;
+  } = {},
 ): Heartbeat {
   const owner = claimed ?? ownerRecordForThisProcess(settings);
   if (!claimed) writeOwner(path, owner);
@@ -186,7 +196,9 @@ export function startHeartbeat(
       // A new group is on record before anything else happens; one that ended goes with the next
       // beat (or stop()): a recorded group that is gone is never signalled (leftovers.ts checks
       // its start identity), and a busy server saves a write per process.
-      if (added) beat();
+      if (!added) return;
+      if (options.groups) options.groups(owner.process_groups ?? []);
+      else beat();
     },
     handOver() {
       stopped = true;

@@ -59,6 +59,11 @@ export function conversationsDir(home: string, account: string): string {
   return join(serverDir(home), 'accounts', account, 'conversations');
 }
 
+/** Where this machine's servers record the process groups of their turns' agents (liveness/group-journal.ts). */
+export function processGroupsDir(home: string): string {
+  return join(serverDir(home), 'process-groups');
+}
+
 export function conversationFiles(home: string, account: string, id: string) {
   const dir = join(conversationsDir(home, account), id);
   return {
