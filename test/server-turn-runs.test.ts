@@ -9,6 +9,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { processStartIdentity } from '../src/liveness/process-identity.js';
 import { createToken } from '../src/server/accounts/tokens.js';
 import { conversationFiles, processGroupsDir } from '../src/server/conversations/conversation-store.js';
+import { lastRunMessages, nextRunPlace } from '../src/server/conversations/messages.js';
 import { openState } from '../src/server/state/open.js';
 import { tempDir } from './helpers/core-fixtures.js';
 import { prompt } from './helpers/server-fixtures.js';
@@ -106,5 +107,21 @@ describe("a conversation's runs", () => {
     expect(done.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
     await exited;
     expect(agent.signalCode).toBe('SIGKILL');
+  });
+
+  it("numbers a run from the record's last one, or, for an older record, from the run folders on disk", () => {
+    const home = tempDir();
+    expect(nextRunPlace(home, 'alice', 'c', null)).toBe(1);
+    expect(nextRunPlace(home, 'alice', 'c', { run_place: 4 })).toBe(5);
+    const runs = join(conversationFiles(home, 'alice', 'c').dir, 'conversations');
+    for (const id of ['conv-000000000001', 'conv-000000000002']) mkdirSync(join(runs, id), { recursive: true });
+    mkdirSync(join(runs, 'not-a-run'));
+    expect(nextRunPlace(home, 'alice', 'c', {})).toBe(3);
+    // Without the recorder's lines, a run's messages are read from its folder.
+    const line = { key: 'prompt', conversation_id: 'conv-000000000002', body: 'hi', role: 1, timestamp: 1, tokens: 0, tool_calls: [] };
+    writeFileSync(join(runs, 'conv-000000000002', 'messages.jsonl'), `${JSON.stringify(line)}\n`);
+    expect(lastRunMessages(home, 'alice', 'c', { id: 'conv-000000000002', place: 2 })).toMatchObject([
+      { key: 'conv-000000000002:prompt', turn: 2, account: 'alice', conversation_id: 'c', body: 'hi' },
+    ]);
   });
 });
