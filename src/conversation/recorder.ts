@@ -4,11 +4,11 @@
 // assistant message that called tools is held until each call's result has been joined to it (by
 // tool_use id), so its line carries the outputs: a crash loses at most that message in flight (its
 // tokens are already in the record).
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { ConversationRecord, ConversationStats, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
 import { emptyStats } from '../domain/conversation.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
+import { writeAllSync, writeFileAtomic } from '../store/atomic-write.js';
 import { BackgroundFile, openFd } from '../store/atomic-write-async.js';
 import { cutOffRunStats } from './claude-transcript-usage.js';
 import type { CallUsage, ResultFigures } from './ledger.js';
@@ -294,11 +294,4 @@ export class ConversationRecorder {
     if (this.background) this.background.save(this.text(), durable);
     else writeFileAtomic(this.files.record, this.text(), { durable });
   }
-}
-
-/** Writes all of `text` at the end of the file open for appending at `fd`. */
-function writeAllSync(fd: number, text: string): void {
-  const bytes = Buffer.from(text, 'utf8');
-  let offset = 0;
-  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
 }

@@ -7,8 +7,9 @@
 // ended since is harmless). Lines are only added: each names an owner.json and its live groups.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeAllSync } from '../store/atomic-write.js';
 import type { OwnerRecord, ProcessGroupRecord } from './owner.js';
 
 /** A journal's name, as owner.json gives it (a record is read as untrusted: nothing outside the folder is opened). */
@@ -79,10 +80,7 @@ export class GroupJournal {
 }
 
 function append(fd: number, owner: string, groups: readonly ProcessGroupRecord[]): number {
-  const line = Buffer.from(`${JSON.stringify({ owner, groups })}\n`, 'utf8');
-  let offset = 0;
-  while (offset < line.length) offset += writeSync(fd, line, offset, line.length - offset);
-  return line.length;
+  return writeAllSync(fd, `${JSON.stringify({ owner, groups })}\n`);
 }
 
 function remove(path: string): void {
