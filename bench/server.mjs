@@ -7,6 +7,7 @@
 // Usage: node bench/server.mjs [turns per conversation=2] [loads=10,50,200]
 // BENCH_SERVER_AGENTS=node,shell: which command agents to run the loads with (both by default).
 // BENCH_SERVER_PROF=DIR: the servers write V8 CPU profiles (node --cpu-prof) into DIR.
+// BENCH_SERVER_SANDBOXED=0: skip the sandboxed server's figures (runs comparing versions back to back).
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -310,11 +311,12 @@ function compare(kind, n, atlas, floor) {
 
 // Without --local (the default): the start-up checks the sandbox, and each turn's agent runs in it.
 let sandboxed;
-try {
-  sandboxed = await startServer(home, false);
-} catch (error) {
-  console.log(`  atlas serve (sandboxed): not measured, the sandbox cannot run here (${error.message}; see atlas doctor)`);
-}
+if (process.env.BENCH_SERVER_SANDBOXED !== '0')
+  try {
+    sandboxed = await startServer(home, false);
+  } catch (error) {
+    console.log(`  atlas serve (sandboxed): not measured, the sandbox cannot run here (${error.message}; see atlas doctor)`);
+  }
 if (sandboxed) {
   sandboxed.child.kill('SIGTERM');
   await new Promise((r) => sandboxed.child.on('exit', r));

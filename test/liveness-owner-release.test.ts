@@ -32,4 +32,19 @@ describe('Heartbeat.release', () => {
     hb.setProcessGroups([process.pid]);
     expect(readOwner(path)).toEqual(other);
   });
+
+  it('in the background, records a new process group from the thread pool, and release() waits for it before removing the record', async () => {
+    const path = join(tempDir(), 'owner.json');
+    const hb = startHeartbeat(path, settings, undefined, { background: true });
+    hb.setProcessGroups([process.pid]);
+    // Not written on the calling thread: the claim's record is still there as it was.
+    expect(readOwner(path)?.process_groups).toBeUndefined();
+    while (!readOwner(path)?.process_groups) await new Promise((done) => setImmediate(done));
+    expect(readOwner(path)?.process_groups).toEqual([{ pid: process.pid, process_start: expect.any(String) }]);
+    // A write still on its way when the turn ends does not put the record back after its removal.
+    hb.setProcessGroups([process.pid, process.ppid]);
+    await hb.release();
+    // (release() waited for it: nothing of this heartbeat is left to write.)
+    expect(existsSync(path)).toBe(false);
+  });
 });

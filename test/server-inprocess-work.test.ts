@@ -2,7 +2,7 @@
 // children): a task started, streamed, approved, abandoned; a stop whose grace runs out
 // interrupts a conversation, and the next server finds it and recovers it, on request or at
 // start-up.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -134,11 +134,10 @@ describe('conversations cut off, in process', () => {
     await reading.started;
     // The agent has started its session (its run's record names it): then the server stops.
     const runs = join(home, 'server', 'accounts', 'alice', 'conversations', 'cut', 'conversations');
-    await waitUntil(
-      () => readdirSync(runs).some((id) => JSON.parse(readFileSync(join(runs, id, 'conversation.json'), 'utf8')).session_id) || undefined,
-      10_000,
-      'the agent session',
-    );
+    // (The run's folder and record are written from the thread pool: not there yet is not there.)
+    const named = (id: string) =>
+      existsSync(join(runs, id, 'conversation.json')) && JSON.parse(readFileSync(join(runs, id, 'conversation.json'), 'utf8')).session_id;
+    await waitUntil(() => (existsSync(runs) && readdirSync(runs).some(named)) || undefined, 10_000, 'the agent session');
     expect((await prompt(first.url, token, 'other', { prompt: 'hi' })).status).toBe(200);
     running.splice(running.indexOf(first.server), 1);
     const stopping = first.server.stop('SIGTERM');

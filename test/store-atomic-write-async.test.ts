@@ -132,16 +132,53 @@ function recorder(dir: string, extra: Partial<ConstructorParameters<typeof Conve
 }
 
 describe('a recorder writing in the background (a server)', () => {
-  it('shows its record with its folder, folds later writes, and has the final record on disk once flushed', async () => {
+  it('makes its folder and first record from the thread pool, folds later writes, appends messages in order, all on disk once flushed', async () => {
     const dir = tempDir();
     const rec = recorder(dir, { background: true });
-    const path = conversationFiles(dir, rec.id).record;
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ id: rec.id, status: 'running' });
+    const files = conversationFiles(dir, rec.id);
+    // Nothing is written on the calling thread: the folder comes with the first write.
+    expect(existsSync(files.dir)).toBe(false);
+    const message = (key: string) => ({
+      key,
+      conversation_id: rec.id,
+      body: key,
+      role: 1 as const,
+      timestamp: 1,
+      tokens: 0,
+      tool_calls: [],
+    });
+    rec.recordMessage(message('m1'));
+    rec.recordMessage(message('m2'));
+    await rec.flushed();
+    expect(JSON.parse(readFileSync(files.record, 'utf8'))).toMatchObject({ id: rec.id, status: 'running' });
     rec.setSession('session-1');
     rec.setModel('claude-x');
+    rec.recordMessage(message('m3'));
+    // Once messages.jsonl is open, each message is on disk as it comes: a crash loses at most the one in flight.
+    expect(readFileSync(files.messages, 'utf8').trim().split('\n')).toHaveLength(3);
     rec.finish('completed');
+    // Ended: nothing more is appended.
+    rec.recordMessage(message('m4'));
     await rec.flushed();
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ session_id: 'session-1', model: 'claude-x', status: 'completed' });
+    expect(JSON.parse(readFileSync(files.record, 'utf8'))).toMatchObject({
+      session_id: 'session-1',
+      model: 'claude-x',
+      status: 'completed',
+    });
+    const keys = readFileSync(files.messages, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).key);
+    expect(keys).toEqual(['m1', 'm2', 'm3']);
+  });
+
+  it('in the background, a folder that cannot be made fails flushed(), not the caller', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'conversations'), 'a file where the folder goes');
+    const rec = recorder(dir, { background: true });
+    rec.recordMessage({ key: 'm1', conversation_id: rec.id, body: 'x', role: 1, timestamp: 1, tokens: 0, tool_calls: [] });
+    rec.finish('failed');
+    await expect(rec.flushed()).rejects.toThrow(/EEXIST|ENOTDIR/);
   });
 
   it('a synchronous recorder is flushed at once', async () => {

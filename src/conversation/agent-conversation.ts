@@ -13,7 +13,7 @@ import { conversationOfSession } from './read.js';
 import type { ConversationStart } from './recorder.js';
 import { ConversationRecorder } from './recorder.js';
 
-export interface AgentConversationStart extends Omit<ConversationStart, 'sessionId' | 'continues' | 'now' | 'id'> {
+export interface AgentConversationStart extends Omit<ConversationStart, 'sessionId' | 'continues' | 'now'> {
   lifecycle: LifecycleBus;
   workspace: string;
   prompt: string;
@@ -21,6 +21,11 @@ export interface AgentConversationStart extends Omit<ConversationStart, 'session
   resumeSessionId?: string | undefined;
   /** A new session's id atlas chose (Claude Code --session-id), recorded from the start. */
   newSessionId?: string | undefined;
+  /**
+   * The run this one continues, where the caller keeps it (a server's conversation names its last
+   * turn's run): no earlier run's record is read. Default: the latest run of the resumed session.
+   */
+  continues?: string | null | undefined;
 }
 
 export interface AgentRunEnd {
@@ -42,7 +47,12 @@ export class AgentConversation {
   private events = 0;
 
   constructor(private readonly start: AgentConversationStart) {
-    const continues = start.resumeSessionId ? (conversationOfSession(start.taskDir, start.resumeSessionId)?.id ?? null) : null;
+    const continues =
+      start.continues !== undefined
+        ? start.continues
+        : start.resumeSessionId
+          ? (conversationOfSession(start.taskDir, start.resumeSessionId)?.id ?? null)
+          : null;
     this.recorder = new ConversationRecorder({
       taskDir: start.taskDir,
       taskId: start.taskId,
@@ -52,6 +62,7 @@ export class AgentConversation {
       model: start.model,
       ...(start.resumeSessionId || start.newSessionId ? { sessionId: start.resumeSessionId ?? start.newSessionId } : {}),
       continues,
+      ...(start.id ? { id: start.id } : {}),
       background: start.background === true,
     });
     openConversation(this.recorder);

@@ -91,6 +91,11 @@ export function readMessages(path: string, warn: Warn = quiet): Message[] {
   } catch {
     return [];
   }
+  return parseMessages(text, path, warn);
+}
+
+/** The valid messages of messages.jsonl's text (`path`: where it is, for warnings). */
+export function parseMessages(text: string, path: string, warn: Warn = quiet): Message[] {
   return parseLines(text, path, warn, false);
 }
 

@@ -4,11 +4,12 @@
 // assistant message that called tools is held until each call's result has been joined to it (by
 // tool_use id), so its line carries the outputs: a crash loses at most that message in flight (its
 // tokens are already in the record).
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import type { ConversationRecord, ConversationStats, ConversationStatus, Message, PermissionDenial } from '../domain/conversation.js';
 import { emptyStats } from '../domain/conversation.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
-import { BackgroundFile } from '../store/atomic-write-async.js';
+import { writeAllSync, writeFileAtomic } from '../store/atomic-write.js';
+import { BackgroundFile, openFd } from '../store/atomic-write-async.js';
 import { cutOffRunStats } from './claude-transcript-usage.js';
 import type { CallUsage, ResultFigures } from './ledger.js';
 import { RunningLedger, tokenlessStats } from './ledger.js';
@@ -35,8 +36,10 @@ export interface ConversationStart {
   /** Default: a new conv- id. */
   id?: string;
   /**
-   * Write conversation.json from libuv's thread pool (a server, whose one thread must not wait on
-   * the disk); flushed() says when it is on disk. Default: synchronously, as each change is made.
+   * Make the run's folder and write its files from libuv's thread pool (a server, whose one thread
+   * must not wait on the disk): the folder, then conversation.json and messages.jsonl, the messages
+   * that came meanwhile written once it is open and each later one appended as it comes; flushed()
+   * says when all is on disk. Default: synchronously, as each change is made.
    */
   background?: boolean;
 }
@@ -56,12 +59,19 @@ export class ConversationRecorder {
   private cutOff: ((messages: number) => ConversationStats) | undefined;
   private readonly now: () => Date;
   private readonly background: BackgroundFile | undefined;
+  /** In the background: messages.jsonl being opened, and the lines waiting for it. */
+  private opening: Promise<void> | undefined;
+  private lines = '';
+  /** In the background: every line appended, so the run's messages need not be read back. */
+  private recorded = '';
+  private appendFailure: Error | undefined;
 
   constructor(start: ConversationStart) {
     this.now = start.now ?? (() => new Date());
     const id = start.id ?? newConversationId();
     this.files = conversationFiles(start.taskDir, id);
-    this.background = start.background ? new BackgroundFile(this.files.record, undefined, BACKGROUND_SETTLE_MS) : undefined;
+    const folder = start.background ? mkdir(this.files.dir, { recursive: true }) : undefined;
+    this.background = folder ? new BackgroundFile(this.files.record, undefined, BACKGROUND_SETTLE_MS, folder) : undefined;
     this.record = {
       id,
       task_id: start.taskId,
@@ -80,13 +90,17 @@ export class ConversationRecorder {
     // Claude Code always reports tokens, at its result: a run of it with none was cut off before
     // any answer, and its row is partial like any other cut-off run's (not a tokenless 0, final).
     this.tokens = start.agent === 'claude';
+    if (folder && this.background) {
+      // The first record is written at once but not fsynced (the last one is, before the run ends;
+      // a server's own record of the conversation is in its state).
+      this.background.save(this.text(), false, true);
+      this.opening = this.opened(folder.then(() => openFd(this.files.messages, 'a', 0o644)));
+      return;
+    }
     mkdirSync(this.files.dir, { recursive: true });
     this.fd = openSync(this.files.messages, 'a', 0o644);
-    // A run's folder never shows without its record. In the background the first one is written
-    // at once but not fsynced (the last one is, before the run ends; a server's own record of the
-    // conversation is in its state).
-    if (this.background) writeFileAtomic(this.files.record, this.text(), { durable: false });
-    else this.save(true);
+    // A run's folder never shows without its record.
+    this.save(true);
   }
 
   get id(): string {
@@ -212,12 +226,15 @@ export class ConversationRecorder {
   }
 
   private append(message: Message): void {
-    if (this.written.has(message.key) || this.fd === undefined) return;
+    const fd = this.fd;
+    if (this.written.has(message.key) || this.ended || (fd === undefined && this.opening === undefined)) return;
     this.written.add(message.key);
     for (const call of message.tool_calls) if (call.status !== 'pending') this.settledCalls.add(call.id);
-    const line = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
-    let offset = 0;
-    while (offset < line.length) offset += writeSync(this.fd, line, offset, line.length - offset);
+    const line = `${JSON.stringify(message)}\n`;
+    if (this.background) this.recorded += line;
+    // In the background, until messages.jsonl is open, the lines wait for it.
+    if (fd === undefined) this.lines += line;
+    else writeAllSync(fd, line);
   }
 
   private saveStats(durable: boolean): void {
@@ -230,9 +247,43 @@ export class ConversationRecorder {
     this.save(durable);
   }
 
-  /** Resolves once conversation.json holds the latest record (at once unless written in the background). */
-  flushed(): Promise<void> {
-    return this.background?.flushed() ?? Promise.resolve();
+  /** In the background, messages.jsonl's text as appended (the same lines, not read back); otherwise undefined. */
+  get messagesText(): string | undefined {
+    return this.background ? this.recorded : undefined;
+  }
+
+  /**
+   * messages.jsonl opened from the thread pool: the lines that waited for it are written, and from
+   * then on each message as it comes (an append to a file that exists: no wait on a busy disk), so
+   * a crash loses at most the message in flight, as with the synchronous recorder.
+   */
+  private async opened(file: Promise<number>): Promise<void> {
+    try {
+      const fd = await file;
+      const waiting = this.lines;
+      this.lines = '';
+      try {
+        writeAllSync(fd, waiting);
+      } finally {
+        // Ended meanwhile (finish() had no descriptor to close): nothing more comes.
+        if (this.ended) closeSync(fd);
+        else this.fd = fd;
+      }
+    } catch (error) {
+      this.appendFailure ??= error as Error;
+      this.lines = '';
+    }
+  }
+
+  /**
+   * Resolves once conversation.json holds the latest record, and, once the run has ended, every
+   * message is in messages.jsonl (at once unless written in the background); rejects with what failed.
+   */
+  async flushed(): Promise<void> {
+    if (!this.background) return;
+    await this.background.flushed();
+    await this.opening;
+    if (this.appendFailure) throw this.appendFailure;
   }
 
   private text(): string {

@@ -94,7 +94,7 @@ export class LifecycleRunner implements LifecycleBus {
   /** Resolves when every emitted hook has run (and its line is in lifecycle.log). */
   async idle(): Promise<void> {
     await Promise.allSettled([...this.builtins, this.commandTail]);
-    this.queue?.flush();
+    await this.queue?.flush();
   }
 
   /**

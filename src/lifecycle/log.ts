@@ -1,8 +1,9 @@
 // lifecycle.log: one JSON line per hook run, in the task's folder (docs/lifecycle-hooks.md).
 // Appended with O_APPEND, one write per line, so concurrent writers never interleave a line and
 // a crash loses at most the line being written.
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFile, appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fsCall } from '../store/atomic-write-async.js';
 import type { LifecyclePoint } from './types.js';
 import { LIFECYCLE_POINTS } from './types.js';
 
@@ -39,13 +40,15 @@ export function appendLifecycleLog(taskDir: string, entry: LifecycleLogEntry): v
 
 /**
  * Lines for lifecycle.log kept until the end of the event loop's pass, then appended with one
- * write per folder (a server's turn runs a builtin hook per message: one open, write and close
- * each, on the one thread). A crash loses at most the lines of that pass, as it would the events
- * still waiting for their commit.
+ * write per folder from libuv's thread pool (a server's turn runs a builtin hook per message: an
+ * open, write and close each would be the one thread's, waiting on a busy disk). A pass's lines are
+ * appended after the previous pass's, so the log keeps their order. A crash loses at most the lines
+ * not yet appended, as it would the events still waiting for their commit.
  */
 export class LifecycleLogQueue {
   private readonly waiting = new Map<string, string>();
   private scheduled = false;
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(private readonly failed: (error: unknown) => void) {}
 
@@ -53,20 +56,20 @@ export class LifecycleLogQueue {
     this.waiting.set(taskDir, `${this.waiting.get(taskDir) ?? ''}${JSON.stringify(entry)}\n`);
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => this.flush());
+    setImmediate(() => void this.flush());
   }
 
-  /** Appends what waits now. */
-  flush(): void {
+  /** Appends what waits now; resolves once every line so far is in its log. */
+  flush(): Promise<void> {
     this.scheduled = false;
-    for (const [dir, text] of this.waiting) {
-      try {
-        appendFileSync(lifecycleLogPath(dir), text);
-      } catch (error) {
-        this.failed(error);
-      }
-    }
+    const batch = [...this.waiting];
     this.waiting.clear();
+    if (batch.length > 0) {
+      const append = ([dir, text]: [string, string]) =>
+        fsCall((done) => appendFile(lifecycleLogPath(dir), text, (error) => done(error, undefined))).catch(this.failed);
+      this.writing = this.writing.then(() => Promise.all(batch.map(append))).then(() => undefined);
+    }
+    return this.writing;
   }
 }
 

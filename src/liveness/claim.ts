@@ -18,8 +18,13 @@ export type Claim =
   | { ok: true; owner: OwnerRecord; previous: OwnerRecord | undefined }
   | { ok: false; holder: Extract<Liveness, { status: 'alive' | 'remote' }> };
 
-export async function claimOwner(path: string, settings: { heartbeatIntervalMs: number; staleThresholdMs: number }): Promise<Claim> {
-  const first = ownerRecordForThisProcess(settings);
+/** `extra`: fields the claimed record carries besides this process's own (where its process groups go). */
+export async function claimOwner(
+  path: string,
+  settings: { heartbeatIntervalMs: number; staleThresholdMs: number },
+  extra: Pick<OwnerRecord, 'process_groups_file'> = {},
+): Promise<Claim> {
+  const first = { ...ownerRecordForThisProcess(settings), ...extra };
   if ((await createFileWhole(path, toJson(first))) === 'created') return { ok: true, owner: first, previous: undefined };
   return withLock(path, async () => {
     for (let attempt = 0; ; attempt++) {
@@ -27,7 +32,7 @@ export async function claimOwner(path: string, settings: { heartbeatIntervalMs: 
       const liveness = checkLiveness(previous);
       if (liveness.status === 'alive' || liveness.status === 'remote') return { ok: false, holder: liveness };
       // Made again: the lock may have taken a while, and the record's heartbeat starts now.
-      const owner = ownerRecordForThisProcess(settings);
+      const owner = { ...ownerRecordForThisProcess(settings), ...extra };
       if (previous === undefined && attempt < TRIES) {
         // Removed since: created only if still free, as a claim that does not take the lock does
         // (a rename would replace its record). Taken meanwhile: that holder is judged again; a

@@ -1,11 +1,11 @@
 // owner.json: which process runs a task, and its heartbeat (DESIGN §6). Written only by the owner,
 // atomically; read by anyone deciding whether the task crashed.
 
-import { readFileSync, unlinkSync } from 'node:fs';
-import { readFile, unlink } from 'node:fs/promises';
+import { readFile, readFileSync, unlink, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { toTimestamp } from '../domain/time.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
+import { BackgroundFile, fsCall } from '../store/atomic-write-async.js';
 import { toJson } from '../store/json-file.js';
 import { isPidRunning, processStartIdentity } from './process-identity.js';
 
@@ -25,6 +25,12 @@ export interface OwnerRecord {
    * running: recovery stops them before it runs the step again.
    */
   process_groups?: ProcessGroupRecord[];
+  /**
+   * Where the owner records its process groups instead (a server: one file per server process,
+   * liveness/group-journal.ts), by name in that folder; its lines for this record are added to
+   * `process_groups` when the task is taken over.
+   */
+  process_groups_file?: string;
 }
 
 export interface ProcessGroupRecord {
@@ -127,7 +133,7 @@ export interface Heartbeat {
   setProcessGroups(pids: readonly number[]): void;
   /** Stops beating but keeps owner.json, for another owner in this same process to take over. */
   handOver(): void;
-  /** Stops beating and removes owner.json, unless another process has taken the task over. */
+  /** Stops beating and removes owner.json, unless another process has taken the task over (not for a `background` heartbeat: release()). */
   stop(): void;
   /**
    * stop(), with the read and the removal off the event loop (a busy server's unlink waits on the
@@ -140,19 +146,29 @@ export interface Heartbeat {
 /**
  * Claims the task for this process and beats until stopped. The timer never keeps node alive.
  * `claimed`: the record this process has just written (claimOwner), which is not written again.
+ * `background`: each later write (beats, process groups) is made by libuv's thread pool, the same
+ * write-then-rename, so a server's one thread never waits on the disk for it; such a heartbeat
+ * ends with release(), which waits for them.
  */
 export function startHeartbeat(
   path: string,
   settings: { heartbeatIntervalMs: number; staleThresholdMs: number },
   claimed?: OwnerRecord,
+  options: {
+    background?: boolean;
+    /** Records the live groups when a new one starts, instead of owner.json (which names where: `process_groups_file`). */
+    groups?: (groups: readonly ProcessGroupRecord[]) => void;
+  } = {},
 ): Heartbeat {
   const owner = claimed ?? ownerRecordForThisProcess(settings);
   if (!claimed) writeOwner(path, owner);
   let stopped = false;
   const identities = new Map<number, string>();
+  const file = options.background ? new BackgroundFile(path) : undefined;
   const beat = () => {
     if (stopped) return;
     owner.heartbeat_at = toTimestamp(new Date());
+    if (file) return file.save(toJson(owner), false);
     try {
       writeOwner(path, owner);
     } catch {
@@ -180,7 +196,9 @@ export function startHeartbeat(
       // A new group is on record before anything else happens; one that ended goes with the next
       // beat (or stop()): a recorded group that is gone is never signalled (leftovers.ts checks
       // its start identity), and a busy server saves a write per process.
-      if (added) beat();
+      if (!added) return;
+      if (options.groups) options.groups(owner.process_groups ?? []);
+      else beat();
     },
     handOver() {
       stopped = true;
@@ -194,9 +212,11 @@ export function startHeartbeat(
     async release() {
       stopped = true;
       clearInterval(timer);
-      const current = await readFile(path, 'utf8').then(parseOwner, () => undefined);
+      // A write still on its way would put the record back after its removal.
+      await file?.flushed().catch(() => undefined);
+      const current = await fsCall<string>((done) => readFile(path, 'utf8', done)).then(parseOwner, () => undefined);
       if (ours(current))
-        await unlink(path).catch((error: NodeJS.ErrnoException) => {
+        await fsCall((done) => unlink(path, (error) => done(error, undefined))).catch((error: NodeJS.ErrnoException) => {
           if (error.code !== 'ENOENT') throw error;
         });
     },

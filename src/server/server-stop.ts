@@ -71,6 +71,7 @@ export function serverStop(deps: StopDeps): (reason: string) => Promise<void> {
       deps.loopDelay.disable();
       await deps.releaseSandbox?.();
       await deps.closeSpawner();
+      deps.conversations.closeJournal();
       // The last events (usage, the account's copies) are stored before the state closes.
       await Promise.race([
         Promise.all([deps.ctx.logs.settled(), deps.accountEvents.settled()]),

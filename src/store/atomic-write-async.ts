@@ -5,19 +5,46 @@
 // `settleMs`, a save that need not be durable waits that long for later ones to fold into it (a
 // short turn's record is then written at its start and its end only); a durable save, or
 // flushed(), writes at once.
-import { open, rename, unlink } from 'node:fs/promises';
+import { close, fchmod, fsync, open, rename, unlink, write } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AtomicWriteOptions } from './atomic-write.js';
 import { PRIVATE_FILE_MODE, tempName } from './atomic-write.js';
 import { personMode } from './private-umask.js';
 
+// Node's callback file calls, as promises: on plain descriptors, where fs/promises makes a
+// FileHandle per file opened (an object with its own close and finalizer), which a server writing
+// several files per turn paid for on its one thread.
+type Callback<T> = (error: NodeJS.ErrnoException | null, value: T) => void;
+
+/** One callback-style file call as a promise. */
+export function fsCall<T = void>(start: (done: Callback<T>) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => start((error, value) => (error ? reject(error) : resolve(value))));
+}
+
+export function openFd(path: string, flags: string, mode?: number): Promise<number> {
+  return fsCall<number>((done) => open(path, flags, mode, done));
+}
+
+export function closeFd(fd: number): Promise<void> {
+  return fsCall((done) => close(fd, (error) => done(error, undefined)));
+}
+
+/** Writes all of `data` at the descriptor's position (the end, for a file opened to append). */
+export async function writeWhole(fd: number, data: string | Uint8Array): Promise<void> {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  let offset = 0;
+  while (offset < bytes.length) offset += await fsCall<number>((done) => write(fd, bytes, offset, bytes.length - offset, null, done));
+}
+
+const sync = (fd: number) => fsCall((done) => fsync(fd, (error) => done(error, undefined)));
+
 async function fsyncDir(dir: string): Promise<void> {
   try {
-    const handle = await open(dir, 'r');
+    const fd = await openFd(dir, 'r');
     try {
-      await handle.sync();
+      await sync(fd);
     } finally {
-      await handle.close();
+      await closeFd(fd);
     }
   } catch {
     // Some filesystems refuse fsync on directories; the rename is still atomic there.
@@ -33,18 +60,18 @@ export async function writeFileAtomicAsync(
   const durable = options.durable !== false;
   try {
     const mode = options.mode ?? PRIVATE_FILE_MODE;
-    const handle = await open(temp, 'wx', mode);
+    const fd = await openFd(temp, 'wx', mode);
     try {
       const shared = personMode(mode);
-      if (shared !== undefined) await handle.chmod(shared);
-      await handle.writeFile(data);
-      if (durable) await handle.sync();
+      if (shared !== undefined) await fsCall((done) => fchmod(fd, shared, (error) => done(error, undefined)));
+      await writeWhole(fd, data);
+      if (durable) await sync(fd);
     } finally {
-      await handle.close();
+      await closeFd(fd);
     }
-    await rename(temp, path);
+    await fsCall((done) => rename(temp, path, (error) => done(error, undefined)));
   } catch (error) {
-    await unlink(temp).catch(() => {});
+    await fsCall((done) => unlink(temp, (e) => done(e, undefined))).catch(() => {});
     throw error;
   }
   if (durable) await fsyncDir(dirname(path));
@@ -56,17 +83,19 @@ export class BackgroundFile {
   private failure: Error | undefined;
   private timer: NodeJS.Timeout | undefined;
 
+  /** `before`: what must be done before the first write (its folder made); its failure is the first write's. */
   constructor(
     private readonly path: string,
     private readonly mode?: number,
     private readonly settleMs = 0,
+    private readonly before: Promise<unknown> = Promise.resolve(),
   ) {}
 
-  /** Writes `data` soon; returns at once. */
-  save(data: string, durable: boolean): void {
+  /** Writes `data` soon (`now`: without waiting `settleMs`); returns at once. */
+  save(data: string, durable: boolean, now = false): void {
     this.pending = { data, durable: durable || (this.pending?.durable ?? false) };
     if (this.running) return;
-    if (this.pending.durable || this.settleMs <= 0) {
+    if (now || this.pending.durable || this.settleMs <= 0) {
       this.start();
       return;
     }
@@ -93,6 +122,7 @@ export class BackgroundFile {
         const next = this.pending;
         this.pending = undefined;
         try {
+          await this.before;
           await writeFileAtomicAsync(this.path, next.data, {
             durable: next.durable,
             ...(this.mode === undefined ? {} : { mode: this.mode }),

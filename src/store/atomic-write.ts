@@ -61,11 +61,7 @@ export function writeFileAtomic(
     const shared = personMode(mode);
     if (shared !== undefined) fchmodSync(fd, shared);
     const pieces = typeof data === 'string' || data instanceof Uint8Array ? [data] : data;
-    for (const piece of pieces) {
-      const buffer = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;
-      let offset = 0;
-      while (offset < buffer.length) offset += writeSync(fd, buffer, offset, buffer.length - offset);
-    }
+    for (const piece of pieces) writeAllSync(fd, piece);
     if (options.durable !== false) fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
@@ -89,4 +85,12 @@ export function writeFileAtomic(
     throw error;
   }
   if (options.durable !== false) fsyncDir(dir);
+}
+
+/** Writes all of `data` at the descriptor's position (the end, for a file opened to append); returns its length in bytes. */
+export function writeAllSync(fd: number, data: string | Uint8Array): number {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  let offset = 0;
+  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+  return bytes.length;
 }

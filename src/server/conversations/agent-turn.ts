@@ -9,6 +9,7 @@ import type { AgentUpdate } from '../../agent/claude-stream.js';
 import type { AgentRunResult } from '../../agent/types.js';
 import type { Config } from '../../config/schema.js';
 import { AgentConversation } from '../../conversation/agent-conversation.js';
+import { newConversationId } from '../../conversation/paths.js';
 import type { ConversationStats, Message } from '../../domain/conversation.js';
 import { MESSAGE_ROLE } from '../../domain/conversation.js';
 import { toTimestamp } from '../../domain/time.js';
@@ -21,7 +22,7 @@ import { keepSession, placeSession } from './claude-session.js';
 import { sessionTravels } from './claude-session-sync.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles } from './conversation-store.js';
-import { lastRunMessages } from './messages.js';
+import { lastRunMessages, nextRunPlace } from './messages.js';
 
 /** The stop reason of a turn cancelled over the API: it ends `cancelled`, not `interrupted`. */
 export const CANCEL_REASON = 'cancelled over the API';
@@ -152,12 +153,16 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const files = conversationFiles(home, input.conversation.account, input.conversation.id);
   const turn = input.conversation.turns + 1;
   const startedAt = toTimestamp(new Date());
+  const runId = newConversationId();
+  const previous = input.conversation.last_turn;
+  // Counted before this run's folder is made (from the thread pool).
+  const place = nextRunPlace(home, input.conversation.account, input.conversation.id, previous);
   let conversation: ServerConversation = {
     ...input.conversation,
     status: 'running',
     turns: turn,
     updated_at: startedAt,
-    last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null },
+    last_turn: { turn, started_at: startedAt, ended_at: null, ok: null, error: null, run: runId, run_place: place },
   };
   // A Claude Code session is resumed only where its transcript is: the previous turn may have run
   // on another server, whose session came back from the store with the workspace (claude-session.ts).
@@ -177,6 +182,11 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
 
   const ai = { ...config.ai, agent: conversation.provider };
   const run = new AgentConversation({
+    id: runId,
+    // The session resumed is the one the last turn ended with, so the run it continues is that
+    // turn's: named by the record, not found by reading every earlier run's (a long conversation's
+    // turn would). An older record, or a turn cut off (its agent may have changed session), is looked up.
+    ...(resumeSessionId && previous?.run && previous.ended_at !== null ? { continues: previous.run } : {}),
     taskDir: files.dir,
     taskId: '',
     stepName: `turn-${turn}`,
@@ -249,13 +259,13 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const record = await run.end({ ok: error === null, error: error ?? undefined, interrupted: Boolean(stopped), output: result.output });
   // A stopped agent may not have reported what it used: the turn's usage, and the totals, say so.
   const usage = stopped ? { ...record.stats, partial: true } : record.stats;
-  // The run's messages, as its folder has them (tool results joined into their calls), go into the
-  // state, so GET …/messages answers the same on every server.
+  // The run's messages, as its folder has them (tool results joined into their calls; the lines the
+  // recorder appended, not read back), go into the state, so GET …/messages answers the same on every server.
   // In the state's database they join the turn's end transaction (one commit fewer); elsewhere
   // (DynamoDB) they go now, a failure reported and the turn going on.
   let messages: StoredMessage[] = [];
   if (input.holdsLease?.() !== false) {
-    messages = lastRunMessages(home, conversation.account, conversation.id, run.id);
+    messages = lastRunMessages(home, conversation.account, conversation.id, { id: run.id, place, text: run.recorder.messagesText });
     if (!input.state.messagesInDatabase) {
       await input.state.putMessages(messages).catch((error: Error) => input.onStoreError?.(error));
       messages = [];
@@ -267,7 +277,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     session_id: sessionId || record.session_id,
     status: cancelled ? 'cancelled' : stopped ? 'interrupted' : error ? 'failed' : 'completed',
     updated_at: endedAt,
-    last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error },
+    last_turn: { turn, started_at: startedAt, ended_at: endedAt, ok: error === null, error, run: runId, run_place: place },
     stats: addStats(conversation.stats, usage),
   };
   // The final record is written by the caller, with the turn's last events, in one transaction.

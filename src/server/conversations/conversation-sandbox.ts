@@ -1,6 +1,7 @@
 // A conversation's sandbox before its turn: a new workspace runs OnColdStart (a failure removes what
 // was created), a warm one catches up with the store, and a Claude Code session follows its workspace.
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import type { LifecycleBase, LifecycleBus, LifecycleEvent } from '../../lifecycle/types.js';
 import type { ServerContext } from '../http/context.js';
 import { HttpError } from '../http/http.js';
@@ -62,7 +63,7 @@ export async function ensureSandbox(
     return conversation;
   }
   if (fresh) {
-    mkdirSync(files.workspace, { recursive: true });
+    await mkdir(files.workspace, { recursive: true });
     conversation = { ...conversation, sandbox_id: sandboxId };
   }
   try {

@@ -27,6 +27,10 @@ export interface TurnRecord {
   ended_at: string | null;
   ok: boolean | null;
   error: string | null;
+  /** The turn's agent run (its folder under the conversation's): what the next turn continues. Absent in older records. */
+  run?: string;
+  /** That run's place among the conversation's runs (its messages' `turn` in the state). Absent in older records. */
+  run_place?: number;
 }
 
 /** A conversation's states on the server: the recorder's, plus `idle` (no turn yet) and `cancelled`. */
@@ -53,6 +57,11 @@ export interface ServerConversation {
 
 export function conversationsDir(home: string, account: string): string {
   return join(serverDir(home), 'accounts', account, 'conversations');
+}
+
+/** Where this machine's servers record the process groups of their turns' agents (liveness/group-journal.ts). */
+export function processGroupsDir(home: string): string {
+  return join(serverDir(home), 'process-groups');
 }
 
 export function conversationFiles(home: string, account: string, id: string) {

@@ -3,11 +3,13 @@
 // one turn at a time with the server as the conversation's live owner, and detect turns whose
 // server died so they can be recovered.
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { emptyStats, MESSAGE_ROLE } from '../../domain/conversation.js';
 import { toTimestamp } from '../../domain/time.js';
 import { ProcessGroups } from '../../engine/processes.js';
 import { claimOwner } from '../../liveness/claim.js';
+import { GroupJournal, withJournalGroups } from '../../liveness/group-journal.js';
 import { releaseOwner } from '../../liveness/owner.js';
 import { killLeftoverProcesses } from '../../recovery/leftovers.js';
 import type { ServerContext } from '../http/context.js';
@@ -17,7 +19,14 @@ import { logKey } from '../state/types.js';
 import { CANCEL_REASON } from './agent-turn.js';
 import { ensureSandbox, lifecycleBase } from './conversation-sandbox.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
-import { conversationFiles, conversationsDir, listConversations, readConversation, removeConversation } from './conversation-store.js';
+import {
+  conversationFiles,
+  conversationsDir,
+  listConversations,
+  processGroupsDir,
+  readConversation,
+  removeConversation,
+} from './conversation-store.js';
 import { conversationMessages } from './messages.js';
 import type { CutOff } from './turn-interrupt.js';
 import { interruptIfCut } from './turn-interrupt.js';
@@ -58,7 +67,17 @@ export class Conversations {
   /** Told of each turn this server marks interrupted (server.auto_recover recovers it, lease-sweep.ts). */
   onInterrupted: ((c: ServerConversation) => void) | undefined;
 
-  constructor(private readonly ctx: ServerContext) {}
+  /** The process groups of this server's turns, one file for all of them. */
+  private readonly journal: GroupJournal;
+
+  constructor(private readonly ctx: ServerContext) {
+    this.journal = new GroupJournal(processGroupsDir(ctx.home));
+  }
+
+  /** The server stops: with no turn running, its record of process groups goes. */
+  closeJournal(): void {
+    if (this.running.size === 0) this.journal.close();
+  }
 
   /** Turns running here (not those waiting in their account's queue). */
   get runningCount(): number {
@@ -116,6 +135,8 @@ export class Conversations {
         { sandbox_id: existing.sandbox_id },
       );
     }
+    // The journal file this turn's owner.json names, once claimed (given back as the turn ends).
+    let journal: string | undefined;
     try {
       // A slot of the account's running work, held until the agent has stopped (not the stream).
       slot.release = await this.ctx.work.acquire(request.account, request.aborted);
@@ -123,8 +144,10 @@ export class Conversations {
       request.admitted?.();
       // ... and across processes through owner.json, taken under a lock (a lease: another server
       // gets it only once this one is gone or its heartbeat stale).
-      mkdirSync(files.dir, { recursive: true, mode: 0o700 });
-      const claim = await claimOwner(files.owner, ownerLeaseSettings(this.ctx.config));
+      // From the thread pool: even a folder that exists costs a busy disk's lookup.
+      await mkdir(files.dir, { recursive: true, mode: 0o700 });
+      journal = this.journal.take();
+      const claim = await claimOwner(files.owner, ownerLeaseSettings(this.ctx.config), { process_groups_file: journal });
       if (!claim.ok) {
         throw new HttpError(
           409,
@@ -132,7 +155,7 @@ export class Conversations {
           `conversation ${request.conversationId} is being answered by another server: retry once its turn has ended`,
         );
       }
-      killLeftoverProcesses(claim.previous);
+      killLeftoverProcesses(withJournalGroups(this.journal.dir, claim.previous, files.owner));
       const state = await this.ctx.state();
       const leaseName = logKey.conversation(request.account, request.conversationId);
       // The previous owner's process is gone (claimOwner checked): its lease goes with it.
@@ -169,13 +192,19 @@ export class Conversations {
       // From the file, not this process's cache: the previous turn may have run on another server,
       // and its usage event must not end this turn's stream.
       const fromId = await log.readLastId();
+      const journalName = journal;
       slot.done = runConversationTurn(this.ctx, conversation, request.prompt, slot, log, claim.owner, {
-        ended: () => this.running.delete(k),
+        processGroups: (groups) => this.journal.record(journalName, files.owner, groups),
+        ended: () => {
+          this.running.delete(k);
+          this.journal.release(journalName);
+        },
         interrupted: (c) => this.onInterrupted?.(c),
       });
       return { log, fromId, done: slot.done };
     } catch (error) {
       this.running.delete(k);
+      if (journal !== undefined) this.journal.release(journal);
       slot.release();
       await slot.lease?.release();
       if (!(error instanceof HttpError && error.code === 'turn_running')) releaseOwner(files.owner);

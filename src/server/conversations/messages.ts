@@ -3,9 +3,9 @@
 // state, from which the API reads them, so every server on it answers GET …/messages. Stored keys carry their run's
 // id ("<run>:<key>"): two turns' keys never collide, and the API gives back the run's own key.
 
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { conversationsDir, conversationFiles as runFiles } from '../../conversation/paths.js';
-import { listConversations as listRuns, readMessages as readRunMessages } from '../../conversation/read.js';
+import { listConversations as listRuns, parseMessages, readMessages as readRunMessages } from '../../conversation/read.js';
 import { CONVERSATION_ID_PATTERN, type Message } from '../../domain/conversation.js';
 import type { ServerState, StoredMessage } from '../state/types.js';
 import { conversationFiles } from './conversation-store.js';
@@ -37,14 +37,29 @@ export function messagesFromRuns(home: string, account: string, conversationId: 
 }
 
 /**
- * The messages of run `runId`, the one that started last (the turn that just ended): its place in
- * the order is the number of run folders, counted without reading every run's record (a long
- * conversation's turn would otherwise read all its earlier runs).
+ * The messages of run `runId`, the `place`-th of the conversation (the turn that just ended),
+ * from `text` (its messages.jsonl as the recorder appended it) or, without it, from its folder.
  */
-export function lastRunMessages(home: string, account: string, conversationId: string, runId: string): StoredMessage[] {
-  const dir = conversationFiles(home, account, conversationId).dir;
-  const runs = readdirSync(conversationsDir(dir)).filter((name) => CONVERSATION_ID_PATTERN.test(name)).length;
-  return readRunMessages(runFiles(dir, runId).messages).map((m) => toStored(m, runId, account, conversationId, runs));
+export function lastRunMessages(
+  home: string,
+  account: string,
+  conversationId: string,
+  run: { id: string; place: number; text?: string | undefined },
+): StoredMessage[] {
+  const path = runFiles(conversationFiles(home, account, conversationId).dir, run.id).messages;
+  const messages = run.text === undefined ? readRunMessages(path) : parseMessages(run.text, path);
+  return messages.map((m) => toStored(m, run.id, account, conversationId, run.place));
+}
+
+/**
+ * The place of a conversation's next run among its runs: one after the last turn's, which its
+ * record keeps; for a record without it (an older atlas's), one after the run folders on this disk.
+ */
+export function nextRunPlace(home: string, account: string, conversationId: string, last: { run_place?: number } | null): number {
+  if (last?.run_place !== undefined) return last.run_place + 1;
+  const dir = conversationsDir(conversationFiles(home, account, conversationId).dir);
+  if (!existsSync(dir)) return 1;
+  return readdirSync(dir).filter((name) => CONVERSATION_ID_PATTERN.test(name)).length + 1;
 }
 
 /**

@@ -3,6 +3,7 @@
 // background sweep (lease-sweep.ts). The dead server's agent is stopped if it still runs here, the
 // record says `interrupted`, its owner.json goes, and the `interrupted` event tells its clients.
 import { rmSync } from 'node:fs';
+import { withJournalGroups } from '../../liveness/group-journal.js';
 import type { OwnerRecord } from '../../liveness/owner.js';
 import { checkLiveness, readOwner } from '../../liveness/owner.js';
 import { killLeftoverProcesses } from '../../recovery/leftovers.js';
@@ -10,7 +11,7 @@ import type { ServerContext } from '../http/context.js';
 import type { Fence } from '../state/types.js';
 import { logKey } from '../state/types.js';
 import type { ServerConversation } from './conversation-store.js';
-import { conversationFiles, readConversation, writeConversation } from './conversation-store.js';
+import { conversationFiles, processGroupsDir, readConversation, writeConversation } from './conversation-store.js';
 import { holderOf, THIS_HOLDER } from './turn-lease.js';
 
 export interface CutOff {
@@ -97,14 +98,14 @@ async function markInterrupted(
 ): Promise<ServerConversation> {
   // The dead server's agent may still run (a local turn, or no setpriv): it stops before anyone
   // can recover the turn in the same workspace.
-  const killed = killLeftoverProcesses(record);
+  const ownerPath = conversationFiles(ctx.home, c.account, c.id).owner;
+  const killed = killLeftoverProcesses(withJournalGroups(processGroupsDir(ctx.home), record, ownerPath));
   if (killed.length > 0)
     ctx.log({ msg: "stopped a dead server's agent", account: c.account, conversation_id: c.id, process_groups: killed });
   // The dead turn's usage never arrived: the totals lack it, and say so.
   const marked: ServerConversation = { ...c, status: 'interrupted', stats: { ...c.stats, partial: true } };
   await writeConversation(await ctx.state(), marked);
   // The dead owner's record goes, unless a server claimed the conversation meanwhile.
-  const ownerPath = conversationFiles(ctx.home, c.account, c.id).owner;
   if (record && JSON.stringify(readOwner(ownerPath)) === JSON.stringify(record)) rmSync(ownerPath, { force: true });
   await ctx.logs.get(logKey.conversation(c.account, c.id)).append('interrupted', { turn: c.turns, reason }, fence);
   return marked;

@@ -1,7 +1,7 @@
 // Runs one turn of a conversation once it holds its slot and lease: the agent in its executor, a
 // heartbeat on owner.json, events fenced by the lease's token, then the end (record, `cancelled`,
 // `usage`, lease given back) in one transaction, or, with the lease lost, the turn marked interrupted.
-import type { OwnerRecord } from '../../liveness/owner.js';
+import type { OwnerRecord, ProcessGroupRecord } from '../../liveness/owner.js';
 import { startHeartbeat } from '../../liveness/owner.js';
 import type { ServerContext } from '../http/context.js';
 import type { EventLog } from '../state/event-log.js';
@@ -18,6 +18,8 @@ import { ownerLeaseSettings, turnLeaseSettings } from './turn-slot.js';
 
 /** What the conversations are told as the turn ends. */
 export interface TurnHooks {
+  /** A new process group of the agent: its live groups are recorded (the server's journal, named by owner.json). */
+  processGroups: (groups: readonly ProcessGroupRecord[]) => void;
   /** The agent has stopped: the conversation is free here. */
   ended: () => void;
   /** This server marked the turn interrupted (its lease was lost). */
@@ -38,7 +40,10 @@ export async function runConversationTurn(
   // The caller opens the stream first: its headers reach the client before this work starts.
   // ... and one turn starts per pass of the event loop (src/server/conversations/pace.ts).
   await paced();
-  const heartbeat = startHeartbeat(files.owner, ownerLeaseSettings(config), owner);
+  const heartbeat = startHeartbeat(files.owner, ownerLeaseSettings(config), owner, {
+    background: true,
+    groups: hooks.processGroups,
+  });
   // The turn's events carry its lease's token: once another server has taken the lease over,
   // they are refused, and the turn is stopped.
   const fence = slot.lease?.fence;

@@ -27,6 +27,10 @@ export interface TurnRow {
   ended_at: string | null;
   ok: boolean | null;
   error: string | null;
+  /** The turn's agent run (its folder under the conversation's): what the next turn continues. Absent in older records. */
+  run?: string;
+  /** That run's place among the conversation's runs (its messages' `turn` in the state). Absent in older records. */
+  run_place?: number;
 }
 
 export interface ConversationRow {
