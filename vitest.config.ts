@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
 // others share a worker's process across files: each is spared a process start and a second load
 // of the same modules (about 20 s of the suite's CPU).
 const SHARED_STATE =
-  /process\.env(?:\.\w+|\[[^\]]+\])\s*(?:=[^=]|\?\?=)|delete process\.env|Object\.assign\(process\.env|vi\.(?:stubEnv|stubGlobal|mock|doMock)\(|process\.(?:chdir|umask)\(|process\.exitCode|enterPrivateUmask|setFlagsFromString/;
+  /process\.env(?:\.\w+|\[[^\]]+\])?\s*(?:=[^=]|\?\?=)|delete process\.env|Object\.assign\(process\.env|vi\.(?:stubEnv|stubGlobal|mock|doMock)\(|process\.(?:chdir|umask)\(|process\.exitCode|enterPrivateUmask|setFlagsFromString/;
 const HELPER_IMPORT = /from '(\.{1,2}\/(?:[\w.-]+\/)*helpers\/[\w.-]+)\.js'/g;
 
 function touchesSharedState(file: string): boolean {
