@@ -39,7 +39,8 @@ export interface DynamoTarget {
   timeoutMs: number;
 }
 
-export const DYNAMO_URL_FORM = 'dynamodb://TABLE[?endpoint=URL&region=NAME&timeout=DURATION]';
+/** The accepted form, for errors: the range is TIMEOUT_MIN_MS to TIMEOUT_MAX_MS. */
+export const DYNAMO_URL_FORM = 'dynamodb://TABLE[?endpoint=URL&region=NAME&timeout=DURATION] (timeout from 100ms to 2m)';
 
 /** dynamodb://TABLE[?endpoint=URL&region=NAME&timeout=DURATION]; undefined when `text` is not one. */
 export function parseDynamoUrl(text: string): DynamoTarget | undefined {

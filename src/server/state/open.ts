@@ -205,7 +205,7 @@ export async function openState(options: StateOptions): Promise<ServerState> {
     const { DynamoMessages, DYNAMO_URL_FORM, parseDynamoUrl } = await import('./dynamo-messages.js');
     const target = parseDynamoUrl(options.messages);
     try {
-      if (!target) throw new Error(`server.messages must be ${DYNAMO_URL_FORM} (timeout from 100ms to 2m), got "${options.messages}"`);
+      if (!target) throw new Error(`server.messages must be ${DYNAMO_URL_FORM}, got "${options.messages}"`);
       dynamo = await DynamoMessages.open(target);
     } catch (error) {
       await opened.close();
