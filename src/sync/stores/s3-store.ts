@@ -114,7 +114,7 @@ export class S3Store implements SyncStore {
 
   async putTaskIndex(taskId: string, workspace: string): Promise<void> {
     const key = this.key(TASK_INDEX, taskIndexName(taskId, workspace));
-    await this.send(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '' })));
+    await this.send(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '', ContentLength: 0 })));
   }
 
   async listTaskIndex(): Promise<StoredTask[]> {
@@ -290,7 +290,7 @@ export class S3Store implements SyncStore {
 
   async putLock(tree: string, name: string): Promise<void> {
     const key = this.key(tree, LOCK_AREA, name);
-    await this.send(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '' })));
+    await this.send(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '', ContentLength: 0 })));
   }
 
   async listLocks(tree: string): Promise<{ name: string; modifiedMs: number }[]> {
