@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectRequests, encodeKey, shapeOf, signV4 } from '../src/sync/stores/s3-direct.js';
+import { LazySdk } from '../src/sync/stores/s3-sdk.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { startS3rver } from './helpers/s3rver.js';
 
@@ -159,7 +160,7 @@ describe('DirectRequests against s3rver', () => {
 
   it('is used only after the SDK sent a GetObject, then fetches with a signature the server accepts', async () => {
     const client = clientOf(server.endpoint);
-    const direct = new DirectRequests(client);
+    const direct = new DirectRequests(LazySdk.of(client));
     const keys = ['f/state', 'f/a b+c%.txt', "f/(x)!*'.txt"];
     for (const key of keys) await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: key, Body: `content of ${key}` }));
     expect(await direct.get('f/state')).toBeUndefined();
@@ -169,7 +170,7 @@ describe('DirectRequests against s3rver', () => {
 
   it('puts a small object with its Content-MD5 and SHA-256 once the shape is known', async () => {
     const client = clientOf(server.endpoint);
-    const direct = new DirectRequests(client);
+    const direct = new DirectRequests(LazySdk.of(client));
     const body = Buffer.from('a blob');
     const md5 = createHash('md5').update(body).digest('base64');
     const sha = createHash('sha256').update(body).digest('hex');
@@ -196,7 +197,7 @@ describe('DirectRequests against s3rver', () => {
     await new Promise<void>((ok) => strict.listen(0, '127.0.0.1', ok));
     try {
       const client = clientOf(`http://127.0.0.1:${(strict.address() as AddressInfo).port}`);
-      const direct = new DirectRequests(client);
+      const direct = new DirectRequests(LazySdk.of(client));
       await text((await client.send(new GetObjectCommand({ Bucket: 'bucket', Key: 'k/state' }))).Body as AsyncIterable<Buffer>);
       const body = Buffer.from('bytes');
       expect(
@@ -221,31 +222,35 @@ describe('DirectRequests against s3rver', () => {
 
   it('leaves a missing object, then everything, to the SDK', async () => {
     const client = clientOf(server.endpoint);
-    const direct = new DirectRequests(client);
+    const direct = new DirectRequests(LazySdk.of(client));
     await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: 'g/a', Body: 'a' }));
     await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'g/a' }))).Body as AsyncIterable<Buffer>);
     expect(await direct.get('g/missing')).toBeUndefined();
     expect(await direct.get('g/a')).toBeUndefined();
   });
 
-  it('a connection that fails before an answer, or a server error, is left to the SDK for that object only', async () => {
+  it('a connection that fails before an answer, or a server error, is tried again here, the last failure thrown', async () => {
     let calls = 0;
     const flaky = createServer((req, res) => {
       calls++;
-      if (calls === 2) return void req.socket.destroy(); // the direct request of 'k/b'
+      if (calls === 2) return void req.socket.destroy(); // the first try of 'k/b'
       if (calls === 4) return void res.writeHead(503).end('<Error><Code>SlowDown</Code></Error>'); // the first of 'k/c'
+      if (req.url === '/bucket/k/d') return void res.writeHead(500).end('<Error><Code>InternalError</Code><Message>down</Message></Error>');
       res.writeHead(200, { 'content-type': 'text/plain' }).end(`body ${req.url}`);
     });
     await new Promise<void>((ok) => flaky.listen(0, '127.0.0.1', ok));
     try {
       const client = clientOf(`http://127.0.0.1:${(flaky.address() as AddressInfo).port}`);
-      const direct = new DirectRequests(client);
+      const direct = new DirectRequests(LazySdk.of(client), undefined, { attempts: 2 });
       await text((await client.send(new GetObjectCommand({ Bucket: 'bucket', Key: 'k/a' }))).Body as AsyncIterable<Buffer>);
-      expect(await direct.get('k/b')).toBeUndefined();
-      expect(await text((await direct.get('k/a'))!)).toBe('body /bucket/k/a');
-      // A server error (503 SlowDown) is that request's, not a reason to stop the direct path.
-      expect(await direct.get('k/c')).toBeUndefined();
+      expect(await text((await direct.get('k/b'))!)).toBe('body /bucket/k/b');
       expect(await text((await direct.get('k/c'))!)).toBe('body /bucket/k/c');
+      // Past its attempts, the server's own error, as the SDK would report it.
+      const before = calls;
+      await expect(direct.get('k/d')).rejects.toMatchObject({ name: 'InternalError', message: 'down', $metadata: { httpStatusCode: 500 } });
+      expect(calls - before).toBe(2);
+      // A server error was that request's: this path stays on.
+      expect(await text((await direct.get('k/a'))!)).toBe('body /bucket/k/a');
     } finally {
       flaky.closeAllConnections();
       await new Promise((ok) => flaky.close(ok));

@@ -13,6 +13,7 @@ import { AtlasError } from '../src/domain/errors.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
 import { makeS3Client } from '../src/sync/stores/s3-client.js';
 import { DirectRequests } from '../src/sync/stores/s3-direct.js';
+import { LazySdk } from '../src/sync/stores/s3-sdk.js';
 import { DEFAULT_TIMEOUTS, timeoutsFrom } from '../src/sync/stores/s3-timeouts.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
 import { S3RVER_ENV } from './helpers/s3rver.js';
@@ -125,7 +126,7 @@ describe('request timeouts', () => {
     }, 60_000);
   }
 
-  it('the hand-signed path has the same timeouts: a stalled or trickling answer is left to the SDK, a body cut', async () => {
+  it('the hand-signed path has the same timeouts: a stalled answer fails on them, a trickling body is cut', async () => {
     let requests = 0;
     let mode: 'answer' | 'stall' | 'trickle' = 'answer';
     const server = await listen(
@@ -140,11 +141,11 @@ describe('request timeouts', () => {
     );
     const timeouts = { connectMs: 1000, idleMs: 200, requestMs: 500 };
     const client = makeS3Client({ endpoint: server.endpoint, force_path_style: true, region: 'us-east-1' }, 1, timeouts);
-    const direct = new DirectRequests(client, timeouts);
+    const direct = new DirectRequests(LazySdk.of(client), timeouts);
     const got = await client.send(new GetObjectCommand({ Bucket: 'bucket', Key: 'p/state' }));
     expect(await got.Body!.transformToString()).toBe('x'); // the shape is learned
     mode = 'stall';
-    expect(await direct.get('p/other')).toBeUndefined();
+    await expect(direct.get('p/other')).rejects.toThrow(/GET p\/other without data timed out after 0.2 s/);
     mode = 'trickle';
     const body = await direct.get('p/other');
     const read = async () => {

@@ -51,6 +51,10 @@ export interface FaultProxy {
   failed: number;
   /** Bytes of request bodies received (what a client sent), forwarded or not. */
   bytesIn: number;
+  /** Requests the AWS SDK sent (its invocation id header); the rest were hand-signed (s3-direct.ts). */
+  fromSdk: number;
+  /** The access key ids requests were signed with. */
+  accessKeys: Set<string>;
   deletes: DeleteRequest[];
   stop(): Promise<void>;
 }
@@ -67,6 +71,8 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     requests: 0,
     failed: 0,
     bytesIn: 0,
+    fromSdk: 0,
+    accessKeys: new Set(),
     deletes: [],
     stop: async () => undefined,
   };
@@ -103,6 +109,9 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       proxy.requests++;
+      if (req.headers['amz-sdk-invocation-id']) proxy.fromSdk++;
+      const signedBy = /Credential=([^/]+)\//.exec(req.headers.authorization ?? '')?.[1];
+      if (signedBy) proxy.accessKeys.add(signedBy);
       proxy.bytesIn += body.length;
       if (proxy.mode === 'flaky' && random() < proxy.failRate) {
         proxy.failed++;

@@ -3,12 +3,9 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../../config/schema.js';
 import { JitterRetryStrategy } from './s3-retry.js';
+import { regionFrom } from './s3-shape.js';
 import type { RequestTimeouts } from './s3-timeouts.js';
 import { limitBodies, sdkRequestHandler, timeoutsFrom } from './s3-timeouts.js';
-
-function regionFrom(settings: Config['sync']['s3']): string {
-  return settings.region || process.env['AWS_REGION'] || process.env['AWS_DEFAULT_REGION'] || 'us-east-1';
-}
 
 /** The client for a bucket of these settings: the one way atlas talks to S3 (stores and exports). */
 export function makeS3Client(settings: Config['sync']['s3'], attempts: number, timeouts: RequestTimeouts = timeoutsFrom()): S3Client {

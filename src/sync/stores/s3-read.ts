@@ -2,15 +2,15 @@
 // each tried again when the body is cut off midway.
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Received } from '../scan/stream-file.js';
 import { collectRange, streamToNewFile } from '../scan/stream-file.js';
 import type { DirectRequests } from './s3-direct.js';
 import { withRetries } from './s3-retry.js';
+import type { LazySdk } from './s3-sdk.js';
 import type { PackReader } from './store.js';
 
 export interface S3Reader {
-  client: S3Client;
+  sdk: LazySdk;
   bucket: string;
   direct: DirectRequests;
   /** Attempts per request (sync.retries + 1, or AWS_MAX_ATTEMPTS). */
@@ -86,7 +86,8 @@ function readBody<T>(
     async () => {
       const direct = await reader.direct.get(key, range);
       if (direct) return consume(direct as AsyncIterable<Buffer>, range !== undefined && direct.statusCode === 200);
-      const got = await reader.client.send(new GetObjectCommand({ Bucket: reader.bucket, Key: key, ...(range ? { Range: range } : {}) }));
+      const { client, S3 } = await reader.sdk.get();
+      const got = await client.send(new S3.GetObjectCommand({ Bucket: reader.bucket, Key: key, ...(range ? { Range: range } : {}) }));
       return consume(got.Body as Readable as AsyncIterable<Buffer>, range !== undefined && got.ContentRange === undefined);
     },
     (error) => (error as { $cutOff?: boolean }).$cutOff === true,

@@ -3,46 +3,22 @@
 // sends only a CRC32 under WHEN_REQUIRED, and many S3-compatible servers refuse a batch delete
 // without Content-MD5. A server that refuses batch deletes altogether gets one DeleteObject per key.
 import { createHash } from 'node:crypto';
-import type { S3Client } from '@aws-sdk/client-s3';
-import { DeleteObjectCommand, DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { mapPool } from '../scan/pool.js';
 import { s3Error, s3Failure } from './s3-errors.js';
-
-export interface S3Place {
-  client: S3Client;
-  bucket: string;
-  /** s3://bucket/prefix, for messages. */
-  location: string;
-  /** Whether DeleteObjects is still tried (false once the server refused it). */
-  batch: { ok: boolean };
-}
+import type { S3Place } from './s3-list.js';
 
 export const DELETE_BATCH = 1000;
 const SINGLE_DELETES_IN_FLIGHT = 16;
 
-/** Every object whose key starts with `prefix` (which ends with "/"), with its size. */
-export async function listUnder(place: S3Place, prefix: string): Promise<{ key: string; size: number; modifiedMs: number }[]> {
-  const found: { key: string; size: number; modifiedMs: number }[] = [];
-  let token: string | undefined;
-  do {
-    const page = await place.client
-      .send(new ListObjectsV2Command({ Bucket: place.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }))
-      .catch((error: unknown) => {
-        throw s3Error(error, `a listing of ${prefix}`, place.location);
-      });
-    // A key outside the prefix (a server that ignores Prefix) is never acted on.
-    for (const o of page.Contents ?? [])
-      if (o.Key?.startsWith(prefix)) found.push({ key: o.Key, size: o.Size ?? 0, modifiedMs: o.LastModified?.getTime() ?? 0 });
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return found;
-}
-
 export async function deleteOne(place: S3Place, key: string): Promise<void> {
-  await place.client.send(new DeleteObjectCommand({ Bucket: place.bucket, Key: key })).catch((error: unknown) => {
+  try {
+    if (await place.direct.remove(key)) return;
+    const { client, S3 } = await place.sdk.get();
+    await client.send(new S3.DeleteObjectCommand({ Bucket: place.bucket, Key: key }));
+  } catch (error) {
     throw s3Error(error, `a delete of ${key}`, place.location);
-  });
+  }
 }
 
 /** Deletes `keys` (all under `under`), in batches; a key the server could not delete fails the call, named. */
@@ -63,7 +39,8 @@ export async function deleteKeys(place: S3Place, keys: readonly string[], under:
 }
 
 async function deleteBatch(place: S3Place, keys: readonly string[], under: string): Promise<void> {
-  const command = new DeleteObjectsCommand({ Bucket: place.bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } });
+  const { client, S3 } = await place.sdk.get();
+  const command = new S3.DeleteObjectsCommand({ Bucket: place.bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } });
   command.middlewareStack.add(
     (next) => async (args) => {
       const request = args.request as { body?: unknown; headers?: Record<string, string> };
@@ -73,7 +50,7 @@ async function deleteBatch(place: S3Place, keys: readonly string[], under: strin
     },
     { step: 'build', name: 'atlasDeleteObjectsContentMd5' },
   );
-  const result = await place.client.send(command);
+  const result = await client.send(command);
   const errors = result.Errors ?? [];
   if (errors.length === 0) return;
   const listed = errors

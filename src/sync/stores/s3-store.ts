@@ -4,16 +4,6 @@
 // ETags are never taken for checksums (a multipart ETag is not an MD5): the version's
 // `.sandbox-state` carries the MD5s, and every download is checked against it.
 import { createHash } from 'node:crypto';
-import {
-  AbortMultipartUploadCommand,
-  CopyObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListMultipartUploadsCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
 import type { Config } from '../../config/schema.js';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { sortVersions } from '../../domain/sync-plan.js';
@@ -22,14 +12,17 @@ import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../doma
 import { mapPool } from '../scan/pool.js';
 import type { Received } from '../scan/stream-file.js';
 import { rethrown } from '../scan/stream-file.js';
-import { makeS3Client } from './s3-client.js';
-import { DirectRequests, encodeKey } from './s3-direct.js';
+import { DirectRequests } from './s3-direct.js';
 import { s3Error, s3Failure } from './s3-errors.js';
+import type { S3Place } from './s3-list.js';
+import { listPage, listUnder } from './s3-list.js';
 import { manifestBody, manifestChunks } from './s3-manifest.js';
 import { getObjectRange, getObjectTo, type S3Reader, streamObjectRange } from './s3-read.js';
-import type { S3Place } from './s3-remove.js';
-import { deleteKeys, deleteOne, listUnder } from './s3-remove.js';
+import { deleteKeys, deleteOne } from './s3-remove.js';
 import { attemptsFrom } from './s3-retry.js';
+import { LazySdk } from './s3-sdk.js';
+import { envCredentials, shapeFromSettings } from './s3-shape.js';
+import { encodeKey } from './s3-sign.js';
 import { timeoutsFrom } from './s3-timeouts.js';
 import { putBody, putFile, type S3Writer } from './s3-upload.js';
 import type { PackReader, RemovedVersion, StoredTask, SyncStore } from './store.js';
@@ -41,7 +34,8 @@ export const ASK_FROM = 1024 * 1024;
 export class S3Store implements SyncStore {
   readonly kind = 's3' as const;
   readonly location: string;
-  private readonly client: S3Client;
+  /** The SDK, loaded when a request needs it (s3-sdk.ts). */
+  private readonly sdk: LazySdk;
   private readonly place: S3Place;
   /** What the reads (s3-read.ts) and uploads (s3-upload.ts) send through. */
   private readonly io: S3Reader & S3Writer;
@@ -57,9 +51,14 @@ export class S3Store implements SyncStore {
     const attempts = attemptsFrom(retries);
     this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
     const timeouts = timeoutsFrom();
-    this.client = makeS3Client(settings, attempts, timeouts);
-    this.place = { client: this.client, bucket, location: this.location, batch: { ok: true } };
-    this.io = { client: this.client, bucket, direct: new DirectRequests(this.client, timeouts), attempts };
+    this.sdk = new LazySdk(settings, attempts, timeouts);
+    const direct = new DirectRequests(this.sdk, timeouts, {
+      shape: shapeFromSettings(settings, bucket),
+      credentials: envCredentials(),
+      attempts,
+    });
+    this.place = { sdk: this.sdk, direct, bucket, location: this.location, batch: { ok: true } };
+    this.io = { sdk: this.sdk, bucket, direct, attempts };
   }
 
   private key(...parts: string[]): string {
@@ -76,13 +75,12 @@ export class S3Store implements SyncStore {
 
   async checkAccess(options: { listing?: boolean; reading?: boolean } = {}): Promise<void> {
     // Credentials first: a missing or refused key fails here, before any transfer.
-    await this.send('the credentials', async () => {
-      await this.client.config.credentials();
-    });
+    if (!envCredentials())
+      await this.send('the credentials', async () => {
+        await (await this.sdk.get()).client.config.credentials();
+      });
     if (options.listing === false) return;
-    await this.send(`a listing of ${this.location}`, () =>
-      this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(''), MaxKeys: 1 })),
-    );
+    await this.send(`a listing of ${this.location}`, () => listPage(this.place, this.key(''), { maxKeys: 1 }));
   }
 
   /** One delimiter listing of `path`: the folders and the objects directly under it. */
@@ -92,17 +90,13 @@ export class S3Store implements SyncStore {
     const objects: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.send(`a listing of ${prefix}`, () =>
-        this.client.send(
-          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ...(token ? { ContinuationToken: token } : {}) }),
-        ),
-      );
-      for (const p of page.CommonPrefixes ?? []) {
-        const name = p.Prefix?.slice(prefix.length).replace(/\/$/, '');
+      const page = await this.send(`a listing of ${prefix}`, () => listPage(this.place, prefix, { delimiter: '/', token }));
+      for (const p of page.folders) {
+        const name = p.startsWith(prefix) ? p.slice(prefix.length).replace(/\/$/, '') : '';
         if (name) folders.push(name);
       }
-      for (const o of page.Contents ?? []) if (o.Key) objects.push(o.Key.slice(prefix.length));
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      for (const o of page.objects) if (o.key.startsWith(prefix)) objects.push(o.key.slice(prefix.length));
+      token = page.next;
     } while (token);
     return { folders, objects };
   }
@@ -114,18 +108,32 @@ export class S3Store implements SyncStore {
 
   async putTaskIndex(taskId: string, workspace: string): Promise<void> {
     const key = this.key(TASK_INDEX, taskIndexName(taskId, workspace));
-    await this.send(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '', ContentLength: 0 })));
+    await this.putEmpty(key);
   }
 
   async listTaskIndex(): Promise<StoredTask[]> {
     return (await this.listLevel(TASK_INDEX)).objects.map(parseTaskIndexName).filter((t): t is StoredTask => t !== undefined);
   }
 
+  /** An empty object (a lock, a task's index entry). */
+  private async putEmpty(key: string): Promise<void> {
+    await this.send(key, async () => {
+      if ((await this.io.direct.putObject(key, Buffer.alloc(0), {})) === 200) return;
+      const { client, S3 } = await this.sdk.get();
+      await client.send(new S3.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '', ContentLength: 0 }));
+    });
+  }
+
   async readState(tree: string, version: string): Promise<AsyncIterable<string> | undefined> {
     const key = this.key(tree, version, STATE_FILE_NAME);
+    const read = (body: AsyncIterable<Uint8Array>) => rethrown(manifestChunks(body), (error) => s3Error(error, key, this.location));
     try {
-      const got = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return rethrown(manifestChunks(got.Body as AsyncIterable<Uint8Array>), (error) => s3Error(error, key, this.location));
+      const direct = await this.io.direct.getOrMissing(key);
+      if (direct === 'missing') return undefined;
+      if (direct) return read(direct);
+      const { client, S3 } = await this.sdk.get();
+      const got = await client.send(new S3.GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return read(got.Body as AsyncIterable<Uint8Array>);
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw s3Error(error, key, this.location);
@@ -199,10 +207,11 @@ export class S3Store implements SyncStore {
     // A copy onto itself with new metadata gives the object a new LastModified: no bytes sent. The
     // source is percent-encoded per segment, as S3 wants it (a prefix may hold `;`, `#`, `?` or
     // `+`); servers that decode it as a URI path only (s3rver) find it under the encodeURI form.
+    const { client, S3 } = await this.sdk.get();
     for (const source of new Set([encodeKey(`${this.bucket}/${key}`), encodeURI(`${this.bucket}/${key}`)])) {
       try {
-        await this.client.send(
-          new CopyObjectCommand({
+        await client.send(
+          new S3.CopyObjectCommand({
             Bucket: this.bucket,
             Key: key,
             CopySource: source,
@@ -220,10 +229,15 @@ export class S3Store implements SyncStore {
 
   async blobModifiedMs(tree: string, sha256: string): Promise<number | undefined> {
     const key = this.blobKey(tree, sha256);
-    const head = await this.client
-      .send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))
-      .catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(s3Error(error, key, this.location))));
-    return head?.LastModified?.getTime();
+    try {
+      const direct = await this.io.direct.head(key);
+      if (direct !== undefined) return direct === 'missing' ? undefined : direct;
+      const { client, S3 } = await this.sdk.get();
+      return (await client.send(new S3.HeadObjectCommand({ Bucket: this.bucket, Key: key }))).LastModified?.getTime();
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw s3Error(error, key, this.location);
+    }
   }
 
   async listBlobs(tree: string): Promise<Map<string, { size: number; modifiedMs: number }>> {
@@ -248,11 +262,12 @@ export class S3Store implements SyncStore {
   async removeStaleUploads(tree: string, nowMs: number): Promise<void> {
     const area = `${this.key(tree, BLOB_AREA)}/`;
     // Best effort: a server without multipart listings (s3rver) simply keeps them.
-    const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: area })).catch(() => undefined);
+    const { client, S3 } = await this.sdk.get();
+    const listed = await client.send(new S3.ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: area })).catch(() => undefined);
     for (const u of listed?.Uploads ?? []) {
       if (!u.Key?.startsWith(area) || !u.UploadId || nowMs - (u.Initiated?.getTime() ?? nowMs) <= BLOB_GRACE_SECONDS * 1000) continue;
-      await this.client
-        .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId }))
+      await client
+        .send(new S3.AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId }))
         .catch(() => undefined);
     }
   }
@@ -260,37 +275,49 @@ export class S3Store implements SyncStore {
   async commitVersion(tree: string, version: string, manifest: string | Iterable<string>): Promise<boolean> {
     const key = this.key(tree, version, STATE_FILE_NAME);
     const body = await manifestBody(typeof manifest === 'string' ? [manifest] : manifest);
+    const md5 = createHash('md5').update(body.bytes).digest('base64');
     // If-None-Match: a concurrent push that picked the same name is refused, never overwritten (S3
     // and moto honour it; a server that ignores it, such as s3rver, lets the later write win, and
-    // one that answers it with 501 gets plain writes from then on).
-    const put = (conditional: boolean) =>
-      this.client.send(
-        new PutObjectCommand({
+    // one that answers it with 501 gets plain writes from then on). False: the name is taken.
+    const put = async (conditional: boolean): Promise<boolean> => {
+      const headers: Record<string, string> = {
+        'content-md5': md5,
+        'content-type': 'application/json',
+        ...(body.gzip ? { 'content-encoding': 'gzip' } : {}),
+        ...(conditional ? { 'if-none-match': '*' } : {}),
+      };
+      const direct = await this.io.direct.putObject(key, body.bytes, headers);
+      if (direct === 200) return true;
+      if (direct === 412 || direct === 409) return false;
+      if (direct === 501) throw Object.assign(new Error('If-None-Match is not implemented'), { name: 'NotImplemented' });
+      const { client, S3 } = await this.sdk.get();
+      await client.send(
+        new S3.PutObjectCommand({
           Bucket: this.bucket,
           Key: key,
           Body: body.bytes,
           ...(conditional ? { IfNoneMatch: '*' } : {}),
-          ContentMD5: createHash('md5').update(body.bytes).digest('base64'),
+          ContentMD5: md5,
           ContentType: 'application/json',
           ...(body.gzip ? { ContentEncoding: 'gzip' } : {}),
         }),
       );
-    try {
-      await put(this.conditionalWrites);
       return true;
+    };
+    try {
+      return await put(this.conditionalWrites);
     } catch (error) {
       const { name, status } = s3Failure(error);
       if (name === 'PreconditionFailed' || name === 'ConditionalRequestConflict' || status === 412) return false;
       if (!this.conditionalWrites || !(name === 'NotImplemented' || status === 501)) throw s3Error(error, key, this.location);
     }
     this.conditionalWrites = false;
-    await this.send(key, () => put(false));
-    return true;
+    return this.send(key, () => put(false));
   }
 
   async putLock(tree: string, name: string): Promise<void> {
     const key = this.key(tree, LOCK_AREA, name);
-    await this.send(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '', ContentLength: 0 })));
+    await this.putEmpty(key);
   }
 
   async listLocks(tree: string): Promise<{ name: string; modifiedMs: number }[]> {

@@ -3,17 +3,10 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  PutObjectCommand,
-  type S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
 import { hashFile } from '../scan/file-hash.js';
 import type { Received } from '../scan/stream-file.js';
 import type { DirectRequests } from './s3-direct.js';
+import type { LazySdk } from './s3-sdk.js';
 
 /** Files up to this size go in one PutObject (with Content-MD5); larger ones in parts. */
 const SINGLE_PUT_LIMIT = 16 * 1024 * 1024;
@@ -22,7 +15,7 @@ const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
 const PART_SIZE = 16 * 1024 * 1024;
 
 export interface S3Writer {
-  client: S3Client;
+  sdk: LazySdk;
   bucket: string;
   direct: DirectRequests;
 }
@@ -56,8 +49,9 @@ export async function putBody(writer: S3Writer, blobKey: BlobKey, body: Buffer, 
   const key = blobKey(sha256);
   // Without the SDK's per-request work and headers when its shape is known (s3-direct.ts).
   if (!(await writer.direct.put(key, body, digest.toString('base64'), sha256))) {
-    await writer.client.send(
-      new PutObjectCommand({
+    const { client, S3 } = await writer.sdk.get();
+    await client.send(
+      new S3.PutObjectCommand({
         Bucket: writer.bucket,
         Key: key,
         Body: body,
@@ -70,7 +64,8 @@ export async function putBody(writer: S3Writer, blobKey: BlobKey, body: Buffer, 
 }
 
 async function putMultipart(writer: S3Writer, key: string, handle: Awaited<ReturnType<typeof open>>, expected: string): Promise<Received> {
-  const created = await writer.client.send(new CreateMultipartUploadCommand({ Bucket: writer.bucket, Key: key }));
+  const { client, S3 } = await writer.sdk.get();
+  const created = await client.send(new S3.CreateMultipartUploadCommand({ Bucket: writer.bucket, Key: key }));
   const uploadId = created.UploadId!;
   const whole = createHash('md5');
   const sha = createHash('sha256');
@@ -85,8 +80,8 @@ async function putMultipart(writer: S3Writer, key: string, handle: Awaited<Retur
       whole.update(body);
       sha.update(body);
       bytes += bytesRead;
-      const done = await writer.client.send(
-        new UploadPartCommand({
+      const done = await client.send(
+        new S3.UploadPartCommand({
           Bucket: writer.bucket,
           Key: key,
           UploadId: uploadId,
@@ -103,14 +98,12 @@ async function putMultipart(writer: S3Writer, key: string, handle: Awaited<Retur
       // Named by the push, by its path (transfer/upload.ts): this is not the store's failure.
       throw Object.assign(new Error(`the file changed while it was being sent to ${key}`), { changedFile: true });
     }
-    await writer.client.send(
-      new CompleteMultipartUploadCommand({ Bucket: writer.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+    await client.send(
+      new S3.CompleteMultipartUploadCommand({ Bucket: writer.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
     );
     return { bytes, md5: whole.digest('hex'), sha256 };
   } catch (error) {
-    await writer.client
-      .send(new AbortMultipartUploadCommand({ Bucket: writer.bucket, Key: key, UploadId: uploadId }))
-      .catch(() => undefined);
+    await client.send(new S3.AbortMultipartUploadCommand({ Bucket: writer.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
     throw error;
   }
 }
