@@ -124,7 +124,7 @@ describe('the shape from the settings', () => {
     });
     let seen: Parameters<typeof shapeOf>[0] | undefined;
     client.middlewareStack.add(
-      (next) => async (args) => {
+      (_next) => async (args) => {
         seen = args.request as Parameters<typeof shapeOf>[0];
         throw new Error('not sent');
       },
