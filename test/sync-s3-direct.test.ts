@@ -7,8 +7,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DirectRequests, encodeKey, shapeOf, signV4 } from '../src/sync/stores/s3-direct.js';
+import { DirectRequests } from '../src/sync/stores/s3-direct.js';
 import { LazySdk } from '../src/sync/stores/s3-sdk.js';
+import { shapeOf } from '../src/sync/stores/s3-shape.js';
+import { encodeKey, signV4 } from '../src/sync/stores/s3-sign.js';
 import type { S3Server } from './helpers/s3rver.js';
 import { startS3rver } from './helpers/s3rver.js';
 

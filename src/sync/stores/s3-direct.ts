@@ -3,7 +3,7 @@
 // ListObjectsV2, each one signed HTTP request. Measured against s3rver: 2,000 GetObjects cost ~2 ms
 // of CPU each through the SDK (a chain of ~30 middlewares, endpoint rules, config copies, XML
 // parsing) and ~0.6 ms as one signed request; and a sync that never needs the SDK never loads it
-// (s3-sdk.ts: ~8 MB and ~40 ms less per command).
+// (s3-sdk.ts: ~6 MB and ~40 ms less per command).
 //
 // Where the requests go and with which credentials: s3-shape.ts. A failure that may pass (a
 // server error, throttling, a timeout, a broken connection) is retried here as the SDK would (the
@@ -25,9 +25,6 @@ import type { Credentials } from './s3-sign.js';
 import { amzDateOf, canonicalQuery, encodeKey, signV4 } from './s3-sign.js';
 import type { RequestTimeouts } from './s3-timeouts.js';
 import { DEFAULT_TIMEOUTS, timeoutError } from './s3-timeouts.js';
-
-export { shapeOf } from './s3-shape.js';
-export { encodeKey, signV4 } from './s3-sign.js';
 
 const UNSIGNED = 'UNSIGNED-PAYLOAD';
 /** A listing page of 1,000 keys is ~300 KB; an answer past this is not one. */

@@ -1,6 +1,6 @@
 // The AWS SDK, loaded when a request needs it. A push or pull against an S3-compatible endpoint
 // with credentials in the environment sends every request hand-signed (s3-direct.ts) and never
-// loads the SDK: its ~400 KB of modules cost ~8 MB of memory and ~40 ms of every sync command.
+// loads the SDK: its ~400 KB of modules cost ~6 MB of memory and ~40 ms of every sync command.
 // Whatever the hand-signed path cannot do or did not expect (other credentials, multipart uploads,
 // copies, an error answer to name) goes through the SDK, loaded then, with the same settings.
 import type * as S3 from '@aws-sdk/client-s3';

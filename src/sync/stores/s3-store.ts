@@ -22,6 +22,7 @@ import { deleteKeys, deleteOne } from './s3-remove.js';
 import { attemptsFrom } from './s3-retry.js';
 import { LazySdk } from './s3-sdk.js';
 import { envCredentials, shapeFromSettings } from './s3-shape.js';
+import type { Credentials } from './s3-sign.js';
 import { encodeKey } from './s3-sign.js';
 import { timeoutsFrom } from './s3-timeouts.js';
 import { putBody, putFile, type S3Writer } from './s3-upload.js';
@@ -36,6 +37,8 @@ export class S3Store implements SyncStore {
   readonly location: string;
   /** The SDK, loaded when a request needs it (s3-sdk.ts). */
   private readonly sdk: LazySdk;
+  /** The environment's keys, when they are what the SDK would sign with; else its provider chain's. */
+  private readonly credentials: Credentials | undefined;
   private readonly place: S3Place;
   /** What the reads (s3-read.ts) and uploads (s3-upload.ts) send through. */
   private readonly io: S3Reader & S3Writer;
@@ -52,9 +55,10 @@ export class S3Store implements SyncStore {
     this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
     const timeouts = timeoutsFrom();
     this.sdk = new LazySdk(settings, attempts, timeouts);
+    this.credentials = envCredentials();
     const direct = new DirectRequests(this.sdk, timeouts, {
       shape: shapeFromSettings(settings, bucket),
-      credentials: envCredentials(),
+      credentials: this.credentials,
       attempts,
     });
     this.place = { sdk: this.sdk, direct, bucket, location: this.location, batch: { ok: true } };
@@ -75,7 +79,7 @@ export class S3Store implements SyncStore {
 
   async checkAccess(options: { listing?: boolean; reading?: boolean } = {}): Promise<void> {
     // Credentials first: a missing or refused key fails here, before any transfer.
-    if (!envCredentials())
+    if (!this.credentials)
       await this.send('the credentials', async () => {
         await (await this.sdk.get()).client.config.credentials();
       });
