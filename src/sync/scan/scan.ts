@@ -53,16 +53,6 @@ export function cachedEntry(
   return known.size === size && known.modified_at === mtimeS && mtimeS < previous.last_synced_at ? known : undefined;
 }
 
-export function cachedChecksum(
-  previous: StateFile | undefined,
-  byPath: ReadonlyMap<string, FileEntry>,
-  path: string,
-  size: number,
-  mtimeS: number,
-): string | undefined {
-  return cachedEntry(previous, byPath, path, size, mtimeS)?.checksum;
-}
-
 interface Found {
   path: string;
   size: number;
