@@ -2,11 +2,14 @@
 // `sync.exclude`; files with their MD5 (the seed's checksum) and SHA-256 (their blob's key), both
 // from one read and reused from the last state only when nothing can have changed; modes; links
 // that stay inside the folder; folders with nothing synced inside.
+
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import type { EntriesByPath } from '../../domain/entries-by-path.js';
+import { entriesByPath } from '../../domain/entries-by-path.js';
 import type { ExcludeRule, FileEntry, StateFile } from '../../domain/sync-state.js';
 import { byPath as inPathOrder, isExcluded, linkStaysInside } from '../../domain/sync-state.js';
 import { isSandboxStubFile } from '../../exec/sandbox/litter.js';
@@ -246,9 +249,9 @@ function isDenied(error: unknown): boolean {
   return code === 'EACCES' || code === 'EPERM';
 }
 
-/** A state's entries by path. */
-export function byPathOf(state: StateFile | undefined): Map<string, FileEntry> {
-  return new Map((state?.files ?? []).map((f) => [f.path, f]));
+/** A state's entries by path (over its own list when that is in path order). */
+export function byPathOf(state: StateFile | undefined): EntriesByPath {
+  return entriesByPath(state?.files ?? []);
 }
 
 /** Groups of two or more synced names of one file, each in path order, in order of their first path. */
