@@ -13,6 +13,7 @@ import { parseListPage, xmlText } from '../src/sync/stores/s3-list-xml.js';
 import { envCredentials, shapeFromSettings, shapeOf } from '../src/sync/stores/s3-shape.js';
 import { S3Store } from '../src/sync/stores/s3-store.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
+import { motoMissing, startMoto } from './helpers/moto.js';
 import type { FaultProxy } from './helpers/s3-fault-proxy.js';
 import { startFaultProxy } from './helpers/s3-fault-proxy.js';
 import type { S3Server } from './helpers/s3rver.js';
@@ -94,6 +95,48 @@ describe('the hand-signed path end to end (s3rver)', () => {
       process.env['AWS_SHARED_CREDENTIALS_FILE'] = '/nonexistent';
     }
   }, 60_000);
+
+  it("a server that refuses the hand-signed requests gets the SDK's, once it refused one: push, pull, HEAD, locks, state", async () => {
+    const config = configAt('sdk-only');
+    const src = scratch();
+    writeTree(src, { 'a.txt': 'alpha', 'big.bin': Buffer.alloc(2 * 1024 * 1024, 3) });
+    proxy.mode = 'sdk-only';
+    proxy.failed = 0;
+    try {
+      const deps = await depsFor(config, scratch());
+      await syncPush(target(src), deps);
+      writeFileSync(join(src, 'a.txt'), 'alpha, again');
+      await syncPush(target(src), deps);
+      const dest = scratch();
+      await syncPull(target(dest), deps, {});
+      expect(readTree(dest)).toEqual(readTree(src));
+      const store = new S3Store(server.bucket, 'sdk-only', config.sync.s3);
+      expect(await store.readState('ws', '1')).toBeUndefined();
+      expect(await store.blobModifiedMs('ws', 'a'.repeat(64))).toBeUndefined();
+      // Each store refused once, then sent everything through the SDK: one refusal per store opened.
+      expect(proxy.failed).toBeLessThanOrEqual(4);
+    } finally {
+      proxy.mode = 'pass';
+    }
+  }, 60_000);
+
+  it.skipIf(motoMissing() !== undefined)(
+    'on moto, which honours If-None-Match, a version name taken is refused by the hand-signed PUT itself',
+    async () => {
+      const moto = await startMoto('atlas-lazy');
+      try {
+        const store = new S3Store(moto.bucket, 'taken', { endpoint: moto.endpoint, force_path_style: true, region: 'us-east-1' });
+        const manifest = '{"version":"1","last_synced_at":1,"files":[]}';
+        expect(await store.commitVersion('ws', '1795850000', manifest)).toBe(true);
+        expect(await store.commitVersion('ws', '1795850000', manifest)).toBe(false);
+        expect(await store.listVersionNames('ws')).toEqual(['1795850000']);
+        expect((store as unknown as { sdk: { client: unknown } }).sdk.client).toBeUndefined();
+      } finally {
+        await moto.stop();
+      }
+    },
+    60_000,
+  );
 
   it('a listing the hand-signed path cannot read goes through the SDK, which names what is wrong', async () => {
     const odd = createServer((req, res) => {

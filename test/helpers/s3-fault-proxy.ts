@@ -28,7 +28,9 @@ export type FaultMode =
   /** The next ranged GET's answer is cut off after its first byte (the connection closes), then 'pass'. */
   | 'cut-range'
   /** Every GET of a whole blob (no Range) is cut off after its first byte, however often it is asked again. */
-  | 'cut-blobs';
+  | 'cut-blobs'
+  /** A request the AWS SDK did not send (hand-signed, s3-direct.ts) answers 403 AccessDenied: only the SDK gets through. */
+  | 'sdk-only';
 
 export interface DeleteRequest {
   method: string;
@@ -125,6 +127,11 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       }
       const batch = req.method === 'POST' && /[?&]delete(=|&|$)/.test(req.url ?? '');
       if (proxy.mode === 'deny-state-put' && req.method === 'PUT' && /\/\.sandbox-state(\?|$)/.test(req.url ?? '')) {
+        res.writeHead(403, { 'content-type': 'application/xml' });
+        return res.end(xmlError('AccessDenied', 'Access Denied'));
+      }
+      if (proxy.mode === 'sdk-only' && !req.headers['amz-sdk-invocation-id']) {
+        proxy.failed++;
         res.writeHead(403, { 'content-type': 'application/xml' });
         return res.end(xmlError('AccessDenied', 'Access Denied'));
       }
