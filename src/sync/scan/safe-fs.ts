@@ -73,25 +73,25 @@ export async function observePaths(
 ): Promise<(path: string) => Observation> {
   const cache = new Map<string, Promise<ParentCheck>>();
   const seen: (Observation | FileEntry | undefined)[] = new Array(paths.length);
-  await mapPool(paths, 16, async (path, i) => {
+  const look = async (path: string): Promise<Observation | FileEntry | undefined> => {
     const parents = await checkParents(root, path, cache);
-    if (!parents.ok) return void (seen[i] = { kind: 'blocked', problem: parents.problem });
-    if (!parents.exists) return;
+    if (!parents.ok) return { kind: 'blocked', problem: parents.problem };
+    if (!parents.exists) return undefined;
     const st = lstatOrNullSync(join(root, path));
-    if (st === null) return;
+    if (st === null) return undefined;
     if (st.isSymbolicLink())
-      return void (seen[i] = {
-        kind: 'symlink',
-        checksum: linkEntry(path, linkTarget(root, path, readlinkSync(join(root, path))), 0).checksum,
-      });
-    if (st.isDirectory()) return void (seen[i] = DIR);
-    if (!st.isFile()) return void (seen[i] = OTHER);
+      return { kind: 'symlink', checksum: linkEntry(path, linkTarget(root, path, readlinkSync(join(root, path))), 0).checksum };
+    if (st.isDirectory()) return DIR;
+    if (!st.isFile()) return OTHER;
     const mtimeS = seconds(st.mtimeMs);
     const mode = st.mode & 0o777;
     const known = cachedEntry(previous, byPath, path, st.size, mtimeS);
-    if (known && known.mode === mode) return void (seen[i] = known);
+    if (known && known.mode === mode) return known;
     const checksum = known?.checksum ?? (await md5File(join(root, path), st.size));
-    seen[i] = { kind: 'file', checksum, size: st.size, modified_at: mtimeS, mode };
+    return { kind: 'file', checksum, size: st.size, modified_at: mtimeS, mode };
+  };
+  await mapPool(paths, 16, async (path, i) => {
+    seen[i] = await look(path);
   });
   const position = positionOf(paths);
   return (path) => {
