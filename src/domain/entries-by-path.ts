@@ -2,7 +2,7 @@
 // list itself answers by binary search (and at once for the next path, as plans ask in order)
 // instead of a Map beside it, whose table at 100,000 entries is ~4 MB a sync holds to its end.
 import type { FileEntry } from './sync-state.js';
-import { strictlyInPathOrder } from './sync-state.js';
+import { searchPath, strictlyInPathOrder } from './sync-state.js';
 
 /** Entries by path; clear() lets the caller drop them before the reader goes out of scope. */
 export type EntriesByPath = ReadonlyMap<string, FileEntry> & { clear(): void };
@@ -24,16 +24,9 @@ class SortedEntries implements EntriesByPath {
   private find(path: string): number {
     const files = this.files;
     if (files[this.last + 1]?.path === path) return ++this.last;
-    let low = 0;
-    let high = files.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (files[mid]!.path < path) low = mid + 1;
-      else high = mid;
-    }
-    if (files[low]?.path !== path) return -1;
-    this.last = low;
-    return low;
+    const found = searchPath(files.length, (i) => files[i]!.path, path);
+    if (found >= 0) this.last = found;
+    return found;
   }
 
   get(path: string): FileEntry | undefined {

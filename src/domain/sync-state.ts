@@ -104,16 +104,19 @@ export function pathLookup(files: readonly FileEntry[]): (path: string) => boole
     const paths = new Set(files.map((f) => f.path));
     return (path) => paths.has(path);
   }
-  return (path) => {
-    let low = 0;
-    let high = files.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (files[mid]!.path < path) low = mid + 1;
-      else high = mid;
-    }
-    return files[low]?.path === path;
-  };
+  return (path) => searchPath(files.length, (i) => files[i]!.path, path) >= 0;
+}
+
+/** Where `path` is among `length` paths in strict path order (`pathAt(i)` the i-th), or -1. */
+export function searchPath(length: number, pathAt: (i: number) => string, path: string): number {
+  let low = 0;
+  let high = length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (pathAt(mid) < path) low = mid + 1;
+    else high = mid;
+  }
+  return low < length && pathAt(low) === path ? low : -1;
 }
 
 /**

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { Observation } from '../../domain/sync-plan.js';
 import type { FileEntry, StateFile } from '../../domain/sync-state.js';
-import { TEMP_DIR_NAME } from '../../domain/sync-state.js';
+import { searchPath, TEMP_DIR_NAME } from '../../domain/sync-state.js';
 import { entryTime } from '../../domain/sync-time.js';
 import { personMode } from '../../store/private-umask.js';
 import { md5File } from './file-hash.js';
@@ -114,16 +114,9 @@ function positionOf(paths: readonly string[]): (path: string) => number {
   let last = -1;
   return (path) => {
     if (paths[last + 1] === path) return ++last;
-    let low = 0;
-    let high = paths.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (paths[mid]! < path) low = mid + 1;
-      else high = mid;
-    }
-    if (paths[low] !== path) return -1;
-    last = low;
-    return low;
+    const found = searchPath(paths.length, (i) => paths[i]!, path);
+    if (found >= 0) last = found;
+    return found;
   };
 }
 
