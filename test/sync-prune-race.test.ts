@@ -14,7 +14,7 @@ import type { SyncTarget } from '../src/sync/stores/target.js';
 import { syncPrune } from '../src/sync/versions/prune.js';
 import { motoMissing, startMoto } from './helpers/moto.js';
 import type { S3Server } from './helpers/s3rver.js';
-import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
+import { S3RVER_ONLY_ENV, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, storeWith, writeTree } from './helpers/sync-fixtures.js';
 import { pruneDuringPush, RACE_BIG, RACE_T } from './helpers/sync-stress.js';
 
@@ -24,11 +24,7 @@ const savedEnv = { ...process.env };
 beforeAll(async () => {
   s3rver = await startS3rver('atlas-race');
   if (!motoMissing()) moto = await startMoto('atlas-race');
-  Object.assign(process.env, S3RVER_ENV, {
-    AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-    AWS_CONFIG_FILE: '/nonexistent',
-  });
+  Object.assign(process.env, S3RVER_ONLY_ENV);
 }, 60_000);
 afterAll(async () => {
   process.env = savedEnv;

@@ -14,7 +14,7 @@ import { syncPrune } from '../src/sync/versions/prune.js';
 import type { FaultProxy } from './helpers/s3-fault-proxy.js';
 import { startFaultProxy } from './helpers/s3-fault-proxy.js';
 import type { S3Server } from './helpers/s3rver.js';
-import { listKeys, S3RVER_ENV, s3rverClient, startS3rver } from './helpers/s3rver.js';
+import { listKeys, S3RVER_ENV, S3RVER_ONLY_ENV, s3rverClient, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 let server: S3Server;
@@ -24,11 +24,7 @@ const savedEnv = { ...process.env };
 beforeAll(async () => {
   server = await startS3rver('atlas-prune');
   proxy = await startFaultProxy(server.endpoint);
-  Object.assign(process.env, S3RVER_ENV, {
-    AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-    AWS_CONFIG_FILE: '/nonexistent',
-  });
+  Object.assign(process.env, S3RVER_ONLY_ENV);
 }, 20_000);
 afterAll(async () => {
   process.env = savedEnv;

@@ -14,7 +14,7 @@ import { motoMissing, startMoto } from './helpers/moto.js';
 import type { FaultProxy } from './helpers/s3-fault-proxy.js';
 import { startFaultProxy } from './helpers/s3-fault-proxy.js';
 import type { S3Server } from './helpers/s3rver.js';
-import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
+import { S3RVER_ONLY_ENV, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 let server: S3Server;
@@ -29,11 +29,7 @@ beforeAll(async () => {
     const m = await startMoto('atlas-retries');
     moto = { server: m, proxy: await startFaultProxy(m.endpoint) };
   }
-  Object.assign(process.env, S3RVER_ENV, {
-    AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-    AWS_CONFIG_FILE: '/nonexistent',
-  });
+  Object.assign(process.env, S3RVER_ONLY_ENV);
   delete process.env['AWS_MAX_ATTEMPTS'];
 }, 20_000);
 afterAll(async () => {

@@ -8,11 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectRequests } from '../src/sync/stores/s3-direct.js';
-import { LazySdk } from '../src/sync/stores/s3-sdk.js';
 import { shapeOf } from '../src/sync/stores/s3-shape.js';
 import { encodeKey, signV4 } from '../src/sync/stores/s3-sign.js';
 import type { S3Server } from './helpers/s3rver.js';
-import { startS3rver } from './helpers/s3rver.js';
+import { sdkOf, startS3rver } from './helpers/s3rver.js';
 
 // The SDK's warning about its own future Node requirement is noise here (S3Store silences it too).
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
@@ -162,7 +161,7 @@ describe('DirectRequests against s3rver', () => {
 
   it('is used only after the SDK sent a GetObject, then fetches with a signature the server accepts', async () => {
     const client = clientOf(server.endpoint);
-    const direct = new DirectRequests(LazySdk.of(client));
+    const direct = new DirectRequests(await sdkOf(client));
     const keys = ['f/state', 'f/a b+c%.txt', "f/(x)!*'.txt"];
     for (const key of keys) await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: key, Body: `content of ${key}` }));
     expect(await direct.get('f/state')).toBeUndefined();
@@ -172,7 +171,7 @@ describe('DirectRequests against s3rver', () => {
 
   it('puts a small object with its Content-MD5 and SHA-256 once the shape is known', async () => {
     const client = clientOf(server.endpoint);
-    const direct = new DirectRequests(LazySdk.of(client));
+    const direct = new DirectRequests(await sdkOf(client));
     const body = Buffer.from('a blob');
     const md5 = createHash('md5').update(body).digest('base64');
     const sha = createHash('sha256').update(body).digest('hex');
@@ -199,7 +198,7 @@ describe('DirectRequests against s3rver', () => {
     await new Promise<void>((ok) => strict.listen(0, '127.0.0.1', ok));
     try {
       const client = clientOf(`http://127.0.0.1:${(strict.address() as AddressInfo).port}`);
-      const direct = new DirectRequests(LazySdk.of(client));
+      const direct = new DirectRequests(await sdkOf(client));
       await text((await client.send(new GetObjectCommand({ Bucket: 'bucket', Key: 'k/state' }))).Body as AsyncIterable<Buffer>);
       const body = Buffer.from('bytes');
       expect(
@@ -224,7 +223,7 @@ describe('DirectRequests against s3rver', () => {
 
   it('leaves a missing object, then everything, to the SDK', async () => {
     const client = clientOf(server.endpoint);
-    const direct = new DirectRequests(LazySdk.of(client));
+    const direct = new DirectRequests(await sdkOf(client));
     await client.send(new PutObjectCommand({ Bucket: server.bucket, Key: 'g/a', Body: 'a' }));
     await text((await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: 'g/a' }))).Body as AsyncIterable<Buffer>);
     expect(await direct.get('g/missing')).toBeUndefined();
@@ -243,7 +242,7 @@ describe('DirectRequests against s3rver', () => {
     await new Promise<void>((ok) => flaky.listen(0, '127.0.0.1', ok));
     try {
       const client = clientOf(`http://127.0.0.1:${(flaky.address() as AddressInfo).port}`);
-      const direct = new DirectRequests(LazySdk.of(client), undefined, { attempts: 2 });
+      const direct = new DirectRequests(await sdkOf(client), undefined, { attempts: 2 });
       await text((await client.send(new GetObjectCommand({ Bucket: 'bucket', Key: 'k/a' }))).Body as AsyncIterable<Buffer>);
       expect(await text((await direct.get('k/b'))!)).toBe('body /bucket/k/b');
       expect(await text((await direct.get('k/c'))!)).toBe('body /bucket/k/c');

@@ -17,7 +17,7 @@ import { motoMissing, startMoto } from './helpers/moto.js';
 import type { FaultProxy } from './helpers/s3-fault-proxy.js';
 import { startFaultProxy } from './helpers/s3-fault-proxy.js';
 import type { S3Server } from './helpers/s3rver.js';
-import { S3RVER_ENV, startS3rver } from './helpers/s3rver.js';
+import { S3RVER_ENV, S3RVER_ONLY_ENV, startS3rver } from './helpers/s3rver.js';
 import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 let server: S3Server;
@@ -27,10 +27,7 @@ const savedEnv = { ...process.env };
 beforeAll(async () => {
   server = await startS3rver('atlas-lazy');
   proxy = await startFaultProxy(server.endpoint);
-  Object.assign(process.env, S3RVER_ENV, {
-    AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-    AWS_CONFIG_FILE: '/nonexistent',
+  Object.assign(process.env, S3RVER_ONLY_ENV, {
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
   delete process.env['AWS_PROFILE'];
@@ -46,6 +43,18 @@ const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws
 const configAt = (prefix: string) =>
   configWith({ store: `s3://${server.bucket}/${prefix}`, s3: { endpoint: proxy.endpoint, force_path_style: true } });
 
+/** A push of `src`, a push after its a.txt changed, and a pull into a new folder, checked equal. */
+async function pushChangePull(config: ReturnType<typeof configAt>, src: string) {
+  const deps = await depsFor(config, scratch());
+  await syncPush(target(src), deps);
+  writeFileSync(join(src, 'a.txt'), 'alpha, changed');
+  await syncPush(target(src), deps);
+  const dest = scratch();
+  await syncPull(target(dest), deps, {});
+  expect(readTree(dest)).toEqual(readTree(src));
+  return { deps, dest };
+}
+
 describe('the hand-signed path end to end (s3rver)', () => {
   it('a push, a push after a change, a pull and a no-op pull send no request through the SDK, nor load it', async () => {
     const config = configAt('lazy');
@@ -53,13 +62,7 @@ describe('the hand-signed path end to end (s3rver)', () => {
     // One file large enough to be asked about (a HEAD) before it is sent.
     writeTree(src, { 'a.txt': 'alpha', 'd/b & <c>.txt': 'beta', 'big.bin': Buffer.alloc(2 * 1024 * 1024, 7) });
     const before = { requests: proxy.requests, fromSdk: proxy.fromSdk };
-    const deps = await depsFor(config, scratch());
-    await syncPush(target(src), deps);
-    writeFileSync(join(src, 'a.txt'), 'alpha, changed');
-    await syncPush(target(src), deps);
-    const dest = scratch();
-    await syncPull(target(dest), deps, {});
-    expect(readTree(dest)).toEqual(readTree(src));
+    const { deps, dest } = await pushChangePull(config, src);
     await syncPull(target(dest), deps, { force: true });
     expect(proxy.requests - before.requests).toBeGreaterThan(10);
     expect(proxy.fromSdk - before.fromSdk).toBe(0);
@@ -103,13 +106,7 @@ describe('the hand-signed path end to end (s3rver)', () => {
     proxy.mode = 'sdk-only';
     proxy.failed = 0;
     try {
-      const deps = await depsFor(config, scratch());
-      await syncPush(target(src), deps);
-      writeFileSync(join(src, 'a.txt'), 'alpha, again');
-      await syncPush(target(src), deps);
-      const dest = scratch();
-      await syncPull(target(dest), deps, {});
-      expect(readTree(dest)).toEqual(readTree(src));
+      await pushChangePull(config, src);
       const store = new S3Store(server.bucket, 'sdk-only', config.sync.s3);
       expect(await store.readState('ws', '1')).toBeUndefined();
       expect(await store.blobModifiedMs('ws', 'a'.repeat(64))).toBeUndefined();

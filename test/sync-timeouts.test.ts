@@ -13,18 +13,14 @@ import { AtlasError } from '../src/domain/errors.js';
 import { syncPull, syncPush } from '../src/sync/operations.js';
 import { makeS3Client } from '../src/sync/stores/s3-client.js';
 import { DirectRequests } from '../src/sync/stores/s3-direct.js';
-import { LazySdk } from '../src/sync/stores/s3-sdk.js';
 import { DEFAULT_TIMEOUTS, timeoutsFrom } from '../src/sync/stores/s3-timeouts.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
-import { S3RVER_ENV } from './helpers/s3rver.js';
+import { S3RVER_ONLY_ENV, sdkOf } from './helpers/s3rver.js';
 import { configWith, depsFor, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
 
 const savedEnv = { ...process.env };
 beforeAll(() => {
-  Object.assign(process.env, S3RVER_ENV, {
-    AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-    AWS_CONFIG_FILE: '/nonexistent',
+  Object.assign(process.env, S3RVER_ONLY_ENV, {
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
   delete process.env['AWS_MAX_ATTEMPTS'];
@@ -141,7 +137,7 @@ describe('request timeouts', () => {
     );
     const timeouts = { connectMs: 1000, idleMs: 200, requestMs: 500 };
     const client = makeS3Client({ endpoint: server.endpoint, force_path_style: true, region: 'us-east-1' }, 1, timeouts);
-    const direct = new DirectRequests(LazySdk.of(client), timeouts);
+    const direct = new DirectRequests(await sdkOf(client), timeouts);
     const got = await client.send(new GetObjectCommand({ Bucket: 'bucket', Key: 'p/state' }));
     expect(await got.Body!.transformToString()).toBe('x'); // the shape is learned
     mode = 'stall';

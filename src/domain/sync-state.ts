@@ -97,18 +97,15 @@ export const strictlyInPathOrder = (files: readonly FileEntry[]) => files.every(
 
 /**
  * Whether a path is listed among `files`: by bisection when they are in path order (as atlas scans
- * and writes them), with no set of every path (100,000 of them) beside the entries; else a set.
+ * and writes them), with no set of every path (100,000 of them) beside the entries; else a table.
  */
 export function pathLookup(files: readonly FileEntry[]): (path: string) => boolean {
-  if (!strictlyInPathOrder(files)) {
-    const paths = new Set(files.map((f) => f.path));
-    return (path) => paths.has(path);
-  }
-  return (path) => searchPath(files.length, (i) => files[i]!.path, path) >= 0;
+  const position = positionsOf(files.length, (i) => files[i]!.path);
+  return (path) => position(path) >= 0;
 }
 
 /** Where `path` is among `length` paths in strict path order (`pathAt(i)` the i-th), or -1. */
-export function searchPath(length: number, pathAt: (i: number) => string, path: string): number {
+function searchPath(length: number, pathAt: (i: number) => string, path: string): number {
   let low = 0;
   let high = length;
   while (low < high) {
@@ -117,6 +114,29 @@ export function searchPath(length: number, pathAt: (i: number) => string, path: 
     else high = mid;
   }
   return low < length && pathAt(low) === path ? low : -1;
+}
+
+/**
+ * Where a path is among `length` paths (`pathAt(i)` the i-th), or -1. Paths in strict path order
+ * are searched, the one after the last found tried first (a plan asks in order), with no table of
+ * them beside the list; paths in another order get a table.
+ */
+export function positionsOf(length: number, pathAt: (i: number) => string): (path: string) => number {
+  let sorted = true;
+  for (let i = 1; i < length && sorted; i++) sorted = pathAt(i - 1) < pathAt(i);
+  if (!sorted) {
+    const index = new Map<string, number>();
+    // A path listed twice answers with its last, as a Map made of the list would.
+    for (let i = 0; i < length; i++) index.set(pathAt(i), i);
+    return (path) => index.get(path) ?? -1;
+  }
+  let last = -1;
+  return (path) => {
+    if (last + 1 < length && pathAt(last + 1) === path) return ++last;
+    const found = searchPath(length, pathAt, path);
+    if (found >= 0) last = found;
+    return found;
+  };
 }
 
 /**

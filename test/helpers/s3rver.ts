@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { LazySdk } from '../../src/sync/stores/s3-sdk.js';
 
 export interface S3Server {
   endpoint: string;
@@ -20,6 +21,14 @@ const CHILD = resolve(import.meta.dirname, '../fixtures/s3rver-child.mjs');
 
 /** s3rver's fixed account. */
 export const S3RVER_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
+
+/** s3rver's keys and no other source the SDK could find instead: no profile, config file or instance metadata. */
+export const S3RVER_ONLY_ENV = {
+  ...S3RVER_ENV,
+  AWS_EC2_METADATA_DISABLED: 'true',
+  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+  AWS_CONFIG_FILE: '/nonexistent',
+};
 
 export async function startS3rver(bucket = 'atlas-test'): Promise<S3Server> {
   const dir = mkdtempSync(join(tmpdir(), 'atlas-s3rver-'));
@@ -88,4 +97,11 @@ export async function listKeys(server: S3Server, prefix: string): Promise<string
     token = page.NextContinuationToken;
   } while (token);
   return out.sort();
+}
+
+/** atlas's holder of a client a test made, made at once (its hooks attach before the test's own requests). */
+export async function sdkOf(client: S3Client): Promise<LazySdk> {
+  const sdk = new LazySdk(() => client);
+  await sdk.get();
+  return sdk;
 }

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import type { Observation } from '../../domain/sync-plan.js';
 import type { FileEntry, StateFile } from '../../domain/sync-state.js';
-import { searchPath, TEMP_DIR_NAME } from '../../domain/sync-state.js';
+import { positionsOf, TEMP_DIR_NAME } from '../../domain/sync-state.js';
 import { entryTime } from '../../domain/sync-time.js';
 import { personMode } from '../../store/private-umask.js';
 import { md5File } from './file-hash.js';
@@ -93,30 +93,13 @@ export async function observePaths(
   await mapPool(paths, 16, async (path, i) => {
     seen[i] = await look(path);
   });
-  const position = positionOf(paths);
+  const position = positionsOf(paths.length, (i) => paths[i]!);
   return (path) => {
     const found = seen[position(path)];
     if (found === undefined) return MISSING;
     return 'kind' in found
       ? found
       : { kind: 'file', checksum: found.checksum, size: found.size, modified_at: found.modified_at, mode: found.mode! };
-  };
-}
-
-/** Where `path` is in `paths` (-1: absent): the next after the last found first, as a plan asks in order. */
-function positionOf(paths: readonly string[]): (path: string) => number {
-  let sorted = true;
-  for (let i = 1; i < paths.length && sorted; i++) sorted = paths[i - 1]! < paths[i]!;
-  if (!sorted) {
-    const index = new Map(paths.map((p, i) => [p, i]));
-    return (path) => index.get(path) ?? -1;
-  }
-  let last = -1;
-  return (path) => {
-    if (paths[last + 1] === path) return ++last;
-    const found = searchPath(paths.length, (i) => paths[i]!, path);
-    if (found >= 0) last = found;
-    return found;
   };
 }
 

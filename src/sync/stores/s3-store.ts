@@ -54,7 +54,7 @@ export class S3Store implements SyncStore {
     const attempts = attemptsFrom(retries);
     this.location = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
     const timeouts = timeoutsFrom();
-    this.sdk = new LazySdk(settings, attempts, timeouts);
+    this.sdk = new LazySdk(async () => (await import('./s3-client.js')).makeS3Client(settings, attempts, timeouts));
     this.credentials = envCredentials();
     const direct = new DirectRequests(this.sdk, timeouts, {
       shape: shapeFromSettings(settings, bucket),
@@ -282,8 +282,8 @@ export class S3Store implements SyncStore {
     const md5 = createHash('md5').update(body.bytes).digest('base64');
     // If-None-Match: a concurrent push that picked the same name is refused, never overwritten (S3
     // and moto honour it; a server that ignores it, such as s3rver, lets the later write win, and
-    // one that answers it with 501 gets plain writes from then on). False: the name is taken.
-    const put = async (conditional: boolean): Promise<boolean> => {
+    // one that answers it with 501 gets plain writes from then on).
+    const put = async (conditional: boolean): Promise<'written' | 'taken' | 'no-condition'> => {
       const headers: Record<string, string> = {
         'content-md5': md5,
         'content-type': 'application/json',
@@ -291,32 +291,36 @@ export class S3Store implements SyncStore {
         ...(conditional ? { 'if-none-match': '*' } : {}),
       };
       const direct = await this.io.direct.putObject(key, body.bytes, headers);
-      if (direct === 200) return true;
-      if (direct === 412 || direct === 409) return false;
-      if (direct === 501) throw Object.assign(new Error('If-None-Match is not implemented'), { name: 'NotImplemented' });
+      if (direct === 200) return 'written';
+      if (direct === 412 || direct === 409) return 'taken';
+      if (direct === 501) return 'no-condition';
       const { client, S3 } = await this.sdk.get();
-      await client.send(
-        new S3.PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: body.bytes,
-          ...(conditional ? { IfNoneMatch: '*' } : {}),
-          ContentMD5: md5,
-          ContentType: 'application/json',
-          ...(body.gzip ? { ContentEncoding: 'gzip' } : {}),
-        }),
-      );
-      return true;
+      try {
+        await client.send(
+          new S3.PutObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            Body: body.bytes,
+            ...(conditional ? { IfNoneMatch: '*' } : {}),
+            ContentMD5: md5,
+            ContentType: 'application/json',
+            ...(body.gzip ? { ContentEncoding: 'gzip' } : {}),
+          }),
+        );
+        return 'written';
+      } catch (error) {
+        const { name, status } = s3Failure(error);
+        if (name === 'PreconditionFailed' || name === 'ConditionalRequestConflict' || status === 412) return 'taken';
+        if (conditional && (name === 'NotImplemented' || status === 501)) return 'no-condition';
+        throw error;
+      }
     };
-    try {
-      return await put(this.conditionalWrites);
-    } catch (error) {
-      const { name, status } = s3Failure(error);
-      if (name === 'PreconditionFailed' || name === 'ConditionalRequestConflict' || status === 412) return false;
-      if (!this.conditionalWrites || !(name === 'NotImplemented' || status === 501)) throw s3Error(error, key, this.location);
+    let outcome = await this.send(key, () => put(this.conditionalWrites));
+    if (outcome === 'no-condition') {
+      this.conditionalWrites = false;
+      outcome = await this.send(key, () => put(false));
     }
-    this.conditionalWrites = false;
-    return this.send(key, () => put(false));
+    return outcome === 'written';
   }
 
   async putLock(tree: string, name: string): Promise<void> {
