@@ -84,6 +84,34 @@ describe('a base merged as it is read (pure)', () => {
     });
   });
 
+  it("completes an entry into the folder's own when the base makes them the same, and only then", () => {
+    const { base, version, header } = pair(12);
+    // The folder's state: the base's entries without their places in packs (a folder's state never has them).
+    const mine = base.map(({ pack: _p, offset: _o, ...f }) => ({ ...f }));
+    // Two that differ from what the version resolves to: another SHA-256 (same MD5, size), another time.
+    mine[2] = { ...mine[2]!, sha256: sha('another content') };
+    mine[5] = { ...mine[5]!, modified_at: 7 };
+    const known = new Map(mine.map((f) => [f.path, f]));
+    const byReference = new Set<FileEntry>();
+    const merge = new ReferenceMerge(version(), '200', byReference, known);
+    for (const f of base) merge.take(f);
+    const merged = merge.finish(header);
+    const plain = resolveReferences(version(), '200', { ...header, files: base });
+    expect(merged).toMatchObject({ ok: true });
+    if (!merged.ok || !plain.ok) return;
+    // The same entries as without the folder's (the base's SHA-256 and pack win over the folder's)...
+    expect(merged.state.files).toEqual(plain.state.files);
+    // ...held as the folder's own objects where they say the same, given the pack they are in.
+    const same = merged.state.files.map((f, i) => f === known.get(f.path) && i);
+    expect(same.filter((i) => i !== false)).toEqual([0, 1, 3, 6, 7, 8, 9, 10, 11]);
+    expect(merged.state.files[2]!.sha256).toBe(base[2]!.sha256);
+    expect(mine[0]).toMatchObject({ pack: base[0]!.pack, offset: base[0]!.offset });
+    expect(mine[2]!.sha256).toBe(sha('another content'));
+    // What the base gave is recorded by the object the version holds.
+    expect(byReference.size).toBe(11);
+    for (const f of merged.state.files) if (f.path !== merged.state.files[4]!.path) expect(byReference.has(f)).toBe(true);
+  });
+
   it('stops when either list is out of path order (the caller reads both again, whole)', () => {
     const { base, version } = pair(20);
     const state = version();

@@ -116,7 +116,13 @@ describe('reading a state a piece at a time', () => {
   });
 
   it("takes the folder's own entry in place of an equal one, with the stored one's place in a pack", () => {
-    const mine = [entry('same'), entry('packed'), entry('changed'), entry('moved', { pack: hex('c', 64), offset: 1 })];
+    const mine = [
+      entry('same'),
+      entry('packed'),
+      entry('changed'),
+      entry('moved', { pack: hex('c', 64), offset: 1 }),
+      entry('nanoseconds', { mtime_ns: 5 }),
+    ];
     const known = new Map(mine.map((f) => [f.path, f]));
     const stored = [
       entry('same'),
@@ -124,10 +130,11 @@ describe('reading a state a piece at a time', () => {
       entry('changed', { checksum: hex('f', 32) }),
       entry('moved', { pack: PACK, offset: 2 }),
       entry('new'),
+      entry('nanoseconds', { mtime_ns: 6 }),
     ];
     const parsed = parseStateFile(serializeState({ version: '1.0', last_synced_at: 1, files: stored }), { known });
     if (!parsed.ok) throw new Error(parsed.problem);
-    const [same, packed, changed, moved, added] = parsed.state.files.sort(
+    const [same, packed, changed, moved, added, nanoseconds] = parsed.state.files.sort(
       (a, b) => stored.findIndex((s) => s.path === a.path) - stored.findIndex((s) => s.path === b.path),
     );
     expect(same).toBe(mine[0]);
@@ -140,6 +147,9 @@ describe('reading a state a piece at a time', () => {
     expect(moved).toEqual(stored[3]);
     expect(mine[3]).toMatchObject({ offset: 1 });
     expect(added).toEqual(stored[4]);
+    // Another time to the nanosecond: the stored time, not the folder's.
+    expect(nanoseconds).toEqual(stored[5]);
+    expect(mine[4]).toMatchObject({ mtime_ns: 5 });
   });
 });
 

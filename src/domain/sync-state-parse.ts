@@ -274,19 +274,28 @@ class Entries {
 function shared(f: FileEntry, known: ReadonlyMap<string, FileEntry> | undefined): FileEntry {
   const held = known?.get(f.path);
   if (held === undefined) return f;
-  const sameContent = held.checksum === f.checksum && held.sha256 === f.sha256;
-  if (sameContent && held.size === f.size && held.modified_at === f.modified_at && held.mode === f.mode && held.link === f.link) {
-    if (held.pack === undefined && f.pack !== undefined) {
-      held.pack = f.pack;
-      held.offset = f.offset!;
-      return held;
-    }
-    if (held.pack === f.pack && held.offset === f.offset) return held;
-  }
+  const same = sameAsHeld(held, f);
+  if (same !== undefined) return same;
   f.path = held.path;
   if (held.checksum === f.checksum) f.checksum = held.checksum;
-  if (sameContent && held.sha256 !== undefined) f.sha256 = held.sha256;
+  if (held.checksum === f.checksum && held.sha256 === f.sha256 && held.sha256 !== undefined) f.sha256 = held.sha256;
   return f;
+}
+
+/**
+ * `held` (an entry of the folder's own state) when `f` says exactly the same of its path, given
+ * `f`'s place in a pack when `held` has none; else undefined.
+ */
+export function sameAsHeld(held: FileEntry, f: FileEntry): FileEntry | undefined {
+  if (held.checksum !== f.checksum || held.sha256 !== f.sha256 || held.size !== f.size || held.modified_at !== f.modified_at)
+    return undefined;
+  if (held.mtime_ns !== f.mtime_ns || held.mode !== f.mode || held.link !== f.link) return undefined;
+  if (held.pack === undefined && f.pack !== undefined) {
+    held.pack = f.pack;
+    held.offset = f.offset!;
+    return held;
+  }
+  return held.pack === f.pack && held.offset === f.offset ? held : undefined;
 }
 
 /** What is wrong with the optional fields of an entry (all checked: a store's manifest is hostile). */

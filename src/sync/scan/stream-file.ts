@@ -10,6 +10,7 @@ import { createHash, type Hash, hash } from 'node:crypto';
 import { closeSync, constants, fchmodSync, futimesSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { personMode } from '../../store/private-umask.js';
+import { chunksRead } from './chunk-collect.js';
 
 /** What a store's download reports about the bytes it wrote. */
 export interface Received {
@@ -106,7 +107,10 @@ export async function streamToNewFile(
   const file = new NewFile(dest, mode);
   let got: Received | undefined;
   try {
-    for await (const piece of source) file.write(typeof piece === 'string' ? Buffer.from(piece) : piece);
+    for await (const piece of source) {
+      file.write(typeof piece === 'string' ? Buffer.from(piece) : piece);
+      chunksRead(piece.length);
+    }
   } finally {
     got = file.close();
   }
@@ -141,6 +145,7 @@ export async function collectRange(source: AsyncIterable<Buffer>, start: number,
     if (whole.length === 0) {
       if (at + part.length <= length) {
         at += part.copy(out, at);
+        chunksRead(part.length);
         continue;
       }
       whole.push(out.subarray(0, at)); // more than the range: the whole object, from its start

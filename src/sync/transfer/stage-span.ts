@@ -6,6 +6,7 @@ import { unlinkSync } from 'node:fs';
 import type { Span } from '../../domain/sync-pack.js';
 import type { FileEntry } from '../../domain/sync-state.js';
 import { entryTime } from '../../domain/sync-time.js';
+import { chunksRead } from '../scan/chunk-collect.js';
 import type { Stage } from '../scan/safe-fs.js';
 import { checkStaged, ensureParents } from '../scan/safe-fs.js';
 import { NewFile } from '../scan/stream-file.js';
@@ -66,6 +67,7 @@ export async function stageSpan(span: Span<FileEntry>, target: SpanTarget): Prom
           }
         }
         at = end;
+        chunksRead(chunk.length);
       }
       // Past the end of what arrived: empty contents there, and those a short pack lacks (their check names them).
       while (next < entries.length) await begin(entries[next++]!);
