@@ -278,7 +278,7 @@ function shared(f: FileEntry, known: ReadonlyMap<string, FileEntry> | undefined)
   if (same !== undefined) return same;
   f.path = held.path;
   if (held.checksum === f.checksum) f.checksum = held.checksum;
-  if (held.checksum === f.checksum && held.sha256 === f.sha256 && held.sha256 !== undefined) f.sha256 = held.sha256;
+  if (f.sha256 !== undefined && f.sha256 === held.sha256) f.sha256 = held.sha256;
   return f;
 }
 

@@ -2,7 +2,7 @@
 // frees only when it collects its young generation, and it collects it for their sake only once
 // 32 MiB of them wait. A read that makes little else besides (whole packs of which a pull keeps a
 // few contents) let 18-31 MB of dead buffers pile up at a pull's peak (docs/sync.md#peak-memory):
-// a collection of the young generation after every 8 MiB read bounds them, for under 1 ms each.
+// a collection of the young generation after every 2 MiB read bounds them, for under 1 ms each.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -13,7 +13,7 @@ type Collect = (options: { type: 'minor' }) => void;
 let collect: Collect | undefined;
 let since = 0;
 
-/** Counts `bytes` read into buffers now dead; collects the young generation every 8 MiB. */
+/** Counts `bytes` read into buffers now dead; collects the young generation every 2 MiB. */
 export function chunksRead(bytes: number): void {
   since += bytes;
   if (since < EVERY) return;
