@@ -106,6 +106,26 @@ describe('stageVerified', () => {
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('a.txt');
   });
 
+  it('stages more files than it was told of (its lists grow), and renames or removes every one', async () => {
+    const root = scratch();
+    const many = Array.from({ length: 40 }, (_, i) => entryOf(`f${String(i).padStart(2, '0')}.txt`, `body ${i}`));
+    // Told of one, given forty: every one renamed into place.
+    await staged(root, many.slice(0, 1), (stage) =>
+      Promise.all(many.map((e, i) => stageVerified(root, e, fetchText(`body ${i}`), `${e.path} in v1`, stage))),
+    );
+    expect(readdirSync(root).sort()).toEqual(many.map((e) => e.path));
+    expect(readFileSync(join(root, 'f39.txt'), 'utf8')).toBe('body 39');
+    // Told of none, given forty, then a failure before the renames: none of their temp files stays.
+    const other = scratch();
+    await expect(
+      staged(other, [], async (stage) => {
+        for (const [i, e] of many.entries()) await stageVerified(other, e, fetchText(`body ${i}`), `${e.path} in v1`, stage);
+        throw new Error('the connection dropped');
+      }),
+    ).rejects.toThrow('the connection dropped');
+    expect(readdirSync(other)).toEqual([]);
+  });
+
   it('removes the temp files a killed pull left in the folders it wrote down, and only those', async () => {
     const root = scratch();
     mkdirSync(join(root, 'a', '.sandbox-state.tmp'), { recursive: true });

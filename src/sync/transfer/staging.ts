@@ -23,9 +23,12 @@ export class Staging implements Stage {
   readonly created: string[] = [];
   // An object and a temp path per staged file were part of a pull's peak (8-24 MB of RSS at 100,000
   // files): a staged file is its target (the entry's own string) and its temp's number, in two flat
-  // arrays, and its temp path is made again when it is renamed.
-  private readonly stagedRels: string[] = [];
-  private readonly stagedNumbers: number[] = [];
+  // lists made at their full size once the pull knows how many files it stages (lists grown a
+  // step at a time leave their shorter copies to a full collection), and its temp path is made
+  // again when it is renamed.
+  private stagedRels: string[] = [];
+  private stagedNumbers = new Uint32Array(0);
+  private stagedCount = 0;
   /** Staged files renamed so far by commit(): an abort removes the temps of the others. */
   private committed = 0;
   /** Temps handed out and not staged yet (being written, or failed and removed by their writer). */
@@ -42,6 +45,8 @@ export class Staging implements Stage {
     const journal = join(this.root, TEMP_DIR_NAME, JOURNAL);
     if (entries.length === 0 && !lstatSync(journal, { throwIfNoEntry: false })) return;
     this.begun = true;
+    this.stagedRels = new Array<string>(entries.length);
+    this.stagedNumbers = new Uint32Array(entries.length);
     removeLeftovers(this.root);
     await prepareTemps(this.root);
     const folders = new Set<string>();
@@ -65,14 +70,22 @@ export class Staging implements Stage {
     // Only temps this staging handed out for `rel` are staged by number (every caller's case).
     if (n === undefined || this.tempPath(rel, n) !== temp) throw new Error(`${temp} was not made by this pull for ${rel}`);
     this.pending.delete(temp);
-    this.stagedRels.push(rel);
-    this.stagedNumbers.push(n);
+    if (this.stagedCount === this.stagedNumbers.length) this.grow();
+    this.stagedRels[this.stagedCount] = rel;
+    this.stagedNumbers[this.stagedCount++] = n;
+  }
+
+  /** More staged than `begin` was told of: twice the room. */
+  private grow(): void {
+    const numbers = new Uint32Array(Math.max(16, this.stagedNumbers.length * 2));
+    numbers.set(this.stagedNumbers);
+    this.stagedNumbers = numbers;
   }
 
   /** Every staged file renamed over its target, in the order staged. */
   commit(): void {
     const rels = this.stagedRels;
-    for (; this.committed < rels.length; this.committed++) {
+    for (; this.committed < this.stagedCount; this.committed++) {
       const rel = rels[this.committed]!;
       renameStaged(this.root, this.tempPath(rel, this.stagedNumbers[this.committed]!), rel);
     }
@@ -80,8 +93,9 @@ export class Staging implements Stage {
   }
 
   private clearStaged(): void {
-    this.stagedRels.length = 0;
-    this.stagedNumbers.length = 0;
+    this.stagedRels = [];
+    this.stagedNumbers = new Uint32Array(0);
+    this.stagedCount = 0;
     this.committed = 0;
   }
 
@@ -89,7 +103,7 @@ export class Staging implements Stage {
   abort(): void {
     for (const temp of this.pending.keys()) unlinkQuietly(temp);
     this.pending.clear();
-    for (let i = this.committed; i < this.stagedRels.length; i++) unlinkQuietly(this.tempPath(this.stagedRels[i]!, this.stagedNumbers[i]!));
+    for (let i = this.committed; i < this.stagedCount; i++) unlinkQuietly(this.tempPath(this.stagedRels[i]!, this.stagedNumbers[i]!));
     this.clearStaged();
     for (const dir of [...this.created].sort((a, b) => b.length - a.length)) {
       try {
