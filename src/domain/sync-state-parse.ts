@@ -264,9 +264,12 @@ class Entries {
     // The parsed object itself, checked: a copy per entry would be a second 100,000 objects. But one
     // that leaves its SHA-256 to its base (given it, and its place in a pack, by the merge) is made
     // anew with room for them: fields added to an object later go to a second block of fields
-    // (3.8 MB more at 100,000 entries), and the parsed one dies young.
-    const parsed = f['sha256'] === undefined && f['link'] === undefined && this.options.local !== true ? withRoom(f) : f;
-    const entry = shared(parsed as unknown as FileEntry, this.options.known);
+    // (3.8 MB more at 100,000 entries), and the parsed one dies young. Not when the folder holds an
+    // entry at that path: the merge most likely takes the folder's, and the larger object would
+    // only have made the peak of a no-op pull higher (by 2 MB at 100,000 files).
+    const held = this.options.known?.get(f['path']);
+    const leavesToBase = f['sha256'] === undefined && f['link'] === undefined && this.options.local !== true;
+    const entry = shared(leavesToBase && held === undefined ? withRoom(f) : (f as unknown as FileEntry), held);
     this.count++;
     if (this.options.each) this.options.each(entry);
     else this.files.push(entry);
@@ -289,9 +292,8 @@ function withRoom(f: Raw): FileEntry {
   };
 }
 
-/** The entry held already when it says the same, else the parsed one with the held one's strings. */
-function shared(f: FileEntry, known: ReadonlyMap<string, FileEntry> | undefined): FileEntry {
-  const held = known?.get(f.path);
+/** `held` (the folder's entry at its path) when it says the same, else the parsed one with its strings. */
+function shared(f: FileEntry, held: FileEntry | undefined): FileEntry {
   if (held === undefined) return f;
   const same = sameAsHeld(held, f);
   if (same !== undefined) return same;
