@@ -6,45 +6,29 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
 import { mapPool } from '../src/sync/scan/pool.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
 import { syncPrune } from '../src/sync/versions/prune.js';
-import type { FaultProxy } from './helpers/s3-fault-proxy.js';
-import { startFaultProxy } from './helpers/s3-fault-proxy.js';
-import type { S3Server } from './helpers/s3rver.js';
-import { listKeys, S3RVER_ENV, S3RVER_ONLY_ENV, s3rverClient, startS3rver } from './helpers/s3rver.js';
-import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { listKeys, S3RVER_ENV, s3rverClient } from './helpers/s3rver.js';
+import { s3rverBehindProxy } from './helpers/s3rver-proxied.js';
+import { configWith, depsFor, readTree, scratch, writeTree } from './helpers/sync-fixtures.js';
 
-let server: S3Server;
-let proxy: FaultProxy;
-const savedEnv = { ...process.env };
-
-beforeAll(async () => {
-  server = await startS3rver('atlas-prune');
-  proxy = await startFaultProxy(server.endpoint);
-  Object.assign(process.env, S3RVER_ONLY_ENV);
-}, 20_000);
-afterAll(async () => {
-  process.env = savedEnv;
-  await proxy?.stop();
-  await server?.stop();
-  removeScratch();
-});
+const s3 = s3rverBehindProxy('atlas-prune');
 beforeEach(() => {
-  proxy.mode = 'pass';
-  proxy.deletes.length = 0;
+  s3.proxy.mode = 'pass';
+  s3.proxy.deletes.length = 0;
 });
 
 const T0 = 1_700_000_000;
 
 /** The deletes of versions and contents: a push's lease and a prune's lock (versions/locks.ts) are removed too. */
-const deletes = () => proxy.deletes.filter((d) => !d.url.includes('/.locks/'));
-const client = () => s3rverClient(server);
-const keys = (prefix: string) => listKeys(server, prefix);
+const deletes = () => s3.proxy.deletes.filter((d) => !d.url.includes('/.locks/'));
+const client = () => s3rverClient(s3.server);
+const keys = (prefix: string) => listKeys(s3.server, prefix);
 
-const put = (key: string, body: string) => client().send(new PutObjectCommand({ Bucket: server.bucket, Key: key, Body: body }));
+const put = (key: string, body: string) => client().send(new PutObjectCommand({ Bucket: s3.server.bucket, Key: key, Body: body }));
 
 let prefixes = 0;
 /** A fresh prefix; `viaProxy` sends atlas's requests through the fault proxy. */
@@ -54,9 +38,9 @@ function world(options: { viaProxy?: boolean; keep_versions?: number } = {}) {
   const src = join(base, 'src');
   mkdirSync(src);
   const config = configWith({
-    store: `s3://${server.bucket}/${prefix}`,
+    store: `s3://${s3.server.bucket}/${prefix}`,
     keep_versions: options.keep_versions ?? 0,
-    s3: { endpoint: options.viaProxy ? proxy.endpoint : server.endpoint, force_path_style: true },
+    s3: { endpoint: options.viaProxy ? s3.proxy.endpoint : s3.server.endpoint, force_path_style: true },
   });
   const target: SyncTarget = { root: src, tree: 'ws', workspace: 'ws' };
   const deps = (seconds = T0) => depsFor(config, join(base, 'home'), () => seconds * 1000);
@@ -144,7 +128,7 @@ describe('atlas sync prune (S3, s3rver)', () => {
     );
     await put(`${w.prefix}/ws/${T0}0/neighbour.txt`, 'a longer name sharing the prefix');
     await w.push(T0 + 100, { 'a.txt': 'newest' });
-    proxy.deletes.length = 0;
+    s3.proxy.deletes.length = 0;
     const result = await syncPrune(w.target, await w.deps(T0 + 100_000), { keep: 1 });
     // The neighbour (version T0 * 10, the newest by number) is kept; only version T0 goes.
     expect(result.trees[0]!.removed).toEqual([{ version: String(T0), objects: 1002, bytes: expect.any(Number), incomplete: false }]);
@@ -171,8 +155,8 @@ describe('atlas sync prune (S3, s3rver)', () => {
     await w.legacy(T0, { 'a.txt': 'a', 'b/c.txt': 'c' });
     await w.legacy(T0 + 1, { 'a.txt': 'A', 'b/c.txt': 'c' });
     await w.push(T0 + 2, { 'a.txt': 'AA', 'b/c.txt': 'c' });
-    proxy.mode = 'no-batch';
-    proxy.deletes.length = 0;
+    s3.proxy.mode = 'no-batch';
+    s3.proxy.deletes.length = 0;
     const result = await syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 });
     expect(result.removed).toMatchObject({ versions: 2, objects: 6 });
     // The first version: its state, one refused batch, then the two files one by one; the second
@@ -189,7 +173,7 @@ describe('atlas sync prune (S3, s3rver)', () => {
     const w = world({ viaProxy: true });
     await w.legacy(T0, { 'a.txt': 'a', 'b.txt': 'b' });
     await w.push(T0 + 1, { 'a.txt': 'new' });
-    proxy.mode = 'batch-denied';
+    s3.proxy.mode = 'batch-denied';
     await expect(syncPrune(w.target, await w.deps(T0 + 10_000), { keep: 1 })).rejects.toMatchObject({
       message: expect.stringMatching(
         new RegExp(
@@ -198,7 +182,7 @@ describe('atlas sync prune (S3, s3rver)', () => {
       ),
       hint: expect.stringMatching(/s3:DeleteObject/),
     });
-    proxy.mode = 'pass';
+    s3.proxy.mode = 'pass';
     const versions = await syncVersions(w.target, await w.deps());
     expect(versions.versions.map((v) => [v.version, v.status])).toEqual([
       [String(T0), 'incomplete'],
@@ -213,7 +197,7 @@ describe('atlas sync prune (S3, s3rver)', () => {
   it('a refused delete stops before anything is removed; after a push it is a warning, not a failure', async () => {
     const w = world({ viaProxy: true, keep_versions: 1 });
     await w.push(T0, { 'a.txt': 'a' });
-    proxy.mode = 'deny-deletes';
+    s3.proxy.mode = 'deny-deletes';
     const deps = await w.deps(T0 + 10_000);
     writeTree(w.src, { 'a.txt': 'b' });
     const pushed = await syncPush(w.target, deps);
@@ -279,12 +263,12 @@ describe('atlas sync prune (S3, s3rver)', () => {
 
   it('a push that fails as it commits leaves nothing a reader sees; the next push publishes, sending its small contents again', async () => {
     const w = world({ viaProxy: true });
-    proxy.mode = 'deny-state-put';
+    s3.proxy.mode = 'deny-state-put';
     await expect(w.push(T0, { 'a.txt': 'a', 'd/b.txt': 'b' })).rejects.toThrow(/access denied to p\d+\/ws\/\d+\/\.sandbox-state/);
     expect((await keys(`${w.prefix}/`)).every((k) => k.startsWith(`${w.prefix}/ws/.blobs/`))).toBe(true);
     expect(await w.versionsLeft()).toEqual([]);
     expect((await syncVersions(w.target, await w.deps())).versions).toEqual([]);
-    proxy.mode = 'pass';
+    s3.proxy.mode = 'pass';
     const again = await syncPush(w.target, await w.deps(T0 + 1));
     // Contents under 1 MiB are not asked about: sent again, over the ones the failed push left.
     expect(again.stats).toMatchObject({ version: String(T0 + 1), files_uploaded: 2, files_reused: 0, bytes_transferred: 2 });
@@ -295,8 +279,8 @@ describe('atlas sync prune (S3, s3rver)', () => {
 
   it('a server that refuses conditional writes (501 to If-None-Match) gets plain ones: the push publishes, and asks once per store', async () => {
     const w = world({ viaProxy: true });
-    proxy.mode = 'no-conditional-put';
-    const failed = proxy.failed;
+    s3.proxy.mode = 'no-conditional-put';
+    const failed = s3.proxy.failed;
     try {
       const deps = await w.deps(T0);
       const target = (root: string) => ({ ...w.target, root });
@@ -305,12 +289,12 @@ describe('atlas sync prune (S3, s3rver)', () => {
       expect((await syncPush(target(src), deps)).stats.version).toBe(String(T0));
       writeTree(src, { 'a.txt': 'a2' });
       expect((await syncPush(target(src), { ...deps, now: () => (T0 + 1) * 1000 })).stats.version).toBe(String(T0 + 1));
-      expect(proxy.failed - failed).toBe(1);
+      expect(s3.proxy.failed - failed).toBe(1);
       const dest = join(w.base, 'dest-nc');
       await syncPull(target(dest), await w.deps(T0 + 1), {});
       expect(readTree(dest)).toEqual({ 'a.txt': 'a2' });
     } finally {
-      proxy.mode = 'pass';
+      s3.proxy.mode = 'pass';
     }
   });
 });

@@ -7,41 +7,22 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { syncPull, syncPush } from '../src/sync/operations.js';
 import { parseListPage, xmlText } from '../src/sync/stores/s3-list-xml.js';
 import { envCredentials, shapeFromSettings, shapeOf } from '../src/sync/stores/s3-shape.js';
 import { S3Store } from '../src/sync/stores/s3-store.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
 import { motoMissing, startMoto } from './helpers/moto.js';
-import type { FaultProxy } from './helpers/s3-fault-proxy.js';
-import { startFaultProxy } from './helpers/s3-fault-proxy.js';
-import type { S3Server } from './helpers/s3rver.js';
-import { S3RVER_ENV, S3RVER_ONLY_ENV, startS3rver } from './helpers/s3rver.js';
-import { configWith, depsFor, readTree, removeScratch, scratch, writeTree } from './helpers/sync-fixtures.js';
+import { S3RVER_ENV } from './helpers/s3rver.js';
+import { s3rverBehindProxy } from './helpers/s3rver-proxied.js';
+import { configWith, depsFor, readTree, scratch, writeTree } from './helpers/sync-fixtures.js';
 
-let server: S3Server;
-let proxy: FaultProxy;
-const savedEnv = { ...process.env };
-
-beforeAll(async () => {
-  server = await startS3rver('atlas-lazy');
-  proxy = await startFaultProxy(server.endpoint);
-  Object.assign(process.env, S3RVER_ONLY_ENV, {
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  });
-  delete process.env['AWS_PROFILE'];
-}, 20_000);
-afterAll(async () => {
-  process.env = savedEnv;
-  await proxy?.stop();
-  await server?.stop();
-  removeScratch();
-});
+const s3 = s3rverBehindProxy('atlas-lazy', { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, ['AWS_PROFILE']);
 
 const target = (root: string): SyncTarget => ({ root, tree: 'ws', workspace: 'ws' });
 const configAt = (prefix: string) =>
-  configWith({ store: `s3://${server.bucket}/${prefix}`, s3: { endpoint: proxy.endpoint, force_path_style: true } });
+  configWith({ store: `s3://${s3.server.bucket}/${prefix}`, s3: { endpoint: s3.proxy.endpoint, force_path_style: true } });
 
 /** A push of `src`, a push after its a.txt changed, and a pull into a new folder, checked equal. */
 async function pushChangePull(config: ReturnType<typeof configAt>, src: string) {
@@ -61,13 +42,13 @@ describe('the hand-signed path end to end (s3rver)', () => {
     const src = scratch();
     // One file large enough to be asked about (a HEAD) before it is sent.
     writeTree(src, { 'a.txt': 'alpha', 'd/b & <c>.txt': 'beta', 'big.bin': Buffer.alloc(2 * 1024 * 1024, 7) });
-    const before = { requests: proxy.requests, fromSdk: proxy.fromSdk };
+    const before = { requests: s3.proxy.requests, fromSdk: s3.proxy.fromSdk };
     const { deps, dest } = await pushChangePull(config, src);
     await syncPull(target(dest), deps, { force: true });
-    expect(proxy.requests - before.requests).toBeGreaterThan(10);
-    expect(proxy.fromSdk - before.fromSdk).toBe(0);
+    expect(s3.proxy.requests - before.requests).toBeGreaterThan(10);
+    expect(s3.proxy.fromSdk - before.fromSdk).toBe(0);
     // The store's own client was never made.
-    const store = new S3Store(server.bucket, 'lazy', config.sync.s3);
+    const store = new S3Store(s3.server.bucket, 'lazy', config.sync.s3);
     expect(await store.listVersionNames('ws')).toHaveLength(2);
     expect(await store.listLocks('ws')).toEqual([]);
     expect((store as unknown as { sdk: { client: unknown } }).sdk.client).toBeUndefined();
@@ -81,7 +62,7 @@ describe('the hand-signed path end to end (s3rver)', () => {
     process.env['AWS_PROFILE'] = 'atlas-lazy';
     // Keys s3rver does not know: the SDK's chain skips them for the profile's, and so must atlas.
     process.env['AWS_ACCESS_KEY_ID'] = 'NOTTHESEKEYS';
-    proxy.accessKeys.clear();
+    s3.proxy.accessKeys.clear();
     try {
       expect(envCredentials()).toBeUndefined();
       const src = scratch();
@@ -91,7 +72,7 @@ describe('the hand-signed path end to end (s3rver)', () => {
       const dest = scratch();
       await syncPull(target(dest), deps, {});
       expect(readTree(dest)).toEqual(readTree(src));
-      expect([...proxy.accessKeys]).toEqual(['S3RVER']);
+      expect([...s3.proxy.accessKeys]).toEqual(['S3RVER']);
     } finally {
       delete process.env['AWS_PROFILE'];
       process.env['AWS_ACCESS_KEY_ID'] = S3RVER_ENV.AWS_ACCESS_KEY_ID;
@@ -103,17 +84,17 @@ describe('the hand-signed path end to end (s3rver)', () => {
     const config = configAt('sdk-only');
     const src = scratch();
     writeTree(src, { 'a.txt': 'alpha', 'big.bin': Buffer.alloc(2 * 1024 * 1024, 3) });
-    proxy.mode = 'sdk-only';
-    proxy.failed = 0;
+    s3.proxy.mode = 'sdk-only';
+    s3.proxy.failed = 0;
     try {
       await pushChangePull(config, src);
-      const store = new S3Store(server.bucket, 'sdk-only', config.sync.s3);
+      const store = new S3Store(s3.server.bucket, 'sdk-only', config.sync.s3);
       expect(await store.readState('ws', '1')).toBeUndefined();
       expect(await store.blobModifiedMs('ws', 'a'.repeat(64))).toBeUndefined();
       // Each store refused once, then sent everything through the SDK: one refusal per store opened.
-      expect(proxy.failed).toBeLessThanOrEqual(4);
+      expect(s3.proxy.failed).toBeLessThanOrEqual(4);
     } finally {
-      proxy.mode = 'pass';
+      s3.proxy.mode = 'pass';
     }
   }, 60_000);
 
