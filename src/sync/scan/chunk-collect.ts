@@ -1,10 +1,11 @@
-// A body read from a socket or a file arrives in buffers of its own (up to 64 KiB each), which V8
-// frees only when it collects its young generation, and it collects it for their sake only once
-// 32 MiB of them wait. A read that makes little else besides (whole packs of which a pull keeps a
-// few contents) let 18-31 MB of dead buffers pile up at a pull's peak (docs/sync.md#peak-memory).
-// A collection of the young generation after every 512 KiB read bounds them, for a fraction of a
-// millisecond each: a pull of an older version at 100,000 files held 27 MB of buffers at its
-// peak, 4-6 MB since, in the same time (7-9 MB collecting every 2 MiB).
+// A body read from a socket or a file arrives in buffers of its own (64 KiB from a socket, up to
+// 256 KiB from a folder store's file), which V8 frees only when it collects its young generation,
+// and it collects it for their sake only once 32 MiB of them wait. A read that makes little else
+// besides (whole packs of which a pull keeps a few contents) let 18-31 MB of dead buffers pile up
+// at a pull's peak (docs/sync.md#peak-memory). A collection of the young generation after every
+// 512 KiB read bounds them, for a fraction of a millisecond each: a pull of an older version at
+// 100,000 files held 27 MB of buffers at its peak, 4-6 MB since, in the same time (7-9 MB
+// collecting every 2 MiB).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
