@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ReferenceMerge, resolveReferences } from '../src/domain/sync-manifest.js';
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
-import { byPath } from '../src/domain/sync-state.js';
+import { byPath, serializeState } from '../src/domain/sync-state.js';
+import { parseStateChunks, parseWhole } from '../src/domain/sync-state-parse.js';
 import { OrderedPathCheck, unsafeEntries } from '../src/domain/sync-unsafe.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
@@ -84,32 +85,75 @@ describe('a base merged as it is read (pure)', () => {
     });
   });
 
-  it("completes an entry into the folder's own when the base makes them the same, and only then", () => {
+  it("holds the folder's own entry where the base makes the version's the same, and only there, on both paths", () => {
     const { base, version, header } = pair(12);
     // The folder's state: the base's entries without their places in packs (a folder's state never has them).
     const mine = base.map(({ pack: _p, offset: _o, ...f }) => ({ ...f }));
-    // Two that differ from what the version resolves to: another SHA-256 (same MD5, size), another time.
+    // Two that differ from what the version resolves to: another SHA-256 (same MD5, size, time:
+    // it stands in while the manifest is read, and gives way once the base is), another time.
     mine[2] = { ...mine[2]!, sha256: sha('another content') };
     mine[5] = { ...mine[5]!, modified_at: 7 };
-    const known = new Map(mine.map((f) => [f.path, f]));
-    const byReference = new Set<FileEntry>();
-    const merge = new ReferenceMerge(version(), '200', byReference, known);
-    for (const f of base) merge.take(f);
-    const merged = merge.finish(header);
+    // Read as a pull reads it: the folder's entries by path, standing in for the version's where they can.
+    const manifest = serializeState(version());
+    const parsed = () => {
+      const known = new Map(mine.map((f) => [f.path, { ...f }]));
+      const read = parseStateChunks([manifest], { known });
+      if (!read?.ok) throw new Error(read?.problem ?? 'not laid out as atlas writes it');
+      return { known, state: read.state };
+    };
     const plain = resolveReferences(version(), '200', { ...header, files: base });
-    expect(merged).toMatchObject({ ok: true });
-    if (!merged.ok || !plain.ok) return;
-    // The same entries as without the folder's (the base's SHA-256 and pack win over the folder's)...
-    expect(merged.state.files).toEqual(plain.state.files);
-    // ...held as the folder's own objects where they say the same, given the pack they are in.
-    const same = merged.state.files.map((f, i) => f === known.get(f.path) && i);
-    expect(same.filter((i) => i !== false)).toEqual([0, 1, 3, 6, 7, 8, 9, 10, 11]);
-    expect(merged.state.files[2]!.sha256).toBe(base[2]!.sha256);
-    expect(mine[0]).toMatchObject({ pack: base[0]!.pack, offset: base[0]!.offset });
-    expect(mine[2]!.sha256).toBe(sha('another content'));
-    // What the base gave is recorded by the object the version holds.
-    expect(byReference.size).toBe(11);
-    for (const f of merged.state.files) if (f.path !== merged.state.files[4]!.path) expect(byReference.has(f)).toBe(true);
+    if (!plain.ok) throw new Error(plain.problem);
+    for (const resolve of [
+      (state: StateFile) => {
+        const merge = new ReferenceMerge(state, '200', new Set());
+        for (const f of base) merge.take(f);
+        return merge.finish(header);
+      },
+      (state: StateFile) => resolveReferences(state, '200', { ...header, files: base }),
+    ]) {
+      const { known, state } = parsed();
+      // While the base is unread: the folder's objects in the version's places, but for the other time.
+      expect(state.files.map((f, i) => f === known.get(f.path) && i).filter((i) => i !== false)).toEqual([0, 1, 2, 3, 6, 7, 8, 9, 10, 11]);
+      const merged = resolve(state);
+      expect(merged).toMatchObject({ ok: true });
+      if (!merged.ok || !merged.byReference) return;
+      const byReference = merged.byReference;
+      // The same entries as without the folder's (the base's SHA-256 and pack win over the folder's)...
+      expect(merged.state.files).toEqual(plain.state.files);
+      // ...held as the folder's own objects where they say the same, given the pack they are in.
+      const same = merged.state.files.map((f, i) => f === known.get(f.path) && i);
+      expect(same.filter((i) => i !== false)).toEqual([0, 1, 3, 6, 7, 8, 9, 10, 11]);
+      expect(merged.state.files[2]!.sha256).toBe(base[2]!.sha256);
+      expect(merged.state.files[2]).not.toHaveProperty('offset', expect.anything());
+      expect(known.get(base[0]!.path)).toMatchObject({ pack: base[0]!.pack, offset: base[0]!.offset });
+      expect(known.get(base[2]!.path)!.sha256).toBe(sha('another content'));
+      // What the base gave is recorded by the object the version holds.
+      expect(byReference.size).toBe(11);
+      for (const f of merged.state.files) if (f.path !== merged.state.files[4]!.path) expect(byReference.has(f)).toBe(true);
+    }
+  });
+
+  it('refuses a version whose base lacks what a stand-in leaves to it, as without the folder', () => {
+    const { base, version, header } = pair(12);
+    const known = new Map(base.map(({ pack: _p, offset: _o, ...f }) => [f.path, { ...f }]));
+    const read = parseStateChunks([serializeState(version())], { known });
+    if (!read?.ok) throw new Error(read?.problem ?? 'not laid out as atlas writes it');
+    expect(read.state.files[3]).toBe(known.get(base[3]!.path));
+    // The base has another content at that path: the stand-in is no reason to take the folder's.
+    const other = base.map((f, i) => (i === 3 ? entry(f.path, 'not the same') : f));
+    const merge = new ReferenceMerge(read.state, '200', undefined);
+    for (const f of other) merge.take(f);
+    expect(merge.finish(header)).toMatchObject({ ok: false, problem: expect.stringMatching(/^files\[3\].*no content of that MD5/) });
+    // Read whole (any layout), and resolved against a base read whole: the same refusal.
+    const again = parseWhole(serializeState(version()), { known });
+    if (!again.ok) throw new Error(again.problem);
+    expect(resolveReferences(again.state, '200', { ...header, files: base.filter((_, i) => i !== 3) })).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/^files\[3\].*no content of that MD5/),
+    });
+    // A state that refers to no base: an entry without SHA-256 is an old version's, never a stand-in.
+    const full = parseWhole(serializeState({ ...version(), sha256_from: undefined }), { known });
+    expect(full.ok && full.state.files.some((f) => f === known.get(f.path))).toBe(false);
   });
 
   it('stops when either list is out of path order (the caller reads both again, whole)', () => {

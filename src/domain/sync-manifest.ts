@@ -5,7 +5,7 @@
 // what a version costs when few files changed. Pure: the caller reads the manifests.
 import type { FileEntry, StateFile } from './sync-state.js';
 import { pairByPath, strictlyInPathOrder } from './sync-state.js';
-import { sameAsHeld } from './sync-state-parse.js';
+import { confirmStandIn, isStandIn } from './sync-stand-in.js';
 import { OrderedPathCheck } from './sync-unsafe.js';
 
 /** Below this many entries a manifest is always written in full: a reference saves little. */
@@ -33,8 +33,8 @@ export function resolveReferences(state: StateFile, version: string, base: State
   const byReference = new Set<FileEntry>();
   let problem = baseProblem(state, version, base);
   if (problem === undefined)
-    pairByPath(state.files, base.files, (f, there, at) => {
-      problem ??= takeFromBase(f, there, at, state.sha256_from!, byReference);
+    pairByPath(state.files, base.files, (_f, there, at) => {
+      problem ??= completeFromBase(state.files, at, there, state.sha256_from!, byReference);
     });
   return resolved(state, byReference, problem);
 }
@@ -45,9 +45,8 @@ export function resolveReferences(state: StateFile, version: string, base: State
  * entries are never held beside the version's own. Its paths are checked on the way (`unsafe`).
  * A base out of path order (written by hand) turns `inOrder` off, with some entries of `state`
  * possibly filled in already: the caller then reads both again, whole, for `resolveReferences`.
- * Without `byReference` (a pull, an export), which entries the base gave is not recorded. With
- * `known` (the folder's own entries), an entry the base completed into one of those is that object:
- * at a no-op pull one set of 100,000 entries is held, not two.
+ * Without `byReference` (a pull, an export), which entries the base gave is not recorded. The
+ * folder's own entries standing in for the version's (sync-stand-in.ts) are confirmed or replaced.
  */
 export class ReferenceMerge {
   /** False when either list is out of path order: the merge stops. */
@@ -63,7 +62,6 @@ export class ReferenceMerge {
     private readonly state: StateFile,
     private readonly version: string,
     private readonly byReference: Set<FileEntry> | undefined,
-    private readonly known?: ReadonlyMap<string, FileEntry>,
   ) {
     this.inOrder = strictlyInPathOrder(state.files);
   }
@@ -89,15 +87,7 @@ export class ReferenceMerge {
   }
 
   private pair(there: FileEntry | undefined): void {
-    const files = this.state.files;
-    const f = files[this.at]!;
-    const completing = f.sha256 === undefined;
-    this.problem ??= takeFromBase(f, there, this.at, this.state.sha256_from!, this.byReference);
-    const held = completing && f.sha256 !== undefined ? this.known?.get(f.path) : undefined;
-    if (held !== undefined && sameAsHeld(held, f) === held) {
-      files[this.at] = held;
-      if (this.byReference?.delete(f)) this.byReference.add(held);
-    }
+    this.problem ??= completeFromBase(this.state.files, this.at, there, this.state.sha256_from!, this.byReference);
     this.at++;
   }
 }
@@ -111,19 +101,26 @@ function baseProblem(state: StateFile, version: string, base: StateFile): string
 }
 
 /**
- * Gives `f` the base's content at its path (`there`) when it leaves its SHA-256 to the base, or
- * says why it cannot.
+ * Gives `files[at]` the base's content at its path (`there`) when it leaves its SHA-256 to the
+ * base (a stand-in is confirmed or replaced by the version's own entry), or says why it cannot.
  */
-function takeFromBase(
-  f: FileEntry,
-  there: FileEntry | undefined,
+function completeFromBase(
+  files: FileEntry[],
   at: number,
+  there: FileEntry | undefined,
   from: string,
   byReference: Set<FileEntry> | undefined,
 ): string | undefined {
+  const f = files[at]!;
+  if (isStandIn(files, at)) {
+    const confirmed = confirmStandIn(f, there);
+    if (confirmed === undefined) return noContent(at, f, from);
+    files[at] = confirmed;
+    byReference?.add(confirmed);
+    return undefined;
+  }
   if (f.sha256 !== undefined || f.link !== undefined) return undefined;
-  if (there?.sha256 === undefined || there.checksum !== f.checksum || there.size !== f.size)
-    return `files[${at}] (${JSON.stringify(f.path)}) has no sha256, and version ${from} has no content of that MD5 and size there`;
+  if (there?.sha256 === undefined || there.checksum !== f.checksum || there.size !== f.size) return noContent(at, f, from);
   f.sha256 = there.sha256;
   // Where the base keeps that content (a pack) goes with it.
   if (there.pack !== undefined) {
@@ -132,6 +129,10 @@ function takeFromBase(
   }
   byReference?.add(f);
   return undefined;
+}
+
+function noContent(at: number, f: FileEntry, from: string): string {
+  return `files[${at}] (${JSON.stringify(f.path)}) has no sha256, and version ${from} has no content of that MD5 and size there`;
 }
 
 function resolved<R>(state: StateFile, byReference: R, problem: string | undefined): Resolved<R> {

@@ -7,6 +7,7 @@ import { PACK_BELOW } from './sync-pack.js';
 import { VERSION_PATTERN } from './sync-plan.js';
 import type { FileEntry, StateFile, StateParse } from './sync-state.js';
 import { SHA256_PATTERN, STATE_FORMAT_VERSION } from './sync-state.js';
+import { markStandIn, mayStandIn } from './sync-stand-in.js';
 
 export interface ParseOptions {
   /**
@@ -17,6 +18,8 @@ export interface ParseOptions {
   /**
    * Entries already held, by path. One equal to a parsed entry is used in its place, and takes the
    * parsed entry's place in a pack when it has none; otherwise the parsed entry shares its strings.
+   * In a manifest that refers to a base, one that says the same as an entry leaving its SHA-256 to
+   * the base stands in for it until the base is read (sync-stand-in.ts).
    */
   known?: ReadonlyMap<string, FileEntry>;
   /**
@@ -53,6 +56,7 @@ export function parseWhole(text: string, options: ParseOptions = {}): StateParse
   if ('ok' in header) return header;
   if (!Array.isArray(raw['files'])) return corrupt('"files" is not a list');
   const entries = new Entries(options);
+  entries.refers = raw['sha256_from'] !== undefined;
   for (const item of raw['files'] as unknown[]) {
     const problem = entries.add(item);
     if (problem !== undefined) return corrupt(problem);
@@ -142,6 +146,7 @@ class StateReader {
         return false;
       }
       [this.headRaw, this.header] = [head, header];
+      this.entries.refers = head['sha256_from'] !== undefined;
       this.buffer = this.buffer.slice(at + FILES_KEY.length);
     }
     // Every entry followed by another is complete, and those are parsed together (one JSON.parse
@@ -239,6 +244,8 @@ function checkHeader(raw: Raw): StateParse | Pick<StateFile, 'version' | 'last_s
 /** The entries of one state as they are checked, in order. */
 class Entries {
   readonly files: FileEntry[] = [];
+  /** The state refers to a base (`sha256_from`): its entries without a SHA-256 take the base's. */
+  refers = false;
   private count = 0;
   /** One string per pack, not one per entry that names it (a pack holds hundreds of contents). */
   private readonly packs = new Map<string, string>();
@@ -262,17 +269,20 @@ class Entries {
       else f['pack'] = known;
     }
     // The parsed object itself, checked: a copy per entry would be a second 100,000 objects. But one
-    // that leaves its SHA-256 to its base (given it, and its place in a pack, by the merge) is made
-    // anew with room for them: fields added to an object later go to a second block of fields
-    // (3.8 MB more at 100,000 entries), and the parsed one dies young. Not when the folder holds an
-    // entry at that path: the merge most likely takes the folder's, and the larger object would
-    // only have made the peak of a no-op pull higher (by 2 MB at 100,000 files).
+    // that leaves its SHA-256 to its base (given it, and its place in a pack, by the merge) is either
+    // the folder's entry standing in for it (one object for both), or made anew with room for what
+    // the merge gives it: fields added to an object later go to a second block of fields (3.8 MB
+    // more at 100,000 entries), and the parsed one dies young.
     const held = this.options.known?.get(f['path']);
     const leavesToBase = f['sha256'] === undefined && f['link'] === undefined && this.options.local !== true;
-    const entry = shared(leavesToBase && held === undefined ? withRoom(f) : (f as unknown as FileEntry), held);
+    const standIn = leavesToBase && this.refers && this.options.each === undefined && held !== undefined && mayStandIn(held, f);
+    const entry = standIn ? held : shared(leavesToBase ? withRoom(f) : (f as unknown as FileEntry), held);
     this.count++;
     if (this.options.each) this.options.each(entry);
-    else this.files.push(entry);
+    else {
+      if (standIn) markStandIn(this.files, this.files.length);
+      this.files.push(entry);
+    }
     return undefined;
   }
 }
@@ -307,7 +317,7 @@ function shared(f: FileEntry, held: FileEntry | undefined): FileEntry {
  * `held` (an entry of the folder's own state) when `f` says exactly the same of its path, given
  * `f`'s place in a pack when `held` has none; else undefined.
  */
-export function sameAsHeld(held: FileEntry, f: FileEntry): FileEntry | undefined {
+function sameAsHeld(held: FileEntry, f: FileEntry): FileEntry | undefined {
   if (held.checksum !== f.checksum || held.sha256 !== f.sha256 || held.size !== f.size || held.modified_at !== f.modified_at)
     return undefined;
   if (held.mtime_ns !== f.mtime_ns || held.mode !== f.mode || held.link !== f.link) return undefined;

@@ -74,7 +74,7 @@ async function wholeBase(store: SyncStore, tree: string, version: string, state:
  * when either manifest is out of path order.
  */
 async function mergeBase(store: SyncStore, tree: string, version: string, state: StateFile, reading: Reading): Promise<Loaded | undefined> {
-  const merge = new ReferenceMerge(state, version, reading.contentsOnly ? undefined : new Set(), reading.known);
+  const merge = new ReferenceMerge(state, version, reading.contentsOnly ? undefined : new Set());
   if (!merge.inOrder) return undefined;
   const from = state.sha256_from!;
   const parsed = await readManifest(store, tree, from, { known: reading.known, each: (entry) => merge.take(entry) });
