@@ -10,6 +10,7 @@ import { ReferenceMerge, resolveReferences } from '../src/domain/sync-manifest.j
 import type { FileEntry, StateFile } from '../src/domain/sync-state.js';
 import { byPath, serializeState } from '../src/domain/sync-state.js';
 import { parseStateChunks, parseWhole } from '../src/domain/sync-state-parse.js';
+import { confirmStandIn, isStandIn, markStandIn } from '../src/domain/sync-stand-in.js';
 import { OrderedPathCheck, unsafeEntries } from '../src/domain/sync-unsafe.js';
 import { syncPull, syncPush, syncVersions } from '../src/sync/operations.js';
 import type { SyncTarget } from '../src/sync/stores/target.js';
@@ -131,6 +132,26 @@ describe('a base merged as it is read (pure)', () => {
       expect(byReference.size).toBe(11);
       for (const f of merged.state.files) if (f.path !== merged.state.files[4]!.path) expect(byReference.has(f)).toBe(true);
     }
+  });
+
+  it('marks stand-ins by their place in their own list, and confirms one only where the base places the same content', () => {
+    const files: FileEntry[] = [];
+    markStandIn(files, 0);
+    markStandIn(files, 5000);
+    expect([0, 1, 4999, 5000].map((i) => isStandIn(files, i))).toEqual([true, false, false, true]);
+    expect(isStandIn([], 0)).toBe(false);
+    const held = entry('a', 'x', { pack: sha('p1'), offset: 0 });
+    // Same content, same place: the folder's own object.
+    expect(confirmStandIn(held, entry('a', 'x', { pack: sha('p1'), offset: 0 }))).toBe(held);
+    // Same content in another pack, or loose: the version's own entry, where the base keeps it.
+    expect(confirmStandIn(held, entry('a', 'x', { pack: sha('p2'), offset: 9 }))).toMatchObject({ pack: sha('p2'), offset: 9 });
+    const loose = confirmStandIn(held, entry('a', 'x'));
+    expect(loose).not.toBe(held);
+    expect(loose).toMatchObject({ path: 'a', sha256: sha('x'), pack: undefined, offset: undefined });
+    // Another MD5 or size there, or nothing: no content for it.
+    expect(confirmStandIn(held, { ...entry('a', 'x'), size: 2 })).toBeUndefined();
+    expect(confirmStandIn(held, undefined)).toBeUndefined();
+    expect(held).toMatchObject({ pack: sha('p1'), offset: 0 });
   });
 
   it('refuses a version whose base lacks what a stand-in leaves to it, as without the folder', () => {
