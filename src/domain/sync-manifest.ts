@@ -3,9 +3,9 @@
 // mtime); the SHA-256 that names an unchanged file's blob may instead be left to an earlier full
 // manifest, `sha256_from`: on the wire, a SHA-256 is 64 hex digits that do not compress, most of
 // what a version costs when few files changed. Pure: the caller reads the manifests.
+import { confirmStandIn, isStandIn } from './sync-stand-in.js';
 import type { FileEntry, StateFile } from './sync-state.js';
 import { pairByPath, strictlyInPathOrder } from './sync-state.js';
-import { confirmStandIn, isStandIn } from './sync-stand-in.js';
 import { OrderedPathCheck } from './sync-unsafe.js';
 
 /** Below this many entries a manifest is always written in full: a reference saves little. */

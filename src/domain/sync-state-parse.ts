@@ -5,9 +5,9 @@
 // already holds (the folder's own state) is taken in place of an equal one: one object, not two.
 import { PACK_BELOW } from './sync-pack.js';
 import { VERSION_PATTERN } from './sync-plan.js';
+import { markStandIn, mayStandIn } from './sync-stand-in.js';
 import type { FileEntry, StateFile, StateParse } from './sync-state.js';
 import { SHA256_PATTERN, STATE_FORMAT_VERSION } from './sync-state.js';
-import { markStandIn, mayStandIn } from './sync-stand-in.js';
 
 export interface ParseOptions {
   /**
