@@ -238,8 +238,9 @@ const pristine = join(work, 'pristine');
 execFileSync('cp', ['-a', src, pristine]);
 // The files each tool changed are moved aside, not deleted, until the end: ext4 without a journal
 // (as on this machine) passes over inodes freed in the last 30 seconds when it makes a file, and a
-// pull into an empty folder right after 10,000 deletions took 3-5 times as long (perf: the kernel's
-// recently_deleted and find_inode_bit), a penalty for whichever tool came soonest after a reset.
+// pull of 10,000 files into an empty folder right after as many deletions took 2-8 times as long
+// (perf: the kernel's recently_deleted and find_inode_bit), a penalty for whichever tool came
+// soonest after a reset.
 let resets = 0;
 const reset = () => {
   renameSync(src, join(work, `src-before-reset-${resets++}`));
@@ -250,7 +251,7 @@ console.log(
   `${FILES} files of ${SIZE} bytes (${(total / 1e6).toFixed(0)} MB), 1% = ${changedFiles} files (${(changedBytes / 1e6).toFixed(2)} MB), s3rver on 127.0.0.1`,
 );
 // Files deleted just before this bench (an earlier bench's, or a test run's) slow the files made
-// in the next 30 seconds (see reset below): the first tool's phases start once they no longer can.
+// in the next 30 seconds (see reset above): the first tool's phases start once they no longer can.
 await new Promise((ok) => setTimeout(ok, Math.max(0, benchStarted + 35_000 - Date.now())));
 await phases('atlas', atlasPhases(atlasAt(endpoint, 'home')));
 
