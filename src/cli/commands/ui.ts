@@ -5,6 +5,7 @@ import { AtlasError, EXIT } from '../../domain/errors.js';
 import { initializeHome } from '../../engine/init-home.js';
 import { startLocalBoard } from '../../server/local-board.js';
 import type { CliContext } from '../context.js';
+import { runUntilStopped } from '../until-stopped.js';
 
 declare const ATLAS_VERSION: string;
 
@@ -24,25 +25,24 @@ export default async function ui(ctx: CliContext, opts: UiFlags): Promise<number
   if (!/^\d{1,5}$/.test(opts.port) || Number(opts.port) > 65535) {
     throw new AtlasError(`--port expects 0..65535, got "${opts.port}"`, { exitCode: EXIT.input });
   }
-  await initializeHome(ctx.home);
-  const board = await startLocalBoard({
-    home: ctx.home,
-    config: await ctx.config(),
-    port: Number(opts.port),
-    version: typeof ATLAS_VERSION === 'string' ? ATLAS_VERSION : '0.0.0-dev',
-    atlasCommand: { command: process.execPath, args: [process.argv[1]!] },
-  });
-  process.stdout.write(`atlas board for ${ctx.home} (${board.adopted} task(s) newly listed)\nopen (this link works once): ${board.link}\n`);
-  if (opts.open) openBrowser(board.link);
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) process.exit(130);
-      stopping = true;
-      void board.server.stop(signal).then(resolve);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  await runUntilStopped(
+    async () => {
+      await initializeHome(ctx.home);
+      return startLocalBoard({
+        home: ctx.home,
+        config: await ctx.config(),
+        port: Number(opts.port),
+        version: typeof ATLAS_VERSION === 'string' ? ATLAS_VERSION : '0.0.0-dev',
+        atlasCommand: { command: process.execPath, args: [process.argv[1]!] },
+      });
+    },
+    (board) => board.server,
+    (board) => {
+      process.stdout.write(
+        `atlas board for ${ctx.home} (${board.adopted} task(s) newly listed)\nopen (this link works once): ${board.link}\n`,
+      );
+      if (opts.open) openBrowser(board.link);
+    },
+  );
   return EXIT.ok;
 }
