@@ -1,7 +1,7 @@
 // Shared bench helpers: temp dirs, real git repos, fixture tasks written as plain JSON (the
 // on-disk format is the contract), and timing of whole commands over interleaved runs.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -9,8 +9,19 @@ import { pathToFileURL } from 'node:url';
 export const ROOT = resolve(import.meta.dirname, '..');
 export const ATLAS = join(ROOT, 'bin', 'atlas.cjs');
 
+/**
+ * The temp folders this bench made, removed when it exits (a server's home holds its tokens and
+ * keys): `--keep` keeps them for a look after a failure.
+ */
+const made = [];
+process.on('exit', () => {
+  if (!process.argv.includes('--keep')) for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 export function tempDir(prefix) {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  made.push(dir);
+  return dir;
 }
 
 export function git(cwd, ...args) {
