@@ -6,7 +6,7 @@
 //
 // Usage: node bench/soak.mjs [--kills N] [--jobs J] [--seed S] [--keep]   (env: SOAK_KILLS, SOAK_JOBS, SOAK_SEED)
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ATLAS, git, importBundle, makeRepo, ROOT, seededRandom, tempDir } from './lib.mjs';
 
@@ -376,7 +376,7 @@ console.log(`  not completed         ${stats.notCompleted}`);
 console.log(`  lost files            ${stats.lostFiles}`);
 console.log(`  wall time             ${wall.toFixed(1)} s`);
 for (const p of stats.problems.slice(0, 30)) console.log(`  ! ${p}`);
+// Removed at exit unless kept (bench/lib.mjs's tempDir).
 if (KEEP) console.log(`  kept: ${work} (repos ${repos.join(', ')})`);
-else for (const dir of [work, ...repos]) rmSync(dir, { recursive: true, force: true });
 const ok = stats.unparseable === 0 && stats.historyLosses === 0 && stats.notCompleted === 0 && stats.lostFiles === 0;
 process.exitCode = ok ? 0 : 1;

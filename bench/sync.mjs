@@ -374,4 +374,3 @@ moto?.proxy.close();
 moto?.child.kill('SIGTERM');
 proxy.close();
 server.kill('SIGTERM');
-rmSync(work, { recursive: true, force: true });

@@ -5,7 +5,7 @@
 // already holds (the folder's own state) is taken in place of an equal one: one object, not two.
 import { PACK_BELOW } from './sync-pack.js';
 import { VERSION_PATTERN } from './sync-plan.js';
-import { markStandIn, mayStandIn } from './sync-stand-in.js';
+import { markStandIn, mayStandIn, sameOwnFields, takePlace } from './sync-stand-in.js';
 import type { FileEntry, StateFile, StateParse } from './sync-state.js';
 import { SHA256_PATTERN, STATE_FORMAT_VERSION } from './sync-state.js';
 
@@ -318,15 +318,8 @@ function shared(f: FileEntry, held: FileEntry | undefined): FileEntry {
  * `f`'s place in a pack when `held` has none; else undefined.
  */
 function sameAsHeld(held: FileEntry, f: FileEntry): FileEntry | undefined {
-  if (held.checksum !== f.checksum || held.sha256 !== f.sha256 || held.size !== f.size || held.modified_at !== f.modified_at)
-    return undefined;
-  if (held.mtime_ns !== f.mtime_ns || held.mode !== f.mode || held.link !== f.link) return undefined;
-  if (held.pack === undefined && f.pack !== undefined) {
-    held.pack = f.pack;
-    held.offset = f.offset!;
-    return held;
-  }
-  return held.pack === f.pack && held.offset === f.offset ? held : undefined;
+  const same = sameOwnFields(held, f) && held.sha256 === f.sha256 && held.link === f.link;
+  return same && takePlace(held, f.pack, f.offset) ? held : undefined;
 }
 
 /** What is wrong with the optional fields of an entry (all checked: a store's manifest is hostile). */
