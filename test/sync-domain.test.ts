@@ -125,6 +125,21 @@ describe('pull plan', () => {
     expect(plan.keep.map((k) => k.path)).toEqual(['gone-edited']);
   });
 
+  it("downloads into an empty folder from the version's own list, and copies it at the first entry that is not downloaded", () => {
+    const remote = [entry('a'), entry('b'), entry('c', 'b'), entry('d')];
+    const empty = planPull(remote, new Map(), observeFrom({}));
+    expect(empty.download).toBe(remote);
+    expect(planPull([], new Map(), observeFrom({})).download).toEqual([]);
+    // The first entries downloaded, then one equal, then one downloaded again: the first ones kept in order.
+    const mixed = planPull(remote, new Map([['c', entry('c')]]), observeFrom({ b: file('a'), c: file('a') }));
+    expect(mixed.download.map((f) => f.path)).toEqual(['a', 'c', 'd']);
+    expect(mixed.download).not.toBe(remote);
+    expect(mixed.skip.map((f) => f.path)).toEqual(['b']);
+    // The very first entry not downloaded: nothing to copy before it.
+    const first = planPull(remote, new Map(), observeFrom({ a: file('a') }));
+    expect(first.download.map((f) => f.path)).toEqual(['b', 'c', 'd']);
+  });
+
   it('refuses folders, special files and blocked paths; symlinks are conflicts', () => {
     const plan = planPull(
       [entry('d'), entry('o'), entry('b/x'), entry('l')],

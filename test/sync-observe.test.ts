@@ -86,4 +86,9 @@ describe('observePaths', () => {
     const observe = await observePaths(root, PATHS, { ...previous, last_synced_at: 0 });
     expect(observe('a.txt')).toMatchObject({ checksum: md5('alpha') });
   });
+
+  it('answers missing for every path of an empty folder', async () => {
+    const observe = await observePaths(scratch(), PATHS, undefined);
+    for (const path of [...PATHS, 'never/asked']) expect(observe(path)).toEqual({ kind: 'missing' });
+  });
 });

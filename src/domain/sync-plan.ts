@@ -47,7 +47,8 @@ export type Observation =
   | { kind: 'blocked'; problem: string };
 
 export interface PullPlan {
-  download: FileEntry[];
+  /** In the version's order; the version's own list when every entry is downloaded (a pull into an empty folder). */
+  download: readonly FileEntry[];
   skip: FileEntry[];
   delete: string[];
   /** Tracked files the store dropped but the person changed since the last sync: kept. */
@@ -65,17 +66,33 @@ export function planPull(
   tracked: ReadonlyMap<string, FileEntry>,
   observe: (path: string) => Observation,
 ): PullPlan {
-  const plan: PullPlan = { download: [], skip: [], delete: [], keep: [], conflicts: [], refused: [], folders: [] };
+  const download: FileEntry[] = [];
+  const plan: PullPlan = { download, skip: [], delete: [], keep: [], conflicts: [], refused: [], folders: [] };
   const wanted = pathLookup(remote);
-  for (const entry of remote) {
+  // While every entry so far is a download, the list is the version's own first `all` entries:
+  // made only at the first entry that is not (no copy of 100,000 entries for an empty folder).
+  let all = 0;
+  const missing = (entry: FileEntry, i: number) => {
+    if (all === i) all++;
+    else download.push(entry);
+  };
+  const notMissing = (i: number) => {
+    if (all !== i) return;
+    for (let j = 0; j < i; j++) download.push(remote[j]!);
+    all = -1;
+  };
+  for (let i = 0; i < remote.length; i++) {
+    const entry = remote[i]!;
     const here = observe(entry.path);
+    if (here.kind === 'missing') {
+      missing(entry, i);
+      continue;
+    }
+    notMissing(i);
     switch (here.kind) {
-      case 'missing':
-        plan.download.push(entry);
-        break;
       case 'file': {
         if (here.checksum === entry.checksum) plan.skip.push(entry);
-        else if (tracked.get(entry.path)?.checksum === here.checksum) plan.download.push(entry);
+        else if (tracked.get(entry.path)?.checksum === here.checksum) download.push(entry);
         else
           plan.conflicts.push({
             path: entry.path,
@@ -90,7 +107,7 @@ export function planPull(
           tracked.get(entry.path)?.link !== undefined &&
           tracked.get(entry.path)?.checksum === here.checksum
         )
-          plan.download.push(entry);
+          download.push(entry);
         else
           plan.conflicts.push({ path: entry.path, problem: 'is a symlink here (it would be replaced by a file, never written through)' });
         break;
@@ -106,6 +123,7 @@ export function planPull(
         break;
     }
   }
+  if (all === remote.length) plan.download = remote;
   // Only files the last sync brought or sent are ever deleted, and only when unchanged since.
   for (const [path, record] of tracked) {
     if (wanted(path)) continue;
