@@ -157,6 +157,19 @@ describe('pull plan', () => {
     expect(plan.keep.map((r) => r.path)).toEqual(['t']);
   });
 
+  it('replaces a link the last sync left unchanged, skips an equal one, and never writes through one it did not', () => {
+    const link = (path: string, target: string): FileEntry => ({ ...entry(path, target), link: target });
+    const here = (target: string): Observation => ({ kind: 'symlink', checksum: md5(target) });
+    const plan = planPull(
+      [link('moved', 'new'), link('same', 'a'), link('mine', 'new')],
+      new Map([['moved', link('moved', 'old')]]),
+      observeFrom({ moved: here('old'), same: here('a'), mine: here('other') }),
+    );
+    expect(plan.download.map((f) => f.path)).toEqual(['moved']);
+    expect(plan.skip.map((f) => f.path)).toEqual(['same']);
+    expect(plan.conflicts.map((r) => r.path)).toEqual(['mine']);
+  });
+
   it('decides full, incremental or fresh by last_synced_at', () => {
     expect(pullMode(undefined, 1000, 3_600_000)).toBe('full');
     expect(pullMode(0, 1000, 3_600_000)).toBe('full');
