@@ -6,7 +6,6 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { IntervalHistogram } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import type { TokenVerifier } from './accounts/tokens.js';
-import { openApiDocument } from './api/openapi.js';
 import type { buildRoutes } from './api/routes.js';
 import type { Board } from './board/board.js';
 import { checkHost } from './board/board-host.js';
@@ -52,7 +51,8 @@ export interface DispatchDeps {
   verifier: TokenVerifier;
   admission: Admission;
   rate: RateLimiter;
-  router: ReturnType<typeof buildRoutes>;
+  /** The API's routes, loaded once (after the server listens). */
+  router: () => Promise<ReturnType<typeof buildRoutes>>;
 }
 
 export function requestListener(deps: DispatchDeps): RequestListener {
@@ -97,9 +97,12 @@ export function requestListener(deps: DispatchDeps): RequestListener {
         res.end(m.body);
         return pathname;
       }
-      case '/openapi.json':
+      case '/openapi.json': {
+        // Its schemas load only when asked for (not part of the start-up).
+        const { openApiDocument } = await import('./api/openapi.js');
         sendJson(res, 200, openApiDocument(deps.version), { 'cache-control': 'public, max-age=300' });
         return pathname;
+      }
       default:
         return undefined;
     }
@@ -159,7 +162,7 @@ export function requestListener(deps: DispatchDeps): RequestListener {
     info.account = account;
     info.token = verified.id;
     deps.rate.take(account);
-    const match = deps.router.match(req.method ?? 'GET', url.pathname);
+    const match = (await deps.router()).match(req.method ?? 'GET', url.pathname);
     info.route = `${match.route.method} ${match.route.pattern}`;
     if (verified.readOnly && match.route.method !== 'GET')
       throw new HttpError(403, 'read_only_token', `this token may only read; ${match.route.method} needs a token made without --read-only`);

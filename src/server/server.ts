@@ -10,7 +10,7 @@ import { Spawner } from '../exec/spawner/client.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import { parseStoreAddress } from '../sync/stores/open-store.js';
 import { serverDir, TokenVerifier } from './accounts/tokens.js';
-import { buildRoutes } from './api/routes.js';
+import type { buildRoutes } from './api/routes.js';
 import { Board, findUiDir } from './board/board.js';
 import { LocalTaskWatcher } from './board/local-watch.js';
 import { LeaseSweep } from './cluster/lease-sweep.js';
@@ -137,7 +137,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const board = new Board(verifier, options.uiDir ?? findUiDir(), options.localLogin);
   const conversations = new Conversations(ctx);
   const tasks = new Tasks(ctx);
-  const router = buildRoutes(ctx, conversations, tasks, accountEvents);
+  // The API's routes (and the task engine's reads behind them) load once the server listens: not
+  // part of the start-up; a request that comes first waits for the same loading.
+  let routes: Promise<ReturnType<typeof buildRoutes>> | undefined;
+  const router = () => (routes ??= import('./api/routes.js').then((m) => m.buildRoutes(ctx, conversations, tasks, accountEvents)));
   const started = Date.now();
   let phase: Phase = 'starting';
   const rate = new RateLimiter(serverConfig.requests_per_second);
@@ -248,6 +251,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     sandbox_ready: sandbox.ready,
     store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder',
   });
+  // The routes load now, before the first request most likely comes (a failure is that request's 500).
+  void router().catch(() => undefined);
   // Conversations whose server died: marked interrupted so they can be recovered (now, with
   // --recover). Looked for once the server listens: their records are in the state, which is not
   // part of the start-up.
