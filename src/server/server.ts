@@ -251,7 +251,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     sandbox_ready: sandbox.ready,
     store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder',
   });
-  // The routes load now, before the first request most likely comes (a failure is that request's 500).
+  // The routes load now, before the first request most likely comes (a damaged install's failure
+  // to load them is a 500 for each request that needs them; /health and /ready still answer).
   void router().catch(() => undefined);
   // Conversations whose server died: marked interrupted so they can be recovered (now, with
   // --recover). Looked for once the server listens: their records are in the state, which is not
