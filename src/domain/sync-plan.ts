@@ -69,27 +69,24 @@ export function planPull(
   const download: FileEntry[] = [];
   const plan: PullPlan = { download, skip: [], delete: [], keep: [], conflicts: [], refused: [], folders: [] };
   const wanted = pathLookup(remote);
-  // While every entry so far is a download, the list is the version's own first `all` entries:
-  // made only at the first entry that is not (no copy of 100,000 entries for an empty folder).
+  // While every entry so far is missing here, the downloads are the version's own first `all`
+  // entries: copied only at the first entry that is not (no copy of 100,000 for an empty folder).
   let all = 0;
-  const missing = (entry: FileEntry, i: number) => {
-    if (all === i) all++;
-    else download.push(entry);
-  };
-  const notMissing = (i: number) => {
-    if (all !== i) return;
-    for (let j = 0; j < i; j++) download.push(remote[j]!);
-    all = -1;
-  };
   for (let i = 0; i < remote.length; i++) {
     const entry = remote[i]!;
     const here = observe(entry.path);
-    if (here.kind === 'missing') {
-      missing(entry, i);
-      continue;
+    if (all === i) {
+      if (here.kind === 'missing') {
+        all++;
+        continue;
+      }
+      for (let j = 0; j < i; j++) download.push(remote[j]!);
+      all = -1;
     }
-    notMissing(i);
     switch (here.kind) {
+      case 'missing':
+        download.push(entry);
+        break;
       case 'file': {
         if (here.checksum === entry.checksum) plan.skip.push(entry);
         else if (tracked.get(entry.path)?.checksum === here.checksum) download.push(entry);

@@ -90,14 +90,14 @@ export async function observePaths(
     const checksum = known?.checksum ?? (await md5File(join(root, path), st.size));
     return { kind: 'file', checksum, size: st.size, modified_at: mtimeS, mode };
   };
-  let found = 0;
+  let present = 0;
   await mapPool(paths, 16, async (path, i) => {
     const here = await look(path);
-    if (here !== undefined) found++;
+    if (here !== undefined) present++;
     seen[i] = here;
   });
   // Nothing here (a pull into an empty folder): neither the paths nor what was seen are kept.
-  if (found === 0) return () => MISSING;
+  if (present === 0) return () => MISSING;
   const position = positionsOf(paths.length, (i) => paths[i]!);
   return (path) => {
     const found = seen[position(path)];
