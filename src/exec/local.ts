@@ -1,9 +1,14 @@
-// The local executor: processes start on this machine exactly as asked.
+// The local executor: processes start on this machine as asked; a shell line the shell would only
+// split into words starts without it (plain-command.ts).
+import { withoutShell } from './plain-command.js';
 import type { Launch, LaunchSpec, ProcessExecutor } from './types.js';
 
 export const localExecutor: ProcessExecutor = {
   mode: 'local',
   prepare(spec: LaunchSpec): Promise<Launch> {
+    const direct = spec.shell && spec.args.length === 0 ? withoutShell(spec.command, spec.env, spec.cwd) : undefined;
+    if (direct)
+      return Promise.resolve({ command: direct.program, args: direct.args, shell: false, env: direct.env, finished: () => undefined });
     return Promise.resolve({ command: spec.command, args: spec.args, shell: spec.shell, env: spec.env, finished: () => undefined });
   },
 };
