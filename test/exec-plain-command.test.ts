@@ -62,11 +62,11 @@ describe('withoutShell', () => {
     const dir = tempDir('atlas-plain-');
     const bin = join(dir, 'bin');
     mkdirSync(bin);
-    const agent = script(bin, 'agent', '#!/bin/sh\necho hi\n');
+    script(bin, 'agent', '#!/bin/sh\necho hi\n');
     const direct = withoutShell("agent 'a b'", { PATH: `${bin}:${PATH}`, PWD: '/' }, dir);
-    expect(direct).toEqual({ program: agent, args: ['a b'], env: { PATH: `${bin}:${PATH}`, PWD: realpathSync(dir) } });
-    expect(withoutShell('./bin/agent', { PATH }, dir)?.program).toBe(agent);
-    expect(withoutShell('bash -c x', { PATH }, dir)?.program).toMatch(/\/bash$/);
+    expect(direct).toEqual({ program: 'agent', args: ['a b'], env: { PATH: `${bin}:${PATH}`, PWD: realpathSync(dir) } });
+    expect(withoutShell('./bin/agent', { PATH }, dir)?.program).toBe('./bin/agent');
+    expect(withoutShell('bash -c x', { PATH }, dir)).toMatchObject({ program: 'bash', args: ['-c', 'x'] });
     // A PWD naming the folder by another path (a link) is kept, as sh keeps it.
     const link = join(tempDir('atlas-plain-link-'), 'here');
     symlinkSync(dir, link);
@@ -127,6 +127,16 @@ describe('the local executor', () => {
     expect(r.exitCode).toBe(3);
     // Its parent is this process, not a shell in between.
     expect(r.stdout.toString()).toBe(`parent=node pwd=${realpathSync(dir)} arg=it's stdin=the prompt\n`);
+  });
+
+  it('finds a program on the PATH of the environment given, as sh does', async () => {
+    const dir = tempDir('atlas-plain-');
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    script(bin, 'my-agent', '#!/bin/sh\necho "parent=$(cat /proc/$PPID/comm) $1"\n');
+    const r = await run("my-agent 'the task'", dir, { PATH: `${bin}:${PATH}` });
+    expect(r).toMatchObject({ exitCode: 0 });
+    expect(r.stdout.toString()).toBe('parent=node the task\n');
   });
 
   it('runs through the shell whatever the shell interprets, with the shell messages kept', async () => {

@@ -110,6 +110,7 @@ function findProgram(program: string, env: NodeJS.ProcessEnv, cwd: string): stri
 }
 
 export interface DirectStart {
+  /** As given: a name on PATH, or a path (relative to the folder). */
   program: string;
   args: string[];
   env: NodeJS.ProcessEnv;
@@ -123,8 +124,9 @@ export interface DirectStart {
 export function withoutShell(line: string, env: NodeJS.ProcessEnv, cwd: string): DirectStart | undefined {
   const words = plainWords(line);
   if (!words) return undefined;
-  const program = findProgram(words[0]!, env, cwd);
-  if (!program) return undefined;
+  // Checked here, found again by the start itself (libuv searches the child's PATH, as sh does):
+  // the program keeps the name it was given as its argv[0], as under sh.
+  if (!findProgram(words[0]!, env, cwd)) return undefined;
   let here: string;
   try {
     here = realpathSync(cwd);
@@ -137,5 +139,5 @@ export function withoutShell(line: string, env: NodeJS.ProcessEnv, cwd: string):
   } catch {
     // A PWD that names nothing: sh replaces it too.
   }
-  return { program, args: words.slice(1), env: { ...env, PWD: pwd } };
+  return { program: words[0]!, args: words.slice(1), env: { ...env, PWD: pwd } };
 }
