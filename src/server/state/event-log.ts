@@ -326,9 +326,19 @@ export class EventLog {
   }
 }
 
-/** One EventLog per log in this process, so appends and followers meet. */
+/**
+ * One EventLog per log in this process, so appends and followers meet. Held weakly: a log nobody
+ * uses (no stream follows it, no append or turn waits in it, no timer reads for it) is collected,
+ * and the next use makes a new one that reads its ids from the state. Kept strongly, every
+ * conversation and task this process ever served stayed in memory (about 1.7 KB each: 1,000
+ * conversations more, 1.7 MB more heap after a full collection).
+ */
 export class EventLogs {
-  private readonly logs = new Map<string, EventLog>();
+  private readonly logs = new Map<string, WeakRef<EventLog>>();
+  /** Drops a collected log's entry, unless a newer log of that key took its place. */
+  private readonly collected = new FinalizationRegistry<string>((key) => {
+    if (this.logs.get(key)?.deref() === undefined) this.logs.delete(key);
+  });
 
   constructor(
     private readonly state: () => Promise<ServerState>,
@@ -336,13 +346,19 @@ export class EventLogs {
   ) {}
 
   get(key: string): EventLog {
-    let log = this.logs.get(key);
+    let log = this.logs.get(key)?.deref();
     if (!log) {
       log = new EventLog(key, this.state, this.onError, this.mirrorOf(key));
-      this.logs.set(key, log);
+      this.logs.set(key, new WeakRef(log));
+      this.collected.register(log, key);
       this.opened(key, log);
     }
     return log;
+  }
+
+  /** How many logs this process holds (collected ones not yet counted out included). */
+  get size(): number {
+    return this.logs.size;
   }
 
   /** Where a log's events are copied as they are stored (none here). */
@@ -357,8 +373,8 @@ export class EventLogs {
     this.logs.delete(key);
   }
 
-  /** Every log's appends so far stored (before the state closes). */
+  /** Every log's appends so far stored (before the state closes); a collected log had none waiting. */
   async settled(): Promise<void> {
-    await Promise.all([...this.logs.values()].map((l) => l.settled()));
+    await Promise.all([...this.logs.values()].map((ref) => ref.deref()?.settled()));
   }
 }
