@@ -100,6 +100,24 @@ describe('event logs held weakly', () => {
     await collectUntil(() => stream.ref.deref() === undefined && logs.size === 0, 'both logs collected once unused');
   });
 
+  it('a log made again before the collected one is counted out stays the one given out', async () => {
+    const logs = new EventLogs(
+      async () => state,
+      () => undefined,
+    );
+    const [first] = await appendToEach(logs, 'erin', 1);
+    await new Promise((done) => setImmediate(done));
+    gc();
+    // Collected, its finalizer not run yet: the next use makes a new log in its place.
+    const second = logs.get('conversation:erin/c0');
+    expect(first!.deref()).toBeUndefined();
+    for (let i = 0; i < 5; i++) await collect();
+    // The old log's finalizer did not take the new one's entry away.
+    expect(logs.get('conversation:erin/c0')).toBe(second);
+    expect(logs.size).toBe(1);
+    expect((await second.append('message', {}))?.id).toBe(2);
+  });
+
   it('settles the logs it still holds, whatever was collected', async () => {
     const logs = new EventLogs(
       async () => state,
