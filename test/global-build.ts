@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { findBridgeProcessesWhere } from '../src/exec/sandbox/socat.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
 import { MOTO_PROBE_ENV, motoMissing } from './helpers/moto.js';
 
@@ -17,6 +18,17 @@ export default function setup(): () => void {
   const root = mkdtempSync(join(tmpdir(), 'atlas-suite-'));
   chmodSync(root, 0o1777);
   process.env['TMPDIR'] = root;
-  // Removed in the background: the run's result does not wait on deleting a gigabyte.
-  return () => spawn('rm', ['-rf', root], { detached: true, stdio: 'ignore' }).unref();
+  return () => {
+    // A sandboxed run SIGKILLed on purpose and never recovered leaves the socat bridges of its
+    // network proxies serving sockets in here (src/exec/sandbox/socat.ts): they go with the run.
+    for (const pid of findBridgeProcessesWhere((socket) => socket.startsWith(`${root}/`))) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+    // Removed in the background: the run's result does not wait on deleting a gigabyte.
+    spawn('rm', ['-rf', root], { detached: true, stdio: 'ignore' }).unref();
+  };
 }

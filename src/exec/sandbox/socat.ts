@@ -15,18 +15,24 @@ function commandLine(pid: string): string[] | undefined {
 /** Pids of socat processes listening on one of `sockets` (none where /proc is missing). */
 export function findBridgeProcesses(sockets: readonly string[]): number[] {
   if (sockets.length === 0) return [];
+  const wanted = new Set(sockets);
+  return findBridgeProcessesWhere((socket) => wanted.has(socket));
+}
+
+/** Pids of socat processes listening on a Unix socket for which `listensOn` is true. */
+export function findBridgeProcessesWhere(listensOn: (socket: string) => boolean): number[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
   } catch {
     return [];
   }
-  const listens = new Set(sockets.map((s) => `UNIX-LISTEN:${s}`));
   const found: number[] = [];
   for (const pid of entries) {
     const argv = commandLine(pid);
     if (!argv || basename(argv[0] ?? '') !== 'socat') continue;
-    if (argv.some((a) => listens.has(a.split(',')[0]!))) found.push(Number(pid));
+    const listen = argv.map((a) => a.split(',')[0]!).find((a) => a.startsWith('UNIX-LISTEN:'));
+    if (listen !== undefined && listensOn(listen.slice('UNIX-LISTEN:'.length))) found.push(Number(pid));
   }
   return found;
 }
