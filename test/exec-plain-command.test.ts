@@ -92,7 +92,7 @@ describe('withoutShell', () => {
       './absent',
     ])
       expect(withoutShell(line, { PATH }, dir), line).toBeUndefined();
-    // sh stops at the first file of that name on PATH, even one it cannot run: its message, not ours.
+    // A file of that name it cannot run is passed over, as sh passes it over; no other one on PATH: the shell's.
     expect(withoutShell('not-executable', { PATH: `${dir}:${PATH}` }, dir)).toBeUndefined();
     expect(withoutShell('no-such-program-here', { PATH }, dir)).toBeUndefined();
     // No PATH, or one with a relative entry: sh's own rules apply.

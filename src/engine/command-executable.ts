@@ -1,70 +1,9 @@
 // Which program a validation command starts, for its receipt (message version 3): the first word
 // of the command as /bin/sh would find it on the step's PATH. A fake `npm` earlier on PATH shows
 // up as its own path. Only the first program is named: `npm test && other` records npm's path.
-import { isAbsolute, resolve } from 'node:path';
-import { findExecutable } from '../agent/find-executable.js';
+import { findCommandProgram } from '../agent/find-executable.js';
 import { isSignableExecutable } from '../domain/receipt.js';
-
-/** Run by /bin/sh itself (POSIX special and regular builtins, reserved words): no program file. */
-const SHELL_OWN = new Set([
-  '.',
-  ':',
-  '[',
-  'alias',
-  'bg',
-  'break',
-  'cd',
-  'command',
-  'continue',
-  'echo',
-  'eval',
-  'exec',
-  'exit',
-  'export',
-  'false',
-  'fc',
-  'fg',
-  'getopts',
-  'hash',
-  'jobs',
-  'kill',
-  'local',
-  'printf',
-  'pwd',
-  'read',
-  'readonly',
-  'return',
-  'set',
-  'shift',
-  'test',
-  'times',
-  'trap',
-  'true',
-  'type',
-  'ulimit',
-  'umask',
-  'unalias',
-  'unset',
-  'wait',
-  'if',
-  'then',
-  'else',
-  'elif',
-  'fi',
-  'do',
-  'done',
-  'case',
-  'esac',
-  'while',
-  'until',
-  'for',
-  'in',
-  '{',
-  '}',
-  '!',
-  '(',
-  ')',
-]);
+import { SHELL_OWN } from '../exec/plain-command.js';
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
@@ -108,10 +47,6 @@ function leadingWords(command: string): string[] {
 export function commandExecutable(command: string, options: { cwd: string; env: NodeJS.ProcessEnv }): string {
   const first = leadingWords(command).find((w) => !ASSIGNMENT.test(w));
   if (first === undefined || first.length === 0 || SHELL_OWN.has(first) || first.includes('$') || first.includes('`')) return '';
-  const found = first.includes('/')
-    ? findExecutable(isAbsolute(first) ? first : resolve(options.cwd, first))
-    : findExecutable(first, options.env);
-  if (found === undefined) return '';
-  const path = isAbsolute(found) ? found : resolve(options.cwd, found);
-  return isSignableExecutable(path) ? path : '';
+  const path = findCommandProgram(first, options.cwd, options.env);
+  return path !== undefined && isSignableExecutable(path) ? path : '';
 }

@@ -7,8 +7,9 @@ export const localExecutor: ProcessExecutor = {
   mode: 'local',
   prepare(spec: LaunchSpec): Promise<Launch> {
     const direct = spec.shell && spec.args.length === 0 ? withoutShell(spec.command, spec.env, spec.cwd) : undefined;
-    if (direct)
-      return Promise.resolve({ command: direct.program, args: direct.args, shell: false, env: direct.env, finished: () => undefined });
-    return Promise.resolve({ command: spec.command, args: spec.args, shell: spec.shell, env: spec.env, finished: () => undefined });
+    const start = direct
+      ? { command: direct.program, args: direct.args, shell: false, env: direct.env }
+      : { command: spec.command, args: spec.args, shell: spec.shell, env: spec.env };
+    return Promise.resolve({ ...start, finished: () => undefined });
   },
 };

@@ -5,17 +5,21 @@
 // found as sh would find it that the kernel can run itself (a binary or a `#!` script), never a
 // builtin, a keyword or an assignment. Anything else, or a program not found, keeps the shell,
 // which also keeps its own messages (`not found`, exit 127).
-import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { findCommandProgram, findExecutable } from '../agent/find-executable.js';
 
 /** Characters a word may hold unquoted with no meaning to the shell. */
 const PLAIN = /[A-Za-z0-9_@%+=:,./-]/;
 
-/** dash's builtins and reserved words: run by the shell itself, or unlike the program of that name (echo). */
-const SHELL_OWN = new Set(
+/**
+ * Words /bin/sh runs itself (dash's special and regular builtins, reserved words): no program
+ * file, or one that differs (echo). Also what a receipt names no executable for (engine/command-executable.ts).
+ */
+export const SHELL_OWN: ReadonlySet<string> = new Set(
   (
-    '! { } [ . : alias bg break case cd chdir command continue do done echo elif else esac eval exec exit export false fc fg fi ' +
-    'for getopts hash if in jobs kill local printf pwd read readonly return set shift test then times trap true type ulimit ' +
+    '! { } ( ) [ . : alias bg break case cd chdir command continue do done echo elif else esac eval exec exit export false fc fg ' +
+    'fi for getopts hash if in jobs kill local printf pwd read readonly return set shift test then times trap true type ulimit ' +
     'umask unalias unset until wait while'
   ).split(' '),
 );
@@ -49,22 +53,12 @@ export function plainWords(line: string): string[] | undefined {
   return words;
 }
 
-/** An executable regular file. */
-function executable(path: string): boolean {
-  try {
-    const st = statSync(path);
-    return st.isFile() && (st.mode & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * A file the kernel execs itself: an ELF binary, or a `#!` script whose interpreter is there (sh
- * would run any other file as a script, and say so of a missing interpreter).
+ * Whether the kernel execs `path` (executable already) itself: an ELF binary, or a `#!` script
+ * whose interpreter is there. sh would run any other file as a script, and report a missing
+ * interpreter in its own words.
  */
 function kernelRuns(path: string): boolean {
-  if (!executable(path)) return false;
   const head = Buffer.alloc(256);
   let n: number;
   try {
@@ -79,34 +73,18 @@ function kernelRuns(path: string): boolean {
   }
   if (n >= 4 && head.toString('latin1', 0, 4) === '\x7fELF') return true;
   if (n < 2 || head[0] !== 0x23 || head[1] !== 0x21) return false;
-  const line = head.toString('latin1', 2, n).split('\n')[0]!;
+  const newline = head.indexOf(0x0a);
   // A first line longer than the head, or no newline at all: the shell's to judge.
-  if (!head.includes(0x0a)) return false;
-  const interpreter = line.trim().split(/[ \t]/)[0] ?? '';
-  return isAbsolute(interpreter) && executable(interpreter);
+  if (newline < 0 || newline >= n) return false;
+  const interpreter = head.toString('latin1', 2, newline).trim().split(/[ \t]/)[0] ?? '';
+  return isAbsolute(interpreter) && findExecutable(interpreter) !== undefined;
 }
 
-/** Where sh would find `program` (PATH from `env`), if it is there and the kernel runs it; else undefined. */
-function findProgram(program: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
-  if (program.includes('/')) {
-    const path = resolve(cwd, program);
-    return kernelRuns(path) ? path : undefined;
-  }
-  const dirs = env['PATH']?.split(':');
-  // No PATH (sh's default then differs) or an entry relative to the folder: the shell decides.
-  if (!dirs || dirs.some((d) => !isAbsolute(d))) return undefined;
-  for (const dir of dirs) {
-    const path = join(dir, program);
-    if (kernelRuns(path)) return path;
-    // Something of that name sh would stop at (a file it cannot run): the shell's message, not ours.
-    try {
-      statSync(path);
-      return undefined;
-    } catch {
-      // Not in this folder.
-    }
-  }
-  return undefined;
+/** sh finds the program and the kernel starts it as it is (PATH entries all absolute: an empty or relative one sh reads from the folder). */
+function startsDirectly(program: string, env: NodeJS.ProcessEnv, cwd: string): boolean {
+  if (!program.includes('/') && (env['PATH'] === undefined || env['PATH'].split(':').some((d) => !isAbsolute(d)))) return false;
+  const path = findCommandProgram(program, cwd, env);
+  return path !== undefined && kernelRuns(path);
 }
 
 export interface DirectStart {
@@ -126,7 +104,7 @@ export function withoutShell(line: string, env: NodeJS.ProcessEnv, cwd: string):
   if (!words) return undefined;
   // Checked here, found again by the start itself (libuv searches the child's PATH, as sh does):
   // the program keeps the name it was given as its argv[0], as under sh.
-  if (!findProgram(words[0]!, env, cwd)) return undefined;
+  if (!startsDirectly(words[0]!, env, cwd)) return undefined;
   let here: string;
   try {
     here = realpathSync(cwd);
