@@ -1,7 +1,10 @@
 // What `atlas serve` checks before it listens: is the address loopback, can this machine run the
 // sandbox, and do the sandbox's network proxies start.
+import { existsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
+import type { BridgeSweep } from '../exec/sandbox/bridge-record.js';
+import { sandboxBridgesDir } from './conversations/conversation-store.js';
 import { holdSandbox } from './conversations/turn-executor.js';
 
 export function isLoopback(host: string): boolean {
@@ -30,9 +33,9 @@ export async function sandboxReadiness(
   };
 }
 
-export async function holdSandboxOrFail(config: Config): Promise<() => Promise<void>> {
+export async function holdSandboxOrFail(config: Config, home: string, note: (stopped: BridgeSweep) => void): Promise<() => Promise<void>> {
   try {
-    return await holdSandbox(config);
+    return await holdSandbox(config, home, note);
   } catch (error) {
     throw new AtlasError(
       `atlas serve runs steps sandboxed, and the sandbox's network proxies could not start: ${(error as Error).message}; nothing was started`,
@@ -42,4 +45,15 @@ export async function holdSandboxOrFail(config: Config): Promise<() => Promise<v
       },
     );
   }
+}
+
+/**
+ * A --local server holds no sandbox, but stops the network bridges a killed sandboxed server of
+ * this home left (the module loads only when one recorded any).
+ */
+export async function sweepDeadBridges(home: string, note: (stopped: BridgeSweep) => void): Promise<void> {
+  const dir = sandboxBridgesDir(home);
+  if (!existsSync(dir)) return;
+  const swept = (await import('../exec/sandbox/bridge-record.js')).sweepDeadBridges(dir);
+  if (swept.processes.length + swept.sockets.length > 0) note(swept);
 }

@@ -129,8 +129,8 @@ export function finishLitter(taskDir: string): void {
   }
 }
 
-/** The run that wrote the record is still alive (then nothing of it is litter). */
-function writerAlive(record: LitterRecord): boolean {
+/** The process that wrote the record is still alive, or on another machine (then nothing of it is litter here). */
+export function writerAlive(record: Pick<LitterRecord, 'pid' | 'process_start' | 'host'>): boolean {
   if (record.host !== hostname()) return true;
   if (!isPidRunning(record.pid)) return false;
   const start = processStartIdentity(record.pid);

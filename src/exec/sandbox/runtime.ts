@@ -107,7 +107,10 @@ export function commandFinished(): void {
 /** The Unix sockets of the network bridges (Linux), for the crash-litter record. */
 export function bridgeSockets(): string[] {
   if (!manager || !initialized) return [];
-  return [manager.getLinuxHttpSocketPath(), manager.getLinuxSocksSocketPath()].filter((p): p is string => typeof p === 'string');
+  // One socket for both when the library serves HTTP and SOCKS on one port.
+  return [...new Set([manager.getLinuxHttpSocketPath(), manager.getLinuxSocksSocketPath()])].filter(
+    (p): p is string => typeof p === 'string',
+  );
 }
 
 /** Stops the proxies and bridges (tests and benchmarks; the library also does it on exit). */

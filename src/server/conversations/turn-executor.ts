@@ -6,13 +6,14 @@ import { mkdirSync } from 'node:fs';
 import type { Config } from '../../config/schema.js';
 import { localExecutor } from '../../exec/local.js';
 import { diesWithParent, findSetpriv } from '../../exec/parent-death.js';
+import type { BridgeSweep } from '../../exec/sandbox/bridge-record.js';
 import type { SandboxPolicy } from '../../exec/sandbox/policy.js';
 import type { Spawner } from '../../exec/spawner/client.js';
 import { withSpawner } from '../../exec/spawner/client.js';
 import { otherTaskWorktrees } from '../../exec/task-executor.js';
 import type { ProcessExecutor } from '../../exec/types.js';
 import { taskFiles } from '../../store/paths.js';
-import { conversationFiles } from './conversation-store.js';
+import { conversationFiles, sandboxBridgesDir } from './conversation-store.js';
 
 export interface TurnExecution {
   executor: ProcessExecutor;
@@ -104,11 +105,18 @@ export function groupDiesWithServer(executor: ProcessExecutor, setpriv = findSet
 
 /**
  * Starts the sandbox's proxies for the server's life (its turns and tasks then share them, instead
- * of starting and stopping them around every turn): returns what stops them.
+ * of starting and stopping them around every turn), records their bridges where the next server
+ * finds them if this one is killed, and stops those a dead server left: returns what stops them.
  */
-export async function holdSandbox(config: Config): Promise<() => Promise<void>> {
+export async function holdSandbox(config: Config, home: string, note: (stopped: BridgeSweep) => void): Promise<() => Promise<void>> {
   const { allowedDomains } = await import('../../exec/sandbox/policy.js');
-  const { acquireSandbox, releaseSandbox } = await import('../../exec/sandbox/runtime.js');
+  const { acquireSandbox, bridgeSockets, releaseSandbox } = await import('../../exec/sandbox/runtime.js');
+  const { recordBridges } = await import('../../exec/sandbox/bridge-record.js');
   await acquireSandbox(allowedDomains(config));
-  return releaseSandbox;
+  const { swept, forget } = recordBridges(sandboxBridgesDir(home), bridgeSockets());
+  if (swept.processes.length + swept.sockets.length > 0) note(swept);
+  return async () => {
+    await releaseSandbox();
+    forget();
+  };
 }

@@ -1,0 +1,110 @@
+// The network bridges a long-lived atlas process (a sandboxed `atlas serve`) holds for its whole
+// life, recorded in one folder, one file per process. The bridges are socat processes the sandbox
+// library starts with atlas as parent: a SIGKILLed server leaves them serving sockets nobody can
+// use, and a task folder's litter record names them only while a turn runs. The next process that
+// records its own bridges in the folder first stops those of every dead writer on this machine.
+import { lstatSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, isAbsolute, join } from 'node:path';
+import { processStartIdentity } from '../../liveness/process-identity.js';
+import { writeFileAtomic } from '../../store/atomic-write.js';
+import { readJsonFile } from '../../store/json-file.js';
+import { writerAlive } from './litter.js';
+import { findBridgeProcesses } from './socat.js';
+
+const RECORD = /^(\d+)\.json$/;
+/** The library's socket names (a record is read as untrusted: no other file is removed). */
+const BRIDGE_SOCKET = /^claude-(http|socks)-[A-Za-z0-9_-]+\.sock$/;
+
+interface BridgeRecord {
+  pid: number;
+  process_start: string;
+  host: string;
+  sockets: string[];
+}
+
+export interface BridgeSweep {
+  /** socat processes of dead writers that were stopped. */
+  processes: number[];
+  /** Their sockets that were removed. */
+  sockets: string[];
+}
+
+function readRecord(path: string): BridgeRecord | undefined {
+  try {
+    const data = readJsonFile(path) as Partial<BridgeRecord>;
+    if (!Number.isInteger(data.pid) || typeof data.host !== 'string' || !Array.isArray(data.sockets)) return undefined;
+    return {
+      pid: data.pid!,
+      process_start: typeof data.process_start === 'string' ? data.process_start : 'unknown',
+      host: data.host,
+      sockets: data.sockets.filter((s): s is string => typeof s === 'string' && isAbsolute(s) && BRIDGE_SOCKET.test(basename(s))),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stops the bridges of the dead processes recorded in `dir` and removes their records. */
+export function sweepDeadBridges(dir: string): BridgeSweep {
+  const sweep: BridgeSweep = { processes: [], sockets: [] };
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => RECORD.test(n));
+  } catch {
+    return sweep;
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    const record = readRecord(path);
+    // Another machine's process (a shared home) is that machine's to sweep.
+    if (record && writerAlive(record)) continue;
+    for (const pid of findBridgeProcesses(record?.sockets ?? [])) {
+      try {
+        process.kill(pid, 'SIGTERM');
+        sweep.processes.push(pid);
+      } catch {
+        // Ended meanwhile, or not ours to stop.
+      }
+    }
+    for (const socket of record?.sockets ?? []) {
+      try {
+        if (!lstatSync(socket).isSocket()) continue;
+        unlinkSync(socket);
+        sweep.sockets.push(socket);
+      } catch {
+        // Gone already.
+      }
+    }
+    remove(path);
+  }
+  return sweep;
+}
+
+/**
+ * Records this process's bridges in `dir` (after sweeping the dead writers' there): returns what
+ * removes the record when the bridges are stopped.
+ */
+export function recordBridges(dir: string, sockets: readonly string[]): { swept: BridgeSweep; forget: () => void } {
+  const swept = sweepDeadBridges(dir);
+  const path = join(dir, `${process.pid}.json`);
+  if (sockets.length === 0) return { swept, forget: () => undefined };
+  const record: BridgeRecord = {
+    pid: process.pid,
+    process_start: processStartIdentity(process.pid) ?? 'unknown',
+    host: hostname(),
+    sockets: [...sockets],
+  };
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Not fsynced: it must survive a killed process, not a power cut (which ends the bridges too).
+  writeFileAtomic(path, `${JSON.stringify(record)}\n`, { durable: false });
+  return { swept, forget: () => remove(path) };
+}
+
+function remove(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Gone already.
+  }
+}
