@@ -16,7 +16,7 @@ import { openState } from '../src/server/state/open.js';
 import type { ServerState } from '../src/server/state/types.js';
 import { REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { checkResponses } from './helpers/openapi-check.js';
-import { auth, readSse } from './helpers/server-fixtures.js';
+import { auth, readSse, waitUntil } from './helpers/server-fixtures.js';
 import { agentConfig, inProcessServers } from './helpers/server-inprocess-fixtures.js';
 
 checkResponses();
@@ -136,6 +136,46 @@ describe("a conversation's events copied into its account's log", () => {
       expect(account.mirrorOf('task:t1')).toBeUndefined();
     } finally {
       await real.close();
+    }
+  });
+
+  it("copies tasks' events to their accounts, keeping the accounts of recent tasks only", async () => {
+    const state = await openState({ home: tempDir(), url: '' });
+    try {
+      const account = new AccountEvents(
+        async () => state,
+        (e) => {
+          throw e;
+        },
+      );
+      const tasks = AccountEvents.TASKS_KEPT + 6;
+      const row = (i: number) => ({
+        task_id: `t${i}`,
+        account: i % 2 ? 'odd' : 'even',
+        workspace: '',
+        dir: '',
+        repo: '',
+        template: 't',
+        created_at: '',
+        host: '',
+      });
+      for (let i = 0; i < tasks; i++) await state.putTask(row(i));
+      const event = (i: number, id: number) => ({ id, type: 'step', data: { i }, at: '' });
+      // An unknown task copies nothing and is asked again (not kept).
+      account.copy('task', 'task:nobody', event(-1, 1));
+      for (let i = 0; i < tasks; i++) account.copy('task', `task:t${i}`, event(i, 1));
+      await waitUntil(async () => ((await state.eventsAfter('account:odd', 0)).length === tasks / 2 ? true : undefined), 20_000);
+      await account.settled();
+      expect(account.taskAccountsKept).toBe(AccountEvents.TASKS_KEPT);
+      // The first task's account was dropped: its next event is looked up again, and lands where it belongs.
+      account.copy('task', 'task:t1', event(1, 2));
+      await waitUntil(async () => ((await state.eventsAfter('account:odd', 0)).length === tasks / 2 + 1 ? true : undefined), 20_000);
+      const odd = await state.eventsAfter('account:odd', 0);
+      expect(odd.at(-1)!.data).toEqual({ i: 1, source: { kind: 'task', id: 't1', event_id: 2 } });
+      expect((await state.eventsAfter('account:even', 0)).length).toBe(tasks / 2);
+      expect(account.taskAccountsKept).toBe(AccountEvents.TASKS_KEPT);
+    } finally {
+      await state.close();
     }
   });
 });

@@ -9,7 +9,10 @@ import { logKey, parseLogKey } from './types.js';
 
 export class AccountEvents {
   private readonly logs: EventLogs;
-  /** Task id → its account, looked up once (the task index); one promise, so copies keep their order. */
+  /**
+   * Task id → its account, looked up once (the task index); one promise, so copies keep their order.
+   * Bounded (TASKS_KEPT, least recently used dropped): not one entry for every task ever served.
+   */
   private readonly taskAccounts = new Map<string, Promise<string | undefined>>();
 
   constructor(
@@ -27,9 +30,21 @@ export class AccountEvents {
     return this.logs.get(logKey.account(account));
   }
 
+  /** Tasks whose account is kept: a server that has run many keeps the recent ones only. */
+  static readonly TASKS_KEPT = 1024;
+
+  /** How many tasks' accounts are kept (tests). */
+  get taskAccountsKept(): number {
+    return this.taskAccounts.size;
+  }
+
   private taskAccount(taskId: string): Promise<string | undefined> {
     let found = this.taskAccounts.get(taskId);
-    if (!found) {
+    // Most recently used last: a task still copying events is not the one dropped.
+    if (found) {
+      this.taskAccounts.delete(taskId);
+      this.taskAccounts.set(taskId, found);
+    } else {
       found = this.state()
         .then((state) => state.getTask(taskId))
         .then(
@@ -39,6 +54,7 @@ export class AccountEvents {
       // Not (yet) a task of this server: asked again next time.
       void found.then((account) => (account === undefined ? this.taskAccounts.delete(taskId) : undefined));
       this.taskAccounts.set(taskId, found);
+      if (this.taskAccounts.size > AccountEvents.TASKS_KEPT) this.taskAccounts.delete(this.taskAccounts.keys().next().value!);
     }
     return found;
   }
