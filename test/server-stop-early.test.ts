@@ -8,7 +8,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATLAS_BIN, REPO_ROOT, tempDir } from './helpers/core-fixtures.js';
 import { ensureBuilt } from './helpers/engine-fixtures.js';
-import { AGENT_FLAGS } from './helpers/server-fixtures.js';
+import { AGENT_FLAGS, createToken, getJson, prompt, waitUntil } from './helpers/server-fixtures.js';
 
 const made: string[] = [];
 beforeAll(() => ensureBuilt());
@@ -68,5 +68,44 @@ describe('a stop that comes while the server starts', () => {
       expect(r.sent).toBe(true);
       expect(r, r.err).toMatchObject({ code: 0, signal: null, left: [] });
     }
+  });
+});
+
+describe('Ctrl+C in the terminal that runs the server', () => {
+  it('reaches its whole process group, and a running turn still ends within the grace period, its agent not killed', async () => {
+    const home = tempDir('atlas-ctrl-c-home-');
+    made.push(home);
+    const token = createToken(home, 'alice');
+    // Its own process group, as a shell gives a foreground job: Ctrl+C is SIGINT to every process in it.
+    const child = spawn(process.execPath, [ATLAS_BIN, ...AGENT_FLAGS, 'serve', '--port', '0', '--local'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ATLAS_HOME: home },
+      detached: true,
+    });
+    let out = '';
+    const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const url = await new Promise<string>((resolve) =>
+      child.stdout.on('data', (d) => {
+        out += d;
+        const m = /"msg":"listening","url":"([^"]+)"/.exec(out);
+        if (m) resolve(m[1]!);
+      }),
+    );
+    const turn = prompt(url, token, 'c1', { prompt: 'sleep:1500 finish this' });
+    // Once its agent is at work (its turn recorded running), the whole group gets SIGINT.
+    await waitUntil(
+      async () => {
+        const r = await getJson(url, token, '/conversations/c1');
+        return r.status === 200 && r.json.conversation.status === 'running' ? true : undefined;
+      },
+      20_000,
+      'the turn to run',
+    );
+    process.kill(-child.pid!, 'SIGINT');
+    const answer = await turn;
+    expect(answer.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
+    expect(await ended).toBe(0);
+    // The spawner ignored the terminal's SIGINT: it was not restarted, and nothing was reported.
+    expect(out).not.toContain('process spawner');
   });
 });

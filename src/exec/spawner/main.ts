@@ -80,4 +80,7 @@ function serverGone(): void {
 }
 process.on('disconnect', serverGone);
 process.on('SIGTERM', serverGone);
+// Ctrl+C in the server's terminal reaches its whole process group, this process too: the server
+// stops gracefully (its turns get their grace period), and this process ends with it, not before.
+process.on('SIGINT', () => undefined);
 say({ t: 'ready' });
