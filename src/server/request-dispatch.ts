@@ -46,7 +46,8 @@ export interface DispatchDeps {
   readiness: ReadinessProbe;
   loopDelay: IntervalHistogram;
   conversations: Conversations;
-  tasks: Tasks;
+  /** Only counted (the engine loads on first use: lazy-tasks.ts). */
+  tasks: Pick<Tasks, 'runningCount'>;
   board: Board;
   verifier: TokenVerifier;
   admission: Admission;

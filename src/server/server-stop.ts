@@ -18,7 +18,7 @@ export interface StopDeps {
   gracePeriod: number;
   server: Server;
   conversations: Conversations;
-  tasks: Tasks;
+  tasks: Pick<Tasks, 'runningCount' | 'settled' | 'stopAll'>;
   localWatch: LocalTaskWatcher | undefined;
   leaseSweep: LeaseSweep;
   loopDelay: IntervalHistogram;

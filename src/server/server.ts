@@ -13,11 +13,10 @@ import { parseStoreAddress } from '../sync/stores/open-store.js';
 import { serverDir, TokenVerifier } from './accounts/tokens.js';
 import type { buildRoutes } from './api/routes.js';
 import { Board, findUiDir } from './board/board.js';
-import { LocalTaskWatcher } from './board/local-watch.js';
+import type { LocalTaskWatcher } from './board/local-watch.js';
 import { LeaseSweep } from './cluster/lease-sweep.js';
 import { LazyState } from './cluster/server-state.js';
 import { Conversations } from './conversations/conversations.js';
-import { serverLifecycle } from './conversations/lifecycle-adapter.js';
 import { pacedWaiting } from './conversations/pace.js';
 import { Admission, admissionLimits } from './http/admission.js';
 import type { LogFn, ServerContext } from './http/context.js';
@@ -33,7 +32,7 @@ import { serverStop } from './server-stop.js';
 import { holdSandboxOrFail, isLoopback, sandboxReadiness, sweepDeadBridges } from './start-checks.js';
 import { AccountEvents } from './state/account-events.js';
 import { ObservedEventLogs } from './state/observed-logs.js';
-import { serverTasksRanHere, Tasks } from './tasks/tasks.js';
+import { LazyTasks, serverTasksRanHere } from './tasks/lazy-tasks.js';
 
 export interface ServeOptions {
   home: string;
@@ -48,13 +47,13 @@ export interface ServeOptions {
   write?: (line: string) => void;
   /** Loud notes for the person starting it (default: stderr). */
   warn?: (text: string) => void;
-  /** Lifecycle buses (default: the configuration's, see lifecycle-adapter.ts). */
-  lifecycle?: (beforePublish?: () => Promise<void>) => LifecycleBus;
   /** The web board's bundle (default: dist/ui, see board.ts); `atlas ui`'s one-time sign-in code. */
   uiDir?: string | undefined;
   localLogin?: { account: string; code: string } | undefined;
   /** `atlas ui`: the account that gets, live, the tasks other processes of this machine run (local-watch.ts). */
   localTasks?: string | undefined;
+  /** Lifecycle buses (default: the configuration's, see lifecycle-adapter.ts). */
+  lifecycle?: (beforePublish?: () => Promise<void>) => LifecycleBus;
 }
 
 export interface RunningServer {
@@ -97,21 +96,38 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       `listening on ${options.host}, not loopback: put a TLS proxy in front (bearer tokens and prompts would otherwise cross the network in clear text)`,
     );
   }
-  // The agents' spawner starts beside the rest of the start-up (not before the listen).
+  // The agents' spawner starts once the server listens (not part of the start-up; a first turn
+  // waits for it).
   const spawnerNote = (note: string) => log({ level: 'error', msg: 'process spawner', note });
-  const spawner = Spawner.start({ note: spawnerNote }).catch((error: Error) => {
-    spawnerNote(`${error.message}: this process starts the agents itself`);
-    return undefined;
-  });
+  let startSpawner: () => void = () => undefined;
+  const spawner = new Promise<void>((go) => (startSpawner = go)).then(() =>
+    Spawner.start({ note: spawnerNote }).catch((error: Error) => {
+      spawnerNote(`${error.message}: this process starts the agents itself`);
+      return undefined;
+    }),
+  );
   const serverConfig = options.config.server;
   const state = new LazyState(options.home, options.config.server.database, options.config.server.messages);
   const logError = (error: Error) => log({ level: 'error', msg: 'event not stored', error: redact(error.message) });
   const accountEvents = new AccountEvents(() => state.get(), logError);
+  // The lifecycle buses' code (the configuration's hooks, recording, sync) loads with what runs a
+  // turn, once the server listens (Conversations.preload).
+  let buses = options.lifecycle;
+  let busesLoading: Promise<void> | undefined;
   const ctx: ServerContext = {
     home: options.home,
     config: options.config,
     version: options.version,
-    lifecycle: options.lifecycle ?? serverLifecycle(options.home, options.config, (e) => log(e)),
+    lifecycle: (beforePublish) => {
+      if (!buses) throw new Error('a lifecycle bus was asked for before lifecycleReady()');
+      return buses(beforePublish);
+    },
+    lifecycleReady: () =>
+      (busesLoading ??= buses
+        ? Promise.resolve()
+        : import('./conversations/lifecycle-adapter.js').then((m) => {
+            buses = m.serverLifecycle(options.home, options.config, (e) => log(e));
+          })),
     logs: new ObservedEventLogs(
       () => state.get(),
       logError,
@@ -142,11 +158,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const verifier = new TokenVerifier(ctx.state);
   const board = new Board(verifier, options.uiDir ?? findUiDir(), options.localLogin);
   const conversations = new Conversations(ctx);
-  const tasks = new Tasks(ctx);
-  // The API's routes (and the task engine's reads behind them) load once the server listens: not
-  // part of the start-up; a request that comes first waits for the same loading.
+  const tasks = new LazyTasks(ctx);
+  // The API's routes and the task engine behind them load once the server listens: not part of
+  // the start-up; a request that comes first waits for the same loading.
   let routes: Promise<ReturnType<typeof buildRoutes>> | undefined;
-  const router = () => (routes ??= import('./api/routes.js').then((m) => m.buildRoutes(ctx, conversations, tasks, accountEvents)));
+  const router = () =>
+    (routes ??= Promise.all([import('./api/routes.js'), tasks.load()]).then(([m, engine]) =>
+      m.buildRoutes(ctx, conversations, engine, accountEvents),
+    ));
   const started = Date.now();
   let phase: Phase = 'starting';
   const rate = new RateLimiter(serverConfig.requests_per_second);
@@ -203,7 +222,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     server.once(
       'error',
       (error: NodeJS.ErrnoException) =>
-        void Promise.all([releaseSandbox?.(), spawner.then((s) => s?.close())]).finally(() =>
+        void Promise.resolve(releaseSandbox?.()).finally(() =>
           reject(
             new AtlasError(`cannot listen on ${options.host}:${options.port}: ${error.code ?? error.message}`, {
               exitCode: EXIT.failure,
@@ -224,8 +243,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     log({ msg: 'interrupted work found', [kind === 'conversation' ? 'conversations' : 'tasks']: ids, recovering: options.recover });
     if (!options.recover) warn(`${ids.length} ${kind}(s) were cut off by a stopped server: POST .../recover, or restart with --recover`);
   };
-  const crashed = serverTasksRanHere(options.home)
-    ? await tasks.findCrashed().catch((error: Error) => {
+  const engine = serverTasksRanHere(options.home) || options.localTasks ? await tasks.load() : undefined;
+  const crashed = engine
+    ? await engine.findCrashed().catch((error: Error) => {
         warn(`could not look for cut-off tasks (the server state does not answer): ${error.message}`);
         return [];
       })
@@ -234,8 +254,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     'task',
     crashed.map((t) => t.task_id),
   );
-  if (options.recover) for (const t of crashed) tasks.recoverInBackground(t);
-  const localWatch = options.localTasks ? new LocalTaskWatcher(ctx, tasks, options.localTasks) : undefined;
+  if (options.recover) for (const t of crashed) engine?.recoverInBackground(t);
+  let localWatch: LocalTaskWatcher | undefined;
+  if (options.localTasks && engine)
+    localWatch = new (await import('./board/local-watch.js')).LocalTaskWatcher(ctx, engine, options.localTasks);
   localWatch?.start();
   phase = 'ready';
   // The state (and its driver) opens once the server listens: not part of the start-up, and a
@@ -257,9 +279,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     sandbox_ready: sandbox.ready,
     store: !options.config.sync.store ? 'none' : /^s3:\/\//.test(options.config.sync.store) ? 's3' : 'folder',
   });
-  // The routes load now, before the first request most likely comes (a damaged install's failure
-  // to load them is a 500 for each request that needs them; /health and /ready still answer).
+  startSpawner();
+  // The routes and what runs a turn load now, before the first request most likely comes (a
+  // damaged install's failure to load them is a 500 for each request that needs them; /health and
+  // /ready still answer).
   void router().catch(() => undefined);
+  void conversations.preload().catch(() => undefined);
   // Conversations whose server died: marked interrupted so they can be recovered (now, with
   // --recover). Looked for once the server listens: their records are in the state, which is not
   // part of the start-up.

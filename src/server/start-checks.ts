@@ -5,7 +5,6 @@ import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { BridgeSweep } from '../exec/sandbox/bridge-record.js';
 import { sandboxBridgesDir } from './conversations/conversation-store.js';
-import { holdSandbox } from './conversations/turn-executor.js';
 
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -35,7 +34,7 @@ export async function sandboxReadiness(
 
 export async function holdSandboxOrFail(config: Config, home: string, note: (stopped: BridgeSweep) => void): Promise<() => Promise<void>> {
   try {
-    return await holdSandbox(config, home, note);
+    return await (await import('./conversations/turn-executor.js')).holdSandbox(config, home, note);
   } catch (error) {
     throw new AtlasError(
       `atlas serve runs steps sandboxed, and the sandbox's network proxies could not start: ${(error as Error).message}; nothing was started`,

@@ -23,9 +23,7 @@ import { sessionTravels } from './claude-session-sync.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles } from './conversation-store.js';
 import { lastRunMessages, nextRunPlace } from './messages.js';
-
-/** The stop reason of a turn cancelled over the API: it ends `cancelled`, not `interrupted`. */
-export const CANCEL_REASON = 'cancelled over the API';
+import { CANCEL_REASON } from './turn-slot.js';
 
 export interface TurnInput {
   home: string;

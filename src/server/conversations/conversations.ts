@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { emptyStats, MESSAGE_ROLE } from '../../domain/conversation.js';
 import { toTimestamp } from '../../domain/time.js';
-import { ProcessGroups } from '../../engine/processes.js';
+import { ProcessGroups } from '../../exec/process-groups.js';
 import { claimOwner } from '../../liveness/claim.js';
 import { GroupJournal, withJournalGroups } from '../../liveness/group-journal.js';
 import { releaseOwner } from '../../liveness/owner.js';
@@ -16,8 +16,6 @@ import type { ServerContext } from '../http/context.js';
 import { HttpError } from '../http/http.js';
 import type { EventLog } from '../state/event-log.js';
 import { logKey } from '../state/types.js';
-import { CANCEL_REASON } from './agent-turn.js';
-import { ensureSandbox, lifecycleBase } from './conversation-sandbox.js';
 import type { Provider, ServerConversation } from './conversation-store.js';
 import {
   conversationFiles,
@@ -31,9 +29,8 @@ import { conversationMessages } from './messages.js';
 import type { CutOff } from './turn-interrupt.js';
 import { interruptIfCut } from './turn-interrupt.js';
 import { claimTurnLease, holderOf, requireFence } from './turn-lease.js';
-import { runConversationTurn } from './turn-run.js';
 import type { Running } from './turn-slot.js';
-import { conversationKey, ownerLeaseSettings, turnLeaseSettings } from './turn-slot.js';
+import { CANCEL_REASON, conversationKey, ownerLeaseSettings, turnLeaseSettings } from './turn-slot.js';
 
 export interface TurnRequest {
   account: string;
@@ -56,6 +53,12 @@ export interface StartedTurn {
 }
 
 const RECOVERY_HEADER = 'The previous turn of this conversation was interrupted before it finished (the server running it stopped).';
+
+/** The modules a turn runs on (loaded once the server listens: Conversations.preload). */
+interface TurnCode {
+  run: typeof import('./turn-run.js');
+  sandbox: typeof import('./conversation-sandbox.js');
+}
 
 export class Conversations {
   private readonly running = new Map<string, Running>();
@@ -94,7 +97,22 @@ export class Conversations {
     return this.ctx.logs.get(logKey.conversation(account, id));
   }
 
+  private turnCode: TurnCode | undefined;
+
+  /**
+   * Loads what runs a turn (the agent, its recording, its executor, the lifecycle buses): just
+   * after the server listens, or by the first turn, not in the start-up; once loaded, a turn
+   * starts without a wait.
+   */
+  async preload(): Promise<TurnCode> {
+    if (this.turnCode) return this.turnCode;
+    const [run, sandbox] = await Promise.all([import('./turn-run.js'), import('./conversation-sandbox.js'), this.ctx.lifecycleReady()]);
+    this.turnCode = { run, sandbox };
+    return this.turnCode;
+  }
+
   async startTurn(request: TurnRequest): Promise<StartedTurn> {
+    const { run, sandbox } = this.turnCode ?? (await this.preload());
     const { home } = this.ctx;
     const k = conversationKey(request.account, request.conversationId);
     if (this.ctx.stopping)
@@ -187,13 +205,13 @@ export class Conversations {
       };
       if (request.provider && existing && request.provider !== existing.provider)
         conversation = { ...conversation, provider: request.provider, session_id: '' };
-      conversation = await ensureSandbox(this.ctx, this.warm, conversation, request.sandboxId, existing === undefined, slot.bus);
+      conversation = await sandbox.ensureSandbox(this.ctx, this.warm, conversation, request.sandboxId, existing === undefined, slot.bus);
       const log = this.logOf(request.account, request.conversationId);
       // From the file, not this process's cache: the previous turn may have run on another server,
       // and its usage event must not end this turn's stream.
       const fromId = await log.readLastId();
       const journalName = journal;
-      slot.done = runConversationTurn(this.ctx, conversation, request.prompt, slot, log, claim.owner, {
+      slot.done = run.runConversationTurn(this.ctx, conversation, request.prompt, slot, log, claim.owner, {
         processGroups: (groups) => this.journal.record(journalName, files.owner, groups),
         ended: () => {
           this.running.delete(k);
@@ -292,7 +310,10 @@ export class Conversations {
     const files = conversationFiles(this.ctx.home, account, id);
     if (terminate && c.sandbox_id) {
       // OnTerminate's hooks see the workspace one last time; then it goes.
-      await this.ctx.lifecycle().terminate({ ...lifecycleBase(this.ctx.home, c), point: 'on_terminate', reason: 'workspace_removed' });
+      const { sandbox } = await this.preload();
+      await this.ctx
+        .lifecycle()
+        .terminate({ ...sandbox.lifecycleBase(this.ctx.home, c), point: 'on_terminate', reason: 'workspace_removed' });
       rmSync(files.workspace, { recursive: true, force: true });
     } else if (c.sandbox_id && existsSync(files.workspace)) {
       // Not terminated: the sandbox's workspace is kept, out of the deleted conversation's folder.

@@ -6,7 +6,7 @@ import { startHeartbeat } from '../../liveness/owner.js';
 import type { ServerContext } from '../http/context.js';
 import type { EventLog } from '../state/event-log.js';
 import type { StoredMessage } from '../state/types.js';
-import { CANCEL_REASON, runTurn } from './agent-turn.js';
+import { runTurn } from './agent-turn.js';
 import type { ServerConversation } from './conversation-store.js';
 import { conversationFiles, readConversation } from './conversation-store.js';
 import { paced } from './pace.js';
@@ -14,7 +14,7 @@ import { lowerPriority } from './priority.js';
 import { createTurnExecutor } from './turn-executor.js';
 import { interruptLostTurn } from './turn-interrupt.js';
 import type { Running } from './turn-slot.js';
-import { ownerLeaseSettings, turnLeaseSettings } from './turn-slot.js';
+import { CANCEL_REASON, ownerLeaseSettings, turnLeaseSettings } from './turn-slot.js';
 
 /** What the conversations are told as the turn ends. */
 export interface TurnHooks {

@@ -1,7 +1,7 @@
 // A conversation's turn as this server runs it: its slot (process groups, lifecycle bus, running-work
 // slot, lease) and how long its leases last.
 import type { Config } from '../../config/schema.js';
-import type { ProcessGroups } from '../../engine/processes.js';
+import type { ProcessGroups } from '../../exec/process-groups.js';
 import type { LifecycleBus } from '../../lifecycle/types.js';
 import type { HeldLease } from './turn-lease.js';
 
@@ -17,6 +17,9 @@ export interface Running {
   /** The turn's lease in the server state (every server on it sees the turn running). */
   lease?: HeldLease;
 }
+
+/** The stop reason of a turn cancelled over the API: it ends `cancelled`, not `interrupted`. */
+export const CANCEL_REASON = 'cancelled over the API';
 
 export const conversationKey = (account: string, id: string) => `${account}/${id}`;
 

@@ -19,6 +19,8 @@ export interface ServerContext {
    * `beforePublish` may refuse the turn's push right before its version is published.
    */
   lifecycle: (beforePublish?: () => Promise<void>) => LifecycleBus;
+  /** Loads what `lifecycle` needs, once (not part of the start-up): awaited before a first bus. */
+  lifecycleReady: () => Promise<void>;
   logs: EventLogs;
   /** The server state (accounts, tokens, conversation records), opened on first use. */
   state: () => Promise<ServerState>;

@@ -40,15 +40,6 @@ const ENDING_MS = 15_000;
 const TASK_ID = /^task-[0-9]{8}-[0-9]{6}(?:-[0-9a-z]+)?$/;
 const START_WAIT_MS = 60_000;
 
-/** Whether this home has the workspaces of tasks started over HTTP (`srv-…`). */
-export function serverTasksRanHere(home: string): boolean {
-  try {
-    return readdirSync(join(home, 'workspaces')).some((n) => n.startsWith('srv-'));
-  } catch {
-    return false;
-  }
-}
-
 export class Tasks {
   private readonly running = new Map<string, TaskChild>();
   /** Tasks whose running command is being cancelled: their log gets `cancelled` before `finished`. */
