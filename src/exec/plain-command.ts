@@ -107,13 +107,13 @@ export function withoutShell(line: string, env: NodeJS.ProcessEnv, cwd: string):
   if (!startsDirectly(words[0]!, env, cwd)) return undefined;
   let here: string;
   try {
-    here = realpathSync(cwd);
+    here = realpathSync.native(cwd);
   } catch {
     return undefined;
   }
   let pwd = here;
   try {
-    if (env['PWD'] && isAbsolute(env['PWD']) && realpathSync(env['PWD']) === here) pwd = env['PWD'];
+    if (env['PWD'] && isAbsolute(env['PWD']) && realpathSync.native(env['PWD']) === here) pwd = env['PWD'];
   } catch {
     // A PWD that names nothing: sh replaces it too.
   }

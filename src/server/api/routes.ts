@@ -36,7 +36,9 @@ const MAX_PROMPT = 500_000;
 /** Aborts when the client closes its connection before the answer is complete. */
 function clientGone(r: RequestInfo): AbortSignal {
   const controller = new AbortController();
-  r.res.once('close', () => controller.abort());
+  // 'close' comes after every answer too: aborting then would tell nobody anything, and cost an
+  // exception object (its stack) per request.
+  r.res.once('close', () => (r.res.writableFinished ? undefined : controller.abort()));
   return controller.signal;
 }
 
