@@ -103,6 +103,7 @@ describe.skipIf(skipSandbox)('sandbox bridge records', () => {
   it('drops a broken record, ignores other files, and records nothing without sockets', () => {
     const dir = tempDir('atlas-bridges-');
     writeRecord(dir, '12.json', { pid: 'x' });
+    writeFileSync(join(dir, '13.json'), '{"pid": 13, "host": "cut off by a cra');
     writeRecord(dir, 'notes.txt', {});
     writeRecord(dir, `.12.json.${process.pid}.tmp`, {});
     expect(sweepDeadBridges(dir)).toEqual({ processes: [], sockets: [] });
