@@ -12,7 +12,17 @@ import { AGENT_FLAGS, createToken, getJson, prompt, waitUntil } from './helpers/
 
 const made: string[] = [];
 beforeAll(() => ensureBuilt());
+/** Servers started in a process group of their own: stopped whole even after a test timed out. */
+const groups: number[] = [];
+function stopGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Ended.
+  }
+}
 afterAll(() => {
+  for (const pid of groups) stopGroup(pid);
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -82,30 +92,35 @@ describe('Ctrl+C in the terminal that runs the server', () => {
       env: { ...process.env, ATLAS_HOME: home },
       detached: true,
     });
+    groups.push(child.pid!);
     let out = '';
     const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const url = await new Promise<string>((resolve) =>
-      child.stdout.on('data', (d) => {
-        out += d;
-        const m = /"msg":"listening","url":"([^"]+)"/.exec(out);
-        if (m) resolve(m[1]!);
-      }),
-    );
-    const turn = prompt(url, token, 'c1', { prompt: 'sleep:1500 finish this' });
-    // Once its agent is at work (its turn recorded running), the whole group gets SIGINT.
-    await waitUntil(
-      async () => {
-        const r = await getJson(url, token, '/conversations/c1');
-        return r.status === 200 && r.json.conversation.status === 'running' ? true : undefined;
-      },
-      20_000,
-      'the turn to run',
-    );
-    process.kill(-child.pid!, 'SIGINT');
-    const answer = await turn;
-    expect(answer.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
-    expect(await ended).toBe(0);
-    // The spawner ignored the terminal's SIGINT: it was not restarted, and nothing was reported.
-    expect(out).not.toContain('process spawner');
+    try {
+      const url = await new Promise<string>((resolve) =>
+        child.stdout.on('data', (d) => {
+          out += d;
+          const m = /"msg":"listening","url":"([^"]+)"/.exec(out);
+          if (m) resolve(m[1]!);
+        }),
+      );
+      const turn = prompt(url, token, 'c1', { prompt: 'sleep:1500 finish this' });
+      // Once its agent is at work (its turn recorded running), the whole group gets SIGINT.
+      await waitUntil(
+        async () => {
+          const r = await getJson(url, token, '/conversations/c1');
+          return r.status === 200 && r.json.conversation.status === 'running' ? true : undefined;
+        },
+        20_000,
+        'the turn to run',
+      );
+      process.kill(-child.pid!, 'SIGINT');
+      const answer = await turn;
+      expect(answer.events.at(-1)).toMatchObject({ event: 'usage', data: { ok: true } });
+      expect(await ended).toBe(0);
+      // The spawner ignored the terminal's SIGINT: it was not restarted, and nothing was reported.
+      expect(out).not.toContain('process spawner');
+    } finally {
+      stopGroup(child.pid!);
+    }
   });
 });
