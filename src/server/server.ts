@@ -47,13 +47,13 @@ export interface ServeOptions {
   write?: (line: string) => void;
   /** Loud notes for the person starting it (default: stderr). */
   warn?: (text: string) => void;
+  /** Lifecycle buses (default: the configuration's, see lifecycle-adapter.ts). */
+  lifecycle?: (beforePublish?: () => Promise<void>) => LifecycleBus;
   /** The web board's bundle (default: dist/ui, see board.ts); `atlas ui`'s one-time sign-in code. */
   uiDir?: string | undefined;
   localLogin?: { account: string; code: string } | undefined;
   /** `atlas ui`: the account that gets, live, the tasks other processes of this machine run (local-watch.ts). */
   localTasks?: string | undefined;
-  /** Lifecycle buses (default: the configuration's, see lifecycle-adapter.ts). */
-  lifecycle?: (beforePublish?: () => Promise<void>) => LifecycleBus;
 }
 
 export interface RunningServer {

@@ -57,7 +57,7 @@ export function sweepDeadBridges(dir: string): BridgeSweep {
   for (const name of names) {
     const path = join(dir, name);
     const record = readRecord(path);
-    // Another machine's process (a shared home) is that machine's to sweep.
+    // A live server's bridges stay, and so do another machine's (a shared home): that machine sweeps them.
     if (record && writerAlive(record)) continue;
     for (const pid of findBridgeProcesses(record?.sockets ?? [])) {
       try {

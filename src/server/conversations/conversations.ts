@@ -66,6 +66,8 @@ export class Conversations {
   private readonly detecting = new Map<string, Promise<CutOff>>();
   /** Conversations whose sandbox this process has already started (OnColdStart ran). */
   private readonly warm = new Set<string>();
+  /** What runs a turn, once loaded (preload). */
+  private turnCode: TurnCode | undefined;
 
   /** Told of each turn this server marks interrupted (server.auto_recover recovers it, lease-sweep.ts). */
   onInterrupted: ((c: ServerConversation) => void) | undefined;
@@ -96,8 +98,6 @@ export class Conversations {
   logOf(account: string, id: string): EventLog {
     return this.ctx.logs.get(logKey.conversation(account, id));
   }
-
-  private turnCode: TurnCode | undefined;
 
   /**
    * Loads what runs a turn (the agent, its recording, its executor, the lifecycle buses): just

@@ -39,23 +39,25 @@ export class AccountEvents {
   }
 
   private taskAccount(taskId: string): Promise<string | undefined> {
-    let found = this.taskAccounts.get(taskId);
-    // Most recently used last: a task still copying events is not the one dropped.
-    if (found) {
+    const kept = this.taskAccounts.get(taskId);
+    if (kept) {
+      // Most recently used last: a task still copying events is not the one dropped.
       this.taskAccounts.delete(taskId);
-      this.taskAccounts.set(taskId, found);
-    } else {
-      found = this.state()
-        .then((state) => state.getTask(taskId))
-        .then(
-          (t) => t?.account,
-          () => undefined,
-        );
-      // Not (yet) a task of this server: asked again next time.
-      void found.then((account) => (account === undefined ? this.taskAccounts.delete(taskId) : undefined));
-      this.taskAccounts.set(taskId, found);
-      if (this.taskAccounts.size > AccountEvents.TASKS_KEPT) this.taskAccounts.delete(this.taskAccounts.keys().next().value!);
+      this.taskAccounts.set(taskId, kept);
+      return kept;
     }
+    const found = this.state()
+      .then((state) => state.getTask(taskId))
+      .then(
+        (t) => t?.account,
+        () => undefined,
+      );
+    // Not (yet) a task of this server: asked again next time (unless a newer lookup took its place).
+    void found.then((account) =>
+      account === undefined && this.taskAccounts.get(taskId) === found ? this.taskAccounts.delete(taskId) : undefined,
+    );
+    this.taskAccounts.set(taskId, found);
+    if (this.taskAccounts.size > AccountEvents.TASKS_KEPT) this.taskAccounts.delete(this.taskAccounts.keys().next().value!);
     return found;
   }
 
