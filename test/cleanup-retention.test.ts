@@ -90,6 +90,7 @@ describe('cleanup report text', () => {
       half_created_kept: [],
       temp_files_removed: [],
       sandbox_litter_removed: [],
+      server_bridges_removed: { processes: [4242], sockets: ['/tmp/claude-http-ab.sock'] },
     };
     expect(formatCleanupReport(report)).toBe(
       [
@@ -97,6 +98,7 @@ describe('cleanup report text', () => {
         '  task-20260101-000000  failed     ended 9d ago (kept 7d)      2.0 kB  fix-parser',
         '      worktree would be kept: /w/fix-parser: uncommitted work in 1 file (a.ts)',
         '1 worktree would be kept; save or discard the work there, then run `git worktree remove <path>` yourself.',
+        'Sandbox bridges of a killed server that would be stopped: 1 socat process(es), 1 socket(s)',
         'Workspaces that would be removed (no task left): fix-parser',
         'Left alone, 1 task that cannot be judged safely:',
         '  task-20250101-000000 (old): hook.json cannot be read: bad',

@@ -54,6 +54,12 @@ describe.skipIf(skipSandbox)('sandbox bridge records', () => {
     process.kill(await bridge(stale), 'SIGKILL');
     await waitUntil(() => findBridgeProcesses([stale]).length === 0 || undefined, 10_000);
     const deadRecord = writeRecord(dir, `${DEAD.pid}.json`, { ...DEAD, sockets: [http, socks, stale] });
+    // A dry run says what would be stopped and removed, and changes nothing.
+    const dry = sweepDeadBridges(dir, { dryRun: true });
+    expect(dry.processes.sort()).toEqual([deadHttp, deadSocks].sort());
+    expect(dry.sockets.sort()).toEqual([http, socks, stale].sort());
+    expect(findBridgeProcesses([http, socks]).sort()).toEqual([deadHttp, deadSocks].sort());
+    expect(existsSync(deadRecord) && existsSync(stale)).toBe(true);
     const liveSocket = join(tmp, 'claude-http-live.sock');
     const live = await bridge(liveSocket);
     const mine = recordBridges(dir, [liveSocket]);

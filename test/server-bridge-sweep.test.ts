@@ -1,11 +1,12 @@
 // A SIGKILLed sandboxed `atlas serve` leaves the sandbox's network bridges (socat, started with the
 // server as parent) serving sockets nobody can use. The next server of the same home stops them
-// when it starts, sandboxed or --local, and a server that stops normally leaves no record.
+// when it starts, sandboxed or --local, and so does `atlas cleanup`; a server that stops normally
+// leaves no record.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findBridgeProcesses } from '../src/exec/sandbox/socat.js';
-import { tempDir } from './helpers/core-fixtures.js';
+import { atlas, tempDir } from './helpers/core-fixtures.js';
 import { skipSandbox } from './helpers/sandbox-fixtures.js';
 import type { ServeProcess } from './helpers/server-fixtures.js';
 import { AGENT_FLAGS, createToken, prompt, serversOfThisFile, startServe, waitUntil } from './helpers/server-fixtures.js';
@@ -60,6 +61,23 @@ describe.skipIf(skipSandbox)('the bridges of a killed sandboxed server', () => {
     expect(await second.exited).toBe(0);
     expect(readdirSync(bridgesDir(home))).toEqual([]);
     await waitUntil(() => findBridgeProcesses(own.sockets).length === 0 || undefined, 10_000);
+  });
+
+  it('atlas cleanup stops them too, and with --dry-run only says so', async () => {
+    const home = tempDir();
+    const first = await serve(home, false);
+    const before = recorded(home, first.child.pid!);
+    await killed(first);
+    const dry = await atlas(['cleanup', '--dry-run', '--json'], { env: { ATLAS_HOME: home } });
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout).server_bridges_removed.processes.sort()).toEqual(before.bridges.sort());
+    expect(findBridgeProcesses(before.sockets).sort()).toEqual(before.bridges.sort());
+    expect(readdirSync(bridgesDir(home))).toEqual([`${first.child.pid}.json`]);
+    const text = await atlas(['cleanup'], { env: { ATLAS_HOME: home } });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`Sandbox bridges of a killed server stopped: ${before.bridges.length} socat process(es)`);
+    await waitUntil(() => findBridgeProcesses(before.sockets).length === 0 || undefined, 10_000);
+    expect(readdirSync(bridgesDir(home))).toEqual([]);
   });
 
   it('a --local server started after a killed sandboxed one stops its bridges too', async () => {

@@ -7,7 +7,7 @@
 // task folder is first renamed out of the tree (atomic) and only then deleted.
 //
 // It also sweeps what killed atlas processes leave (debris.ts): task folders `atlas start` never
-// finished, temp files of interrupted writes, empty workspace folders.
+// finished, temp files of interrupted writes, empty workspace folders, a killed server's bridges.
 
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import type { Hook } from '../domain/hook.js';
 import type { Task, Workspace } from '../domain/task.js';
 import { toTimestamp } from '../domain/time.js';
+import type { BridgeSweep } from '../exec/sandbox/bridge-record.js';
+import { sweepDeadBridges } from '../exec/sandbox/bridge-record.js';
 import { sweepLitter } from '../exec/sandbox/litter.js';
 import { describeSweep } from '../exec/sandbox/litter-text.js';
 import { realpath } from '../git/locate.js';
@@ -22,7 +24,7 @@ import { PRIVATE_DIR_MODE, writeFileAtomic } from '../store/atomic-write.js';
 import { readHookFile } from '../store/hook-file.js';
 import { readJsonFile, toJson } from '../store/json-file.js';
 import { withLock } from '../store/lock.js';
-import { taskFiles } from '../store/paths.js';
+import { sandboxBridgesDir, taskFiles } from '../store/paths.js';
 import type { TaskRef } from '../store/task-store.js';
 import { listTaskRefs, tryReadTask, workspaceFile } from '../store/task-store.js';
 import type { HalfCreatedKept, HalfCreatedRemoved } from './debris.js';
@@ -98,6 +100,8 @@ export interface CleanupReport {
   temp_files_removed: StaleTempFile[];
   /** What killed sandboxed runs left (worktree stubs, bridge sockets, socat), removed (dry: that would be). */
   sandbox_litter_removed: { task_id: string; removed: string }[];
+  /** The network bridges of killed sandboxed servers (socat, their sockets), stopped (dry: that would be). */
+  server_bridges_removed: BridgeSweep;
 }
 
 type Expired = Extract<RetentionDecision, { expired: true }>;
@@ -144,6 +148,7 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
     half_created_kept: [],
     temp_files_removed: [],
     sandbox_litter_removed: [],
+    server_bridges_removed: sweepDeadBridges(sandboxBridgesDir(options.home), { dryRun: options.dryRun }),
   };
   if (!options.dryRun) sweepTrash(options.home);
 

@@ -64,6 +64,11 @@ export function formatCleanupReport(r: CleanupReport): string {
   lines.push(...formatDebris(r));
   for (const l of r.sandbox_litter_removed)
     lines.push(`Sandbox litter of ${l.task_id} ${dry ? 'that would be removed' : 'removed'}: ${l.removed}`);
+  const bridges = r.server_bridges_removed;
+  if (bridges.processes.length + bridges.sockets.length > 0)
+    lines.push(
+      `Sandbox bridges of a killed server ${dry ? 'that would be stopped' : 'stopped'}: ${bridges.processes.length} socat process(es), ${bridges.sockets.length} socket(s)`,
+    );
   if (r.workspaces_removed.length > 0) {
     lines.push(`${dry ? 'Workspaces that would be removed' : 'Workspaces removed'} (no task left): ${r.workspaces_removed.join(', ')}`);
   }

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
 import type { BridgeSweep } from '../exec/sandbox/bridge-record.js';
-import { sandboxBridgesDir } from './conversations/conversation-store.js';
+import { sandboxBridgesDir } from '../store/paths.js';
 
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);

@@ -22,6 +22,11 @@ export function homePaths(home: string = atlasHome()) {
   };
 }
 
+/** Where sandboxed servers record their network bridges (exec/sandbox/bridge-record.ts). */
+export function sandboxBridgesDir(home: string): string {
+  return join(home, 'server', 'sandbox-bridges');
+}
+
 export function workspaceDir(workspace: string, home: string = atlasHome()): string {
   return join(home, 'workspaces', workspace);
 }

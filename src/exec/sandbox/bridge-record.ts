@@ -45,8 +45,12 @@ function readRecord(path: string): BridgeRecord | undefined {
   }
 }
 
-/** Stops the bridges of the dead processes recorded in `dir` and removes their records. */
-export function sweepDeadBridges(dir: string): BridgeSweep {
+/**
+ * Stops the bridges of the dead processes recorded in `dir` and removes their records (`dryRun`:
+ * says what it would stop and remove, and changes nothing).
+ */
+export function sweepDeadBridges(dir: string, options: { dryRun?: boolean } = {}): BridgeSweep {
+  const dry = Boolean(options.dryRun);
   const sweep: BridgeSweep = { processes: [], sockets: [] };
   let names: string[];
   try {
@@ -61,7 +65,7 @@ export function sweepDeadBridges(dir: string): BridgeSweep {
     if (record && writerAlive(record)) continue;
     for (const pid of findBridgeProcesses(record?.sockets ?? [])) {
       try {
-        process.kill(pid, 'SIGTERM');
+        if (!dry) process.kill(pid, 'SIGTERM');
         sweep.processes.push(pid);
       } catch {
         // Ended meanwhile, or not ours to stop.
@@ -70,13 +74,13 @@ export function sweepDeadBridges(dir: string): BridgeSweep {
     for (const socket of record?.sockets ?? []) {
       try {
         if (!lstatSync(socket).isSocket()) continue;
-        unlinkSync(socket);
+        if (!dry) unlinkSync(socket);
         sweep.sockets.push(socket);
       } catch {
         // Gone already.
       }
     }
-    remove(path);
+    if (!dry) remove(path);
   }
   return sweep;
 }

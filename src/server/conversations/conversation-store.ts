@@ -64,11 +64,6 @@ export function processGroupsDir(home: string): string {
   return join(serverDir(home), 'process-groups');
 }
 
-/** Where this machine's sandboxed servers record their network bridges (exec/sandbox/bridge-record.ts). */
-export function sandboxBridgesDir(home: string): string {
-  return join(serverDir(home), 'sandbox-bridges');
-}
-
 export function conversationFiles(home: string, account: string, id: string) {
   const dir = join(conversationsDir(home, account), id);
   return {

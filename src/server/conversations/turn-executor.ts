@@ -12,8 +12,8 @@ import type { Spawner } from '../../exec/spawner/client.js';
 import { withSpawner } from '../../exec/spawner/client.js';
 import { otherTaskWorktrees } from '../../exec/task-executor.js';
 import type { ProcessExecutor } from '../../exec/types.js';
-import { taskFiles } from '../../store/paths.js';
-import { conversationFiles, sandboxBridgesDir } from './conversation-store.js';
+import { sandboxBridgesDir, taskFiles } from '../../store/paths.js';
+import { conversationFiles } from './conversation-store.js';
 
 export interface TurnExecution {
   executor: ProcessExecutor;
