@@ -148,6 +148,7 @@ export async function cleanupTasks(options: CleanupOptions): Promise<CleanupRepo
     half_created_kept: [],
     temp_files_removed: [],
     sandbox_litter_removed: [],
+    // A killed sandboxed server's socat processes serve nothing: stopped with the rest of the debris.
     server_bridges_removed: sweepDeadBridges(sandboxBridgesDir(options.home), { dryRun: options.dryRun }),
   };
   if (!options.dryRun) sweepTrash(options.home);
