@@ -62,12 +62,13 @@ describe.skipIf(skipSandbox)('sandbox bridge records', () => {
     expect(existsSync(deadRecord) && existsSync(stale)).toBe(true);
     const liveSocket = join(tmp, 'claude-http-live.sock');
     const live = await bridge(liveSocket);
-    const mine = recordBridges(dir, [liveSocket]);
-    // This process recorded its own bridge after it swept the dead one's.
-    expect(mine.swept.processes.sort()).toEqual([deadHttp, deadSocks].sort());
+    // As a server starts: the dead one's bridges stopped, then its own recorded.
+    const swept = sweepDeadBridges(dir);
+    const forget = recordBridges(dir, [liveSocket]);
+    expect(swept.processes.sort()).toEqual([deadHttp, deadSocks].sort());
     // A socat that ends on SIGTERM removes its own socket: the sweep removes those it still finds.
-    expect(mine.swept.sockets).toContain(stale);
-    expect([http, socks, stale]).toEqual(expect.arrayContaining(mine.swept.sockets));
+    expect(swept.sockets).toContain(stale);
+    expect([http, socks, stale]).toEqual(expect.arrayContaining(swept.sockets));
     expect(existsSync(deadRecord)).toBe(false);
     await waitUntil(() => findBridgeProcesses([http, socks]).length === 0 || undefined, 10_000);
     expect(existsSync(http) || existsSync(socks) || existsSync(stale)).toBe(false);
@@ -82,7 +83,7 @@ describe.skipIf(skipSandbox)('sandbox bridge records', () => {
     expect(readdirSync(dir).sort()).toEqual(['77.json', `${process.pid}.json`].sort());
 
     // The bridges stopped normally: the record goes.
-    mine.forget();
+    forget();
     expect(readdirSync(dir)).toEqual(['77.json']);
   });
 
@@ -114,8 +115,7 @@ describe.skipIf(skipSandbox)('sandbox bridge records', () => {
     writeRecord(dir, `.12.json.${process.pid}.tmp`, {});
     expect(sweepDeadBridges(dir)).toEqual({ processes: [], sockets: [] });
     expect(readdirSync(dir).sort()).toEqual([`.12.json.${process.pid}.tmp`, 'notes.txt']);
-    const none = recordBridges(dir, []);
-    none.forget();
+    recordBridges(dir, [])();
     expect(readdirSync(dir)).not.toContain(`${process.pid}.json`);
     expect(sweepDeadBridges(join(dir, 'missing'))).toEqual({ processes: [], sockets: [] });
   });

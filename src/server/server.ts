@@ -6,7 +6,6 @@ import type { AddressInfo, Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
-import type { BridgeSweep } from '../exec/sandbox/bridge-record.js';
 import { Spawner } from '../exec/spawner/client.js';
 import type { LifecycleBus } from '../lifecycle/types.js';
 import { parseStoreAddress } from '../sync/stores/open-store.js';
@@ -29,7 +28,7 @@ import { makeRedactor } from './http/redact.js';
 import { WorkLimiter } from './http/work-limit.js';
 import { requestListener } from './request-dispatch.js';
 import { serverStop } from './server-stop.js';
-import { holdSandboxOrFail, isLoopback, sandboxReadiness, sweepDeadBridges } from './start-checks.js';
+import { holdSandboxOrFail, isLoopback, sandboxReadiness, stopDeadServersBridges } from './start-checks.js';
 import { AccountEvents } from './state/account-events.js';
 import { ObservedEventLogs } from './state/observed-logs.js';
 import { LazyTasks, serverTasksRanHere } from './tasks/lazy-tasks.js';
@@ -82,13 +81,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       hint: `${sandbox.hint ? `${sandbox.hint}; ` : ''}check with \`atlas doctor\`, or pass --local to run agents and commands unsandboxed on this machine (only for trusted users)`,
     });
   }
+  await stopDeadServersBridges(options.home, (s) =>
+    log({ msg: "stopped a dead server's sandbox bridges", processes: s.processes, sockets: s.sockets }),
+  );
   // Started now, so a sandbox that cannot run fails the start-up, not the first turn.
-  // A killed sandboxed server's bridges (socat) stop here, whichever mode this one runs in.
-  const bridgesStopped = (s: BridgeSweep) =>
-    log({ msg: "stopped a dead server's sandbox bridges", processes: s.processes, sockets: s.sockets });
-  let releaseSandbox: (() => Promise<void>) | undefined;
-  if (options.local) await sweepDeadBridges(options.home, bridgesStopped);
-  else releaseSandbox = await holdSandboxOrFail(options.config, options.home, bridgesStopped);
+  const releaseSandbox = options.local ? undefined : await holdSandboxOrFail(options.config, options.home);
   if (options.local)
     warn("--local: agents and commands run UNSANDBOXED on this machine, with the server's permissions. Serve only people you trust.");
   if (!isLoopback(options.host)) {

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { AtlasError, EXIT } from '../domain/errors.js';
-import type { BridgeSweep } from '../exec/sandbox/bridge-record.js';
+import type { BridgeSweep } from '../exec/sandbox/socat.js';
 import { sandboxBridgesDir } from '../store/paths.js';
 
 export function isLoopback(host: string): boolean {
@@ -32,9 +32,9 @@ export async function sandboxReadiness(
   };
 }
 
-export async function holdSandboxOrFail(config: Config, home: string, note: (stopped: BridgeSweep) => void): Promise<() => Promise<void>> {
+export async function holdSandboxOrFail(config: Config, home: string): Promise<() => Promise<void>> {
   try {
-    return await (await import('./conversations/turn-executor.js')).holdSandbox(config, home, note);
+    return await (await import('./conversations/turn-executor.js')).holdSandbox(config, home);
   } catch (error) {
     throw new AtlasError(
       `atlas serve runs steps sandboxed, and the sandbox's network proxies could not start: ${(error as Error).message}; nothing was started`,
@@ -47,10 +47,10 @@ export async function holdSandboxOrFail(config: Config, home: string, note: (sto
 }
 
 /**
- * A --local server holds no sandbox, but stops the network bridges a killed sandboxed server of
- * this home left (the module loads only when one recorded any).
+ * Stops the network bridges that killed sandboxed servers of this home left, whichever mode this
+ * server runs in (the module loads only when a server recorded any).
  */
-export async function sweepDeadBridges(home: string, note: (stopped: BridgeSweep) => void): Promise<void> {
+export async function stopDeadServersBridges(home: string, note: (stopped: BridgeSweep) => void): Promise<void> {
   const dir = sandboxBridgesDir(home);
   if (!existsSync(dir)) return;
   const swept = (await import('../exec/sandbox/bridge-record.js')).sweepDeadBridges(dir);

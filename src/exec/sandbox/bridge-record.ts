@@ -1,16 +1,17 @@
 // The network bridges a long-lived atlas process (a sandboxed `atlas serve`) holds for its whole
 // life, recorded in one folder, one file per process. The bridges are socat processes the sandbox
 // library starts with atlas as parent: a SIGKILLed server leaves them serving sockets nobody can
-// use, and a task folder's litter record names them only while a turn runs. The next process that
-// records its own bridges in the folder first stops those of every dead writer on this machine.
-import { lstatSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+// use, and a task folder's litter record names them only while a turn runs. The next server's
+// start, and `atlas cleanup`, stop those of every dead writer on this machine.
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, isAbsolute, join } from 'node:path';
 import { processStartIdentity } from '../../liveness/process-identity.js';
 import { writeFileAtomic } from '../../store/atomic-write.js';
 import { readJsonFile } from '../../store/json-file.js';
 import { writerAlive } from './litter.js';
-import { findBridgeProcesses } from './socat.js';
+import type { BridgeSweep } from './socat.js';
+import { stopBridges } from './socat.js';
 
 const RECORD = /^(\d+)\.json$/;
 /** The library's socket names (a record is read as untrusted: no other file is removed). */
@@ -20,13 +21,6 @@ interface BridgeRecord {
   pid: number;
   process_start: string;
   host: string;
-  sockets: string[];
-}
-
-export interface BridgeSweep {
-  /** socat processes of dead writers that were stopped. */
-  processes: number[];
-  /** Their sockets that were removed. */
   sockets: string[];
 }
 
@@ -47,52 +41,30 @@ function readRecord(path: string): BridgeRecord | undefined {
 
 /**
  * Stops the bridges of the dead processes recorded in `dir` and removes their records (`dryRun`:
- * says what it would stop and remove, and changes nothing).
+ * says what it would stop and remove, and changes nothing). A broken record is dropped.
  */
 export function sweepDeadBridges(dir: string, options: { dryRun?: boolean } = {}): BridgeSweep {
-  const dry = Boolean(options.dryRun);
-  const sweep: BridgeSweep = { processes: [], sockets: [] };
   let names: string[];
   try {
     names = readdirSync(dir).filter((n) => RECORD.test(n));
   } catch {
-    return sweep;
+    return { processes: [], sockets: [] };
   }
-  for (const name of names) {
-    const path = join(dir, name);
-    const record = readRecord(path);
-    // A live server's bridges stay, and so do another machine's (a shared home): that machine sweeps them.
-    if (record && writerAlive(record)) continue;
-    for (const pid of findBridgeProcesses(record?.sockets ?? [])) {
-      try {
-        if (!dry) process.kill(pid, 'SIGTERM');
-        sweep.processes.push(pid);
-      } catch {
-        // Ended meanwhile, or not ours to stop.
-      }
-    }
-    for (const socket of record?.sockets ?? []) {
-      try {
-        if (!lstatSync(socket).isSocket()) continue;
-        if (!dry) unlinkSync(socket);
-        sweep.sockets.push(socket);
-      } catch {
-        // Gone already.
-      }
-    }
-    if (!dry) remove(path);
-  }
+  const records = names.map((name) => ({ path: join(dir, name), record: readRecord(join(dir, name)) }));
+  // A live server's bridges stay, and so do another machine's (a shared home): that machine sweeps them.
+  const gone = records.filter(({ record }) => !record || !writerAlive(record));
+  const sweep = stopBridges(
+    gone.flatMap(({ record }) => record?.sockets ?? []),
+    options.dryRun,
+  );
+  if (!options.dryRun) for (const { path } of gone) rmSync(path, { force: true });
   return sweep;
 }
 
-/**
- * Records this process's bridges in `dir` (after sweeping the dead writers' there): returns what
- * removes the record when the bridges are stopped.
- */
-export function recordBridges(dir: string, sockets: readonly string[]): { swept: BridgeSweep; forget: () => void } {
-  const swept = sweepDeadBridges(dir);
+/** Records this process's bridges in `dir`: returns what removes the record when they are stopped. */
+export function recordBridges(dir: string, sockets: readonly string[]): () => void {
+  if (sockets.length === 0) return () => undefined;
   const path = join(dir, `${process.pid}.json`);
-  if (sockets.length === 0) return { swept, forget: () => undefined };
   const record: BridgeRecord = {
     pid: process.pid,
     process_start: processStartIdentity(process.pid) ?? 'unknown',
@@ -102,13 +74,5 @@ export function recordBridges(dir: string, sockets: readonly string[]): { swept:
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // Not fsynced: it must survive a killed process, not a power cut (which ends the bridges too).
   writeFileAtomic(path, `${JSON.stringify(record)}\n`, { durable: false });
-  return { swept, forget: () => remove(path) };
-}
-
-function remove(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Gone already.
-  }
+  return () => rmSync(path, { force: true });
 }

@@ -14,7 +14,7 @@ import { writeFileAtomic } from '../../store/atomic-write.js';
 import { readJsonFile } from '../../store/json-file.js';
 import { atlasProtectedPaths, isInside } from './policy.js';
 import { exists, treeControlPaths } from './protected-paths.js';
-import { findBridgeProcesses } from './socat.js';
+import { stopBridges } from './socat.js';
 
 export const LITTER_FILE = 'sandbox-litter.json';
 
@@ -187,28 +187,8 @@ export interface LitterSweep {
 export async function sweepLitter(taskDir: string, options: { dryRun?: boolean } = {}): Promise<LitterSweep | undefined> {
   const record = readLitter(taskDir);
   if (!record || writerAlive(record)) return undefined;
-  const sweep: LitterSweep = { worktree: record.worktree, stubs: [], sockets: [], temp_dirs: [], processes: [] };
   const dry = Boolean(options.dryRun);
-
-  for (const proc of findBridgeProcesses(record.sockets)) {
-    if (!dry) {
-      try {
-        process.kill(proc, 'SIGTERM');
-      } catch {
-        continue;
-      }
-    }
-    sweep.processes.push(proc);
-  }
-  for (const socket of record.sockets) {
-    try {
-      if (!lstatSync(socket).isSocket()) continue;
-      if (!dry) unlinkSync(socket);
-      sweep.sockets.push(socket);
-    } catch {
-      // Gone already.
-    }
-  }
+  const sweep: LitterSweep = { worktree: record.worktree, stubs: [], temp_dirs: [], ...stopBridges(record.sockets, dry) };
   for (const dir of record.temp_dirs) {
     if (!isStub(dir)) continue;
     if (!dry) rmdirSync(dir);

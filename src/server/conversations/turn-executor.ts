@@ -6,7 +6,6 @@ import { mkdirSync } from 'node:fs';
 import type { Config } from '../../config/schema.js';
 import { localExecutor } from '../../exec/local.js';
 import { diesWithParent, findSetpriv } from '../../exec/parent-death.js';
-import type { BridgeSweep } from '../../exec/sandbox/bridge-record.js';
 import type { SandboxPolicy } from '../../exec/sandbox/policy.js';
 import type { Spawner } from '../../exec/spawner/client.js';
 import { withSpawner } from '../../exec/spawner/client.js';
@@ -105,16 +104,15 @@ export function groupDiesWithServer(executor: ProcessExecutor, setpriv = findSet
 
 /**
  * Starts the sandbox's proxies for the server's life (its turns and tasks then share them, instead
- * of starting and stopping them around every turn), records their bridges where the next server
- * finds them if this one is killed, and stops those a dead server left: returns what stops them.
+ * of starting and stopping them around every turn), and records their bridges where the next
+ * server finds them if this one is killed: returns what stops them.
  */
-export async function holdSandbox(config: Config, home: string, note: (stopped: BridgeSweep) => void): Promise<() => Promise<void>> {
+export async function holdSandbox(config: Config, home: string): Promise<() => Promise<void>> {
   const { allowedDomains } = await import('../../exec/sandbox/policy.js');
   const { acquireSandbox, bridgeSockets, releaseSandbox } = await import('../../exec/sandbox/runtime.js');
   const { recordBridges } = await import('../../exec/sandbox/bridge-record.js');
   await acquireSandbox(allowedDomains(config));
-  const { swept, forget } = recordBridges(sandboxBridgesDir(home), bridgeSockets());
-  if (swept.processes.length + swept.sockets.length > 0) note(swept);
+  const forget = recordBridges(sandboxBridgesDir(home), bridgeSockets());
   return async () => {
     await releaseSandbox();
     forget();
