@@ -11,6 +11,7 @@ import { sortVersions } from '../../domain/sync-plan.js';
 import { BLOB_GRACE_SECONDS } from '../../domain/sync-retention.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../domain/sync-state.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
+import { bodyPieces } from '../scan/body-pieces.js';
 import { mapPool } from '../scan/pool.js';
 import type { Received } from '../scan/stream-file.js';
 import { readTextPieces, rethrown, streamToNewFile } from '../scan/stream-file.js';
@@ -233,7 +234,9 @@ export class DirectoryStore implements SyncStore {
     });
     if (!handle) return undefined;
     try {
-      return await consume(handle.createReadStream({ start, end: start + length - 1, autoClose: false, highWaterMark: 256 * 1024 }));
+      return await consume(
+        bodyPieces(handle.createReadStream({ start, end: start + length - 1, autoClose: false, highWaterMark: 256 * 1024 }), 0, length),
+      );
     } finally {
       await handle.close();
     }

@@ -2,6 +2,7 @@
 // each tried again when the body is cut off midway.
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { bodyPieces } from '../scan/body-pieces.js';
 import type { Received } from '../scan/stream-file.js';
 import { collectRange, streamToNewFile } from '../scan/stream-file.js';
 import type { DirectRequests } from './s3-direct.js';
@@ -45,28 +46,7 @@ export function getObjectRange(reader: S3Reader, key: string, start: number, len
  */
 export function streamObjectRange<T>(reader: S3Reader, key: string, start: number, length: number, consume: PackReader<T>): Promise<T> {
   const range = `bytes=${start}-${start + length - 1}`;
-  return readBody(reader, key, range, (body, whole) => consume(cutWhenBroken(within(body, whole ? start : 0, length))));
-}
-
-/** The `length` bytes of `body` after its first `skip`. */
-async function* within(body: AsyncIterable<Buffer>, skip: number, length: number): AsyncGenerator<Buffer> {
-  let at = 0;
-  for await (const part of body) {
-    const from = Math.max(0, skip - at);
-    const to = Math.min(part.length, skip + length - at);
-    if (to > from) yield part.subarray(from, to);
-    at += part.length;
-    if (at >= skip + length) return;
-  }
-}
-
-/** The pieces of `body`, a failure while reading them marked as a cut body (tried again). */
-async function* cutWhenBroken(body: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  try {
-    yield* body;
-  } catch (error) {
-    throw cutOff(error);
-  }
+  return readBody(reader, key, range, (body, whole) => consume(bodyPieces(body, whole ? start : 0, length, cutOff)));
 }
 
 /**
@@ -79,16 +59,16 @@ function readBody<T>(
   reader: S3Reader,
   key: string,
   range: string | undefined,
-  consume: (body: AsyncIterable<Buffer>, whole: boolean) => Promise<T>,
+  consume: (body: Readable, whole: boolean) => Promise<T>,
 ): Promise<T> {
   return withRetries(
     reader.attempts,
     async () => {
       const direct = await reader.direct.get(key, range);
-      if (direct) return consume(direct as AsyncIterable<Buffer>, range !== undefined && direct.statusCode === 200);
+      if (direct) return consume(direct, range !== undefined && direct.statusCode === 200);
       const { client, S3 } = await reader.sdk.get();
       const got = await client.send(new S3.GetObjectCommand({ Bucket: reader.bucket, Key: key, ...(range ? { Range: range } : {}) }));
-      return consume(got.Body as Readable as AsyncIterable<Buffer>, range !== undefined && got.ContentRange === undefined);
+      return consume(got.Body as Readable, range !== undefined && got.ContentRange === undefined);
     },
     (error) => (error as { $cutOff?: boolean }).$cutOff === true,
   );

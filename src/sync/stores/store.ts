@@ -3,8 +3,10 @@
 // (`<tree>/.blobs/ab/<sha256>`), and a version is its manifest, `<tree>/<version>/.sandbox-state`,
 // written last: a version without one is incomplete and never read. Versions stored before
 // content addressing hold their files under the version (`<tree>/<version>/<path>`) and still pull.
+
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { isStoredTreeName, isVersionName } from '../../domain/sync-retention.js';
+import type { Pieces } from '../scan/body-pieces.js';
 import type { Received } from '../scan/stream-file.js';
 
 export interface SyncStore {
@@ -96,8 +98,8 @@ export interface SyncStore {
   removeLock(tree: string, name: string): Promise<void>;
 }
 
-/** What reads a streamed range of a pack (SyncStore.streamPackRange). */
-export type PackReader<T> = (body: AsyncIterable<Buffer>) => Promise<T>;
+/** What reads a streamed range of a pack (SyncStore.streamPackRange): given its pieces as they arrive. */
+export type PackReader<T> = (pieces: Pieces) => Promise<T>;
 
 /** Where a tree's locks are (`<tree>/.locks/<name>`), and what their names look like. */
 export const LOCK_AREA = '.locks';

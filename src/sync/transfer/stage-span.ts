@@ -1,11 +1,14 @@
 // One ranged read of a pack (docs/sync.md#packs) written straight into the temp files of the
-// contents it holds, as its bytes arrive: nothing of it is held in memory, so one read may span a
-// whole pack (one request for hundreds of files) at no cost in memory. Each content is checked
+// contents it holds, each piece as it is handed over (scan/body-pieces.ts): nothing of it is held
+// in memory, so one read may span a whole pack (one request for hundreds of files) at no cost in
+// memory. Each content is checked
 // against its hashes and staged (transfer/staging.ts) once its last byte is written.
 import { unlinkSync } from 'node:fs';
 import type { Span } from '../../domain/sync-pack.js';
 import type { FileEntry } from '../../domain/sync-state.js';
 import { entryTime } from '../../domain/sync-time.js';
+import type { Pieces } from '../scan/body-pieces.js';
+import { noPieces } from '../scan/body-pieces.js';
 import { chunksRead } from '../scan/chunk-collect.js';
 import type { Stage } from '../scan/safe-fs.js';
 import { checkStaged, ensureParents } from '../scan/safe-fs.js';
@@ -44,19 +47,19 @@ export async function stageSpan(span: Span<FileEntry>, target: SpanTarget): Prom
     done.add(entry);
     target.staged(got.bytes);
   };
-  const consume = async (body: AsyncIterable<Buffer>) => {
+  const consume = async (pieces: Pieces) => {
+    // Every folder first: each piece is then written as it is handed over, with nothing to wait for.
+    for (const entry of entries) if (!done.has(entry)) await ensureParents(root, entry.path, stage.folders, stage.created);
     const open = new Map<FileEntry, NewFile>();
-    const begin = async (entry: FileEntry) => {
-      if (done.has(entry)) return;
-      await ensureParents(root, entry.path, stage.folders, stage.created);
-      open.set(entry, new NewFile(stage.tempFor(entry.path), entry.mode ?? 0o644, entry.mode !== undefined));
+    const begin = (entry: FileEntry) => {
+      if (!done.has(entry)) open.set(entry, new NewFile(stage.tempFor(entry.path), entry.mode ?? 0o644, entry.mode !== undefined));
     };
     let next = 0;
     let at = span.start;
     try {
-      for await (const chunk of body) {
+      await pieces((chunk) => {
         const end = at + chunk.length;
-        while (next < entries.length && entries[next]!.offset! < end) await begin(entries[next++]!);
+        while (next < entries.length && entries[next]!.offset! < end) begin(entries[next++]!);
         for (const [entry, file] of open) {
           const from = Math.max(entry.offset!, at);
           const to = Math.min(entry.offset! + entry.size, end);
@@ -68,9 +71,9 @@ export async function stageSpan(span: Span<FileEntry>, target: SpanTarget): Prom
         }
         at = end;
         chunksRead(chunk.length);
-      }
+      });
       // Past the end of what arrived: empty contents there, and those a short pack lacks (their check names them).
-      while (next < entries.length) await begin(entries[next++]!);
+      while (next < entries.length) begin(entries[next++]!);
       for (const [entry, file] of open) {
         open.delete(entry);
         finish(entry, file);
@@ -85,7 +88,7 @@ export async function stageSpan(span: Span<FileEntry>, target: SpanTarget): Prom
     return true;
   };
   // Only empty contents: nothing to read (and no range to ask for).
-  if (span.end === span.start) return consume((async function* () {})());
+  if (span.end === span.start) return consume(noPieces);
   return (await store.streamPackRange(tree, span.pack, span.start, span.end - span.start, consume)) === true;
 }
 
