@@ -209,22 +209,29 @@ export function* stateChunks(
   if (state.sha256_from !== undefined) chunk += `,"sha256_from":${JSON.stringify(state.sha256_from)}`;
   if (state.parent !== undefined) chunk += `,"parent":${JSON.stringify(state.parent)}`;
   chunk += ',"files":[';
+  // Each entry one flat string, joined once per 64 KiB (not a rope of a dozen pieces an entry); the
+  // hashes are hex, checked when read or made by a digest, so they go in without JSON escaping.
+  const parts: string[] = [chunk];
+  let size = chunk.length;
   for (let i = 0; i < files.length; i++) {
     const f = files[i]!;
-    chunk += `${i === 0 ? '' : ','}{"path":${JSON.stringify(f.path)},"checksum":${JSON.stringify(f.checksum)},"size":${f.size},"modified_at":${f.modified_at}`;
+    let text = `${i === 0 ? '' : ','}{"path":${JSON.stringify(f.path)},"checksum":"${f.checksum}","size":${f.size},"modified_at":${f.modified_at}`;
     if (f.sha256 !== undefined && !(bySha256From?.(f) ?? false)) {
-      chunk += `,"sha256":${JSON.stringify(f.sha256)}`;
-      if (f.pack !== undefined && where === 'store') chunk += `,"pack":"${f.pack}","offset":${f.offset}`;
+      text += `,"sha256":"${f.sha256}"`;
+      if (f.pack !== undefined && where === 'store') text += `,"pack":"${f.pack}","offset":${f.offset}`;
     }
-    if (f.mtime_ns !== undefined && f.mtime_ns > 0) chunk += `,"mtime_ns":${f.mtime_ns}`;
-    if (f.mode !== undefined) chunk += `,"mode":${f.mode}`;
-    if (f.link !== undefined) chunk += `,"link":${JSON.stringify(f.link)}`;
-    chunk += '}';
-    if (chunk.length >= 65536) {
-      yield chunk;
-      chunk = '';
+    if (f.mtime_ns !== undefined && f.mtime_ns > 0) text += `,"mtime_ns":${f.mtime_ns}`;
+    if (f.mode !== undefined) text += `,"mode":${f.mode}`;
+    if (f.link !== undefined) text += `,"link":${JSON.stringify(f.link)}`;
+    parts.push(`${text}}`);
+    size += text.length + 1;
+    if (size >= 65536) {
+      yield parts.join('');
+      parts.length = 0;
+      size = 0;
     }
   }
+  chunk = parts.join('');
   chunk += ']';
   if (state.dirs && state.dirs.length > 0) chunk += `,"dirs":${JSON.stringify([...state.dirs].sort())}`;
   if (state.dir_modes && Object.keys(state.dir_modes).length > 0) chunk += `,"dir_modes":${sortedRecord(state.dir_modes)}`;
