@@ -3,7 +3,6 @@
 // (`<tree>/.blobs/ab/<sha256>`), and a version is its manifest, `<tree>/<version>/.sandbox-state`,
 // written last: a version without one is incomplete and never read. Versions stored before
 // content addressing hold their files under the version (`<tree>/<version>/<path>`) and still pull.
-
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { isStoredTreeName, isVersionName } from '../../domain/sync-retention.js';
 import type { Pieces } from '../scan/body-pieces.js';

@@ -1,8 +1,8 @@
 // One ranged read of a pack (docs/sync.md#packs) written straight into the temp files of the
 // contents it holds, each piece as it is handed over (scan/body-pieces.ts): nothing of it is held
 // in memory, so one read may span a whole pack (one request for hundreds of files) at no cost in
-// memory. Each content is checked
-// against its hashes and staged (transfer/staging.ts) once its last byte is written.
+// memory. Each content is checked against its hashes and staged (transfer/staging.ts) once its
+// last byte is written.
 import { unlinkSync } from 'node:fs';
 import type { Span } from '../../domain/sync-pack.js';
 import type { FileEntry } from '../../domain/sync-state.js';
