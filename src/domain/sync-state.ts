@@ -223,8 +223,9 @@ export function* stateChunks(
     if (f.mtime_ns !== undefined && f.mtime_ns > 0) text += `,"mtime_ns":${f.mtime_ns}`;
     if (f.mode !== undefined) text += `,"mode":${f.mode}`;
     if (f.link !== undefined) text += `,"link":${JSON.stringify(f.link)}`;
-    parts.push(`${text}}`);
-    size += text.length + 1;
+    text += '}';
+    parts.push(text);
+    size += text.length;
     if (size >= 65536) {
       yield parts.join('');
       parts.length = 0;

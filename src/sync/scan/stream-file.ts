@@ -10,6 +10,7 @@ import { createHash, type Hash, hash } from 'node:crypto';
 import { closeSync, constants, fchmodSync, futimesSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { personMode } from '../../store/private-umask.js';
+import type { Pieces } from './body-pieces.js';
 import { chunksRead } from './chunk-collect.js';
 
 /** What a store's download reports about the bytes it wrote. */
@@ -133,29 +134,18 @@ export function readFully(fd: number, into: Buffer): number | undefined {
 }
 
 /**
- * The answer to a ranged read of `length` bytes from `start`, copied into one buffer as it arrives
- * (`into`, when given, else a new one: a read is up to 2 MiB, never held twice). A server that
- * ignores Range sends the whole object: then the range is cut from it.
+ * The pieces of a ranged read of `length` bytes (bodyPieces: cut from a whole object when a server
+ * ignores Range), copied into one buffer as they arrive (`into`, when given, else a new one: a read
+ * is up to 2 MiB, never held twice).
  */
-export async function collectRange(source: AsyncIterable<Buffer>, start: number, length: number, into?: Buffer): Promise<Buffer> {
+export async function collectRange(pieces: Pieces, length: number, into?: Buffer): Promise<Buffer> {
   const out = into ?? Buffer.allocUnsafe(length);
-  const whole: Buffer[] = [];
   let at = 0;
-  for await (const part of source) {
-    if (whole.length === 0) {
-      if (at + part.length <= length) {
-        at += part.copy(out, at);
-        chunksRead(part.length);
-        continue;
-      }
-      whole.push(out.subarray(0, at)); // more than the range: the whole object, from its start
-    }
-    whole.push(part);
-    at += part.length;
-    // Past the end of the range, nothing more is needed (and nothing more is held).
-    if (at >= start + length) break;
-  }
-  return whole.length > 0 ? Buffer.concat(whole).subarray(start, start + length) : out.subarray(0, at);
+  await pieces((piece) => {
+    at += piece.copy(out, at);
+    chunksRead(piece.length);
+  });
+  return out.subarray(0, at);
 }
 
 /** The pieces of `source`, a failure while reading them told as `failed` says. */

@@ -34,9 +34,7 @@ export function getObjectTo(reader: S3Reader, key: string, dest: string): Promis
 /** `length` bytes of an object from `start` (into `into` when given). */
 export function getObjectRange(reader: S3Reader, key: string, start: number, length: number, into?: Buffer): Promise<Buffer> {
   const range = `bytes=${start}-${start + length - 1}`;
-  return readBody(reader, key, range, (body) =>
-    collectRange(body, start, length, into).catch((error: unknown) => Promise.reject(cutOff(error))),
-  );
+  return readBody(reader, key, range, (body, whole) => collectRange(bodyPieces(body, whole ? start : 0, length, cutOff), length, into));
 }
 
 /**
