@@ -6,7 +6,7 @@
 // 2 MiB read bounds them, for a fraction of a millisecond each. Every 512 KiB held the pull of an
 // older version at 100,000 files to 4-6 MB of buffers when pieces crossed a promise each; since
 // they are handed over from the stream's own events (body-pieces.ts) they die young, and 2 MiB
-// peaks the same there (104-108 MB either way, alternated) while a pull of 10,000 files of 10 KiB
+// peaks the same there (104-109 MB either way, alternated) while a pull of 10,000 files of 10 KiB
 // collects a quarter as often: each collection moved what was alive at that moment (open files,
 // reads under way) to the old generation, 84-93 MB at 512 KiB and 75-80 MB at 2 MiB, in 5-10%
 // less time.
