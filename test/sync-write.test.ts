@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FileEntry } from '../src/domain/sync-state.js';
 import { ensureParents, stageVerified } from '../src/sync/scan/safe-fs.js';
-import { streamToNewFile } from '../src/sync/scan/stream-file.js';
+import { streamBlobToNewFile, streamToNewFile } from '../src/sync/scan/stream-file.js';
 import { staged } from '../src/sync/transfer/staging.js';
 import { removeScratch, scratch } from './helpers/sync-fixtures.js';
 
@@ -176,6 +176,42 @@ describe('streamToNewFile', () => {
       const text = pieces.join('');
       expect(got).toEqual({ bytes: text.length, md5: md5(text), sha256: sha256(text) });
       expect(readFileSync(join(root, name), 'utf8')).toBe(text);
+      // A blob is checked by its SHA-256: no MD5 is computed for it.
+      const blob = await streamBlobToNewFile(Readable.from(pieces.map((p) => Buffer.from(p))), join(root, `${name}.blob`));
+      expect(blob).toEqual({ bytes: text.length, sha256: sha256(text) });
+      expect(readFileSync(join(root, `${name}.blob`), 'utf8')).toBe(text);
     }
+    await expect(streamBlobToNewFile(Readable.from([Buffer.from('x')]), join(root, 'one'))).rejects.toMatchObject({ code: 'EEXIST' });
+  });
+});
+
+describe('what a content is checked by', () => {
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+  const blobOf = (temp: string, text: string) => streamBlobToNewFile(Readable.from([Buffer.from(text)]), temp);
+  const check = (root: string, entry: FileEntry, text: string) =>
+    staged(root, [entry], (stage) => stageVerified(root, entry, (temp) => blobOf(temp, text), `${entry.path} in v1`, stage));
+
+  it('a content with a SHA-256 by it and its size, named in the refusal; the MD5 its version records is kept', async () => {
+    const root = scratch();
+    const entry = { ...entryOf('a.txt', 'right'), sha256: sha256('right') };
+    await expect(check(root, entry, 'wrong')).rejects.toThrow(
+      `a.txt in v1 does not match its .sandbox-state (SHA-256 ${sha256('wrong')}, 5 bytes; expected ${sha256('right')}, 5 bytes)`,
+    );
+    await expect(check(root, { ...entry, size: 6 }, 'right')).rejects.toThrow(/5 bytes; expected .*, 6 bytes/);
+    expect(readdirSync(root)).toEqual([]);
+    await check(root, entry, 'right');
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('right');
+  });
+
+  it('a content stored before content addressing (no SHA-256) by its MD5, which a blob writer does not give', async () => {
+    const root = scratch();
+    await expect(check(root, entryOf('old.txt', 'text'), 'text')).rejects.toThrow(
+      /old\.txt in v1 does not match its \.sandbox-state \(MD5 not computed, 4 bytes; expected [0-9a-f]{32}, 4 bytes\)/,
+    );
+    await expect(stageAll(root, [entryOf('old.txt', 'text')], () => 'TEXT')).rejects.toThrow(
+      `old.txt in v1 does not match its .sandbox-state (MD5 ${md5('TEXT')}, 4 bytes; expected ${md5('text')}, 4 bytes)`,
+    );
+    await stageAll(root, [entryOf('old.txt', 'old.txt')]);
+    expect(readdirSync(root)).toEqual(['old.txt']);
   });
 });

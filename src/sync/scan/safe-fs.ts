@@ -15,7 +15,7 @@ import { personMode } from '../../store/private-umask.js';
 import { md5File } from './file-hash.js';
 import { mapPool } from './pool.js';
 import { byPathOf, cachedEntry, linkEntry, linkTarget, seconds } from './scan.js';
-import type { Received } from './stream-file.js';
+import type { Written } from './stream-file.js';
 
 type ParentCheck = { ok: true; exists: boolean } | { ok: false; problem: string };
 
@@ -207,7 +207,7 @@ export interface Stage {
 export async function stageVerified(
   root: string,
   entry: FileEntry,
-  fetch: (tempPath: string) => Promise<Received>,
+  fetch: (tempPath: string) => Promise<Written>,
   describe: string,
   stage: Stage,
 ): Promise<number> {
@@ -223,13 +223,15 @@ export async function stageVerified(
 
 /**
  * A content written to `temp` for `entry`: refused unless `got` (what was written) matches its
- * MD5, SHA-256 and size; else given the stored mode and mtime (unless the writer `applied` them)
- * and staged. Returns the bytes.
+ * size and its SHA-256 (its MD5, for a content stored before content addressing: it has no
+ * SHA-256); else given the stored mode and mtime (unless the writer `applied` them) and staged.
+ * Returns the bytes.
  */
-export function checkStaged(entry: FileEntry, got: Received, describe: string, temp: string, stage: Stage, applied = false): number {
-  if (got.md5 !== entry.checksum || got.bytes !== entry.size || (entry.sha256 !== undefined && got.sha256 !== entry.sha256)) {
+export function checkStaged(entry: FileEntry, got: Written, describe: string, temp: string, stage: Stage, applied = false): number {
+  const [name, wrote, expected] = entry.sha256 === undefined ? ['MD5', got.md5, entry.checksum] : ['SHA-256', got.sha256, entry.sha256];
+  if (wrote !== expected || got.bytes !== entry.size) {
     throw new AtlasError(
-      `${describe} does not match its .sandbox-state (MD5 ${got.md5}, ${got.bytes} bytes; expected ${entry.checksum}, ${entry.size} bytes)`,
+      `${describe} does not match its .sandbox-state (${name} ${wrote ?? 'not computed'}, ${got.bytes} bytes; expected ${expected}, ${entry.size} bytes)`,
       {
         exitCode: EXIT.failure,
         hint: 'the stored copy is damaged or was changed outside atlas: pull another version (atlas sync versions), or push again from a good copy',

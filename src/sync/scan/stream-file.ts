@@ -13,11 +13,21 @@ import { personMode } from '../../store/private-umask.js';
 import type { Pieces } from './body-pieces.js';
 import { chunksRead } from './chunk-collect.js';
 
-/** What a store's download reports about the bytes it wrote. */
-export interface Received {
+/**
+ * What was written: its size and SHA-256, and its MD5 where asked for. A content the store keeps
+ * under its SHA-256 (a blob, a pack's piece) is checked by that and its size; the MD5 its version
+ * records is taken as the version says (computing it cost a pull of 10,000 files of 10 KiB about
+ * a tenth of its CPU, docs/sync.md#what-a-pull-checks).
+ */
+export interface Written {
   bytes: number;
-  md5: string;
   sha256: string;
+  md5?: string;
+}
+
+/** What a store's download reports about the bytes it wrote, MD5 included. */
+export interface Received extends Written {
+  md5: string;
 }
 
 /**
@@ -31,16 +41,17 @@ export class NewFile {
    * the object: 8 MB at once at 100,000 files (heaptrack), 9-11 MB of a pull's peak RSS.
    */
   private first: Buffer | undefined;
-  /** Made once a second piece comes. */
-  private hashes: [md5: Hash, sha256: Hash] | undefined;
+  /** Made once a second piece comes (the MD5 only when asked for). */
+  private hashes: [sha256: Hash, md5: Hash | undefined] | undefined;
   private bytes = 0;
   private readonly fd: number;
 
-  /** `exact`: the file gets `mode` itself, not what the umask leaves of it. */
+  /** `exact`: the file gets `mode` itself, not what the umask leaves of it; `md5`: its MD5 is computed too. */
   constructor(
     readonly path: string,
     mode = 0o644,
     exact = false,
+    private readonly md5 = true,
   ) {
     this.fd = withPath(path, () => openSync(path, 'wx', mode));
     // The person's file: the mode their umask gives, not atlas's own 0600.
@@ -58,11 +69,11 @@ export class NewFile {
     if (this.hashes === undefined && this.first === undefined) this.first = chunk;
     else {
       if (this.hashes === undefined) {
-        this.hashes = [createHash('md5').update(this.first!), createHash('sha256').update(this.first!)];
+        this.hashes = [createHash('sha256').update(this.first!), this.md5 ? createHash('md5').update(this.first!) : undefined];
         this.first = undefined;
       }
       this.hashes[0].update(chunk);
-      this.hashes[1].update(chunk);
+      this.hashes[1]?.update(chunk);
     }
     withPath(this.path, () => {
       for (let at = 0; at < chunk.length; ) at += writeSync(this.fd, chunk, at);
@@ -74,15 +85,17 @@ export class NewFile {
    * Closes it, its modification time first set to `mtime` when given (unix seconds; on the
    * descriptor: no second lookup of the path); what was written.
    */
-  close(mtime?: number): Received {
+  close(mtime?: number): Written {
     try {
       if (mtime !== undefined) futimesSync(this.fd, mtime, mtime);
     } finally {
       closeSync(this.fd);
     }
-    if (this.hashes !== undefined) return { bytes: this.bytes, md5: this.hashes[0].digest('hex'), sha256: this.hashes[1].digest('hex') };
     const bytes = this.first ?? NOTHING;
-    return { bytes: this.bytes, md5: hash('md5', bytes, 'hex'), sha256: hash('sha256', bytes, 'hex') };
+    const [sha256, md5] = this.hashes ?? [];
+    const got: Written = { bytes: this.bytes, sha256: sha256 ? sha256.digest('hex') : hash('sha256', bytes, 'hex') };
+    if (this.md5) got.md5 = md5 ? md5.digest('hex') : hash('md5', bytes, 'hex');
+    return got;
   }
 }
 
@@ -100,13 +113,22 @@ function withPath<T>(path: string, run: () => T, undo?: () => void): T {
   }
 }
 
-export async function streamToNewFile(
-  source: AsyncIterable<Buffer | string> | Iterable<Buffer>,
-  dest: string,
-  mode = 0o644,
-): Promise<Received> {
-  const file = new NewFile(dest, mode);
-  let got: Received | undefined;
+type Source = AsyncIterable<Buffer | string> | Iterable<Buffer>;
+
+/** `source` into a new file `dest`, with its MD5 and SHA-256. */
+export async function streamToNewFile(source: Source, dest: string, mode = 0o644): Promise<Received> {
+  return (await streamInto(source, () => new NewFile(dest, mode))) as Received;
+}
+
+/** A content the store keeps under its SHA-256 into a new file `dest`: its SHA-256 only. */
+export function streamBlobToNewFile(source: Source, dest: string): Promise<Written> {
+  return streamInto(source, () => new NewFile(dest, 0o644, false, false));
+}
+
+/** A failure to make the file (it exists, no room) rejects, as the writes' do. */
+async function streamInto(source: Source, make: () => NewFile): Promise<Written> {
+  const file = make();
+  let got: Written | undefined;
   try {
     for await (const piece of source) {
       file.write(typeof piece === 'string' ? Buffer.from(piece) : piece);

@@ -13,8 +13,8 @@ import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../doma
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import { bodyPieces } from '../scan/body-pieces.js';
 import { mapPool } from '../scan/pool.js';
-import type { Received } from '../scan/stream-file.js';
-import { readTextPieces, rethrown, streamToNewFile } from '../scan/stream-file.js';
+import type { Received, Written } from '../scan/stream-file.js';
+import { readTextPieces, rethrown, streamBlobToNewFile, streamToNewFile } from '../scan/stream-file.js';
 import { linkRefused, storeError } from './dir-errors.js';
 import { removeVersionFolder } from './dir-remove.js';
 import type { PackReader, RemovedVersion, StoredTask, SyncStore } from './store.js';
@@ -157,12 +157,12 @@ export class DirectoryStore implements SyncStore {
     return this.noLinks(tree, blobPath(sha256));
   }
 
-  async getBlob(tree: string, sha256: string, dest: string): Promise<Received> {
+  async getBlob(tree: string, sha256: string, dest: string): Promise<Written> {
     const source = await this.blobFile(tree, sha256);
     try {
       const stream = (await open(source, READ_NO_FOLLOW)).createReadStream();
       try {
-        return await streamToNewFile(stream, dest);
+        return await streamBlobToNewFile(stream, dest);
       } finally {
         stream.destroy();
       }

@@ -3,8 +3,8 @@
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { bodyPieces } from '../scan/body-pieces.js';
-import type { Received } from '../scan/stream-file.js';
-import { collectRange, streamToNewFile } from '../scan/stream-file.js';
+import type { Written } from '../scan/stream-file.js';
+import { collectRange } from '../scan/stream-file.js';
 import type { DirectRequests } from './s3-direct.js';
 import { withRetries } from './s3-retry.js';
 import type { LazySdk } from './s3-sdk.js';
@@ -18,10 +18,15 @@ export interface S3Reader {
   attempts: number;
 }
 
-/** A download into `dest`, the partial file removed when the body is cut off midway. */
-export function getObjectTo(reader: S3Reader, key: string, dest: string): Promise<Received> {
+/** A download into `dest` by `write`, the partial file removed when the body is cut off midway. */
+export function getObjectTo<R extends Written>(
+  reader: S3Reader,
+  key: string,
+  dest: string,
+  write: (body: Readable, dest: string) => Promise<R>,
+): Promise<R> {
   return readBody(reader, key, undefined, (body) =>
-    streamToNewFile(body, dest).catch(async (error: unknown) => {
+    write(body, dest).catch(async (error: unknown) => {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove
       await rm(dest, { force: true });
       // This disk's failure (full, not writable) is not cured by asking again, and names the file; a cut body is retried.

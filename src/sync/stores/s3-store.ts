@@ -10,8 +10,8 @@ import { sortVersions } from '../../domain/sync-plan.js';
 import { BLOB_GRACE_SECONDS } from '../../domain/sync-retention.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../domain/sync-state.js';
 import { mapPool } from '../scan/pool.js';
-import type { Received } from '../scan/stream-file.js';
-import { rethrown } from '../scan/stream-file.js';
+import type { Received, Written } from '../scan/stream-file.js';
+import { rethrown, streamBlobToNewFile, streamToNewFile } from '../scan/stream-file.js';
 import { DirectRequests } from './s3-direct.js';
 import { s3Error, s3Failure } from './s3-errors.js';
 import type { S3Place } from './s3-list.js';
@@ -145,12 +145,8 @@ export class S3Store implements SyncStore {
   }
 
   async download(tree: string, version: string, path: string, dest: string): Promise<Received> {
-    return this.getTo(this.key(tree, version, path), dest);
-  }
-
-  /** A download into `dest`, the partial file removed when the body is cut off midway. */
-  private getTo(key: string, dest: string): Promise<Received> {
-    return this.send(key, () => getObjectTo(this.io, key, dest));
+    const key = this.key(tree, version, path);
+    return this.send(key, () => getObjectTo(this.io, key, dest, streamToNewFile));
   }
 
   private blobKey(tree: string, sha256: string): string {
@@ -158,8 +154,9 @@ export class S3Store implements SyncStore {
     return this.key(tree, blobPath(sha256));
   }
 
-  async getBlob(tree: string, sha256: string, dest: string): Promise<Received> {
-    return this.getTo(this.blobKey(tree, sha256), dest);
+  async getBlob(tree: string, sha256: string, dest: string): Promise<Written> {
+    const key = this.blobKey(tree, sha256);
+    return this.send(key, () => getObjectTo(this.io, key, dest, streamBlobToNewFile));
   }
 
   /**

@@ -6,7 +6,7 @@
 import { AtlasError, EXIT } from '../../domain/errors.js';
 import { isStoredTreeName, isVersionName } from '../../domain/sync-retention.js';
 import type { Pieces } from '../scan/body-pieces.js';
-import type { Received } from '../scan/stream-file.js';
+import type { Received, Written } from '../scan/stream-file.js';
 
 export interface SyncStore {
   /** Where it is, for messages: a folder path or s3://bucket/prefix. */
@@ -32,8 +32,8 @@ export interface SyncStore {
   readState(tree: string, version: string): Promise<AsyncIterable<string> | undefined>;
   /** Writes one file of a version in the old layout to `dest` (a new file), reporting what arrived. */
   download(tree: string, version: string, path: string, dest: string): Promise<Received>;
-  /** Writes one blob to `dest` (a new file), reporting what arrived. */
-  getBlob(tree: string, sha256: string, dest: string): Promise<Received>;
+  /** Writes one blob to `dest` (a new file), reporting what arrived: its size and SHA-256 (no MD5). */
+  getBlob(tree: string, sha256: string, dest: string): Promise<Written>;
   /**
    * Which of `wanted` the tree's blob area is known to hold (contents a killed push left, which
    * then need not be sent). A store may leave out what costs more to ask about than to send.

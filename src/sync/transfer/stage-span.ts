@@ -52,7 +52,9 @@ export async function stageSpan(span: Span<FileEntry>, target: SpanTarget): Prom
     for (const entry of entries) if (!done.has(entry)) await ensureParents(root, entry.path, stage.folders, stage.created);
     const open = new Map<FileEntry, NewFile>();
     const begin = (entry: FileEntry) => {
-      if (!done.has(entry)) open.set(entry, new NewFile(stage.tempFor(entry.path), entry.mode ?? 0o644, entry.mode !== undefined));
+      // Checked by its SHA-256 (every packed content has one): its MD5 is not computed.
+      if (!done.has(entry))
+        open.set(entry, new NewFile(stage.tempFor(entry.path), entry.mode ?? 0o644, entry.mode !== undefined, entry.sha256 === undefined));
     };
     let next = 0;
     let at = span.start;
