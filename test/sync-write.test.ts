@@ -191,7 +191,7 @@ describe('what a content is checked by', () => {
   const check = (root: string, entry: FileEntry, text: string) =>
     staged(root, [entry], (stage) => stageVerified(root, entry, (temp) => blobOf(temp, text), `${entry.path} in v1`, stage));
 
-  it('a content with a SHA-256 by it and its size, named in the refusal; the MD5 its version records is kept', async () => {
+  it('a content with a SHA-256 by it and its size, the hash checked named in the refusal', async () => {
     const root = scratch();
     const entry = { ...entryOf('a.txt', 'right'), sha256: sha256('right') };
     await expect(check(root, entry, 'wrong')).rejects.toThrow(

@@ -1,7 +1,7 @@
 // Every write a pull makes goes through here, so that nothing a store says can land outside the
 // workspace: parents are checked one by one (a symlink or a file on the way refuses the path),
 // content goes to a temp file beside its target (a name atlas keeps, transfer/staging.ts), is
-// checked against its MD5, SHA-256 and size, and is renamed over the target once every content of
+// checked against its size and SHA-256 (its MD5 when it has none), and is renamed over the target once every content of
 // the pull is checked (a rename replaces a symlink, it never writes through one).
 import { chmodSync, lstatSync, readlinkSync, renameSync, utimesSync } from 'node:fs';
 import { chmod, lstat, lutimes, mkdir, rm, rmdir, symlink, unlink } from 'node:fs/promises';
@@ -200,7 +200,7 @@ export interface Stage {
 }
 
 /**
- * Fetches `entry` beside its target: temp file, MD5, SHA-256 and size checked, mode and mtime set
+ * Fetches `entry` beside its target: temp file, size and hash checked (checkStaged), mode and mtime set
  * to the stored ones, then staged (renamed into place when every content is checked). Returns the
  * bytes received.
  */

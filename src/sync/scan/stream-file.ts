@@ -1,5 +1,5 @@
-// Bytes from a stream into a new file (never an existing one), with the MD5 and SHA-256 of what was
-// written; the answer to a ranged read, into memory; a stream's failures told in the store's words;
+// Bytes from a stream into a new file (never an existing one), with the SHA-256 (and the MD5, where
+// asked for) of what was written; the answer to a ranged read, into memory; a stream's failures told in the store's words;
 // a text file read in pieces.
 // The file is written with synchronous calls on its descriptor: a pull writes thousands of small
 // files, and each asynchronous open, write and close is a round trip through libuv's thread pool
@@ -31,8 +31,8 @@ export interface Received extends Written {
 }
 
 /**
- * A new file (never an existing one) written piece by piece, with the MD5 and SHA-256 of what was
- * written. A failure of the disk names the file (the store's error messages tell it from theirs).
+ * A new file (never an existing one) written piece by piece, with the SHA-256 (and the MD5, unless
+ * told not to) of what was written. A failure of the disk names the file (the store's error messages tell it from theirs).
  */
 export class NewFile {
   /**
@@ -114,6 +114,9 @@ function withPath<T>(path: string, run: () => T, undo?: () => void): T {
 }
 
 type Source = AsyncIterable<Buffer | string> | Iterable<Buffer>;
+
+/** A writer of a store's body into a new file: streamToNewFile, or streamBlobToNewFile. */
+export type NewFileWriter<R extends Written> = (source: Source, dest: string) => Promise<R>;
 
 /** `source` into a new file `dest`, with its MD5 and SHA-256. */
 export async function streamToNewFile(source: Source, dest: string, mode = 0o644): Promise<Received> {

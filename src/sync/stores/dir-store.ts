@@ -13,7 +13,7 @@ import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../doma
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../../store/atomic-write.js';
 import { bodyPieces } from '../scan/body-pieces.js';
 import { mapPool } from '../scan/pool.js';
-import type { Received, Written } from '../scan/stream-file.js';
+import type { NewFileWriter, Received, Written } from '../scan/stream-file.js';
 import { readTextPieces, rethrown, streamBlobToNewFile, streamToNewFile } from '../scan/stream-file.js';
 import { linkRefused, storeError } from './dir-errors.js';
 import { removeVersionFolder } from './dir-remove.js';
@@ -138,18 +138,7 @@ export class DirectoryStore implements SyncStore {
   }
 
   async download(tree: string, version: string, path: string, dest: string): Promise<Received> {
-    const source = await this.noLinks(tree, version, path);
-    try {
-      const stream = (await open(source, READ_NO_FOLLOW)).createReadStream();
-      try {
-        return await streamToNewFile(stream, dest);
-      } finally {
-        stream.destroy(); // closes the file, also when the destination could not be made
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefused(source);
-      throw storeError(error, `cannot read ${source} from the store`);
-    }
+    return copyOut(await this.noLinks(tree, version, path), dest, streamToNewFile);
   }
 
   private blobFile(tree: string, sha256: string): Promise<string> {
@@ -158,18 +147,7 @@ export class DirectoryStore implements SyncStore {
   }
 
   async getBlob(tree: string, sha256: string, dest: string): Promise<Written> {
-    const source = await this.blobFile(tree, sha256);
-    try {
-      const stream = (await open(source, READ_NO_FOLLOW)).createReadStream();
-      try {
-        return await streamBlobToNewFile(stream, dest);
-      } finally {
-        stream.destroy();
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefused(source);
-      throw storeError(error, `cannot read ${source} from the store`);
-    }
+    return copyOut(await this.blobFile(tree, sha256), dest, streamBlobToNewFile);
   }
 
   /** One lstat per blob: a local folder answers faster than it lists. */
@@ -369,5 +347,20 @@ export class DirectoryStore implements SyncStore {
 
   async removeVersion(tree: string, version: string, options: { dryRun?: boolean } = {}): Promise<RemovedVersion> {
     return removeVersionFolder(this.location, tree, version, options);
+  }
+}
+
+/** The store's file `source` into a new file `dest` by `write`; a link at `source` is refused. */
+async function copyOut<R extends Written>(source: string, dest: string, write: NewFileWriter<R>): Promise<R> {
+  try {
+    const stream = (await open(source, READ_NO_FOLLOW)).createReadStream();
+    try {
+      return await write(stream, dest);
+    } finally {
+      stream.destroy(); // closes the file, also when the destination could not be made
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefused(source);
+    throw storeError(error, `cannot read ${source} from the store`);
   }
 }

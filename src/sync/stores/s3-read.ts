@@ -3,7 +3,7 @@
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { bodyPieces } from '../scan/body-pieces.js';
-import type { Written } from '../scan/stream-file.js';
+import type { NewFileWriter, Written } from '../scan/stream-file.js';
 import { collectRange } from '../scan/stream-file.js';
 import type { DirectRequests } from './s3-direct.js';
 import { withRetries } from './s3-retry.js';
@@ -19,12 +19,7 @@ export interface S3Reader {
 }
 
 /** A download into `dest` by `write`, the partial file removed when the body is cut off midway. */
-export function getObjectTo<R extends Written>(
-  reader: S3Reader,
-  key: string,
-  dest: string,
-  write: (body: Readable, dest: string) => Promise<R>,
-): Promise<R> {
+export function getObjectTo<R extends Written>(reader: S3Reader, key: string, dest: string, write: NewFileWriter<R>): Promise<R> {
   return readBody(reader, key, undefined, (body) =>
     write(body, dest).catch(async (error: unknown) => {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error; // never ours to remove

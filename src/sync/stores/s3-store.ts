@@ -2,7 +2,8 @@
 // Contents are objects named by their SHA-256 (`<tree>/.blobs/ab/<sha256>`), sent once; a version
 // is its manifest, gzipped on the wire when that pays.
 // ETags are never taken for checksums (a multipart ETag is not an MD5): the version's
-// `.sandbox-state` carries the MD5s, and every download is checked against it.
+// `.sandbox-state` carries the hashes, and every download is checked against it (by its SHA-256,
+// or its MD5 for a file stored before content addressing).
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config/schema.js';
 import { AtlasError, EXIT } from '../../domain/errors.js';
@@ -10,7 +11,7 @@ import { sortVersions } from '../../domain/sync-plan.js';
 import { BLOB_GRACE_SECONDS } from '../../domain/sync-retention.js';
 import { BLOB_AREA, blobPath, SHA256_PATTERN, STATE_FILE_NAME } from '../../domain/sync-state.js';
 import { mapPool } from '../scan/pool.js';
-import type { Received, Written } from '../scan/stream-file.js';
+import type { NewFileWriter, Received, Written } from '../scan/stream-file.js';
 import { rethrown, streamBlobToNewFile, streamToNewFile } from '../scan/stream-file.js';
 import { DirectRequests } from './s3-direct.js';
 import { s3Error, s3Failure } from './s3-errors.js';
@@ -145,8 +146,12 @@ export class S3Store implements SyncStore {
   }
 
   async download(tree: string, version: string, path: string, dest: string): Promise<Received> {
-    const key = this.key(tree, version, path);
-    return this.send(key, () => getObjectTo(this.io, key, dest, streamToNewFile));
+    return this.getTo(this.key(tree, version, path), dest, streamToNewFile);
+  }
+
+  /** A download into `dest` by `write`, the partial file removed when the body is cut off midway. */
+  private getTo<R extends Written>(key: string, dest: string, write: NewFileWriter<R>): Promise<R> {
+    return this.send(key, () => getObjectTo(this.io, key, dest, write));
   }
 
   private blobKey(tree: string, sha256: string): string {
@@ -155,8 +160,7 @@ export class S3Store implements SyncStore {
   }
 
   async getBlob(tree: string, sha256: string, dest: string): Promise<Written> {
-    const key = this.blobKey(tree, sha256);
-    return this.send(key, () => getObjectTo(this.io, key, dest, streamBlobToNewFile));
+    return this.getTo(this.blobKey(tree, sha256), dest, streamBlobToNewFile);
   }
 
   /**
