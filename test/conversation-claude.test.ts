@@ -1,8 +1,8 @@
 // Conversations with the REAL Claude Code CLI against the fake Messages API, through the built
 // atlas CLI: files on disk, ledger totals equal to the agent's own result, tool calls joined with
 // their outputs, permission denials recorded and shown, and a SIGKILL mid-stream recovered.
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationRecord, Message } from '../src/domain/conversation.js';
 import type { Sandbox } from './helpers/engine-fixtures.js';
@@ -270,6 +270,30 @@ describe('conversations with the real Claude Code', () => {
     });
   }, 90_000);
 
+  it("the agent's Bash finds atlas on the PATH it was given when Claude Code cannot snapshot the shell", async () => {
+    // A busy machine makes Claude Code's 10 s shell snapshot fail: it then runs each command in a
+    // login shell, whose profile resets PATH. This bash fails the snapshot at once.
+    fake = await startFakeAnthropic([
+      { text: 'Checkpointing.', toolUses: [{ id: 'toolu_ckpt', name: 'Bash', input: { command: 'atlas checkpoint "no snapshot"' } }] },
+      { text: 'Done.' },
+    ]);
+    sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
+    writeFileSync(join(sb.bin, 'atlas'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin', 'atlas.cjs')}" "$@"\n`);
+    const shell = join(sb.base, 'shell', 'bash');
+    mkdirSync(dirname(shell));
+    writeFileSync(shell, '#!/bin/bash\ncase "$*" in *SNAPSHOT_FILE=*) exit 1;; esac\nexec /bin/bash "$@"\n');
+    for (const file of [join(sb.bin, 'atlas'), shell]) chmodSync(file, 0o755);
+    const run = await atlas(sb, ['start', 'fix', 'checkpoint without a snapshot'], {
+      env: { ...claudeEnv(fake, sb.env), CLAUDE_CODE_SHELL: shell },
+    });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const { hook, dir } = onlyTask(sb);
+    const [conv] = conversations(dir);
+    const call = conv!.messages[1]!.tool_calls.find((c) => c.id === 'toolu_ckpt');
+    expect(call!.status, JSON.stringify(call)).toBe('success');
+    expect(hook.checkpoints.map((c: any) => c.description)).toContain('no snapshot');
+  }, 120_000);
+
   it('the built-in bugfix template runs its tests and checkpoints under acceptEdits, refused nothing', async () => {
     fake = await startFakeAnthropic([
       { text: 'The cause is in index.js.' },
@@ -298,8 +322,8 @@ describe('conversations with the real Claude Code', () => {
     expect(analyze!.record.step_name).toBe('analyze');
     expect(implement!.record.permission_denials).toBeUndefined();
     const calls = Object.fromEntries(implement!.messages[1]!.tool_calls.map((c) => [c.id, c]));
-    expect(calls['toolu_test']!.status).toBe('success');
-    expect(calls['toolu_ckpt']!.status).toBe('success');
+    expect(calls['toolu_test']!.status, JSON.stringify(calls['toolu_test'])).toBe('success');
+    expect(calls['toolu_ckpt']!.status, JSON.stringify(calls['toolu_ckpt'])).toBe('success');
     expect(hook.checkpoints.map((c: any) => c.description)).toContain('fixed index.js');
   }, 120_000);
 });

@@ -6,6 +6,7 @@ import { runProcess } from '../engine/processes.js';
 import { realpath } from '../git/locate.js';
 import { openHookChannel } from '../integrations/claude/channel-pipe.js';
 import { claudeHookArgs } from '../integrations/claude/launch.js';
+import { withPathEnvFile } from './claude-env-file.js';
 import { StderrFilter } from './claude-noise.js';
 import type { AgentUpdate, TokenUsage } from './claude-stream.js';
 import { ClaudeStreamParser, toolResults } from './claude-stream.js';
@@ -112,12 +113,13 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
   const promptOnStdin = Buffer.byteLength(input.prompt) > MAX_PROMPT_ARG_BYTES;
   // Sandbox mode: the hooks hand their events to atlas, which records them when they come.
   const channel = input.hookChannel ? openHookChannel(input.hookChannel) : undefined;
+  const envFile = withPathEnvFile(input.env);
   const run = await runProcess({
     command: claude,
     args: [...claudeArgs(input, { promptOnStdin }), ...claudeHookArgs(channel?.path)],
     ...(promptOnStdin ? { input: input.prompt } : {}),
     cwd: input.cwd,
-    env: input.env,
+    env: envFile.env,
     timeoutMs: input.timeoutMs,
     // The stall clock runs from Claude Code's first event (its start-up is ai.timeout's).
     ...(input.ai.stall_timeout > 0 ? { stall: { ms: input.ai.stall_timeout, paused: () => !streaming || toolRunning } } : {}),
@@ -129,7 +131,10 @@ export async function runClaude(input: AgentRunInput): Promise<AgentRunResult> {
       stderrTail = (stderrTail + text).slice(-2000);
       if (text) input.onOutput(text, 'stderr');
     },
-  }).finally(() => channel?.close()); // every event the hooks sent is recorded before the step goes on
+  }).finally(async () => {
+    envFile.remove();
+    await channel?.close(); // every event the hooks sent is recorded before the step goes on
+  });
   handle(parser.push(decoder.end()));
   handle(parser.end());
   const rest = noise.end();
