@@ -63,4 +63,44 @@ describe('hook.json file', () => {
     expect(readFileSync(path, 'utf8')).not.toContain('null');
     expect(readFileSync(path, 'utf8')).toBe(fresh(read));
   });
+
+  it('copies runs of unchanged lines around replaced, removed, added and null-normalised items, exactly as a fresh write', () => {
+    const path = join(tempDir(), 'hook.json');
+    writeHookFile(path, bigHook(8));
+    // item 4 carries a null that parseHook drops: its line cannot be reused
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"details":{"i":3,', '"step_name":null,"details":{"i":3,'));
+    const read = readHookFile(path);
+    const h = read.history;
+    const variants: Hook[] = [
+      read, // unchanged
+      { ...read, history: [...h.slice(0, -1), { ...h.at(-1)!, details: { replaced: true } }] }, // the last replaced (run-step.ts)
+      { ...read, history: [...h.slice(0, 2), { ...h[2]!, trigger: 'edited' }, ...h.slice(3)] }, // one in the middle
+      { ...read, history: h.slice(3) }, // the first ones removed
+      { ...read, history: [h[0]!, ...h.slice(2)] }, // one removed after the first
+      recordEvent(read, { trigger: 'added', at: '2026-01-01T12:00:09Z' }), // appended
+      { ...read, history: [h[0]!] }, // only the first
+    ];
+    for (const hook of variants) {
+      writeHookFile(path, hook);
+      expect(readFileSync(path, 'utf8')).toBe(fresh(hook));
+    }
+  });
+
+  it('a last item spread over two lines is not taken for one', () => {
+    const path = join(tempDir(), 'hook.json');
+    writeHookFile(path, bigHook(3));
+    // the last event's line broken in two after its details' closing brace, still valid JSON
+    const text = readFileSync(path, 'utf8');
+    expect(text).toContain('}}\n  ]');
+    writeFileSync(path, text.replace('}}\n  ]', '}\n      }\n  ]'));
+    const read = readHookFile(path);
+    writeHookFile(path, recordEvent(read, { trigger: 'added', at: '2026-01-01T12:00:09Z' }));
+    const written = readFileSync(path, 'utf8');
+    expect(written).toBe(fresh(readHookFile(path)));
+    expect(
+      readHookFile(path)
+        .history.map((e) => e.trigger)
+        .at(-1),
+    ).toBe('added');
+  });
 });

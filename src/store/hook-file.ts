@@ -8,11 +8,21 @@ import { parseJsonText, readTextFile } from './json-file.js';
 import { taskFiles } from './paths.js';
 
 /**
- * The exact text of each list item as it was read, keyed by the parsed object. History is
- * append-only and atlas never mutates a parsed item, so writing a hook back reuses these lines
- * and serialises only what is new: on a 10,000-event hook that is most of a checkpoint's cost.
+ * The exact text of a list's items as it was read: the file's text, the parsed items, and where
+ * each item's line starts and its body ends (-1: serialise it afresh). History is append-only and
+ * atlas never mutates a parsed item, so writing a hook back copies runs of unchanged lines and
+ * serialises only what is new: on a 10,000-event hook that is most of a checkpoint's cost. One
+ * record per list, keyed by its first item (the list itself may be copied), holding offsets
+ * rather than a string per item: a WeakMap entry per item made the young generation's
+ * collections cost as much as the serialising they saved.
  */
-const itemText = new WeakMap<object, string>();
+interface ListLines {
+  text: string;
+  items: readonly unknown[];
+  starts: Int32Array;
+  ends: Int32Array;
+}
+const listLines = new WeakMap<object, ListLines>();
 
 const ITEM_INDENT = '    ';
 
@@ -22,25 +32,50 @@ const ITEM_INDENT = '    ';
  * is simply not remembered, and the next write serialises everything.
  */
 function rememberItemLines(text: string, key: string, items: unknown[]): void {
-  if (items.length === 0) return;
+  const first = items[0];
+  if (typeof first !== 'object' || first === null) return;
   const open = `\n  ${JSON.stringify(key)}: [\n`;
-  const start = text.indexOf(open);
-  if (start < 0) return;
-  const end = text.indexOf('\n  ]', start + open.length - 1);
+  const begin = text.indexOf(open);
+  if (begin < 0) return;
+  const end = text.indexOf('\n  ]', begin + open.length - 1);
   if (end < 0) return;
-  const lines = text.slice(start + open.length, end).split('\n');
-  if (lines.length !== items.length) return;
-  const texts: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const body = i < lines.length - 1 ? line.slice(ITEM_INDENT.length, -1) : line.slice(ITEM_INDENT.length);
-    if (!line.startsWith(`${ITEM_INDENT}{`) || !body.endsWith('}') || (i < lines.length - 1 && !line.endsWith(','))) return;
+  const starts = new Int32Array(items.length);
+  const ends = new Int32Array(items.length);
+  let nextNull = text.indexOf('null', begin);
+  let at = begin + open.length;
+  for (let i = 0; i < items.length; i++) {
+    const lastLine = i === items.length - 1;
+    const lineEnd = text.indexOf('\n', at);
+    // Fewer or more lines than items: not this layout.
+    if (lastLine ? lineEnd !== end : lineEnd < 0 || lineEnd >= end) return;
+    const bodyEnd = lastLine ? lineEnd : lineEnd - 1;
+    if (!text.startsWith(`${ITEM_INDENT}{`, at) || text[bodyEnd - 1] !== '}' || (!lastLine && text[bodyEnd] !== ',')) return;
+    while (nextNull >= 0 && nextNull < at) nextNull = text.indexOf('null', nextNull + 1);
     // parseHook drops null optionals; such an item no longer matches its text, so re-serialise it.
-    texts.push(body.includes('null') ? '' : body);
+    starts[i] = nextNull >= 0 && nextNull < bodyEnd ? -1 : at;
+    ends[i] = bodyEnd;
+    at = lineEnd + 1;
   }
-  items.forEach((item, i) => {
-    if (texts[i] && typeof item === 'object' && item !== null) itemText.set(item, texts[i]!);
-  });
+  listLines.set(first, { text, items: items.slice(), starts, ends });
+}
+
+/** The lines of `items` in formatHookJson's layout, copying the remembered ones in runs. */
+function itemLines(items: readonly unknown[], out: string[]): void {
+  const first = items[0];
+  const known = typeof first === 'object' && first !== null ? listLines.get(first) : undefined;
+  const last = items.length - 1;
+  const same = (j: number) => known !== undefined && j < known.items.length && known.items[j] === items[j] && known.starts[j]! >= 0;
+  for (let j = 0; j <= last; j++) {
+    if (!same(j)) {
+      out.push(`${ITEM_INDENT}${JSON.stringify(items[j])}${j < last ? ',' : ''}`);
+      continue;
+    }
+    let k = j;
+    while (k < last && same(k + 1)) k++;
+    // Lines j..k as they were: each but the run's last already ends with its comma.
+    out.push(`${known!.text.slice(known!.starts[j]!, known!.ends[k]!)}${k < last ? ',' : ''}`);
+    j = k;
+  }
 }
 
 function hasLineLongerThan(text: string, max: number): boolean {
@@ -112,9 +147,7 @@ export function formatHookJson(hook: Hook): string {
     const comma = i < entries.length - 1 ? ',' : '';
     if (Array.isArray(value) && value.length > 0) {
       lines.push(`  ${JSON.stringify(key)}: [`);
-      const last = value.length - 1;
-      for (const [j, item] of value.entries())
-        lines.push(`${ITEM_INDENT}${itemText.get(item) ?? JSON.stringify(item)}${j < last ? ',' : ''}`);
+      itemLines(value, lines);
       lines.push(`  ]${comma}`);
     } else {
       lines.push(`  ${JSON.stringify(key)}: ${JSON.stringify(value, null, 2).replace(/\n/g, '\n  ')}${comma}`);
