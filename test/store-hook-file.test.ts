@@ -53,6 +53,24 @@ describe('hook.json file', () => {
     expect(readFileSync(path, 'utf8')).toBe(fresh(again));
   });
 
+  it('other layouts of the list (compact, closed on its last line, indented otherwise) are rewritten as a fresh write would', () => {
+    const path = join(tempDir(), 'hook.json');
+    writeHookFile(path, bigHook(3));
+    const ours = readFileSync(path, 'utf8');
+    const layouts = [
+      JSON.stringify(JSON.parse(ours)), // one line
+      ours.replace(/\}\n {2}\]/, '}]'), // the list closed on its last item's line
+      ours.replace(/\n {4}\{"timestamp"/g, '\n      {"timestamp"'), // items indented by six
+    ];
+    for (const layout of layouts) {
+      writeFileSync(path, layout);
+      const read = readHookFile(path);
+      const next = recordEvent(read, { trigger: 'x', at: '2026-01-01T12:00:03Z' });
+      writeHookFile(path, next);
+      expect(readFileSync(path, 'utf8')).toBe(fresh(next));
+    }
+  });
+
   it('items whose nulls were normalised away are written without them', () => {
     const path = join(tempDir(), 'hook.json');
     writeHookFile(path, bigHook(2));
