@@ -48,6 +48,13 @@ function conversations(taskDir: string): Array<{ record: ConversationRecord; mes
     .sort((a, b) => a.record.started_at.localeCompare(b.record.started_at));
 }
 
+/** `atlas` on the agent's PATH (the fixture's bin folder) is this build. */
+function putAtlasOnPath(sb: Sandbox): void {
+  const file = join(sb.bin, 'atlas');
+  writeFileSync(file, `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin', 'atlas.cjs')}" "$@"\n`);
+  chmodSync(file, 0o755);
+}
+
 describe('conversations with the real Claude Code', () => {
   it('records the prompt, messages with joined tool calls, the exact ledger and a permission denial', async () => {
     fake = await startFakeAnthropic([
@@ -278,11 +285,11 @@ describe('conversations with the real Claude Code', () => {
       { text: 'Done.' },
     ]);
     sb = sandbox({ '.atlas/templates/fix.yaml': TEMPLATE });
-    writeFileSync(join(sb.bin, 'atlas'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin', 'atlas.cjs')}" "$@"\n`);
+    putAtlasOnPath(sb);
     const shell = join(sb.base, 'shell', 'bash');
     mkdirSync(dirname(shell));
     writeFileSync(shell, '#!/bin/bash\ncase "$*" in *SNAPSHOT_FILE=*) exit 1;; esac\nexec /bin/bash "$@"\n');
-    for (const file of [join(sb.bin, 'atlas'), shell]) chmodSync(file, 0o755);
+    chmodSync(shell, 0o755);
     const run = await atlas(sb, ['start', 'fix', 'checkpoint without a snapshot'], {
       env: { ...claudeEnv(fake, sb.env), CLAUDE_CODE_SHELL: shell },
     });
@@ -311,9 +318,7 @@ describe('conversations with the real Claude Code', () => {
       'package.json': JSON.stringify({ name: 'fixture', scripts: { test: 'node -e "process.exit(0)"' } }),
       'index.js': 'module.exports = 1;\n',
     });
-    // `atlas` on the agent's PATH is this build
-    writeFileSync(join(sb.bin, 'atlas'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin', 'atlas.cjs')}" "$@"\n`);
-    chmodSync(join(sb.bin, 'atlas'), 0o755);
+    putAtlasOnPath(sb);
     const run = await atlas(sb, ['start', 'bugfix', 'index returns 1'], { env: claudeEnv(fake, sb.env) });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).not.toContain('refused');

@@ -64,17 +64,16 @@ function itemLines(items: readonly unknown[], out: string[]): void {
   const first = items[0];
   const known = typeof first === 'object' && first !== null ? listLines.get(first) : undefined;
   const last = items.length - 1;
-  const same = (j: number) => known !== undefined && j < known.items.length && known.items[j] === items[j] && known.starts[j]! >= 0;
   for (let j = 0; j <= last; j++) {
-    if (!same(j)) {
+    let end = j; // items j..end-1 are as they were read
+    while (known && end <= last && end < known.items.length && known.items[end] === items[end] && known.starts[end]! >= 0) end++;
+    if (known && end > j) {
+      // Their lines as they were, in one slice: each but the run's last already ends with its comma.
+      out.push(`${known.text.slice(known.starts[j]!, known.ends[end - 1]!)}${end - 1 < last ? ',' : ''}`);
+      j = end - 1;
+    } else {
       out.push(`${ITEM_INDENT}${JSON.stringify(items[j])}${j < last ? ',' : ''}`);
-      continue;
     }
-    let k = j;
-    while (k < last && same(k + 1)) k++;
-    // Lines j..k as they were: each but the run's last already ends with its comma.
-    out.push(`${known!.text.slice(known!.starts[j]!, known!.ends[k]!)}${k < last ? ',' : ''}`);
-    j = k;
   }
 }
 
