@@ -3,7 +3,8 @@
 // concurrent conversations with a command agent on loopback: throughput, p50/p99, errors, the
 // server's event-loop delay (from its /metrics, reset at each scrape) and RSS. Each load also runs
 // against bench/server-floor.mjs, a server that only spawns the agent and pipes its output: the
-// least any server costs on this machine, side by side with atlas.
+// least any server costs on this machine, side by side with atlas. Both first serve a warm-up of 50
+// concurrent conversations, not counted.
 // Usage: node bench/server.mjs [turns per conversation=2] [loads=10,50,200]
 // BENCH_SERVER_AGENTS=node,shell: which command agents to run the loads with (both by default).
 // BENCH_SERVER_PROF=DIR: the servers write V8 CPU profiles (node --cpu-prof) into DIR.
@@ -17,6 +18,7 @@ import { ATLAS, concurrentTurns, tempDir, untilListening } from './lib.mjs';
 
 const TURNS = Number(process.argv[2] ?? 2);
 const LOADS = (process.argv[3] ?? '10,50,200').split(',').map(Number);
+const WARM_UP = 50;
 // Two command agents: Node.js (about 50 ms of CPU to start, as a real agent's CLI costs at least)
 // and a shell script (about 1 ms), so the concurrent figures show the server's own overhead apart
 // from 200 agents' start-ups queueing for two cores.
@@ -147,13 +149,13 @@ function cpuMs(pid) {
 }
 
 /**
- * The server's process spawner (src/exec/spawner/): it forks the agents for the server, so the CPU
- * of those forks is there, not in the server's own figure (the floor forks in its own process).
+ * The server's process spawner (src/exec/spawner/): it starts the agents for the server, so the
+ * CPU of those starts is there, not in the server's own figure (the floor forks in its own process).
  */
 function spawnerPid(pid) {
   try {
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-    return children.map(Number).find((c) => readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('spawner.cjs'));
+    return children.map(Number).find((c) => readFileSync(`/proc/${c}/cmdline`, 'utf8').match(/dist\/spawner\.(py|cjs)/));
   } catch {
     return undefined;
   }
@@ -226,6 +228,11 @@ for (const [kind, agent] of Object.entries(AGENTS).filter(([k]) => kinds.include
   console.log(
     `  one conversation, ${single.turns} turns: first SSE byte p50 ${pct(single.firstBytes, 0.5).toFixed(1)} ms; agent's first message beyond its own start-up p50 ${pct(single.overheads, 0.5).toFixed(1)} ms`,
   );
+  // The figures below are of a running server: its first turns compile its code (V8), which a
+  // server does once, not per turn. Both servers get the same warm-up, not counted.
+  const warm = await load(server.port, tok, WARM_UP, `warm-up-${kind}`);
+  await load(floorServer.port, tok, WARM_UP, `floor-warm-up-${kind}`);
+  console.log(`  warm-up, not counted: ${warm.turns} turns from ${WARM_UP} concurrent conversations, on each server (${warm.errors} errors)`);
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.child.pid).rss)), 50);
   for (const n of LOADS) {

@@ -1,7 +1,7 @@
 // Bundles the CLI into dist/ with one chunk per command, so each command loads only what it uses
 // (startup time is a product feature: `atlas hook status` must feel instant).
 
-import { readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -54,6 +54,9 @@ await build({
   entryPoints: ['src/exec/spawner/main.ts'],
   outfile: 'dist/spawner.cjs',
 });
+// Its Python form, used where python3 is installed (it starts processes without a fork): a script,
+// copied as is.
+copyFileSync(new URL('../src/exec/spawner/spawner.py', import.meta.url), new URL('../dist/spawner.py', import.meta.url));
 // `atlas hook status` and `atlas checkpoint` (src/cli/quick.ts): one CommonJS file too, not the ES
 // entry and its ~25 chunks: 1.3x `node -e 0` where the full CLI takes 1.6x (bench/core.mjs). The
 // yaml library (115 KB, needed only when a config file changed) stays in node_modules.

@@ -36,7 +36,7 @@ function ancestors(pid: number): Array<{ pid: number; cmd: string }> {
 /** The agent's spawner: the server's child that started it, not the server itself (issue 37). */
 function spawnerOf(s: ServeProcess, marker: string): number {
   const chain = ancestors(processesWith(marker)[0]!);
-  const spawner = chain.find((a) => a.cmd.includes('spawner.cjs'));
+  const spawner = chain.find((a) => /spawner\.(py|cjs)/.test(a.cmd));
   expect(spawner, JSON.stringify(chain.map((a) => `${a.pid} ${a.cmd.slice(0, 40)}`))).toBeDefined();
   expect(chain[chain.indexOf(spawner!) + 1]?.pid).toBe(s.child.pid);
   return spawner!.pid;
@@ -53,7 +53,7 @@ async function killMidTurn(s: ServeProcess, token: string, id: string, marker: s
   const spawner = spawnerOf(s, marker);
   s.child.kill('SIGKILL');
   await s.exited;
-  await waitUntil(() => (processesWith('spawner.cjs').includes(spawner) ? undefined : true), 5_000, 'the spawner to die with its server');
+  await waitUntil(() => (processesWith('dist/spawner.').includes(spawner) ? undefined : true), 5_000, 'the spawner to die with its server');
 }
 
 describe('a killed server and its agent', () => {

@@ -3,45 +3,50 @@
 // dies, the processes it had started are stopped (group SIGKILL) and reported killed, it is started
 // again, and meanwhile (or for good, after MAX_DEATHS deaths within DEATH_WINDOW_MS) this process
 // spawns them itself; each change is said through `note`.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { withPersonUmask } from '../../store/private-umask.js';
 import { findSetpriv } from '../parent-death.js';
 import { localSpawner } from '../spawn-here.js';
 import type { ProcessExecutor, ProcessSpawner, SpawnedChild, SpawnSpec } from '../types.js';
-import { HEADER_BYTES, KEY_BYTES, readHeader, type SpawnerMessage, type SpawnRequest } from './protocol.js';
+import {
+  findPython,
+  type HelperProcess,
+  type SpawnerRuntime,
+  spawnerEntry,
+  spawnerScript,
+  startNodeHelper,
+  startPythonHelper,
+} from './helper-process.js';
+import { HEADER_BYTES, KEY_BYTES, readHeader, type SpawnerMessage } from './protocol.js';
 import { RemoteChild } from './remote-child.js';
+
+export { spawnerEntry } from './helper-process.js';
 
 const MAX_DEATHS = 3;
 const DEATH_WINDOW_MS = 60_000;
-/** A small heap: the spawner holds nothing but the processes in flight. */
-const NODE_FLAGS = ['--max-old-space-size=32', '--max-semi-space-size=1'];
-
-/** The built entry (dist/spawner.cjs), from dist/chunks/ or from src/exec/spawner/ (tests). */
-export function spawnerEntry(): string | undefined {
-  for (const rel of ['../spawner.cjs', '../../../dist/spawner.cjs']) {
-    const url = new URL(rel, import.meta.url);
-    if (url.protocol === 'file:' && existsSync(fileURLToPath(url))) return fileURLToPath(url);
-  }
-  return undefined;
-}
-
 export interface SpawnerOptions {
   /** Told when the spawner dies, restarts, or is given up (the server logs it). */
   note?: (text: string) => void;
-  /** The entry script (default: spawnerEntry()). */
+  /**
+   * Which spawner: spawner.py under Python, or main.ts under Node.js. Default: ATLAS_SPAWNER if
+   * set, else Python where python3 is installed, and Node.js when it is missing or its spawner
+   * cannot start.
+   */
+  runtime?: SpawnerRuntime;
+  /** The Node.js entry script (default: spawnerEntry()). */
   entry?: string;
+  /** The Python script (default: spawnerScript()). */
+  script?: string;
   /** util-linux setpriv, for the spawner's parent-death signal (default: findSetpriv()). */
   setpriv?: string | undefined;
 }
 
 export class Spawner implements ProcessSpawner {
-  private helper: ChildProcess | undefined;
+  private helper: HelperProcess | undefined;
+  private runtime: SpawnerRuntime = 'node';
   private nextId = 1;
   private readonly children = new Map<number, RemoteChild>();
   private deaths: number[] = [];
@@ -57,19 +62,32 @@ export class Spawner implements ProcessSpawner {
 
   /** Starts the spawner; rejects when it cannot start (the caller then spawns by itself). */
   static async start(options: SpawnerOptions = {}): Promise<Spawner> {
-    const entry = options.entry ?? spawnerEntry();
-    if (!entry) throw new Error('the spawner is not built (dist/spawner.cjs missing): run npm run build');
+    const wanted = options.runtime ?? chosenRuntime();
     // A private folder (0700): only this user's processes can reach the socket.
     const dir = mkdtempSync(join(tmpdir(), 'atlas-spawner-'));
     const server = createServer({ pauseOnConnect: false }, (socket) => spawnerRef.accept(socket));
-    const spawnerRef = new Spawner(dir, server, { ...options, entry });
+    const spawnerRef = new Spawner(dir, server, options);
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(join(dir, 's'), resolve);
       });
       server.unref();
-      await spawnerRef.launch();
+      if (wanted) await spawnerRef.launch(wanted);
+      else {
+        // Python where it is installed and its spawner starts; Node.js otherwise (said why when
+        // python3 is there but failed).
+        const failed = findPython()
+          ? await spawnerRef.launch('python').then(
+              () => undefined,
+              (error: Error) => error.message,
+            )
+          : '';
+        if (failed !== undefined) {
+          await spawnerRef.launch('node');
+          if (failed) options.note?.(`${failed}: the spawner runs under Node.js (its forks cost more CPU)`);
+        }
+      }
     } catch (error) {
       await spawnerRef.close();
       throw error;
@@ -84,7 +102,12 @@ export class Spawner implements ProcessSpawner {
 
   /** The spawner's pid, while it runs. */
   get pid(): number | undefined {
-    return this.helper?.pid;
+    return this.helper?.child.pid;
+  }
+
+  /** What the spawner runs under (the last one started). */
+  get runtimeName(): SpawnerRuntime {
+    return this.runtime;
   }
 
   spawn(spec: SpawnSpec): SpawnedChild {
@@ -95,10 +118,7 @@ export class Spawner implements ProcessSpawner {
     this.children.set(id, child);
     child.once('close', () => this.children.delete(id));
     child.once('error', () => this.children.delete(id));
-    const request: SpawnRequest = { t: 'spawn', id, key: child.key, ...spec };
-    helper.send(request, (error: Error | null) => {
-      if (error) child.fail(error);
-    });
+    helper.send({ t: 'spawn', id, key: child.key, ...spec }, (error) => child.fail(error));
     return child;
   }
 
@@ -108,10 +128,10 @@ export class Spawner implements ProcessSpawner {
     const helper = this.helper;
     this.helper = undefined;
     if (helper?.connected) {
-      const gone = new Promise((resolve) => helper.once('exit', resolve));
+      const gone = new Promise((resolve) => helper.child.once('exit', resolve));
       // Held until it has gone: the caller's process must not end while it waits for it.
-      helper.ref();
-      helper.disconnect();
+      helper.child.ref();
+      helper.end();
       await gone;
     }
     for (const socket of this.unnamed) socket.destroy();
@@ -119,32 +139,40 @@ export class Spawner implements ProcessSpawner {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private launch(): Promise<void> {
-    const entry = this.options.entry!;
+  private launch(runtime: SpawnerRuntime): Promise<void> {
+    const socketPath = join(this.dir, 's');
     const setpriv = 'setpriv' in this.options ? this.options.setpriv : findSetpriv();
-    const argv = [...NODE_FLAGS, entry, join(this.dir, 's')];
-    // Its processes get the person's umask, as processes this one starts do (private-umask.ts);
-    // and it dies with this process (the kernel's parent-death signal; its own IPC watch besides).
-    const helper = withPersonUmask(() =>
-      spawn(setpriv ?? process.execPath, setpriv ? ['--pdeathsig', 'TERM', '--', process.execPath, ...argv] : argv, {
-        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-        serialization: 'json',
-      }),
-    );
+    let helper: HelperProcess;
+    if (runtime === 'python') {
+      const python = findPython();
+      const script = this.options.script ?? spawnerScript();
+      if (!python || !script)
+        return Promise.reject(new Error(python ? 'spawner.py is missing: run npm run build' : 'python3 is not installed'));
+      helper = startPythonHelper(python, script, socketPath, setpriv);
+    } else {
+      const entry = this.options.entry ?? spawnerEntry();
+      if (!entry) return Promise.reject(new Error('the spawner is not built (dist/spawner.cjs missing): run npm run build'));
+      helper = startNodeHelper(entry, socketPath, setpriv);
+    }
+    const child = helper.child;
     return new Promise<void>((resolve, reject) => {
-      const failed = (why: string) => reject(new Error(`the spawner did not start: ${why}`));
-      helper.once('error', (error) => failed(error.message));
-      helper.once('exit', (code, signal) => failed(`it exited ${signal ?? code}`));
-      helper.once('message', (m: SpawnerMessage) => {
+      let ready = false;
+      const failed = (why: string) => {
+        if (ready) return;
+        child.kill('SIGKILL');
+        reject(new Error(`the spawner did not start: ${why}`));
+      };
+      child.on('error', (error) => failed(error.message));
+      child.once('exit', (code, signal) => (ready ? this.onDeath(helper, code, signal) : failed(`it exited ${signal ?? code}`)));
+      helper.onMessage((m) => {
+        if (ready) return this.onMessage(m);
         if (m.t !== 'ready') return failed(`it said ${JSON.stringify(m)}`);
-        helper.removeAllListeners('exit');
-        helper.removeAllListeners('error');
-        helper.on('error', () => undefined);
-        helper.on('message', (message: SpawnerMessage) => this.onMessage(message));
-        helper.once('exit', (code, signal) => this.onDeath(helper, code, signal));
-        helper.unref();
-        (helper.channel as { unref?: () => void } | undefined)?.unref?.();
+        ready = true;
+        // It does not keep this process alive (close() holds it while it goes).
+        child.unref();
+        for (const handle of [child.stdin, child.stdout, child.channel] as ({ unref?: () => void } | null | undefined)[]) handle?.unref?.();
         this.helper = helper;
+        this.runtime = runtime;
         resolve();
       });
     });
@@ -160,7 +188,7 @@ export class Spawner implements ProcessSpawner {
   }
 
   /** The spawner died: what it had started is stopped and reported killed; it starts again, or not. */
-  private onDeath(helper: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+  private onDeath(helper: HelperProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.helper !== helper) return;
     this.helper = undefined;
     for (const child of this.children.values()) {
@@ -178,14 +206,14 @@ export class Spawner implements ProcessSpawner {
     if (this.closed) return;
     const now = Date.now();
     this.deaths = [...this.deaths.filter((t) => now - t < DEATH_WINDOW_MS), now];
-    const why = `the process spawner (pid ${helper.pid}) exited ${signal ?? code}; the processes it had started were stopped`;
+    const why = `the process spawner (pid ${helper.child.pid}) exited ${signal ?? code}; the processes it had started were stopped`;
     if (this.deaths.length >= MAX_DEATHS) {
       this.options.note?.(`${why}; it died ${this.deaths.length} times within a minute: this process starts them itself from now on`);
       return;
     }
     this.options.note?.(`${why}; restarting it (meanwhile this process starts them itself)`);
-    this.launch().then(
-      () => this.options.note?.(`the process spawner is running again (pid ${this.helper?.pid})`),
+    this.launch(this.runtime).then(
+      () => this.options.note?.(`the process spawner is running again (pid ${this.pid})`),
       (error: Error) => this.options.note?.(`${error.message}: this process starts them itself from now on`),
     );
   }
@@ -227,4 +255,12 @@ export function withSpawner(executor: ProcessExecutor, spawner: Spawner | undefi
     beginStep: executor.beginStep ? () => executor.beginStep!() : undefined,
     close: executor.close ? () => executor.close!() : undefined,
   };
+}
+
+/** ATLAS_SPAWNER, if set: `python` or `node`. */
+function chosenRuntime(): SpawnerRuntime | undefined {
+  const value = process.env['ATLAS_SPAWNER'];
+  if (value === undefined || value === '') return undefined;
+  if (value === 'python' || value === 'node') return value;
+  throw new Error(`ATLAS_SPAWNER is ${JSON.stringify(value)}: it must be python or node (or unset: Python where installed)`);
 }

@@ -5,7 +5,7 @@
 // kernel's parent-death signal (SIGTERM) where setpriv exists, or at the IPC channel's end, it kills
 // every process group it started and exits.
 // Usage (by the server only): node spawner.cjs SOCKET_PATH
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { type SpawnerMessage, type SpawnRequest, streamHeader } from './protocol.js';
 
@@ -30,21 +30,26 @@ function openStream(request: SpawnRequest, index: number): Promise<Socket> {
 async function start(request: SpawnRequest): Promise<void> {
   const opened = await Promise.allSettled([1, 2, ...(request.fd3 ? [3] : [])].map((i) => openStream(request, i)));
   const sockets = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
-  const failed = opened.find((o) => o.status === 'rejected');
-  if (failed) {
+  const refuse = (error: NodeJS.ErrnoException) => {
     for (const s of sockets) s.destroy();
-    const error = failed.reason as NodeJS.ErrnoException;
     say({ t: 'error', id: request.id, code: error.code, message: error.message });
-    return;
+  };
+  const failed = opened.find((o) => o.status === 'rejected');
+  if (failed) return refuse(failed.reason as NodeJS.ErrnoException);
+  let child: ChildProcess;
+  try {
+    child = spawn(request.command, request.args, {
+      cwd: request.cwd,
+      env: request.env,
+      shell: request.shell,
+      // A new session and process group: the server signals the whole tree as one.
+      detached: true,
+      stdio: [request.input !== undefined ? 'pipe' : 'ignore', ...sockets],
+    });
+  } catch (thrown) {
+    // What spawn refuses before it starts anything (a NUL byte in an argument or the environment).
+    return refuse(thrown as NodeJS.ErrnoException);
   }
-  const child = spawn(request.command, request.args, {
-    cwd: request.cwd,
-    env: request.env,
-    shell: request.shell,
-    // A new session and process group: the server signals the whole tree as one.
-    detached: true,
-    stdio: [request.input !== undefined ? 'pipe' : 'ignore', ...sockets],
-  });
   // The process holds its own copies: the spawner's go, so the server sees the end when it ends.
   for (const s of sockets) s.destroy();
   child.on('error', (error: NodeJS.ErrnoException) => say({ t: 'error', id: request.id, code: error.code, message: error.message }));
