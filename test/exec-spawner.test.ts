@@ -4,14 +4,15 @@
 // and are stopped when the spawner dies; it is then restarted, and given up after three deaths
 // within a minute, while processes still start (from this process). Each under both of its forms,
 // spawner.py under Python and main.ts under Node.js. Real processes throughout.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { localExecutor } from '../src/exec/local.js';
 import { ProcessGroups } from '../src/exec/process-groups.js';
 import { runProcess } from '../src/exec/run-process.js';
 import { Spawner, withSpawner } from '../src/exec/spawner/client.js';
-import { requestFrame } from '../src/exec/spawner/helper-process.js';
+import { parseLine, requestFrame } from '../src/exec/spawner/helper-process.js';
 import { streamHeader } from '../src/exec/spawner/protocol.js';
 import type { ProcessExecutor } from '../src/exec/types.js';
 import { tempDir } from './helpers/core-fixtures.js';
@@ -138,14 +139,17 @@ describe.each(['python', 'node'] as const)('the spawner under %s', (form) => {
     it('gives each process its environment and folder, the signals of a new process, and only its own stdio', async () => {
       const spawner = await started();
       const cwd = tempDir();
-      const script = 'echo "$ATLAS_T" "$PWD"; grep -E "^Sig(Blk|Ign)" /proc/$$/status; ls /proc/$$/fd';
+      // The shell's own status read by its builtins: while it waits for a child it forked, dash
+      // blocks every signal, so a grep of it would race.
+      const script =
+        'echo "$ATLAS_T" "$PWD"; while read -r k v; do case $k in SigBlk:|SigIgn:) echo "$k $v";; esac; done < /proc/$$/status; ls /proc/$$/fd';
       const r = await run(spawner, script, { cwd, env: { ATLAS_T: 'a b=c', PATH: process.env['PATH'] } }).result;
       const [env, blocked, ignored, ...fds] = r.stdout.toString().trimEnd().split('\n');
-      expect([env, blocked]).toEqual([`a b=c ${cwd}`, 'SigBlk:\t0000000000000000']);
+      expect([env, blocked]).toEqual([`a b=c ${cwd}`, 'SigBlk: 0000000000000000']);
       // Nothing ignored, but for glibc's own signals 32 and 33, which its posix_spawn leaves
       // ignored (no program on glibc can use them; Rust's Command starts processes the same way).
       const internal = form === 'python' ? 0x180000000n : 0n;
-      expect(BigInt(`0x${ignored!.split('\t')[1]}`) & ~internal).toBe(0n);
+      expect(BigInt(`0x${ignored!.split(' ')[1]}`) & ~internal).toBe(0n);
       // Under Python nothing beyond stdio: not what the spawner holds, nor what it inherited from
       // its caller (Node.js's spawn passes on whatever is not marked close-on-exec).
       if (form === 'python') expect(fds).toEqual(['0', '1', '2']);
@@ -277,18 +281,22 @@ describe('starting the spawner', () => {
     expect(notes).toEqual([
       expect.stringMatching(/^the spawner did not start: it exited 2: the spawner runs under Node.js \(its forks cost more CPU\)$/),
     ]);
-    process.env['ATLAS_SPAWNER'] = 'node';
-    try {
-      const asked = await Spawner.start();
-      spawners.push(asked);
-      expect(asked.runtimeName).toBe('node');
-      process.env['ATLAS_SPAWNER'] = 'java';
-      await expect(Spawner.start()).rejects.toThrow(
-        'ATLAS_SPAWNER is "java": it must be python or node (or unset: Python where installed)',
-      );
-    } finally {
-      delete process.env['ATLAS_SPAWNER'];
-    }
+    const asked = await Spawner.start({ runtime: 'node' });
+    spawners.push(asked);
+    expect(asked.runtimeName).toBe('node');
+  });
+
+  it('reads what spawner.py says, and refuses to start on what keeps it from running', async () => {
+    expect(parseLine('spawned 3 4242')).toEqual({ t: 'spawned', id: 3, pid: 4242 });
+    expect(parseLine('exit 3 7 -')).toEqual({ t: 'exit', id: 3, code: 7, signal: null });
+    expect(parseLine('exit 3 - SIGTERM')).toEqual({ t: 'exit', id: 3, code: null, signal: 'SIGTERM' });
+    expect(parseLine('error 3 ENOENT spawn /x ENOENT')).toEqual({ t: 'error', id: 3, code: 'ENOENT', message: 'spawn /x ENOENT' });
+    expect(parseLine('what')).toBeUndefined();
+    const old = join(tempDir(), 'old-python.py');
+    writeFileSync(old, 'import sys\nprint("unsupported Python 3.7 has no os.posix_spawn", flush=True)\nsys.exit(3)\n');
+    await expect(Spawner.start({ runtime: 'python', script: old })).rejects.toThrow(
+      'the spawner did not start: Python 3.7 has no os.posix_spawn',
+    );
   });
 
   it("frames a request as spawner.py reads it: the shell's command joined as Node.js joins it", () => {

@@ -1,6 +1,8 @@
 // Issue 19, defect 1: an agent and its sandbox die with the server that started them. A SIGKILLed
 // server leaves no agent running (sandboxed and --local: at once, through the parent-death signal;
-// issue 37 for --local), and `--recover` never runs a second agent beside the first.
+// issue 37 for --local), and `--recover` never runs a second agent beside the first. The agents'
+// spawner is the Python one by default (the sandboxed case) and the Node.js one when
+// server.spawner says so (the --local case): each dies with the server and takes its agent along.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/core-fixtures.js';
@@ -16,8 +18,8 @@ const SHELL_AGENT = ['-c', 'ai.agent=command', '-c', 'ai.command=eval "$ATLAS_PR
 
 const servers = serversOfThisFile();
 
-async function serve(home: string, args: string[], local: boolean): Promise<ServeProcess> {
-  const s = await startServe(home, args, { flags: SHELL_AGENT, local });
+async function serve(home: string, args: string[], local: boolean, spawner = 'auto'): Promise<ServeProcess> {
+  const s = await startServe(home, args, { flags: [...SHELL_AGENT, '-c', `server.spawner=${spawner}`], local });
   servers.push(s);
   return s;
 }
@@ -34,15 +36,15 @@ function ancestors(pid: number): Array<{ pid: number; cmd: string }> {
 }
 
 /** The agent's spawner: the server's child that started it, not the server itself (issue 37). */
-function spawnerOf(s: ServeProcess, marker: string): number {
+function spawnerOf(s: ServeProcess, marker: string, entry: string): number {
   const chain = ancestors(processesWith(marker)[0]!);
-  const spawner = chain.find((a) => /spawner\.(py|cjs)/.test(a.cmd));
+  const spawner = chain.find((a) => a.cmd.includes(entry));
   expect(spawner, JSON.stringify(chain.map((a) => `${a.pid} ${a.cmd.slice(0, 40)}`))).toBeDefined();
   expect(chain[chain.indexOf(spawner!) + 1]?.pid).toBe(s.child.pid);
   return spawner!.pid;
 }
 
-async function killMidTurn(s: ServeProcess, token: string, id: string, marker: string): Promise<void> {
+async function killMidTurn(s: ServeProcess, token: string, id: string, marker: string, entry: string): Promise<void> {
   const res = await fetch(`${s.url}/conversations/${id}/sandbox/${id}`, {
     method: 'POST',
     headers: auth(token),
@@ -50,10 +52,10 @@ async function killMidTurn(s: ServeProcess, token: string, id: string, marker: s
   });
   void readSse(res).catch(() => undefined);
   await waitUntil(() => (processesWith(marker).length > 0 ? true : undefined), 20_000, 'the agent to start');
-  const spawner = spawnerOf(s, marker);
+  const spawner = spawnerOf(s, marker, entry);
   s.child.kill('SIGKILL');
   await s.exited;
-  await waitUntil(() => (processesWith('dist/spawner.').includes(spawner) ? undefined : true), 5_000, 'the spawner to die with its server');
+  await waitUntil(() => (processesWith(entry).includes(spawner) ? undefined : true), 5_000, 'the spawner to die with its server');
 }
 
 describe('a killed server and its agent', () => {
@@ -62,7 +64,7 @@ describe('a killed server and its agent', () => {
     const token = createToken(home, 'alice');
     const marker = '31.4159';
     const s = await serve(home, [], false);
-    await killMidTurn(s, token, 'boxed', marker);
+    await killMidTurn(s, token, 'boxed', marker, 'dist/spawner.py');
     await waitUntil(() => (processesWith(marker).length === 0 ? true : undefined), 5_000, 'the sandboxed agent to die with its server');
   });
 
@@ -70,8 +72,8 @@ describe('a killed server and its agent', () => {
     const home = tempDir();
     const token = createToken(home, 'alice');
     const marker = '27.1828';
-    const s = await serve(home, [], true);
-    await killMidTurn(s, token, 'plain', marker);
+    const s = await serve(home, [], true, 'node');
+    await killMidTurn(s, token, 'plain', marker, 'dist/spawner.cjs');
     // The parent-death signal reaches the spawner, which kills the turn's group (the agent's own
     // child, the sleep, too): nothing works on beside a replica that takes the turn over.
     await waitUntil(() => (processesWith(marker).length === 0 ? true : undefined), 5_000, 'the local agent to die with its server');

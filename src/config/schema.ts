@@ -71,6 +71,7 @@ export interface Config {
     lease_ttl: number;
     auto_recover: boolean;
     messages: string;
+    spawner: 'auto' | 'python' | 'node';
   };
 }
 
@@ -176,6 +177,7 @@ export const LEAVES: readonly Leaf[] = [
   leaf('server.lease_ttl', { type: 'duration', min: 3000 }, 30_000, 'a running turn\'s lease in the server state lasts this long without a renewal; then another server may mark the turn interrupted and recover it'),
   leaf('server.auto_recover', { type: 'bool' }, false, 'a turn whose server died (its lease expired) is recovered at once by the server that finds it, from the last pushed version, as POST .../recover does (false: marked interrupted, left for POST .../recover)'),
   leaf('server.messages', { type: 'string' }, '', 'where the server keeps conversation messages: dynamodb://TABLE[?endpoint=URL&region=NAME] (made on first use if missing; AWS credentials from the usual AWS_* variables) or empty: with the rest of the server state'),
+  leaf('server.spawner', { type: 'enum', values: ['auto', 'python', 'node'] }, 'auto', 'what starts the agents beside the server: python (posix_spawn, no fork), node (a fork from a small Node.js process), or auto: python where python3 is installed'),
   leaf('server.database', { type: 'string' }, '', 'where `atlas serve` keeps its state (accounts and tokens; atlas serve migrate copies the rest): a postgres:// URL shared by every server on it (empty: ATLAS_DATABASE_URL, else SQLite in $ATLAS_HOME/server/state.db); its password is never printed'),
 ];
 

@@ -97,8 +97,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   // waits for it).
   const spawnerNote = (note: string) => log({ level: 'error', msg: 'process spawner', note });
   let startSpawner: () => void = () => undefined;
+  const runtime = options.config.server.spawner;
   const spawner = new Promise<void>((go) => (startSpawner = go)).then(() =>
-    Spawner.start({ note: spawnerNote }).catch((error: Error) => {
+    Spawner.start({ note: spawnerNote, ...(runtime !== 'auto' ? { runtime } : {}) }).catch((error: Error) => {
       spawnerNote(`${error.message}: this process starts the agents itself`);
       return undefined;
     }),

@@ -31,9 +31,8 @@ export interface SpawnerOptions {
   /** Told when the spawner dies, restarts, or is given up (the server logs it). */
   note?: (text: string) => void;
   /**
-   * Which spawner: spawner.py under Python, or main.ts under Node.js. Default: ATLAS_SPAWNER if
-   * set, else Python where python3 is installed, and Node.js when it is missing or its spawner
-   * cannot start.
+   * Which spawner: spawner.py under Python, or main.ts under Node.js (server.spawner). Default:
+   * Python where python3 is installed, and Node.js when it is missing or its spawner cannot start.
    */
   runtime?: SpawnerRuntime;
   /** The Node.js entry script (default: spawnerEntry()). */
@@ -62,7 +61,7 @@ export class Spawner implements ProcessSpawner {
 
   /** Starts the spawner; rejects when it cannot start (the caller then spawns by itself). */
   static async start(options: SpawnerOptions = {}): Promise<Spawner> {
-    const wanted = options.runtime ?? chosenRuntime();
+    const wanted = options.runtime;
     // A private folder (0700): only this user's processes can reach the socket.
     const dir = mkdtempSync(join(tmpdir(), 'atlas-spawner-'));
     const server = createServer({ pauseOnConnect: false }, (socket) => spawnerRef.accept(socket));
@@ -166,7 +165,7 @@ export class Spawner implements ProcessSpawner {
       child.once('exit', (code, signal) => (ready ? this.onDeath(helper, code, signal) : failed(`it exited ${signal ?? code}`)));
       helper.onMessage((m) => {
         if (ready) return this.onMessage(m);
-        if (m.t !== 'ready') return failed(`it said ${JSON.stringify(m)}`);
+        if (m.t !== 'ready') return failed(m.t === 'error' ? m.message : `it said ${JSON.stringify(m)}`);
         ready = true;
         // It does not keep this process alive (close() holds it while it goes).
         child.unref();
@@ -255,12 +254,4 @@ export function withSpawner(executor: ProcessExecutor, spawner: Spawner | undefi
     beginStep: executor.beginStep ? () => executor.beginStep!() : undefined,
     close: executor.close ? () => executor.close!() : undefined,
   };
-}
-
-/** ATLAS_SPAWNER, if set: `python` or `node`. */
-function chosenRuntime(): SpawnerRuntime | undefined {
-  const value = process.env['ATLAS_SPAWNER'];
-  if (value === undefined || value === '') return undefined;
-  if (value === 'python' || value === 'node') return value;
-  throw new Error(`ATLAS_SPAWNER is ${JSON.stringify(value)}: it must be python or node (or unset: Python where installed)`);
 }

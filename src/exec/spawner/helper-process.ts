@@ -156,5 +156,7 @@ export function parseLine(line: string): SpawnerMessage | undefined {
   if (kind === 'exit')
     return { t: 'exit', id: Number(id), code: a === '-' ? null : Number(a), signal: b === '-' ? null : (b as NodeJS.Signals) };
   if (kind === 'error') return { t: 'error', id: Number(id), code: a, message: line.split(' ').slice(3).join(' ') };
+  // What keeps it from starting (an old Python), said instead of "ready".
+  if (kind === 'unsupported') return { t: 'error', id: 0, code: undefined, message: line.slice('unsupported '.length) };
   return undefined;
 }
