@@ -1,4 +1,4 @@
-// The server's side of the spawner (main.ts): starts it with the server, hands it each process to
+// The server's side of the spawner (spawner.py or main.ts): starts it with the server, hands it each process to
 // start, and matches the stream connections on its Unix socket to the processes. When the spawner
 // dies, the processes it had started are stopped (group SIGKILL) and reported killed, it is started
 // again, and meanwhile (or for good, after MAX_DEATHS deaths within DEATH_WINDOW_MS) this process
@@ -61,7 +61,6 @@ export class Spawner implements ProcessSpawner {
 
   /** Starts the spawner; rejects when it cannot start (the caller then spawns by itself). */
   static async start(options: SpawnerOptions = {}): Promise<Spawner> {
-    const wanted = options.runtime;
     // A private folder (0700): only this user's processes can reach the socket.
     const dir = mkdtempSync(join(tmpdir(), 'atlas-spawner-'));
     const server = createServer({ pauseOnConnect: false }, (socket) => spawnerRef.accept(socket));
@@ -72,7 +71,7 @@ export class Spawner implements ProcessSpawner {
         server.listen(join(dir, 's'), resolve);
       });
       server.unref();
-      if (wanted) await spawnerRef.launch(wanted);
+      if (options.runtime) await spawnerRef.launch(options.runtime);
       else {
         // Python where it is installed and its spawner starts; Node.js otherwise (said why when
         // python3 is there but failed).

@@ -1,5 +1,6 @@
-// The spawner: a small helper process the server starts once and that starts its agents, so the
-// server (a ~100 MB process, whose fork costs grow with its memory) never forks per turn. It loads
+// The spawner under Node.js (where python3 is missing: spawner.py is the other form): a small
+// helper process the server starts once and that starts its agents, so the server (a ~100 MB
+// process, whose fork costs grow with its memory) never forks per turn. It loads
 // no atlas module, only Node's own. Each process's stdout/stderr are connections to the server's
 // Unix socket, so output never passes through here. It dies with the server: started under the
 // kernel's parent-death signal (SIGTERM) where setpriv exists, or at the IPC channel's end, it kills

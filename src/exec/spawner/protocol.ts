@@ -1,4 +1,5 @@
-// What the server and its spawner (main.ts) say over the spawner's IPC channel. Each started
+// What the server and its spawner say: as objects over the IPC channel of main.ts, as frames and
+// lines over the stdin and stdout of spawner.py (helper-process.ts writes and reads those). Each started
 // process's stdout, stderr (and the sandbox's start signal, fd 3) are connections to the server's
 // Unix socket, opened by the spawner before the start: each begins with a header naming its
 // request and stream, and then carries the process's bytes straight to the server.

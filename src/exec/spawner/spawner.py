@@ -10,7 +10,7 @@
 # Answers go to stdout, one line each: "ready", "spawned ID PID", "exit ID CODE|- SIGNAL|-",
 # "error ID CODE MESSAGE". Stdin's end (the server is gone) or SIGTERM: every process group it
 # started is killed and it exits.
-# Usage (by the server only): python3 spawner.py SOCKET_PATH
+# Usage (by the server only): python3 -I -S spawner.py SOCKET_PATH
 import errno
 import os
 import selectors
@@ -144,7 +144,12 @@ def reap():
         if request_id is None:
             continue
         if os.WIFSIGNALED(status):
-            say("exit", request_id, "-", signal.Signals(os.WTERMSIG(status)).name)
+            number = os.WTERMSIG(status)
+            try:
+                name = signal.Signals(number).name
+            except ValueError:  # a real-time signal, which has no name of its own
+                name = f"SIG{number}"
+            say("exit", request_id, "-", name)
         else:
             say("exit", request_id, os.WEXITSTATUS(status), "-")
 
