@@ -232,7 +232,9 @@ for (const [kind, agent] of Object.entries(AGENTS).filter(([k]) => kinds.include
   // server does once, not per turn. Both servers get the same warm-up, not counted.
   const warm = await load(server.port, tok, WARM_UP, `warm-up-${kind}`);
   await load(floorServer.port, tok, WARM_UP, `floor-warm-up-${kind}`);
-  console.log(`  warm-up, not counted: ${warm.turns} turns from ${WARM_UP} concurrent conversations, on each server (${warm.errors} errors)`);
+  console.log(
+    `  warm-up, not counted: ${warm.turns} turns from ${WARM_UP} concurrent conversations, on each server (${warm.errors} errors)`,
+  );
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.child.pid).rss)), 50);
   for (const n of LOADS) {
