@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { outputLines } from '../../domain/output-delta.js';
 import { withPersonUmask } from '../../store/private-umask.js';
 import type { SpawnerMessage, SpawnRequest } from './protocol.js';
 
@@ -112,12 +113,12 @@ export function startPythonHelper(python: string, script: string, socketPath: st
 }
 
 function readLines(child: ChildProcess, onLine: (line: string) => void): void {
-  let rest = '';
+  let pending = '';
   child.stdout!.setEncoding('utf8');
   child.stdout!.on('data', (text: string) => {
-    const lines = (rest + text).split('\n');
-    rest = lines.pop()!;
-    for (const line of lines) onLine(line);
+    const split = outputLines(pending, text);
+    pending = split.pending;
+    for (const line of split.lines) onLine(line);
   });
 }
 
@@ -150,13 +151,14 @@ export function requestFrame(request: SpawnRequest): Buffer {
 }
 
 export function parseLine(line: string): SpawnerMessage | undefined {
-  const [kind, id, a, b] = line.split(' ');
+  const words = line.split(' ');
+  const [kind, id, a, b] = words;
   if (kind === 'ready') return { t: 'ready' };
   if (kind === 'spawned') return { t: 'spawned', id: Number(id), pid: Number(a) };
   if (kind === 'exit')
     return { t: 'exit', id: Number(id), code: a === '-' ? null : Number(a), signal: b === '-' ? null : (b as NodeJS.Signals) };
-  if (kind === 'error') return { t: 'error', id: Number(id), code: a, message: line.split(' ').slice(3).join(' ') };
+  if (kind === 'error') return { t: 'error', id: Number(id), code: a, message: words.slice(3).join(' ') };
   // What keeps it from starting (an old Python), said instead of "ready".
-  if (kind === 'unsupported') return { t: 'error', id: 0, code: undefined, message: line.slice('unsupported '.length) };
+  if (kind === 'unsupported') return { t: 'error', id: 0, code: undefined, message: words.slice(1).join(' ') };
   return undefined;
 }
